@@ -1,0 +1,60 @@
+// The ingestion event bus. Implementations: a durable log in SQLite (embedded) and Kafka
+// (distributed). Both run the same contract suite (event-bus.contract.ts).
+
+/** Topics of the ingestion pipeline, in order. Payloads are quarry.events.v1 protobuf messages. */
+export const Topics = {
+  documentsSubmitted: "documents.submitted",
+  documentsParsed: "documents.parsed",
+  chunksCreated: "chunks.created",
+  chunksEmbedded: "chunks.embedded",
+  ingestionProgress: "ingestion.progress",
+} as const;
+
+/** Where a message that kept failing ends up, with the error in its headers. */
+export const deadLetterTopic = (topic: string) => `${topic}.dlq`;
+
+export interface BusMessage {
+  topic: string;
+  /** Messages with one key are delivered in order; Quarry keys by document id. */
+  key: string;
+  value: Uint8Array;
+  headers: Record<string, string>;
+  /** Position in the topic (per partition for Kafka); opaque to handlers. */
+  offset: string;
+  timestamp: Date;
+}
+
+export type OutgoingMessage = Pick<BusMessage, "key" | "value"> & { headers?: Record<string, string> };
+
+export type MessageHandler = (message: BusMessage) => Promise<void>;
+
+export interface SubscribeOptions {
+  /** Consumers in one group share the work; each group sees every message once (at least once). */
+  group: string;
+  topics: string[];
+  handler: MessageHandler;
+  /**
+   * "earliest" resumes from the group's committed position, or the start of the topic for a new group
+   * (pipeline stages). "latest" sees only messages published after subscribing and commits nothing
+   * (watchers such as WatchIngestion).
+   */
+  from?: "earliest" | "latest";
+  /** Attempts before a message goes to the dead-letter topic; default 5. */
+  maxAttempts?: number;
+  /** First retry delay in ms, doubled each attempt; default 200. */
+  retryBackoffMs?: number;
+}
+
+export interface Subscription {
+  /** Finishes the message in hand, commits, and leaves the group. */
+  close(): Promise<void>;
+}
+
+export interface EventBus {
+  /** Creates topics that do not exist yet. Idempotent. */
+  ensureTopics(topics: string[]): Promise<void>;
+  publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
+  /** Delivery is at least once: a handler's success commits the message; a throw retries it with backoff. */
+  subscribe(options: SubscribeOptions): Promise<Subscription>;
+  close(): Promise<void>;
+}

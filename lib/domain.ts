@@ -1,0 +1,169 @@
+// Quarry's domain vocabulary, shared by every service's domain modules. Plain data only: no
+// transport, no storage. The protobuf messages in gen/ mirror these; each service's routes.ts
+// translates between the two.
+
+/** A span of the parsed text, as [start, end) UTF-16 offsets into ParsedDocument.text. */
+export interface TextSpan {
+  start: number;
+  end: number;
+}
+
+/** One page of a paginated source (PDF, slides); pages are numbered from 1. */
+export interface PageSpan extends TextSpan {
+  number: number;
+}
+
+/** A heading and the text it governs; path is the chain of headings from the top, e.g. ["Intro", "Scope"]. */
+export interface SectionSpan extends TextSpan {
+  path: string[];
+  level: number;
+}
+
+export interface ParsedDocument {
+  /** The readable text, normalised to "\n" line endings. Offsets everywhere point into this. */
+  text: string;
+  /** MIME type the parser detected (may differ from what the uploader claimed). */
+  mimeType: string;
+  /** Which parser produced the text, e.g. "builtin:pdf" or "tika". */
+  parser: string;
+  /** Empty for sources without pages. */
+  pages: PageSpan[];
+  /** Empty when the source shows no heading structure. */
+  sections: SectionSpan[];
+  /** Title, author, encoding and the like; never document text. */
+  metadata: Record<string, string>;
+}
+
+export type ChunkingStrategy = "recursive";
+
+export interface ChunkingSettings {
+  strategy: ChunkingStrategy;
+  /** Target chunk size in tokens of the embedding model's tokenizer. */
+  chunkSize: number;
+  /** Tokens repeated from the end of one chunk at the start of the next. */
+  chunkOverlap: number;
+  /** Separators tried in order; empty means the default ladder (paragraph → line → sentence → clause → space → character). */
+  separators: string[];
+}
+
+/** A chunk as the chunker makes it: no ids yet beyond its position. */
+export interface ChunkDraft {
+  index: number;
+  text: string;
+  tokenCount: number;
+  /** Page the chunk starts on, 0 when the source has no pages. */
+  page: number;
+  /** Last page the chunk touches, 0 when the source has no pages. */
+  pageEnd: number;
+  sectionPath: string[];
+  start: number;
+  end: number;
+}
+
+/** A chunk that belongs to a document, with its stable id. */
+export interface Chunk extends ChunkDraft {
+  id: string;
+  documentId: string;
+  knowledgeBaseId: string;
+}
+
+export interface EmbeddedChunk extends Chunk {
+  vector: Float32Array;
+}
+
+export interface EmbeddingModelInfo {
+  /** The name stored with a knowledge base; vectors of different models never mix. */
+  model: string;
+  dimension: number;
+  /** The most tokens the model reads from one input; it ignores the rest silently, so chunks must fit. */
+  maxInputTokens: number;
+}
+
+export interface KnowledgeBase {
+  id: string;
+  name: string;
+  description: string;
+  embeddingModel: string;
+  embeddingDimension: number;
+  chunking: ChunkingSettings;
+  documentCount: number;
+  chunkCount: number;
+  tokenCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type DocumentStatus = "pending" | "parsing" | "chunking" | "embedding" | "indexing" | "ready" | "failed";
+
+export interface DocumentRecord {
+  id: string;
+  knowledgeBaseId: string;
+  fileName: string;
+  mimeType: string;
+  sizeBytes: number;
+  contentHash: string;
+  /** Submission time in ms since the epoch; a newer version supersedes an older one still in flight. */
+  version: number;
+  status: DocumentStatus;
+  progressPercent: number;
+  chunkCount: number;
+  tokenCount: number;
+  errorMessage: string;
+  enabled: boolean;
+  metadata: Record<string, string>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type IngestionPhase = Exclude<DocumentStatus, "pending"> | "pending";
+
+/** What every ingestion stage reports; the index keeps a document's status from these. */
+export interface IngestionProgress {
+  documentId: string;
+  knowledgeBaseId: string;
+  version: number;
+  phase: DocumentStatus;
+  percent: number;
+  message: string;
+  /** Set with phase "failed". */
+  error: string;
+  chunkCount: number;
+  tokenCount: number;
+  at: Date;
+}
+
+export type RetrievalMode = "hybrid" | "bm25" | "vector";
+
+export interface SearchQuery {
+  knowledgeBaseIds: string[];
+  text: string;
+  /** Needed for "vector" and "hybrid"; must match the knowledge bases' dimension. */
+  vector?: Float32Array;
+  mode: RetrievalMode;
+  topK: number;
+  /** Hits scoring below this (in the mode's own score) are dropped. 0 keeps all. */
+  minScore: number;
+  documentIds: string[];
+  /** How many candidates each list contributes before fusion; defaults to max(topK * 4, 50). */
+  candidates?: number;
+  /** RRF constant, 60 unless configured. */
+  rrfK?: number;
+  /** Per-list weights for fusion, 1 and 1 unless configured. */
+  weights?: { bm25: number; vector: number };
+}
+
+/** Why a hit ranks where it does: each list's rank and raw score (0 when absent from that list). */
+export interface HitExplain {
+  bm25Rank: number;
+  bm25Score: number;
+  vectorRank: number;
+  vectorScore: number;
+  fusedScore: number;
+}
+
+export interface SearchHit {
+  chunk: Chunk;
+  fileName: string;
+  score: number;
+  explain: HitExplain;
+}

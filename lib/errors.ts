@@ -1,0 +1,27 @@
+// Typed domain errors. Domain code throws these; the RPC edge (lib/rpc/error-mapping.ts) maps each
+// to one Connect code, once.
+
+export class QuarryError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The caller sent something unusable (empty file, bad settings, oversize question). */
+export class InvalidInputError extends QuarryError {}
+
+/** The named thing does not exist. */
+export class NotFoundError extends QuarryError {}
+
+/** The thing already exists (duplicate knowledge base name). */
+export class AlreadyExistsError extends QuarryError {}
+
+/** The request is well formed but the system is not in a state to do it (unsupported format, dimension mismatch). */
+export class FailedPreconditionError extends QuarryError {}
+
+/** A backend (search engine, model endpoint, Tika) could not be reached; retrying later may work. */
+export class UnavailableError extends QuarryError {}
+
+/** The input exceeds a configured limit (upload size). */
+export class TooLargeError extends QuarryError {}

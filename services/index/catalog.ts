@@ -1,0 +1,57 @@
+// The catalog: knowledge bases and documents with their ingestion status. Implementations: SQLite
+// (embedded) and OpenSearch (distributed); both run catalog.contract.ts.
+import type { ChunkingSettings, DocumentRecord, IngestionProgress, KnowledgeBase } from "../../lib/domain.ts";
+
+export interface NewKnowledgeBase {
+  name: string;
+  description: string;
+  embeddingModel: string;
+  embeddingDimension: number;
+  chunking: ChunkingSettings;
+}
+
+export interface NewDocumentVersion {
+  knowledgeBaseId: string;
+  fileName: string;
+  mimeType: string;
+  sizeBytes: number;
+  contentHash: string;
+  version: number;
+  metadata: Record<string, string>;
+}
+
+export interface RegisteredDocument {
+  document: DocumentRecord;
+  /** True when the same content was already there and not failed: nothing needs ingesting. */
+  unchanged: boolean;
+}
+
+export interface Catalog {
+  /** Throws AlreadyExistsError when the name is taken. */
+  createKnowledgeBase(input: NewKnowledgeBase): Promise<KnowledgeBase>;
+  /** By id or by name; throws NotFoundError. */
+  getKnowledgeBase(idOrName: string): Promise<KnowledgeBase>;
+  listKnowledgeBases(): Promise<KnowledgeBase[]>;
+  /** Removes the knowledge base and its documents; throws NotFoundError. */
+  deleteKnowledgeBase(id: string): Promise<void>;
+
+  /**
+   * Records a new version of the document named fileName in the knowledge base (the document id is
+   * stable per knowledge base and file name). Identical content that is not failed is left alone
+   * and reported unchanged; registering the same version twice is idempotent.
+   */
+  registerDocument(input: NewDocumentVersion): Promise<RegisteredDocument>;
+  /** Throws NotFoundError. */
+  getDocument(id: string): Promise<DocumentRecord>;
+  listDocuments(knowledgeBaseId: string): Promise<DocumentRecord[]>;
+  /**
+   * Applies a stage's progress. Progress for an older version than the document's current one is
+   * ignored (returns null), as is progress for an unknown document; a ready or failed version never
+   * goes back to an earlier phase.
+   */
+  applyProgress(progress: IngestionProgress): Promise<DocumentRecord | null>;
+  /** Throws NotFoundError. */
+  setDocumentEnabled(id: string, enabled: boolean): Promise<DocumentRecord>;
+  /** Throws NotFoundError. */
+  deleteDocument(id: string): Promise<void>;
+}
