@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/chunker/v1/chunker.proto.
  */
 export const file_quarry_chunker_v1_chunker: GenFile = /*@__PURE__*/
-  fileDesc("Ch9xdWFycnkvY2h1bmtlci92MS9jaHVua2VyLnByb3RvEhFxdWFycnkuY2h1bmtlci52MSKwAQoUQ2h1bmtEb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYAiABKAkSMgoIZG9jdW1lbnQYAyABKAsyIC5xdWFycnkuY29tbW9uLnYxLlBhcnNlZERvY3VtZW50EjQKCHNldHRpbmdzGAQgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzIkAKFUNodW5rRG9jdW1lbnRSZXNwb25zZRInCgZjaHVua3MYASADKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rIpQBChRQcmV2aWV3Q2h1bmtzUmVxdWVzdBIyCghkb2N1bWVudBgBIAEoCzIgLnF1YXJyeS5jb21tb24udjEuUGFyc2VkRG9jdW1lbnQSNAoIc2V0dGluZ3MYAiABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSEgoKbWF4X2NodW5rcxgDIAEoDSJsChVQcmV2aWV3Q2h1bmtzUmVzcG9uc2USJwoGY2h1bmtzGAEgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxIUCgx0b3RhbF9jaHVua3MYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNIhoKGEdldENodW5raW5nTGltaXRzUmVxdWVzdCJrChlHZXRDaHVua2luZ0xpbWl0c1Jlc3BvbnNlEhgKEG1heF9jaHVua190b2tlbnMYASABKA0SNAoIZGVmYXVsdHMYAiABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MyyAIKDkNodW5rZXJTZXJ2aWNlEmIKDUNodW5rRG9jdW1lbnQSJy5xdWFycnkuY2h1bmtlci52MS5DaHVua0RvY3VtZW50UmVxdWVzdBooLnF1YXJyeS5jaHVua2VyLnYxLkNodW5rRG9jdW1lbnRSZXNwb25zZRJiCg1QcmV2aWV3Q2h1bmtzEicucXVhcnJ5LmNodW5rZXIudjEuUHJldmlld0NodW5rc1JlcXVlc3QaKC5xdWFycnkuY2h1bmtlci52MS5QcmV2aWV3Q2h1bmtzUmVzcG9uc2USbgoRR2V0Q2h1bmtpbmdMaW1pdHMSKy5xdWFycnkuY2h1bmtlci52MS5HZXRDaHVua2luZ0xpbWl0c1JlcXVlc3QaLC5xdWFycnkuY2h1bmtlci52MS5HZXRDaHVua2luZ0xpbWl0c1Jlc3BvbnNlYgZwcm90bzM", [file_quarry_common_v1_common]);
+  fileDesc("Ch9xdWFycnkvY2h1bmtlci92MS9jaHVua2VyLnByb3RvEhFxdWFycnkuY2h1bmtlci52MSKwAQoUQ2h1bmtEb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYAiABKAkSMgoIZG9jdW1lbnQYAyABKAsyIC5xdWFycnkuY29tbW9uLnYxLlBhcnNlZERvY3VtZW50EjQKCHNldHRpbmdzGAQgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzIkAKFUNodW5rRG9jdW1lbnRSZXNwb25zZRInCgZjaHVua3MYASADKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rIpQBChRQcmV2aWV3Q2h1bmtzUmVxdWVzdBIyCghkb2N1bWVudBgBIAEoCzIgLnF1YXJyeS5jb21tb24udjEuUGFyc2VkRG9jdW1lbnQSNAoIc2V0dGluZ3MYAiABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSEgoKbWF4X2NodW5rcxgDIAEoDSJsChVQcmV2aWV3Q2h1bmtzUmVzcG9uc2USJwoGY2h1bmtzGAEgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxIUCgx0b3RhbF9jaHVua3MYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNIlYKHlJlc29sdmVDaHVua2luZ1NldHRpbmdzUmVxdWVzdBI0CghzZXR0aW5ncxgBIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncyJxCh9SZXNvbHZlQ2h1bmtpbmdTZXR0aW5nc1Jlc3BvbnNlEjQKCHNldHRpbmdzGAEgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhgKEG1heF9jaHVua190b2tlbnMYAiABKA0y2wIKDkNodW5rZXJTZXJ2aWNlEmIKDUNodW5rRG9jdW1lbnQSJy5xdWFycnkuY2h1bmtlci52MS5DaHVua0RvY3VtZW50UmVxdWVzdBooLnF1YXJyeS5jaHVua2VyLnYxLkNodW5rRG9jdW1lbnRSZXNwb25zZRJiCg1QcmV2aWV3Q2h1bmtzEicucXVhcnJ5LmNodW5rZXIudjEuUHJldmlld0NodW5rc1JlcXVlc3QaKC5xdWFycnkuY2h1bmtlci52MS5QcmV2aWV3Q2h1bmtzUmVzcG9uc2USgAEKF1Jlc29sdmVDaHVua2luZ1NldHRpbmdzEjEucXVhcnJ5LmNodW5rZXIudjEuUmVzb2x2ZUNodW5raW5nU2V0dGluZ3NSZXF1ZXN0GjIucXVhcnJ5LmNodW5rZXIudjEuUmVzb2x2ZUNodW5raW5nU2V0dGluZ3NSZXNwb25zZWIGcHJvdG8z", [file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.chunker.v1.ChunkDocumentRequest
@@ -122,38 +122,44 @@ export const PreviewChunksResponseSchema: GenMessage<PreviewChunksResponse> = /*
   messageDesc(file_quarry_chunker_v1_chunker, 3);
 
 /**
- * @generated from message quarry.chunker.v1.GetChunkingLimitsRequest
+ * @generated from message quarry.chunker.v1.ResolveChunkingSettingsRequest
  */
-export type GetChunkingLimitsRequest = Message<"quarry.chunker.v1.GetChunkingLimitsRequest"> & {
+export type ResolveChunkingSettingsRequest = Message<"quarry.chunker.v1.ResolveChunkingSettingsRequest"> & {
+  /**
+   * @generated from field: quarry.common.v1.ChunkingSettings settings = 1;
+   */
+  settings?: ChunkingSettings | undefined;
 };
 
 /**
- * Describes the message quarry.chunker.v1.GetChunkingLimitsRequest.
- * Use `create(GetChunkingLimitsRequestSchema)` to create a new message.
+ * Describes the message quarry.chunker.v1.ResolveChunkingSettingsRequest.
+ * Use `create(ResolveChunkingSettingsRequestSchema)` to create a new message.
  */
-export const GetChunkingLimitsRequestSchema: GenMessage<GetChunkingLimitsRequest> = /*@__PURE__*/
+export const ResolveChunkingSettingsRequestSchema: GenMessage<ResolveChunkingSettingsRequest> = /*@__PURE__*/
   messageDesc(file_quarry_chunker_v1_chunker, 4);
 
 /**
- * @generated from message quarry.chunker.v1.GetChunkingLimitsResponse
+ * @generated from message quarry.chunker.v1.ResolveChunkingSettingsResponse
  */
-export type GetChunkingLimitsResponse = Message<"quarry.chunker.v1.GetChunkingLimitsResponse"> & {
+export type ResolveChunkingSettingsResponse = Message<"quarry.chunker.v1.ResolveChunkingSettingsResponse"> & {
   /**
-   * @generated from field: uint32 max_chunk_tokens = 1;
+   * @generated from field: quarry.common.v1.ChunkingSettings settings = 1;
    */
-  maxChunkTokens: number;
+  settings?: ChunkingSettings | undefined;
 
   /**
-   * @generated from field: quarry.common.v1.ChunkingSettings defaults = 2;
+   * The largest chunk the embedding model reads whole.
+   *
+   * @generated from field: uint32 max_chunk_tokens = 2;
    */
-  defaults?: ChunkingSettings | undefined;
+  maxChunkTokens: number;
 };
 
 /**
- * Describes the message quarry.chunker.v1.GetChunkingLimitsResponse.
- * Use `create(GetChunkingLimitsResponseSchema)` to create a new message.
+ * Describes the message quarry.chunker.v1.ResolveChunkingSettingsResponse.
+ * Use `create(ResolveChunkingSettingsResponseSchema)` to create a new message.
  */
-export const GetChunkingLimitsResponseSchema: GenMessage<GetChunkingLimitsResponse> = /*@__PURE__*/
+export const ResolveChunkingSettingsResponseSchema: GenMessage<ResolveChunkingSettingsResponse> = /*@__PURE__*/
   messageDesc(file_quarry_chunker_v1_chunker, 5);
 
 /**
@@ -179,14 +185,15 @@ export const ChunkerService: GenService<{
     output: typeof PreviewChunksResponseSchema;
   },
   /**
-   * The embedding model's input limit the chunker enforces, and its default settings.
+   * Fills unset fields with the defaults and validates against the embedding model's input limit:
+   * INVALID_ARGUMENT, with the reason, for settings that cannot work.
    *
-   * @generated from rpc quarry.chunker.v1.ChunkerService.GetChunkingLimits
+   * @generated from rpc quarry.chunker.v1.ChunkerService.ResolveChunkingSettings
    */
-  getChunkingLimits: {
+  resolveChunkingSettings: {
     methodKind: "unary";
-    input: typeof GetChunkingLimitsRequestSchema;
-    output: typeof GetChunkingLimitsResponseSchema;
+    input: typeof ResolveChunkingSettingsRequestSchema;
+    output: typeof ResolveChunkingSettingsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_quarry_chunker_v1_chunker, 0);

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/events/v1/events.proto.
  */
 export const file_quarry_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxIQcXVhcnJ5LmV2ZW50cy52MSKkAgoSRG9jdW1lbnREZXNjcmlwdG9yEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEhEKCWZpbGVfbmFtZRgDIAEoCRIRCgltaW1lX3R5cGUYBCABKAkSFgoKc2l6ZV9ieXRlcxgFIAEoBEICMAISFAoMY29udGVudF9oYXNoGAYgASgJEhMKB3ZlcnNpb24YByABKANCAjACEkQKCG1ldGFkYXRhGAggAygLMjIucXVhcnJ5LmV2ZW50cy52MS5Eb2N1bWVudERlc2NyaXB0b3IuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEisAIKEURvY3VtZW50U3VibWl0dGVkEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEhEKCWZpbGVfbmFtZRgDIAEoCRIRCgltaW1lX3R5cGUYBCABKAkSEwoHdmVyc2lvbhgFIAEoA0ICMAISQwoIbWV0YWRhdGEYBiADKAsyMS5xdWFycnkuZXZlbnRzLnYxLkRvY3VtZW50U3VibWl0dGVkLk1ldGFkYXRhRW50cnkSGAoOaW5saW5lX2NvbnRlbnQYByABKAxIABIVCgtjb250ZW50X3VyaRgIIAEoCUgAGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIJCgdjb250ZW50IpoBCg5Eb2N1bWVudFBhcnNlZBITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRITCgd2ZXJzaW9uGAMgASgDQgIwAhIRCglmaWxlX25hbWUYBCABKAkSMAoGcGFyc2VkGAUgASgLMiAucXVhcnJ5LmNvbW1vbi52MS5QYXJzZWREb2N1bWVudCKQAQoNQ2h1bmtzQ3JlYXRlZBITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRITCgd2ZXJzaW9uGAMgASgDQgIwAhIRCglmaWxlX25hbWUYBCABKAkSJwoGY2h1bmtzGAUgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuayJHCg1FbWJlZGRlZENodW5rEiYKBWNodW5rGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxIOCgZ2ZWN0b3IYAiADKAIisgEKDkNodW5rc0VtYmVkZGVkEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEhMKB3ZlcnNpb24YAyABKANCAjACEhEKCWZpbGVfbmFtZRgEIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYBSABKAkSLwoGY2h1bmtzGAYgAygLMh8ucXVhcnJ5LmV2ZW50cy52MS5FbWJlZGRlZENodW5rIsYCChFJbmdlc3Rpb25Qcm9ncmVzcxITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRITCgd2ZXJzaW9uGAMgASgDQgIwAhIvCgVwaGFzZRgEIAEoDjIgLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnRTdGF0dXMSDwoHcGVyY2VudBgFIAEoDRIPCgdtZXNzYWdlGAYgASgJEg0KBWVycm9yGAcgASgJEhMKC2NodW5rX2NvdW50GAggASgNEhMKC3Rva2VuX2NvdW50GAkgASgNEiYKAmF0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI4CgpkZXNjcmlwdG9yGAsgASgLMiQucXVhcnJ5LmV2ZW50cy52MS5Eb2N1bWVudERlc2NyaXB0b3JiBnByb3RvMw", [file_google_protobuf_timestamp, file_quarry_common_v1_common]);
+  fileDesc("Ch1xdWFycnkvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxIQcXVhcnJ5LmV2ZW50cy52MSKcAgoSRG9jdW1lbnREZXNjcmlwdG9yEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEhEKCWZpbGVfbmFtZRgDIAEoCRIRCgltaW1lX3R5cGUYBCABKAkSEgoKc2l6ZV9ieXRlcxgFIAEoBBIUCgxjb250ZW50X2hhc2gYBiABKAkSDwoHdmVyc2lvbhgHIAEoAxJECghtZXRhZGF0YRgIIAMoCzIyLnF1YXJyeS5ldmVudHMudjEuRG9jdW1lbnREZXNjcmlwdG9yLk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIqwCChFEb2N1bWVudFN1Ym1pdHRlZBITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIRCglmaWxlX25hbWUYAyABKAkSEQoJbWltZV90eXBlGAQgASgJEg8KB3ZlcnNpb24YBSABKAMSQwoIbWV0YWRhdGEYBiADKAsyMS5xdWFycnkuZXZlbnRzLnYxLkRvY3VtZW50U3VibWl0dGVkLk1ldGFkYXRhRW50cnkSGAoOaW5saW5lX2NvbnRlbnQYByABKAxIABIVCgtjb250ZW50X3VyaRgIIAEoCUgAGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIJCgdjb250ZW50IpYBCg5Eb2N1bWVudFBhcnNlZBITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgDEhEKCWZpbGVfbmFtZRgEIAEoCRIwCgZwYXJzZWQYBSABKAsyIC5xdWFycnkuY29tbW9uLnYxLlBhcnNlZERvY3VtZW50IowBCg1DaHVua3NDcmVhdGVkEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSEQoJZmlsZV9uYW1lGAQgASgJEicKBmNodW5rcxgFIAMoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsiRwoNRW1iZWRkZWRDaHVuaxImCgVjaHVuaxgBIAEoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsSDgoGdmVjdG9yGAIgAygCIq4BCg5DaHVua3NFbWJlZGRlZBITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgDEhEKCWZpbGVfbmFtZRgEIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYBSABKAkSLwoGY2h1bmtzGAYgAygLMh8ucXVhcnJ5LmV2ZW50cy52MS5FbWJlZGRlZENodW5rIsICChFJbmdlc3Rpb25Qcm9ncmVzcxITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgDEi8KBXBoYXNlGAQgASgOMiAucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudFN0YXR1cxIPCgdwZXJjZW50GAUgASgNEg8KB21lc3NhZ2UYBiABKAkSDQoFZXJyb3IYByABKAkSEwoLY2h1bmtfY291bnQYCCABKA0SEwoLdG9rZW5fY291bnQYCSABKA0SJgoCYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKCmRlc2NyaXB0b3IYCyABKAsyJC5xdWFycnkuZXZlbnRzLnYxLkRvY3VtZW50RGVzY3JpcHRvcmIGcHJvdG8z", [file_google_protobuf_timestamp, file_quarry_common_v1_common]);
 
 /**
  * What a document is, carried with the first progress event so the catalog learns of documents
@@ -48,7 +48,7 @@ export type DocumentDescriptor = Message<"quarry.events.v1.DocumentDescriptor"> 
   mimeType: string;
 
   /**
-   * @generated from field: uint64 size_bytes = 5 [jstype = JS_NUMBER];
+   * @generated from field: uint64 size_bytes = 5;
    */
   sizeBytes: bigint;
 
@@ -58,7 +58,7 @@ export type DocumentDescriptor = Message<"quarry.events.v1.DocumentDescriptor"> 
   contentHash: string;
 
   /**
-   * @generated from field: int64 version = 7 [jstype = JS_NUMBER];
+   * @generated from field: int64 version = 7;
    */
   version: bigint;
 
@@ -112,7 +112,7 @@ export type DocumentSubmitted = Message<"quarry.events.v1.DocumentSubmitted"> & 
   /**
    * Optional for outside producers: the message timestamp when 0.
    *
-   * @generated from field: int64 version = 5 [jstype = JS_NUMBER];
+   * @generated from field: int64 version = 5;
    */
   version: bigint;
 
@@ -167,7 +167,7 @@ export type DocumentParsed = Message<"quarry.events.v1.DocumentParsed"> & {
   knowledgeBaseId: string;
 
   /**
-   * @generated from field: int64 version = 3 [jstype = JS_NUMBER];
+   * @generated from field: int64 version = 3;
    */
   version: bigint;
 
@@ -206,7 +206,7 @@ export type ChunksCreated = Message<"quarry.events.v1.ChunksCreated"> & {
   knowledgeBaseId: string;
 
   /**
-   * @generated from field: int64 version = 3 [jstype = JS_NUMBER];
+   * @generated from field: int64 version = 3;
    */
   version: bigint;
 
@@ -267,7 +267,7 @@ export type ChunksEmbedded = Message<"quarry.events.v1.ChunksEmbedded"> & {
   knowledgeBaseId: string;
 
   /**
-   * @generated from field: int64 version = 3 [jstype = JS_NUMBER];
+   * @generated from field: int64 version = 3;
    */
   version: bigint;
 
@@ -311,7 +311,7 @@ export type IngestionProgress = Message<"quarry.events.v1.IngestionProgress"> & 
   knowledgeBaseId: string;
 
   /**
-   * @generated from field: int64 version = 3 [jstype = JS_NUMBER];
+   * @generated from field: int64 version = 3;
    */
   version: bigint;
 

@@ -1,0 +1,60 @@
+// Quarry in one process: every service assembled here, talking through in-memory transports, one
+// SQLite file for catalog, search and the event log, and only the gateway listening.
+import { assembleAnswer } from "../services/answer/main.ts";
+import { assembleChunker } from "../services/chunker/main.ts";
+import { assembleEmbedder } from "../services/embedder/main.ts";
+import { assembleIndex } from "../services/index/main.ts";
+import { assembleParser } from "../services/parser/main.ts";
+import { assembleGateway } from "../gateway/main.ts";
+import { gatewayConfig } from "../gateway/config.ts";
+import { openEventBus } from "../lib/bus/bus-from-config.ts";
+import type { Subscription } from "../lib/bus/event-bus.ts";
+import { dataDir, type Env } from "../lib/config.ts";
+import type { Logger } from "../lib/logger.ts";
+import { InProcessPeers } from "../lib/rpc/peers.ts";
+import type { AssembledService } from "../lib/service-runtime.ts";
+import { mkdirSync } from "node:fs";
+
+export interface EmbeddedQuarry {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQuarry> {
+  mkdirSync(dataDir(env), { recursive: true });
+  const bus = await openEventBus(env, logger);
+  const shared = { bus, logger };
+  const peers = new InProcessPeers();
+  const services: AssembledService[] = [];
+  const add = (service: AssembledService) => {
+    services.push(service);
+    if (service.name !== "gateway") peers.register(service.name as never, service.server);
+    return service;
+  };
+  add(await assembleEmbedder(env, peers, shared));
+  add(assembleParser(env, shared));
+  add(await assembleIndex(env, shared));
+  add(await assembleChunker(env, peers, shared));
+  add(assembleAnswer(env, peers, shared));
+  const gateway = add(assembleGateway(env, peers, shared));
+
+  const config = gatewayConfig(env);
+  const running = await gateway.server.listen(config.port, config.host);
+  const workers: Subscription[] = [];
+  for (const service of services) workers.push(...(await service.startWorkers()));
+  logger.info({ url: running.url, dataDir: dataDir(env) }, "Quarry is up (embedded)");
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url: running.url,
+    port: running.port,
+    stop: () =>
+      (stopping ??= (async () => {
+        for (const w of workers) await w.close();
+        await running.close(2_000);
+        for (const s of services.reverse()) await s.close();
+        await bus.close();
+      })()),
+  };
+}

@@ -1,0 +1,25 @@
+import { join } from "node:path";
+import { dataDir, integer, optional, ServicePorts, type Env } from "../lib/config.ts";
+import type { UploadLimits } from "./upload.ts";
+
+export interface GatewayConfig {
+  port: number;
+  host: string;
+  limits: UploadLimits;
+  corsOrigins: string[];
+}
+
+export function gatewayConfig(env: Env): GatewayConfig {
+  const kafka = Boolean(optional(env, "KAFKA_BROKERS"));
+  return {
+    port: integer(env, "QUARRY_PORT", ServicePorts.gateway),
+    host: optional(env, "QUARRY_HOST") ?? "127.0.0.1",
+    limits: {
+      maxUploadBytes: integer(env, "QUARRY_MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
+      // Kafka's default message limit is 1 MiB; the SQLite log has no such limit.
+      inlineMaxBytes: integer(env, "QUARRY_INLINE_MAX_BYTES", kafka ? 512 * 1024 : 64 * 1024 * 1024),
+      blobDir: optional(env, "QUARRY_BLOB_DIR") ?? join(dataDir(env), "blobs"),
+    },
+    corsOrigins: (optional(env, "QUARRY_CORS_ORIGINS") ?? "*").split(",").map((o) => o.trim()),
+  };
+}

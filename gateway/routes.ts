@@ -1,0 +1,157 @@
+// The public API. Thin on purpose: it checks uploads, relays to the services, and streams.
+// No retrieval or chunking logic lives here.
+import { create } from "@bufbuild/protobuf";
+import type { Client, ConnectRouter } from "@connectrpc/connect";
+import { AnswerService } from "../gen/quarry/answer/v1/answer_pb.ts";
+import { ChunkerService } from "../gen/quarry/chunker/v1/chunker_pb.ts";
+import { IndexService } from "../gen/quarry/index/v1/index_pb.ts";
+import { ParserService } from "../gen/quarry/parser/v1/parser_pb.ts";
+import { EmbedderService } from "../gen/quarry/embedder/v1/embedder_pb.ts";
+import { QuarryService, type DocumentHeader } from "../gen/quarry/gateway/v1/gateway_pb.ts";
+import type { EventBus } from "../lib/bus/event-bus.ts";
+import { InvalidInputError, TooLargeError } from "../lib/errors.ts";
+import type { ProgressHub } from "../lib/pipeline/progress-hub.ts";
+import { toProtoStatus } from "../lib/pipeline/progress.ts";
+import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
+import { submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
+import { watchIngestion } from "./watch-ingestion.ts";
+
+export interface GatewayDeps {
+  index: Client<typeof IndexService>;
+  chunker: Client<typeof ChunkerService>;
+  parser: Client<typeof ParserService>;
+  embedder: Client<typeof EmbedderService>;
+  answer: Client<typeof AnswerService>;
+  bus: EventBus;
+  hub: ProgressHub;
+  limits: UploadLimits;
+}
+
+export function gatewayRoutes(deps: GatewayDeps) {
+  const { index, chunker, parser, answer } = deps;
+
+  const upload = async (header: DocumentHeader | undefined, content: Uint8Array) => {
+    if (!header) throw new InvalidInputError("the upload needs a header (knowledge base and file name)");
+    const input: UploadInput = {
+      knowledgeBase: header.knowledgeBase,
+      fileName: header.fileName,
+      mimeType: header.mimeType,
+      metadata: { ...header.metadata },
+      content,
+    };
+    const result = await submitDocument(
+      {
+        bus: deps.bus,
+        limits: deps.limits,
+        resolveKnowledgeBase: async (kb) => (await index.getKnowledgeBase({ knowledgeBase: kb })).knowledgeBase!,
+        register: async (r) => {
+          const res = await index.registerDocument({ ...r, sizeBytes: BigInt(r.sizeBytes), version: BigInt(r.version) });
+          return { document: documentFromProto(res.document!), unchanged: res.unchanged };
+        },
+      },
+      input,
+    );
+    return { document: documentToProto(result.document), unchanged: result.unchanged };
+  };
+
+  return (router: ConnectRouter) =>
+    router.service(QuarryService, {
+      async createKnowledgeBase(request) {
+        const model = await deps.embedder.getModelInfo({});
+        if (request.embeddingModel && request.embeddingModel !== model.model) {
+          throw new InvalidInputError(
+            `this Quarry embeds with ${model.model}; a knowledge base for ${request.embeddingModel} needs an embedder configured for it`,
+          );
+        }
+        const { settings } = await chunker.resolveChunkingSettings({ settings: request.chunking });
+        const res = await index.createKnowledgeBase({
+          name: request.name,
+          description: request.description,
+          embeddingModel: model.model,
+          embeddingDimension: model.dimension,
+          chunking: settings,
+        });
+        return { knowledgeBase: res.knowledgeBase };
+      },
+      async getKnowledgeBase(request) {
+        return { knowledgeBase: (await index.getKnowledgeBase({ knowledgeBase: request.knowledgeBase })).knowledgeBase };
+      },
+      async listKnowledgeBases() {
+        return { knowledgeBases: (await index.listKnowledgeBases({})).knowledgeBases };
+      },
+      async deleteKnowledgeBase(request) {
+        const { knowledgeBase } = await index.getKnowledgeBase({ knowledgeBase: request.knowledgeBase });
+        await index.deleteKnowledgeBase({ knowledgeBaseId: knowledgeBase!.id });
+        return {};
+      },
+      uploadDocument: (request) => upload(request.header, request.content),
+      async uploadDocumentStream(requests) {
+        let header: DocumentHeader | undefined;
+        const parts: Uint8Array[] = [];
+        let size = 0;
+        for await (const part of requests) {
+          if (part.part.case === "header") {
+            if (header) throw new InvalidInputError("the header must be sent once, first");
+            header = part.part.value;
+          } else if (part.part.case === "content") {
+            if (!header) throw new InvalidInputError("send the header before the content");
+            size += part.part.value.byteLength;
+            if (size > deps.limits.maxUploadBytes) {
+              throw new TooLargeError(`${header.fileName} exceeds the upload limit of ${deps.limits.maxUploadBytes} bytes`);
+            }
+            parts.push(part.part.value);
+          }
+        }
+        return upload(header, Buffer.concat(parts));
+      },
+      async getDocument(request) {
+        return { document: (await index.getDocument({ documentId: request.documentId })).document };
+      },
+      async listDocuments(request) {
+        const { knowledgeBase } = await index.getKnowledgeBase({ knowledgeBase: request.knowledgeBase });
+        return { documents: (await index.listDocuments({ knowledgeBaseId: knowledgeBase!.id })).documents };
+      },
+      async setDocumentEnabled(request) {
+        return { document: (await index.setDocumentEnabled({ documentId: request.documentId, enabled: request.enabled })).document };
+      },
+      async deleteDocument(request) {
+        await index.deleteDocument({ documentId: request.documentId });
+        return {};
+      },
+      async *watchIngestion(request, context) {
+        const ids = [...request.documentIds];
+        if (ids.length === 0 && !request.knowledgeBase) throw new InvalidInputError("name documents or a knowledge base to watch");
+        const kb = ids.length === 0 ? (await index.getKnowledgeBase({ knowledgeBase: request.knowledgeBase })).knowledgeBase! : undefined;
+        const snapshot = async () =>
+          kb
+            ? (await index.listDocuments({ knowledgeBaseId: kb.id })).documents.map(documentFromProto)
+            : await Promise.all(ids.map(async (id) => documentFromProto((await index.getDocument({ documentId: id })).document!)));
+        for await (const update of watchIngestion({ hub: deps.hub, snapshot, followNew: false, knowledgeBaseId: kb?.id, signal: context.signal })) {
+          yield { ...update, status: toProtoStatus(update.status) };
+        }
+      },
+      async previewChunks(request) {
+        if (request.content.byteLength === 0) throw new InvalidInputError("the preview needs a non-empty file");
+        let settings = request.settings;
+        if (!settings && request.knowledgeBase) {
+          settings = (await index.getKnowledgeBase({ knowledgeBase: request.knowledgeBase })).knowledgeBase!.chunking;
+        }
+        const resolved = await chunker.resolveChunkingSettings({ settings });
+        const { document } = await parser.parse({ content: request.content, fileName: request.fileName, mimeType: request.mimeType });
+        const preview = await chunker.previewChunks({ document, settings: resolved.settings, maxChunks: request.maxChunks });
+        return { chunks: preview.chunks, totalChunks: preview.totalChunks, totalTokens: preview.totalTokens, settings: resolved.settings };
+      },
+      async search(request) {
+        const started = performance.now();
+        const res = await answer.retrieve({ query: request.query, knowledgeBaseIds: request.knowledgeBases, settings: request.settings });
+        return { hits: res.hits, tookMs: performance.now() - started };
+      },
+      async *chat(request, context) {
+        const stream = answer.chat(
+          { question: request.question, knowledgeBaseIds: request.knowledgeBases, settings: request.settings },
+          { signal: context.signal },
+        );
+        for await (const event of stream) yield { event };
+      },
+    });
+}

@@ -1,0 +1,98 @@
+// Accepting an upload: check it, register the version with the catalog, and put it on the bus.
+// Large files travel by reference (a file in the blob folder) so no event outgrows the bus.
+import { createHash } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { DocumentSubmittedSchema } from "../gen/quarry/events/v1/events_pb.ts";
+import { Topics, type EventBus } from "../lib/bus/event-bus.ts";
+import type { DocumentRecord } from "../lib/domain.ts";
+import { InvalidInputError, TooLargeError } from "../lib/errors.ts";
+
+export interface UploadLimits {
+  maxUploadBytes: number;
+  /** Above this the bytes go to blobDir and the event carries a file:// URI. */
+  inlineMaxBytes: number;
+  blobDir: string;
+}
+
+export interface UploadDeps {
+  bus: EventBus;
+  limits: UploadLimits;
+  resolveKnowledgeBase(idOrName: string): Promise<{ id: string; name: string }>;
+  register(input: {
+    knowledgeBaseId: string;
+    fileName: string;
+    mimeType: string;
+    sizeBytes: number;
+    contentHash: string;
+    version: number;
+    metadata: Record<string, string>;
+  }): Promise<{ document: DocumentRecord; unchanged: boolean }>;
+}
+
+export interface UploadInput {
+  knowledgeBase: string;
+  fileName: string;
+  mimeType: string;
+  metadata: Record<string, string>;
+  content: Uint8Array;
+}
+
+let lastVersion = 0;
+/** Milliseconds since the epoch, but strictly increasing within this process. */
+function nextVersion(): number {
+  lastVersion = Math.max(Date.now(), lastVersion + 1);
+  return lastVersion;
+}
+
+export function checkUpload(input: UploadInput, limits: UploadLimits): string {
+  const fileName = basename(input.fileName.replaceAll("\\", "/")).trim();
+  if (!fileName) throw new InvalidInputError("the upload needs a file name");
+  if (!input.knowledgeBase.trim()) throw new InvalidInputError("the upload needs a knowledge base");
+  if (input.content.byteLength === 0) throw new InvalidInputError(`${fileName} is empty (0 bytes): there is nothing to ingest`);
+  if (input.content.byteLength > limits.maxUploadBytes) {
+    throw new TooLargeError(
+      `${fileName} is ${input.content.byteLength} bytes; the upload limit is ${limits.maxUploadBytes} bytes (QUARRY_MAX_UPLOAD_BYTES)`,
+    );
+  }
+  return fileName;
+}
+
+export async function submitDocument(deps: UploadDeps, input: UploadInput) {
+  const fileName = checkUpload(input, deps.limits);
+  const kb = await deps.resolveKnowledgeBase(input.knowledgeBase);
+  const version = nextVersion();
+  const registered = await deps.register({
+    knowledgeBaseId: kb.id,
+    fileName,
+    mimeType: input.mimeType,
+    sizeBytes: input.content.byteLength,
+    contentHash: createHash("sha256").update(input.content).digest("hex"),
+    version,
+    metadata: input.metadata,
+  });
+  if (registered.unchanged) return registered;
+  const doc = registered.document;
+  let content: { case: "inlineContent"; value: Uint8Array } | { case: "contentUri"; value: string };
+  if (input.content.byteLength <= deps.limits.inlineMaxBytes) {
+    content = { case: "inlineContent", value: input.content };
+  } else {
+    await mkdir(deps.limits.blobDir, { recursive: true });
+    const path = join(deps.limits.blobDir, `${doc.id}-${doc.version}`);
+    await writeFile(path, input.content);
+    content = { case: "contentUri", value: pathToFileURL(path).href };
+  }
+  const event = create(DocumentSubmittedSchema, {
+    documentId: doc.id,
+    knowledgeBaseId: kb.id,
+    fileName,
+    mimeType: input.mimeType,
+    version: BigInt(doc.version),
+    metadata: input.metadata,
+    content,
+  });
+  await deps.bus.publish(Topics.documentsSubmitted, [{ key: doc.id, value: toBinary(DocumentSubmittedSchema, event) }]);
+  return registered;
+}

@@ -1,0 +1,23 @@
+// Picks the event bus: Kafka when KAFKA_BROKERS is set, else the durable SQLite log.
+import { integer, optional, sqlitePath, type Env } from "../config.ts";
+import type { Logger } from "../logger.ts";
+import { Topics, type EventBus } from "./event-bus.ts";
+
+export async function openEventBus(env: Env, logger: Logger): Promise<EventBus> {
+  const brokers = optional(env, "KAFKA_BROKERS");
+  let bus: EventBus;
+  if (brokers) {
+    const { KafkaEventBus } = await import("./kafka-event-bus.ts");
+    bus = new KafkaEventBus({
+      brokers: brokers.split(",").map((b) => b.trim()),
+      clientId: optional(env, "QUARRY_KAFKA_CLIENT_ID") ?? "quarry",
+      numPartitions: integer(env, "QUARRY_KAFKA_PARTITIONS", 3),
+      logger,
+    });
+  } else {
+    const { SqliteEventBus } = await import("./sqlite-event-bus.ts");
+    bus = new SqliteEventBus(sqlitePath(env));
+  }
+  await bus.ensureTopics(Object.values(Topics));
+  return bus;
+}

@@ -1,0 +1,403 @@
+// The distributed event bus on Kafka (kafkajs). Same contract as the SQLite log: per-key order
+// (the key picks the partition; a subscription handles its partitions one message at a time), a
+// commit only after the handler succeeded, in-process retries with doubling backoff, then the
+// dead-letter topic. "latest" subscriptions use a throwaway consumer group positioned at the end of
+// each partition before joining, and delete it again on close.
+import { randomUUID } from "node:crypto";
+import {
+  Kafka,
+  logLevel,
+  type Admin,
+  type Consumer,
+  type EachBatchPayload,
+  type KafkaMessage,
+  type LogEntry,
+  type Producer,
+} from "kafkajs";
+import { FailedPreconditionError, InvalidInputError, UnavailableError } from "../errors.ts";
+import {
+  deadLetterTopic,
+  type BusMessage,
+  type EventBus,
+  type OutgoingMessage,
+  type SubscribeOptions,
+  type Subscription,
+} from "./event-bus.ts";
+import {
+  handleWithRetries,
+  InterruptibleSleep,
+  retryPolicy,
+  silentLogger,
+  type BusLogger,
+  type RetryPolicy,
+} from "./message-retry.ts";
+
+export interface KafkaEventBusOptions {
+  /** host:port of one or more brokers (KAFKA_BROKERS, comma-separated, split by the caller). */
+  brokers: string[];
+  clientId?: string;
+  /** For topics ensureTopics creates. Default 3 partitions, replication 1 (a single dev broker). */
+  numPartitions?: number;
+  replicationFactor?: number;
+  /** Consumer group timings; lower values make joins and failover faster. */
+  sessionTimeoutMs?: number;
+  heartbeatIntervalMs?: number;
+  rebalanceTimeoutMs?: number;
+  /** Longest a fetch waits on the broker for new data; bounds delivery latency and close time. */
+  maxWaitTimeInMs?: number;
+  /** How long subscribe() waits for the consumer to join its group. Default 60000. */
+  joinTimeoutMs?: number;
+  /** Receives kafkajs warnings and errors as well as handler failures; silent by default. */
+  logger?: BusLogger;
+}
+
+/** Kafka's default is 1 MB; parsed documents and chunk batches can be far larger. */
+const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+export class KafkaEventBus implements EventBus {
+  private readonly kafka: Kafka;
+  private readonly options: Required<Omit<KafkaEventBusOptions, "logger" | "clientId">>;
+  readonly logger: BusLogger;
+  private readonly knownTopics = new Set<string>();
+  private readonly subscriptions = new Set<KafkaSubscription>();
+  private admin: Promise<Admin> | undefined;
+  private producer: Promise<Producer> | undefined;
+  private closed = false;
+
+  constructor(options: KafkaEventBusOptions) {
+    if (options.brokers.length === 0) throw new InvalidInputError("KafkaEventBus needs at least one broker address");
+    this.logger = options.logger ?? silentLogger;
+    this.options = {
+      brokers: options.brokers,
+      numPartitions: options.numPartitions ?? 3,
+      replicationFactor: options.replicationFactor ?? 1,
+      sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 3_000,
+      rebalanceTimeoutMs: options.rebalanceTimeoutMs ?? 60_000,
+      maxWaitTimeInMs: options.maxWaitTimeInMs ?? 500,
+      joinTimeoutMs: options.joinTimeoutMs ?? 60_000,
+    };
+    const logger = this.logger;
+    this.kafka = new Kafka({
+      clientId: options.clientId ?? "quarry",
+      brokers: options.brokers,
+      logLevel: logLevel.WARN,
+      // kafkajs logs to the console by default; route what matters to our logger instead.
+      logCreator:
+        () =>
+        ({ namespace, level, log }: LogEntry) => {
+          const { message, ...fields } = log;
+          logger.warn({ ...fields, namespace, kafkaLevel: logLevel[level] }, `kafkajs: ${message}`);
+        },
+    });
+  }
+
+  async ensureTopics(topics: string[]): Promise<void> {
+    this.assertOpen();
+    const wanted = new Set<string>();
+    for (const topic of topics) {
+      wanted.add(validTopic(topic));
+      // A pipeline topic's dead letters need somewhere to go even where brokers do not auto-create.
+      if (!topic.endsWith(".dlq")) wanted.add(deadLetterTopic(topic));
+    }
+    const missing = [...wanted].filter((topic) => !this.knownTopics.has(topic));
+    if (missing.length === 0) return;
+    const admin = await this.connectedAdmin();
+    try {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((topic) => ({
+          topic,
+          numPartitions: this.options.numPartitions,
+          replicationFactor: this.options.replicationFactor,
+          configEntries: [{ name: "max.message.bytes", value: String(MAX_MESSAGE_BYTES) }],
+        })),
+      });
+    } catch (error) {
+      // Another process may have created some of them at the same moment; that is success too.
+      if (!onlyTopicExists(error)) throw new UnavailableError("Kafka could not create topics", { cause: error });
+    }
+    for (const topic of missing) this.knownTopics.add(topic);
+  }
+
+  async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    this.assertOpen();
+    validTopic(topic);
+    if (messages.length === 0) return;
+    const producer = await this.connectedProducer();
+    try {
+      await producer.send({
+        topic,
+        messages: messages.map((message) => ({
+          key: message.key,
+          value: Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength),
+          headers: message.headers,
+        })),
+      });
+    } catch (error) {
+      throw new UnavailableError(`Kafka did not accept messages for ${topic}`, { cause: error });
+    }
+  }
+
+  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+    this.assertOpen();
+    if (options.topics.length === 0) throw new InvalidInputError("subscribe needs at least one topic");
+    if (!options.group) throw new InvalidInputError("subscribe needs a consumer group");
+    await this.ensureTopics(options.topics);
+    const latest = options.from === "latest";
+    const groupId = latest ? `${options.group}.latest.${randomUUID()}` : options.group;
+    if (latest) await this.positionAtEnd(groupId, options.topics);
+
+    const consumer = this.kafka.consumer({
+      groupId,
+      sessionTimeout: this.options.sessionTimeoutMs,
+      heartbeatInterval: this.options.heartbeatIntervalMs,
+      rebalanceTimeout: this.options.rebalanceTimeoutMs,
+      maxWaitTimeInMs: this.options.maxWaitTimeInMs,
+    });
+    const subscription = new KafkaSubscription(this, consumer, options, groupId, latest, this.options.heartbeatIntervalMs);
+    this.subscriptions.add(subscription);
+    try {
+      await subscription.start(this.options.joinTimeoutMs);
+    } catch (error) {
+      await subscription.close().catch(() => {});
+      throw error instanceof UnavailableError
+        ? error
+        : new UnavailableError(`Kafka consumer for group ${options.group} could not start`, { cause: error });
+    }
+    return subscription;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.subscriptions].map((subscription) => subscription.close()));
+    const [producer, admin] = await Promise.allSettled([this.producer, this.admin]);
+    if (producer.status === "fulfilled" && producer.value) await producer.value.disconnect();
+    if (admin.status === "fulfilled" && admin.value) await admin.value.disconnect();
+  }
+
+  // ---- used by KafkaSubscription ----
+
+  /** @internal */
+  forget(subscription: KafkaSubscription): void {
+    this.subscriptions.delete(subscription);
+  }
+
+  /** @internal Sends a message to the dead-letter topic even while the bus is closing. */
+  async deadLetter(topic: string, message: OutgoingMessage): Promise<void> {
+    const producer = await this.connectedProducer();
+    await producer.send({
+      topic: deadLetterTopic(topic),
+      messages: [{ key: message.key, value: Buffer.from(message.value), headers: message.headers }],
+    });
+  }
+
+  /** @internal */
+  async deleteThrowawayGroup(groupId: string): Promise<void> {
+    try {
+      const admin = await this.connectedAdmin();
+      await admin.deleteGroups([groupId]);
+    } catch (error) {
+      this.logger.warn({ err: error, groupId }, "could not delete a throwaway consumer group");
+    }
+  }
+
+  /** Commits the current end of every partition for a fresh group, so it sees only what comes next. */
+  private async positionAtEnd(groupId: string, topics: string[]): Promise<void> {
+    const admin = await this.connectedAdmin();
+    for (const topic of new Set(topics)) {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      await admin.setOffsets({
+        groupId,
+        topic,
+        partitions: offsets.map(({ partition, high }) => ({ partition, offset: high })),
+      });
+    }
+  }
+
+  private connectedAdmin(): Promise<Admin> {
+    this.admin ??= connect(this.kafka.admin(), "admin", () => (this.admin = undefined));
+    return this.admin;
+  }
+
+  private connectedProducer(): Promise<Producer> {
+    // Idempotence keeps a retried send from writing duplicates; one request in flight keeps order on retry.
+    this.producer ??= connect(
+      this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 }),
+      "producer",
+      () => (this.producer = undefined),
+    );
+    return this.producer;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new FailedPreconditionError("the event bus is closed");
+  }
+}
+
+class KafkaSubscription implements Subscription {
+  private readonly policy: RetryPolicy;
+  private readonly backoff = new InterruptibleSleep();
+  private closing = false;
+  private closed: Promise<void> | undefined;
+
+  constructor(
+    private readonly bus: KafkaEventBus,
+    private readonly consumer: Consumer,
+    private readonly options: SubscribeOptions,
+    private readonly groupId: string,
+    private readonly latest: boolean,
+    private readonly heartbeatIntervalMs: number,
+  ) {
+    this.policy = retryPolicy(options);
+  }
+
+  /** Resolves once the consumer has joined its group and holds its partitions. */
+  async start(joinTimeoutMs: number): Promise<void> {
+    const { consumer } = this;
+    await consumer.connect();
+    await consumer.subscribe({ topics: [...new Set(this.options.topics)], fromBeginning: !this.latest });
+    let stopListening: (() => void)[] = [];
+    const joined = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new UnavailableError(`Kafka consumer group ${this.options.group} did not form within ${joinTimeoutMs} ms`)),
+        joinTimeoutMs,
+      );
+      stopListening = [
+        () => clearTimeout(timer),
+        consumer.on(consumer.events.GROUP_JOIN, () => resolve()),
+        consumer.on(consumer.events.CRASH, (event) => {
+          if (!event.payload.restart) reject(event.payload.error);
+        }),
+      ];
+    });
+    try {
+      await consumer.run({
+        // Commits happen only after a message was handled (or dead-lettered), never on a timer.
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: (payload) => this.handleBatch(payload),
+      });
+      await joined;
+    } finally {
+      for (const stop of stopListening) stop();
+    }
+  }
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      this.closing = true;
+      this.backoff.interrupt();
+      try {
+        // Waits for the message in hand (and its commit) before leaving the group.
+        await this.consumer.disconnect();
+      } finally {
+        if (this.latest) await this.bus.deleteThrowawayGroup(this.groupId);
+        this.bus.forget(this);
+      }
+    })();
+    return this.closed;
+  }
+
+  /**
+   * eachBatch rather than eachMessage because its commit goes straight to the group coordinator:
+   * kafkajs drops a consumer.commitOffsets() made while the consumer is stopping, which would lose
+   * the commit of the message close() waits for.
+   */
+  private async handleBatch({
+    batch,
+    resolveOffset,
+    commitOffsetsIfNecessary,
+    heartbeat,
+    isRunning,
+    isStale,
+  }: EachBatchPayload): Promise<void> {
+    const { topic, partition } = batch;
+    for (const raw of batch.messages) {
+      // After close() (or a rebalance or seek) the rest of the batch stays uncommitted for whoever reads next.
+      if (this.closing || !isRunning() || isStale()) return;
+      const handled = await this.handle(topic, partition, raw, heartbeat);
+      if (!handled) return;
+      resolveOffset(raw.offset);
+      if (this.latest) continue;
+      try {
+        // The committed offset is the next one to read.
+        const offset = (BigInt(raw.offset) + 1n).toString();
+        await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset }] }] });
+      } catch (error) {
+        // Usually a rebalance: the partition's next owner redelivers from the last commit (at least once).
+        this.bus.logger.warn({ err: error, topic, partition, offset: raw.offset, group: this.groupId }, "Kafka offset commit failed");
+      }
+    }
+  }
+
+  /** Handles one message through retries and dead-lettering; false when close() cut the retries short. */
+  private async handle(topic: string, partition: number, raw: KafkaMessage, heartbeat: () => Promise<void>): Promise<boolean> {
+    const message = toBusMessage(topic, raw);
+    // A slow handler or a long backoff must not cost the consumer its group membership.
+    const beating = setInterval(() => heartbeat().catch(() => {}), this.heartbeatIntervalMs);
+    let outcome;
+    try {
+      outcome = await handleWithRetries(
+        this.options.handler,
+        message,
+        this.policy,
+        this.backoff,
+        () => this.closing,
+        this.bus.logger,
+        this.options.group,
+      );
+    } finally {
+      clearInterval(beating);
+    }
+    if (outcome.kind === "abandoned") return false;
+    if (outcome.kind === "dead") {
+      // A throw here makes kafkajs redeliver the message, so a failed dead-letter is never a silent loss.
+      await this.bus.deadLetter(topic, {
+        key: message.key,
+        value: message.value,
+        headers: { ...outcome.headers, "x-original-partition": String(partition) },
+      });
+    }
+    return true;
+  }
+}
+
+function toBusMessage(topic: string, raw: KafkaMessage): BusMessage {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw.headers ?? {})) {
+    if (value === undefined) continue;
+    headers[name] = (Array.isArray(value) ? value[value.length - 1] : value).toString();
+  }
+  const value = raw.value ?? Buffer.alloc(0);
+  return {
+    topic,
+    key: raw.key?.toString() ?? "",
+    value: new Uint8Array(value.buffer, value.byteOffset, value.byteLength),
+    headers,
+    offset: raw.offset,
+    timestamp: new Date(Number(raw.timestamp)),
+  };
+}
+
+async function connect<T extends { connect(): Promise<void> }>(client: T, what: string, forget: () => void): Promise<T> {
+  try {
+    await client.connect();
+    return client;
+  } catch (error) {
+    forget();
+    throw new UnavailableError(`Kafka ${what} could not connect`, { cause: error });
+  }
+}
+
+function onlyTopicExists(error: unknown): boolean {
+  const errors = (error as { errors?: { type?: string }[] })?.errors;
+  if (Array.isArray(errors) && errors.length > 0) return errors.every((e) => e.type === "TOPIC_ALREADY_EXISTS");
+  return (error as { type?: string })?.type === "TOPIC_ALREADY_EXISTS";
+}
+
+function validTopic(topic: string): string {
+  if (!topic || topic.trim() !== topic) throw new InvalidInputError(`invalid topic name ${JSON.stringify(topic)}`);
+  return topic;
+}

@@ -1,0 +1,147 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { FailedPreconditionError } from "../errors.ts";
+import { describeEventBusContract } from "./event-bus.contract.ts";
+import type { BusMessage } from "./event-bus.ts";
+import { SqliteEventBus } from "./sqlite-event-bus.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function tempDatabaseFile(): { file: string; remove(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), "quarry-bus-"));
+  return { file: path.join(dir, "quarry.db"), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+describeEventBusContract("SQLite", async () => {
+  const { file, remove } = tempDatabaseFile();
+  const buses: SqliteEventBus[] = [new SqliteEventBus(file)];
+  return {
+    bus: buses[0],
+    reopen: async () => {
+      const bus = new SqliteEventBus(file);
+      buses.push(bus);
+      return bus;
+    },
+    cleanup: async () => {
+      for (const bus of buses) await bus.close();
+      remove();
+    },
+  };
+});
+
+describe("SqliteEventBus", () => {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  function openBus(file: string, options?: ConstructorParameters<typeof SqliteEventBus>[1]): SqliteEventBus {
+    const bus = new SqliteEventBus(file, options);
+    cleanups.push(() => bus.close());
+    return bus;
+  }
+
+  function tempFile(): string {
+    const { file, remove } = tempDatabaseFile();
+    cleanups.push(remove);
+    return file;
+  }
+
+  it("redelivers the in-flight message after a consumer process is killed, and nothing committed before it", async () => {
+    const file = tempFile();
+    const bus = openBus(file);
+    const values = Array.from({ length: 10 }, (_, i) => `m${i}`);
+    await bus.publish("crash", values.map((value) => ({ key: "doc", value: encoder.encode(value) })));
+
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", fileURLToPath(new URL("./sqlite-event-bus.crash-child.ts", import.meta.url)), file, "crash", "stage", "m4"],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    cleanups.push(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    });
+    await vi.waitFor(() => expect(output).toContain("hanging m4"), { timeout: 30_000, interval: 20 });
+    child.kill("SIGKILL");
+    await exited;
+    expect(output.match(/handled \S+/g)).toEqual(["handled m0", "handled m1", "handled m2", "handled m3"]);
+
+    // The killed process never released its lease; a new consumer takes over once it expires.
+    const seen: string[] = [];
+    await bus.subscribe({
+      group: "stage",
+      topics: ["crash"],
+      handler: async (message) => {
+        seen.push(decoder.decode(message.value));
+      },
+    });
+    await vi.waitFor(() => expect(seen).toEqual(values.slice(4)), { timeout: 10_000, interval: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(seen).toEqual(values.slice(4));
+  });
+
+  it("lets two bus instances on one file share a group without double delivery", async () => {
+    const file = tempFile();
+    const first = openBus(file);
+    const second = openBus(file);
+    const handledBy = new Map<string, string[]>();
+    const record = (who: string) => async (message: BusMessage) => {
+      const value = decoder.decode(message.value);
+      handledBy.set(value, [...(handledBy.get(value) ?? []), who]);
+    };
+    await first.subscribe({ group: "stage", topics: ["shared"], handler: record("first") });
+    await second.subscribe({ group: "stage", topics: ["shared"], handler: record("second") });
+    const values = Array.from({ length: 60 }, (_, i) => `m${i}`);
+    for (let i = 0; i < values.length; i += 6) {
+      // Publish from both instances, as two processes would.
+      await (i % 12 === 0 ? first : second).publish(
+        "shared",
+        values.slice(i, i + 6).map((value) => ({ key: `doc-${i % 5}`, value: encoder.encode(value) })),
+      );
+    }
+    await vi.waitFor(() => expect(handledBy.size).toBe(60), { timeout: 10_000, interval: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (const value of values) expect(handledBy.get(value)).toHaveLength(1);
+  });
+
+  it("works on a Database the caller opened, and leaves it open on close", async () => {
+    const db = new Database(tempFile());
+    cleanups.push(() => void db.close());
+    const bus = new SqliteEventBus(db);
+    await bus.publish("t", [{ key: "k", value: encoder.encode("v") }]);
+    await bus.close();
+    expect(db.open).toBe(true);
+    expect(db.prepare("SELECT COUNT(*) AS n FROM bus_messages").get()).toEqual({ n: 1 });
+    await expect(bus.publish("t", [{ key: "k", value: encoder.encode("w") }])).rejects.toBeInstanceOf(FailedPreconditionError);
+  });
+
+  it("prunes messages older than the retention setting", async () => {
+    const file = tempFile();
+    const bus = openBus(file, { retentionMs: 50 });
+    await bus.publish("old", [{ key: "k", value: encoder.encode("stale") }]);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    await bus.publish("old", [{ key: "k", value: encoder.encode("fresh") }]);
+    const seen: string[] = [];
+    await bus.subscribe({ group: "late", topics: ["old"], handler: async (m) => void seen.push(decoder.decode(m.value)) });
+    await vi.waitFor(() => expect(seen).toEqual(["fresh"]), { timeout: 5_000, interval: 20 });
+  });
+
+  it("keeps its tables apart from other components in the same file", async () => {
+    const file = tempFile();
+    openBus(file);
+    const db = new Database(file, { readonly: true });
+    cleanups.push(() => void db.close());
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'sqlite_sequence'").all() as { name: string }[];
+    expect(tables.map((t) => t.name).every((name) => name.startsWith("bus_"))).toBe(true);
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+  });
+});

@@ -1,0 +1,426 @@
+// The embedded event bus: a durable log in a SQLite file (WAL), for Quarry on one machine. The file
+// may also hold the catalog, so every table here starts with `bus_`.
+//
+// Hand-written rather than a library because no maintained Node package offers a SQLite-backed log
+// with consumer groups; the whole thing is a few indexed queries.
+//
+// Model: one append-only table of messages with a global AUTOINCREMENT sequence (SQLite serialises
+// writers, so a reader never sees a later seq committed before an earlier one), and one committed
+// position per (group, topic). A consumer group's work on a topic is held by one subscription at a
+// time through a lease row (renewed by a heartbeat, released on close, taken over when it expires),
+// so two subscriptions of one group — in this process or another one on the same file — never both
+// handle a message: the second one stands by and takes over when the first goes away. Handling is
+// one message at a time in log order, which keeps per-key order trivially.
+import { randomUUID } from "node:crypto";
+import Database from "better-sqlite3";
+import { FailedPreconditionError, InvalidInputError } from "../errors.ts";
+import {
+  deadLetterTopic,
+  type BusMessage,
+  type EventBus,
+  type OutgoingMessage,
+  type SubscribeOptions,
+  type Subscription,
+} from "./event-bus.ts";
+import {
+  handleWithRetries,
+  InterruptibleSleep,
+  retryPolicy,
+  silentLogger,
+  type BusLogger,
+  type RetryPolicy,
+} from "./message-retry.ts";
+
+export interface SqliteEventBusOptions {
+  /** Idle wait between polls; a publish in this process wakes subscribers at once anyway. Default 40. */
+  pollIntervalMs?: number;
+  /** Messages read per poll. Default 100. */
+  batchSize?: number;
+  /** How long a group's lease on a topic outlives its last heartbeat (a crashed holder's takeover delay). Default 10000. */
+  leaseMs?: number;
+  /** Messages older than this are deleted (regardless of consumers, as Kafka's retention does). Default: keep all. */
+  retentionMs?: number;
+  logger?: BusLogger;
+}
+
+interface MessageRow {
+  seq: number;
+  topic: string;
+  key: string;
+  value: Buffer;
+  headers: string;
+  ts: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS bus_topics (
+  name TEXT PRIMARY KEY,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bus_messages (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  topic TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value BLOB NOT NULL,
+  headers TEXT NOT NULL,
+  ts INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bus_messages_topic_seq ON bus_messages (topic, seq);
+CREATE INDEX IF NOT EXISTS bus_messages_ts ON bus_messages (ts);
+CREATE TABLE IF NOT EXISTS bus_offsets (
+  group_id TEXT NOT NULL,
+  topic TEXT NOT NULL,
+  committed_seq INTEGER NOT NULL,
+  PRIMARY KEY (group_id, topic)
+);
+CREATE TABLE IF NOT EXISTS bus_leases (
+  group_id TEXT NOT NULL,
+  topic TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (group_id, topic)
+);
+`;
+
+const PRUNE_EVERY_MS = 60_000;
+
+function prepareStatements(db: Database.Database) {
+  return {
+    insertTopic: db.prepare("INSERT OR IGNORE INTO bus_topics (name, created_at) VALUES (?, ?)"),
+    insertMessage: db.prepare(
+      "INSERT INTO bus_messages (topic, key, value, headers, ts) VALUES (?, ?, ?, ?, ?)",
+    ),
+    readAfter: db.prepare<[string, number, number], MessageRow>(
+      "SELECT seq, topic, key, value, headers, ts FROM bus_messages WHERE topic = ? AND seq > ? ORDER BY seq LIMIT ?",
+    ),
+    endOfTopic: db.prepare<[string], { seq: number | null }>(
+      "SELECT MAX(seq) AS seq FROM bus_messages WHERE topic = ?",
+    ),
+    committed: db.prepare<[string, string], { committed_seq: number }>(
+      "SELECT committed_seq FROM bus_offsets WHERE group_id = ? AND topic = ?",
+    ),
+    commit: db.prepare(
+      `INSERT INTO bus_offsets (group_id, topic, committed_seq) VALUES (?, ?, ?)
+       ON CONFLICT (group_id, topic) DO UPDATE SET committed_seq = excluded.committed_seq`,
+    ),
+    leaseHolder: db.prepare<[string, string], { owner: string; expires_at: number }>(
+      "SELECT owner, expires_at FROM bus_leases WHERE group_id = ? AND topic = ?",
+    ),
+    // Takes the lease when it is free, expired, or already ours; `changes` says whether we hold it.
+    acquireLease: db.prepare(
+      `INSERT INTO bus_leases (group_id, topic, owner, expires_at) VALUES (@group, @topic, @owner, @expiresAt)
+       ON CONFLICT (group_id, topic) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+       WHERE bus_leases.owner = excluded.owner OR bus_leases.expires_at < @now`,
+    ),
+    renewLease: db.prepare(
+      "UPDATE bus_leases SET expires_at = ? WHERE group_id = ? AND topic = ? AND owner = ?",
+    ),
+    releaseLeases: db.prepare("DELETE FROM bus_leases WHERE owner = ?"),
+    prune: db.prepare("DELETE FROM bus_messages WHERE ts < ?"),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+export class SqliteEventBus implements EventBus {
+  readonly db: Database.Database;
+  private readonly ownsDatabase: boolean;
+  private readonly options: Required<Omit<SqliteEventBusOptions, "retentionMs" | "logger">> & {
+    retentionMs?: number;
+  };
+  readonly logger: BusLogger;
+  private readonly subscriptions = new Set<SqliteSubscription>();
+  private closed = false;
+  private lastPruneAt = 0;
+  private readonly statements: Statements;
+
+  /**
+   * @param database a file path (the bus opens, configures for WAL and later closes its own
+   *   connection — the usual choice, so the bus never blocks another component's transactions) or an
+   *   open better-sqlite3 Database that the caller configured and will close.
+   */
+  constructor(database: string | Database.Database, options: SqliteEventBusOptions = {}) {
+    if (typeof database === "string") {
+      this.db = new Database(database);
+      this.ownsDatabase = true;
+      this.db.pragma("journal_mode = WAL");
+      // NORMAL in WAL mode survives a process crash (only power loss can drop the last commits).
+      this.db.pragma("synchronous = NORMAL");
+      this.db.pragma("busy_timeout = 5000");
+    } else {
+      this.db = database;
+      this.ownsDatabase = false;
+    }
+    this.options = {
+      pollIntervalMs: options.pollIntervalMs ?? 40,
+      batchSize: options.batchSize ?? 100,
+      leaseMs: options.leaseMs ?? 10_000,
+      retentionMs: options.retentionMs,
+    };
+    this.logger = options.logger ?? silentLogger;
+    this.db.exec(SCHEMA);
+    this.statements = prepareStatements(this.db);
+  }
+
+  async ensureTopics(topics: string[]): Promise<void> {
+    this.assertOpen();
+    const now = Date.now();
+    this.db.transaction(() => {
+      for (const topic of topics) this.statements.insertTopic.run(validTopic(topic), now);
+    })();
+  }
+
+  async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    this.assertOpen();
+    validTopic(topic);
+    if (messages.length === 0) return;
+    const now = Date.now();
+    this.db.transaction(() => {
+      this.statements.insertTopic.run(topic, now);
+      for (const message of messages) this.insertMessage(topic, message, now);
+    })();
+    this.notify(topic);
+    this.pruneIfDue(now);
+  }
+
+  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+    this.assertOpen();
+    if (options.topics.length === 0) throw new InvalidInputError("subscribe needs at least one topic");
+    if (!options.group) throw new InvalidInputError("subscribe needs a consumer group");
+    await this.ensureTopics(options.topics);
+    const subscription = new SqliteSubscription(this, options, this.options.pollIntervalMs, this.options.batchSize, this.options.leaseMs);
+    this.subscriptions.add(subscription);
+    subscription.start();
+    return subscription;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.all([...this.subscriptions].map((subscription) => subscription.close()));
+    this.closed = true;
+    if (this.ownsDatabase) this.db.close();
+  }
+
+  // ---- used by SqliteSubscription ----
+
+  /** @internal */
+  forget(subscription: SqliteSubscription): void {
+    this.subscriptions.delete(subscription);
+  }
+
+  /** @internal */
+  get statementsForSubscriptions() {
+    return this.statements;
+  }
+
+  /** @internal */
+  insertMessage(topic: string, message: OutgoingMessage, now: number): void {
+    this.statements.insertMessage.run(topic, message.key, Buffer.from(message.value), JSON.stringify(message.headers ?? {}), now);
+  }
+
+  /** @internal Wakes this process's subscribers of the topic; other processes find it by polling. */
+  notify(topic: string): void {
+    for (const subscription of this.subscriptions) {
+      if (subscription.topics.includes(topic)) subscription.wake();
+    }
+  }
+
+  private pruneIfDue(now: number): void {
+    const retentionMs = this.options.retentionMs;
+    if (retentionMs === undefined || now - this.lastPruneAt < Math.min(PRUNE_EVERY_MS, retentionMs)) return;
+    this.lastPruneAt = now;
+    this.statements.prune.run(now - retentionMs);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new FailedPreconditionError("the event bus is closed");
+  }
+}
+
+class SqliteSubscription implements Subscription {
+  readonly topics: string[];
+  private readonly group: string;
+  private readonly latest: boolean;
+  private readonly policy: RetryPolicy;
+  private readonly owner = randomUUID();
+  /** Last seq handled (or skipped) per topic this subscription may read. */
+  private readonly positions = new Map<string, number>();
+  private readonly leaseExpiry = new Map<string, number>();
+  private readonly idle = new InterruptibleSleep();
+  private readonly backoff = new InterruptibleSleep();
+  private closing = false;
+  private loop: Promise<void> | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly bus: SqliteEventBus,
+    private readonly options: SubscribeOptions,
+    private readonly pollIntervalMs: number,
+    private readonly batchSize: number,
+    private readonly leaseMs: number,
+  ) {
+    this.topics = [...new Set(options.topics)];
+    this.group = options.group;
+    this.latest = options.from === "latest";
+    this.policy = retryPolicy(options);
+    if (this.latest) {
+      // Fixed now, before subscribe() returns, so everything published afterwards is seen.
+      for (const topic of this.topics) this.positions.set(topic, this.sql.endOfTopic.get(topic)?.seq ?? 0);
+    }
+  }
+
+  private get sql() {
+    return this.bus.statementsForSubscriptions;
+  }
+
+  start(): void {
+    if (!this.latest) {
+      this.heartbeat = setInterval(() => this.renewLeases(), Math.max(50, Math.floor(this.leaseMs / 3)));
+      this.heartbeat.unref();
+    }
+    this.loop = this.run().catch((error: unknown) => {
+      this.bus.logger.warn({ err: error, group: this.group, topics: this.topics }, "event bus subscription stopped on an error");
+    });
+  }
+
+  wake(): void {
+    this.idle.poke();
+  }
+
+  async close(): Promise<void> {
+    if (!this.closing) {
+      this.closing = true;
+      this.idle.interrupt();
+      this.backoff.interrupt();
+    }
+    await this.loop;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    if (!this.latest && this.bus.db.open) this.sql.releaseLeases.run(this.owner);
+    this.leaseExpiry.clear();
+    this.bus.forget(this);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.closing) {
+      const batch = this.fetch();
+      if (batch.length === 0) {
+        await this.idle.sleep(this.pollIntervalMs);
+        continue;
+      }
+      for (const row of batch) {
+        if (this.closing || !this.readable(row.topic)) break;
+        const finished = await this.handle(row);
+        if (!finished) break;
+      }
+    }
+  }
+
+  /** The next messages across the topics this subscription may read, in log order. */
+  private fetch(): MessageRow[] {
+    const rows: MessageRow[] = [];
+    for (const topic of this.topics) {
+      if (!this.latest && !this.holdsLease(topic) && !this.tryAcquire(topic)) continue;
+      rows.push(...this.sql.readAfter.all(topic, this.positions.get(topic) ?? 0, this.batchSize));
+    }
+    if (this.topics.length > 1) rows.sort((a, b) => a.seq - b.seq);
+    return rows.slice(0, this.batchSize);
+  }
+
+  /** Handles one message to completion; false when the subscription closed before it was done. */
+  private async handle(row: MessageRow): Promise<boolean> {
+    const message: BusMessage = {
+      topic: row.topic,
+      key: row.key,
+      value: new Uint8Array(row.value.buffer, row.value.byteOffset, row.value.byteLength),
+      headers: JSON.parse(row.headers) as Record<string, string>,
+      offset: String(row.seq),
+      timestamp: new Date(row.ts),
+    };
+    const outcome = await handleWithRetries(
+      this.options.handler,
+      message,
+      this.policy,
+      this.backoff,
+      () => this.closing,
+      this.bus.logger,
+      this.group,
+    );
+    if (outcome.kind === "abandoned") return false;
+    if (!this.bus.db.open) return false;
+    const dlq = deadLetterTopic(row.topic);
+    let committed = true;
+    // Dead-lettering and committing past the message happen together or not at all.
+    this.bus.db.transaction(() => {
+      if (!this.latest) committed = this.commit(row.topic, row.seq);
+      if (committed && outcome.kind === "dead") {
+        const now = Date.now();
+        this.sql.insertTopic.run(dlq, now);
+        this.bus.insertMessage(dlq, { key: row.key, value: message.value, headers: outcome.headers }, now);
+      }
+    })();
+    if (!committed) return false;
+    this.positions.set(row.topic, row.seq);
+    if (outcome.kind === "dead") this.bus.notify(dlq);
+    return true;
+  }
+
+  /** Commits only while this subscription still holds the group's lease; a lost lease means another member took over. */
+  private commit(topic: string, seq: number): boolean {
+    const expiresAt = Date.now() + this.leaseMs;
+    const renewed = this.sql.renewLease.run(expiresAt, this.group, topic, this.owner).changes === 1;
+    if (!renewed) {
+      this.loseLease(topic);
+      return false;
+    }
+    this.leaseExpiry.set(topic, expiresAt);
+    this.sql.commit.run(this.group, topic, seq);
+    return true;
+  }
+
+  private readable(topic: string): boolean {
+    return this.latest || this.holdsLease(topic);
+  }
+
+  private holdsLease(topic: string): boolean {
+    return (this.leaseExpiry.get(topic) ?? 0) > Date.now();
+  }
+
+  private tryAcquire(topic: string): boolean {
+    const now = Date.now();
+    // A cheap read first, so a standing-by subscription does not write on every poll.
+    const holder = this.sql.leaseHolder.get(this.group, topic);
+    if (holder && holder.owner !== this.owner && holder.expires_at >= now) return false;
+    const expiresAt = now + this.leaseMs;
+    const taken =
+      this.sql.acquireLease.run({ group: this.group, topic, owner: this.owner, expiresAt, now }).changes === 1;
+    if (!taken) return false;
+    this.leaseExpiry.set(topic, expiresAt);
+    // Start from what the group committed, whoever committed it.
+    this.positions.set(topic, this.sql.committed.get(this.group, topic)?.committed_seq ?? 0);
+    return true;
+  }
+
+  private renewLeases(): void {
+    if (this.closing || !this.bus.db.open) return;
+    for (const topic of [...this.leaseExpiry.keys()]) {
+      const expiresAt = Date.now() + this.leaseMs;
+      if (this.sql.renewLease.run(expiresAt, this.group, topic, this.owner).changes === 1) {
+        this.leaseExpiry.set(topic, expiresAt);
+      } else {
+        this.loseLease(topic);
+      }
+    }
+  }
+
+  private loseLease(topic: string): void {
+    this.leaseExpiry.delete(topic);
+    this.positions.delete(topic);
+    this.bus.logger.warn({ group: this.group, topic }, "event bus subscription lost its lease to another member");
+  }
+}
+
+function validTopic(topic: string): string {
+  if (!topic || topic.trim() !== topic) throw new InvalidInputError(`invalid topic name ${JSON.stringify(topic)}`);
+  return topic;
+}

@@ -1,0 +1,63 @@
+// Publishing ingestion progress, the one message every stage sends. Percentages follow the product:
+// parsing 10, chunking 30, embedding 40–90, indexing 95, ready 100.
+import { create, toBinary } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
+import { IngestionProgressSchema, type DocumentDescriptor } from "../../gen/quarry/events/v1/events_pb.ts";
+import { Topics, type EventBus } from "../bus/event-bus.ts";
+import type { DocumentStatus as DomainStatus } from "../domain.ts";
+
+export const PhasePercent = { pending: 0, parsing: 10, chunking: 30, embedding: 40, embeddingDone: 90, indexing: 95, ready: 100 } as const;
+
+export interface DocumentRef {
+  documentId: string;
+  knowledgeBaseId: string;
+  version: number;
+}
+
+export interface ProgressUpdate {
+  phase: DomainStatus;
+  percent: number;
+  message?: string;
+  error?: string;
+  chunkCount?: number;
+  tokenCount?: number;
+  descriptor?: DocumentDescriptor;
+}
+
+const statusOf: Record<DomainStatus, DocumentStatus> = {
+  pending: DocumentStatus.PENDING,
+  parsing: DocumentStatus.PARSING,
+  chunking: DocumentStatus.CHUNKING,
+  embedding: DocumentStatus.EMBEDDING,
+  indexing: DocumentStatus.INDEXING,
+  ready: DocumentStatus.READY,
+  failed: DocumentStatus.FAILED,
+};
+
+const domainOf = new Map(Object.entries(statusOf).map(([k, v]) => [v, k as DomainStatus]));
+
+export function toProtoStatus(status: DomainStatus): DocumentStatus {
+  return statusOf[status];
+}
+
+export function toDomainStatus(status: DocumentStatus): DomainStatus {
+  return domainOf.get(status) ?? "pending";
+}
+
+export async function publishProgress(bus: EventBus, doc: DocumentRef, update: ProgressUpdate): Promise<void> {
+  const message = create(IngestionProgressSchema, {
+    documentId: doc.documentId,
+    knowledgeBaseId: doc.knowledgeBaseId,
+    version: BigInt(doc.version),
+    phase: statusOf[update.phase],
+    percent: update.percent,
+    message: update.message ?? "",
+    error: update.error ?? "",
+    chunkCount: update.chunkCount ?? 0,
+    tokenCount: update.tokenCount ?? 0,
+    at: timestampFromDate(new Date()),
+    descriptor: update.descriptor,
+  });
+  await bus.publish(Topics.ingestionProgress, [{ key: doc.documentId, value: toBinary(IngestionProgressSchema, message) }]);
+}

@@ -1,0 +1,55 @@
+// The shape every ingestion stage shares: decode the event, do the stage's work, and turn a
+// failure into either a failed document (the input's fault: no retry) or a retry (a backend was
+// down: the bus redelivers with backoff and, past its attempts, dead-letters the event).
+import { fromBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import type { BusMessage, EventBus, Subscription } from "../bus/event-bus.ts";
+import type { Logger } from "../logger.ts";
+import { isRetryable, toDomainError } from "../rpc/error-mapping.ts";
+import { publishProgress, type DocumentRef } from "./progress.ts";
+
+export interface StageOptions<S extends DescMessage> {
+  name: string;
+  bus: EventBus;
+  topic: string;
+  schema: S;
+  logger: Logger;
+  /** Which document the event is about (for failure reports). */
+  documentOf(event: MessageShape<S>, message: BusMessage): DocumentRef;
+  handle(event: MessageShape<S>, message: BusMessage): Promise<void>;
+  maxAttempts?: number;
+  retryBackoffMs?: number;
+}
+
+export function runStage<S extends DescMessage>(options: StageOptions<S>): Promise<Subscription> {
+  const { bus, logger } = options;
+  return bus.subscribe({
+    group: options.name,
+    topics: [options.topic],
+    maxAttempts: options.maxAttempts,
+    retryBackoffMs: options.retryBackoffMs,
+    handler: async (message) => {
+      let event: MessageShape<S>;
+      try {
+        event = fromBinary(options.schema, message.value);
+      } catch (error) {
+        // A message no stage can read is dropped with a log line; retrying cannot fix it.
+        logger.error({ err: error, topic: message.topic, offset: message.offset }, "undecodable event skipped");
+        return;
+      }
+      const doc = options.documentOf(event, message);
+      try {
+        await options.handle(event, message);
+      } catch (error) {
+        const domain = toDomainError(error);
+        const reason = domain instanceof Error ? domain.message : String(domain);
+        if (isRetryable(error)) {
+          logger.warn({ err: domain, documentId: doc.documentId, stage: options.name }, "stage failed; will retry");
+          await publishProgress(bus, doc, { phase: "failed", percent: 0, error: `${options.name}: ${reason} (retrying)` }).catch(() => {});
+          throw error;
+        }
+        logger.info({ documentId: doc.documentId, stage: options.name, reason }, "document failed");
+        await publishProgress(bus, doc, { phase: "failed", percent: 0, error: `${options.name}: ${reason}` });
+      }
+    },
+  });
+}

@@ -1,0 +1,221 @@
+// Translation between the protobuf messages in gen/ and the domain types in lib/domain.ts, shared by
+// every service's routes and workers so each mapping is written once.
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import {
+  ChunkingStrategy,
+  ChunkSchema,
+  DocumentSchema,
+  KnowledgeBaseSchema,
+  ParsedDocumentSchema,
+  RetrievalMode,
+  SearchHitSchema,
+  type Chunk as ChunkProto,
+  type ChunkingSettings as ChunkingSettingsProto,
+  type Document as DocumentProto,
+  type KnowledgeBase as KnowledgeBaseProto,
+  type ParsedDocument as ParsedDocumentProto,
+  type SearchHit as SearchHitProto,
+} from "../gen/quarry/common/v1/common_pb.ts";
+import type {
+  Chunk,
+  ChunkingSettings,
+  DocumentRecord,
+  KnowledgeBase,
+  ParsedDocument,
+  RetrievalMode as DomainMode,
+  SearchHit,
+} from "./domain.ts";
+import { toDomainStatus, toProtoStatus } from "./pipeline/progress.ts";
+
+export function chunkingToProto(s: ChunkingSettings): ChunkingSettingsProto {
+  return {
+    $typeName: "quarry.common.v1.ChunkingSettings",
+    strategy: ChunkingStrategy.RECURSIVE,
+    chunkSize: s.chunkSize,
+    chunkOverlap: s.chunkOverlap,
+    separators: [...s.separators],
+  };
+}
+
+/** Unset fields (zero values) stay undefined so the chunker's defaults can fill them. */
+export function chunkingFromProto(p: ChunkingSettingsProto | undefined): Partial<ChunkingSettings> {
+  if (!p) return {};
+  return {
+    ...(p.strategy !== ChunkingStrategy.UNSPECIFIED ? { strategy: "recursive" as const } : {}),
+    ...(p.chunkSize ? { chunkSize: p.chunkSize } : {}),
+    ...(p.chunkOverlap || p.chunkSize ? { chunkOverlap: p.chunkOverlap } : {}),
+    ...(p.separators.length ? { separators: [...p.separators] } : {}),
+  };
+}
+
+export function knowledgeBaseToProto(kb: KnowledgeBase): KnowledgeBaseProto {
+  return create(KnowledgeBaseSchema, {
+    id: kb.id,
+    name: kb.name,
+    description: kb.description,
+    embeddingModel: kb.embeddingModel,
+    embeddingDimension: kb.embeddingDimension,
+    chunking: chunkingToProto(kb.chunking),
+    documentCount: BigInt(kb.documentCount),
+    chunkCount: BigInt(kb.chunkCount),
+    tokenCount: BigInt(kb.tokenCount),
+    createdAt: timestampFromDate(kb.createdAt),
+    updatedAt: timestampFromDate(kb.updatedAt),
+  });
+}
+
+export function knowledgeBaseFromProto(p: KnowledgeBaseProto): KnowledgeBase {
+  return {
+    id: p.id,
+    name: p.name,
+    description: p.description,
+    embeddingModel: p.embeddingModel,
+    embeddingDimension: p.embeddingDimension,
+    chunking: {
+      strategy: "recursive",
+      chunkSize: p.chunking?.chunkSize ?? 0,
+      chunkOverlap: p.chunking?.chunkOverlap ?? 0,
+      separators: [...(p.chunking?.separators ?? [])],
+    },
+    documentCount: Number(p.documentCount),
+    chunkCount: Number(p.chunkCount),
+    tokenCount: Number(p.tokenCount),
+    createdAt: p.createdAt ? timestampDate(p.createdAt) : new Date(0),
+    updatedAt: p.updatedAt ? timestampDate(p.updatedAt) : new Date(0),
+  };
+}
+
+export function documentToProto(d: DocumentRecord): DocumentProto {
+  return create(DocumentSchema, {
+    id: d.id,
+    knowledgeBaseId: d.knowledgeBaseId,
+    fileName: d.fileName,
+    mimeType: d.mimeType,
+    sizeBytes: BigInt(d.sizeBytes),
+    contentHash: d.contentHash,
+    version: BigInt(d.version),
+    status: toProtoStatus(d.status),
+    progressPercent: d.progressPercent,
+    chunkCount: d.chunkCount,
+    tokenCount: d.tokenCount,
+    errorMessage: d.errorMessage,
+    enabled: d.enabled,
+    metadata: { ...d.metadata },
+    createdAt: timestampFromDate(d.createdAt),
+    updatedAt: timestampFromDate(d.updatedAt),
+  });
+}
+
+export function documentFromProto(p: DocumentProto): DocumentRecord {
+  return {
+    id: p.id,
+    knowledgeBaseId: p.knowledgeBaseId,
+    fileName: p.fileName,
+    mimeType: p.mimeType,
+    sizeBytes: Number(p.sizeBytes),
+    contentHash: p.contentHash,
+    version: Number(p.version),
+    status: toDomainStatus(p.status),
+    progressPercent: p.progressPercent,
+    chunkCount: p.chunkCount,
+    tokenCount: p.tokenCount,
+    errorMessage: p.errorMessage,
+    enabled: p.enabled,
+    metadata: { ...p.metadata },
+    createdAt: p.createdAt ? timestampDate(p.createdAt) : new Date(0),
+    updatedAt: p.updatedAt ? timestampDate(p.updatedAt) : new Date(0),
+  };
+}
+
+export function parsedToProto(d: ParsedDocument): ParsedDocumentProto {
+  return create(ParsedDocumentSchema, {
+    text: d.text,
+    mimeType: d.mimeType,
+    parser: d.parser,
+    pages: d.pages.map((p) => ({ number: p.number, startOffset: p.start, endOffset: p.end })),
+    sections: d.sections.map((s) => ({ path: [...s.path], level: s.level, startOffset: s.start, endOffset: s.end })),
+    metadata: { ...d.metadata },
+  });
+}
+
+export function parsedFromProto(p: ParsedDocumentProto): ParsedDocument {
+  return {
+    text: p.text,
+    mimeType: p.mimeType,
+    parser: p.parser,
+    pages: p.pages.map((x) => ({ number: x.number, start: x.startOffset, end: x.endOffset })),
+    sections: p.sections.map((x) => ({ path: [...x.path], level: x.level, start: x.startOffset, end: x.endOffset })),
+    metadata: { ...p.metadata },
+  };
+}
+
+export function chunkToProto(c: Chunk): ChunkProto {
+  return create(ChunkSchema, {
+    id: c.id,
+    documentId: c.documentId,
+    knowledgeBaseId: c.knowledgeBaseId,
+    index: c.index,
+    text: c.text,
+    tokenCount: c.tokenCount,
+    page: c.page,
+    pageEnd: c.pageEnd,
+    sectionPath: [...c.sectionPath],
+    startOffset: c.start,
+    endOffset: c.end,
+  });
+}
+
+export function chunkFromProto(p: ChunkProto): Chunk {
+  return {
+    id: p.id,
+    documentId: p.documentId,
+    knowledgeBaseId: p.knowledgeBaseId,
+    index: p.index,
+    text: p.text,
+    tokenCount: p.tokenCount,
+    page: p.page,
+    pageEnd: p.pageEnd,
+    sectionPath: [...p.sectionPath],
+    start: p.startOffset,
+    end: p.endOffset,
+  };
+}
+
+export function hitToProto(h: SearchHit): SearchHitProto {
+  return create(SearchHitSchema, {
+    chunk: chunkToProto(h.chunk),
+    fileName: h.fileName,
+    score: h.score,
+    explain: { ...h.explain },
+  });
+}
+
+export function hitFromProto(p: SearchHitProto): SearchHit {
+  return {
+    chunk: chunkFromProto(p.chunk!),
+    fileName: p.fileName,
+    score: p.score,
+    explain: {
+      bm25Rank: p.explain?.bm25Rank ?? 0,
+      bm25Score: p.explain?.bm25Score ?? 0,
+      vectorRank: p.explain?.vectorRank ?? 0,
+      vectorScore: p.explain?.vectorScore ?? 0,
+      fusedScore: p.explain?.fusedScore ?? 0,
+    },
+  };
+}
+
+const modes: [RetrievalMode, DomainMode][] = [
+  [RetrievalMode.HYBRID, "hybrid"],
+  [RetrievalMode.BM25, "bm25"],
+  [RetrievalMode.VECTOR, "vector"],
+];
+
+export function modeFromProto(m: RetrievalMode): DomainMode {
+  return modes.find(([p]) => p === m)?.[1] ?? "hybrid";
+}
+
+export function modeToProto(m: DomainMode): RetrievalMode {
+  return modes.find(([, d]) => d === m)?.[0] ?? RetrievalMode.HYBRID;
+}

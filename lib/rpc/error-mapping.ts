@@ -1,0 +1,50 @@
+// The one place where domain errors become Connect codes, and back again for callers of other
+// services (a worker needs to know whether a failure is worth retrying).
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  AlreadyExistsError,
+  FailedPreconditionError,
+  InvalidInputError,
+  NotFoundError,
+  QuarryError,
+  TooLargeError,
+  UnavailableError,
+} from "../errors.ts";
+
+const toCode: [new (...args: never[]) => QuarryError, Code][] = [
+  [InvalidInputError, Code.InvalidArgument],
+  [NotFoundError, Code.NotFound],
+  [AlreadyExistsError, Code.AlreadyExists],
+  [FailedPreconditionError, Code.FailedPrecondition],
+  [UnavailableError, Code.Unavailable],
+  [TooLargeError, Code.ResourceExhausted],
+];
+
+export function toConnectError(error: unknown): ConnectError {
+  if (error instanceof ConnectError) return error;
+  for (const [type, code] of toCode) {
+    if (error instanceof type) return new ConnectError(error.message, code, undefined, undefined, error);
+  }
+  // An unexpected error: its message may carry internals, so the caller sees a generic one.
+  return new ConnectError("internal error", Code.Internal, undefined, undefined, error);
+}
+
+/** Turns an error from another Quarry service's client back into the domain error it stood for. */
+export function toDomainError(error: unknown): unknown {
+  if (!(error instanceof ConnectError)) return error;
+  const found = toCode.find(([, code]) => code === error.code);
+  if (found) return new found[0](error.rawMessage as never, { cause: error } as never);
+  if (error.code === Code.DeadlineExceeded || error.code === Code.Unknown) {
+    return new UnavailableError(error.rawMessage, { cause: error });
+  }
+  return error;
+}
+
+/** Errors a later attempt may get past (a backend down); everything else is the input's fault. */
+export function isRetryable(error: unknown): boolean {
+  const domain = toDomainError(error);
+  if (domain instanceof UnavailableError) return true;
+  if (domain instanceof QuarryError) return false;
+  if (domain instanceof ConnectError) return domain.code === Code.Internal || domain.code === Code.Aborted;
+  return true;
+}

@@ -1,0 +1,43 @@
+import { ConnectError, type Interceptor } from "@connectrpc/connect";
+import type { Logger } from "../logger.ts";
+import { toConnectError } from "./error-mapping.ts";
+
+/**
+ * Maps domain errors to Connect codes, for unary handlers and for errors thrown while a response
+ * stream is being produced, and logs each call's method, code and duration (never its payload).
+ */
+export function rpcEdgeInterceptor(logger: Logger): Interceptor {
+  return (next) => async (request) => {
+    const started = performance.now();
+    const method = `${request.service.typeName}/${request.method.name}`;
+    const done = (error?: unknown) => {
+      const ms = Math.round(performance.now() - started);
+      if (!error) return logger.debug({ method, code: "ok", ms }, "rpc");
+      const mapped = toConnectError(error);
+      const level = mapped.code === 13 ? "error" : "info";
+      logger[level]({ method, code: mapped.code, ms, err: mapped.cause ?? mapped }, "rpc failed");
+      return mapped;
+    };
+    try {
+      const response = await next(request);
+      if (!response.stream) {
+        done();
+        return response;
+      }
+      const source = response.message;
+      return {
+        ...response,
+        message: (async function* () {
+          try {
+            yield* source;
+            done();
+          } catch (error) {
+            throw done(error) ?? error;
+          }
+        })(),
+      };
+    } catch (error) {
+      throw done(error) ?? (error instanceof ConnectError ? error : toConnectError(error));
+    }
+  };
+}

@@ -1,0 +1,118 @@
+// One port that speaks Connect, gRPC and gRPC-Web. gRPC needs HTTP/2 (cleartext, prior knowledge)
+// while browsers and curl speak HTTP/1.1, and Node's cleartext HTTP/2 server cannot take both, so
+// each new connection is routed by its first bytes: the HTTP/2 preface goes to the HTTP/2 server,
+// anything else to the HTTP/1.1 server. Both share one Connect handler.
+import http from "node:http";
+import http2 from "node:http2";
+import net from "node:net";
+import type { DescFile } from "@bufbuild/protobuf";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { cors } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Logger } from "../logger.ts";
+import { HealthRegistry } from "./health.ts";
+import { rpcEdgeInterceptor } from "./interceptors.ts";
+import { reflectionRoutes } from "./reflection.ts";
+
+export type Routes = (router: ConnectRouter) => void;
+
+export interface ServerOptions {
+  routes: Routes;
+  /** Fully qualified names of the services the routes serve, for health and reflection. */
+  serviceNames: string[];
+  /** Descriptor files for reflection. */
+  files: DescFile[];
+  logger: Logger;
+  /** Largest request message accepted, bytes. */
+  readMaxBytes?: number;
+  /** Origins allowed to call from a browser; ["*"] allows any. */
+  corsOrigins?: string[];
+  interceptors?: Interceptor[];
+}
+
+export interface BuiltServer {
+  health: HealthRegistry;
+  /** The Node request handler, for tests that want to mount it themselves. */
+  handler: (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
+  /** The routes including health and reflection, for in-memory router transports. */
+  routes: Routes;
+  /** What wraps every call (error mapping, logging); an in-memory transport must apply them too. */
+  interceptors: Interceptor[];
+  listen(port: number, host?: string): Promise<RunningServer>;
+}
+
+export interface RunningServer {
+  port: number;
+  url: string;
+  /** Stops accepting connections, lets calls in flight finish (up to graceMs), then closes. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0");
+
+export function buildServer(options: ServerOptions): BuiltServer {
+  const health = new HealthRegistry();
+  for (const name of options.serviceNames) health.set(name, true);
+  const routes: Routes = (router) => {
+    options.routes(router);
+    health.routes(router);
+    reflectionRoutes(options.files, [...options.serviceNames, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"])(router);
+  };
+  const interceptors = [rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? [])];
+  const connect = connectNodeAdapter({ routes, readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024, interceptors });
+  const origins = options.corsOrigins ?? ["*"];
+  let active = 0;
+  const handler: BuiltServer["handler"] = (req, res) => {
+    active++;
+    res.once("close", () => active--);
+    const origin = req.headers.origin;
+    if (origin && (origins.includes("*") || origins.includes(origin))) {
+      res.setHeader("Access-Control-Allow-Origin", origins.includes("*") ? "*" : origin);
+      res.setHeader("Access-Control-Expose-Headers", cors.exposedHeaders.join(", "));
+      if (req.method === "OPTIONS") {
+        res.setHeader("Access-Control-Allow-Methods", cors.allowedMethods.join(", "));
+        res.setHeader("Access-Control-Allow-Headers", [...cors.allowedHeaders, "Authorization"].join(", "));
+        res.setHeader("Access-Control-Max-Age", "7200");
+        res.writeHead(204);
+        res.end();
+        return;
+      }
+    }
+    connect(req as never, res as never);
+  };
+
+  const listen = (port: number, host = "127.0.0.1") =>
+    new Promise<RunningServer>((resolve, reject) => {
+      const h1 = http.createServer(handler as http.RequestListener);
+      const h2 = http2.createServer({}, handler as never);
+      const sockets = new Set<net.Socket>();
+      const front = net.createServer((socket) => {
+        sockets.add(socket);
+        socket.on("close", () => sockets.delete(socket));
+        socket.once("readable", () => {
+          const head: Buffer | null = socket.read(HTTP2_PREFACE.length) ?? socket.read();
+          if (!head) return socket.destroy();
+          socket.unshift(head);
+          (head.subarray(0, HTTP2_PREFACE.length).equals(HTTP2_PREFACE) ? h2 : h1).emit("connection", socket);
+        });
+      });
+      front.once("error", reject);
+      front.listen(port, host, () => {
+        const address = front.address() as net.AddressInfo;
+        options.logger.info({ port: address.port, host }, "listening");
+        resolve({
+          port: address.port,
+          url: `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`,
+          close: async (graceMs = 5_000) => {
+            health.shutdown();
+            front.close();
+            const deadline = Date.now() + graceMs;
+            while (active > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+            for (const socket of sockets) socket.destroy();
+          },
+        });
+      });
+    });
+
+  return { health, handler, routes, interceptors, listen };
+}

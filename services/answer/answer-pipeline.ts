@@ -1,0 +1,169 @@
+import type { SearchHit } from "../../lib/domain.ts";
+import type { ChatModel, ChatUsage } from "./chat-model.ts";
+import type { Citation } from "./citation.ts";
+import { CitationMapper } from "./citation-mapper.ts";
+import { buildContext, renderContext, type BuiltContext } from "./context-builder.ts";
+import { extractiveAnswer, type ExtractiveOptions } from "./extractive-answerer.ts";
+import { buildMessages } from "./prompt.ts";
+import { retrieve, validateQuestion, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
+import type { RetrievalSummary, StageName, StageRun, TurnRecord } from "./turn-record.ts";
+
+export interface AnswerSettings {
+  retrieval: RetrievalSettings;
+  /** Most tokens the numbered context may take in the prompt. */
+  contextTokenBudget: number;
+  extractive?: ExtractiveOptions;
+}
+
+export interface AnswerDeps extends RetrievalDeps {
+  /** Counts tokens for the context budget. */
+  countTokens(text: string): number;
+  /** Absent when no language model is configured: the answer is then extractive. */
+  chatModel?: ChatModel;
+  signal?: AbortSignal;
+}
+
+export type AnswerEvent =
+  | { type: "status"; stage: "retrieving" | "generating" }
+  | { type: "text"; delta: string }
+  | { type: "citation"; citation: Citation }
+  | {
+      type: "final";
+      usage: ChatUsage | null;
+      extractive: boolean;
+      /** Markers the model wrote for passages that were not in the context, removed from the text. */
+      droppedMarkers: number;
+      record: TurnRecord;
+      retrievalSummary: RetrievalSummary;
+    };
+
+const HAN = /\p{Script=Han}/u;
+
+/**
+ * Answers one question as a sequence of stages — retrieve, build the numbered context, then
+ * generate with the chat model (or extract sentences when there is none) — recording each stage in
+ * the turn record. Text streams as the model writes it; each citation is yielded no later than the
+ * text of the marker that cites it. Query rewriting, HyDE or multi-query would run before
+ * retrieve, reranking between retrieve and build-context, each adding its StageRun.
+ */
+export async function* answer(question: string, deps: AnswerDeps, settings: AnswerSettings): AsyncGenerator<AnswerEvent> {
+  const started = performance.now();
+  const text = validateQuestion(question, settings.retrieval);
+  const record: TurnRecord = {
+    question: text,
+    knowledgeBaseIds: [...settings.retrieval.knowledgeBaseIds],
+    retrieval: settings.retrieval,
+    stages: [],
+    hits: [],
+    context: [],
+    contextTokens: 0,
+    markers: { used: [], dropped: [] },
+    model: deps.chatModel?.name ?? "extractive",
+    usage: null,
+    extractive: !deps.chatModel,
+    startedAt: new Date(),
+    durationMs: 0,
+  };
+  async function stage<T>(name: StageName, run: () => Promise<T>, describe: (result: T) => string): Promise<T> {
+    const at = performance.now();
+    try {
+      const result = await run();
+      record.stages.push(stageRun(name, started, at, describe(result)));
+      return result;
+    } catch (err) {
+      record.stages.push(stageRun(name, started, at, `failed: ${(err as Error).name}`));
+      throw err;
+    }
+  }
+
+  yield { type: "status", stage: "retrieving" };
+  const hits = await stage("retrieve", () => retrieve(text, deps, settings.retrieval), (h) => `${h.length} hits`);
+  const context = await stage(
+    "build-context",
+    async () => buildContext(hits, { tokenBudget: settings.contextTokenBudget, countTokens: deps.countTokens }),
+    (c) => `${c.chunks.length} chunks, ${c.tokens} tokens`,
+  );
+  recordRetrieval(record, hits, context);
+
+  yield { type: "status", stage: "generating" };
+  const mapper = new CitationMapper(context.chunks);
+  const generateStarted = performance.now();
+  const model = deps.chatModel;
+  if (model && context.chunks.length > 0) {
+    const messages = buildMessages(text, renderContext(context.chunks));
+    try {
+      for await (const delta of model.stream(messages, { signal: deps.signal, onUsage: (usage) => (record.usage = usage) })) {
+        yield* mapper.push(delta);
+      }
+    } catch (err) {
+      record.stages.push(stageRun("generate", started, generateStarted, `failed: ${(err as Error).name}`));
+      throw err;
+    }
+    yield* mapper.end();
+    record.stages.push(stageRun("generate", started, generateStarted, `${model.name}, ${mapper.used.length} sources cited`));
+  } else if (model) {
+    // Nothing was retrieved: asking the model anyway invites an answer from its own memory.
+    yield { type: "text", delta: nothingFound(text) };
+    record.stages.push(stageRun("generate", started, generateStarted, "skipped: no context"));
+  } else {
+    const extracted = extractiveAnswer(text, context.chunks, settings.extractive);
+    yield* [...mapper.push(extracted.text), ...mapper.end()];
+    record.stages.push(stageRun("extract", started, generateStarted, extracted.found ? `${mapper.used.length} sources cited` : "no matching sentence"));
+  }
+
+  record.markers = { used: mapper.used, dropped: mapper.dropped };
+  record.durationMs = performance.now() - started;
+  yield {
+    type: "final",
+    usage: record.usage,
+    extractive: record.extractive,
+    droppedMarkers: record.markers.dropped.length,
+    record,
+    retrievalSummary: {
+      hitsConsidered: hits.length,
+      usedInContext: context.chunks.length,
+      topScore: hits.reduce((top, h) => Math.max(top, h.score), 0),
+      mode: settings.retrieval.mode,
+    },
+  };
+}
+
+function recordRetrieval(record: TurnRecord, hits: SearchHit[], context: BuiltContext): void {
+  const numberOf = new Map(context.chunks.map((c) => [c.hit, c.number]));
+  const exclusionOf = new Map(context.excluded.map((e) => [e.hit, e]));
+  record.hits = hits.map((hit, i) => {
+    const exclusion = exclusionOf.get(hit);
+    return {
+      rank: i + 1,
+      chunkId: hit.chunk.id,
+      documentId: hit.chunk.documentId,
+      knowledgeBaseId: hit.chunk.knowledgeBaseId,
+      fileName: hit.fileName,
+      score: hit.score,
+      explain: hit.explain,
+      contextNumber: numberOf.get(hit) ?? 0,
+      ...(exclusion ? { excludedReason: exclusion.reason } : {}),
+      ...(exclusion?.duplicateOf ? { duplicateOf: exclusion.duplicateOf } : {}),
+    };
+  });
+  record.context = context.chunks.map((c) => ({
+    number: c.number,
+    chunkId: c.hit.chunk.id,
+    documentId: c.hit.chunk.documentId,
+    fileName: c.hit.fileName,
+    page: c.hit.chunk.page,
+    sectionPath: c.hit.chunk.sectionPath,
+    tokens: c.tokens,
+  }));
+  record.contextTokens = context.tokens;
+}
+
+function stageRun(stage: StageName, turnStarted: number, at: number, note: string): StageRun {
+  return { stage, startedAtMs: at - turnStarted, durationMs: performance.now() - at, note };
+}
+
+function nothingFound(question: string): string {
+  return HAN.test(question)
+    ? "我不知道：所选知识库中没有找到与该问题相关的内容。"
+    : "I don't know: nothing in the selected knowledge bases matches this question.";
+}

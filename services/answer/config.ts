@@ -1,0 +1,23 @@
+import { integer, modelsDir, optional, ServicePorts, type Env } from "../../lib/config.ts";
+
+export interface AnswerConfig {
+  port: number;
+  /** Unset: answers are extractive. */
+  llm?: { baseURL: string; apiKey: string; model: string };
+  contextTokenBudget: number;
+  maxQuestionChars: number;
+  tokenizerDir: string;
+}
+
+export function answerConfig(env: Env): AnswerConfig {
+  const baseURL = optional(env, "OPENAI_BASE_URL");
+  const model = optional(env, "QUARRY_CHAT_MODEL");
+  return {
+    port: integer(env, "QUARRY_ANSWER_PORT", ServicePorts.answer),
+    // A chat model is used only when both its endpoint and its name are given.
+    llm: baseURL && model ? { baseURL, model, apiKey: optional(env, "OPENAI_API_KEY") ?? "not-needed" } : undefined,
+    contextTokenBudget: integer(env, "QUARRY_CONTEXT_TOKENS", 3_000),
+    maxQuestionChars: integer(env, "QUARRY_MAX_QUESTION_CHARS", 4_000),
+    tokenizerDir: optional(env, "QUARRY_TOKENIZER_DIR") ?? `${modelsDir(env)}/all-MiniLM-L6-v2-int8`,
+  };
+}

@@ -1,0 +1,31 @@
+import { createClient } from "@connectrpc/connect";
+import { EmbedderService } from "../../gen/quarry/embedder/v1/embedder_pb.ts";
+import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
+import type { Env } from "../../lib/config.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { Peers } from "../../lib/rpc/peers.ts";
+import type { AssembledService } from "../../lib/service-runtime.ts";
+import { WordPieceTokenCounter } from "../chunker/wordpiece-token-counter.ts";
+import { answerConfig } from "./config.ts";
+import { OpenAiChatModel } from "./openai-chat-model.ts";
+import { build } from "./server.ts";
+
+export function assembleAnswer(env: Env, peers: Peers, shared: { logger: Logger }): AssembledService {
+  const config = answerConfig(env);
+  const logger = shared.logger.child({ service: "answer" });
+  const counter = WordPieceTokenCounter.fromModelDir(config.tokenizerDir);
+  return {
+    name: "answer",
+    server: build({
+      index: createClient(IndexService, peers.transport("index")),
+      embedder: createClient(EmbedderService, peers.transport("embedder")),
+      chatModel: config.llm ? new OpenAiChatModel(config.llm) : undefined,
+      countTokens: (text) => counter.count(text),
+      contextTokenBudget: config.contextTokenBudget,
+      maxQuestionChars: config.maxQuestionChars,
+      logger,
+    }),
+    startWorkers: async () => [],
+    close: async () => {},
+  };
+}

@@ -1,0 +1,81 @@
+import type { HitExplain, RetrievalMode } from "../../lib/domain.ts";
+import type { ChatUsage } from "./chat-model.ts";
+import type { ExclusionReason } from "./context-builder.ts";
+import type { RetrievalSettings } from "./retrieval-stage.ts";
+
+/**
+ * The stages an answer can go through, in order. Only retrieve, build-context and generate or
+ * extract run today; the others name the places query rewriting, HyDE, multi-query retrieval and
+ * reranking slot in, so the record and a retrieval debugger already have a word for them.
+ */
+export type StageName = "rewrite" | "hyde" | "multi-query" | "retrieve" | "rerank" | "build-context" | "generate" | "extract";
+
+export interface StageRun {
+  stage: StageName;
+  /** Milliseconds since the turn started. */
+  startedAtMs: number;
+  durationMs: number;
+  /** A one-line outcome, e.g. "12 hits" or "failed: UnavailableError"; never document text. */
+  note: string;
+}
+
+/** A hit the turn looked at, with why it ranks where it does and what became of it. */
+export interface ConsideredHit {
+  /** 1-based position in the retrieval results. */
+  rank: number;
+  chunkId: string;
+  documentId: string;
+  knowledgeBaseId: string;
+  fileName: string;
+  score: number;
+  explain: HitExplain;
+  /** The context number it got, or 0 when excluded. */
+  contextNumber: number;
+  excludedReason?: ExclusionReason;
+  duplicateOf?: number;
+}
+
+export interface ContextEntry {
+  number: number;
+  chunkId: string;
+  documentId: string;
+  fileName: string;
+  page: number;
+  sectionPath: string[];
+  tokens: number;
+}
+
+/**
+ * Everything worth knowing about one question-and-answer turn, for the answer's footer, logs
+ * (without the question's text) and later a retrieval debugger. Holds ids, not document text.
+ */
+export interface TurnRecord {
+  question: string;
+  knowledgeBaseIds: string[];
+  retrieval: RetrievalSettings;
+  stages: StageRun[];
+  hits: ConsideredHit[];
+  context: ContextEntry[];
+  /** Context tokens in the prompt. */
+  contextTokens: number;
+  markers: {
+    /** Context numbers the answer cited, in the order first cited. */
+    used: number[];
+    /** Numbers the model wrote that were not in the context, removed from the text (one entry per occurrence). */
+    dropped: number[];
+  };
+  /** The chat model's name, or "extractive" when no model is configured. */
+  model: string;
+  usage: ChatUsage | null;
+  extractive: boolean;
+  startedAt: Date;
+  durationMs: number;
+}
+
+/** What the answer's footer shows about retrieval. */
+export interface RetrievalSummary {
+  hitsConsidered: number;
+  usedInContext: number;
+  topScore: number;
+  mode: RetrievalMode;
+}

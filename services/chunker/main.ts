@@ -1,0 +1,35 @@
+import { createClient } from "@connectrpc/connect";
+import { EmbedderService } from "../../gen/quarry/embedder/v1/embedder_pb.ts";
+import type { EventBus } from "../../lib/bus/event-bus.ts";
+import type { Env } from "../../lib/config.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { Peers } from "../../lib/rpc/peers.ts";
+import type { AssembledService } from "../../lib/service-runtime.ts";
+import { knowledgeBaseLookup } from "../index/knowledge-base-lookup.ts";
+import { chunkerConfig } from "./config.ts";
+import { build } from "./server.ts";
+import { WordPieceTokenCounter } from "./wordpiece-token-counter.ts";
+import { startChunkerWorker } from "./worker.ts";
+
+export async function assembleChunker(env: Env, peers: Peers, shared: { bus: EventBus; logger: Logger }): Promise<AssembledService> {
+  const config = chunkerConfig(env);
+  const logger = shared.logger.child({ service: "chunker" });
+  const counter = WordPieceTokenCounter.fromModelDir(config.tokenizerDir);
+  // The chunk size limit is the embedder's, so ask it once at start-up.
+  const { maxInputTokens } = await createClient(EmbedderService, peers.transport("embedder")).getModelInfo({});
+  const knowledgeBase = knowledgeBaseLookup(() => peers.transport("index"));
+  return {
+    name: "chunker",
+    server: build({ counter, maxInputTokens, logger }),
+    startWorkers: async () => [
+      await startChunkerWorker({
+        bus: shared.bus,
+        counter,
+        maxInputTokens,
+        settingsFor: async (id) => (await knowledgeBase(id)).chunking,
+        logger,
+      }),
+    ],
+    close: async () => {},
+  };
+}

@@ -1,0 +1,51 @@
+// The chunking stage: documents.parsed → chunks.created, with the knowledge base's settings.
+import { create, toBinary } from "@bufbuild/protobuf";
+import { ChunksCreatedSchema, DocumentParsedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
+import { Topics, type EventBus } from "../../lib/bus/event-bus.ts";
+import type { ChunkingSettings } from "../../lib/domain.ts";
+import { InvalidInputError } from "../../lib/errors.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
+import { runStage } from "../../lib/pipeline/stage.ts";
+import { chunkToProto, parsedFromProto } from "../../lib/proto-convert.ts";
+import { chunkDocument } from "./chunk-document.ts";
+import { toChunks } from "./chunk-id.ts";
+import type { TokenCounter } from "./tokenizer.ts";
+
+export interface ChunkerWorkerDeps {
+  bus: EventBus;
+  counter: TokenCounter;
+  maxInputTokens: number;
+  /** The knowledge base's chunking settings (from the index service). */
+  settingsFor(knowledgeBaseId: string): Promise<ChunkingSettings>;
+  logger: Logger;
+}
+
+export function startChunkerWorker(deps: ChunkerWorkerDeps) {
+  const { bus } = deps;
+  return runStage({
+    name: "chunker",
+    bus,
+    topic: Topics.documentsParsed,
+    schema: DocumentParsedSchema,
+    logger: deps.logger,
+    documentOf: (e) => ({ documentId: e.documentId, knowledgeBaseId: e.knowledgeBaseId, version: Number(e.version) }),
+    async handle(event) {
+      const doc = { documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: Number(event.version) };
+      await publishProgress(bus, doc, { phase: "chunking", percent: PhasePercent.chunking, message: "splitting" });
+      if (!event.parsed) throw new InvalidInputError("documents.parsed event without a parsed document");
+      const settings = await deps.settingsFor(event.knowledgeBaseId);
+      const drafts = chunkDocument(parsedFromProto(event.parsed), settings, deps.counter, { maxInputTokens: deps.maxInputTokens });
+      if (drafts.length === 0) throw new InvalidInputError("the document has no text to index");
+      const chunks = toChunks(drafts, event.documentId, event.knowledgeBaseId);
+      const out = create(ChunksCreatedSchema, {
+        documentId: event.documentId,
+        knowledgeBaseId: event.knowledgeBaseId,
+        version: event.version,
+        fileName: event.fileName,
+        chunks: chunks.map(chunkToProto),
+      });
+      await bus.publish(Topics.chunksCreated, [{ key: event.documentId, value: toBinary(ChunksCreatedSchema, out) }]);
+    },
+  });
+}

@@ -1,0 +1,40 @@
+import { ConfigError, integer, modelsDir, optional, ServicePorts, type Env } from "../../lib/config.ts";
+
+export type EmbedderConfig =
+  | { port: number; provider: "local"; modelDir: string; batchSize: number }
+  | {
+      port: number;
+      provider: "openai";
+      baseURL: string;
+      apiKey: string;
+      model: string;
+      dimension: number;
+      maxInputTokens: number;
+      requestDimensions: boolean;
+    };
+
+export function embedderConfig(env: Env): EmbedderConfig {
+  const port = integer(env, "QUARRY_EMBEDDER_PORT", ServicePorts.embedder);
+  const provider = optional(env, "QUARRY_EMBEDDING_PROVIDER") ?? "local";
+  if (provider === "local") {
+    const name = optional(env, "QUARRY_EMBEDDING_MODEL") ?? "all-MiniLM-L6-v2-int8";
+    return { port, provider, modelDir: `${modelsDir(env)}/${name}`, batchSize: integer(env, "QUARRY_EMBEDDING_BATCH", 32) };
+  }
+  if (provider !== "openai") throw new ConfigError(`QUARRY_EMBEDDING_PROVIDER must be "local" or "openai", not "${provider}"`);
+  const baseURL = optional(env, "QUARRY_EMBEDDING_BASE_URL") ?? optional(env, "OPENAI_BASE_URL");
+  const model = optional(env, "QUARRY_EMBEDDING_MODEL");
+  const dimension = integer(env, "QUARRY_EMBEDDING_DIMENSION", 0);
+  if (!baseURL) throw new ConfigError("QUARRY_EMBEDDING_BASE_URL (or OPENAI_BASE_URL) is not set: the openai embedding provider needs its endpoint");
+  if (!model) throw new ConfigError("QUARRY_EMBEDDING_MODEL is not set: the openai embedding provider needs a model name");
+  if (!dimension) throw new ConfigError("QUARRY_EMBEDDING_DIMENSION is not set: knowledge bases fix their vector dimension at creation");
+  return {
+    port,
+    provider,
+    baseURL,
+    apiKey: optional(env, "QUARRY_EMBEDDING_API_KEY") ?? optional(env, "OPENAI_API_KEY") ?? "not-needed",
+    model,
+    dimension,
+    maxInputTokens: integer(env, "QUARRY_EMBEDDING_MAX_TOKENS", 512),
+    requestDimensions: optional(env, "QUARRY_EMBEDDING_REQUEST_DIMENSIONS") === "1",
+  };
+}

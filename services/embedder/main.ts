@@ -1,0 +1,30 @@
+import type { EventBus } from "../../lib/bus/event-bus.ts";
+import type { Env } from "../../lib/config.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { Peers } from "../../lib/rpc/peers.ts";
+import type { AssembledService } from "../../lib/service-runtime.ts";
+import { knowledgeBaseLookup } from "../index/knowledge-base-lookup.ts";
+import { embedderConfig } from "./config.ts";
+import type { Embedder } from "./embedder.ts";
+import { OnnxEmbedder } from "./onnx-embedder.ts";
+import { OpenAiEmbedder } from "./openai-embedder.ts";
+import { build } from "./server.ts";
+import { startEmbedderWorker } from "./worker.ts";
+
+export async function createEmbedder(env: Env): Promise<Embedder> {
+  const config = embedderConfig(env);
+  if (config.provider === "local") return OnnxEmbedder.load(config.modelDir, { batchSize: config.batchSize });
+  return new OpenAiEmbedder(config);
+}
+
+export async function assembleEmbedder(env: Env, peers: Peers, shared: { bus: EventBus; logger: Logger }): Promise<AssembledService> {
+  const logger = shared.logger.child({ service: "embedder" });
+  const embedder = await createEmbedder(env);
+  const knowledgeBase = knowledgeBaseLookup(() => peers.transport("index"));
+  return {
+    name: "embedder",
+    server: build({ embedder, logger }),
+    startWorkers: async () => [await startEmbedderWorker({ bus: shared.bus, embedder, knowledgeBase, logger })],
+    close: () => embedder.close(),
+  };
+}

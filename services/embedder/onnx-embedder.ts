@@ -1,0 +1,166 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { availableParallelism, homedir } from "node:os";
+import { join } from "node:path";
+import { Tokenizer } from "@huggingface/tokenizers";
+import * as ort from "onnxruntime-node";
+import type { EmbeddingModelInfo } from "../../lib/domain.ts";
+import { FailedPreconditionError } from "../../lib/errors.ts";
+import type { Embedder, EmbeddingKind } from "./embedder.ts";
+
+/** The model `npm run setup` installs. */
+export const DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2-int8";
+
+/** Where `npm run setup` puts a model: $QUARRY_MODELS_DIR/<name>, or ~/.cache/quarry/models/<name>. */
+export function defaultModelDir(name: string = DEFAULT_LOCAL_MODEL, env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.QUARRY_MODELS_DIR?.trim() || join(homedir(), ".cache", "quarry", "models"), name);
+}
+
+export interface OnnxEmbedderOptions {
+  /** Texts per forward pass. Larger batches pad more; 32 suits 2 cores. */
+  batchSize?: number;
+  /** ONNX Runtime intra-op threads; defaults to the cores available, at most 2. */
+  threads?: number;
+}
+
+/** quarry-model.json, written by scripts/fetch-model.mjs next to the model. */
+interface ModelManifest {
+  name: string;
+  dimension: number;
+  maxTokens?: number;
+}
+
+const REQUIRED_FILES = ["quarry-model.json", "model.onnx", "tokenizer.json", "tokenizer_config.json"];
+
+/**
+ * A sentence-transformers model (MiniLM) run locally with ONNX Runtime: word-piece tokenisation,
+ * mean pooling over real tokens, L2 normalisation, exactly as sentence-transformers does.
+ */
+export class OnnxEmbedder implements Embedder {
+  readonly #session: ort.InferenceSession;
+  readonly #tokenizer: Tokenizer;
+  readonly #info: EmbeddingModelInfo;
+  readonly #batchSize: number;
+  readonly #clsId: number;
+  readonly #sepId: number;
+  readonly #padId: number;
+  /** Forward passes run one at a time: concurrent runs would only fight over the same cores. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(session: ort.InferenceSession, tokenizer: Tokenizer, info: EmbeddingModelInfo, batchSize: number) {
+    this.#session = session;
+    this.#tokenizer = tokenizer;
+    this.#info = info;
+    this.#batchSize = batchSize;
+    this.#clsId = tokenId(tokenizer, "[CLS]");
+    this.#sepId = tokenId(tokenizer, "[SEP]");
+    this.#padId = tokenId(tokenizer, "[PAD]");
+  }
+
+  static async load(modelDir: string, options: OnnxEmbedderOptions = {}): Promise<OnnxEmbedder> {
+    const missing = REQUIRED_FILES.filter((f) => !existsSync(join(modelDir, f)));
+    if (missing.length > 0) {
+      throw new FailedPreconditionError(
+        `the local embedding model is missing from ${modelDir} (no ${missing.join(", ")}); install it with \`npm run setup\``,
+      );
+    }
+    const manifest = JSON.parse(await readFile(join(modelDir, "quarry-model.json"), "utf8")) as ModelManifest;
+    const tokenizer = new Tokenizer(
+      JSON.parse(await readFile(join(modelDir, "tokenizer.json"), "utf8")),
+      JSON.parse(await readFile(join(modelDir, "tokenizer_config.json"), "utf8")),
+    );
+    const session = await ort.InferenceSession.create(join(modelDir, "model.onnx"), {
+      intraOpNumThreads: Math.max(1, options.threads ?? Math.min(2, availableParallelism())),
+      // One operator at a time; parallelism inside each matmul is what pays off on a small CPU.
+      interOpNumThreads: 1,
+      executionMode: "sequential",
+      graphOptimizationLevel: "all",
+    });
+    const info = { model: manifest.name, dimension: manifest.dimension, maxInputTokens: manifest.maxTokens ?? 256 };
+    return new OnnxEmbedder(session, tokenizer, info, Math.max(1, options.batchSize ?? 32));
+  }
+
+  info(): EmbeddingModelInfo {
+    return { ...this.#info };
+  }
+
+  /** Word pieces the model reads for a text, [CLS] and [SEP] included, after truncation. */
+  tokenize(text: string): number[] {
+    // tokenizers.js ignores tokenizer.json's truncation section, so truncate here; the limit counts [CLS] and [SEP].
+    const ids = this.#tokenizer.encode(text, { add_special_tokens: false }).ids;
+    return [this.#clsId, ...ids.slice(0, this.#info.maxInputTokens - 2), this.#sepId];
+  }
+
+  async embed(texts: string[], _kind: EmbeddingKind): Promise<Float32Array[]> {
+    const run = this.#queue.then(() => this.#embedAll(texts));
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async close(): Promise<void> {
+    await this.#queue;
+    await this.#session.release();
+  }
+
+  async #embedAll(texts: string[]): Promise<Float32Array[]> {
+    const encoded = texts.map((t) => this.tokenize(t));
+    // Batching texts of similar length wastes little on padding; the original order is restored below.
+    const order = encoded.map((_, i) => i).sort((a, b) => encoded[b].length - encoded[a].length);
+    const vectors = new Array<Float32Array>(texts.length);
+    for (let start = 0; start < order.length; start += this.#batchSize) {
+      const indices = order.slice(start, start + this.#batchSize);
+      const batchVectors = await this.#forward(indices.map((i) => encoded[i]));
+      indices.forEach((original, k) => (vectors[original] = batchVectors[k]));
+    }
+    return vectors;
+  }
+
+  async #forward(batch: number[][]): Promise<Float32Array[]> {
+    const rows = batch.length;
+    const seq = Math.max(...batch.map((ids) => ids.length));
+    const inputIds = new BigInt64Array(rows * seq).fill(BigInt(this.#padId));
+    const mask = new BigInt64Array(rows * seq);
+    batch.forEach((ids, r) =>
+      ids.forEach((id, t) => {
+        inputIds[r * seq + t] = BigInt(id);
+        mask[r * seq + t] = 1n;
+      }),
+    );
+    const dims = [rows, seq];
+    const output = await this.#session.run({
+      input_ids: new ort.Tensor("int64", inputIds, dims),
+      attention_mask: new ort.Tensor("int64", mask, dims),
+      token_type_ids: new ort.Tensor("int64", new BigInt64Array(rows * seq), dims),
+    });
+    const hidden = output.last_hidden_state;
+    const width = hidden.dims[2];
+    if (width !== this.#info.dimension) {
+      throw new FailedPreconditionError(
+        `model ${this.#info.model} produced ${width}-dim vectors but quarry-model.json says ${this.#info.dimension}`,
+      );
+    }
+    const data = hidden.data as Float32Array;
+    return batch.map((ids, r) => meanPoolNormalised(data, r, seq, width, ids.length));
+  }
+}
+
+/** Mean of the hidden states of the row's real tokens (the first `length`; padding is at the end), then L2-normalised. */
+function meanPoolNormalised(data: Float32Array, row: number, seq: number, width: number, length: number): Float32Array {
+  const vector = new Float32Array(width);
+  const base = row * seq * width;
+  for (let t = 0; t < length; t++) {
+    const offset = base + t * width;
+    for (let d = 0; d < width; d++) vector[d] += data[offset + d];
+  }
+  let sum = 0;
+  for (let d = 0; d < width; d++) sum += vector[d] * vector[d];
+  const norm = Math.sqrt(sum) || 1;
+  for (let d = 0; d < width; d++) vector[d] /= norm;
+  return vector;
+}
+
+function tokenId(tokenizer: Tokenizer, token: string): number {
+  const id = tokenizer.token_to_id(token);
+  if (id === undefined) throw new FailedPreconditionError(`the tokenizer has no ${token} token; is this a BERT-style model?`);
+  return id;
+}

@@ -1,0 +1,61 @@
+// The vectorizing stage: chunks.created → chunks.embedded, reporting 40–90% as batches finish.
+import { create, toBinary } from "@bufbuild/protobuf";
+import { ChunksCreatedSchema, ChunksEmbeddedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
+import { Topics, type EventBus } from "../../lib/bus/event-bus.ts";
+import type { KnowledgeBase } from "../../lib/domain.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
+import { runStage } from "../../lib/pipeline/stage.ts";
+import { assertDimension } from "./dimension-check.ts";
+import type { Embedder } from "./embedder.ts";
+
+export interface EmbedderWorkerDeps {
+  bus: EventBus;
+  embedder: Embedder;
+  knowledgeBase(id: string): Promise<KnowledgeBase>;
+  logger: Logger;
+  /** Chunks per progress report. */
+  progressEvery?: number;
+}
+
+export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
+  const { bus, embedder } = deps;
+  const step = deps.progressEvery ?? 64;
+  return runStage({
+    name: "embedder",
+    bus,
+    topic: Topics.chunksCreated,
+    schema: ChunksCreatedSchema,
+    logger: deps.logger,
+    documentOf: (e) => ({ documentId: e.documentId, knowledgeBaseId: e.knowledgeBaseId, version: Number(e.version) }),
+    async handle(event) {
+      const doc = { documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: Number(event.version) };
+      const kb = await deps.knowledgeBase(event.knowledgeBaseId);
+      const total = event.chunks.length;
+      const vectors: Float32Array[] = [];
+      const span = PhasePercent.embeddingDone - PhasePercent.embedding;
+      await publishProgress(bus, doc, { phase: "embedding", percent: PhasePercent.embedding, message: `vectorizing 0/${total} chunks` });
+      for (let i = 0; i < total; i += step) {
+        const batch = event.chunks.slice(i, i + step).map((c) => c.text);
+        const out = await embedder.embed(batch, "document");
+        assertDimension(out, kb.embeddingDimension, { knowledgeBase: kb.name, expectedModel: kb.embeddingModel, actualModel: embedder.info().model });
+        vectors.push(...out);
+        const done = Math.min(total, i + step);
+        await publishProgress(bus, doc, {
+          phase: "embedding",
+          percent: PhasePercent.embedding + Math.round((span * done) / total),
+          message: `vectorizing ${done}/${total} chunks`,
+        });
+      }
+      const message = create(ChunksEmbeddedSchema, {
+        documentId: event.documentId,
+        knowledgeBaseId: event.knowledgeBaseId,
+        version: event.version,
+        fileName: event.fileName,
+        embeddingModel: embedder.info().model,
+        chunks: event.chunks.map((chunk, i) => ({ chunk, vector: Array.from(vectors[i]) })),
+      });
+      await bus.publish(Topics.chunksEmbedded, [{ key: event.documentId, value: toBinary(ChunksEmbeddedSchema, message) }]);
+    },
+  });
+}

@@ -1,0 +1,24 @@
+// How other services read a knowledge base's settings: through the index service's client, cached
+// briefly because every event of a document asks for the same one.
+import { createClient, type Transport } from "@connectrpc/connect";
+import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
+import type { KnowledgeBase } from "../../lib/domain.ts";
+import { toDomainError } from "../../lib/rpc/error-mapping.ts";
+import { knowledgeBaseFromProto } from "../../lib/proto-convert.ts";
+
+export function knowledgeBaseLookup(transport: () => Transport, ttlMs = 10_000): (id: string) => Promise<KnowledgeBase> {
+  const cache = new Map<string, { kb: KnowledgeBase; at: number }>();
+  let client: ReturnType<typeof createClient<typeof IndexService>> | undefined;
+  return async (id) => {
+    const hit = cache.get(id);
+    if (hit && Date.now() - hit.at < ttlMs) return hit.kb;
+    client ??= createClient(IndexService, transport());
+    try {
+      const kb = knowledgeBaseFromProto((await client.getKnowledgeBase({ knowledgeBase: id })).knowledgeBase!);
+      cache.set(id, { kb, at: Date.now() });
+      return kb;
+    } catch (error) {
+      throw toDomainError(error);
+    }
+  };
+}

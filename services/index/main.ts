@@ -1,0 +1,38 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type { EventBus } from "../../lib/bus/event-bus.ts";
+import type { Env } from "../../lib/config.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { AssembledService } from "../../lib/service-runtime.ts";
+import type { Catalog } from "./catalog.ts";
+import { indexConfig } from "./config.ts";
+import type { SearchEngine } from "./search-engine.ts";
+import { build } from "./server.ts";
+import { openDatabase } from "./sqlite/open-database.ts";
+import { SqliteCatalog } from "./sqlite/sqlite-catalog.ts";
+import { SqliteSearchEngine } from "./sqlite/sqlite-search-engine.ts";
+import { startIndexWorkers } from "./worker.ts";
+
+export async function openStores(env: Env): Promise<{ catalog: Catalog; engine: SearchEngine; close(): Promise<void> }> {
+  const config = indexConfig(env);
+  if (config.backend === "sqlite") {
+    mkdirSync(dirname(config.file), { recursive: true });
+    const db = openDatabase(config.file);
+    const engine = new SqliteSearchEngine(db, { ownsDatabase: false });
+    return { catalog: new SqliteCatalog(db), engine, close: async () => { await engine.close(); db.close(); } };
+  }
+  const { openOpenSearchStores } = await import("./opensearch/open-stores.ts");
+  return openOpenSearchStores(config);
+}
+
+export async function assembleIndex(env: Env, shared: { bus: EventBus; logger: Logger }): Promise<AssembledService> {
+  const logger = shared.logger.child({ service: "index" });
+  const stores = await openStores(env);
+  const deps = { catalog: stores.catalog, engine: stores.engine };
+  return {
+    name: "index",
+    server: build({ ...deps, logger }),
+    startWorkers: () => startIndexWorkers({ ...deps, bus: shared.bus, logger }),
+    close: () => stores.close(),
+  };
+}

@@ -1,0 +1,99 @@
+// Two consumers: the indexing stage (chunks.embedded → the search engine, superseded versions
+// dropped) and the status keeper (ingestion.progress → the catalog).
+import { fromBinary } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { ChunksEmbeddedSchema, IngestionProgressSchema } from "../../gen/quarry/events/v1/events_pb.ts";
+import { Topics, type EventBus, type Subscription } from "../../lib/bus/event-bus.ts";
+import type { EmbeddedChunk } from "../../lib/domain.ts";
+import { FailedPreconditionError, NotFoundError } from "../../lib/errors.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { PhasePercent, publishProgress, toDomainStatus } from "../../lib/pipeline/progress.ts";
+import { runStage } from "../../lib/pipeline/stage.ts";
+import { chunkFromProto } from "../../lib/proto-convert.ts";
+import type { Catalog } from "./catalog.ts";
+import type { SearchEngine } from "./search-engine.ts";
+
+export interface IndexWorkerDeps {
+  bus: EventBus;
+  catalog: Catalog;
+  engine: SearchEngine;
+  logger: Logger;
+}
+
+export async function startIndexWorkers(deps: IndexWorkerDeps): Promise<Subscription[]> {
+  return [await startStatusKeeper(deps), await startIndexingStage(deps)];
+}
+
+function startIndexingStage({ bus, catalog, engine, logger }: IndexWorkerDeps) {
+  return runStage({
+    name: "index",
+    bus,
+    topic: Topics.chunksEmbedded,
+    schema: ChunksEmbeddedSchema,
+    logger,
+    documentOf: (e) => ({ documentId: e.documentId, knowledgeBaseId: e.knowledgeBaseId, version: Number(e.version) }),
+    async handle(event) {
+      const version = Number(event.version);
+      const ref = { documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version };
+      let current;
+      try {
+        current = await catalog.getDocument(event.documentId);
+      } catch (error) {
+        if (error instanceof NotFoundError) return logger.info({ documentId: event.documentId }, "document deleted while in flight; chunks dropped");
+        throw error;
+      }
+      if (current.version > version) {
+        return logger.info({ documentId: event.documentId, version, current: current.version }, "superseded version dropped");
+      }
+      await publishProgress(bus, ref, { phase: "indexing", percent: PhasePercent.indexing, message: "saving" });
+      const chunks: EmbeddedChunk[] = event.chunks.map((c) => ({ ...chunkFromProto(c.chunk!), vector: Float32Array.from(c.vector) }));
+      await engine.replaceDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, chunks);
+      if (!current.enabled) await engine.setDocumentEnabled(event.knowledgeBaseId, event.documentId, false);
+      const tokenCount = chunks.reduce((sum, c) => sum + c.tokenCount, 0);
+      const ready = { phase: "ready" as const, percent: PhasePercent.ready, message: "done", chunkCount: chunks.length, tokenCount };
+      // Applied here as well as through the topic so the status is ready the moment search can see the chunks.
+      await catalog.applyProgress({ ...ref, ...ready, error: "", at: new Date() });
+      await publishProgress(bus, ref, ready);
+    },
+  });
+}
+
+function startStatusKeeper({ bus, catalog, logger }: IndexWorkerDeps) {
+  return bus.subscribe({
+    group: "index.status",
+    topics: [Topics.ingestionProgress],
+    handler: async (message) => {
+      const p = fromBinary(IngestionProgressSchema, message.value);
+      const d = p.descriptor;
+      if (d) {
+        try {
+          await catalog.registerDocument({
+            knowledgeBaseId: d.knowledgeBaseId,
+            fileName: d.fileName,
+            mimeType: d.mimeType,
+            sizeBytes: Number(d.sizeBytes),
+            contentHash: d.contentHash,
+            version: Number(d.version),
+            metadata: { ...d.metadata },
+          });
+        } catch (error) {
+          // An older version than the catalog's, or a knowledge base deleted meanwhile: nothing to record.
+          if (!(error instanceof FailedPreconditionError || error instanceof NotFoundError)) throw error;
+          logger.info({ documentId: p.documentId, reason: (error as Error).message }, "progress descriptor not registered");
+        }
+      }
+      await catalog.applyProgress({
+        documentId: p.documentId,
+        knowledgeBaseId: p.knowledgeBaseId,
+        version: Number(p.version),
+        phase: toDomainStatus(p.phase),
+        percent: p.percent,
+        message: p.message,
+        error: p.error,
+        chunkCount: p.chunkCount,
+        tokenCount: p.tokenCount,
+        at: p.at ? timestampDate(p.at) : new Date(),
+      });
+    },
+  });
+}

@@ -1,0 +1,23 @@
+import type { EventBus } from "../../lib/bus/event-bus.ts";
+import type { Env } from "../../lib/config.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { AssembledService } from "../../lib/service-runtime.ts";
+import { parserConfig } from "./config.ts";
+import { BuiltinParser } from "./builtin-parser.ts";
+import { RoutingParser } from "./routing-parser.ts";
+import { TikaClient } from "./tika-client.ts";
+import { build } from "./server.ts";
+import { startParserWorker } from "./worker.ts";
+
+export function assembleParser(env: Env, shared: { bus: EventBus; logger: Logger }): AssembledService {
+  const config = parserConfig(env);
+  const logger = shared.logger.child({ service: "parser" });
+  const tika = config.tikaUrl ? new TikaClient({ baseUrl: config.tikaUrl, timeoutMs: config.tikaTimeoutMs } as never) : undefined;
+  const parser = new RoutingParser({ builtin: new BuiltinParser(), tika } as never);
+  return {
+    name: "parser",
+    server: build({ parser, logger }),
+    startWorkers: async () => [await startParserWorker({ bus: shared.bus, parser, logger })],
+    close: async () => {},
+  };
+}

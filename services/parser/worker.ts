@@ -1,0 +1,83 @@
+// The parsing stage: documents.submitted → documents.parsed. It is also where the catalog first
+// hears of a document that a producer outside Quarry submitted (the descriptor on its first
+// progress event).
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { DocumentParsedSchema, DocumentSubmittedSchema, type DocumentSubmitted } from "../../gen/quarry/events/v1/events_pb.ts";
+import { Topics, type BusMessage, type EventBus } from "../../lib/bus/event-bus.ts";
+import { InvalidInputError } from "../../lib/errors.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { PhasePercent, publishProgress, type DocumentRef } from "../../lib/pipeline/progress.ts";
+import { runStage } from "../../lib/pipeline/stage.ts";
+import { parsedToProto } from "../../lib/proto-convert.ts";
+import { documentIdFor } from "../index/catalog-ids.ts";
+import type { DocumentParser } from "./document-parser.ts";
+
+/** Fills what outside producers may leave out: the document id and the version. */
+export function documentRefOf(event: DocumentSubmitted, message: BusMessage): DocumentRef {
+  return {
+    documentId: event.documentId || documentIdFor(event.knowledgeBaseId, event.fileName),
+    knowledgeBaseId: event.knowledgeBaseId,
+    version: Number(event.version) || message.timestamp.getTime(),
+  };
+}
+
+async function contentOf(event: DocumentSubmitted): Promise<Uint8Array> {
+  if (event.content.case === "inlineContent") return event.content.value;
+  if (event.content.case === "contentUri") {
+    const uri = event.content.value;
+    if (!uri.startsWith("file:")) throw new InvalidInputError(`content_uri must be a file:// URI, not ${uri}`);
+    try {
+      return await readFile(fileURLToPath(uri));
+    } catch (error) {
+      throw new InvalidInputError(`cannot read ${uri}: ${(error as Error).message}`);
+    }
+  }
+  throw new InvalidInputError("the event carries no content (neither inline_content nor content_uri)");
+}
+
+export function startParserWorker(deps: { bus: EventBus; parser: DocumentParser; logger: Logger }) {
+  const { bus, parser } = deps;
+  return runStage({
+    name: "parser",
+    bus,
+    topic: Topics.documentsSubmitted,
+    schema: DocumentSubmittedSchema,
+    logger: deps.logger,
+    documentOf: documentRefOf,
+    async handle(event, message) {
+      const doc = documentRefOf(event, message);
+      if (!event.knowledgeBaseId || !event.fileName) {
+        throw new InvalidInputError("documents.submitted needs knowledge_base_id and file_name");
+      }
+      const bytes = await contentOf(event);
+      await publishProgress(bus, doc, {
+        phase: "parsing",
+        percent: PhasePercent.parsing,
+        message: "parsing",
+        descriptor: {
+          $typeName: "quarry.events.v1.DocumentDescriptor",
+          documentId: doc.documentId,
+          knowledgeBaseId: doc.knowledgeBaseId,
+          fileName: event.fileName,
+          mimeType: event.mimeType,
+          sizeBytes: BigInt(bytes.byteLength),
+          contentHash: createHash("sha256").update(bytes).digest("hex"),
+          version: BigInt(doc.version),
+          metadata: { ...event.metadata },
+        },
+      });
+      const parsed = await parser.parse({ bytes, fileName: event.fileName, declaredMimeType: event.mimeType });
+      const out = create(DocumentParsedSchema, {
+        documentId: doc.documentId,
+        knowledgeBaseId: doc.knowledgeBaseId,
+        version: BigInt(doc.version),
+        fileName: event.fileName,
+        parsed: parsedToProto(parsed),
+      });
+      await bus.publish(Topics.documentsParsed, [{ key: doc.documentId, value: toBinary(DocumentParsedSchema, out) }]);
+    },
+  });
+}
