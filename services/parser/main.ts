@@ -6,14 +6,15 @@ import { parserConfig } from "./config.ts";
 import { BuiltinParser } from "./builtin-parser.ts";
 import { RoutingParser } from "./routing-parser.ts";
 import { TikaClient } from "./tika-client.ts";
+import { TikaParser } from "./tika-parser.ts";
 import { build } from "./server.ts";
 import { startParserWorker } from "./worker.ts";
 
 export function assembleParser(env: Env, shared: { bus: EventBus; logger: Logger }): AssembledService {
   const config = parserConfig(env);
   const logger = shared.logger.child({ service: "parser" });
-  const tika = config.tikaUrl ? new TikaClient({ baseUrl: config.tikaUrl, timeoutMs: config.tikaTimeoutMs } as never) : undefined;
-  const parser = new RoutingParser({ builtin: new BuiltinParser(), tika } as never);
+  const tika = config.tikaUrl ? new TikaParser(new TikaClient({ baseUrl: config.tikaUrl, timeoutMs: config.tikaTimeoutMs })) : undefined;
+  const parser = new RoutingParser({ builtin: new BuiltinParser(), tika });
   return {
     name: "parser",
     server: build({ parser, logger }),

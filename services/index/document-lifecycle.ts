@@ -1,0 +1,100 @@
+// The rules for a document's versions and ingestion status, as pure functions over records, so the
+// SQLite and the OpenSearch catalogs store the same decisions (each only reads, decides, writes).
+import type { DocumentRecord, DocumentStatus, IngestionProgress } from "../../lib/domain.ts";
+import { FailedPreconditionError } from "../../lib/errors.ts";
+import type { NewDocumentVersion, RegisteredDocument } from "./catalog.ts";
+
+const PHASE_ORDER: Record<DocumentStatus, number> = {
+  pending: 0,
+  parsing: 1,
+  chunking: 2,
+  embedding: 3,
+  indexing: 4,
+  ready: 5,
+  failed: 5,
+};
+
+export function isTerminal(status: DocumentStatus): boolean {
+  return status === "ready" || status === "failed";
+}
+
+export type RegistrationDecision =
+  /** Nothing to write; answer with this. */
+  | { write: false; result: RegisteredDocument }
+  /** Store this record (insert or overwrite) and answer with it. */
+  | { write: true; result: RegisteredDocument };
+
+/** A fresh pending record for a document version. */
+export function pendingDocument(id: string, input: NewDocumentVersion, now: Date, previous?: DocumentRecord): DocumentRecord {
+  return {
+    id,
+    knowledgeBaseId: input.knowledgeBaseId,
+    fileName: input.fileName,
+    mimeType: input.mimeType,
+    sizeBytes: input.sizeBytes,
+    contentHash: input.contentHash,
+    version: input.version,
+    status: "pending",
+    progressPercent: 0,
+    chunkCount: 0,
+    tokenCount: 0,
+    errorMessage: "",
+    enabled: previous?.enabled ?? true,
+    metadata: { ...input.metadata },
+    createdAt: previous?.createdAt ?? now,
+    updatedAt: now,
+  };
+}
+
+/**
+ * What registering a version does to the existing record (if any):
+ * - none yet → a new pending record;
+ * - the same version again → the stored record as it is (a retried call gets the first call's answer);
+ * - same content and not failed → unchanged, nothing written;
+ * - an older version than the stored one → FailedPreconditionError (a newer submission won);
+ * - otherwise → the new version, pending, progress and error cleared; enabled and createdAt kept.
+ */
+export function decideRegistration(id: string, existing: DocumentRecord | undefined, input: NewDocumentVersion, now: Date): RegistrationDecision {
+  if (!existing) return { write: true, result: { document: pendingDocument(id, input, now), unchanged: false } };
+  if (existing.version === input.version) return { write: false, result: { document: existing, unchanged: false } };
+  if (existing.contentHash === input.contentHash && existing.status !== "failed") {
+    return { write: false, result: { document: existing, unchanged: true } };
+  }
+  if (input.version < existing.version) {
+    throw new FailedPreconditionError(
+      `document ${input.fileName} already has version ${existing.version}, newer than the submitted ${input.version}`,
+    );
+  }
+  return { write: true, result: { document: pendingDocument(id, input, now, existing), unchanged: false } };
+}
+
+/**
+ * The record after a stage's progress, or null when the progress is ignored: an older version than
+ * the stored one. Within one version the status only moves forward and a ready or failed version
+ * is final (redelivered or late messages return the record unchanged). A newer version than the
+ * stored one (its registration not seen here yet) replaces the status outright.
+ */
+export function progressedDocument(current: DocumentRecord, progress: IngestionProgress, now: Date): DocumentRecord | null {
+  if (progress.version < current.version) return null;
+  const sameVersion = progress.version === current.version;
+  if (sameVersion) {
+    if (isTerminal(current.status)) return current;
+    if (PHASE_ORDER[progress.phase] < PHASE_ORDER[current.status]) return current;
+  }
+  const percent = progress.phase === "ready" ? 100 : clampPercent(progress.percent);
+  return {
+    ...current,
+    version: progress.version,
+    status: progress.phase,
+    progressPercent: sameVersion ? Math.max(current.progressPercent, percent) : percent,
+    chunkCount: progress.chunkCount > 0 || progress.phase === "ready" ? progress.chunkCount : sameVersion ? current.chunkCount : 0,
+    tokenCount: progress.tokenCount > 0 || progress.phase === "ready" ? progress.tokenCount : sameVersion ? current.tokenCount : 0,
+    errorMessage: progress.phase === "failed" ? progress.error || progress.message || "ingestion failed" : "",
+    updatedAt: now,
+  };
+}
+
+function clampPercent(percent: number): number {
+  if (!Number.isFinite(percent)) return 0;
+  return Math.min(100, Math.max(0, percent));
+}

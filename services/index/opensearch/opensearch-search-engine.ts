@@ -1,0 +1,477 @@
+// The distributed search engine: one OpenSearch index per knowledge base behind an alias
+// (quarry-chunks-<kb> → quarry-chunks-<kb>-v1, so a re-index can swap indices), shaped by one index
+// template. BM25 runs over a field pre-segmented by text-segmenter.ts with a whitespace analyzer,
+// so it matches exactly the terms the embedded engine matches; kNN uses Lucene HNSW with cosine.
+// Hybrid sends both queries in one _msearch and fuses them with rrf-fusion.ts: the native hybrid
+// query only returns fused scores, and every hit must explain its rank in each list.
+//
+// Chunk indices do not refresh on a timer: each write refreshes once when it is complete, so a
+// document's replacement (upsert the new chunks, delete the stale ones) becomes visible in one step.
+import { createHash } from "node:crypto";
+import type { Client } from "@opensearch-project/opensearch";
+import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
+import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "../rrf-fusion.ts";
+import type { SearchEngine } from "../search-engine.ts";
+import { applyMinScore, hybridCandidates, requireQueryVector, validateSearchQuery } from "../search-query.ts";
+import { segmentForIndex, segmentQuery } from "../text-segmenter.ts";
+import { errorType, isIndexNotFound, isResponseError, itemError, toDomainError } from "./opensearch-errors.ts";
+
+export interface OpenSearchSearchEngineOptions {
+  /** Alias and index names start with this; tests use their own prefix and delete it afterwards. */
+  indexPrefix?: string;
+  shards?: number;
+  replicas?: number;
+  /** Close the client on close(); false when the catalog shares it. */
+  ownsClient?: boolean;
+}
+
+type RecordType = "chunk" | "document";
+
+interface ChunkSource {
+  record_type: RecordType;
+  chunk_id: string;
+  knowledge_base_id: string;
+  document_id: string;
+  file_name: string;
+  chunk_index: number;
+  text: string;
+  token_count: number;
+  page: number;
+  page_end: number;
+  section_path: string[];
+  start_offset: number;
+  end_offset: number;
+  enabled: boolean;
+}
+
+interface SearchResponseBody {
+  hits: { hits: { _id: string; _score: number | null; _source?: ChunkSource }[] };
+}
+
+// Lucene refuses a kNN k above this.
+const MAX_KNN_K = 10_000;
+// The per-document marker that remembers a disabled document even before it has chunks.
+const DOCUMENT_MARKER_PREFIX = "__document__:";
+const SOURCE_EXCLUDES = ["embedding", "search_terms"];
+
+export class OpenSearchSearchEngine implements SearchEngine {
+  private readonly prefix: string;
+  private readonly dimensions = new Map<string, number>();
+  private templateReady: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly client: Client,
+    private readonly options: OpenSearchSearchEngineOptions = {},
+  ) {
+    this.prefix = options.indexPrefix ?? "quarry-chunks-";
+    if (!/^[a-z0-9][a-z0-9_-]*$/.test(this.prefix)) throw new InvalidInputError(`index prefix ${this.prefix} is not a valid OpenSearch index name start`);
+  }
+
+  /** The alias a knowledge base's chunks are read and written through. */
+  aliasFor(knowledgeBaseId: string): string {
+    return `${this.prefix}${indexSlug(knowledgeBaseId)}`;
+  }
+
+  async ensureKnowledgeBase(knowledgeBaseId: string, embeddingDimension: number): Promise<void> {
+    if (!knowledgeBaseId) throw new InvalidInputError("a knowledge base id is required");
+    if (!Number.isInteger(embeddingDimension) || embeddingDimension <= 0) {
+      throw new InvalidInputError(`embedding dimension must be a positive integer, got ${embeddingDimension}`);
+    }
+    await this.call("ensure knowledge base", async () => {
+      await this.ensureTemplate();
+      const existing = await this.readDimension(knowledgeBaseId);
+      if (existing === undefined) {
+        try {
+          await this.client.indices.create({
+            index: `${this.aliasFor(knowledgeBaseId)}-v1`,
+            body: {
+              aliases: { [this.aliasFor(knowledgeBaseId)]: {} },
+              mappings: {
+                _meta: { knowledge_base_id: knowledgeBaseId, dimension: embeddingDimension },
+                properties: {
+                  embedding: {
+                    type: "knn_vector",
+                    dimension: embeddingDimension,
+                    method: { name: "hnsw", engine: "lucene", space_type: "cosinesimil" },
+                  },
+                },
+              },
+            } as Record<string, unknown>,
+          });
+          this.dimensions.set(knowledgeBaseId, embeddingDimension);
+          return;
+        } catch (error) {
+          // Another process created it first: fall through and compare dimensions.
+          if (errorType(error) !== "resource_already_exists_exception") throw error;
+        }
+      }
+      const dimension = existing ?? (await this.readDimension(knowledgeBaseId));
+      if (dimension !== embeddingDimension) {
+        throw new FailedPreconditionError(`knowledge base ${knowledgeBaseId} stores ${dimension}-dimensional vectors, not ${embeddingDimension}`);
+      }
+    });
+  }
+
+  async dropKnowledgeBase(knowledgeBaseId: string): Promise<void> {
+    await this.call("drop knowledge base", async () => {
+      this.dimensions.delete(knowledgeBaseId);
+      try {
+        const { body } = await this.client.indices.getAlias({ name: this.aliasFor(knowledgeBaseId) });
+        const indices = Object.keys(body as Record<string, unknown>);
+        if (indices.length > 0) await this.client.indices.delete({ index: indices.join(",") });
+      } catch (error) {
+        if (!isResponseError(error, 404)) throw error;
+      }
+    });
+  }
+
+  async replaceDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[]): Promise<void> {
+    const seen = new Set<string>();
+    for (const chunk of chunks) {
+      if (!chunk.id) throw new InvalidInputError("every chunk needs an id");
+      if (seen.has(chunk.id)) throw new InvalidInputError(`chunk id ${chunk.id} appears twice`);
+      seen.add(chunk.id);
+    }
+    await this.call("replace document chunks", async () => {
+      const dimension = await this.requireDimension(knowledgeBaseId);
+      for (const chunk of chunks) {
+        if (chunk.vector.length !== dimension) {
+          throw new FailedPreconditionError(
+            `chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; knowledge base ${knowledgeBaseId} stores ${dimension}`,
+          );
+        }
+      }
+      const alias = this.aliasFor(knowledgeBaseId);
+      const enabled = await this.documentEnabled(alias, documentId);
+      const operations: Record<string, unknown>[] = [
+        { index: { _index: alias, _id: markerId(documentId) } },
+        { record_type: "document", document_id: documentId, knowledge_base_id: knowledgeBaseId, file_name: fileName, enabled },
+      ];
+      for (const chunk of chunks) {
+        operations.push({ index: { _index: alias, _id: chunk.id } });
+        operations.push({ ...toSource(chunk, knowledgeBaseId, documentId, fileName, enabled), search_terms: segmentForIndex(chunk.text), embedding: Array.from(chunk.vector) });
+      }
+      await this.bulk(operations);
+      // Readers still see the last refresh: the old set, until the refresh below shows the new one.
+      await this.client.deleteByQuery({
+        index: alias,
+        conflicts: "proceed",
+        refresh: false,
+        body: {
+          query: {
+            bool: {
+              filter: [{ term: { record_type: "chunk" } }, { term: { document_id: documentId } }],
+              must_not: chunks.length > 0 ? [{ ids: { values: [...seen] } }] : [],
+            },
+          },
+        },
+      });
+      await this.client.indices.refresh({ index: alias });
+    });
+  }
+
+  async deleteDocument(knowledgeBaseId: string, documentId: string): Promise<void> {
+    await this.call("delete document", async () => {
+      try {
+        await this.client.deleteByQuery({
+          index: this.aliasFor(knowledgeBaseId),
+          conflicts: "proceed",
+          refresh: true,
+          body: { query: { term: { document_id: documentId } } },
+        });
+      } catch (error) {
+        // Nothing stored for that knowledge base: nothing to delete.
+        if (!isIndexNotFound(error)) throw error;
+      }
+    });
+  }
+
+  async setDocumentEnabled(knowledgeBaseId: string, documentId: string, enabled: boolean): Promise<void> {
+    await this.call("set document enabled", async () => {
+      await this.requireDimension(knowledgeBaseId);
+      const alias = this.aliasFor(knowledgeBaseId);
+      await this.client.index({
+        index: alias,
+        id: markerId(documentId),
+        require_alias: true,
+        body: { record_type: "document", document_id: documentId, knowledge_base_id: knowledgeBaseId, enabled } as Record<string, unknown>,
+      });
+      await this.client.updateByQuery({
+        index: alias,
+        conflicts: "proceed",
+        refresh: true,
+        body: {
+          query: { bool: { filter: [{ term: { document_id: documentId } }, { term: { record_type: "chunk" } }] } },
+          script: { source: "ctx._source.enabled = params.enabled", lang: "painless", params: { enabled } },
+        },
+      });
+    });
+  }
+
+  async search(query: SearchQuery): Promise<SearchHit[]> {
+    validateSearchQuery(query);
+    return this.call("search", async () => {
+      const dimensions = await Promise.all(
+        query.knowledgeBaseIds.map(async (knowledgeBaseId) => ({ knowledgeBaseId, dimension: await this.requireDimension(knowledgeBaseId) })),
+      );
+      const index = query.knowledgeBaseIds.map((id) => this.aliasFor(id)).join(",");
+      const k = query.rrfK ?? DEFAULT_RRF_K;
+      if (query.mode === "bm25") {
+        const hits = await this.bm25Hits(index, query, query.topK);
+        return applyMinScore(fuseHits([{ name: "bm25", hits }], { k, scoreFrom: "bm25" }), query.minScore);
+      }
+      const vector = requireQueryVector(query, dimensions);
+      if (query.mode === "vector") {
+        const [hits] = await this.msearch(index, [knnBody(query, vector, query.topK)], [vectorHit]);
+        return applyMinScore(fuseHits([{ name: "vector", hits }], { k, scoreFrom: "vector" }), query.minScore);
+      }
+      const candidates = hybridCandidates(query);
+      const terms = segmentQuery(query.text);
+      const [bm25, knn] =
+        terms.length > 0
+          ? await this.msearch(index, [bm25Body(query, terms, candidates), knnBody(query, vector, candidates)], [bm25Hit, vectorHit])
+          : [[], ...(await this.msearch(index, [knnBody(query, vector, candidates)], [vectorHit]))];
+      const fused = fuseHits(
+        [
+          { name: "bm25", hits: bm25, weight: query.weights?.bm25 },
+          { name: "vector", hits: knn, weight: query.weights?.vector },
+        ],
+        { k },
+      );
+      return applyMinScore(fused, query.minScore).slice(0, query.topK);
+    });
+  }
+
+  async getChunks(ids: string[]): Promise<Chunk[]> {
+    if (ids.length === 0) return [];
+    return this.call("get chunks", async () => {
+      const unique = [...new Set(ids)];
+      const { body } = await this.client.search({
+        index: `${this.prefix}*`,
+        ignore_unavailable: true,
+        allow_no_indices: true,
+        body: {
+          size: unique.length,
+          _source: { excludes: SOURCE_EXCLUDES },
+          query: { bool: { filter: [{ ids: { values: unique } }, { term: { record_type: "chunk" } }] } },
+        },
+      });
+      const byId = new Map<string, Chunk>();
+      for (const hit of (body as unknown as SearchResponseBody).hits.hits) if (hit._source) byId.set(hit._id, toChunk(hit._source));
+      return ids.flatMap((id) => byId.get(id) ?? []);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.options.ownsClient) await this.client.close();
+  }
+
+  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new UnavailableError(`${what}: the search engine is closed`);
+    try {
+      return await fn();
+    } catch (error) {
+      throw toDomainError(error, what);
+    }
+  }
+
+  private ensureTemplate(): Promise<void> {
+    this.templateReady ??= this.client.indices
+      .putIndexTemplate({
+        name: `${this.prefix}template`,
+        body: {
+          index_patterns: [`${this.prefix}*`],
+          template: {
+            settings: {
+              "index.knn": true,
+              number_of_shards: this.options.shards ?? 1,
+              number_of_replicas: this.options.replicas ?? 0,
+              refresh_interval: "-1",
+              analysis: { analyzer: { quarry_terms: { type: "custom", tokenizer: "whitespace" } } },
+            },
+            mappings: {
+              dynamic: "strict",
+              _meta: {},
+              properties: {
+                record_type: { type: "keyword" },
+                chunk_id: { type: "keyword" },
+                knowledge_base_id: { type: "keyword" },
+                document_id: { type: "keyword" },
+                file_name: { type: "keyword" },
+                chunk_index: { type: "integer" },
+                text: { type: "text", index: false },
+                search_terms: { type: "text", analyzer: "quarry_terms" },
+                token_count: { type: "integer" },
+                page: { type: "integer" },
+                page_end: { type: "integer" },
+                section_path: { type: "keyword" },
+                start_offset: { type: "integer" },
+                end_offset: { type: "integer" },
+                enabled: { type: "boolean" },
+              },
+            },
+          },
+        } as Record<string, unknown>,
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.templateReady = undefined;
+          throw error;
+        },
+      );
+    return this.templateReady;
+  }
+
+  private async readDimension(knowledgeBaseId: string): Promise<number | undefined> {
+    const cached = this.dimensions.get(knowledgeBaseId);
+    if (cached !== undefined) return cached;
+    try {
+      const { body } = await this.client.indices.getMapping({ index: this.aliasFor(knowledgeBaseId) });
+      const mappings = Object.values(body as Record<string, { mappings?: { _meta?: { dimension?: number } } }>);
+      const dimension = mappings[0]?.mappings?._meta?.dimension;
+      if (typeof dimension !== "number") return undefined;
+      this.dimensions.set(knowledgeBaseId, dimension);
+      return dimension;
+    } catch (error) {
+      if (isIndexNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  private async requireDimension(knowledgeBaseId: string): Promise<number> {
+    const dimension = await this.readDimension(knowledgeBaseId);
+    if (dimension === undefined) throw new NotFoundError(`knowledge base ${knowledgeBaseId} has no search index`);
+    return dimension;
+  }
+
+  private async documentEnabled(alias: string, documentId: string): Promise<boolean> {
+    try {
+      const { body } = await this.client.get({ index: alias, id: markerId(documentId), _source_includes: ["enabled"] });
+      const source = (body as { _source?: { enabled?: boolean } })._source;
+      return source?.enabled ?? true;
+    } catch (error) {
+      if (isResponseError(error, 404) && errorType(error) !== "index_not_found_exception") return true;
+      throw error;
+    }
+  }
+
+  private async bulk(operations: Record<string, unknown>[]): Promise<void> {
+    const { body } = await this.client.bulk({ body: operations, require_alias: true, refresh: false });
+    const result = body as { errors: boolean; items: Record<string, { status: number; error?: unknown }>[] };
+    if (!result.errors) return;
+    const failed = result.items.map((item) => Object.values(item)[0]).find((item) => item.error);
+    throw itemError("bulk write", failed?.status, failed?.error);
+  }
+
+  private async bm25Hits(index: string, query: SearchQuery, size: number): Promise<EngineHit[]> {
+    const terms = segmentQuery(query.text);
+    if (terms.length === 0) return [];
+    const [hits] = await this.msearch(index, [bm25Body(query, terms, size)], [bm25Hit]);
+    return hits;
+  }
+
+  /** Runs the searches in one round trip; any failed search fails the whole call. */
+  private async msearch(index: string, bodies: Record<string, unknown>[], toHit: ((hit: RawHit) => EngineHit)[]): Promise<EngineHit[][]> {
+    const { body } = await this.client.msearch({ body: bodies.flatMap((search) => [{ index }, search]) as never });
+    const responses = (body as unknown as { responses: (SearchResponseBody & { error?: unknown; status?: number })[] }).responses;
+    return responses.map((response, i) => {
+      if (response.error) {
+        const type = (response.error as { type?: string }).type;
+        if (type === "index_not_found_exception") throw new NotFoundError(`search: index not found (${index})`);
+        throw itemError("search", response.status, response.error);
+      }
+      return response.hits.hits.map(toHit[i]);
+    });
+  }
+}
+
+type RawHit = SearchResponseBody["hits"]["hits"][number];
+
+function bm25Hit(hit: RawHit): EngineHit {
+  return { chunk: toChunk(hit._source!), fileName: hit._source!.file_name, score: hit._score ?? 0 };
+}
+
+// Lucene's cosinesimil score is (1 + cos) / 2; hits report the cosine itself, like the embedded engine.
+function vectorHit(hit: RawHit): EngineHit {
+  return { chunk: toChunk(hit._source!), fileName: hit._source!.file_name, score: 2 * (hit._score ?? 0) - 1 };
+}
+
+function filters(query: SearchQuery): Record<string, unknown>[] {
+  const clauses: Record<string, unknown>[] = [{ term: { record_type: "chunk" } }, { term: { enabled: true } }];
+  if (query.documentIds.length > 0) clauses.push({ terms: { document_id: query.documentIds } });
+  return clauses;
+}
+
+function bm25Body(query: SearchQuery, terms: string[], size: number): Record<string, unknown> {
+  return {
+    size,
+    _source: { excludes: SOURCE_EXCLUDES },
+    // The terms are already segmented and lower-cased; match (not query_string) takes them as plain words.
+    query: { bool: { must: [{ match: { search_terms: { query: terms.join(" "), operator: "or" } } }], filter: filters(query) } },
+    sort: [{ _score: "desc" }, { chunk_id: "asc" }],
+    track_scores: true,
+  };
+}
+
+function knnBody(query: SearchQuery, vector: Float32Array, size: number): Record<string, unknown> {
+  const k = Math.min(size, MAX_KNN_K);
+  return {
+    size: k,
+    _source: { excludes: SOURCE_EXCLUDES },
+    // A filter inside knn is applied during the graph search (Lucene efficient filtering), so it
+    // never starves the top k the way a post-filter would.
+    query: { knn: { embedding: { vector: Array.from(vector), k, filter: { bool: { filter: filters(query) } } } } },
+    sort: [{ _score: "desc" }, { chunk_id: "asc" }],
+    track_scores: true,
+  };
+}
+
+function markerId(documentId: string): string {
+  return `${DOCUMENT_MARKER_PREFIX}${documentId}`;
+}
+
+function indexSlug(knowledgeBaseId: string): string {
+  // Ids are meant to be kb_<hex>; anything else is hashed so the name stays a valid index name.
+  if (/^[a-z0-9][a-z0-9_]{0,100}$/.test(knowledgeBaseId)) return knowledgeBaseId;
+  return `h${createHash("sha256").update(knowledgeBaseId).digest("hex").slice(0, 32)}`;
+}
+
+function toSource(chunk: EmbeddedChunk, knowledgeBaseId: string, documentId: string, fileName: string, enabled: boolean): ChunkSource {
+  return {
+    record_type: "chunk",
+    chunk_id: chunk.id,
+    knowledge_base_id: knowledgeBaseId,
+    document_id: documentId,
+    file_name: fileName,
+    chunk_index: chunk.index,
+    text: chunk.text,
+    token_count: chunk.tokenCount,
+    page: chunk.page,
+    page_end: chunk.pageEnd,
+    section_path: chunk.sectionPath,
+    start_offset: chunk.start,
+    end_offset: chunk.end,
+    enabled,
+  };
+}
+
+function toChunk(source: ChunkSource): Chunk {
+  return {
+    id: source.chunk_id,
+    documentId: source.document_id,
+    knowledgeBaseId: source.knowledge_base_id,
+    index: source.chunk_index,
+    text: source.text,
+    tokenCount: source.token_count,
+    page: source.page,
+    pageEnd: source.page_end,
+    sectionPath: source.section_path ?? [],
+    start: source.start_offset,
+    end: source.end_offset,
+  };
+}

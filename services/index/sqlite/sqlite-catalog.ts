@@ -1,0 +1,240 @@
+// The embedded catalog: knowledge bases and documents in the index's SQLite file. The version and
+// status rules live in document-lifecycle.ts; this file only reads, applies them, and writes.
+import type { ChunkingSettings, DocumentRecord, DocumentStatus, IngestionProgress, KnowledgeBase } from "../../../lib/domain.ts";
+import { AlreadyExistsError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
+import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog.ts";
+import { documentIdFor, newKnowledgeBaseId } from "../catalog-ids.ts";
+import { decideRegistration, progressedDocument } from "../document-lifecycle.ts";
+import type { SqliteDatabase } from "./open-database.ts";
+import { isUniqueViolation, withDatabase } from "./sqlite-errors.ts";
+
+interface KnowledgeBaseRow {
+  id: string;
+  name: string;
+  description: string;
+  embedding_model: string;
+  embedding_dimension: number;
+  chunking: string;
+  created_at: number;
+  updated_at: number;
+  document_count: number;
+  chunk_count: number;
+  token_count: number;
+}
+
+interface DocumentRow {
+  id: string;
+  knowledge_base_id: string;
+  file_name: string;
+  mime_type: string;
+  size_bytes: number;
+  content_hash: string;
+  version: number;
+  status: string;
+  progress_percent: number;
+  chunk_count: number;
+  token_count: number;
+  error_message: string;
+  enabled: number;
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+}
+
+// Counts come from the documents so they can never drift: chunks and tokens of ready documents only
+// (a document being re-ingested has no settled count), every document for the document count.
+const SELECT_KNOWLEDGE_BASE = `
+  SELECT kb.*,
+    (SELECT COUNT(*) FROM documents d WHERE d.knowledge_base_id = kb.id) AS document_count,
+    (SELECT COALESCE(SUM(d.chunk_count), 0) FROM documents d WHERE d.knowledge_base_id = kb.id AND d.status = 'ready') AS chunk_count,
+    (SELECT COALESCE(SUM(d.token_count), 0) FROM documents d WHERE d.knowledge_base_id = kb.id AND d.status = 'ready') AS token_count
+  FROM knowledge_bases kb`;
+
+export class SqliteCatalog implements Catalog {
+  constructor(private readonly db: SqliteDatabase) {}
+
+  async createKnowledgeBase(input: NewKnowledgeBase): Promise<KnowledgeBase> {
+    const name = input.name.trim();
+    if (!name) throw new InvalidInputError("a knowledge base needs a name");
+    if (!Number.isInteger(input.embeddingDimension) || input.embeddingDimension <= 0) {
+      throw new InvalidInputError(`embedding dimension must be a positive integer, got ${input.embeddingDimension}`);
+    }
+    return withDatabase(this.db, "create knowledge base", () => {
+      const id = newKnowledgeBaseId();
+      const now = Date.now();
+      try {
+        this.db
+          .prepare(
+            `INSERT INTO knowledge_bases (id, name, description, embedding_model, embedding_dimension, chunking, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(id, name, input.description, input.embeddingModel, input.embeddingDimension, JSON.stringify(input.chunking), now, now);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new AlreadyExistsError(`a knowledge base named "${name}" already exists`, { cause: error });
+        throw error;
+      }
+      return this.requireKnowledgeBase(id);
+    });
+  }
+
+  async getKnowledgeBase(idOrName: string): Promise<KnowledgeBase> {
+    return withDatabase(this.db, "get knowledge base", () => {
+      // An id wins over a name that happens to equal another knowledge base's id.
+      const row = (this.db.prepare(`${SELECT_KNOWLEDGE_BASE} WHERE kb.id = ?`).get(idOrName) ??
+        this.db.prepare(`${SELECT_KNOWLEDGE_BASE} WHERE kb.name = ?`).get(idOrName)) as KnowledgeBaseRow | undefined;
+      if (!row) throw new NotFoundError(`knowledge base ${idOrName} not found`);
+      return toKnowledgeBase(row);
+    });
+  }
+
+  async listKnowledgeBases(): Promise<KnowledgeBase[]> {
+    return withDatabase(this.db, "list knowledge bases", () =>
+      (this.db.prepare(`${SELECT_KNOWLEDGE_BASE} ORDER BY kb.created_at, kb.name`).all() as KnowledgeBaseRow[]).map(toKnowledgeBase),
+    );
+  }
+
+  async deleteKnowledgeBase(id: string): Promise<void> {
+    withDatabase(this.db, "delete knowledge base", () => {
+      // Documents go with it through ON DELETE CASCADE.
+      const { changes } = this.db.prepare(`DELETE FROM knowledge_bases WHERE id = ?`).run(id);
+      if (changes === 0) throw new NotFoundError(`knowledge base ${id} not found`);
+    });
+  }
+
+  async registerDocument(input: NewDocumentVersion): Promise<RegisteredDocument> {
+    if (!input.fileName) throw new InvalidInputError("a document needs a file name");
+    return withDatabase(this.db, "register document", () =>
+      this.db
+        .transaction(() => {
+          this.requireKnowledgeBaseRow(input.knowledgeBaseId);
+          const id = documentIdFor(input.knowledgeBaseId, input.fileName);
+          const existing = this.findDocument(id);
+          const decision = decideRegistration(id, existing, input, new Date());
+          if (decision.write) this.saveDocument(decision.result.document);
+          return decision.result;
+        })
+        .immediate(),
+    );
+  }
+
+  async getDocument(id: string): Promise<DocumentRecord> {
+    return withDatabase(this.db, "get document", () => this.requireDocument(id));
+  }
+
+  async listDocuments(knowledgeBaseId: string): Promise<DocumentRecord[]> {
+    return withDatabase(this.db, "list documents", () => {
+      this.requireKnowledgeBaseRow(knowledgeBaseId);
+      const rows = this.db.prepare(`SELECT * FROM documents WHERE knowledge_base_id = ? ORDER BY file_name`).all(knowledgeBaseId) as DocumentRow[];
+      return rows.map(toDocument);
+    });
+  }
+
+  async applyProgress(progress: IngestionProgress): Promise<DocumentRecord | null> {
+    return withDatabase(this.db, "apply progress", () =>
+      this.db
+        .transaction(() => {
+          const current = this.findDocument(progress.documentId);
+          if (!current || current.knowledgeBaseId !== progress.knowledgeBaseId) return null;
+          const next = progressedDocument(current, progress, new Date());
+          if (next && next !== current) this.saveDocument(next);
+          return next;
+        })
+        .immediate(),
+    );
+  }
+
+  async setDocumentEnabled(id: string, enabled: boolean): Promise<DocumentRecord> {
+    return withDatabase(this.db, "set document enabled", () => {
+      const { changes } = this.db.prepare(`UPDATE documents SET enabled = ?, updated_at = ? WHERE id = ?`).run(enabled ? 1 : 0, Date.now(), id);
+      if (changes === 0) throw new NotFoundError(`document ${id} not found`);
+      return this.requireDocument(id);
+    });
+  }
+
+  async deleteDocument(id: string): Promise<void> {
+    withDatabase(this.db, "delete document", () => {
+      const { changes } = this.db.prepare(`DELETE FROM documents WHERE id = ?`).run(id);
+      if (changes === 0) throw new NotFoundError(`document ${id} not found`);
+    });
+  }
+
+  private requireKnowledgeBase(id: string): KnowledgeBase {
+    const row = this.db.prepare(`${SELECT_KNOWLEDGE_BASE} WHERE kb.id = ?`).get(id) as KnowledgeBaseRow | undefined;
+    if (!row) throw new NotFoundError(`knowledge base ${id} not found`);
+    return toKnowledgeBase(row);
+  }
+
+  private requireKnowledgeBaseRow(id: string): void {
+    if (!this.db.prepare(`SELECT 1 FROM knowledge_bases WHERE id = ?`).get(id)) throw new NotFoundError(`knowledge base ${id} not found`);
+  }
+
+  private findDocument(id: string): DocumentRecord | undefined {
+    const row = this.db.prepare(`SELECT * FROM documents WHERE id = ?`).get(id) as DocumentRow | undefined;
+    return row && toDocument(row);
+  }
+
+  private requireDocument(id: string): DocumentRecord {
+    const document = this.findDocument(id);
+    if (!document) throw new NotFoundError(`document ${id} not found`);
+    return document;
+  }
+
+  private saveDocument(document: DocumentRecord): void {
+    this.db
+      .prepare(
+        `INSERT INTO documents (id, knowledge_base_id, file_name, mime_type, size_bytes, content_hash, version, status, progress_percent,
+           chunk_count, token_count, error_message, enabled, metadata, created_at, updated_at)
+         VALUES (@id, @knowledgeBaseId, @fileName, @mimeType, @sizeBytes, @contentHash, @version, @status, @progressPercent,
+           @chunkCount, @tokenCount, @errorMessage, @enabled, @metadata, @createdAt, @updatedAt)
+         ON CONFLICT (id) DO UPDATE SET
+           mime_type = excluded.mime_type, size_bytes = excluded.size_bytes, content_hash = excluded.content_hash,
+           version = excluded.version, status = excluded.status, progress_percent = excluded.progress_percent,
+           chunk_count = excluded.chunk_count, token_count = excluded.token_count, error_message = excluded.error_message,
+           enabled = excluded.enabled, metadata = excluded.metadata, updated_at = excluded.updated_at`,
+      )
+      .run({
+        ...document,
+        enabled: document.enabled ? 1 : 0,
+        metadata: JSON.stringify(document.metadata),
+        createdAt: document.createdAt.getTime(),
+        updatedAt: document.updatedAt.getTime(),
+      });
+  }
+}
+
+function toKnowledgeBase(row: KnowledgeBaseRow): KnowledgeBase {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    embeddingModel: row.embedding_model,
+    embeddingDimension: row.embedding_dimension,
+    chunking: JSON.parse(row.chunking) as ChunkingSettings,
+    documentCount: row.document_count,
+    chunkCount: row.chunk_count,
+    tokenCount: row.token_count,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+function toDocument(row: DocumentRow): DocumentRecord {
+  return {
+    id: row.id,
+    knowledgeBaseId: row.knowledge_base_id,
+    fileName: row.file_name,
+    mimeType: row.mime_type,
+    sizeBytes: row.size_bytes,
+    contentHash: row.content_hash,
+    version: row.version,
+    status: row.status as DocumentStatus,
+    progressPercent: row.progress_percent,
+    chunkCount: row.chunk_count,
+    tokenCount: row.token_count,
+    errorMessage: row.error_message,
+    enabled: row.enabled === 1,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}

@@ -1,0 +1,385 @@
+// The embedded search engine: chunk rows in SQLite, BM25 through FTS5 over jieba-segmented terms,
+// and exact cosine kNN through one sqlite-vec vec0 table per knowledge base (vectors of different
+// dimensions cannot share a vec0 column). Hybrid fuses both lists with rrf-fusion.ts.
+import { createHash } from "node:crypto";
+import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
+import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "../rrf-fusion.ts";
+import type { SearchEngine } from "../search-engine.ts";
+import { applyMinScore, hybridCandidates, requireQueryVector, validateSearchQuery } from "../search-query.ts";
+import { segmentForIndex, segmentQuery } from "../text-segmenter.ts";
+import type { SqliteDatabase } from "./open-database.ts";
+import { withDatabase } from "./sqlite-errors.ts";
+
+export interface SqliteSearchEngineOptions {
+  /** Close the database on close(); false when the catalog or the event bus shares the connection. */
+  ownsDatabase?: boolean;
+}
+
+interface SpaceRow {
+  knowledge_base_id: string;
+  dimension: number;
+  vector_table: string;
+}
+
+interface ChunkRow {
+  rowid: number;
+  id: string;
+  knowledge_base_id: string;
+  document_id: string;
+  file_name: string;
+  chunk_index: number;
+  text: string;
+  token_count: number;
+  page: number;
+  page_end: number;
+  section_path: string;
+  start_offset: number;
+  end_offset: number;
+  enabled: number;
+}
+
+// sqlite-vec refuses k above this in one kNN query.
+const MAX_KNN_K = 4096;
+
+export class SqliteSearchEngine implements SearchEngine {
+  private closed = false;
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly options: SqliteSearchEngineOptions = {},
+  ) {}
+
+  async ensureKnowledgeBase(knowledgeBaseId: string, embeddingDimension: number): Promise<void> {
+    if (!knowledgeBaseId) throw new InvalidInputError("a knowledge base id is required");
+    if (!Number.isInteger(embeddingDimension) || embeddingDimension <= 0) {
+      throw new InvalidInputError(`embedding dimension must be a positive integer, got ${embeddingDimension}`);
+    }
+    this.run("ensure knowledge base", () =>
+      this.db
+        .transaction(() => {
+          const space = this.findSpace(knowledgeBaseId);
+          if (space) {
+            if (space.dimension !== embeddingDimension) {
+              throw new FailedPreconditionError(
+                `knowledge base ${knowledgeBaseId} stores ${space.dimension}-dimensional vectors, not ${embeddingDimension}`,
+              );
+            }
+            return;
+          }
+          const table = vectorTableName(knowledgeBaseId);
+          // Metadata columns are filtered inside the kNN scan, so filters never starve the top k.
+          this.db.exec(
+            `CREATE VIRTUAL TABLE IF NOT EXISTS "${table}" USING vec0(
+               embedding float[${embeddingDimension}] distance_metric=cosine,
+               document_id text,
+               enabled integer
+             )`,
+          );
+          this.db
+            .prepare(`INSERT INTO search_spaces (knowledge_base_id, dimension, vector_table) VALUES (?, ?, ?)`)
+            .run(knowledgeBaseId, embeddingDimension, table);
+        })
+        .immediate(),
+    );
+  }
+
+  async dropKnowledgeBase(knowledgeBaseId: string): Promise<void> {
+    this.run("drop knowledge base", () =>
+      this.db
+        .transaction(() => {
+          const space = this.findSpace(knowledgeBaseId);
+          if (!space) return;
+          const deleteTerms = this.db.prepare(`DELETE FROM chunks_fts WHERE rowid = ?`);
+          for (const { rowid } of this.db.prepare(`SELECT rowid FROM chunks WHERE knowledge_base_id = ?`).all(knowledgeBaseId) as { rowid: number }[]) {
+            deleteTerms.run(rowid);
+          }
+          this.db.prepare(`DELETE FROM chunks WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
+          this.db.prepare(`DELETE FROM search_documents WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
+          this.db.prepare(`DELETE FROM search_spaces WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
+          this.db.exec(`DROP TABLE IF EXISTS "${space.vector_table}"`);
+        })
+        .immediate(),
+    );
+  }
+
+  async replaceDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[]): Promise<void> {
+    const seen = new Set<string>();
+    for (const chunk of chunks) {
+      if (!chunk.id) throw new InvalidInputError("every chunk needs an id");
+      if (seen.has(chunk.id)) throw new InvalidInputError(`chunk id ${chunk.id} appears twice`);
+      seen.add(chunk.id);
+    }
+    this.run("replace document chunks", () =>
+      this.db
+        .transaction(() => {
+          const space = this.requireSpace(knowledgeBaseId);
+          // Checked before any write, so a bad batch leaves the old chunks untouched.
+          for (const chunk of chunks) {
+            if (chunk.vector.length !== space.dimension) {
+              throw new FailedPreconditionError(
+                `chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; knowledge base ${knowledgeBaseId} stores ${space.dimension}`,
+              );
+            }
+          }
+          const enabled = this.documentEnabled(knowledgeBaseId, documentId);
+          // The document's old chunks, plus any row already holding one of the new ids (stable ids
+          // are upserts, as in OpenSearch).
+          const stale = this.db
+            .prepare(
+              `SELECT rowid, knowledge_base_id FROM chunks
+               WHERE (knowledge_base_id = ? AND document_id = ?) OR id IN (SELECT value FROM json_each(?))`,
+            )
+            .all(knowledgeBaseId, documentId, JSON.stringify([...seen])) as { rowid: number; knowledge_base_id: string }[];
+          this.deleteChunkRows(stale);
+
+          this.db
+            .prepare(
+              `INSERT INTO search_documents (knowledge_base_id, document_id, enabled) VALUES (?, ?, ?)
+               ON CONFLICT (knowledge_base_id, document_id) DO NOTHING`,
+            )
+            .run(knowledgeBaseId, documentId, enabled ? 1 : 0);
+          const insertChunk = this.db.prepare(
+            `INSERT INTO chunks (id, knowledge_base_id, document_id, file_name, chunk_index, text, token_count, page, page_end,
+               section_path, start_offset, end_offset, enabled)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          );
+          const insertTerms = this.db.prepare(`INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)`);
+          const insertVector = this.db.prepare(`INSERT INTO "${space.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`);
+          for (const chunk of chunks) {
+            const { lastInsertRowid } = insertChunk.run(
+              chunk.id,
+              knowledgeBaseId,
+              documentId,
+              fileName,
+              chunk.index,
+              chunk.text,
+              chunk.tokenCount,
+              chunk.page,
+              chunk.pageEnd,
+              JSON.stringify(chunk.sectionPath),
+              chunk.start,
+              chunk.end,
+              enabled ? 1 : 0,
+            );
+            insertTerms.run(lastInsertRowid, segmentForIndex(chunk.text));
+            // vec0 only accepts integer-typed keys and metadata, which better-sqlite3 sends for BigInt.
+            insertVector.run(BigInt(lastInsertRowid), vectorBlob(chunk.vector), documentId, enabled ? 1n : 0n);
+          }
+        })
+        .immediate(),
+    );
+  }
+
+  async deleteDocument(knowledgeBaseId: string, documentId: string): Promise<void> {
+    this.run("delete document", () =>
+      this.db
+        .transaction(() => {
+          const rows = this.db
+            .prepare(`SELECT rowid, knowledge_base_id FROM chunks WHERE knowledge_base_id = ? AND document_id = ?`)
+            .all(knowledgeBaseId, documentId) as { rowid: number; knowledge_base_id: string }[];
+          this.deleteChunkRows(rows);
+          this.db.prepare(`DELETE FROM search_documents WHERE knowledge_base_id = ? AND document_id = ?`).run(knowledgeBaseId, documentId);
+        })
+        .immediate(),
+    );
+  }
+
+  async setDocumentEnabled(knowledgeBaseId: string, documentId: string, enabled: boolean): Promise<void> {
+    this.run("set document enabled", () =>
+      this.db
+        .transaction(() => {
+          const space = this.requireSpace(knowledgeBaseId);
+          const flag = enabled ? 1 : 0;
+          // Remembered even before the document has chunks, so chunks indexed later inherit it.
+          this.db
+            .prepare(
+              `INSERT INTO search_documents (knowledge_base_id, document_id, enabled) VALUES (?, ?, ?)
+               ON CONFLICT (knowledge_base_id, document_id) DO UPDATE SET enabled = excluded.enabled`,
+            )
+            .run(knowledgeBaseId, documentId, flag);
+          const rows = this.db
+            .prepare(`SELECT rowid FROM chunks WHERE knowledge_base_id = ? AND document_id = ? AND enabled != ?`)
+            .all(knowledgeBaseId, documentId, flag) as { rowid: number }[];
+          this.db.prepare(`UPDATE chunks SET enabled = ? WHERE knowledge_base_id = ? AND document_id = ?`).run(flag, knowledgeBaseId, documentId);
+          // Point updates by rowid: vec0 would otherwise scan the whole table for a WHERE on metadata.
+          const updateVector = this.db.prepare(`UPDATE "${space.vector_table}" SET enabled = ? WHERE rowid = ?`);
+          for (const { rowid } of rows) updateVector.run(BigInt(flag), BigInt(rowid));
+        })
+        .immediate(),
+    );
+  }
+
+  async search(query: SearchQuery): Promise<SearchHit[]> {
+    validateSearchQuery(query);
+    return this.run("search", () => {
+      // One read transaction: both lists see the same snapshot even while a writer replaces chunks.
+      return this.db.transaction(() => {
+        const spaces = query.knowledgeBaseIds.map((id) => this.requireSpace(id));
+        const k = query.rrfK ?? DEFAULT_RRF_K;
+        if (query.mode === "bm25") {
+          const hits = this.bm25Hits(query, query.topK);
+          return applyMinScore(fuseHits([{ name: "bm25", hits }], { k, scoreFrom: "bm25" }), query.minScore);
+        }
+        const vector = requireQueryVector(
+          query,
+          spaces.map((space) => ({ knowledgeBaseId: space.knowledge_base_id, dimension: space.dimension })),
+        );
+        if (query.mode === "vector") {
+          const hits = this.vectorHits(spaces, vector, query, query.topK);
+          return applyMinScore(fuseHits([{ name: "vector", hits }], { k, scoreFrom: "vector" }), query.minScore);
+        }
+        const candidates = hybridCandidates(query);
+        const fused = fuseHits(
+          [
+            { name: "bm25", hits: this.bm25Hits(query, candidates), weight: query.weights?.bm25 },
+            { name: "vector", hits: this.vectorHits(spaces, vector, query, candidates), weight: query.weights?.vector },
+          ],
+          { k },
+        );
+        return applyMinScore(fused, query.minScore).slice(0, query.topK);
+      })();
+    });
+  }
+
+  async getChunks(ids: string[]): Promise<Chunk[]> {
+    if (ids.length === 0) return [];
+    return this.run("get chunks", () => {
+      const rows = this.db.prepare(`SELECT * FROM chunks WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as ChunkRow[];
+      const byId = new Map(rows.map((row) => [row.id, toChunk(row)]));
+      return ids.flatMap((id) => byId.get(id) ?? []);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.options.ownsDatabase && this.db.open) this.db.close();
+  }
+
+  private run<T>(what: string, fn: () => T): T {
+    if (this.closed) throw new UnavailableError(`${what}: the search engine is closed`);
+    return withDatabase(this.db, what, fn);
+  }
+
+  private findSpace(knowledgeBaseId: string): SpaceRow | undefined {
+    return this.db.prepare(`SELECT * FROM search_spaces WHERE knowledge_base_id = ?`).get(knowledgeBaseId) as SpaceRow | undefined;
+  }
+
+  private requireSpace(knowledgeBaseId: string): SpaceRow {
+    const space = this.findSpace(knowledgeBaseId);
+    if (!space) throw new NotFoundError(`knowledge base ${knowledgeBaseId} has no search index`);
+    return space;
+  }
+
+  private documentEnabled(knowledgeBaseId: string, documentId: string): boolean {
+    const row = this.db
+      .prepare(`SELECT enabled FROM search_documents WHERE knowledge_base_id = ? AND document_id = ?`)
+      .get(knowledgeBaseId, documentId) as { enabled: number } | undefined;
+    return row ? row.enabled === 1 : true;
+  }
+
+  private deleteChunkRows(rows: { rowid: number; knowledge_base_id: string }[]): void {
+    if (rows.length === 0) return;
+    const deleteTerms = this.db.prepare(`DELETE FROM chunks_fts WHERE rowid = ?`);
+    const deleteChunk = this.db.prepare(`DELETE FROM chunks WHERE rowid = ?`);
+    const vectorDeletes = new Map<string, ReturnType<SqliteDatabase["prepare"]>>();
+    for (const row of rows) {
+      let deleteVector = vectorDeletes.get(row.knowledge_base_id);
+      if (!deleteVector) {
+        const space = this.findSpace(row.knowledge_base_id);
+        if (space) {
+          deleteVector = this.db.prepare(`DELETE FROM "${space.vector_table}" WHERE rowid = ?`);
+          vectorDeletes.set(row.knowledge_base_id, deleteVector);
+        }
+      }
+      deleteVector?.run(BigInt(row.rowid));
+      deleteTerms.run(row.rowid);
+      deleteChunk.run(row.rowid);
+    }
+  }
+
+  private bm25Hits(query: SearchQuery, limit: number): EngineHit[] {
+    const match = ftsMatchExpression(query.text);
+    if (!match) return [];
+    // bm25() is negative with smaller meaning better; negated it is a positive score, larger better.
+    const rows = this.db
+      .prepare(
+        `SELECT c.*, -bm25(chunks_fts) AS score
+         FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
+         WHERE chunks_fts MATCH @match
+           AND c.knowledge_base_id IN (SELECT value FROM json_each(@knowledgeBases))
+           AND c.enabled = 1
+           AND (@documents IS NULL OR c.document_id IN (SELECT value FROM json_each(@documents)))
+         ORDER BY score DESC, c.id
+         LIMIT @limit`,
+      )
+      .all({
+        match,
+        knowledgeBases: JSON.stringify(query.knowledgeBaseIds),
+        documents: query.documentIds.length > 0 ? JSON.stringify(query.documentIds) : null,
+        limit,
+      }) as (ChunkRow & { score: number })[];
+    return rows.map((row) => ({ chunk: toChunk(row), fileName: row.file_name, score: row.score }));
+  }
+
+  private vectorHits(spaces: SpaceRow[], vector: Float32Array, query: SearchQuery, limit: number): EngineHit[] {
+    const k = Math.min(limit, MAX_KNN_K);
+    const blob = vectorBlob(vector);
+    const documents = query.documentIds.length > 0 ? JSON.stringify(query.documentIds) : null;
+    const loadChunks = this.db.prepare(`SELECT * FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))`);
+    const hits: EngineHit[] = [];
+    for (const space of spaces) {
+      const neighbours = this.db
+        .prepare(
+          `SELECT rowid, distance FROM "${space.vector_table}"
+           WHERE embedding MATCH ? AND k = ? AND enabled = 1
+           ${documents ? "AND document_id IN (SELECT value FROM json_each(?))" : ""}`,
+        )
+        .all(...[blob, BigInt(k), ...(documents ? [documents] : [])]) as { rowid: number; distance: number }[];
+      if (neighbours.length === 0) continue;
+      const rows = loadChunks.all(JSON.stringify(neighbours.map((n) => n.rowid))) as ChunkRow[];
+      const byRowid = new Map(rows.map((row) => [row.rowid, row]));
+      for (const { rowid, distance } of neighbours) {
+        const row = byRowid.get(rowid);
+        if (row) hits.push({ chunk: toChunk(row), fileName: row.file_name, score: 1 - distance });
+      }
+    }
+    // Each knowledge base answered its own top k; the merged list keeps the best k overall.
+    hits.sort((a, b) => b.score - a.score || (a.chunk.id < b.chunk.id ? -1 : a.chunk.id > b.chunk.id ? 1 : 0));
+    return hits.slice(0, k);
+  }
+}
+
+/** Quotes every query term and ORs them: user text can never form FTS5 syntax (or a syntax error). */
+export function ftsMatchExpression(text: string): string | null {
+  const terms = segmentQuery(text);
+  if (terms.length === 0) return null;
+  return terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(" OR ");
+}
+
+function vectorTableName(knowledgeBaseId: string): string {
+  // Ids are meant to be kb_<hex>; anything else is hashed so the name stays a plain identifier.
+  if (/^[A-Za-z0-9_]{1,64}$/.test(knowledgeBaseId)) return `vec_${knowledgeBaseId}`;
+  return `vec_h${createHash("sha256").update(knowledgeBaseId).digest("hex").slice(0, 32)}`;
+}
+
+function vectorBlob(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+function toChunk(row: ChunkRow): Chunk {
+  return {
+    id: row.id,
+    documentId: row.document_id,
+    knowledgeBaseId: row.knowledge_base_id,
+    index: row.chunk_index,
+    text: row.text,
+    tokenCount: row.token_count,
+    page: row.page,
+    pageEnd: row.page_end,
+    sectionPath: JSON.parse(row.section_path) as string[],
+    start: row.start_offset,
+    end: row.end_offset,
+  };
+}

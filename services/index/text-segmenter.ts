@@ -1,0 +1,55 @@
+// Turns text into whitespace-separated search terms so a plain whitespace/unicode tokenizer (SQLite
+// FTS5, OpenSearch's whitespace analyzer) can run BM25 over Chinese and Japanese too: those scripts
+// write words without spaces, so without segmentation a two-character word inside a sentence would
+// never match. Runs of CJK characters go through jieba's search mode, which emits the words and
+// their dictionary sub-words ("检察院" → 检察, 察院, 检察院); other scripts are split on anything
+// that is not a letter, mark or digit (a katakana run stays one word: jieba's dictionary has no
+// kana and would cut it into single characters). Index and query text go through the same function, so the
+// two sides always agree on what a term is.
+import { Jieba } from "@node-rs/jieba";
+import { dict } from "@node-rs/jieba/dict.js";
+
+const HAN = String.raw`\p{Script=Han}〆`;
+// The prolonged sound mark belongs to katakana words.
+const KATAKANA = String.raw`\p{Script=Katakana}ー`;
+// A Han run, a katakana run, or a run of other letters/marks/digits (so "GDP增长" splits in two).
+const TERM_RUNS = new RegExp(
+  String.raw`([${HAN}]+)|([${KATAKANA}]+)|((?:(?![${HAN}${KATAKANA}])[\p{L}\p{M}\p{N}])+)`,
+  "gu",
+);
+const SEARCHABLE = /[\p{L}\p{N}]/u;
+
+let jieba: Jieba | undefined;
+
+// The default dictionary is ~5 MB to parse: load it on first use, once per process.
+function segmenter(): Jieba {
+  jieba ??= Jieba.withDict(dict);
+  return jieba;
+}
+
+function* terms(text: string): Generator<string> {
+  // NFKC folds full-width Latin and digits ("ＧＤＰ", "２０２４") into their ASCII forms.
+  const normalized = text.normalize("NFKC").toLowerCase();
+  for (const match of normalized.matchAll(TERM_RUNS)) {
+    const [, han, katakana, word] = match;
+    if (word) {
+      yield word;
+    } else if (katakana) {
+      yield katakana;
+    } else if (han) {
+      for (const token of segmenter().cutForSearch(han, true)) {
+        if (SEARCHABLE.test(token)) yield token;
+      }
+    }
+  }
+}
+
+/** The text as space-separated, lower-cased terms, ready for a whitespace tokenizer. */
+export function segmentForIndex(text: string): string {
+  return [...terms(text)].join(" ");
+}
+
+/** The distinct terms of a query, in order of first appearance; punctuation and operators dropped. */
+export function segmentQuery(text: string): string[] {
+  return [...new Set(terms(text))];
+}

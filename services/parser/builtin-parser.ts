@@ -1,0 +1,54 @@
+// The parsers that need no external service: enough for text, Markdown, HTML, tables, JSON and
+// PDFs with a text layer. Everything else is named and sent to Tika.
+import type { ParsedDocument } from "../../lib/domain.ts";
+import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
+import type { DocumentParser, ParseInput } from "./document-parser.ts";
+import { decodeText } from "./encoding.ts";
+import { detectFormat, withArticle, type DetectedFormat, type DocumentFormat } from "./format-detection.ts";
+import { parseCsv } from "./parsers/csv-parser.ts";
+import { parseHtml } from "./parsers/html-parser.ts";
+import { parseJson } from "./parsers/json-parser.ts";
+import { parseMarkdown } from "./parsers/markdown-parser.ts";
+import type { ParsedContent } from "./parsers/parsed-content.ts";
+import { parsePdf } from "./parsers/pdf-parser.ts";
+import { parsePlainText } from "./parsers/plain-text-parser.ts";
+
+type TextFormat = "text" | "markdown" | "html" | "csv" | "tsv" | "json";
+
+const TEXT_PARSERS: Record<TextFormat, { name: string; parse: (text: string) => ParsedContent }> = {
+  text: { name: "builtin:text", parse: parsePlainText },
+  markdown: { name: "builtin:markdown", parse: parseMarkdown },
+  html: { name: "builtin:html", parse: parseHtml },
+  csv: { name: "builtin:csv", parse: (text) => parseCsv(text, { tabSeparated: false }) },
+  tsv: { name: "builtin:tsv", parse: (text) => parseCsv(text, { tabSeparated: true }) },
+  json: { name: "builtin:json", parse: parseJson },
+};
+
+/** The formats BuiltinParser reads; the routing parser keeps these away from Tika. */
+export const BUILTIN_FORMATS: ReadonlySet<DocumentFormat> = new Set<DocumentFormat>([...(Object.keys(TEXT_PARSERS) as TextFormat[]), "pdf"]);
+
+export class BuiltinParser implements DocumentParser {
+  async parse(input: ParseInput): Promise<ParsedDocument> {
+    if (input.bytes.length === 0) throw new InvalidInputError("the file is empty");
+    const detected = detectFormat(input.bytes, input.fileName, input.declaredMimeType);
+
+    if (detected.format === "pdf") {
+      const content = await parsePdf(input.bytes, input.fileName);
+      return { ...content, mimeType: detected.mimeType, parser: "builtin:pdf" };
+    }
+    if (detected.format in TEXT_PARSERS) {
+      const { name, parse } = TEXT_PARSERS[detected.format as TextFormat];
+      const { text, encoding } = decodeText(input.bytes);
+      const content = parse(text);
+      return { ...content, metadata: { ...content.metadata, encoding }, mimeType: detected.mimeType, parser: name };
+    }
+    throw unsupported(input.fileName, detected);
+  }
+}
+
+export function unsupported(fileName: string, detected: DetectedFormat): FailedPreconditionError {
+  return new FailedPreconditionError(
+    `${fileName} is ${withArticle(detected.name)} (${detected.mimeType}); the built-in parsers read text, Markdown, HTML, ` +
+      "CSV/TSV, JSON and PDF — configure TIKA_URL to parse it with Apache Tika",
+  );
+}

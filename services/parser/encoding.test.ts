@@ -1,0 +1,79 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import iconv from "iconv-lite";
+import { describe, expect, it } from "vitest";
+import { InvalidInputError } from "../../lib/errors.ts";
+import { decodeText } from "./encoding.ts";
+
+const docs = path.resolve(process.cwd(), "../shared/corpus/docs");
+const enc = (text: string, encoding: string) => new Uint8Array(iconv.encode(text, encoding));
+
+const CHINESE = "分布式训练技术原理。数据并行是最常见的并行方式，每块GPU上维护一个模型副本，并通过集体通信同步梯度。这种方法大大降低了峰值内存消耗。";
+
+describe("decodeText", () => {
+  it("reads UTF-8 without a BOM, including a real Chinese file", () => {
+    const bytes = readFileSync(path.join(docs, "zh_distributed_training_principles.md"));
+    const { text, encoding } = decodeText(bytes);
+    expect(encoding).toBe("UTF-8");
+    expect(text.startsWith("# 分布式训练技术原理\n")).toBe(true);
+  });
+
+  it("strips a UTF-8 BOM", () => {
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode("héllo")]);
+    expect(decodeText(bytes)).toEqual({ text: "héllo", encoding: "UTF-8" });
+  });
+
+  it("reads UTF-16LE and UTF-16BE with a BOM", () => {
+    const text = "Grüße, 世界\nline two";
+    const le = new Uint8Array([0xff, 0xfe, ...enc(text, "utf-16le")]);
+    const be = new Uint8Array([0xfe, 0xff, ...enc(text, "utf-16be")]);
+    expect(decodeText(le)).toEqual({ text, encoding: "UTF-16LE" });
+    expect(decodeText(be)).toEqual({ text, encoding: "UTF-16BE" });
+  });
+
+  it("recognises UTF-16LE saved without a BOM instead of calling it binary", () => {
+    const text = "Plain English text written by a Windows tool without a byte order mark.";
+    expect(decodeText(enc(text, "utf-16le"))).toEqual({ text, encoding: "UTF-16LE" });
+  });
+
+  it("detects GB18030 (GBK) Chinese and decodes it", () => {
+    const result = decodeText(enc(CHINESE, "gb18030"));
+    expect(result).toEqual({ text: CHINESE, encoding: "GB18030" });
+  });
+
+  it("detects Big5, Shift_JIS and windows-1252", () => {
+    const big5 = "繁體中文的文字，這是用來測試字元編碼偵測的句子，包含了許多常見的漢字與標點符號。";
+    const sjis = "日本語のテキストです。これは文字コードの判定を試すための文章で、ひらがなとカタカナと漢字が含まれています。";
+    const latin = "Café crème, naïve façade — déjà vu à Zürich. Les élèves étudient très sérieusement.";
+    expect(decodeText(enc(big5, "big5"))).toEqual({ text: big5, encoding: "Big5" });
+    expect(decodeText(enc(sjis, "shift_jis"))).toEqual({ text: sjis, encoding: "Shift_JIS" });
+    expect(decodeText(enc(latin, "windows-1252"))).toEqual({ text: latin, encoding: "windows-1252" });
+  });
+
+  it("normalises CRLF and CR line endings to LF", () => {
+    expect(decodeText(new TextEncoder().encode("a\r\nb\rc\n")).text).toBe("a\nb\nc\n");
+  });
+
+  it("refuses empty and whitespace-only files", () => {
+    expect(() => decodeText(new Uint8Array())).toThrow(new InvalidInputError("the file is empty"));
+    expect(() => decodeText(new TextEncoder().encode(" \r\n\t \n"))).toThrow(new InvalidInputError("the file is empty"));
+    expect(() => decodeText(new Uint8Array([0xff, 0xfe]))).toThrow(InvalidInputError);
+  });
+
+  it("refuses binary data, naming the reason", () => {
+    const docx = readFileSync(path.join(docs, "word_sample.docx"));
+    const nul = new Uint8Array(4000).map((_, i) => (i % 7 === 0 ? 0 : 65 + (i % 26)));
+    expect(() => decodeText(nul)).toThrow(/^not valid text: it looks like binary data \(\d+ NUL bytes/);
+    expect(() => decodeText(docx)).toThrow(/^not valid text: it looks like binary data/);
+  });
+
+  it("refuses a BOM followed by bytes that are not valid in that encoding", () => {
+    const loneSurrogate = new Uint8Array([0xff, 0xfe, 0x00, 0xd8, 0x61, 0x00]);
+    expect(() => decodeText(loneSurrogate)).toThrow(new InvalidInputError("not valid text: the bytes are not valid UTF-16LE"));
+  });
+
+  it("drops a few stray NULs rather than refusing the file", () => {
+    const bytes = new TextEncoder().encode(`${"readable text ".repeat(300)}\0end`);
+    expect(decodeText(bytes).text.endsWith("text end")).toBe(true);
+  });
+});
