@@ -4,20 +4,11 @@ import { randomUUID } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
 import { IngestionProgressSchema } from "../../gen/quarry/events/v1/events_pb.ts";
 import { Topics, type EventBus, type Subscription } from "../bus/event-bus.ts";
-import type { DocumentStatus } from "../domain.ts";
-import { toDomainStatus } from "./progress.ts";
+import type { IngestionProgress } from "../domain.ts";
+import { progressFromProto } from "./progress.ts";
 
-export interface ProgressEvent {
-  documentId: string;
-  knowledgeBaseId: string;
-  version: number;
-  phase: DocumentStatus;
-  percent: number;
-  message: string;
-  error: string;
-  chunkCount: number;
-  fileName?: string;
-}
+/** A stage's progress report, with the file name when the event carries the document's descriptor. */
+export type ProgressEvent = IngestionProgress & { fileName?: string };
 
 export type ProgressListener = (event: ProgressEvent) => void;
 
@@ -34,17 +25,7 @@ export class ProgressHub {
       from: "latest",
       handler: async (message) => {
         const p = fromBinary(IngestionProgressSchema, message.value);
-        const event: ProgressEvent = {
-          documentId: p.documentId,
-          knowledgeBaseId: p.knowledgeBaseId,
-          version: Number(p.version),
-          phase: toDomainStatus(p.phase),
-          percent: p.percent,
-          message: p.message,
-          error: p.error,
-          chunkCount: p.chunkCount,
-          fileName: p.descriptor?.fileName,
-        };
+        const event: ProgressEvent = { ...progressFromProto(p), fileName: p.descriptor?.fileName };
         for (const listener of this.listeners) listener(event);
       },
     });

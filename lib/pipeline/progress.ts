@@ -1,11 +1,11 @@
 // Publishing ingestion progress, the one message every stage sends. Percentages follow the product:
 // parsing 10, chunking 30, embedding 40–90, indexing 95, ready 100.
 import { create, toBinary } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
-import { IngestionProgressSchema, type DocumentDescriptor } from "../../gen/quarry/events/v1/events_pb.ts";
+import { IngestionProgressSchema, type DocumentDescriptor, type IngestionProgress as IngestionProgressProto } from "../../gen/quarry/events/v1/events_pb.ts";
 import { Topics, type EventBus } from "../bus/event-bus.ts";
-import type { DocumentStatus as DomainStatus } from "../domain.ts";
+import type { DocumentStatus as DomainStatus, IngestionProgress } from "../domain.ts";
 
 export const PhasePercent = { pending: 0, parsing: 10, chunking: 30, embedding: 40, embeddingDone: 90, indexing: 95, ready: 100 } as const;
 
@@ -60,4 +60,19 @@ export async function publishProgress(bus: EventBus, doc: DocumentRef, update: P
     descriptor: update.descriptor,
   });
   await bus.publish(Topics.ingestionProgress, [{ key: doc.documentId, value: toBinary(IngestionProgressSchema, message) }]);
+}
+
+export function progressFromProto(p: IngestionProgressProto): IngestionProgress {
+  return {
+    documentId: p.documentId,
+    knowledgeBaseId: p.knowledgeBaseId,
+    version: Number(p.version),
+    phase: toDomainStatus(p.phase),
+    percent: p.percent,
+    message: p.message,
+    error: p.error,
+    chunkCount: p.chunkCount,
+    tokenCount: p.tokenCount,
+    at: p.at ? timestampDate(p.at) : new Date(),
+  };
 }

@@ -1,11 +1,13 @@
 // The shape every ingestion stage shares: decode the event, do the stage's work, and turn a
 // failure into either a failed document (the input's fault: no retry) or a retry (a backend was
-// down: the bus redelivers with backoff and, past its attempts, dead-letters the event).
+// down: the bus redelivers with backoff and, past its attempts, dead-letters the event; the stage's
+// redrive consumer later puts the event back, a capped number of times, see redrive.ts).
 import { fromBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import type { BusMessage, EventBus, Subscription } from "../bus/event-bus.ts";
 import type { Logger } from "../logger.ts";
 import { isRetryable, toDomainError } from "../rpc/error-mapping.ts";
 import { publishProgress, type DocumentRef } from "./progress.ts";
+import { startRedrive, type RedriveSettings } from "./redrive.ts";
 
 export interface StageOptions<S extends DescMessage> {
   name: string;
@@ -18,9 +20,51 @@ export interface StageOptions<S extends DescMessage> {
   handle(event: MessageShape<S>, message: BusMessage): Promise<void>;
   maxAttempts?: number;
   retryBackoffMs?: number;
+  /** How dead letters come back (defaults: DEFAULT_REDRIVE); false leaves them dead. */
+  redrive?: Partial<RedriveSettings> | false;
 }
 
-export function runStage<S extends DescMessage>(options: StageOptions<S>): Promise<Subscription> {
+export async function runStage<S extends DescMessage>(options: StageOptions<S>): Promise<Subscription> {
+  const work = await consume(options);
+  if (options.redrive === false) return work;
+  let redrive: Subscription;
+  try {
+    redrive = await startRedrive({
+      bus: options.bus,
+      topic: options.topic,
+      group: options.name,
+      logger: options.logger,
+      settings: options.redrive,
+      onGiveUp: (message, lastError, redrives) => giveUp(options, message, lastError, redrives),
+    });
+  } catch (error) {
+    await work.close();
+    throw error;
+  }
+  return {
+    async close() {
+      await Promise.all([work.close(), redrive.close()]);
+    },
+  };
+}
+
+/** A dead letter out of redrives: the document's status says so, without "(retrying)". */
+async function giveUp<S extends DescMessage>(options: StageOptions<S>, message: BusMessage, lastError: string, redrives: number): Promise<void> {
+  let event: MessageShape<S>;
+  try {
+    event = fromBinary(options.schema, message.value);
+  } catch {
+    return; // Undecodable events never reach the dead-letter topic through a stage; nothing to report.
+  }
+  const doc = options.documentOf(event, message);
+  await publishProgress(options.bus, doc, {
+    phase: "failed",
+    percent: 0,
+    error: `${options.name}: ${lastError} (gave up after ${redrives} redrives)`,
+  });
+}
+
+function consume<S extends DescMessage>(options: StageOptions<S>): Promise<Subscription> {
   const { bus, logger } = options;
   return bus.subscribe({
     group: options.name,

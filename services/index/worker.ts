@@ -1,13 +1,12 @@
 // Two consumers: the indexing stage (chunks.embedded → the search engine, superseded versions
 // dropped) and the status keeper (ingestion.progress → the catalog).
 import { fromBinary } from "@bufbuild/protobuf";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { ChunksEmbeddedSchema, IngestionProgressSchema } from "../../gen/quarry/events/v1/events_pb.ts";
 import { Topics, type EventBus, type Subscription } from "../../lib/bus/event-bus.ts";
 import type { EmbeddedChunk } from "../../lib/domain.ts";
 import { FailedPreconditionError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { PhasePercent, publishProgress, toDomainStatus } from "../../lib/pipeline/progress.ts";
+import { PhasePercent, progressFromProto, publishProgress } from "../../lib/pipeline/progress.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { chunkFromProto } from "../../lib/proto-convert.ts";
 import type { Catalog } from "./catalog.ts";
@@ -82,18 +81,7 @@ function startStatusKeeper({ bus, catalog, logger }: IndexWorkerDeps) {
           logger.info({ documentId: p.documentId, reason: (error as Error).message }, "progress descriptor not registered");
         }
       }
-      await catalog.applyProgress({
-        documentId: p.documentId,
-        knowledgeBaseId: p.knowledgeBaseId,
-        version: Number(p.version),
-        phase: toDomainStatus(p.phase),
-        percent: p.percent,
-        message: p.message,
-        error: p.error,
-        chunkCount: p.chunkCount,
-        tokenCount: p.tokenCount,
-        at: p.at ? timestampDate(p.at) : new Date(),
-      });
+      await catalog.applyProgress(progressFromProto(p));
     },
   });
 }
