@@ -6,6 +6,13 @@ import { createLogger } from "../lib/logger.ts";
 import { stopOnSignals } from "../lib/service-runtime.ts";
 import { ask, ingest, search } from "./commands.ts";
 import { gatewayClient } from "./gateway-client.ts";
+import { registerEvalCommand } from "../eval/eval-command.ts";
+
+// `quarry ask … | head` closes the pipe early; that is the reader's choice, not an error.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(0);
+  throw error;
+});
 
 const program = new Command("quarry").description("Knowledge-base RAG with citations you can trust");
 const urlOption = () => new Option("--url <url>", "the gateway").env("QUARRY_URL").default("http://localhost:8080");
@@ -99,6 +106,8 @@ program
   .action(async (query: string, o: { kb: string[]; mode: string; topK?: number; url: string }) => {
     await search(gatewayClient(o.url), query, o.kb, { mode: o.mode, topK: o.topK, out: process.stdout });
   });
+
+registerEvalCommand(program);
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof ConnectError) process.stderr.write(`quarry: ${error.rawMessage} (${codeName(error.code)})\n`);

@@ -84,6 +84,10 @@ export function buildServer(options: ServerOptions): BuiltServer {
   const listen = (port: number, host = "127.0.0.1") =>
     new Promise<RunningServer>((resolve, reject) => {
       const h1 = http.createServer(handler as http.RequestListener);
+      // Longer than any client's idle keep-alive, so the server never closes a socket the client is
+      // about to reuse (the race shows as ECONNRESET on the client while ingestion keeps us busy).
+      h1.keepAliveTimeout = 65_000;
+      h1.headersTimeout = 66_000;
       const h2 = http2.createServer({}, handler as never);
       const sockets = new Set<net.Socket>();
       const front = net.createServer((socket) => {

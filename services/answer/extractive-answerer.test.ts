@@ -7,6 +7,16 @@ describe("splitSentences", () => {
     expect(splitSentences("第一句。第二句！第三句？\n标题\n最后", "zh").map((s) => s.text)).toEqual(["第一句。", "第二句！", "第三句？", "标题", "最后"]);
   });
 
+  it("joins English lines wrapped inside a paragraph, but not list items", () => {
+    const text = "Citations are mapped,\nnot trusted. Markers\nare checked.\n- a list item\n- another";
+    expect(splitSentences(text, "en").map((s) => s.text)).toEqual([
+      "Citations are mapped, not trusted.",
+      "Markers are checked.",
+      "- a list item",
+      "- another",
+    ]);
+  });
+
   it("keeps offsets into the original text", () => {
     const text = "One. Two.\nThree.";
     for (const s of splitSentences(text, "en")) expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);

@@ -41,12 +41,29 @@ export function terms(text: string): string[] {
     .filter((t) => /[\p{L}\p{N}]/u.test(t) && !STOPWORDS.has(t) && (t.length > 1 || HAN.test(t) || /\p{N}/u.test(t)));
 }
 
+const STRUCTURAL_LINE = /^\s*(#{1,6}\s|\||!\[|```)/;
+
+/** Markdown emphasis, code ticks and list bullets removed, so the sentence reads as prose. */
+function withoutMarkup(text: string): string {
+  return text.replace(/^\s*([-*+]|\d+\.)\s+/, "").replace(/\*\*|__|`/g, "").replace(/\s+/g, " ").trim();
+}
+
+/** English plural and verb endings folded ("citations" finds "citation"); other scripts unchanged. */
+function stem(term: string): string {
+  if (!/^[a-z]+$/.test(term) || term.length <= 4) return term;
+  return term.replace(/(ies)$/, "y").replace(/(sses)$/, "ss").replace(/([^s])s$/, "$1").replace(/(ing|ed)$/, "");
+}
+
 /** Sentences with their offsets; 。！？ end sentences too, and line breaks always do (lists, headings). */
 export function splitSentences(text: string, locale: string): { text: string; start: number }[] {
   const segmenter = new Intl.Segmenter(locale, { granularity: "sentence" });
   const out: { text: string; start: number }[] = [];
   let lineStart = 0;
-  for (const line of text.split("\n")) {
+  // A line break inside an English paragraph is only wrapping: it becomes a space (same length, so
+  // offsets hold). Breaks after Chinese text (which is not wrapped by hand) and before blank lines,
+  // list items, headings and table rows stay sentence ends.
+  const unwrapped = text.replace(/([^\n\p{Script=Han}。！？；：])\n(?=[^\n])(?!\s*([-*+]\s|\d+\.\s|#|\||```))/gu, "$1 ");
+  for (const line of unwrapped.split("\n")) {
     for (const s of segmenter.segment(line)) {
       const trimmed = s.segment.trim();
       if (trimmed) out.push({ text: trimmed, start: lineStart + s.index });
@@ -72,25 +89,44 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
     : "Extractive answer (no language model configured): no passage in the selected knowledge bases matches the question.";
 
   const queryTerms = [...new Set(terms(question))];
-  const chunks = context.slice(0, options.maxChunks ?? 3);
+  const chunks = context.slice(0, options.maxChunks ?? 5);
   const maxSentences = options.maxSentences ?? 5;
 
-  type Candidate = { chunkIndex: number; order: number; text: string; score: number };
-  const candidates: Candidate[] = [];
+  type Candidate = { chunkIndex: number; order: number; text: string; terms: Set<string>; score: number };
+  const sentences: Omit<Candidate, "score">[] = [];
   chunks.forEach((chunk, chunkIndex) => {
     splitSentences(chunk.hit.chunk.text, chinese ? "zh" : "en").forEach((sentence, order) => {
-      const sentenceTerms = new Set(terms(sentence.text));
-      const matched = queryTerms.filter((t) => sentenceTerms.has(t) || (HAN.test(t) && sentence.text.includes(t))).length;
-      if (matched === 0) return;
-      const coverage = matched / Math.max(1, queryTerms.length);
-      // Rank counts, but less than a sentence answering more of the question.
-      const rankWeight = 1 / (1 + chunkIndex);
-      candidates.push({ chunkIndex, order, text: sentence.text, score: coverage + 0.25 * rankWeight });
+      const text = withoutMarkup(sentence.text);
+      // Headings, table rows and bare links say where an answer is, not what it is.
+      if (!text || STRUCTURAL_LINE.test(sentence.text)) return;
+      sentences.push({ chunkIndex, order, text, terms: new Set(terms(text).map(stem)) });
     });
   });
+  // A question word that every passage shares (often the product's own name) tells the sentences
+  // apart less than a rare one, so each term counts by its inverse frequency among the sentences.
+  const weight = new Map(
+    queryTerms.map((t) => {
+      const stemmed = stem(t);
+      const df = sentences.filter((s) => s.terms.has(stemmed) || (HAN.test(t) && s.text.includes(t))).length;
+      return [t, Math.log(1 + (sentences.length + 1) / (df + 0.5))];
+    }),
+  );
+  const total = [...weight.values()].reduce((a, b) => a + b, 0) || 1;
+  const candidates: Candidate[] = [];
+  for (const sentence of sentences) {
+    const matched = queryTerms.filter((t) => sentence.terms.has(stem(t)) || (HAN.test(t) && sentence.text.includes(t)));
+    if (matched.length === 0) continue;
+    const coverage = matched.reduce((sum, t) => sum + (weight.get(t) ?? 0), 0) / total;
+    // Rank breaks near-ties; it never lifts a sentence that answers less of the question.
+    const rankWeight = 1 / (1 + sentence.chunkIndex);
+    candidates.push({ ...sentence, score: coverage * (1 + 0.1 * rankWeight) });
+  }
   if (candidates.length === 0) return { text: none, found: false };
 
+  // Sentences that answer far less of the question than the best one are padding, not support.
+  const best = Math.max(...candidates.map((c) => c.score));
   const chosen = candidates
+    .filter((c) => c.score >= best * 0.3)
     .sort((a, b) => b.score - a.score || a.chunkIndex - b.chunkIndex || a.order - b.order)
     .slice(0, maxSentences)
     .sort((a, b) => a.chunkIndex - b.chunkIndex || a.order - b.order);
