@@ -16,7 +16,7 @@ export async function openEventBus(env: Env, logger: Logger): Promise<EventBus> 
     });
   } else {
     const { SqliteEventBus } = await import("./sqlite-event-bus.ts");
-    bus = new SqliteEventBus(sqlitePath(env));
+    bus = new SqliteEventBus(sqlitePath(env), { logger });
   }
   await bus.ensureTopics(Object.values(Topics));
   return bus;

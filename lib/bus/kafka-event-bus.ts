@@ -1,12 +1,13 @@
 // The distributed event bus on Kafka (kafkajs). Same contract as the SQLite log: per-key order
 // (the key picks the partition; a subscription handles its partitions one message at a time), a
 // commit only after the handler succeeded, in-process retries with doubling backoff, then the
-// dead-letter topic. "latest" subscriptions use a throwaway consumer group positioned at the end of
-// each partition before joining, and delete it again on close.
+// dead-letter topic. "latest" subscriptions use a throwaway consumer group that never commits and
+// starts at the partition ends measured before subscribe() returns.
 import { randomUUID } from "node:crypto";
 import {
   Kafka,
   logLevel,
+  Partitioners,
   type Admin,
   type Consumer,
   type EachBatchPayload,
@@ -53,6 +54,7 @@ export interface KafkaEventBusOptions {
 
 /** Kafka's default is 1 MB; parsed documents and chunk batches can be far larger. */
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+const TOPIC_READY_TIMEOUT_MS = 30_000;
 
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
@@ -105,7 +107,8 @@ export class KafkaEventBus implements EventBus {
     const admin = await this.connectedAdmin();
     try {
       await admin.createTopics({
-        waitForLeaders: true,
+        // Our own wait below: kafkajs gives up on "unknown topic" while a new topic's metadata spreads.
+        waitForLeaders: false,
         topics: missing.map((topic) => ({
           topic,
           numPartitions: this.options.numPartitions,
@@ -117,6 +120,7 @@ export class KafkaEventBus implements EventBus {
       // Another process may have created some of them at the same moment; that is success too.
       if (!onlyTopicExists(error)) throw new UnavailableError("Kafka could not create topics", { cause: error });
     }
+    await this.waitForLeaders(admin, missing);
     for (const topic of missing) this.knownTopics.add(topic);
   }
 
@@ -146,7 +150,7 @@ export class KafkaEventBus implements EventBus {
     await this.ensureTopics(options.topics);
     const latest = options.from === "latest";
     const groupId = latest ? `${options.group}.latest.${randomUUID()}` : options.group;
-    if (latest) await this.positionAtEnd(groupId, options.topics);
+    const startAt = latest ? await this.partitionEnds(options.topics) : undefined;
 
     const consumer = this.kafka.consumer({
       groupId,
@@ -155,7 +159,7 @@ export class KafkaEventBus implements EventBus {
       rebalanceTimeout: this.options.rebalanceTimeoutMs,
       maxWaitTimeInMs: this.options.maxWaitTimeInMs,
     });
-    const subscription = new KafkaSubscription(this, consumer, options, groupId, latest, this.options.heartbeatIntervalMs);
+    const subscription = new KafkaSubscription(this, consumer, options, groupId, startAt, this.options.heartbeatIntervalMs);
     this.subscriptions.add(subscription);
     try {
       await subscription.start(this.options.joinTimeoutMs);
@@ -193,38 +197,54 @@ export class KafkaEventBus implements EventBus {
     });
   }
 
-  /** @internal */
-  async deleteThrowawayGroup(groupId: string): Promise<void> {
-    try {
-      const admin = await this.connectedAdmin();
-      await admin.deleteGroups([groupId]);
-    } catch (error) {
-      this.logger.warn({ err: error, groupId }, "could not delete a throwaway consumer group");
+  /** A topic is usable once every partition has a leader; until then produce and list-offsets fail. */
+  private async waitForLeaders(admin: Admin, topics: string[]): Promise<void> {
+    const deadline = Date.now() + TOPIC_READY_TIMEOUT_MS;
+    for (;;) {
+      try {
+        const { topics: metadata } = await admin.fetchTopicMetadata({ topics });
+        const ready =
+          metadata.length === topics.length &&
+          metadata.every((topic) => topic.partitions.length > 0 && topic.partitions.every((p) => p.leader >= 0));
+        // Leaders show up in metadata a moment before they answer; list-offsets proves they do.
+        if (ready) {
+          await Promise.all(topics.map((topic) => admin.fetchTopicOffsets(topic)));
+          return;
+        }
+      } catch (error) {
+        if (!isRetriable(error) || Date.now() > deadline) throw new UnavailableError("Kafka topics did not become ready", { cause: error });
+      }
+      if (Date.now() > deadline) throw new UnavailableError(`Kafka topics ${topics.join(", ")} have no leader yet`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
 
-  /** Commits the current end of every partition for a fresh group, so it sees only what comes next. */
-  private async positionAtEnd(groupId: string, topics: string[]): Promise<void> {
+  /** The next offset of every partition of the topics, keyed by partitionKey(). */
+  private async partitionEnds(topics: string[]): Promise<Map<string, bigint>> {
     const admin = await this.connectedAdmin();
+    const ends = new Map<string, bigint>();
     for (const topic of new Set(topics)) {
-      const offsets = await admin.fetchTopicOffsets(topic);
-      await admin.setOffsets({
-        groupId,
-        topic,
-        partitions: offsets.map(({ partition, high }) => ({ partition, offset: high })),
-      });
+      const offsets = await retryWhileRetriable(() => admin.fetchTopicOffsets(topic));
+      for (const { partition, high } of offsets) ends.set(partitionKey(topic, partition), BigInt(high));
     }
+    return ends;
   }
 
   private connectedAdmin(): Promise<Admin> {
-    this.admin ??= connect(this.kafka.admin(), "admin", () => (this.admin = undefined));
+    // Admin calls here are short and follow topic creation; retry them sooner than kafkajs's 300 ms default.
+    this.admin ??= connect(
+      this.kafka.admin({ retry: { initialRetryTime: 50, retries: 8 } }),
+      "admin",
+      () => (this.admin = undefined),
+    );
     return this.admin;
   }
 
   private connectedProducer(): Promise<Producer> {
     // Idempotence keeps a retried send from writing duplicates; one request in flight keeps order on retry.
     this.producer ??= connect(
-      this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 }),
+      // The default partitioner is the Java client's (murmur2), so keys land where other Kafka clients put them.
+      this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner }),
       "producer",
       () => (this.producer = undefined),
     );
@@ -247,17 +267,25 @@ class KafkaSubscription implements Subscription {
     private readonly consumer: Consumer,
     private readonly options: SubscribeOptions,
     private readonly groupId: string,
-    private readonly latest: boolean,
+    /** For "latest": per partition, the first offset to handle; earlier ones are skipped. */
+    private readonly startAt: Map<string, bigint> | undefined,
     private readonly heartbeatIntervalMs: number,
   ) {
     this.policy = retryPolicy(options);
+  }
+
+  private get latest(): boolean {
+    return this.startAt !== undefined;
   }
 
   /** Resolves once the consumer has joined its group and holds its partitions. */
   async start(joinTimeoutMs: number): Promise<void> {
     const { consumer } = this;
     await consumer.connect();
-    await consumer.subscribe({ topics: [...new Set(this.options.topics)], fromBeginning: !this.latest });
+    // "latest" also reads from the beginning of the (fresh) group's partitions but skips to startAt:
+    // an offset reset to "latest" would happen at the first fetch, after subscribe() returned, and
+    // could miss what was published in between.
+    await consumer.subscribe({ topics: [...new Set(this.options.topics)], fromBeginning: true });
     let stopListening: (() => void)[] = [];
     const joined = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
@@ -280,6 +308,11 @@ class KafkaSubscription implements Subscription {
         eachBatch: (payload) => this.handleBatch(payload),
       });
       await joined;
+      // Spares a watcher reading the topic from the start; the skip in handleBatch is what guarantees it.
+      for (const [key, offset] of this.startAt ?? []) {
+        const [topic, partition] = splitPartitionKey(key);
+        consumer.seek({ topic, partition, offset: offset.toString() });
+      }
     } finally {
       for (const stop of stopListening) stop();
     }
@@ -293,7 +326,6 @@ class KafkaSubscription implements Subscription {
         // Waits for the message in hand (and its commit) before leaving the group.
         await this.consumer.disconnect();
       } finally {
-        if (this.latest) await this.bus.deleteThrowawayGroup(this.groupId);
         this.bus.forget(this);
       }
     })();
@@ -317,6 +349,15 @@ class KafkaSubscription implements Subscription {
     for (const raw of batch.messages) {
       // After close() (or a rebalance or seek) the rest of the batch stays uncommitted for whoever reads next.
       if (this.closing || !isRunning() || isStale()) return;
+      if (this.startAt) {
+        const key = partitionKey(topic, partition);
+        // Skips what predates the subscription, and what a late seek would replay.
+        if (BigInt(raw.offset) < (this.startAt.get(key) ?? 0n)) {
+          resolveOffset(raw.offset);
+          continue;
+        }
+        this.startAt.set(key, BigInt(raw.offset) + 1n);
+      }
       const handled = await this.handle(topic, partition, raw, heartbeat);
       if (!handled) return;
       resolveOffset(raw.offset);
@@ -364,6 +405,15 @@ class KafkaSubscription implements Subscription {
   }
 }
 
+function partitionKey(topic: string, partition: number): string {
+  return `${partition}:${topic}`;
+}
+
+function splitPartitionKey(key: string): [string, number] {
+  const colon = key.indexOf(":");
+  return [key.slice(colon + 1), Number(key.slice(0, colon))];
+}
+
 function toBusMessage(topic: string, raw: KafkaMessage): BusMessage {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw.headers ?? {})) {
@@ -388,6 +438,22 @@ async function connect<T extends { connect(): Promise<void> }>(client: T, what: 
   } catch (error) {
     forget();
     throw new UnavailableError(`Kafka ${what} could not connect`, { cause: error });
+  }
+}
+
+function isRetriable(error: unknown): boolean {
+  return (error as { retriable?: boolean })?.retriable === true;
+}
+
+/** For the moments after topic creation, when a broker may briefly not know it leads a partition. */
+async function retryWhileRetriable<T>(operation: () => Promise<T>, attempts = 20): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      if (!isRetriable(error) || attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * Math.min(attempt, 5)));
+    }
   }
 }
 
