@@ -96,6 +96,15 @@ describe("health and reflection", () => {
     }
     expect(answers[2].messageResponse.case).toBe("errorResponse");
   });
+
+  it("describes its own health and reflection services too, as grpcurl and buf curl ask", async () => {
+    const reflection = createClient(ServerReflection, createGrpcTransport({ baseUrl: server.url }));
+    async function* ask() {
+      yield { messageRequest: { case: "fileContainingSymbol" as const, value: "grpc.health.v1.Health" } };
+      yield { messageRequest: { case: "fileContainingSymbol" as const, value: "grpc.reflection.v1.ServerReflection" } };
+    }
+    for await (const res of reflection.serverReflectionInfo(ask())) expect(res.messageResponse.case).toBe("fileDescriptorResponse");
+  });
 });
 
 describe("CORS for browsers", () => {

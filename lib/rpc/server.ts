@@ -10,6 +10,8 @@ import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { cors } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "../logger.ts";
+import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.ts";
+import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.ts";
 import { HealthRegistry } from "./health.ts";
 import { rpcEdgeInterceptor } from "./interceptors.ts";
 import { reflectionRoutes } from "./reflection.ts";
@@ -56,7 +58,7 @@ export function buildServer(options: ServerOptions): BuiltServer {
   const routes: Routes = (router) => {
     options.routes(router);
     health.routes(router);
-    reflectionRoutes(options.files, [...options.serviceNames, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"])(router);
+    reflectionRoutes([...options.files, file_grpc_health_v1_health, file_grpc_reflection_v1_reflection], [...options.serviceNames, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"])(router);
   };
   const interceptors = [rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? [])];
   const connect = connectNodeAdapter({ routes, readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024, interceptors });
