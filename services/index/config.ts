@@ -1,20 +1,32 @@
-import { integer, optional, ServicePorts, sqlitePath, type Env } from "../../lib/config.ts";
+import { ConfigError, integer, optional, ServicePorts, sqlitePath, type Env } from "../../lib/config.ts";
+
+export type NativeHybridSetting = "auto" | "on" | "off";
+/** How hybrid search fuses the BM25 and vector lists: reciprocal rank, or min-max normalized scores with weights. */
+export type HybridFusion = "rrf" | "normalized";
 
 export type IndexConfig =
   | { port: number; backend: "sqlite"; file: string }
-  | { port: number; backend: "opensearch"; url: string; indexPrefix: string; nativeHybrid: "auto" | "on" | "off" };
+  | { port: number; backend: "opensearch"; url: string; indexPrefix: string; nativeHybrid: NativeHybridSetting; fusion: HybridFusion };
 
 /** OpenSearch when OPENSEARCH_URL is set, else the embedded SQLite file. */
 export function indexConfig(env: Env): IndexConfig {
   const port = integer(env, "QUARRY_INDEX_PORT", ServicePorts.index);
   const url = optional(env, "OPENSEARCH_URL");
   if (!url) return { port, backend: "sqlite", file: sqlitePath(env) };
-  const hybrid = optional(env, "QUARRY_OPENSEARCH_NATIVE_HYBRID") ?? "auto";
   return {
     port,
     backend: "opensearch",
     url,
     indexPrefix: optional(env, "QUARRY_OPENSEARCH_PREFIX") ?? "quarry",
-    nativeHybrid: hybrid === "on" || hybrid === "off" ? hybrid : "auto",
+    nativeHybrid: oneOf(env, "QUARRY_OPENSEARCH_NATIVE_HYBRID", ["auto", "on", "off"], "auto"),
+    fusion: oneOf(env, "QUARRY_OPENSEARCH_FUSION", ["rrf", "normalized"], "rrf"),
   };
+}
+
+// A mistyped value would otherwise silently pick a different retrieval behaviour: fail at start-up.
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if ((allowed as readonly string[]).includes(raw)) return raw as T;
+  throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, not "${raw}"`);
 }

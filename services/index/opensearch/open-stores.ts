@@ -1,29 +1,47 @@
 // Wires the distributed stores for the index service: one OpenSearch client shared by the catalog
 // and the search engine, closed once. Names follow the configured prefix: <prefix>-catalog for the
-// catalog, <prefix>-chunks-<kb> aliases for chunks.
+// catalog, <prefix>-chunks-<kb> aliases for chunks, <prefix>-rrf-60 (and kin) for search pipelines.
+// Whether hybrid search runs natively is settled here, once: the neural-search plugin is looked up
+// at start-up, and a setting the cluster cannot honour fails the start, not the first search.
 import { Client } from "@opensearch-project/opensearch";
 import type { Catalog } from "../catalog.ts";
 import type { IndexConfig } from "../config.ts";
-import type { SearchEngine } from "../search-engine.ts";
 import { OpenSearchCatalog } from "./opensearch-catalog.ts";
+import { toDomainError } from "./opensearch-errors.ts";
+import { detectNeuralSearch, resolveNativeHybrid } from "./opensearch-native-hybrid.ts";
 import { OpenSearchSearchEngine } from "./opensearch-search-engine.ts";
 
 export type OpenSearchIndexConfig = Extract<IndexConfig, { backend: "opensearch" }>;
 
-export async function openOpenSearchStores(config: OpenSearchIndexConfig): Promise<{ catalog: Catalog; engine: SearchEngine; close(): Promise<void> }> {
+export async function openOpenSearchStores(
+  config: OpenSearchIndexConfig,
+): Promise<{ catalog: Catalog; engine: OpenSearchSearchEngine; close(): Promise<void> }> {
   const client = new Client({ node: config.url });
-  // config.nativeHybrid is not used: hybrid always runs BM25 and kNN in one _msearch and fuses them
-  // with rrf-fusion.ts, because the native hybrid query returns only fused scores and every hit must
-  // explain its rank in each list (and 2.19's RRF ranker has no per-list weights).
-  const engine = new OpenSearchSearchEngine(client, { indexPrefix: `${config.indexPrefix}-chunks-` });
-  const catalog = new OpenSearchCatalog(client, { index: `${config.indexPrefix}-catalog` });
-  return {
-    catalog,
-    engine,
-    async close() {
-      await engine.close();
-      await catalog.close();
-      await client.close();
-    },
-  };
+  try {
+    const native = await resolveNativeHybrid(config.nativeHybrid, config.fusion, async () => {
+      try {
+        return await detectNeuralSearch(client);
+      } catch (error) {
+        throw toDomainError(error, "look up OpenSearch plugins");
+      }
+    });
+    const engine = new OpenSearchSearchEngine(client, {
+      indexPrefix: `${config.indexPrefix}-chunks-`,
+      nativeHybrid: native ? { fusion: config.fusion, pipelinePrefix: `${config.indexPrefix}-` } : undefined,
+    });
+    await engine.prepare();
+    const catalog = new OpenSearchCatalog(client, { index: `${config.indexPrefix}-catalog` });
+    return {
+      catalog,
+      engine,
+      async close() {
+        await engine.close();
+        await catalog.close();
+        await client.close();
+      },
+    };
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
 }

@@ -2,8 +2,10 @@
 // (quarry-chunks-<kb> → quarry-chunks-<kb>-v1, so a re-index can swap indices), shaped by one index
 // template. BM25 runs over a field pre-segmented by text-segmenter.ts with a whitespace analyzer,
 // so it matches exactly the terms the embedded engine matches; kNN uses Lucene HNSW with cosine.
-// Hybrid sends both queries in one _msearch and fuses them with rrf-fusion.ts: the native hybrid
-// query only returns fused scores, and every hit must explain its rank in each list.
+// Hybrid runs natively (a `hybrid` query through a neural-search pipeline, opensearch-native-hybrid.ts)
+// when the engine is given nativeHybrid and the search fits what 2.19's pipelines compute; otherwise
+// it sends both queries in one _msearch and fuses them with rrf-fusion.ts, like the embedded engine.
+// Either way every hit explains its rank and score in each list.
 //
 // Chunk indices do not refresh on a timer: each write refreshes once when it is complete, so a
 // document's replacement (upsert the new chunks, delete the stale ones) becomes visible in one step.
@@ -11,11 +13,20 @@ import { createHash } from "node:crypto";
 import type { Client } from "@opensearch-project/opensearch";
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import type { HybridFusion } from "../config.ts";
 import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "../rrf-fusion.ts";
 import type { SearchEngine } from "../search-engine.ts";
 import { applyMinScore, hybridCandidates, requireQueryVector, validateSearchQuery } from "../search-query.ts";
 import { segmentForIndex, segmentQuery } from "../text-segmenter.ts";
 import { errorType, isIndexNotFound, isResponseError, itemError, toDomainError } from "./opensearch-errors.ts";
+import {
+  BM25_QUERY_NAME,
+  explainNativeHits,
+  isNativeRankConstant,
+  SearchPipelines,
+  VECTOR_QUERY_NAME,
+  type NativeHit,
+} from "./opensearch-native-hybrid.ts";
 
 export interface OpenSearchSearchEngineOptions {
   /** Alias and index names start with this; tests use their own prefix and delete it afterwards. */
@@ -24,6 +35,21 @@ export interface OpenSearchSearchEngineOptions {
   replicas?: number;
   /** Close the client on close(); false when the catalog shares it. */
   ownsClient?: boolean;
+  /**
+   * Use OpenSearch's hybrid query (the neural-search plugin must be on every node; open-stores.ts
+   * checks). Absent: hybrid always runs as one _msearch fused by rrf-fusion.ts.
+   */
+  nativeHybrid?: {
+    /** Fusion when a search does not choose one; "normalized" exists only natively. Default "rrf". */
+    fusion?: HybridFusion;
+    /** Search pipeline names start with this (default "quarry-"); tests use their own and delete it. */
+    pipelinePrefix?: string;
+  };
+}
+
+export interface SearchOptions {
+  /** Overrides the engine's fusion for this hybrid search. */
+  fusion?: HybridFusion;
 }
 
 type RecordType = "chunk" | "document";
@@ -46,11 +72,12 @@ interface ChunkSource {
 }
 
 interface SearchResponseBody {
-  hits: { hits: { _id: string; _score: number | null; _source?: ChunkSource }[] };
+  hits: { hits: { _id: string; _index: string; _score: number | null; _source?: ChunkSource; matched_queries?: Record<string, number> }[] };
 }
 
-// Lucene refuses a kNN k above this.
+// Lucene refuses a kNN k above this; index.max_result_window (the most hits one search returns) defaults to the same.
 const MAX_KNN_K = 10_000;
+const MAX_RESULT_WINDOW = 10_000;
 // The per-document marker that remembers a disabled document even before it has chunks.
 const DOCUMENT_MARKER_PREFIX = "__document__:";
 const SOURCE_EXCLUDES = ["embedding", "search_terms"];
@@ -58,6 +85,7 @@ const SOURCE_EXCLUDES = ["embedding", "search_terms"];
 export class OpenSearchSearchEngine implements SearchEngine {
   private readonly prefix: string;
   private readonly dimensions = new Map<string, number>();
+  private readonly pipelines: SearchPipelines | undefined;
   private templateReady: Promise<void> | undefined;
   private closed = false;
 
@@ -67,6 +95,25 @@ export class OpenSearchSearchEngine implements SearchEngine {
   ) {
     this.prefix = options.indexPrefix ?? "quarry-chunks-";
     if (!/^[a-z0-9][a-z0-9_-]*$/.test(this.prefix)) throw new InvalidInputError(`index prefix ${this.prefix} is not a valid OpenSearch index name start`);
+    if (options.nativeHybrid) this.pipelines = new SearchPipelines(client, options.nativeHybrid.pipelinePrefix ?? "quarry-");
+  }
+
+  /** Whether hybrid searches may run natively. */
+  get usesNativeHybrid(): boolean {
+    return this.pipelines !== undefined;
+  }
+
+  /**
+   * Creates the search pipeline of the default fusion (RRF k = 60, or min-max with equal weights) so a
+   * misconfigured cluster fails at start-up; pipelines for other constants and weights follow on first use.
+   */
+  async prepare(): Promise<void> {
+    if (!this.pipelines) return;
+    const pipelines = this.pipelines;
+    await this.call("prepare search pipelines", async () => {
+      if (this.defaultFusion === "rrf") await pipelines.rrf(DEFAULT_RRF_K);
+      else await pipelines.normalized({ bm25: 1, vector: 1 });
+    });
   }
 
   /** The alias a knowledge base's chunks are read and written through. */
@@ -210,8 +257,12 @@ export class OpenSearchSearchEngine implements SearchEngine {
     });
   }
 
-  async search(query: SearchQuery): Promise<SearchHit[]> {
+  async search(query: SearchQuery, options: SearchOptions = {}): Promise<SearchHit[]> {
     validateSearchQuery(query);
+    const fusion = options.fusion ?? this.defaultFusion;
+    if (query.mode === "hybrid" && fusion === "normalized" && !this.pipelines) {
+      throw new FailedPreconditionError("normalized fusion needs OpenSearch's native hybrid query, which this engine does not use");
+    }
     return this.call("search", async () => {
       const dimensions = await Promise.all(
         query.knowledgeBaseIds.map(async (knowledgeBaseId) => ({ knowledgeBaseId, dimension: await this.requireDimension(knowledgeBaseId) })),
@@ -229,6 +280,9 @@ export class OpenSearchSearchEngine implements SearchEngine {
       }
       const candidates = hybridCandidates(query);
       const terms = segmentQuery(query.text);
+      if (fusion === "normalized" || this.nativeRrfFits(query, k)) {
+        return applyMinScore(await this.nativeHybrid(index, query, terms, vector, candidates, fusion), query.minScore).slice(0, query.topK);
+      }
       const [bm25, knn] =
         terms.length > 0
           ? await this.msearch(index, [bm25Body(query, terms, candidates), knnBody(query, vector, candidates)], [bm25Hit, vectorHit])
@@ -268,6 +322,79 @@ export class OpenSearchSearchEngine implements SearchEngine {
     if (this.closed) return;
     this.closed = true;
     if (this.options.ownsClient) await this.client.close();
+  }
+
+  private get defaultFusion(): HybridFusion {
+    return this.options.nativeHybrid?.fusion ?? "rrf";
+  }
+
+  // 2.19's RRF pipeline ranks each shard on its own and has no weights, so it is the same fusion as
+  // rrf-fusion.ts only for one shard and equal weights; anything else takes the _msearch path.
+  private nativeRrfFits(query: SearchQuery, k: number): boolean {
+    const bm25 = query.weights?.bm25 ?? 1;
+    const vector = query.weights?.vector ?? 1;
+    return (
+      this.pipelines !== undefined &&
+      new Set(query.knowledgeBaseIds).size === 1 &&
+      (this.options.shards ?? 1) === 1 &&
+      isNativeRankConstant(k) &&
+      bm25 === vector &&
+      bm25 > 0
+    );
+  }
+
+  private async nativeHybrid(
+    index: string,
+    query: SearchQuery,
+    terms: string[],
+    vector: Float32Array,
+    candidates: number,
+    fusion: HybridFusion,
+  ): Promise<SearchHit[]> {
+    const pipelines = this.pipelines!;
+    const rrfK = query.rrfK ?? DEFAULT_RRF_K;
+    const weights = { bm25: query.weights?.bm25 ?? 1, vector: query.weights?.vector ?? 1 };
+    const pipeline = fusion === "rrf" ? await pipelines.rrf(rrfK) : await pipelines.normalized(weights);
+    const depth = Math.min(candidates, MAX_KNN_K);
+    const shards = new Set(query.knowledgeBaseIds).size * (this.options.shards ?? 1);
+    // The whole union of both lists, so every list member is there to rank (see opensearch-native-hybrid.ts).
+    const size = Math.min(2 * depth * shards, MAX_RESULT_WINDOW);
+    const { body } = await this.client.search({
+      index,
+      search_pipeline: pipeline,
+      include_named_queries_score: true,
+      body: {
+        size,
+        _source: { excludes: SOURCE_EXCLUDES },
+        query: {
+          hybrid: {
+            pagination_depth: depth,
+            queries: [
+              // A query without searchable words still needs its BM25 clause: the pipeline's weights are per clause.
+              terms.length > 0 ? { bool: { ...bm25Clause(query, terms), _name: BM25_QUERY_NAME } } : { match_none: { _name: BM25_QUERY_NAME } },
+              { knn: { embedding: { ...knnClause(query, vector, depth), _name: VECTOR_QUERY_NAME } } },
+            ],
+          },
+        },
+      } as Record<string, unknown>,
+    });
+    const raw = (body as unknown as SearchResponseBody).hits.hits;
+    const sources = new Map(raw.map((hit) => [hit._id, hit._source!]));
+    const native: NativeHit[] = raw.map((hit) => {
+      const named = hit.matched_queries ?? {};
+      const knn = named[VECTOR_QUERY_NAME];
+      return {
+        id: hit._id,
+        index: hit._index,
+        score: hit._score ?? 0,
+        bm25: named[BM25_QUERY_NAME],
+        vector: knn === undefined ? undefined : lucenesCosine(knn),
+      };
+    });
+    return explainNativeHits(native, { fusion, depth, rrfK, weights }).map(({ id, score, explain }) => {
+      const source = sources.get(id)!;
+      return { chunk: toChunk(source), fileName: source.file_name, score, explain };
+    });
   }
 
   private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -396,9 +523,13 @@ function bm25Hit(hit: RawHit): EngineHit {
   return { chunk: toChunk(hit._source!), fileName: hit._source!.file_name, score: hit._score ?? 0 };
 }
 
-// Lucene's cosinesimil score is (1 + cos) / 2; hits report the cosine itself, like the embedded engine.
 function vectorHit(hit: RawHit): EngineHit {
-  return { chunk: toChunk(hit._source!), fileName: hit._source!.file_name, score: 2 * (hit._score ?? 0) - 1 };
+  return { chunk: toChunk(hit._source!), fileName: hit._source!.file_name, score: lucenesCosine(hit._score ?? 0) };
+}
+
+// Lucene's cosinesimil score is (1 + cos) / 2; hits report the cosine itself, like the embedded engine.
+function lucenesCosine(score: number): number {
+  return 2 * score - 1;
 }
 
 function filters(query: SearchQuery): Record<string, unknown>[] {
@@ -407,12 +538,22 @@ function filters(query: SearchQuery): Record<string, unknown>[] {
   return clauses;
 }
 
+// The terms are already segmented and lower-cased; match (not query_string) takes them as plain words.
+function bm25Clause(query: SearchQuery, terms: string[]): Record<string, unknown> {
+  return { must: [{ match: { search_terms: { query: terms.join(" "), operator: "or" } } }], filter: filters(query) };
+}
+
+// A filter inside knn is applied during the graph search (Lucene efficient filtering), so it never
+// starves the top k the way a post-filter would.
+function knnClause(query: SearchQuery, vector: Float32Array, k: number): Record<string, unknown> {
+  return { vector: Array.from(vector), k, filter: { bool: { filter: filters(query) } } };
+}
+
 function bm25Body(query: SearchQuery, terms: string[], size: number): Record<string, unknown> {
   return {
     size,
     _source: { excludes: SOURCE_EXCLUDES },
-    // The terms are already segmented and lower-cased; match (not query_string) takes them as plain words.
-    query: { bool: { must: [{ match: { search_terms: { query: terms.join(" "), operator: "or" } } }], filter: filters(query) } },
+    query: { bool: bm25Clause(query, terms) },
     sort: [{ _score: "desc" }, { chunk_id: "asc" }],
     track_scores: true,
   };
@@ -423,9 +564,7 @@ function knnBody(query: SearchQuery, vector: Float32Array, size: number): Record
   return {
     size: k,
     _source: { excludes: SOURCE_EXCLUDES },
-    // A filter inside knn is applied during the graph search (Lucene efficient filtering), so it
-    // never starves the top k the way a post-filter would.
-    query: { knn: { embedding: { vector: Array.from(vector), k, filter: { bool: { filter: filters(query) } } } } },
+    query: { knn: { embedding: knnClause(query, vector, k) } },
     sort: [{ _score: "desc" }, { chunk_id: "asc" }],
     track_scores: true,
   };
