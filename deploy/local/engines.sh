@@ -9,7 +9,8 @@
 #   engines.sh logs   [engine]      tail the engine logs (LINES=100)
 #   engines.sh env                  print the export lines
 #
-# engine is one of: opensearch kafka tika (default: all three).
+# engine is one of: opensearch kafka tika elasticsearch (default: the first three; elasticsearch is
+# optional and joins the default set only with QUARRY_ENGINES_WITH_ES=1).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,11 +19,15 @@ ENGINES_DIR="${QUARRY_ENGINES_DIR:-$HOME/.cache/quarry/engines}"
 RUN_DIR="${QUARRY_ENGINES_RUN:-$HOME/.cache/quarry/run}"
 TIMEOUT="${QUARRY_ENGINES_TIMEOUT:-240}"
 ALL_ENGINES=(opensearch kafka tika)
+# Elasticsearch is an alternative to OpenSearch, not part of Quarry's default topology.
+[[ "${QUARRY_ENGINES_WITH_ES:-0}" == 1 ]] && ALL_ENGINES+=(elasticsearch)
 
 OPENSEARCH_PORT=9200
 KAFKA_PORT=9092
 KAFKA_CONTROLLER_PORT=9093
 TIKA_PORT=9998
+ELASTICSEARCH_PORT=9201
+ELASTICSEARCH_TRANSPORT_PORT=9301
 
 # The pom is the single place versions are written.
 pom_prop() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$POM" | head -n1; }
@@ -30,11 +35,13 @@ OS_VERSION="$(pom_prop opensearch.version)"
 OS_PLUGIN_VERSION="$(pom_prop opensearch.plugin.version)"
 KAFKA_VERSION="$(pom_prop kafka.version)"
 TIKA_VERSION="$(pom_prop tika.version)"
+ES_VERSION="$(pom_prop elasticsearch.version)"
 
 OS_HOME="$ENGINES_DIR/opensearch-$OS_VERSION"
 KAFKA_HOME="$ENGINES_DIR/kafka-$KAFKA_VERSION"
 TIKA_HOME="$ENGINES_DIR/tika-$TIKA_VERSION"
 TIKA_JAR="$TIKA_HOME/tika-server-standard-$TIKA_VERSION.jar"
+ES_HOME="$ENGINES_DIR/elasticsearch-$ES_VERSION"
 
 log() { printf '[engines] %s\n' "$*" >&2; }
 die() { printf '[engines] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -150,12 +157,29 @@ ensure_tesseract() {
   fi
 }
 
+# The integ-test zip is a complete runnable server (no bundled JDK; 8.x runs on Java 17). It lacks
+# the modules Quarry's OpenSearch backend leans on (reindex, lang-painless, analysis-common, rank-rrf),
+# so the Elasticsearch backend is written to need none of them.
+fetch_elasticsearch() {
+  [[ -f "$ES_HOME/.quarry-ready" ]] && return 0
+  log "fetching Elasticsearch $ES_VERSION (integ-test-zip) from Maven Central"
+  local dl="$ENGINES_DIR/downloads/elasticsearch-$ES_VERSION"
+  rm -rf "$dl"
+  mvn_q dependency:copy@elasticsearch
+  local stage="$ENGINES_DIR/.stage-elasticsearch-$$"
+  rm -rf "$stage" && mkdir -p "$stage"
+  unzip -q "$dl/elasticsearch-$ES_VERSION.zip" -d "$stage"
+  rm -rf "$ES_HOME" && mv "$stage/elasticsearch-$ES_VERSION" "$ES_HOME" && rm -rf "$stage"
+  touch "$ES_HOME/.quarry-ready"
+}
+
 fetch_engine() {
   mkdir -p "$ENGINES_DIR"
   case "$1" in
     opensearch) fetch_opensearch ;;
     kafka) fetch_kafka ;;
     tika) fetch_tika; ensure_tesseract ;;
+    elasticsearch) fetch_elasticsearch ;;
   esac
 }
 
@@ -296,8 +320,36 @@ EOF
   ( cd "$run" && spawn tika "$(java_bin)" -Xmx256m -Djava.awt.headless=true -jar "$TIKA_JAR" -c "$run/tika-config.xml" )
 }
 
+start_elasticsearch() {
+  local run="$RUN_DIR/elasticsearch"
+  mkdir -p "$run/config" "$run/data" "$run/logs"
+  # Like OpenSearch: config in the run dir, the cached install stays untouched.
+  cp -rn "$ES_HOME/config/." "$run/config/"
+  cat >"$run/config/elasticsearch.yml" <<EOF
+cluster.name: quarry-local
+node.name: quarry-local-es
+discovery.type: single-node
+network.host: 127.0.0.1
+http.port: $ELASTICSEARCH_PORT
+transport.port: $ELASTICSEARCH_TRANSPORT_PORT
+path.data: $run/data
+path.logs: $run/logs
+xpack.security.enabled: false
+xpack.ml.enabled: false
+EOF
+  local prefix
+  # Elasticsearch refuses root just as OpenSearch does.
+  prefix="$(non_root_prefix)"
+  ( cd "$run" && export ES_PATH_CONF="$run/config" ES_JAVA_HOME="$(java_home)" \
+      ES_JAVA_OPTS="${ES_JAVA_OPTS:--Xms512m -Xmx512m}" \
+      && spawn elasticsearch $prefix "$ES_HOME/bin/elasticsearch" )
+}
+
 engine_port() {
-  case "$1" in opensearch) echo $OPENSEARCH_PORT ;; kafka) echo $KAFKA_PORT ;; tika) echo $TIKA_PORT ;; esac
+  case "$1" in
+    opensearch) echo $OPENSEARCH_PORT ;; kafka) echo $KAFKA_PORT ;; tika) echo $TIKA_PORT ;;
+    elasticsearch) echo $ELASTICSEARCH_PORT ;;
+  esac
 }
 
 start_engine() {
@@ -327,6 +379,11 @@ ready_kafka() {
 }
 
 ready_tika() { curl -fsS "http://127.0.0.1:$TIKA_PORT/version" >/dev/null 2>&1; }
+
+ready_elasticsearch() {
+  curl -fsS "http://127.0.0.1:$ELASTICSEARCH_PORT/_cluster/health?wait_for_status=yellow&timeout=2s" 2>/dev/null \
+    | grep -qE '"status":"(yellow|green)"'
+}
 
 wait_ready() {
   local name="$1" deadline=$(( $(date +%s) + TIMEOUT ))
@@ -363,6 +420,10 @@ print_env() {
   echo "export OPENSEARCH_URL=http://127.0.0.1:$OPENSEARCH_PORT"
   echo "export KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT"
   echo "export TIKA_URL=http://127.0.0.1:$TIKA_PORT"
+  # Only when asked for or running: a set ELASTICSEARCH_URL switches on the Elasticsearch suites.
+  if [[ " ${ALL_ENGINES[*]} " == *" elasticsearch "* ]] || running_pid elasticsearch >/dev/null; then
+    echo "export ELASTICSEARCH_URL=http://127.0.0.1:$ELASTICSEARCH_PORT"
+  fi
 }
 
 stop_engine() {
@@ -382,7 +443,10 @@ pick_engines() {
   if (( $# == 0 )); then printf '%s\n' "${ALL_ENGINES[@]}"; return; fi
   local e
   for e in "$@"; do
-    case "$e" in opensearch | kafka | tika) echo "$e" ;; *) die "unknown engine '$e' (opensearch, kafka, tika)" ;; esac
+    case "$e" in
+      opensearch | kafka | tika | elasticsearch) echo "$e" ;;
+      *) die "unknown engine '$e' (opensearch, kafka, tika, elasticsearch)" ;;
+    esac
   done
 }
 
@@ -434,7 +498,7 @@ cmd_logs() {
   done
 }
 
-usage() { sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 main() {
   local cmd="${1:-}"; shift || true

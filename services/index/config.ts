@@ -6,12 +6,15 @@ export type HybridFusion = "rrf" | "normalized";
 
 export type IndexConfig =
   | { port: number; backend: "sqlite"; file: string }
-  | { port: number; backend: "opensearch"; url: string; indexPrefix: string; nativeHybrid: NativeHybridSetting; fusion: HybridFusion };
+  | { port: number; backend: "opensearch"; url: string; indexPrefix: string; nativeHybrid: NativeHybridSetting; fusion: HybridFusion }
+  | { port: number; backend: "elasticsearch"; url: string; indexPrefix: string };
 
-/** OpenSearch when OPENSEARCH_URL is set, else the embedded SQLite file. */
+/** OpenSearch when OPENSEARCH_URL is set, else Elasticsearch when ELASTICSEARCH_URL is, else the embedded SQLite file. */
 export function indexConfig(env: Env): IndexConfig {
   const port = integer(env, "QUARRY_INDEX_PORT", ServicePorts.index);
   const url = optional(env, "OPENSEARCH_URL");
+  const elasticsearchUrl = optional(env, "ELASTICSEARCH_URL");
+  if (!url && elasticsearchUrl) return { port, backend: "elasticsearch", url: elasticsearchUrl, indexPrefix: optional(env, "QUARRY_ELASTICSEARCH_PREFIX") ?? "quarry" };
   if (!url) return { port, backend: "sqlite", file: sqlitePath(env) };
   return {
     port,

@@ -21,6 +21,10 @@ export async function openStores(env: Env): Promise<{ catalog: Catalog; engine: 
     const engine = new SqliteSearchEngine(db, { ownsDatabase: false });
     return { catalog: new SqliteCatalog(db), engine, close: async () => { await engine.close(); db.close(); } };
   }
+  if (config.backend === "elasticsearch") {
+    const { openElasticsearchStores } = await import("./elasticsearch/open-stores.ts");
+    return openElasticsearchStores(config);
+  }
   const { openOpenSearchStores } = await import("./opensearch/open-stores.ts");
   return openOpenSearchStores(config);
 }

@@ -3,7 +3,7 @@
 // laptop without Java) the suite is skipped and says so loudly, never silently.
 import { describe } from "vitest";
 
-export type EngineVariable = "OPENSEARCH_URL" | "KAFKA_BROKERS" | "TIKA_URL";
+export type EngineVariable = "OPENSEARCH_URL" | "KAFKA_BROKERS" | "TIKA_URL" | "ELASTICSEARCH_URL";
 
 export function engineAddress(variable: EngineVariable): string | undefined {
   const value = process.env[variable]?.trim();

@@ -1,0 +1,11 @@
+import { describeWithEngine } from "../../../test/support/engines.ts";
+import { describeCatalogContract } from "../catalog.contract.ts";
+import { ElasticsearchCatalog } from "./elasticsearch-catalog.ts";
+import { elasticsearchTestSpace } from "./elasticsearch-test-support.ts";
+
+describeWithEngine("ELASTICSEARCH_URL", "ElasticsearchCatalog", (url) => {
+  describeCatalogContract("Elasticsearch", async () => {
+    const space = elasticsearchTestSpace(url);
+    return { catalog: new ElasticsearchCatalog(space.client, { index: `${space.prefix}catalog` }), cleanup: () => space.cleanup() };
+  });
+});

@@ -1,0 +1,5 @@
+// Elasticsearch client failures as domain errors (the mapping itself is shared: engine-errors.ts).
+import { errors } from "@elastic/elasticsearch";
+import { engineErrors } from "../engine-errors.ts";
+
+export const { isResponseError, errorType, isIndexNotFound, toDomainError, itemError } = engineErrors("Elasticsearch", errors);

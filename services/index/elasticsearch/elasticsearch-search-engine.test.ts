@@ -1,0 +1,18 @@
+import { describeWithEngine } from "../../../test/support/engines.ts";
+import { describeSearchEngineContract } from "../search-engine.contract.ts";
+import { ElasticsearchSearchEngine } from "./elasticsearch-search-engine.ts";
+import { elasticsearchTestSpace } from "./elasticsearch-test-support.ts";
+
+describeWithEngine("ELASTICSEARCH_URL", "ElasticsearchSearchEngine", (url) => {
+  describeSearchEngineContract("Elasticsearch", async () => {
+    const space = elasticsearchTestSpace(url);
+    const engine = new ElasticsearchSearchEngine(space.client, { indexPrefix: `${space.prefix}chunks-` });
+    return {
+      engine,
+      async cleanup() {
+        await engine.close();
+        await space.cleanup();
+      },
+    };
+  });
+});

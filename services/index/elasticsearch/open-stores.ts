@@ -1,0 +1,26 @@
+// Wires the Elasticsearch stores for the index service: one client shared by the catalog and the
+// search engine, closed once. Names follow the configured prefix: <prefix>-catalog for the catalog,
+// <prefix>-chunks-<kb> aliases for chunks.
+import { Client } from "@elastic/elasticsearch";
+import type { Catalog } from "../catalog.ts";
+import type { IndexConfig } from "../config.ts";
+import type { SearchEngine } from "../search-engine.ts";
+import { ElasticsearchCatalog } from "./elasticsearch-catalog.ts";
+import { ElasticsearchSearchEngine } from "./elasticsearch-search-engine.ts";
+
+export type ElasticsearchIndexConfig = Extract<IndexConfig, { backend: "elasticsearch" }>;
+
+export async function openElasticsearchStores(config: ElasticsearchIndexConfig): Promise<{ catalog: Catalog; engine: SearchEngine; close(): Promise<void> }> {
+  const client = new Client({ node: config.url });
+  const engine = new ElasticsearchSearchEngine(client, { indexPrefix: `${config.indexPrefix}-chunks-` });
+  const catalog = new ElasticsearchCatalog(client, { index: `${config.indexPrefix}-catalog` });
+  return {
+    catalog,
+    engine,
+    async close() {
+      await engine.close();
+      await catalog.close();
+      await client.close();
+    },
+  };
+}
