@@ -9,6 +9,16 @@ import { isRetryable, toDomainError } from "../rpc/error-mapping.ts";
 import { publishProgress, type DocumentRef } from "./progress.ts";
 import { startRedrive, type RedriveSettings } from "./redrive.ts";
 
+/**
+ * Ends the error of a failure the pipeline will still retry (in the bus, then by redrive). Such a
+ * status is not final: later progress of the same version may move the document on to ready.
+ */
+export const RETRYING_MARK = "(retrying)";
+
+export function isRetryingFailure(error: string): boolean {
+  return error.endsWith(RETRYING_MARK);
+}
+
 export interface StageOptions<S extends DescMessage> {
   name: string;
   bus: EventBus;
@@ -88,7 +98,7 @@ function consume<S extends DescMessage>(options: StageOptions<S>): Promise<Subsc
         const reason = domain instanceof Error ? domain.message : String(domain);
         if (isRetryable(error)) {
           logger.warn({ err: domain, documentId: doc.documentId, stage: options.name }, "stage failed; will retry");
-          await publishProgress(bus, doc, { phase: "failed", percent: 0, error: `${options.name}: ${reason} (retrying)` }).catch(() => {});
+          await publishProgress(bus, doc, { phase: "failed", percent: 0, error: `${options.name}: ${reason} ${RETRYING_MARK}` }).catch(() => {});
           throw error;
         }
         logger.info({ documentId: doc.documentId, stage: options.name, reason }, "document failed");

@@ -6,14 +6,14 @@ import type { AssembledService } from "../../lib/service-runtime.ts";
 import { knowledgeBaseLookup } from "../index/knowledge-base-lookup.ts";
 import { embedderConfig } from "./config.ts";
 import type { Embedder } from "./embedder.ts";
-import { OnnxEmbedder } from "./onnx-embedder.ts";
+import { ThreadedEmbedder } from "./threaded-embedder.ts";
 import { OpenAiEmbedder } from "./openai-embedder.ts";
 import { build } from "./server.ts";
 import { startEmbedderWorker } from "./worker.ts";
 
 export async function createEmbedder(env: Env): Promise<Embedder> {
   const config = embedderConfig(env);
-  if (config.provider === "local") return OnnxEmbedder.load(config.modelDir, { batchSize: config.batchSize });
+  if (config.provider === "local") return ThreadedEmbedder.load(config.modelDir, { batchSize: config.batchSize });
   return new OpenAiEmbedder(config);
 }
 

@@ -1,0 +1,76 @@
+// The local ONNX model on a worker thread, so embedding never blocks the event loop that serves
+// RPCs (in embedded mode the gateway shares this process).
+import { Worker } from "node:worker_threads";
+import type { EmbeddingModelInfo } from "../../lib/domain.ts";
+import { FailedPreconditionError, InvalidInputError, QuarryError, UnavailableError } from "../../lib/errors.ts";
+import type { ThreadResponse } from "./embedder-thread.ts";
+import type { Embedder, EmbeddingKind } from "./embedder.ts";
+import type { OnnxEmbedderOptions } from "./onnx-embedder.ts";
+
+const errorTypes: Record<string, new (message: string) => QuarryError> = {
+  FailedPreconditionError,
+  InvalidInputError,
+  UnavailableError,
+};
+
+export class ThreadedEmbedder implements Embedder {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve(v: Float32Array[]): void; reject(e: Error): void }>();
+
+  private constructor(private readonly worker: Worker, private readonly modelInfo: EmbeddingModelInfo) {
+    worker.on("message", (message: ThreadResponse) => {
+      const waiter = this.pending.get(message.id);
+      if (!waiter) return;
+      this.pending.delete(message.id);
+      if (message.error) {
+        const Type = errorTypes[message.error.name] ?? Error;
+        waiter.reject(new Type(message.error.message));
+      } else waiter.resolve(message.vectors ?? []);
+    });
+    worker.on("error", (error) => this.failAll(error));
+    worker.on("exit", () => this.failAll(new UnavailableError("the embedding thread stopped")));
+  }
+
+  static load(modelDir: string, options: OnnxEmbedderOptions = {}): Promise<ThreadedEmbedder> {
+    const worker = new Worker(new URL("./embedder-thread-entry.mjs", import.meta.url), { workerData: { modelDir, options } });
+    return new Promise((resolve, reject) => {
+      const onMessage = (message: { ready?: EmbeddingModelInfo; failed?: { name: string; message: string } }) => {
+        if (message.ready) {
+          worker.off("message", onMessage);
+          resolve(new ThreadedEmbedder(worker, message.ready));
+        } else if (message.failed) {
+          void worker.terminate();
+          reject(new (errorTypes[message.failed.name] ?? Error)(message.failed.message));
+        }
+      };
+      worker.on("message", onMessage);
+      worker.once("error", reject);
+    });
+  }
+
+  info(): EmbeddingModelInfo {
+    return { ...this.modelInfo };
+  }
+
+  embed(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, texts, kind });
+    });
+  }
+
+  async close(): Promise<void> {
+    const id = this.nextId++;
+    await new Promise<unknown>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, close: true });
+    }).catch(() => undefined);
+    await this.worker.terminate();
+  }
+
+  private failAll(error: Error): void {
+    for (const waiter of this.pending.values()) waiter.reject(error);
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,104 @@
+// In embedded mode the gateway shares its process with the embedding model. Ingesting must not
+// stop the gateway from answering: a person uploads the next file, watches progress, or asks a
+// question while the previous file embeds.
+import { spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
+import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
+import { corpusBytes, expectOrderedProgressToReady, upload, watchAll } from "./e2e-helpers.ts";
+
+// 16 KB of Chinese: about 40 chunks, so several embedding batches.
+const BIG = "zh_procuratorate_admin_litigation_rules_2016.md";
+
+describe("the embedded gateway while documents embed", () => {
+  let quarry: EmbeddedQuarryFixture;
+
+  beforeAll(async () => {
+    quarry = await startEmbeddedQuarry();
+    await quarry.client.createKnowledgeBase({ name: "busy" });
+  });
+  afterAll(async () => {
+    await quarry?.stop();
+  });
+
+  it("reports the middle phases live to a watch started right after the upload", async () => {
+    const { document } = await upload(quarry.client, "busy", "live.md", corpusBytes(BIG));
+    const log = await watchAll(quarry.client, [document!.id]);
+    const updates = log.get(document!.id)!;
+    expectOrderedProgressToReady(updates, "live.md");
+    const seen = updates.map((u) => `${DocumentStatus[u.status]} ${u.percent}%`);
+    expect(
+      updates.some((u) => u.status === DocumentStatus.EMBEDDING),
+      `the watch saw only: ${seen.join(", ")}`,
+    ).toBe(true);
+  });
+
+  it("answers a client in another process within a second, without dropping a call, while a document embeds", async () => {
+    // The client runs in its own process so that it measures the gateway, not this process's
+    // event loop; it speaks the Connect protocol as plain JSON over HTTP/1.1 with keep-alive.
+    const pinger = spawnPinger(quarry.url);
+    await new Promise((r) => setTimeout(r, 500));
+    const { document } = await upload(quarry.client, "busy", "slow.md", corpusBytes(BIG));
+    await watchAll(quarry.client, [document!.id]);
+    const { latencies, errors } = await pinger.stop();
+    const report = `ListKnowledgeBases latencies (ms): ${latencies.map((l) => l.toFixed(0)).join(", ")}; errors: ${errors.join("; ")}`;
+    expect(Math.max(...latencies), report).toBeLessThan(1_000);
+    expect(errors, report).toEqual([]);
+    // About ten calls a second for as long as the ingestion took.
+    expect(latencies.length, report).toBeGreaterThan(3);
+  });
+
+  it("accepts uploads one after another while the earlier ones embed, as `quarry ingest` sends them", async () => {
+    // The CLI's order for a folder: the largest first here, then two more at once on the same connection.
+    const files = [BIG, "zh_distributed_training_principles.md", "wiki.md"];
+    const results: string[] = [];
+    for (const name of files) {
+      try {
+        const res = await upload(quarry.client, "busy", `row-${name}`, corpusBytes(name));
+        results.push(`${name}: ${res.unchanged ? "unchanged" : "accepted"}`);
+      } catch (error) {
+        results.push(`${name}: ${String(error)}`);
+      }
+    }
+    expect(results).toEqual(files.map((name) => `${name}: accepted`));
+    const { documents } = await quarry.client.listDocuments({ knowledgeBase: "busy" });
+    await watchAll(quarry.client, documents.map((d) => d.id));
+  });
+});
+
+// Calls ListKnowledgeBases every 100 ms until its stdin closes, then prints what it measured.
+const PINGER = `
+const url = process.argv[1] + "/quarry.gateway.v1.QuarryService/ListKnowledgeBases";
+const latencies = [], errors = [];
+let running = true;
+process.stdin.on("end", () => { running = false; }).resume();
+(async () => {
+  while (running) {
+    const started = performance.now();
+    try {
+      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      await res.text();
+      if (!res.ok) errors.push("HTTP " + res.status);
+      latencies.push(performance.now() - started);
+    } catch (error) {
+      errors.push(String(error.cause ?? error));
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  process.stdout.write(JSON.stringify({ latencies, errors }));
+})();
+`;
+
+function spawnPinger(url: string) {
+  const child = spawn(process.execPath, ["-e", PINGER, url], { stdio: ["pipe", "pipe", "inherit"] });
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  return {
+    async stop(): Promise<{ latencies: number[]; errors: string[] }> {
+      child.stdin.end();
+      await exited;
+      return JSON.parse(out);
+    },
+  };
+}
