@@ -7,6 +7,7 @@ import { stopOnSignals } from "../lib/service-runtime.ts";
 import { ask, ingest, search } from "./commands.ts";
 import { gatewayClient } from "./gateway-client.ts";
 import { registerEvalCommand } from "../eval/eval-command.ts";
+import { registerBenchCommand } from "../bench/bench-command.ts";
 
 // `quarry ask … | head` closes the pipe early; that is the reader's choice, not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
@@ -108,6 +109,7 @@ program
   });
 
 registerEvalCommand(program);
+registerBenchCommand(program);
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof ConnectError) process.stderr.write(`quarry: ${error.rawMessage} (${codeName(error.code)})\n`);

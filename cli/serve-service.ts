@@ -9,12 +9,22 @@ import { assembleGateway } from "../gateway/main.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { integer, optional, ServicePorts, type Env, type ServiceName } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
-import { remotePeers } from "../lib/rpc/peers.ts";
+import { remotePeers, type PeerName } from "../lib/rpc/peers.ts";
 import { runService, type RunningService } from "../lib/service-runtime.ts";
 
+/** Whom each service calls. */
+const PEERS: Record<ServiceName, PeerName[]> = {
+  parser: [],
+  chunker: ["embedder", "index"],
+  embedder: ["index"],
+  index: [],
+  answer: ["index", "embedder"],
+  gateway: ["index", "chunker", "parser", "embedder", "answer"],
+};
+
 export async function startService(name: ServiceName, env: Env, logger: Logger): Promise<RunningService> {
+  const peers = remotePeers(env, PEERS[name]);
   const bus = await openEventBus(env, logger);
-  const peers = remotePeers(env);
   const shared = { bus, logger };
   const service = await {
     parser: async () => assembleParser(env, shared),

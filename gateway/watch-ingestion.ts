@@ -28,6 +28,15 @@ export interface WatchSource {
 
 const terminal = (s: DocumentStatus) => s === "ready" || s === "failed";
 
+const PHASE_ORDER: Record<DocumentStatus, number> = { pending: 0, parsing: 1, chunking: 2, embedding: 3, indexing: 4, ready: 5, failed: 5 };
+
+/** Whether a status of the same version is news to a watcher that has seen `seen`. */
+function isAhead(status: DocumentStatus, percent: number, seen: { status: DocumentStatus; percent: number }): boolean {
+  if (seen.status === "failed" && status !== "failed") return true; // a retry moved it on
+  if (PHASE_ORDER[status] !== PHASE_ORDER[seen.status]) return PHASE_ORDER[status] > PHASE_ORDER[seen.status];
+  return status !== seen.status || percent > seen.percent;
+}
+
 export async function* watchIngestion(source: WatchSource): AsyncGenerator<WatchUpdate> {
   const queue: ProgressEvent[] = [];
   let wake: (() => void) | undefined;
@@ -39,7 +48,8 @@ export async function* watchIngestion(source: WatchSource): AsyncGenerator<Watch
   try {
     const fromRecord = (d: DocumentRecord): WatchUpdate | undefined => {
       const seen = known.get(d.id);
-      if (seen && (seen.version > d.version || (seen.version === d.version && seen.status === d.status && seen.percent === d.progressPercent))) return undefined;
+      // The catalog may lag the live events: a re-read never takes a watcher backwards.
+      if (seen && (seen.version > d.version || (seen.version === d.version && !isAhead(d.status, d.progressPercent, seen)))) return undefined;
       known.set(d.id, { version: d.version, fileName: d.fileName, status: d.status, percent: d.progressPercent });
       return { documentId: d.id, fileName: d.fileName, status: d.status, percent: d.progressPercent, message: "", error: d.errorMessage, chunkCount: d.chunkCount };
     };

@@ -115,6 +115,17 @@ export interface DocumentRecord {
   updatedAt: Date;
 }
 
+/**
+ * A failure caused by a backend that was down (Tika, the embedding endpoint, a broker) is reported
+ * as failed with this mark at the end of its reason: the document will be retried, so the failure
+ * is not final and later progress of the same version moves it on.
+ */
+export const RETRYING_MARK = "(retrying)";
+
+export function isRetryingFailure(error: string): boolean {
+  return error.endsWith(RETRYING_MARK);
+}
+
 export type IngestionPhase = Exclude<DocumentStatus, "pending"> | "pending";
 
 /** What every ingestion stage reports; the index keeps a document's status from these. */

@@ -2,6 +2,7 @@
 import { integer, optional, sqlitePath, type Env } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import { Topics, type EventBus } from "./event-bus.ts";
+import { PrefixedEventBus } from "./prefixed-event-bus.ts";
 
 export async function openEventBus(env: Env, logger: Logger): Promise<EventBus> {
   const brokers = optional(env, "KAFKA_BROKERS");
@@ -18,6 +19,8 @@ export async function openEventBus(env: Env, logger: Logger): Promise<EventBus> 
     const { SqliteEventBus } = await import("./sqlite-event-bus.ts");
     bus = new SqliteEventBus(sqlitePath(env), { logger });
   }
+  const prefix = optional(env, "QUARRY_TOPIC_PREFIX");
+  if (prefix) bus = new PrefixedEventBus(bus, prefix);
   await bus.ensureTopics(Object.values(Topics));
   return bus;
 }

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { FailedPreconditionError } from "../errors.ts";
 import { describeEventBusContract } from "./event-bus.contract.ts";
 import type { BusMessage } from "./event-bus.ts";
+import { PrefixedEventBus } from "./prefixed-event-bus.ts";
 import { SqliteEventBus } from "./sqlite-event-bus.ts";
 
 const encoder = new TextEncoder();
@@ -144,4 +145,22 @@ describe("SqliteEventBus", () => {
     expect(tables.map((t) => t.name).every((name) => name.startsWith("bus_"))).toBe(true);
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
   });
+});
+
+// The prefix wrapper must keep every promise of the bus, so it runs the same contract.
+describeEventBusContract("SQLite behind a topic prefix", async () => {
+  const { file, remove } = tempDatabaseFile();
+  const buses: SqliteEventBus[] = [new SqliteEventBus(file)];
+  return {
+    bus: new PrefixedEventBus(buses[0], "tenant-a."),
+    reopen: async () => {
+      const bus = new SqliteEventBus(file);
+      buses.push(bus);
+      return new PrefixedEventBus(bus, "tenant-a.");
+    },
+    cleanup: async () => {
+      for (const bus of buses) await bus.close().catch(() => undefined);
+      remove();
+    },
+  };
 });

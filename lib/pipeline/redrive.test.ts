@@ -7,7 +7,8 @@ import { SqliteEventBus } from "../bus/sqlite-event-bus.ts";
 import { UnavailableError, InvalidInputError } from "../errors.ts";
 import { silentLogger } from "../logger.ts";
 import { REDRIVES_HEADER, redriveDelayMs, redriveSettings, redrivenHeaders, DEFAULT_REDRIVE } from "./redrive.ts";
-import { isRetryingFailure, runStage } from "./stage.ts";
+import { isRetryingFailure } from "../domain.ts";
+import { runStage } from "./stage.ts";
 
 describe("redrive arithmetic", () => {
   it("doubles the delay per redrive up to the cap", () => {

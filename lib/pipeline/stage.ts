@@ -4,6 +4,7 @@
 // redrive consumer later puts the event back, a capped number of times, see redrive.ts).
 import { fromBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import type { BusMessage, EventBus, Subscription } from "../bus/event-bus.ts";
+import { RETRYING_MARK } from "../domain.ts";
 import type { Logger } from "../logger.ts";
 import { isRetryable, toDomainError } from "../rpc/error-mapping.ts";
 import { publishProgress, type DocumentRef } from "./progress.ts";
@@ -13,11 +14,6 @@ import { startRedrive, type RedriveSettings } from "./redrive.ts";
  * Ends the error of a failure the pipeline will still retry (in the bus, then by redrive). Such a
  * status is not final: later progress of the same version may move the document on to ready.
  */
-export const RETRYING_MARK = "(retrying)";
-
-export function isRetryingFailure(error: string): boolean {
-  return error.endsWith(RETRYING_MARK);
-}
 
 export interface StageOptions<S extends DescMessage> {
   name: string;

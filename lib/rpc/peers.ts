@@ -11,16 +11,18 @@ export interface Peers {
   transport(name: PeerName): Transport;
 }
 
-export function remotePeers(env: Env): Peers {
-  const cache = new Map<PeerName, Transport>();
+/** The peers a service calls, resolved at start-up so a missing address fails before any work does. */
+export function remotePeers(env: Env, needed: readonly PeerName[]): Peers {
+  const transports = new Map<PeerName, Transport>(
+    needed.map((name) => [
+      name,
+      grpcTransport(required(env, `QUARRY_${name.toUpperCase()}_URL`, `this service calls the ${name} service there (e.g. http://127.0.0.1:8084)`)),
+    ]),
+  );
   return {
     transport(name) {
-      let transport = cache.get(name);
-      if (!transport) {
-        const variable = `QUARRY_${name.toUpperCase()}_URL`;
-        transport = grpcTransport(required(env, variable, `this service calls the ${name} service there (e.g. http://127.0.0.1:8084)`));
-        cache.set(name, transport);
-      }
+      const transport = transports.get(name);
+      if (!transport) throw new Error(`the ${name} service is not among this service's declared peers`);
       return transport;
     },
   };

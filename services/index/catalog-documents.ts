@@ -50,6 +50,13 @@ export interface Counts {
   tokenCount: number;
 }
 
+/** A record as read by id, with the version numbers a conditional write (if_seq_no/if_primary_term) needs. */
+export interface VersionedSource<T> {
+  source: T;
+  seqNo: number;
+  primaryTerm: number;
+}
+
 /** The most records one listing returns (the engines' default max_result_window). */
 export const MAX_LISTED = 10_000;
 

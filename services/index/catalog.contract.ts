@@ -1,6 +1,7 @@
 // The behaviour every Catalog must show, written only against the interface: the SQLite and the
 // OpenSearch catalogs run this same suite. Each test makes its own uniquely named knowledge bases,
 // so suites can run in parallel against one shared backend.
+import { RETRYING_MARK } from "../../lib/domain.ts";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DocumentStatus, IngestionProgress } from "../../lib/domain.ts";
@@ -303,6 +304,17 @@ export function describeCatalogContract(name: string, factory: () => Promise<Cat
         await catalog.applyProgress(progress(failed.id, kb.id, failed.version, "failed", { error: "boom" }));
         await catalog.applyProgress(progress(failed.id, kb.id, failed.version, "parsing", { percent: 5 }));
         expect(await catalog.getDocument(failed.id)).toMatchObject({ status: "failed", errorMessage: "boom" });
+      });
+
+      it("lets a retry move on a document whose failure was a backend's", async () => {
+        const kb = await catalog.createKnowledgeBase(newKnowledgeBase());
+        const { document } = await catalog.registerDocument(newVersion(kb.id));
+        const down = `parser: Tika is unreachable ${RETRYING_MARK}`;
+        await catalog.applyProgress(progress(document.id, kb.id, document.version, "failed", { error: down }));
+        expect(await catalog.getDocument(document.id)).toMatchObject({ status: "failed", errorMessage: down });
+        await catalog.applyProgress(progress(document.id, kb.id, document.version, "parsing", { percent: 10 }));
+        await catalog.applyProgress(progress(document.id, kb.id, document.version, "ready", { chunkCount: 4, tokenCount: 50 }));
+        expect(await catalog.getDocument(document.id)).toMatchObject({ status: "ready", errorMessage: "", chunkCount: 4 });
       });
 
       it("lets a newer version's progress reset a finished document", async () => {

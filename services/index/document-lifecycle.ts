@@ -1,6 +1,6 @@
 // The rules for a document's versions and ingestion status, as pure functions over records, so the
 // SQLite and the OpenSearch catalogs store the same decisions (each only reads, decides, writes).
-import type { DocumentRecord, DocumentStatus, IngestionProgress } from "../../lib/domain.ts";
+import { isRetryingFailure, type DocumentRecord, type DocumentStatus, type IngestionProgress } from "../../lib/domain.ts";
 import { FailedPreconditionError } from "../../lib/errors.ts";
 import type { NewDocumentVersion, RegisteredDocument } from "./catalog.ts";
 
@@ -77,7 +77,9 @@ export function decideRegistration(id: string, existing: DocumentRecord | undefi
 export function progressedDocument(current: DocumentRecord, progress: IngestionProgress, now: Date): DocumentRecord | null {
   if (progress.version < current.version) return null;
   const sameVersion = progress.version === current.version;
-  if (sameVersion) {
+  // A failure that will be retried is not final: the retry's progress moves the document on.
+  const retrying = current.status === "failed" && isRetryingFailure(current.errorMessage);
+  if (sameVersion && !retrying) {
     if (isTerminal(current.status)) return current;
     if (PHASE_ORDER[progress.phase] < PHASE_ORDER[current.status]) return current;
   }

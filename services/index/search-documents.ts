@@ -111,9 +111,13 @@ export function bm25EngineHit(source: ChunkSource, score: number | null | undefi
   return { chunk: chunkFromSource(source), fileName: source.file_name, score: score ?? 0 };
 }
 
-// Lucene's cosine score is (1 + cos) / 2; hits report the cosine itself, like the embedded engine.
+/** Lucene's cosine score is (1 + cos) / 2; hits report the cosine itself, like the embedded engine. */
+export function cosineFromLuceneScore(score: number): number {
+  return 2 * score - 1;
+}
+
 export function vectorEngineHit(source: ChunkSource, score: number | null | undefined): EngineHit {
-  return { chunk: chunkFromSource(source), fileName: source.file_name, score: 2 * (score ?? 0) - 1 };
+  return { chunk: chunkFromSource(source), fileName: source.file_name, score: cosineFromLuceneScore(score ?? 0) };
 }
 
 /** What every search keeps: enabled chunks, of the asked documents when any are named. */
@@ -123,21 +127,41 @@ export function chunkFilters(query: SearchQuery): Record<string, unknown>[] {
   return clauses;
 }
 
-/** The chunks of one document (its marker excluded). */
-export function documentChunksQuery(documentId: string): Record<string, unknown> {
-  return { bool: { filter: [{ term: { record_type: "chunk" } }, { term: { document_id: documentId } }] } };
+/** The chunks of one document (its marker excluded), but for the ids in except. */
+export function documentChunksQuery(documentId: string, except: string[] = []): Record<string, unknown> {
+  const filter = [{ term: { record_type: "chunk" } }, { term: { document_id: documentId } }];
+  return { bool: except.length > 0 ? { filter, must_not: [{ ids: { values: except } }] } : { filter } };
+}
+
+/** Every record of one document: its chunks and its marker. */
+export function documentRecordsQuery(documentId: string): Record<string, unknown> {
+  return { term: { document_id: documentId } };
+}
+
+/** Chunks by id (never a marker), without the fields searches never need back. */
+export function chunksByIdSearchBody(ids: string[]): Record<string, unknown> {
+  return {
+    size: ids.length,
+    _source: { excludes: CHUNK_SOURCE_EXCLUDES },
+    query: { bool: { filter: [{ ids: { values: ids } }, { term: { record_type: "chunk" } }] } },
+  };
 }
 
 /** Ties in score are broken by chunk id, so equal inputs always rank the same. */
 export const SCORE_THEN_CHUNK_ID = [{ _score: "desc" }, { chunk_id: "asc" }];
 
-/** The BM25 request over the pre-segmented terms (text-segmenter.ts segmentQuery). */
+/** The body of the BM25 bool query over the pre-segmented terms (text-segmenter.ts segmentQuery). */
+export function bm25BoolQuery(query: SearchQuery, terms: string[]): { must: Record<string, unknown>[]; filter: Record<string, unknown>[] } {
+  // The terms are already segmented and lower-cased; match (not query_string) takes them as plain words.
+  return { must: [{ match: { search_terms: { query: terms.join(" "), operator: "or" } } }], filter: chunkFilters(query) };
+}
+
+/** The BM25 request over the pre-segmented terms. */
 export function bm25SearchBody(query: SearchQuery, terms: string[], size: number): Record<string, unknown> {
   return {
     size,
     _source: { excludes: CHUNK_SOURCE_EXCLUDES },
-    // The terms are already segmented and lower-cased; match (not query_string) takes them as plain words.
-    query: { bool: { must: [{ match: { search_terms: { query: terms.join(" "), operator: "or" } } }], filter: chunkFilters(query) } },
+    query: { bool: bm25BoolQuery(query, terms) },
     sort: SCORE_THEN_CHUNK_ID,
     track_scores: true,
   };

@@ -7,6 +7,7 @@ import type { EmbeddedChunk } from "../../lib/domain.ts";
 import { FailedPreconditionError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { PhasePercent, progressFromProto, publishProgress } from "../../lib/pipeline/progress.ts";
+import { startRedrive } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { chunkFromProto } from "../../lib/proto-convert.ts";
 import type { Catalog } from "./catalog.ts";
@@ -20,8 +21,15 @@ export interface IndexWorkerDeps {
 }
 
 export async function startIndexWorkers(deps: IndexWorkerDeps): Promise<Subscription[]> {
-  return [await startStatusKeeper(deps), await startIndexingStage(deps)];
+  return [
+    await startStatusKeeper(deps),
+    // Progress dead-lettered while the catalog's store was down comes back, so no status sticks.
+    await startRedrive({ bus: deps.bus, topic: Topics.ingestionProgress, group: STATUS_GROUP, logger: deps.logger }),
+    await startIndexingStage(deps),
+  ];
 }
+
+const STATUS_GROUP = "index.status";
 
 function startIndexingStage({ bus, catalog, engine, logger }: IndexWorkerDeps) {
   return runStage({
@@ -59,7 +67,7 @@ function startIndexingStage({ bus, catalog, engine, logger }: IndexWorkerDeps) {
 
 function startStatusKeeper({ bus, catalog, logger }: IndexWorkerDeps) {
   return bus.subscribe({
-    group: "index.status",
+    group: STATUS_GROUP,
     topics: [Topics.ingestionProgress],
     handler: async (message) => {
       const p = fromBinary(IngestionProgressSchema, message.value);

@@ -4,7 +4,7 @@
 // proxy would not do either, since Kafka hands clients its advertised address and they bypass it.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
-import { isRetryingFailure } from "../../lib/pipeline/stage.ts";
+import { isRetryingFailure } from "../../lib/domain.ts";
 import { corpusBytes, upload, watchAll } from "../e2e/e2e-helpers.ts";
 import { startDistributedQuarry, type DistributedQuarry } from "../support/distributed-quarry.ts";
 import { startPrivateKafka, type PrivateKafka } from "../support/private-kafka.ts";

@@ -78,7 +78,7 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
     TIKA_URL: options.tikaUrl,
     QUARRY_OPENSEARCH_PREFIX: opensearchPrefix,
     // Per-run topics and groups; see the report on lib/bus: today's bus does not read it yet.
-    QUARRY_KAFKA_TOPIC_PREFIX: topicPrefix,
+    QUARRY_TOPIC_PREFIX: topicPrefix,
     QUARRY_KAFKA_CLIENT_ID: `quarry-e2e-${runId}`,
     // The gateway writes large uploads here and the parser reads them: one folder for the run.
     QUARRY_DATA_DIR: dataDir,

@@ -29,6 +29,7 @@ import {
   type KnowledgeBaseNameSource,
   type KnowledgeBaseSource,
   type SortOrder,
+  type VersionedSource,
 } from "../catalog-documents.ts";
 import { documentIdFor, newKnowledgeBaseId } from "../catalog-ids.ts";
 import { decideRegistration, progressedDocument } from "../document-lifecycle.ts";
@@ -41,12 +42,6 @@ export interface ElasticsearchCatalogOptions {
   replicas?: number;
   /** Close the client on close(); false when the search engine shares it. */
   ownsClient?: boolean;
-}
-
-interface Versioned<T> {
-  source: T;
-  seqNo: number;
-  primaryTerm: number;
 }
 
 const isConflict = (error: unknown): boolean => isResponseError(error, 409);
@@ -240,7 +235,7 @@ export class ElasticsearchCatalog implements Catalog {
   }
 
   /** A real-time read by id (no refresh needed), with the version numbers a conditional write needs. */
-  private async getSource<T>(id: string): Promise<Versioned<T> | undefined> {
+  private async getSource<T>(id: string): Promise<VersionedSource<T> | undefined> {
     try {
       const result = await this.client.get<T>({ index: this.index, id });
       if (!result.found || !result._source) return undefined;
@@ -263,7 +258,7 @@ export class ElasticsearchCatalog implements Catalog {
   }
 
   /** Writes the record only if nobody changed it since it was read (creates it only if still absent). */
-  private async saveDocument(document: DocumentRecord, read: Versioned<DocumentSource> | undefined): Promise<void> {
+  private async saveDocument(document: DocumentRecord, read: VersionedSource<DocumentSource> | undefined): Promise<void> {
     const source = toDocumentSource(document);
     const id = documentRecordId(document.id);
     if (read) {

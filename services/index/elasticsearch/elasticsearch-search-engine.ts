@@ -20,9 +20,11 @@ import {
   CHUNK_SOURCE_EXCLUDES,
   chunkFieldMappings,
   chunkFilters,
+  chunksByIdSearchBody,
   documentChunksQuery,
   documentMarkerId,
   documentMarkerSource,
+  documentRecordsQuery,
   indexSlug,
   SCORE_THEN_CHUNK_ID,
   toChunkSource,
@@ -160,7 +162,7 @@ export class ElasticsearchSearchEngine implements SearchEngine {
       const alias = this.aliasFor(knowledgeBaseId);
       let ids: string[];
       try {
-        ids = await matchingIds(this.client, alias, { term: { document_id: documentId } });
+        ids = await matchingIds(this.client, alias, documentRecordsQuery(documentId));
       } catch (error) {
         // Nothing stored for that knowledge base: nothing to delete.
         if (isIndexNotFound(error)) return;
@@ -227,9 +229,7 @@ export class ElasticsearchSearchEngine implements SearchEngine {
         index: `${this.prefix}*`,
         ignore_unavailable: true,
         allow_no_indices: true,
-        size: unique.length,
-        _source: { excludes: CHUNK_SOURCE_EXCLUDES },
-        query: { bool: { filter: [{ ids: { values: unique } }, { term: { record_type: "chunk" } }] } },
+        ...(chunksByIdSearchBody(unique) as object),
       });
       const byId = new Map<string, Chunk>();
       for (const hit of response.hits.hits) if (hit._source) byId.set(hit._id!, bm25Hit(hit as RawHit).chunk);

@@ -1,7 +1,8 @@
 // The distributed search engine: one OpenSearch index per knowledge base behind an alias
 // (quarry-chunks-<kb> → quarry-chunks-<kb>-v1, so a re-index can swap indices), shaped by one index
-// template. BM25 runs over a field pre-segmented by text-segmenter.ts with a whitespace analyzer,
-// so it matches exactly the terms the embedded engine matches; kNN uses Lucene HNSW with cosine.
+// template, holding the chunk records of search-documents.ts. BM25 runs over a field pre-segmented
+// by text-segmenter.ts with a whitespace analyzer, so it matches exactly the terms the embedded
+// engine matches; kNN uses Lucene HNSW with cosine.
 // Hybrid runs natively (a `hybrid` query through a neural-search pipeline, opensearch-native-hybrid.ts)
 // when the engine is given nativeHybrid and the search fits what 2.19's pipelines compute; otherwise
 // it sends both queries in one _msearch and fuses them with rrf-fusion.ts, like the embedded engine.
@@ -9,12 +10,31 @@
 //
 // Chunk indices do not refresh on a timer: each write refreshes once when it is complete, so a
 // document's replacement (upsert the new chunks, delete the stale ones) becomes visible in one step.
-import { createHash } from "node:crypto";
 import type { Client } from "@opensearch-project/opensearch";
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import type { HybridFusion } from "../config.ts";
 import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "../rrf-fusion.ts";
+import {
+  bm25BoolQuery,
+  bm25EngineHit,
+  bm25SearchBody,
+  CHUNK_SOURCE_EXCLUDES,
+  chunkFieldMappings,
+  chunkFilters,
+  chunkFromSource,
+  chunksByIdSearchBody,
+  cosineFromLuceneScore,
+  documentChunksQuery,
+  documentMarkerId,
+  documentMarkerSource,
+  documentRecordsQuery,
+  indexSlug,
+  SCORE_THEN_CHUNK_ID,
+  toChunkSource,
+  vectorEngineHit,
+  type ChunkSource,
+} from "../search-documents.ts";
 import type { SearchEngine } from "../search-engine.ts";
 import { applyMinScore, hybridCandidates, requireQueryVector, validateSearchQuery } from "../search-query.ts";
 import { segmentForIndex, segmentQuery } from "../text-segmenter.ts";
@@ -52,25 +72,6 @@ export interface SearchOptions {
   fusion?: HybridFusion;
 }
 
-type RecordType = "chunk" | "document";
-
-interface ChunkSource {
-  record_type: RecordType;
-  chunk_id: string;
-  knowledge_base_id: string;
-  document_id: string;
-  file_name: string;
-  chunk_index: number;
-  text: string;
-  token_count: number;
-  page: number;
-  page_end: number;
-  section_path: string[];
-  start_offset: number;
-  end_offset: number;
-  enabled: boolean;
-}
-
 interface SearchResponseBody {
   hits: { hits: { _id: string; _index: string; _score: number | null; _source?: ChunkSource; matched_queries?: Record<string, number> }[] };
 }
@@ -78,9 +79,6 @@ interface SearchResponseBody {
 // Lucene refuses a kNN k above this; index.max_result_window (the most hits one search returns) defaults to the same.
 const MAX_KNN_K = 10_000;
 const MAX_RESULT_WINDOW = 10_000;
-// The per-document marker that remembers a disabled document even before it has chunks.
-const DOCUMENT_MARKER_PREFIX = "__document__:";
-const SOURCE_EXCLUDES = ["embedding", "search_terms"];
 
 export class OpenSearchSearchEngine implements SearchEngine {
   private readonly prefix: string;
@@ -193,12 +191,12 @@ export class OpenSearchSearchEngine implements SearchEngine {
       const alias = this.aliasFor(knowledgeBaseId);
       const enabled = await this.documentEnabled(alias, documentId);
       const operations: Record<string, unknown>[] = [
-        { index: { _index: alias, _id: markerId(documentId) } },
-        { record_type: "document", document_id: documentId, knowledge_base_id: knowledgeBaseId, file_name: fileName, enabled },
+        { index: { _index: alias, _id: documentMarkerId(documentId) } },
+        documentMarkerSource(knowledgeBaseId, documentId, enabled, fileName),
       ];
       for (const chunk of chunks) {
         operations.push({ index: { _index: alias, _id: chunk.id } });
-        operations.push({ ...toSource(chunk, knowledgeBaseId, documentId, fileName, enabled), search_terms: segmentForIndex(chunk.text), embedding: Array.from(chunk.vector) });
+        operations.push({ ...toChunkSource(chunk, knowledgeBaseId, documentId, fileName, enabled), search_terms: segmentForIndex(chunk.text), embedding: Array.from(chunk.vector) });
       }
       await this.bulk(operations);
       // Readers still see the last refresh: the old set, until the refresh below shows the new one.
@@ -206,14 +204,7 @@ export class OpenSearchSearchEngine implements SearchEngine {
         index: alias,
         conflicts: "proceed",
         refresh: false,
-        body: {
-          query: {
-            bool: {
-              filter: [{ term: { record_type: "chunk" } }, { term: { document_id: documentId } }],
-              must_not: chunks.length > 0 ? [{ ids: { values: [...seen] } }] : [],
-            },
-          },
-        },
+        body: { query: documentChunksQuery(documentId, [...seen]) },
       });
       await this.client.indices.refresh({ index: alias });
     });
@@ -226,7 +217,7 @@ export class OpenSearchSearchEngine implements SearchEngine {
           index: this.aliasFor(knowledgeBaseId),
           conflicts: "proceed",
           refresh: true,
-          body: { query: { term: { document_id: documentId } } },
+          body: { query: documentRecordsQuery(documentId) },
         });
       } catch (error) {
         // Nothing stored for that knowledge base: nothing to delete.
@@ -241,16 +232,16 @@ export class OpenSearchSearchEngine implements SearchEngine {
       const alias = this.aliasFor(knowledgeBaseId);
       await this.client.index({
         index: alias,
-        id: markerId(documentId),
+        id: documentMarkerId(documentId),
         require_alias: true,
-        body: { record_type: "document", document_id: documentId, knowledge_base_id: knowledgeBaseId, enabled } as Record<string, unknown>,
+        body: documentMarkerSource(knowledgeBaseId, documentId, enabled),
       });
       await this.client.updateByQuery({
         index: alias,
         conflicts: "proceed",
         refresh: true,
         body: {
-          query: { bool: { filter: [{ term: { document_id: documentId } }, { term: { record_type: "chunk" } }] } },
+          query: documentChunksQuery(documentId),
           script: { source: "ctx._source.enabled = params.enabled", lang: "painless", params: { enabled } },
         },
       });
@@ -285,7 +276,7 @@ export class OpenSearchSearchEngine implements SearchEngine {
       }
       const [bm25, knn] =
         terms.length > 0
-          ? await this.msearch(index, [bm25Body(query, terms, candidates), knnBody(query, vector, candidates)], [bm25Hit, vectorHit])
+          ? await this.msearch(index, [bm25SearchBody(query, terms, candidates), knnBody(query, vector, candidates)], [bm25Hit, vectorHit])
           : [[], ...(await this.msearch(index, [knnBody(query, vector, candidates)], [vectorHit]))];
       const fused = fuseHits(
         [
@@ -306,14 +297,10 @@ export class OpenSearchSearchEngine implements SearchEngine {
         index: `${this.prefix}*`,
         ignore_unavailable: true,
         allow_no_indices: true,
-        body: {
-          size: unique.length,
-          _source: { excludes: SOURCE_EXCLUDES },
-          query: { bool: { filter: [{ ids: { values: unique } }, { term: { record_type: "chunk" } }] } },
-        },
+        body: chunksByIdSearchBody(unique),
       });
       const byId = new Map<string, Chunk>();
-      for (const hit of (body as unknown as SearchResponseBody).hits.hits) if (hit._source) byId.set(hit._id, toChunk(hit._source));
+      for (const hit of (body as unknown as SearchResponseBody).hits.hits) if (hit._source) byId.set(hit._id, chunkFromSource(hit._source));
       return ids.flatMap((id) => byId.get(id) ?? []);
     });
   }
@@ -365,13 +352,13 @@ export class OpenSearchSearchEngine implements SearchEngine {
       include_named_queries_score: true,
       body: {
         size,
-        _source: { excludes: SOURCE_EXCLUDES },
+        _source: { excludes: CHUNK_SOURCE_EXCLUDES },
         query: {
           hybrid: {
             pagination_depth: depth,
             queries: [
               // A query without searchable words still needs its BM25 clause: the pipeline's weights are per clause.
-              terms.length > 0 ? { bool: { ...bm25Clause(query, terms), _name: BM25_QUERY_NAME } } : { match_none: { _name: BM25_QUERY_NAME } },
+              terms.length > 0 ? { bool: { ...bm25BoolQuery(query, terms), _name: BM25_QUERY_NAME } } : { match_none: { _name: BM25_QUERY_NAME } },
               { knn: { embedding: { ...knnClause(query, vector, depth), _name: VECTOR_QUERY_NAME } } },
             ],
           },
@@ -388,12 +375,12 @@ export class OpenSearchSearchEngine implements SearchEngine {
         index: hit._index,
         score: hit._score ?? 0,
         bm25: named[BM25_QUERY_NAME],
-        vector: knn === undefined ? undefined : lucenesCosine(knn),
+        vector: knn === undefined ? undefined : cosineFromLuceneScore(knn),
       };
     });
     return explainNativeHits(native, { fusion, depth, rrfK, weights }).map(({ id, score, explain }) => {
       const source = sources.get(id)!;
-      return { chunk: toChunk(source), fileName: source.file_name, score, explain };
+      return { chunk: chunkFromSource(source), fileName: source.file_name, score, explain };
     });
   }
 
@@ -420,27 +407,7 @@ export class OpenSearchSearchEngine implements SearchEngine {
               refresh_interval: "-1",
               analysis: { analyzer: { quarry_terms: { type: "custom", tokenizer: "whitespace" } } },
             },
-            mappings: {
-              dynamic: "strict",
-              _meta: {},
-              properties: {
-                record_type: { type: "keyword" },
-                chunk_id: { type: "keyword" },
-                knowledge_base_id: { type: "keyword" },
-                document_id: { type: "keyword" },
-                file_name: { type: "keyword" },
-                chunk_index: { type: "integer" },
-                text: { type: "text", index: false },
-                search_terms: { type: "text", analyzer: "quarry_terms" },
-                token_count: { type: "integer" },
-                page: { type: "integer" },
-                page_end: { type: "integer" },
-                section_path: { type: "keyword" },
-                start_offset: { type: "integer" },
-                end_offset: { type: "integer" },
-                enabled: { type: "boolean" },
-              },
-            },
+            mappings: { dynamic: "strict", _meta: {}, properties: chunkFieldMappings("quarry_terms") },
           },
         } as Record<string, unknown>,
       })
@@ -478,7 +445,7 @@ export class OpenSearchSearchEngine implements SearchEngine {
 
   private async documentEnabled(alias: string, documentId: string): Promise<boolean> {
     try {
-      const { body } = await this.client.get({ index: alias, id: markerId(documentId), _source_includes: ["enabled"] });
+      const { body } = await this.client.get({ index: alias, id: documentMarkerId(documentId), _source_includes: ["enabled"] });
       const source = (body as { _source?: { enabled?: boolean } })._source;
       return source?.enabled ?? true;
     } catch (error) {
@@ -498,7 +465,7 @@ export class OpenSearchSearchEngine implements SearchEngine {
   private async bm25Hits(index: string, query: SearchQuery, size: number): Promise<EngineHit[]> {
     const terms = segmentQuery(query.text);
     if (terms.length === 0) return [];
-    const [hits] = await this.msearch(index, [bm25Body(query, terms, size)], [bm25Hit]);
+    const [hits] = await this.msearch(index, [bm25SearchBody(query, terms, size)], [bm25Hit]);
     return hits;
   }
 
@@ -520,97 +487,26 @@ export class OpenSearchSearchEngine implements SearchEngine {
 type RawHit = SearchResponseBody["hits"]["hits"][number];
 
 function bm25Hit(hit: RawHit): EngineHit {
-  return { chunk: toChunk(hit._source!), fileName: hit._source!.file_name, score: hit._score ?? 0 };
+  return bm25EngineHit(hit._source!, hit._score);
 }
 
 function vectorHit(hit: RawHit): EngineHit {
-  return { chunk: toChunk(hit._source!), fileName: hit._source!.file_name, score: lucenesCosine(hit._score ?? 0) };
-}
-
-// Lucene's cosinesimil score is (1 + cos) / 2; hits report the cosine itself, like the embedded engine.
-function lucenesCosine(score: number): number {
-  return 2 * score - 1;
-}
-
-function filters(query: SearchQuery): Record<string, unknown>[] {
-  const clauses: Record<string, unknown>[] = [{ term: { record_type: "chunk" } }, { term: { enabled: true } }];
-  if (query.documentIds.length > 0) clauses.push({ terms: { document_id: query.documentIds } });
-  return clauses;
-}
-
-// The terms are already segmented and lower-cased; match (not query_string) takes them as plain words.
-function bm25Clause(query: SearchQuery, terms: string[]): Record<string, unknown> {
-  return { must: [{ match: { search_terms: { query: terms.join(" "), operator: "or" } } }], filter: filters(query) };
+  return vectorEngineHit(hit._source!, hit._score);
 }
 
 // A filter inside knn is applied during the graph search (Lucene efficient filtering), so it never
 // starves the top k the way a post-filter would.
 function knnClause(query: SearchQuery, vector: Float32Array, k: number): Record<string, unknown> {
-  return { vector: Array.from(vector), k, filter: { bool: { filter: filters(query) } } };
-}
-
-function bm25Body(query: SearchQuery, terms: string[], size: number): Record<string, unknown> {
-  return {
-    size,
-    _source: { excludes: SOURCE_EXCLUDES },
-    query: { bool: bm25Clause(query, terms) },
-    sort: [{ _score: "desc" }, { chunk_id: "asc" }],
-    track_scores: true,
-  };
+  return { vector: Array.from(vector), k, filter: { bool: { filter: chunkFilters(query) } } };
 }
 
 function knnBody(query: SearchQuery, vector: Float32Array, size: number): Record<string, unknown> {
   const k = Math.min(size, MAX_KNN_K);
   return {
     size: k,
-    _source: { excludes: SOURCE_EXCLUDES },
+    _source: { excludes: CHUNK_SOURCE_EXCLUDES },
     query: { knn: { embedding: knnClause(query, vector, k) } },
-    sort: [{ _score: "desc" }, { chunk_id: "asc" }],
+    sort: SCORE_THEN_CHUNK_ID,
     track_scores: true,
-  };
-}
-
-function markerId(documentId: string): string {
-  return `${DOCUMENT_MARKER_PREFIX}${documentId}`;
-}
-
-function indexSlug(knowledgeBaseId: string): string {
-  // Ids are meant to be kb_<hex>; anything else is hashed so the name stays a valid index name.
-  if (/^[a-z0-9][a-z0-9_]{0,100}$/.test(knowledgeBaseId)) return knowledgeBaseId;
-  return `h${createHash("sha256").update(knowledgeBaseId).digest("hex").slice(0, 32)}`;
-}
-
-function toSource(chunk: EmbeddedChunk, knowledgeBaseId: string, documentId: string, fileName: string, enabled: boolean): ChunkSource {
-  return {
-    record_type: "chunk",
-    chunk_id: chunk.id,
-    knowledge_base_id: knowledgeBaseId,
-    document_id: documentId,
-    file_name: fileName,
-    chunk_index: chunk.index,
-    text: chunk.text,
-    token_count: chunk.tokenCount,
-    page: chunk.page,
-    page_end: chunk.pageEnd,
-    section_path: chunk.sectionPath,
-    start_offset: chunk.start,
-    end_offset: chunk.end,
-    enabled,
-  };
-}
-
-function toChunk(source: ChunkSource): Chunk {
-  return {
-    id: source.chunk_id,
-    documentId: source.document_id,
-    knowledgeBaseId: source.knowledge_base_id,
-    index: source.chunk_index,
-    text: source.text,
-    tokenCount: source.token_count,
-    page: source.page,
-    pageEnd: source.page_end,
-    sectionPath: source.section_path ?? [],
-    start: source.start_offset,
-    end: source.end_offset,
   };
 }

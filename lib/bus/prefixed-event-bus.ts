@@ -1,0 +1,40 @@
+// Namespaces every topic and consumer group of a bus with a prefix, so several Quarry deployments
+// (or test runs) can share one Kafka cluster without reading each other's events. Handlers and
+// dead-letter names keep seeing the plain topic names.
+import type { EventBus, OutgoingMessage, SubscribeOptions, Subscription } from "./event-bus.ts";
+
+export class PrefixedEventBus implements EventBus {
+  constructor(private readonly inner: EventBus, private readonly prefix: string) {}
+
+  ensureTopics(topics: string[]): Promise<void> {
+    return this.inner.ensureTopics(topics.map((t) => this.prefix + t));
+  }
+
+  publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    return this.inner.publish(this.prefix + topic, messages);
+  }
+
+  subscribe(options: SubscribeOptions): Promise<Subscription> {
+    return this.inner.subscribe({
+      ...options,
+      group: this.prefix + options.group,
+      topics: options.topics.map((t) => this.prefix + t),
+      handler: (message) => {
+        const original = message.headers["x-original-topic"];
+        return options.handler({
+          ...message,
+          topic: this.unprefixed(message.topic),
+          headers: original === undefined ? message.headers : { ...message.headers, "x-original-topic": this.unprefixed(original) },
+        });
+      },
+    });
+  }
+
+  private unprefixed(topic: string): string {
+    return topic.startsWith(this.prefix) ? topic.slice(this.prefix.length) : topic;
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
