@@ -8,6 +8,7 @@ import { assembleParser } from "../services/parser/main.ts";
 import { assembleGateway } from "../gateway/main.ts";
 import { gatewayConfig } from "../gateway/config.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
+import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import type { Subscription } from "../lib/bus/event-bus.ts";
 import { dataDir, type Env } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -24,7 +25,7 @@ export interface EmbeddedQuarry {
 export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQuarry> {
   mkdirSync(dataDir(env), { recursive: true });
   const bus = await openEventBus(env, logger);
-  const shared = { bus, logger };
+  const shared = { bus, logger, redrive: redriveSettings(env) };
   const peers = new InProcessPeers();
   const services: AssembledService[] = [];
   const add = (service: AssembledService) => {

@@ -7,6 +7,7 @@ import { assembleIndex } from "../services/index/main.ts";
 import { assembleParser } from "../services/parser/main.ts";
 import { assembleGateway } from "../gateway/main.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
+import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { integer, optional, ServicePorts, type Env, type ServiceName } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
 import { remotePeers, type PeerName } from "../lib/rpc/peers.ts";
@@ -25,7 +26,7 @@ const PEERS: Record<ServiceName, PeerName[]> = {
 export async function startService(name: ServiceName, env: Env, logger: Logger): Promise<RunningService> {
   const peers = remotePeers(env, PEERS[name]);
   const bus = await openEventBus(env, logger);
-  const shared = { bus, logger };
+  const shared = { bus, logger, redrive: redriveSettings(env) };
   const service = await {
     parser: async () => assembleParser(env, shared),
     chunker: () => assembleChunker(env, peers, shared),

@@ -4,16 +4,15 @@ import { ChunkerService } from "../gen/quarry/chunker/v1/chunker_pb.ts";
 import { EmbedderService } from "../gen/quarry/embedder/v1/embedder_pb.ts";
 import { IndexService } from "../gen/quarry/index/v1/index_pb.ts";
 import { ParserService } from "../gen/quarry/parser/v1/parser_pb.ts";
-import type { EventBus } from "../lib/bus/event-bus.ts";
 import type { Env } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
 import { ProgressHub } from "../lib/pipeline/progress-hub.ts";
 import type { Peers } from "../lib/rpc/peers.ts";
-import type { AssembledService } from "../lib/service-runtime.ts";
+import type { AssembledService, SharedDeps } from "../lib/service-runtime.ts";
 import { gatewayConfig } from "./config.ts";
 import { build } from "./server.ts";
 
-export function assembleGateway(env: Env, peers: Peers, shared: { bus: EventBus; logger: Logger }): AssembledService {
+export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): AssembledService {
   const config = gatewayConfig(env);
   const logger = shared.logger.child({ service: "gateway" });
   const hub = new ProgressHub(shared.bus);

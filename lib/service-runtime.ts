@@ -1,8 +1,16 @@
 // What every service process does around its wiring: listen, start its bus consumers, and on
 // SIGTERM/SIGINT stop consuming, drain calls in flight, and exit.
-import type { Subscription } from "./bus/event-bus.ts";
+import type { EventBus, Subscription } from "./bus/event-bus.ts";
+import type { RedriveSettings } from "./pipeline/redrive.ts";
 import type { Logger } from "./logger.ts";
 import type { BuiltServer, RunningServer } from "./rpc/server.ts";
+
+/** What every service of a process shares: the bus, the logger, and how dead letters come back. */
+export interface SharedDeps {
+  bus: EventBus;
+  logger: Logger;
+  redrive: RedriveSettings;
+}
 
 export interface AssembledService {
   name: string;

@@ -1,17 +1,16 @@
 import { createClient } from "@connectrpc/connect";
 import { EmbedderService } from "../../gen/quarry/embedder/v1/embedder_pb.ts";
-import type { EventBus } from "../../lib/bus/event-bus.ts";
 import type { Env } from "../../lib/config.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Peers } from "../../lib/rpc/peers.ts";
-import type { AssembledService } from "../../lib/service-runtime.ts";
+import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
 import { knowledgeBaseLookup } from "../index/knowledge-base-lookup.ts";
 import { chunkerConfig } from "./config.ts";
 import { build } from "./server.ts";
 import { WordPieceTokenCounter } from "./wordpiece-token-counter.ts";
 import { startChunkerWorker } from "./worker.ts";
 
-export async function assembleChunker(env: Env, peers: Peers, shared: { bus: EventBus; logger: Logger }): Promise<AssembledService> {
+export async function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Promise<AssembledService> {
   const config = chunkerConfig(env);
   const logger = shared.logger.child({ service: "chunker" });
   const counter = WordPieceTokenCounter.fromModelDir(config.tokenizerDir);
@@ -28,6 +27,7 @@ export async function assembleChunker(env: Env, peers: Peers, shared: { bus: Eve
         maxInputTokens,
         settingsFor: async (id) => (await knowledgeBase(id)).chunking,
         logger,
+        redrive: shared.redrive,
       }),
     ],
     close: async () => {},

@@ -6,6 +6,7 @@ import type { ChunkingSettings } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
+import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { chunkToProto, parsedFromProto } from "../../lib/proto-convert.ts";
 import { chunkDocument } from "./chunk-document.ts";
@@ -13,6 +14,8 @@ import { toChunks } from "./chunk-id.ts";
 import type { TokenCounter } from "./tokenizer.ts";
 
 export interface ChunkerWorkerDeps {
+  /** How dead-lettered events come back; the defaults unless configured. */
+  redrive?: Partial<RedriveSettings>;
   bus: EventBus;
   counter: TokenCounter;
   maxInputTokens: number;
@@ -25,6 +28,7 @@ export function startChunkerWorker(deps: ChunkerWorkerDeps) {
   const { bus } = deps;
   return runStage({
     name: "chunker",
+    redrive: deps.redrive,
     bus,
     topic: Topics.documentsParsed,
     schema: DocumentParsedSchema,

@@ -1,8 +1,7 @@
-import type { EventBus } from "../../lib/bus/event-bus.ts";
 import type { Env } from "../../lib/config.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Peers } from "../../lib/rpc/peers.ts";
-import type { AssembledService } from "../../lib/service-runtime.ts";
+import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
 import { knowledgeBaseLookup } from "../index/knowledge-base-lookup.ts";
 import { embedderConfig } from "./config.ts";
 import type { Embedder } from "./embedder.ts";
@@ -17,14 +16,14 @@ export async function createEmbedder(env: Env): Promise<Embedder> {
   return new OpenAiEmbedder(config);
 }
 
-export async function assembleEmbedder(env: Env, peers: Peers, shared: { bus: EventBus; logger: Logger }): Promise<AssembledService> {
+export async function assembleEmbedder(env: Env, peers: Peers, shared: SharedDeps): Promise<AssembledService> {
   const logger = shared.logger.child({ service: "embedder" });
   const embedder = await createEmbedder(env);
   const knowledgeBase = knowledgeBaseLookup(() => peers.transport("index"));
   return {
     name: "embedder",
     server: build({ embedder, logger }),
-    startWorkers: async () => [await startEmbedderWorker({ bus: shared.bus, embedder, knowledgeBase, logger })],
+    startWorkers: async () => [await startEmbedderWorker({ bus: shared.bus, embedder, knowledgeBase, logger, redrive: shared.redrive })],
     close: () => embedder.close(),
   };
 }

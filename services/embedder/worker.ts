@@ -5,11 +5,13 @@ import { Topics, type EventBus } from "../../lib/bus/event-bus.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
+import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { assertDimension } from "./dimension-check.ts";
 import type { Embedder } from "./embedder.ts";
 
 export interface EmbedderWorkerDeps {
+  redrive?: Partial<RedriveSettings>;
   bus: EventBus;
   embedder: Embedder;
   knowledgeBase(id: string): Promise<KnowledgeBase>;
@@ -23,6 +25,7 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
   const step = deps.progressEvery ?? 64;
   return runStage({
     name: "embedder",
+    redrive: deps.redrive,
     bus,
     topic: Topics.chunksCreated,
     schema: ChunksCreatedSchema,

@@ -1,9 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import type { EventBus } from "../../lib/bus/event-bus.ts";
 import type { Env } from "../../lib/config.ts";
 import type { Logger } from "../../lib/logger.ts";
-import type { AssembledService } from "../../lib/service-runtime.ts";
+import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
 import type { Catalog } from "./catalog.ts";
 import { indexConfig } from "./config.ts";
 import type { SearchEngine } from "./search-engine.ts";
@@ -29,14 +28,14 @@ export async function openStores(env: Env): Promise<{ catalog: Catalog; engine: 
   return openOpenSearchStores(config);
 }
 
-export async function assembleIndex(env: Env, shared: { bus: EventBus; logger: Logger }): Promise<AssembledService> {
+export async function assembleIndex(env: Env, shared: SharedDeps): Promise<AssembledService> {
   const logger = shared.logger.child({ service: "index" });
   const stores = await openStores(env);
   const deps = { catalog: stores.catalog, engine: stores.engine };
   return {
     name: "index",
     server: build({ ...deps, logger }),
-    startWorkers: () => startIndexWorkers({ ...deps, bus: shared.bus, logger }),
+    startWorkers: () => startIndexWorkers({ ...deps, bus: shared.bus, logger, redrive: shared.redrive }),
     close: () => stores.close(),
   };
 }

@@ -7,13 +7,14 @@ import type { EmbeddedChunk } from "../../lib/domain.ts";
 import { FailedPreconditionError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { PhasePercent, progressFromProto, publishProgress } from "../../lib/pipeline/progress.ts";
-import { startRedrive } from "../../lib/pipeline/redrive.ts";
+import { startRedrive, type RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { chunkFromProto } from "../../lib/proto-convert.ts";
 import type { Catalog } from "./catalog.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
 export interface IndexWorkerDeps {
+  redrive?: Partial<RedriveSettings>;
   bus: EventBus;
   catalog: Catalog;
   engine: SearchEngine;
@@ -24,16 +25,18 @@ export async function startIndexWorkers(deps: IndexWorkerDeps): Promise<Subscrip
   return [
     await startStatusKeeper(deps),
     // Progress dead-lettered while the catalog's store was down comes back, so no status sticks.
-    await startRedrive({ bus: deps.bus, topic: Topics.ingestionProgress, group: STATUS_GROUP, logger: deps.logger }),
+    await startRedrive({ bus: deps.bus, topic: Topics.ingestionProgress, group: STATUS_GROUP, logger: deps.logger, settings: deps.redrive }),
     await startIndexingStage(deps),
   ];
 }
 
 const STATUS_GROUP = "index.status";
 
-function startIndexingStage({ bus, catalog, engine, logger }: IndexWorkerDeps) {
+function startIndexingStage(deps: IndexWorkerDeps) {
+  const { bus, catalog, engine, logger } = deps;
   return runStage({
     name: "index",
+    redrive: deps.redrive,
     bus,
     topic: Topics.chunksEmbedded,
     schema: ChunksEmbeddedSchema,

@@ -1,7 +1,6 @@
-import type { EventBus } from "../../lib/bus/event-bus.ts";
 import type { Env } from "../../lib/config.ts";
 import type { Logger } from "../../lib/logger.ts";
-import type { AssembledService } from "../../lib/service-runtime.ts";
+import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
 import { parserConfig } from "./config.ts";
 import { BuiltinParser } from "./builtin-parser.ts";
 import { RoutingParser } from "./routing-parser.ts";
@@ -10,7 +9,7 @@ import { TikaParser } from "./tika-parser.ts";
 import { build } from "./server.ts";
 import { startParserWorker } from "./worker.ts";
 
-export function assembleParser(env: Env, shared: { bus: EventBus; logger: Logger }): AssembledService {
+export function assembleParser(env: Env, shared: SharedDeps): AssembledService {
   const config = parserConfig(env);
   const logger = shared.logger.child({ service: "parser" });
   const tika = config.tikaUrl ? new TikaParser(new TikaClient({ baseUrl: config.tikaUrl, timeoutMs: config.tikaTimeoutMs })) : undefined;
@@ -18,7 +17,7 @@ export function assembleParser(env: Env, shared: { bus: EventBus; logger: Logger
   return {
     name: "parser",
     server: build({ parser, logger }),
-    startWorkers: async () => [await startParserWorker({ bus: shared.bus, parser, logger })],
+    startWorkers: async () => [await startParserWorker({ bus: shared.bus, parser, logger, redrive: shared.redrive })],
     close: async () => {},
   };
 }

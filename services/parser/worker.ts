@@ -10,6 +10,7 @@ import { Topics, type BusMessage, type EventBus } from "../../lib/bus/event-bus.
 import { InvalidInputError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { PhasePercent, publishProgress, type DocumentRef } from "../../lib/pipeline/progress.ts";
+import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { parsedToProto } from "../../lib/proto-convert.ts";
 import { documentIdFor } from "../index/catalog-ids.ts";
@@ -38,10 +39,11 @@ async function contentOf(event: DocumentSubmitted): Promise<Uint8Array> {
   throw new InvalidInputError("the event carries no content (neither inline_content nor content_uri)");
 }
 
-export function startParserWorker(deps: { bus: EventBus; parser: DocumentParser; logger: Logger }) {
+export function startParserWorker(deps: { bus: EventBus; parser: DocumentParser; logger: Logger; redrive?: Partial<RedriveSettings> }) {
   const { bus, parser } = deps;
   return runStage({
     name: "parser",
+    redrive: deps.redrive,
     bus,
     topic: Topics.documentsSubmitted,
     schema: DocumentSubmittedSchema,
