@@ -1,0 +1,237 @@
+// One Quarry under test plus the bench's own handle on the same store: an embedded Quarry (all
+// services in this process, the gateway on a free port) whose index is SQLite or OpenSearch, a
+// gateway client for the RPCs, a SearchEngine opened the same way the index service opens it (to
+// load synthetic chunks through the engine's write path), and the engine's raw query — the SQL
+// or the `_search` body the engine itself sends — for the baseline.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { startEmbedded, type EmbeddedQuarry } from "../cli/embedded.ts";
+import { gatewayClient, type QuarryClient } from "../cli/gateway-client.ts";
+import { sqlitePath, type Env } from "../lib/config.ts";
+import type { RetrievalMode, SearchQuery } from "../lib/domain.ts";
+import { silentLogger, type Logger } from "../lib/logger.ts";
+import { indexConfig } from "../services/index/config.ts";
+import type { SearchEngine } from "../services/index/search-engine.ts";
+import { hybridCandidates } from "../services/index/search-query.ts";
+import { openDatabase, type SqliteDatabase } from "../services/index/sqlite/open-database.ts";
+import { ftsMatchExpression, SqliteSearchEngine } from "../services/index/sqlite/sqlite-search-engine.ts";
+
+export type BackendName = "embedded" | "opensearch";
+
+export interface BenchBackendOptions {
+  backend: BackendName;
+  opensearchUrl?: string;
+  /** Extra environment for the Quarry under test (a chat model for bench chat). */
+  env?: Env;
+  logger?: Logger;
+}
+
+/** A raw query prepared for one search: run() sends exactly what the engine would, nothing else. */
+export type RawQuery = () => Promise<unknown> | unknown;
+
+export interface BenchBackend {
+  name: BackendName;
+  quarry: EmbeddedQuarry;
+  client: QuarryClient;
+  /** The bench's own engine on the same store, configured as the index service configures its own. */
+  engine: SearchEngine;
+  /** Describes the raw baseline in one line, for the report. */
+  rawDescription: string;
+  /** The stored chunk texts of a knowledge base, grouped by document in chunk order. */
+  chunkTexts(knowledgeBaseId: string): Promise<string[][]>;
+  /** Prepares the engine's own raw query for a search (on the bench's connection). */
+  prepareRaw(query: SearchQuery): Promise<RawQuery>;
+  close(): Promise<void>;
+}
+
+export async function startBenchBackend(options: BenchBackendOptions): Promise<BenchBackend> {
+  const dataDir = await mkdtemp(join(tmpdir(), "quarry-bench-"));
+  // Built from scratch, as the e2e fixture does, so a developer's engines or chat model cannot leak in.
+  const prefix = `bench-${randomBytes(5).toString("hex")}`;
+  const env: Env = {
+    HOME: process.env.HOME,
+    QUARRY_MODELS_DIR: process.env.QUARRY_MODELS_DIR,
+    QUARRY_DATA_DIR: dataDir,
+    QUARRY_PORT: "0",
+    QUARRY_HOST: "127.0.0.1",
+    ...(options.backend === "opensearch" ? { OPENSEARCH_URL: requireUrl(options.opensearchUrl), QUARRY_OPENSEARCH_PREFIX: prefix } : {}),
+    ...options.env,
+  };
+  const quarry = await startEmbedded(env, options.logger ?? silentLogger);
+  const client = gatewayClient(quarry.url);
+  const removeData = () => rm(dataDir, { recursive: true, force: true });
+  try {
+    if (options.backend === "embedded") {
+      const db = openDatabase(sqlitePath(env));
+      const engine = new SqliteSearchEngine(db, { ownsDatabase: true });
+      return {
+        name: "embedded",
+        quarry,
+        client,
+        engine,
+        rawDescription: "the engine's own SQL on a second connection: FTS5 MATCH … ORDER BY bm25 LIMIT k, and the sqlite-vec kNN MATCH with k, plus the chunk rows",
+        prepareRaw: async (query) => sqliteRawQuery(db, query),
+        chunkTexts: async (knowledgeBaseId) =>
+          groupByDocument(
+            db
+              .prepare(`SELECT document_id, text FROM chunks WHERE knowledge_base_id = ? ORDER BY document_id, chunk_index`)
+              .all(knowledgeBaseId) as { document_id: string; text: string }[],
+          ),
+        async close() {
+          await engine.close();
+          await quarry.stop();
+          await removeData();
+        },
+      };
+    }
+    const os = await openOpenSearchHandle(env);
+    return {
+      name: "opensearch",
+      quarry,
+      client,
+      engine: os.engine,
+      rawDescription: `the engine's own ${os.native ? "_search (native hybrid query through its search pipeline)" : "_msearch"} requests, captured from the engine and replayed with the same body`,
+      prepareRaw: (query) => os.prepareRaw(query),
+      chunkTexts: (knowledgeBaseId) => os.chunkTexts(knowledgeBaseId),
+      async close() {
+        await quarry.stop();
+        await os.cleanup(prefix);
+        await removeData();
+      },
+    };
+  } catch (error) {
+    await quarry.stop();
+    await removeData();
+    throw error;
+  }
+}
+
+function requireUrl(url: string | undefined): string {
+  if (!url) throw new Error("the opensearch backend needs OPENSEARCH_URL");
+  return url;
+}
+
+/** The same statements SqliteSearchEngine runs, without its validation, fusion or row mapping. */
+function sqliteRawQuery(db: SqliteDatabase, query: SearchQuery): RawQuery {
+  const space = db.prepare(`SELECT vector_table FROM search_spaces WHERE knowledge_base_id = ?`).get(query.knowledgeBaseIds[0]) as
+    | { vector_table: string }
+    | undefined;
+  if (!space) throw new Error(`knowledge base ${query.knowledgeBaseIds[0]} has no vector table`);
+  const bm25 = db.prepare(
+    `SELECT c.*, -bm25(chunks_fts) AS score
+     FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
+     WHERE chunks_fts MATCH @match
+       AND c.knowledge_base_id IN (SELECT value FROM json_each(@knowledgeBases))
+       AND c.enabled = 1
+       AND (@documents IS NULL OR c.document_id IN (SELECT value FROM json_each(@documents)))
+     ORDER BY score DESC, c.id
+     LIMIT @limit`,
+  );
+  const knn = db.prepare(`SELECT rowid, distance FROM "${space.vector_table}" WHERE embedding MATCH ? AND k = ? AND enabled = 1`);
+  const rows = db.prepare(`SELECT * FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))`);
+  const match = ftsMatchExpression(query.text);
+  const blob = query.vector ? Buffer.from(query.vector.buffer, query.vector.byteOffset, query.vector.byteLength) : undefined;
+  const runBm25 = (limit: number) =>
+    match ? bm25.all({ match, knowledgeBases: JSON.stringify(query.knowledgeBaseIds), documents: null, limit }) : [];
+  const runKnn = (limit: number) => {
+    const neighbours = knn.all(blob, BigInt(limit)) as { rowid: number }[];
+    return rows.all(JSON.stringify(neighbours.map((n) => n.rowid)));
+  };
+  const mode: RetrievalMode = query.mode;
+  if (mode === "bm25") return () => runBm25(query.topK);
+  if (mode === "vector") return () => runKnn(query.topK);
+  const candidates = hybridCandidates(query);
+  // One read transaction around both lists, as the engine takes.
+  const both = db.transaction(() => [runBm25(candidates), runKnn(candidates)]);
+  return () => both();
+}
+
+interface OpenSearchHandle {
+  engine: SearchEngine;
+  native: boolean;
+  prepareRaw(query: SearchQuery): Promise<RawQuery>;
+  chunkTexts(knowledgeBaseId: string): Promise<string[][]>;
+  cleanup(prefix: string): Promise<void>;
+}
+
+function groupByDocument(rows: { document_id: string; text: string }[]): string[][] {
+  const groups = new Map<string, string[]>();
+  for (const row of rows) {
+    let group = groups.get(row.document_id);
+    if (!group) groups.set(row.document_id, (group = []));
+    group.push(row.text);
+  }
+  return [...groups.values()];
+}
+
+async function openOpenSearchHandle(env: Env): Promise<OpenSearchHandle> {
+  const { Client } = await import("@opensearch-project/opensearch");
+  const { OpenSearchSearchEngine } = await import("../services/index/opensearch/opensearch-search-engine.ts");
+  const { detectNeuralSearch, resolveNativeHybrid } = await import("../services/index/opensearch/opensearch-native-hybrid.ts");
+  const config = indexConfig(env);
+  if (config.backend !== "opensearch") throw new Error("OPENSEARCH_URL is not set");
+  const client = new Client({ node: config.url });
+  // The same decisions open-stores.ts makes for the index service, so both engines send the same requests.
+  const native = await resolveNativeHybrid(config.nativeHybrid, config.fusion, () => detectNeuralSearch(client));
+  const engine = new OpenSearchSearchEngine(client, {
+    indexPrefix: `${config.indexPrefix}-chunks-`,
+    nativeHybrid: native ? { fusion: config.fusion, pipelinePrefix: `${config.indexPrefix}-` } : undefined,
+  });
+  await engine.prepare();
+
+  // Capturing the engine's own requests (rather than rebuilding its bodies here) guarantees the raw
+  // baseline sends byte for byte what Quarry sends.
+  type TransportParams = { method: string; path: string; body?: unknown; bulkBody?: unknown; querystring?: unknown };
+  const transport = client.transport as unknown as { request(params: TransportParams, options?: unknown): Promise<unknown> };
+  const send = transport.request.bind(transport);
+  let capturing: TransportParams[] | undefined;
+  transport.request = (params: TransportParams, requestOptions?: unknown) => {
+    if (capturing && /_m?search/.test(params.path) && !params.path.startsWith("/_search/pipeline")) capturing.push(structuredClone(params));
+    return send(params, requestOptions);
+  };
+
+  return {
+    engine,
+    native,
+    async prepareRaw(query) {
+      // Only this call's searches are kept: mapping look-ups and pipeline creation are not part of a query.
+      capturing = [];
+      let requests: TransportParams[];
+      try {
+        await engine.search(query);
+      } finally {
+        requests = capturing;
+        capturing = undefined;
+      }
+      if (requests.length === 0) throw new Error("the engine sent no search request to capture");
+      return async () => {
+        for (const params of requests) await send(structuredClone(params));
+      };
+    },
+    async chunkTexts(knowledgeBaseId) {
+      const { body } = await client.search({
+        index: engine.aliasFor(knowledgeBaseId),
+        body: {
+          size: 10_000,
+          track_total_hits: true,
+          _source: ["document_id", "chunk_index", "text"],
+          query: { term: { record_type: "chunk" } },
+          sort: [{ document_id: "asc" }, { chunk_index: "asc" }],
+        },
+      });
+      const hits = (body as unknown as { hits: { total: { value: number }; hits: { _source: { document_id: string; text: string } }[] } }).hits;
+      if (hits.total.value > hits.hits.length) throw new Error(`the ingest bench reads at most 10,000 chunks back from OpenSearch; this corpus has ${hits.total.value}`);
+      return groupByDocument(hits.hits.map((h) => h._source));
+    },
+    async cleanup(prefix) {
+      await engine.close();
+      // Everything this run created carries its prefix: chunk and catalog indices, the template, pipelines.
+      await client.indices.delete({ index: `${prefix}-*`, expand_wildcards: "all" }).catch(() => undefined);
+      await client.indices.deleteIndexTemplate({ name: `${prefix}-chunks-template` }).catch(() => undefined);
+      await send({ method: "DELETE", path: `/_search/pipeline/${prefix}-*` }).catch(() => undefined);
+      await client.close();
+    },
+  };
+}

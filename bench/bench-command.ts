@@ -1,0 +1,204 @@
+// `quarry bench ingest|query|chat|scale`: performance figures as ratios measured side by side in one
+// run, with the machine and its load in every report. Tables go to stdout (JSON with --json); with
+// --out each report is also written as <bench>-<backend>.json and .md, and plots as SVG.
+// The benches are imported when a bench runs, so the rest of the CLI never loads ONNX Runtime for them.
+import { mkdir, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { Command, Option } from "commander";
+import type { RetrievalMode } from "../lib/domain.ts";
+import type { OnnxEmbedder } from "../services/embedder/onnx-embedder.ts";
+import type { BackendName } from "./bench-backend.ts";
+import type { QueryBenchReport } from "./bench-query.ts";
+
+interface CommonOptions {
+  backend: BackendName;
+  json?: boolean;
+  out?: string;
+  evalDir: string;
+  seed: string;
+}
+
+const list = (value: string) => value.split(",").map((v) => v.trim()).filter(Boolean);
+const numbers = (value: string) => list(value).map((v) => parsePositive(v));
+
+function parsePositive(value: string): number {
+  const n = Number(value.replace(/_/g, "").replace(/k$/i, "000"));
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`expected a positive whole number, got "${value}"`);
+  return n;
+}
+
+function common(command: Command): Command {
+  return command
+    .addOption(new Option("--backend <backend>", "the index behind Quarry").choices(["embedded", "opensearch"]).default("embedded"))
+    .option("--json", "print the report as JSON instead of tables")
+    .option("--out <dir>", "also write the report (JSON and Markdown) and plots here")
+    .option("--eval-dir <dir>", "the BEIR folders the corpora come from", "../shared/eval")
+    .option("--seed <n>", "seed for the synthetic corpus and the query sample", "42");
+}
+
+function opensearchUrl(backend: BackendName): string | undefined {
+  if (backend !== "opensearch") return undefined;
+  const url = process.env.OPENSEARCH_URL?.trim();
+  if (!url) throw new Error("--backend opensearch needs OPENSEARCH_URL (deploy/local/engines.sh up prints it)");
+  return url;
+}
+
+const progress = (line: string) => process.stderr.write(`${line}\n`);
+
+async function withEmbedder<T>(run: (embedder: OnnxEmbedder) => Promise<T>): Promise<T> {
+  const { defaultModelDir, OnnxEmbedder } = await import("../services/embedder/onnx-embedder.ts");
+  const embedder = await OnnxEmbedder.load(defaultModelDir());
+  try {
+    return await run(embedder);
+  } finally {
+    await embedder.close();
+  }
+}
+
+async function emit(report: { bench: string; backend: string }, markdown: string, options: CommonOptions): Promise<void> {
+  process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : `${markdown}\n`);
+  if (!options.out) return;
+  const dir = resolve(options.out);
+  await mkdir(dir, { recursive: true });
+  const base = join(dir, `${report.bench}-${report.backend}`);
+  await writeFile(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(`${base}.md`, markdown);
+  progress(`wrote ${base}.json and ${base}.md`);
+}
+
+export function registerBenchCommand(program: Command): void {
+  const bench = program.command("bench").description("performance benchmarks, as ratios measured side by side (see docs/BENCHMARKS.md)");
+
+  common(bench.command("ingest"))
+    .description("pipeline ingest throughput vs the raw embedder on the same chunks, and peak memory")
+    .option("--documents <n>", "documents to ingest", "200")
+    .option("--abstracts-per-document <n>", "SciFact abstracts per document", "5")
+    .action(async (o: CommonOptions & { documents: string; abstractsPerDocument: string }) => {
+      const [{ runIngestBench }, { formatIngestReport }] = await Promise.all([import("./bench-ingest.ts"), import("./report.ts")]);
+      const report = await withEmbedder((embedder) =>
+        runIngestBench({
+          backend: o.backend,
+          opensearchUrl: opensearchUrl(o.backend),
+          documents: parsePositive(o.documents),
+          abstractsPerDocument: parsePositive(o.abstractsPerDocument),
+          evalDir: resolve(o.evalDir),
+          embedder,
+          progress,
+        }),
+      );
+      await emit(report, formatIngestReport(report), o);
+    });
+
+  common(bench.command("query"))
+    .description("Search RPC latency percentiles vs the engine's raw query, per mode and concurrency")
+    .option("--sizes <list>", "corpus sizes in chunks", "10000,100000")
+    .option("--concurrency <list>", "concurrent clients", "1,8,32")
+    .option("--requests <n>", "requests per column and cell", "200")
+    .option("--queries <n>", "distinct queries", "100")
+    .option("--modes <list>", "retrieval modes", "bm25,hybrid")
+    .option("--top-k <n>", "hits per search", "10")
+    .action(async (o: CommonOptions & { sizes: string; concurrency: string; requests: string; queries: string; modes: string; topK: string }) => {
+      const [{ runQueryBench }, { formatQueryReport }] = await Promise.all([import("./bench-query.ts"), import("./report.ts")]);
+      const report = await withEmbedder((embedder) =>
+        runQueryBench({
+          backend: o.backend,
+          opensearchUrl: opensearchUrl(o.backend),
+          sizes: numbers(o.sizes),
+          concurrency: numbers(o.concurrency),
+          requests: parsePositive(o.requests),
+          queries: parsePositive(o.queries),
+          modes: parseModes(o.modes),
+          topK: parsePositive(o.topK),
+          seed: parsePositive(o.seed),
+          evalDir: resolve(o.evalDir),
+          embedder,
+          progress,
+        }),
+      );
+      await emit(report, formatQueryReport(report), o);
+    });
+
+  common(bench.command("chat"))
+    .description("time to first citation and first token (extractive and a local OpenAI-compatible stub) vs retrieval alone")
+    .option("--chunks <n>", "synthetic chunks in the knowledge base", "10000")
+    .option("--requests <n>", "questions", "50")
+    .action(async (o: CommonOptions & { chunks: string; requests: string }) => {
+      const [{ runChatBench }, { formatChatReport }] = await Promise.all([import("./bench-chat.ts"), import("./report.ts")]);
+      const report = await runChatBench({
+        backend: o.backend,
+        opensearchUrl: opensearchUrl(o.backend),
+        chunks: parsePositive(o.chunks),
+        requests: parsePositive(o.requests),
+        seed: parsePositive(o.seed),
+        evalDir: resolve(o.evalDir),
+        progress,
+      });
+      await emit(report, formatChatReport(report), o);
+    });
+
+  bench
+    .command("plot")
+    .description("draw the scale curve from saved bench query reports (JSON written with --out)")
+    .argument("<reports...>", "query-<backend>.json files")
+    .option("--plot <file>", "where the SVG goes", "bench-out/scale.svg")
+    .action(async (files: string[], o: { plot: string }) => {
+      const { readFile } = await import("node:fs/promises");
+      const { scaleChartSvg } = await import("./report.ts");
+      const reports = await Promise.all(files.map(async (f) => JSON.parse(await readFile(f, "utf8")) as QueryBenchReport));
+      const wrong = reports.find((r) => !Array.isArray(r.sizes));
+      if (wrong) throw new Error("these are not bench query reports (no sizes)");
+      await writePlot(o.plot, scaleChartSvg(reports));
+    });
+
+  bench
+    .command("scale")
+    .description("search latency (concurrency 1) against corpus size, embedded and (with OPENSEARCH_URL) OpenSearch, plotted as SVG")
+    .option("--sizes <list>", "corpus sizes in chunks", "1000,10000,100000")
+    .option("--requests <n>", "requests per point", "100")
+    .option("--modes <list>", "retrieval modes", "bm25,hybrid")
+    .option("--plot <file>", "where the SVG goes", "bench-out/scale.svg")
+    .option("--json", "print the reports as JSON lines instead of tables")
+    .option("--out <dir>", "also write each backend's report here")
+    .option("--eval-dir <dir>", "the BEIR folders the corpora come from", "../shared/eval")
+    .option("--seed <n>", "seed for the synthetic corpus and the query sample", "42")
+    .action(async (o: { sizes: string; requests: string; modes: string; plot: string; json?: boolean; out?: string; evalDir: string; seed: string }) => {
+      const [{ runQueryBench }, { formatQueryReport, scaleChartSvg }] = await Promise.all([import("./bench-query.ts"), import("./report.ts")]);
+      const backends: BackendName[] = process.env.OPENSEARCH_URL?.trim() ? ["embedded", "opensearch"] : ["embedded"];
+      if (backends.length === 1) progress("OPENSEARCH_URL is not set: the scale curve has the embedded backend only");
+      const reports: QueryBenchReport[] = [];
+      await withEmbedder(async (embedder) => {
+        for (const backend of backends) {
+          const report = await runQueryBench({
+            backend,
+            opensearchUrl: opensearchUrl(backend),
+            sizes: numbers(o.sizes),
+            concurrency: [1],
+            requests: parsePositive(o.requests),
+            queries: Math.min(100, parsePositive(o.requests)),
+            modes: parseModes(o.modes),
+            topK: 10,
+            seed: parsePositive(o.seed),
+            evalDir: resolve(o.evalDir),
+            embedder,
+            progress,
+          });
+          reports.push(report);
+          await emit({ ...report, bench: "scale" }, formatQueryReport(report).replace("bench query", "bench scale"), { ...o, backend, seed: o.seed });
+        }
+      });
+      await writePlot(o.plot, scaleChartSvg(reports));
+    });
+}
+
+async function writePlot(file: string, svg: string): Promise<void> {
+  const plot = resolve(file);
+  await mkdir(resolve(plot, ".."), { recursive: true });
+  await writeFile(plot, svg);
+  progress(`wrote ${plot}`);
+}
+
+function parseModes(value: string): RetrievalMode[] {
+  const modes = list(value);
+  for (const mode of modes) if (!["bm25", "vector", "hybrid"].includes(mode)) throw new Error(`unknown mode "${mode}"; use bm25, vector or hybrid`);
+  return modes as RetrievalMode[];
+}

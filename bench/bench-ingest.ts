@@ -1,0 +1,145 @@
+// bench ingest: documents and chunks per second through the whole pipeline (gateway upload →
+// documents.submitted → parse → chunk → embed → index, from the first upload to the last READY seen
+// on WatchIngestion), against the local embedder alone on the very chunk texts the pipeline stored,
+// in the same process right after. Embedding is the physical limit on this machine; the ratio says
+// what the rest of the pipeline costs on top.
+//
+// The raw embedder runs twice: once on all chunks in one call (the model's best case: batches of 32
+// sorted by length across the whole corpus, so little padding) and once per document (the batches
+// the embedder worker actually gets, one document's chunks at a time). The gap between the two is
+// batching, not pipeline overhead, and the report keeps them apart.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
+import type { Embedder } from "../services/embedder/embedder.ts";
+import { startBenchBackend, type BackendName } from "./bench-backend.ts";
+import { describeMachine, loadAverageNow, type MachineInfo } from "./machine.ts";
+import { startMemorySampler, type MemoryPeak } from "./memory.ts";
+import { ratio } from "./percentiles.ts";
+
+export interface IngestBenchOptions {
+  backend: BackendName;
+  opensearchUrl?: string;
+  documents: number;
+  /** SciFact abstracts per document (each a section). */
+  abstractsPerDocument: number;
+  evalDir: string;
+  embedder: Embedder;
+  progress?(line: string): void;
+}
+
+export interface Throughput {
+  seconds: number;
+  documentsPerSecond: number;
+  chunksPerSecond: number;
+}
+
+export interface IngestBenchReport {
+  bench: "ingest";
+  backend: BackendName;
+  machine: MachineInfo;
+  loadAverageEnd: [number, number, number];
+  settings: { documents: number; abstractsPerDocument: number; evalDir: string };
+  corpus: { documents: number; bytes: number; chunks: number; failed: number };
+  pipeline: Throughput;
+  rawEmbedderAllChunks: Throughput;
+  rawEmbedderPerDocument: Throughput;
+  /** pipeline chunks/s ÷ raw chunks/s (one call): the goal is ≥ 0.9. */
+  pipelineOverRaw: number;
+  /** pipeline chunks/s ÷ raw chunks/s with the worker's batching: what the pipeline's own stages cost. */
+  pipelineOverRawPerDocument: number;
+  memory: { pipeline: MemoryPeak; afterRaw: MemoryPeak };
+}
+
+interface BenchDocument {
+  fileName: string;
+  content: Uint8Array;
+}
+
+/** Markdown documents of consecutive SciFact abstracts, each abstract a section under its title. */
+export function scifactDocuments(evalDir: string, documents: number, abstractsPerDocument: number): BenchDocument[] {
+  const abstracts = readFileSync(join(evalDir, "scifact", "corpus.jsonl"), "utf8")
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as { _id: string; title: string; text: string });
+  const needed = documents * abstractsPerDocument;
+  if (needed > abstracts.length) throw new RangeError(`${documents} documents of ${abstractsPerDocument} abstracts need ${needed}; SciFact has ${abstracts.length}`);
+  return Array.from({ length: documents }, (_, d) => {
+    const parts = abstracts.slice(d * abstractsPerDocument, (d + 1) * abstractsPerDocument);
+    const markdown = parts.map((a) => `## ${a.title}\n\n${a.text}\n`).join("\n");
+    return { fileName: `scifact-${String(d).padStart(5, "0")}.md`, content: new TextEncoder().encode(`# SciFact set ${d}\n\n${markdown}`) };
+  });
+}
+
+export async function runIngestBench(options: IngestBenchOptions): Promise<IngestBenchReport> {
+  const machine = describeMachine();
+  const log = options.progress ?? (() => {});
+  const docs = scifactDocuments(options.evalDir, options.documents, options.abstractsPerDocument);
+  const backend = await startBenchBackend({ backend: options.backend, opensearchUrl: options.opensearchUrl });
+  try {
+    const { knowledgeBase } = await backend.client.createKnowledgeBase({ name: "bench-ingest" });
+    const kb = knowledgeBase!;
+    // Warm the model once (first-run graph allocation is not throughput).
+    await options.embedder.embed(["warm up"], "document");
+
+    log(`[ingest ${backend.name}] uploading ${docs.length} documents`);
+    const memory = startMemorySampler();
+    const started = performance.now();
+    const ids: string[] = [];
+    for (const doc of docs) {
+      const res = await backend.client.uploadDocument({ header: { knowledgeBase: kb.id, fileName: doc.fileName, mimeType: "text/markdown" }, content: doc.content });
+      ids.push(res.document!.id);
+    }
+    const finished = new Map<string, { status: DocumentStatus; chunks: number }>();
+    let lastReady = started;
+    for await (const update of backend.client.watchIngestion({ documentIds: ids })) {
+      if (update.status === DocumentStatus.READY || update.status === DocumentStatus.FAILED) {
+        if (!finished.has(update.documentId)) {
+          finished.set(update.documentId, { status: update.status, chunks: update.chunkCount });
+          lastReady = performance.now();
+          if (finished.size % 25 === 0) log(`[ingest ${backend.name}] ${finished.size}/${ids.length} done`);
+        }
+      }
+      if (finished.size === ids.length) break;
+    }
+    const pipelineSeconds = (lastReady - started) / 1000;
+    const pipelineMemory = memory.stop();
+    const failed = [...finished.values()].filter((f) => f.status === DocumentStatus.FAILED).length;
+
+    const groups = await backend.chunkTexts(kb.id);
+    const texts = groups.flat();
+    log(`[ingest ${backend.name}] pipeline: ${texts.length} chunks in ${pipelineSeconds.toFixed(1)} s; now the raw embedder on the same texts`);
+    const rawAllStarted = performance.now();
+    await options.embedder.embed(texts, "document");
+    const rawAllSeconds = (performance.now() - rawAllStarted) / 1000;
+    const rawDocStarted = performance.now();
+    for (const group of groups) await options.embedder.embed(group, "document");
+    const rawDocSeconds = (performance.now() - rawDocStarted) / 1000;
+    const afterRaw = startMemorySampler().stop();
+
+    const throughput = (seconds: number): Throughput => ({
+      seconds: Math.round(seconds * 100) / 100,
+      documentsPerSecond: Math.round((groups.length / seconds) * 100) / 100,
+      chunksPerSecond: Math.round((texts.length / seconds) * 100) / 100,
+    });
+    const pipeline = throughput(pipelineSeconds);
+    const rawAll = throughput(rawAllSeconds);
+    const rawPerDoc = throughput(rawDocSeconds);
+    return {
+      bench: "ingest",
+      backend: backend.name,
+      machine,
+      loadAverageEnd: loadAverageNow(),
+      settings: { documents: options.documents, abstractsPerDocument: options.abstractsPerDocument, evalDir: options.evalDir },
+      corpus: { documents: docs.length, bytes: docs.reduce((n, d) => n + d.content.byteLength, 0), chunks: texts.length, failed },
+      pipeline,
+      rawEmbedderAllChunks: rawAll,
+      rawEmbedderPerDocument: rawPerDoc,
+      pipelineOverRaw: ratio(pipeline.chunksPerSecond, rawAll.chunksPerSecond),
+      pipelineOverRawPerDocument: ratio(pipeline.chunksPerSecond, rawPerDoc.chunksPerSecond),
+      memory: { pipeline: pipelineMemory, afterRaw },
+    };
+  } finally {
+    await backend.close();
+  }
+}

@@ -1,0 +1,58 @@
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { generateSyntheticChunks, loadBenchQueries, loadSentencePools, splitEnglishSentences } from "./synthetic-corpus.ts";
+
+const EVAL_DIR = resolve(process.cwd(), "../shared/eval");
+const pools = loadSentencePools(EVAL_DIR);
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  for (let i = 0; i < a.length; i++) dot += a[i] * b[i];
+  return dot;
+}
+
+describe("synthetic corpus", () => {
+  it("gives the same chunks for the same seed and different chunks for another", () => {
+    const take = (seed: number) => [...generateSyntheticChunks(pools, { chunks: 50, seed, dimension: 16 })];
+    const first = take(7);
+    const again = take(7);
+    const other = take(8);
+    expect(again.map((c) => c.text)).toEqual(first.map((c) => c.text));
+    expect(again.map((c) => Array.from(c.vector))).toEqual(first.map((c) => Array.from(c.vector)));
+    expect(other.map((c) => c.text)).not.toEqual(first.map((c) => c.text));
+  });
+
+  it("makes unit vectors that cluster by topic", () => {
+    const chunks = [...generateSyntheticChunks(pools, { chunks: 400, seed: 1, dimension: 64, topics: 4, topicWeight: 0.5 })];
+    for (const c of chunks.slice(0, 20)) expect(cosine(c.vector, c.vector)).toBeCloseTo(1, 5);
+    const same: number[] = [];
+    const across: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      for (let j = i + 1; j < 100; j++) (chunks[i].topic === chunks[j].topic ? same : across).push(cosine(chunks[i].vector, chunks[j].vector));
+    }
+    const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+    // Expected ≈ w = 0.5 within a topic and ≈ 0 across, up to sampling noise in 64 dimensions.
+    expect(mean(same)).toBeGreaterThan(0.35);
+    expect(Math.abs(mean(across))).toBeLessThan(0.1);
+  });
+
+  it("mixes English sentences and Chinese titles in about the asked share", () => {
+    const chunks = [...generateSyntheticChunks(pools, { chunks: 500, seed: 3, dimension: 8, chineseShare: 0.3 })];
+    const chinese = chunks.filter((c) => /\p{Script=Han}/u.test(c.text)).length;
+    expect(chinese / chunks.length).toBeGreaterThan(0.2);
+    expect(chinese / chunks.length).toBeLessThan(0.4);
+  });
+
+  it("samples real queries deterministically", () => {
+    const a = loadBenchQueries(EVAL_DIR, 30, 5);
+    expect(loadBenchQueries(EVAL_DIR, 30, 5)).toEqual(a);
+    expect(a.every((q) => q.text.length > 0)).toBe(true);
+  });
+
+  it("splits English sentences at sentence ends, not at abbreviations' inner dots", () => {
+    expect(splitEnglishSentences("Rates rose by 2.5% in mice. The effect (n = 17) was large! Short.")).toEqual([
+      "Rates rose by 2.5% in mice.",
+      "The effect (n = 17) was large!",
+    ]);
+  });
+});
