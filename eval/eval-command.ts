@@ -1,0 +1,141 @@
+// `quarry eval`: measures retrieval quality on a BEIR-format dataset through Quarry's public API.
+// Without --url it starts its own embedded Quarry per backend on a throwaway data dir, so a run
+// never touches the user's data and always starts from an empty index.
+import { basename, resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import { Command, Option } from "commander";
+import { gatewayClient } from "../cli/gateway-client.ts";
+import { ConfigError, type Env } from "../lib/config.ts";
+import { createLogger, type Logger } from "../lib/logger.ts";
+import { loadBeirDataset, type BeirDataset } from "./beir-dataset.ts";
+import { formatTable, jsonLine, machineInfo, type RunContext } from "./report.ts";
+import {
+  EVAL_MODES,
+  ingestCorpus,
+  runQueries,
+  scoreRun,
+  startEvalTarget,
+  type EvalBackend,
+  type EvalMode,
+  type EvalResult,
+} from "./run-eval.ts";
+import { runGatedFusion } from "./fusion-prototype.ts";
+
+export interface EvalOptions {
+  dataset: string;
+  mode?: EvalMode;
+  backend?: EvalBackend;
+  compare?: boolean;
+  json?: boolean;
+  limitQueries?: number;
+  limitDocs?: number;
+  url?: string;
+  concurrency?: number;
+  /** Also score the client-side prototype of gated fusion (see fusion-prototype.ts). */
+  prototypeFusion?: boolean;
+}
+
+export interface EvalIo {
+  out: NodeJS.WritableStream;
+  err: NodeJS.WritableStream;
+  env: Env;
+  logger?: Logger;
+}
+
+/** Which backends and modes a run covers: --compare widens both, --mode/--backend pick one. */
+export function plan(options: EvalOptions, env: Env): { backends: EvalBackend[]; modes: EvalMode[] } {
+  const modes = options.mode && !options.compare ? [options.mode] : [...EVAL_MODES];
+  let backends: EvalBackend[];
+  if (options.backend) backends = [options.backend];
+  else if (options.compare && !options.url && env.OPENSEARCH_URL?.trim()) backends = ["embedded", "opensearch"];
+  else backends = ["embedded"];
+  return { backends, modes };
+}
+
+function progress(err: NodeJS.WritableStream, label: string): (done: number, total: number) => void {
+  let last = 0;
+  const started = performance.now();
+  return (done, total) => {
+    const now = performance.now();
+    if (done < total && now - last < 5_000) return;
+    last = now;
+    const seconds = (now - started) / 1000;
+    err.write(`${label}: ${done}/${total} (${seconds.toFixed(0)} s, ${(done / Math.max(seconds, 1e-3)).toFixed(1)}/s)\n`);
+  };
+}
+
+export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalResult[]> {
+  const { out, err, env } = io;
+  const logger = io.logger ?? createLogger("eval", env.QUARRY_LOG_LEVEL ?? "warn");
+  const dir = resolve(options.dataset);
+  const dataset: BeirDataset = await loadBeirDataset(dir, { limitQueries: options.limitQueries, limitDocs: options.limitDocs });
+  const { backends, modes } = plan(options, env);
+  const context: RunContext = { dataset: basename(dir), queries: dataset.queries.length, corpusSize: dataset.corpusSize, ingestSeconds: {} };
+  err.write(`${context.dataset}: ${dataset.queries.length} judged queries, ingesting ${dataset.corpus.length} of ${dataset.corpusSize} documents on ${backends.join(", ")}\n`);
+
+  const results: EvalResult[] = [];
+  for (const backend of backends) {
+    const target = options.url ? { backend, url: options.url, stop: async () => {} } : await startEvalTarget(backend, env, logger);
+    const client = gatewayClient(target.url);
+    const knowledgeBase = `beir-${context.dataset.replace(/[^A-Za-z0-9_-]/g, "-")}-${randomBytes(3).toString("hex")}`;
+    try {
+      const ingestUpload = progress(err, `${backend} upload`);
+      const ingestWatch = progress(err, `${backend} ingest`);
+      const ingest = await ingestCorpus(client, knowledgeBase, dataset.corpus, {
+        concurrency: options.concurrency,
+        onProgress: (done, total, phase) => (phase === "upload" ? ingestUpload : ingestWatch)(done, total),
+      });
+      context.ingestSeconds[backend] = ingest.seconds;
+      err.write(`${backend}: ${ingest.documents} documents, ${ingest.chunks} chunks in ${ingest.seconds.toFixed(1)} s\n`);
+      if (ingest.failed.length > 0) {
+        err.write(`${backend}: ${ingest.failed.length} documents failed to ingest, e.g. ${ingest.failed[0].beirId}: ${ingest.failed[0].error}\n`);
+      }
+      for (const mode of modes) {
+        const run = await runQueries(client, knowledgeBase, dataset.queries, mode, ingest.beirIdOf, progress(err, `${backend} ${mode}`));
+        const result = scoreRun(dataset, run, backend, ingest);
+        results.push(result);
+        if (options.json) out.write(jsonLine(result, context) + "\n");
+      }
+      if (options.prototypeFusion) {
+        const gated = await runGatedFusion(client, knowledgeBase, dataset.queries, ingest.beirIdOf, env, undefined, progress(err, `${backend} gated fusion`));
+        err.write(`${backend}: mean share of query word pieces the embedder knows: ${gated.meanCoverage.toFixed(3)}\n`);
+        for (const run of gated.runs) {
+          const result = scoreRun(dataset, run, backend, ingest);
+          results.push(result);
+          if (options.json) out.write(jsonLine(result, context) + "\n");
+        }
+      }
+    } finally {
+      // Embedded SQLite goes with its temp dir; a server or OpenSearch keeps what is not deleted.
+      if (options.url || backend === "opensearch") await client.deleteKnowledgeBase({ knowledgeBase }).catch(() => {});
+      await target.stop();
+    }
+  }
+  if (!options.json) out.write(formatTable(results, context, machineInfo()));
+  return results;
+}
+
+const positiveInt = (name: string) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name} must be a positive whole number, not "${value}"`);
+  return n;
+};
+
+export function registerEvalCommand(program: Command): void {
+  program
+    .command("eval")
+    .description("measure retrieval quality (nDCG@10, Recall@100, MRR@10, latency) on a BEIR-format dataset")
+    .requiredOption("--dataset <dir>", "folder with corpus.jsonl, queries.jsonl and qrels/test.tsv")
+    .addOption(new Option("--mode <mode>", "one retrieval mode").choices(EVAL_MODES as string[]))
+    .addOption(new Option("--backend <backend>", "one index backend").choices(["embedded", "opensearch"]))
+    .option("--compare", "every mode, and both backends when OPENSEARCH_URL is set, side by side")
+    .option("--json", "one JSON object per backend and mode on stdout")
+    .option("--limit-queries <n>", "evaluate the first n judged queries", positiveInt("--limit-queries"))
+    .option("--limit-docs <n>", "ingest at most n documents (the relevant ones first)", positiveInt("--limit-docs"))
+    .option("--concurrency <n>", "uploads in flight", positiveInt("--concurrency"), 8)
+    .option("--prototype-fusion", "also score a client-side prototype of gated hybrid fusion")
+    .option("--url <url>", "evaluate a running Quarry instead of starting an embedded one")
+    .action(async (options: EvalOptions) => {
+      await runEval(options, { out: process.stdout, err: process.stderr, env: { ...process.env } });
+    });
+}

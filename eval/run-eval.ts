@@ -1,0 +1,222 @@
+// The evaluation run: ingest a BEIR corpus through Quarry's public API (upload → bus → parser →
+// chunker → embedder → index, exactly as a user's files go), then ask every judged query through
+// the Search RPC in each mode and score the rankings. Talks only to the gateway, so the same code
+// measures an embedded instance or a deployed one.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { ConnectError } from "@connectrpc/connect";
+import { DocumentStatus, RetrievalMode, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
+import type { QuarryClient } from "../cli/gateway-client.ts";
+import { ConfigError, type Env } from "../lib/config.ts";
+import { FailedPreconditionError } from "../lib/errors.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { BeirDataset, BeirDocument, BeirQuery } from "./beir-dataset.ts";
+import { documentRanking, percentile, summarize, type MetricSummary } from "./metrics.ts";
+
+export type EvalBackend = "embedded" | "opensearch";
+export type EvalMode = "bm25" | "vector" | "hybrid";
+export const EVAL_MODES: readonly EvalMode[] = ["bm25", "vector", "hybrid"];
+
+/**
+ * Chunks asked for per query. Recall@100 needs 100 distinct documents; a document split into
+ * several chunks uses several of them, so ask for more and deduplicate.
+ */
+export const HITS_PER_QUERY = 200;
+
+export interface EvalTarget {
+  backend: EvalBackend;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts an embedded Quarry on a fresh temporary data dir for one backend. Engines other than the
+ * one under test are switched off (in-process bus, built-in parser), so a run measures the index.
+ */
+export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger: Logger): Promise<EvalTarget> {
+  const dataDir = await mkdtemp(join(tmpdir(), "quarry-eval-"));
+  const env: Env = { ...baseEnv, QUARRY_DATA_DIR: dataDir, QUARRY_PORT: "0", QUARRY_HOST: "127.0.0.1" };
+  delete env.KAFKA_BROKERS;
+  delete env.TIKA_URL;
+  if (backend === "opensearch") {
+    if (!baseEnv.OPENSEARCH_URL?.trim()) {
+      throw new ConfigError("--backend opensearch needs OPENSEARCH_URL (start it with deploy/local/engines.sh up opensearch)");
+    }
+    // Its own index prefix, so a run never touches another run's (or a user's) indices.
+    env.QUARRY_OPENSEARCH_PREFIX = `quarry-eval-${randomBytes(4).toString("hex")}`;
+  } else {
+    delete env.OPENSEARCH_URL;
+  }
+  const { startEmbedded } = await import("../cli/embedded.ts");
+  let running;
+  try {
+    running = await startEmbedded(env, logger);
+  } catch (error) {
+    await rm(dataDir, { recursive: true, force: true });
+    if (backend === "opensearch") {
+      throw new FailedPreconditionError(`could not start Quarry on OpenSearch (${baseEnv.OPENSEARCH_URL}): ${(error as Error).message}`, { cause: error });
+    }
+    throw error;
+  }
+  const prefix = env.QUARRY_OPENSEARCH_PREFIX;
+  return {
+    backend,
+    url: running.url,
+    stop: async () => {
+      await running.stop();
+      await rm(dataDir, { recursive: true, force: true });
+      // The run's indices (catalog included) under its own prefix; nothing else matches it.
+      if (prefix) await dropOpenSearchIndices(baseEnv.OPENSEARCH_URL!, prefix, logger);
+    },
+  };
+}
+
+async function dropOpenSearchIndices(url: string, prefix: string, logger: Logger): Promise<void> {
+  const { Client } = await import("@opensearch-project/opensearch");
+  const client = new Client({ node: url });
+  try {
+    await client.indices.delete({ index: `${prefix}-*`, expand_wildcards: "all" as never });
+  } catch (error) {
+    logger.warn({ err: error, prefix }, "could not delete the evaluation's OpenSearch indices");
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * The text a corpus document is uploaded as: title, a blank line, then the body. Plain text, not
+ * Markdown with the title as a heading: Quarry does not repeat a heading into later chunks, so a
+ * heading would retrieve no better, while Markdown parsing could reinterpret `*`, `_` or `#` in
+ * scientific text. The blank line makes the title its own paragraph, so the chunker's first cut
+ * falls after it only when the abstract is too long anyway.
+ */
+export function documentText(doc: BeirDocument): string {
+  return doc.title.trim() ? `${doc.title.trim()}\n\n${doc.text}` : doc.text;
+}
+
+export interface IngestResult {
+  knowledgeBase: string;
+  /** Quarry document id → BEIR corpus id. */
+  beirIdOf: Map<string, string>;
+  documents: number;
+  chunks: number;
+  failed: { beirId: string; error: string }[];
+  seconds: number;
+}
+
+export interface IngestOptions {
+  concurrency?: number;
+  onProgress?: (done: number, total: number, phase: "upload" | "ingest") => void;
+}
+
+export async function ingestCorpus(client: QuarryClient, knowledgeBase: string, docs: readonly BeirDocument[], options: IngestOptions = {}): Promise<IngestResult> {
+  const started = performance.now();
+  await client.createKnowledgeBase({ name: knowledgeBase, description: "BEIR evaluation corpus (quarry eval)" });
+  const beirIdOf = new Map<string, string>();
+  const failed: IngestResult["failed"] = [];
+  const encoder = new TextEncoder();
+  let next = 0;
+  let uploaded = 0;
+  // Uploads only queue work on the bus; a few in flight keep the pipeline fed without flooding it.
+  const uploader = async () => {
+    while (next < docs.length) {
+      const doc = docs[next++];
+      try {
+        const res = await client.uploadDocument({
+          header: { knowledgeBase, fileName: `${doc.id}.txt`, mimeType: "text/plain", metadata: { beir_id: doc.id } },
+          content: encoder.encode(documentText(doc)),
+        });
+        beirIdOf.set(res.document!.id, doc.id);
+      } catch (error) {
+        failed.push({ beirId: doc.id, error: error instanceof ConnectError ? error.rawMessage : String(error) });
+      }
+      options.onProgress?.(++uploaded, docs.length, "upload");
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 8) }, uploader));
+
+  let chunks = 0;
+  const finished = new Set<string>();
+  // Watching the knowledge base streams until every document in it is ready or failed.
+  for await (const update of client.watchIngestion({ knowledgeBase })) {
+    if (finished.has(update.documentId)) continue;
+    if (update.status === DocumentStatus.READY) {
+      finished.add(update.documentId);
+      chunks += update.chunkCount;
+    } else if (update.status === DocumentStatus.FAILED) {
+      finished.add(update.documentId);
+      failed.push({ beirId: beirIdOf.get(update.documentId) ?? update.fileName, error: update.error });
+    } else continue;
+    options.onProgress?.(finished.size, beirIdOf.size, "ingest");
+  }
+  return { knowledgeBase, beirIdOf, documents: beirIdOf.size, chunks, failed, seconds: (performance.now() - started) / 1000 };
+}
+
+export const MODE_TO_PROTO: Record<EvalMode, RetrievalMode> = {
+  bm25: RetrievalMode.BM25,
+  vector: RetrievalMode.VECTOR,
+  hybrid: RetrievalMode.HYBRID,
+};
+
+/** The BEIR id of a hit's document: from the upload map, else from the file name `${id}.txt`. */
+export function beirIdOfHit(hit: SearchHit, beirIdOf: ReadonlyMap<string, string>): string {
+  return beirIdOf.get(hit.chunk?.documentId ?? "") ?? hit.fileName.replace(/\.txt$/, "");
+}
+
+export interface ModeRun {
+  /** A retrieval mode, or a prototype's name. */
+  mode: string;
+  /** query id → BEIR doc ids, best first, deduplicated. */
+  runs: Map<string, string[]>;
+  /** Client-side milliseconds per query, through the Search RPC. */
+  latenciesMs: number[];
+}
+
+export async function runQueries(
+  client: QuarryClient,
+  knowledgeBase: string,
+  queries: readonly BeirQuery[],
+  mode: EvalMode,
+  beirIdOf: ReadonlyMap<string, string>,
+  onProgress?: (done: number, total: number) => void,
+): Promise<ModeRun> {
+  const settings = { mode: MODE_TO_PROTO[mode], topK: HITS_PER_QUERY, minScore: 0 };
+  // One untimed query first: the first vector query loads the model session and warms caches.
+  if (queries.length > 0) await client.search({ query: queries[0].text, knowledgeBases: [knowledgeBase], settings });
+  const runs = new Map<string, string[]>();
+  const latenciesMs: number[] = [];
+  for (const [i, query] of queries.entries()) {
+    const started = performance.now();
+    const res = await client.search({ query: query.text, knowledgeBases: [knowledgeBase], settings });
+    latenciesMs.push(performance.now() - started);
+    runs.set(query.id, documentRanking(query.id, res.hits.map((hit) => beirIdOfHit(hit, beirIdOf))));
+    onProgress?.(i + 1, queries.length);
+  }
+  return { mode, runs, latenciesMs };
+}
+
+export interface EvalResult extends MetricSummary {
+  backend: EvalBackend | string;
+  mode: string;
+  p50Ms: number;
+  p95Ms: number;
+  docs: number;
+  chunks: number;
+  /** Documents that did not reach the index; their qrels still count, so they cost recall. */
+  failedDocs: number;
+}
+
+export function scoreRun(dataset: BeirDataset, run: ModeRun, backend: string, ingest: Pick<IngestResult, "documents" | "chunks" | "failed">): EvalResult {
+  return {
+    backend,
+    mode: run.mode,
+    ...summarize(dataset.qrels, run.runs),
+    p50Ms: percentile(run.latenciesMs, 50),
+    p95Ms: percentile(run.latenciesMs, 95),
+    docs: ingest.documents - ingest.failed.length,
+    chunks: ingest.chunks,
+    failedDocs: ingest.failed.length,
+  };
+}
