@@ -6,42 +6,18 @@
 // pieces that are not [UNK]. English queries keep weight ≈ 1 (plain RRF); a query the model cannot
 // read drops its vector list. Both lists are fetched through the public Search RPC, so this
 // measures exactly what the engine would fuse.
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Tokenizer } from "@huggingface/tokenizers";
 import type { QuarryClient } from "../cli/gateway-client.ts";
 import { modelsDir, optional, type Env } from "../lib/config.ts";
-import { FailedPreconditionError } from "../lib/errors.ts";
+import { KnownTokenShare } from "../services/embedder/known-token-share.ts";
 import { DEFAULT_RRF_K, fuseReciprocalRank } from "../services/index/rrf-fusion.ts";
 import type { BeirQuery } from "./beir-dataset.ts";
 import { documentRanking } from "./metrics.ts";
 import { beirIdOfHit, HITS_PER_QUERY, MODE_TO_PROTO, type ModeRun } from "./run-eval.ts";
 
-const PUNCTUATION_ONLY = /^[^\p{L}\p{N}]+$/u;
-
-/** Share (0..1) of a query's word pieces the embedder knows: non-[UNK], punctuation left out. */
-export class QueryCoverage {
-  readonly #tokenizer: Tokenizer;
-  readonly #unknown: string;
-
-  constructor(tokenizerJson: { model?: { unk_token?: string } }, tokenizerConfig: object) {
-    this.#tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
-    this.#unknown = tokenizerJson.model?.unk_token ?? "[UNK]";
-  }
-
-  static fromEnv(env: Env): QueryCoverage {
-    const dir = join(modelsDir(env), optional(env, "QUARRY_EMBEDDING_MODEL") ?? "all-MiniLM-L6-v2-int8");
-    const files = ["tokenizer.json", "tokenizer_config.json"].map((f) => join(dir, f));
-    if (!files.every(existsSync)) throw new FailedPreconditionError(`the embedder's tokenizer is not in ${dir}; run \`npm run setup\``);
-    const [json, config] = files.map((f) => JSON.parse(readFileSync(f, "utf8")) as object);
-    return new QueryCoverage(json, config);
-  }
-
-  of(text: string): number {
-    const tokens = this.#tokenizer.encode(text, { add_special_tokens: false }).tokens.filter((t: string) => !PUNCTUATION_ONLY.test(t));
-    if (tokens.length === 0) return 0;
-    return tokens.filter((t: string) => t !== this.#unknown).length / tokens.length;
-  }
+/** The embedder's own measure of how much of a query it reads (the production gate uses it too). */
+function queryCoverage(env: Env): KnownTokenShare {
+  return KnownTokenShare.fromModelDir(join(modelsDir(env), optional(env, "QUARRY_EMBEDDING_MODEL") ?? "all-MiniLM-L6-v2-int8"));
 }
 
 /** Candidates per list, as the engine takes them for hybrid: max(topK × 4, 50). */
@@ -70,7 +46,7 @@ export async function runGatedFusion(
   rules: readonly GateRule[] = ["rrf", "linear", "threshold"],
   onProgress?: (done: number, total: number) => void,
 ): Promise<{ runs: ModeRun[]; meanCoverage: number }> {
-  const coverage = QueryCoverage.fromEnv(env);
+  const coverage = queryCoverage(env);
   const out = rules.map((rule): ModeRun => ({ mode: `hybrid-client-${rule}`, runs: new Map(), latenciesMs: [] }));
   let coverageSum = 0;
   for (const [i, query] of queries.entries()) {

@@ -29,7 +29,7 @@ function deps(overrides: Partial<AnswerDeps> = {}): AnswerDeps & { queries: Sear
   const embedder = new HashingEmbedder();
   return {
     queries,
-    embed: async (q) => (await embedder.embed([q], "query"))[0],
+    embed: async (q) => ({ vector: (await embedder.embed([q], "query"))[0], knownTokenShare: embedder.knownTokenShare(q) }),
     search: async (q) => {
       queries.push(q);
       return hits;

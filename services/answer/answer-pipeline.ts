@@ -5,7 +5,7 @@ import { CitationMapper } from "./citation-mapper.ts";
 import { buildContext, renderContext, type BuiltContext } from "./context-builder.ts";
 import { extractiveAnswer, type ExtractiveOptions } from "./extractive-answerer.ts";
 import { buildMessages } from "./prompt.ts";
-import { retrieve, validateQuestion, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
+import { retrieve, validateQuestion, type Retrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
 import type { RetrievalSummary, StageName, StageRun, TurnRecord } from "./turn-record.ts";
 
 export interface AnswerSettings {
@@ -77,7 +77,7 @@ export async function* answer(question: string, deps: AnswerDeps, settings: Answ
   }
 
   yield { type: "status", stage: "retrieving" };
-  const hits = await stage("retrieve", () => retrieve(text, deps, settings.retrieval), (h) => `${h.length} hits`);
+  const { hits } = await stage("retrieve", () => retrieve(text, deps, settings.retrieval), describeRetrieval);
   const context = await stage(
     "build-context",
     async () => buildContext(hits, { tokenBudget: settings.contextTokenBudget, countTokens: deps.countTokens }),
@@ -126,6 +126,12 @@ export async function* answer(question: string, deps: AnswerDeps, settings: Answ
       mode: settings.retrieval.mode,
     },
   };
+}
+
+function describeRetrieval(r: Retrieval): string {
+  const gate = r.knownTokenShare === undefined ? "" : `; the embedder reads ${Math.round(r.knownTokenShare * 100)}% of the question`;
+  const weight = r.vectorWeight === undefined ? "" : `, vector list weight ${r.vectorWeight}`;
+  return `${r.hits.length} hits${gate}${weight}`;
 }
 
 function recordRetrieval(record: TurnRecord, hits: SearchHit[], context: BuiltContext): void {

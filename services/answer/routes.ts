@@ -39,7 +39,7 @@ export function answerRoutes(deps: AnswerServiceDeps) {
   const retrievalDeps = (kbs: KnowledgeBase[]): RetrievalDeps => ({
     async embed(question) {
       const res = await deps.embedder.embed({ texts: [question], kind: EmbeddingKind.QUERY, expectedDimension: kbs[0].embeddingDimension });
-      return Float32Array.from(res.vectors[0].values);
+      return { vector: Float32Array.from(res.vectors[0].values), knownTokenShare: res.vectors[0].knownTokenShare };
     },
     async search(q) {
       const res = await deps.index.search({
@@ -72,7 +72,7 @@ export function answerRoutes(deps: AnswerServiceDeps) {
       async retrieve(request) {
         const kbs = await resolve(request.knowledgeBaseIds);
         const started = performance.now();
-        const hits = await retrieve(request.query, retrievalDeps(kbs), settingsOf(kbs, request.settings, 10));
+        const { hits } = await retrieve(request.query, retrievalDeps(kbs), settingsOf(kbs, request.settings, 10));
         return { hits: hits.map(hitToProto), searchMs: performance.now() - started };
       },
       async *chat(request, context) {

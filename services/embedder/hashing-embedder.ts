@@ -18,6 +18,11 @@ export class HashingEmbedder implements Embedder {
     };
   }
 
+  /** The endpoint does not say which tokens it knows; its vectors are taken as meaningful. */
+  knownTokenShare(_text: string): number {
+    return 1;
+  }
+
   info(): EmbeddingModelInfo {
     return { ...this.#info };
   }

@@ -7,6 +7,7 @@ import * as ort from "onnxruntime-node";
 import type { EmbeddingModelInfo } from "../../lib/domain.ts";
 import { FailedPreconditionError } from "../../lib/errors.ts";
 import type { Embedder, EmbeddingKind } from "./embedder.ts";
+import { KnownTokenShare } from "./known-token-share.ts";
 
 /** The model `npm run setup` installs. */
 export const DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2-int8";
@@ -44,6 +45,7 @@ export class OnnxEmbedder implements Embedder {
   readonly #clsId: number;
   readonly #sepId: number;
   readonly #padId: number;
+  readonly #share: KnownTokenShare;
   /** Forward passes run one at a time: concurrent runs would only fight over the same cores. */
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -55,6 +57,7 @@ export class OnnxEmbedder implements Embedder {
     this.#clsId = tokenId(tokenizer, "[CLS]");
     this.#sepId = tokenId(tokenizer, "[SEP]");
     this.#padId = tokenId(tokenizer, "[PAD]");
+    this.#share = new KnownTokenShare(tokenizer);
   }
 
   static async load(modelDir: string, options: OnnxEmbedderOptions = {}): Promise<OnnxEmbedder> {
@@ -82,6 +85,10 @@ export class OnnxEmbedder implements Embedder {
 
   info(): EmbeddingModelInfo {
     return { ...this.#info };
+  }
+
+  knownTokenShare(text: string): number {
+    return this.#share.of(text);
   }
 
   /** Word pieces the model reads for a text, [CLS] and [SEP] included, after truncation. */

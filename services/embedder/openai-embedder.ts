@@ -42,6 +42,11 @@ export class OpenAiEmbedder implements Embedder {
     });
   }
 
+  /** The endpoint does not say which tokens it knows; its vectors are taken as meaningful. */
+  knownTokenShare(_text: string): number {
+    return 1;
+  }
+
   info(): EmbeddingModelInfo {
     return { model: this.#options.model, dimension: this.#options.dimension, maxInputTokens: this.#options.maxInputTokens };
   }

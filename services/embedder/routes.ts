@@ -20,7 +20,7 @@ export function embedderRoutes(embedder: Embedder) {
           assertDimension(vectors, request.expectedDimension, { knowledgeBase: "(requested)", expectedModel: "(requested)", actualModel: info.model });
         }
         return {
-          vectors: vectors.map((v) => ({ values: Array.from(v) })),
+          vectors: vectors.map((v, i) => ({ values: Array.from(v), knownTokenShare: embedder.knownTokenShare(request.texts[i]) })),
           model: info.model,
           dimension: info.dimension,
         };

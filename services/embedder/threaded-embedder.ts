@@ -5,6 +5,7 @@ import type { EmbeddingModelInfo } from "../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, QuarryError, UnavailableError } from "../../lib/errors.ts";
 import type { ThreadResponse } from "./embedder-thread.ts";
 import type { Embedder, EmbeddingKind } from "./embedder.ts";
+import { KnownTokenShare } from "./known-token-share.ts";
 import type { OnnxEmbedderOptions } from "./onnx-embedder.ts";
 
 const errorTypes: Record<string, new (message: string) => QuarryError> = {
@@ -17,7 +18,11 @@ export class ThreadedEmbedder implements Embedder {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(v: Float32Array[]): void; reject(e: Error): void }>();
 
-  private constructor(private readonly worker: Worker, private readonly modelInfo: EmbeddingModelInfo) {
+  private constructor(
+    private readonly worker: Worker,
+    private readonly modelInfo: EmbeddingModelInfo,
+    private readonly share: KnownTokenShare,
+  ) {
     worker.on("message", (message: ThreadResponse) => {
       const waiter = this.pending.get(message.id);
       if (!waiter) return;
@@ -37,7 +42,8 @@ export class ThreadedEmbedder implements Embedder {
       const onMessage = (message: { ready?: EmbeddingModelInfo; failed?: { name: string; message: string } }) => {
         if (message.ready) {
           worker.off("message", onMessage);
-          resolve(new ThreadedEmbedder(worker, message.ready));
+          // Tokenizing one query is cheap, so this stays on the calling thread.
+          resolve(new ThreadedEmbedder(worker, message.ready, KnownTokenShare.fromModelDir(modelDir)));
         } else if (message.failed) {
           void worker.terminate();
           reject(new (errorTypes[message.failed.name] ?? Error)(message.failed.message));
@@ -46,6 +52,10 @@ export class ThreadedEmbedder implements Embedder {
       worker.on("message", onMessage);
       worker.once("error", reject);
     });
+  }
+
+  knownTokenShare(text: string): number {
+    return this.share.of(text);
   }
 
   info(): EmbeddingModelInfo {
