@@ -20,6 +20,16 @@ export interface EmbedderWorkerDeps {
   progressEvery?: number;
 }
 
+/**
+ * What the model embeds for a chunk: its text under its heading path. A chunk deep in a section
+ * rarely repeats the heading that says what it is about (a paper's title, a chapter's name), so
+ * without it the vector misses the topic. The chunker leaves room for the path below the model's
+ * input limit; the stored chunk text stays exactly the cited span.
+ */
+export function withHeadingPath(text: string, sectionPath: readonly string[]): string {
+  return sectionPath.length ? `${sectionPath.join(" > ")}\n${text}` : text;
+}
+
 export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
   const { bus, embedder } = deps;
   const step = deps.progressEvery ?? 64;
@@ -39,7 +49,7 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
       const span = PhasePercent.embeddingDone - PhasePercent.embedding;
       await publishProgress(bus, doc, { phase: "embedding", percent: PhasePercent.embedding, message: `vectorizing 0/${total} chunks` });
       for (let i = 0; i < total; i += step) {
-        const batch = event.chunks.slice(i, i + step).map((c) => c.text);
+        const batch = event.chunks.slice(i, i + step).map((c) => withHeadingPath(c.text, c.sectionPath));
         const out = await embedder.embed(batch, "document");
         assertDimension(out, kb.embeddingDimension, { knowledgeBase: kb.name, expectedModel: kb.embeddingModel, actualModel: embedder.info().model });
         vectors.push(...out);
