@@ -1,6 +1,6 @@
-// The behaviour every SearchEngine must show, written only against the interface: the SQLite and the
-// OpenSearch engines run this same suite. Each test seeds its own randomly named knowledge base, so
-// suites can run in parallel against one shared backend. Vectors are 4-dimensional and hand-made,
+// The behaviour every SearchEngine must show, written only against the interface: the SQLite,
+// OpenSearch and Elasticsearch engines run this same suite. Each test seeds its own randomly named
+// knowledge base, so suites can run in parallel against one shared backend. Vectors are 4-dimensional and hand-made,
 // so the expected neighbours are plain to see and the expected scores are computed, not recorded.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -60,7 +60,17 @@ interface Seeded {
   vectors: Record<"a0" | "a1" | "b0" | "b1" | "c0", number[]>;
 }
 
-export function describeSearchEngineContract(name: string, factory: () => Promise<SearchEngineFixture>): void {
+export interface SearchEngineContractOptions {
+  /**
+   * Whether BM25 stems English terms (Porter) on both sides. True unless the backend's analysis
+   * lacks a stemmer (the Elasticsearch integ-test distribution has no analysis-common module).
+   */
+  stemsEnglish?: boolean;
+}
+
+export function describeSearchEngineContract(name: string, factory: () => Promise<SearchEngineFixture>, options: SearchEngineContractOptions = {}): void {
+  const stemsEnglish = options.stemsEnglish ?? true;
+
   describe(`SearchEngine contract: ${name}`, () => {
     let fixture: SearchEngineFixture;
     let engine: SearchEngine;
@@ -198,6 +208,20 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         hits.forEach((hit, i) => {
           expect(hit.explain).toMatchObject({ bm25Rank: i + 1, bm25Score: hit.score, vectorRank: 0, vectorScore: 0 });
         });
+      });
+
+      it(`${stemsEnglish ? "matches" : "does not match"} inflected English forms through Porter stemming`, async () => {
+        // Its own knowledge base, so the seeded chunks' rankings elsewhere stay as they are.
+        const kb = uniqueId("kb_contract");
+        const doc = uniqueId("doc_stem");
+        const cited = makeChunk(kb, doc, 0, "Every answer carries a citation of its source passage.", [1, 0, 0, 0]);
+        const river = makeChunk(kb, doc, 1, "The river floods its banks every spring.", [0, 1, 0, 0]);
+        await engine.ensureKnowledgeBase(kb, DIM);
+        await engine.replaceDocumentChunks(kb, doc, "stemming.txt", [cited, river]);
+        expect(ids(await engine.search(query(kb, "bm25", { text: "citations" })))).toEqual(stemsEnglish ? [cited.id] : []);
+        expect(ids(await engine.search(query(kb, "bm25", { text: "Flooding" })))).toEqual(stemsEnglish ? [river.id] : []);
+        // The unstemmed form matches either way.
+        expect(ids(await engine.search(query(kb, "bm25", { text: "citation" })))).toEqual([cited.id]);
       });
 
       it("never turns user text into query syntax", async () => {

@@ -14,5 +14,6 @@ describeWithEngine("ELASTICSEARCH_URL", "ElasticsearchSearchEngine", (url) => {
         await space.cleanup();
       },
     };
-  });
+    // The integ-test distribution has no analysis-common, hence no porter_stem filter.
+  }, { stemsEnglish: false });
 });

@@ -264,7 +264,9 @@ export class ElasticsearchSearchEngine implements SearchEngine {
             refresh_interval: "-1",
           },
           // `whitespace` is the one whitespace-splitting analyzer built into the server; the
-          // tokenizer of the same name lives in the analysis-common module this distribution lacks.
+          // tokenizer of the same name lives in the analysis-common module this distribution lacks,
+          // and so do porter_stem, stemmer and kstem: unlike SQLite and OpenSearch, this backend
+          // does not stem English terms (the text is already lower-cased by text-segmenter.ts).
           mappings: { dynamic: "strict", _meta: {}, properties: chunkFieldMappings("whitespace") as never },
         },
       })

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../../lib/errors.ts";
 import { describeWithEngine } from "../../../test/support/engines.ts";
+import { segmentQuery } from "../text-segmenter.ts";
 import { openOpenSearchStores } from "./open-stores.ts";
 import { detectNeuralSearch, explainNativeHits, normalizedWeights, resolveNativeHybrid, type NativeHit } from "./opensearch-native-hybrid.ts";
 import { OpenSearchSearchEngine } from "./opensearch-search-engine.ts";
@@ -230,7 +231,7 @@ describeWithEngine("OPENSEARCH_URL", "OpenSearch native hybrid", (url) => {
           query: {
             hybrid: {
               pagination_depth: 50,
-              queries: [{ match: { search_terms: text.toLowerCase() } }, { knn: { embedding: { vector, k: 50 } } }],
+              queries: [{ match: { search_terms: segmentQuery(text).join(" ") } }, { knn: { embedding: { vector, k: 50 } } }],
             },
           },
         } as Record<string, unknown>,

@@ -1,8 +1,8 @@
 // The distributed search engine: one OpenSearch index per knowledge base behind an alias
 // (quarry-chunks-<kb> → quarry-chunks-<kb>-v1, so a re-index can swap indices), shaped by one index
 // template, holding the chunk records of search-documents.ts. BM25 runs over a field pre-segmented
-// by text-segmenter.ts with a whitespace analyzer, so it matches exactly the terms the embedded
-// engine matches; kNN uses Lucene HNSW with cosine.
+// by text-segmenter.ts with a whitespace + Porter-stemming analyzer, so it matches exactly the terms
+// the embedded engine (FTS5 porter tokenizer) matches; kNN uses Lucene HNSW with cosine.
 // Hybrid runs natively (a `hybrid` query through a neural-search pipeline, opensearch-native-hybrid.ts)
 // when the engine is given nativeHybrid and the search fits what 2.19's pipelines compute; otherwise
 // it sends both queries in one _msearch and fuses them with rrf-fusion.ts, like the embedded engine.
@@ -405,7 +405,12 @@ export class OpenSearchSearchEngine implements SearchEngine {
               number_of_shards: this.options.shards ?? 1,
               number_of_replicas: this.options.replicas ?? 0,
               refresh_interval: "-1",
-              analysis: { analyzer: { quarry_terms: { type: "custom", tokenizer: "whitespace" } } },
+              // The text arrives segmented (text-segmenter.ts), so splitting on whitespace is all the
+              // tokenizing left; porter_stem (analysis-common) then stems English terms like SQLite's
+              // FTS5 porter tokenizer, and match queries on the field go through the same analyzer.
+              analysis: {
+                analyzer: { quarry_terms: { type: "custom", tokenizer: "whitespace", filter: ["lowercase", "porter_stem"] } },
+              },
             },
             mappings: { dynamic: "strict", _meta: {}, properties: chunkFieldMappings("quarry_terms") },
           },

@@ -89,11 +89,13 @@ const MIGRATIONS: Migration[] = [
 
       -- Contentless: the raw text lives in chunks; the index holds the segmented terms only.
       -- contentless_delete lets a chunk's row be removed without re-supplying its terms.
+      -- porter stems English terms ("citations" → "citation") on both sides, as MATCH strings go
+      -- through the same tokenizer; it leaves the segmented Chinese terms as they are.
       CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
         terms,
         content = '',
         contentless_delete = 1,
-        tokenize = 'unicode61 remove_diacritics 2'
+        tokenize = 'porter unicode61 remove_diacritics 2'
       );
     `,
   },
