@@ -86,14 +86,14 @@ async function dropOpenSearchIndices(url: string, prefix: string, logger: Logger
 }
 
 /**
- * The text a corpus document is uploaded as: title, a blank line, then the body. Plain text, not
- * Markdown with the title as a heading: Quarry does not repeat a heading into later chunks, so a
- * heading would retrieve no better, while Markdown parsing could reinterpret `*`, `_` or `#` in
- * scientific text. The blank line makes the title its own paragraph, so the chunker's first cut
- * falls after it only when the abstract is too long anyway.
+ * The text a corpus document is uploaded as: Markdown with the title as its heading, the way a
+ * user's paper or page arrives. Every chunk then carries the title as its section path, which the
+ * embedder and the keyword index put in front of the chunk's text, so the second and third chunks
+ * of an abstract still say what paper they belong to. Quarry's Markdown parser keeps the text as
+ * it is (only headings make structure), so `*` or `_` in scientific text are not reinterpreted.
  */
 export function documentText(doc: BeirDocument): string {
-  return doc.title.trim() ? `${doc.title.trim()}\n\n${doc.text}` : doc.text;
+  return doc.title.trim() ? `# ${doc.title.trim().replace(/\s+/g, " ")}\n\n${doc.text}` : doc.text;
 }
 
 export interface IngestResult {
@@ -125,7 +125,7 @@ export async function ingestCorpus(client: QuarryClient, knowledgeBase: string, 
       const doc = docs[next++];
       try {
         const res = await client.uploadDocument({
-          header: { knowledgeBase, fileName: `${doc.id}.txt`, mimeType: "text/plain", metadata: { beir_id: doc.id } },
+          header: { knowledgeBase, fileName: `${doc.id}.md`, mimeType: "text/markdown", metadata: { beir_id: doc.id } },
           content: encoder.encode(documentText(doc)),
         });
         beirIdOf.set(res.document!.id, doc.id);
@@ -162,7 +162,7 @@ export const MODE_TO_PROTO: Record<EvalMode, RetrievalMode> = {
 
 /** The BEIR id of a hit's document: from the upload map, else from the file name `${id}.txt`. */
 export function beirIdOfHit(hit: SearchHit, beirIdOf: ReadonlyMap<string, string>): string {
-  return beirIdOf.get(hit.chunk?.documentId ?? "") ?? hit.fileName.replace(/\.txt$/, "");
+  return beirIdOf.get(hit.chunk?.documentId ?? "") ?? hit.fileName.replace(/\.(md|txt)$/, "");
 }
 
 export interface ModeRun {

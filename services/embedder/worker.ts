@@ -7,6 +7,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
+import { withHeadingPath } from "../../lib/chunk-context.ts";
 import { assertDimension } from "./dimension-check.ts";
 import type { Embedder } from "./embedder.ts";
 
@@ -18,16 +19,6 @@ export interface EmbedderWorkerDeps {
   logger: Logger;
   /** Chunks per progress report. */
   progressEvery?: number;
-}
-
-/**
- * What the model embeds for a chunk: its text under its heading path. A chunk deep in a section
- * rarely repeats the heading that says what it is about (a paper's title, a chapter's name), so
- * without it the vector misses the topic. The chunker leaves room for the path below the model's
- * input limit; the stored chunk text stays exactly the cited span.
- */
-export function withHeadingPath(text: string, sectionPath: readonly string[]): string {
-  return sectionPath.length ? `${sectionPath.join(" > ")}\n${text}` : text;
 }
 
 export function startEmbedderWorker(deps: EmbedderWorkerDeps) {

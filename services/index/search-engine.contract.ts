@@ -224,6 +224,19 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         expect(ids(await engine.search(query(kb, "bm25", { text: "citation" })))).toEqual([cited.id]);
       });
 
+      it("finds a chunk by the headings above it, not only by its own text", async () => {
+        const kb = uniqueId("kb_contract");
+        const doc = uniqueId("doc_heading");
+        const titled = { ...makeChunk(kb, doc, 0, "The trial enrolled 412 adults over two years.", [1, 0, 0, 0]), sectionPath: ["Vitamin D and bone density"] };
+        const other = { ...makeChunk(kb, doc, 1, "Participants were asked about their diet.", [0, 1, 0, 0]), sectionPath: ["Methods"] };
+        await engine.ensureKnowledgeBase(kb, DIM);
+        await engine.replaceDocumentChunks(kb, doc, "paper.md", [titled, other]);
+        const hits = await engine.search(query(kb, "bm25", { text: "vitamin bone" }));
+        expect(ids(hits)).toEqual([titled.id]);
+        // The stored text is still exactly the chunk's own span.
+        expect(hits[0].chunk.text).toBe("The trial enrolled 412 adults over two years.");
+      });
+
       it("never turns user text into query syntax", async () => {
         const { kb, chunks } = await seed();
         for (const text of ['"unbalanced quote', "fox AND (OR NOT* ^text: NEAR(", "tax* OR -river", "{col}: 'x'"]) {

@@ -10,6 +10,7 @@
 // lang-painless, so deleting or flagging a document's chunks collects their ids with a scroll and
 // writes them with _bulk. Chunk indices do not refresh on a timer: each write refreshes once when it
 // is complete, so a document's replacement becomes visible in one step.
+import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import type { Client } from "@elastic/elasticsearch";
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
@@ -147,7 +148,7 @@ export class ElasticsearchSearchEngine implements SearchEngine {
       ];
       for (const chunk of chunks) {
         operations.push({ index: { _index: alias, _id: chunk.id } });
-        operations.push({ ...toChunkSource(chunk, knowledgeBaseId, documentId, fileName, enabled), search_terms: segmentForIndex(chunk.text), embedding: Array.from(chunk.vector) });
+        operations.push({ ...toChunkSource(chunk, knowledgeBaseId, documentId, fileName, enabled), search_terms: segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath)), embedding: Array.from(chunk.vector) });
       }
       await bulkWrite(this.client, "replace document chunks", operations, { refresh: false, requireAlias: true });
       // The scroll sees the last refresh: the old set, of which the ids not rewritten above are stale.

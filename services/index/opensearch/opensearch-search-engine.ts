@@ -10,6 +10,7 @@
 //
 // Chunk indices do not refresh on a timer: each write refreshes once when it is complete, so a
 // document's replacement (upsert the new chunks, delete the stale ones) becomes visible in one step.
+import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import type { Client } from "@opensearch-project/opensearch";
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
@@ -196,7 +197,7 @@ export class OpenSearchSearchEngine implements SearchEngine {
       ];
       for (const chunk of chunks) {
         operations.push({ index: { _index: alias, _id: chunk.id } });
-        operations.push({ ...toChunkSource(chunk, knowledgeBaseId, documentId, fileName, enabled), search_terms: segmentForIndex(chunk.text), embedding: Array.from(chunk.vector) });
+        operations.push({ ...toChunkSource(chunk, knowledgeBaseId, documentId, fileName, enabled), search_terms: segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath)), embedding: Array.from(chunk.vector) });
       }
       await this.bulk(operations);
       // Readers still see the last refresh: the old set, until the refresh below shows the new one.

@@ -1,6 +1,7 @@
 // The embedded search engine: chunk rows in SQLite, BM25 through FTS5 over jieba-segmented terms,
 // and exact cosine kNN through one sqlite-vec vec0 table per knowledge base (vectors of different
 // dimensions cannot share a vec0 column). Hybrid fuses both lists with rrf-fusion.ts.
+import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import { createHash } from "node:crypto";
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
@@ -162,7 +163,7 @@ export class SqliteSearchEngine implements SearchEngine {
               chunk.end,
               enabled ? 1 : 0,
             );
-            insertTerms.run(lastInsertRowid, segmentForIndex(chunk.text));
+            insertTerms.run(lastInsertRowid, segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath)));
             // vec0 only accepts integer-typed keys and metadata, which better-sqlite3 sends for BigInt.
             insertVector.run(BigInt(lastInsertRowid), vectorBlob(chunk.vector), documentId, enabled ? 1n : 0n);
           }
