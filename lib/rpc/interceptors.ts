@@ -1,4 +1,4 @@
-import { ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../logger.ts";
 import { toConnectError } from "./error-mapping.ts";
 
@@ -14,8 +14,9 @@ export function rpcEdgeInterceptor(logger: Logger): Interceptor {
       const ms = Math.round(performance.now() - started);
       if (!error) return logger.debug({ method, code: "ok", ms }, "rpc");
       const mapped = toConnectError(error);
-      const level = mapped.code === 13 ? "error" : "info";
-      logger[level]({ method, code: mapped.code, ms, err: mapped.cause ?? mapped }, "rpc failed");
+      // An internal error needs its stack; a caller's mistake (not found, invalid input) only its reason.
+      if (mapped.code === Code.Internal) logger.error({ method, code: mapped.code, ms, err: mapped.cause ?? mapped }, "rpc failed");
+      else logger.info({ method, code: Code[mapped.code], ms, reason: mapped.rawMessage }, "rpc failed");
       return mapped;
     };
     try {
