@@ -2,4 +2,5 @@
 import { errors } from "@elastic/elasticsearch";
 import { engineErrors } from "../engine-errors.ts";
 
-export const { isResponseError, errorType, isIndexNotFound, toDomainError, itemError } = engineErrors("Elasticsearch", errors);
+export const elasticsearchErrors = engineErrors("Elasticsearch", errors);
+export const { isResponseError, errorType, isIndexNotFound, toDomainError, itemError } = elasticsearchErrors;

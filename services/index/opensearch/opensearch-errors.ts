@@ -2,4 +2,5 @@
 import { errors } from "@opensearch-project/opensearch";
 import { engineErrors } from "../engine-errors.ts";
 
-export const { isResponseError, errorType, isIndexNotFound, toDomainError, itemError } = engineErrors("OpenSearch", errors);
+export const openSearchErrors = engineErrors("OpenSearch", errors);
+export const { isResponseError, errorType, isIndexNotFound, toDomainError, itemError } = openSearchErrors;

@@ -1,0 +1,102 @@
+// The client calls the distributed catalog and search engine are built from, for the engines that
+// speak the OpenSearch / Elasticsearch document API. The steps (document-store-catalog.ts,
+// document-store-engine.ts) are written once against this port; each backend adapts its own client
+// to it: OpenSearch wraps request bodies in `{ body }`, Elasticsearch takes typed top-level
+// parameters and, lacking the reindex module, deletes and updates by query with a scroll + _bulk.
+import type { VersionedSource } from "./catalog-documents.ts";
+import type { EngineErrors } from "./engine-errors.ts";
+import type { ChunkSource } from "./search-documents.ts";
+
+export interface StoredHit<T> {
+  _id: string;
+  _index: string;
+  _score?: number | null;
+  _source?: T;
+  matched_queries?: Record<string, number>;
+}
+
+export interface SearchResult<T> {
+  hits: StoredHit<T>[];
+  aggregations?: unknown;
+}
+
+/** One search of an _msearch: its hits, or why it failed (the other searches may still have answered). */
+export type MultiSearchItem = { hits: StoredHit<ChunkSource>[] } | { error: { type?: string } & Record<string, unknown>; status?: number };
+
+export interface WriteOptions {
+  refresh: boolean;
+  /** Writes go through an alias only, so a write to a dropped knowledge base never auto-creates an index. */
+  requireAlias?: boolean;
+}
+
+export interface PutOptions extends WriteOptions {
+  ifUnchanged?: VersionedSource<unknown>;
+}
+
+/** The URL parameters of a put, which both clients name alike. */
+export function putParams(options: PutOptions): Record<string, unknown> {
+  return {
+    refresh: options.refresh,
+    ...(options.requireAlias === undefined ? {} : { require_alias: options.requireAlias }),
+    ...(options.ifUnchanged ? { if_seq_no: options.ifUnchanged.seqNo, if_primary_term: options.ifUnchanged.primaryTerm } : {}),
+  };
+}
+
+export interface DocumentStorePort {
+  /** The engine's name, for messages. */
+  readonly engine: string;
+  readonly errors: EngineErrors<Error>;
+
+  /** Throws resource_already_exists_exception when the index exists. */
+  createIndex(index: string, body: { settings?: Record<string, unknown>; mappings: Record<string, unknown>; aliases?: Record<string, unknown> }): Promise<void>;
+  putIndexTemplate(name: string, body: { index_patterns: string[]; template: Record<string, unknown> }): Promise<void>;
+  /** The concrete indices behind an alias; a missing alias throws a 404. */
+  aliasIndices(alias: string): Promise<string[]>;
+  deleteIndices(indices: string[]): Promise<void>;
+  /** The `_meta` of the first index's mapping; a missing index throws. */
+  mappingMeta(index: string): Promise<Record<string, unknown> | undefined>;
+  refresh(index: string): Promise<void>;
+
+  /** A real-time read by id with its version numbers; a missing record throws the client's 404 (findRecord reads it as absent). */
+  get<T>(index: string, id: string, sourceIncludes?: string[]): Promise<VersionedSource<T> | undefined>;
+  /** Creates the record (refreshed) only if it is absent; a present one throws a 409. */
+  create(index: string, id: string, source: object): Promise<void>;
+  /** Writes the record; with ifUnchanged only if nobody changed it since that read (a 409 otherwise). */
+  put(index: string, id: string, source: object, options: PutOptions): Promise<void>;
+  /** Deletes the record (refreshed); a missing record throws the client's 404 (deleteRecord reads it as false). */
+  delete(index: string, id: string): Promise<void>;
+  search<T>(index: string, body: Record<string, unknown>, options?: { ignoreUnavailable?: boolean }): Promise<SearchResult<T>>;
+  /** Runs the searches in one round trip. */
+  multiSearch(index: string, bodies: Record<string, unknown>[]): Promise<MultiSearchItem[]>;
+  /** One _bulk request that fails as a whole when any item failed. */
+  bulk(what: string, operations: Record<string, unknown>[], options: WriteOptions): Promise<void>;
+  /**
+   * Deletes the records query matches as of the last refresh, then the records alsoIds names even if
+   * no refresh shows them yet (already gone counts as done).
+   */
+  deleteWhere(what: string, index: string, query: Record<string, unknown>, options: WriteOptions & { alsoIds?: string[] }): Promise<void>;
+  /** Sets fields on the records query matches as of the last refresh. */
+  updateWhere(what: string, index: string, query: Record<string, unknown>, fields: Record<string, unknown>, options: WriteOptions): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The record by id, or undefined when there is none (a missing index still throws). */
+export async function findRecord<T>(store: DocumentStorePort, index: string, id: string, sourceIncludes?: string[]): Promise<VersionedSource<T> | undefined> {
+  try {
+    return await store.get<T>(index, id, sourceIncludes);
+  } catch (error) {
+    if (store.errors.isResponseError(error, 404) && store.errors.errorType(error) !== "index_not_found_exception") return undefined;
+    throw error;
+  }
+}
+
+/** Deletes the record by id; false when there was none. */
+export async function deleteRecord(store: DocumentStorePort, index: string, id: string): Promise<boolean> {
+  try {
+    await store.delete(index, id);
+    return true;
+  } catch (error) {
+    if (store.errors.isResponseError(error, 404)) return false;
+    throw error;
+  }
+}
