@@ -74,15 +74,10 @@ export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger
 }
 
 async function dropOpenSearchIndices(url: string, prefix: string, logger: Logger): Promise<void> {
-  const { Client } = await import("@opensearch-project/opensearch");
-  const client = new Client({ node: url });
-  try {
-    await client.indices.delete({ index: `${prefix}-*`, expand_wildcards: "all" as never });
-  } catch (error) {
-    logger.warn({ err: error, prefix }, "could not delete the evaluation's OpenSearch indices");
-  } finally {
-    await client.close();
-  }
+  const { deleteOpenSearchNamespace } = await import("../services/index/opensearch/opensearch-namespace.ts");
+  await deleteOpenSearchNamespace(url, `${prefix}-`).catch((error: unknown) =>
+    logger.warn({ err: error, prefix }, "could not delete the evaluation's OpenSearch indices, template and pipelines"),
+  );
 }
 
 /**

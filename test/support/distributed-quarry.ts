@@ -3,6 +3,7 @@
 // the real engines. Each run gets its own OpenSearch prefix, its own Kafka topic prefix and its own
 // data folder, all removed on stop. Readiness is what an orchestrator would check: the process's
 // "listening" line (printed after its bus consumers joined) and grpc.health.v1 Check = SERVING.
+import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, readFileSync } from "node:fs";
@@ -204,8 +205,7 @@ function stopChild(child: ChildProcess | undefined): Promise<void> {
 /** Removes what the run left in the shared engines: its indices, template, topics and groups. */
 async function cleanUp(options: DistributedQuarryOptions, opensearchPrefix: string, topicPrefix: string): Promise<void> {
   const os = options.opensearchUrl.replace(/\/$/, "");
-  await fetch(`${os}/${opensearchPrefix}-*?expand_wildcards=all&ignore_unavailable=true`, { method: "DELETE" }).catch(() => {});
-  await fetch(`${os}/_index_template/${opensearchPrefix}-*`, { method: "DELETE" }).catch(() => {});
+  await deleteOpenSearchNamespace(os, `${opensearchPrefix}-`).catch(() => {});
   const kafka = new Kafka({ brokers: options.kafkaBrokers.split(","), clientId: "quarry-e2e-cleanup", logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   try {
