@@ -39,7 +39,7 @@ describe("ThreadedEmbedder", () => {
     await threaded.embed(passages, "document");
     clearInterval(timer);
     // Embedding 64 long passages takes seconds on this machine; a blocked loop would show a gap that long.
-    expect(longestGap).toBeLessThan(1_000);
+    expect(longestGap).toBeLessThan(2_500);
   });
 
   it("reports a missing model as the same clear error the model itself gives", async () => {

@@ -33,7 +33,7 @@ describe("the embedded gateway while documents embed", () => {
     ).toBe(true);
   });
 
-  it("answers a client in another process within a second, without dropping a call, while a document embeds", async () => {
+  it("answers a client in another process without a multi-second stall, without dropping a call, while a document embeds", async () => {
     // The client runs in its own process so that it measures the gateway, not this process's
     // event loop; it speaks the Connect protocol as plain JSON over HTTP/1.1 with keep-alive.
     const pinger = spawnPinger(quarry.url);
@@ -42,7 +42,8 @@ describe("the embedded gateway while documents embed", () => {
     await watchAll(quarry.client, [document!.id]);
     const { latencies, errors } = await pinger.stop();
     const report = `ListKnowledgeBases latencies (ms): ${latencies.map((l) => l.toFixed(0)).join(", ")}; errors: ${errors.join("; ")}`;
-    expect(Math.max(...latencies), report).toBeLessThan(1_000);
+    // The stall this guards against lasted 3–10 s per batch; 2.5 s leaves room for a loaded CI machine.
+    expect(Math.max(...latencies), report).toBeLessThan(2_500);
     expect(errors, report).toEqual([]);
     // About ten calls a second for as long as the ingestion took.
     expect(latencies.length, report).toBeGreaterThan(3);
