@@ -6,6 +6,7 @@
 //   engine — the SearchEngine called in-process with a precomputed query vector (validation, fusion, mapping);
 //   raw    — only the statements the engine sends to SQLite / OpenSearch.
 // The query embedding (MiniLM, one text) is timed on its own, since the RPC pays it for hybrid and raw cannot.
+import { MIN_KNOWN_TOKEN_SHARE } from "../services/answer/retrieval-stage.ts";
 import type { RetrievalMode, SearchQuery } from "../lib/domain.ts";
 import { modeToProto } from "../lib/proto-convert.ts";
 import type { Embedder } from "../services/embedder/embedder.ts";
@@ -156,6 +157,8 @@ async function benchOneSize(
     topK: options.topK,
     minScore: 0,
     documentIds: [],
+    // The same gate the answer service applies: a query the embedder cannot read fuses without its vector list.
+    weights: mode === "hybrid" ? { bm25: 1, vector: options.embedder.knownTokenShare(queries[i].text) < MIN_KNOWN_TOKEN_SHARE ? 0 : 1 } : undefined,
   });
   const rpc = (i: number, mode: RetrievalMode) =>
     backend.client.search({ query: queries[i].text, knowledgeBases: [kb.id], settings: { mode: modeToProto(mode), topK: options.topK } });
