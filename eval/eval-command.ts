@@ -92,6 +92,9 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
       }
       for (const mode of modes) {
         const run = await runQueries(client, knowledgeBase, dataset.queries, mode, ingest.beirIdOf, progress(err, `${backend} ${mode}`));
+        if (run.refused?.length) {
+          err.write(`${backend} ${mode}: ${run.refused.length} queries refused as invalid (e.g. ${run.refused[0]}), scored 0\n`);
+        }
         const result = scoreRun(dataset, run, backend, ingest);
         results.push(result);
         if (options.json) out.write(jsonLine(result, context) + "\n");

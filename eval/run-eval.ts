@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus, RetrievalMode, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
 import type { QuarryClient } from "../cli/gateway-client.ts";
 import { ConfigError, type Env } from "../lib/config.ts";
@@ -167,6 +167,8 @@ export interface ModeRun {
   runs: Map<string, string[]>;
   /** Client-side milliseconds per query, through the Search RPC. */
   latenciesMs: number[];
+  /** Queries Quarry refused as invalid (e.g. empty); they score 0. */
+  refused?: string[];
 }
 
 export async function runQueries(
@@ -182,14 +184,23 @@ export async function runQueries(
   if (queries.length > 0) await client.search({ query: queries[0].text, knowledgeBases: [knowledgeBase], settings });
   const runs = new Map<string, string[]>();
   const latenciesMs: number[] = [];
+  const refused: string[] = [];
   for (const [i, query] of queries.entries()) {
     const started = performance.now();
-    const res = await client.search({ query: query.text, knowledgeBases: [knowledgeBase], settings });
-    latenciesMs.push(performance.now() - started);
-    runs.set(query.id, documentRanking(query.id, res.hits.map((hit) => beirIdOfHit(hit, beirIdOf))));
+    try {
+      const res = await client.search({ query: query.text, knowledgeBases: [knowledgeBase], settings });
+      latenciesMs.push(performance.now() - started);
+      runs.set(query.id, documentRanking(query.id, res.hits.map((hit) => beirIdOfHit(hit, beirIdOf))));
+    } catch (error) {
+      // A query Quarry refuses as invalid (CMRC 2018 has empty ones) scores 0, as a system that
+      // returned nothing would; anything else (the service down) still ends the run.
+      if (!(error instanceof ConnectError && error.code === Code.InvalidArgument)) throw error;
+      refused.push(query.id);
+      runs.set(query.id, []);
+    }
     onProgress?.(i + 1, queries.length);
   }
-  return { mode, runs, latenciesMs };
+  return { mode, runs, latenciesMs, refused };
 }
 
 export interface EvalResult extends MetricSummary {
