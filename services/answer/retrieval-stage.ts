@@ -28,6 +28,7 @@ export interface QueryEmbedding {
  * noise. Fused at equal weight, noise reorders the keyword list's near-ties at random (on cMedIR,
  * Chinese queries read by an English model, hybrid fell from BM25's 0.715 nDCG@10 to 0.468), so a
  * hybrid search then gives the vector list no weight; its ranks still show in each hit's explain.
+ * "Reads" means in the model's vocabulary and in a script it was trained on (KnownTokenShare).
  */
 export const MIN_KNOWN_TOKEN_SHARE = 0.5;
 

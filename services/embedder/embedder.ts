@@ -8,9 +8,9 @@ export interface Embedder {
   /** One L2-normalised vector per text, in order. Batching is the implementation's concern. */
   embed(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]>;
   /**
-   * Share (0..1) of the text's word pieces the model knows (not its unknown token), punctuation
-   * aside; 1 when the model cannot tell. An English word-piece model reads most Chinese as
-   * unknown, and its vector for such a query is noise.
+   * Share (0..1) of the text's word pieces the model knows (not its unknown token) and was trained
+   * to read (in one of its scripts), punctuation aside; 1 when the model cannot tell. An English
+   * model's vector for a Chinese query is noise even where its vocabulary has the characters.
    */
   knownTokenShare(text: string): number;
   close(): Promise<void>;

@@ -1,5 +1,8 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Tokenizer } from "@huggingface/tokenizers";
 import { describe, expect, it } from "vitest";
-import { KnownTokenShare } from "./known-token-share.ts";
+import { KnownTokenShare, scriptTest } from "./known-token-share.ts";
 import { defaultModelDir } from "./onnx-embedder.ts";
 
 describe("KnownTokenShare with MiniLM's English word pieces", () => {
@@ -15,8 +18,37 @@ describe("KnownTokenShare with MiniLM's English word pieces", () => {
     expect(s).toBeLessThan(0.5);
   });
 
+  it("does not count Han characters the vocabulary knows but the model was never trained on", () => {
+    // BERT's vocabulary holds these characters; the manifest says the model reads Latin script only.
+    expect(share.of("圣保罗堂区成立于哪年？")).toBe(0);
+    const read = (f: string) => JSON.parse(readFileSync(join(defaultModelDir(), f), "utf8"));
+    const vocabularyOnly = new KnownTokenShare(new Tokenizer(read("tokenizer.json"), read("tokenizer_config.json")));
+    expect(vocabularyOnly.of("圣保罗堂区成立于哪年？")).toBeGreaterThan(0.5);
+  });
+
+  it("counts the Latin words and numbers of a mixed question", () => {
+    expect(share.of("BRCA1 基因")).toBeGreaterThan(0.5);
+    expect(share.of("2006年NBA总冠军")).toBeGreaterThan(0);
+    expect(share.of("2006年NBA总冠军")).toBeLessThan(0.5);
+  });
+
   it("leaves punctuation out and reads nothing in an empty text", () => {
     expect(share.of("?!…")).toBe(0);
     expect(share.of("reset, password!")).toBe(1);
+  });
+});
+
+describe("scriptTest", () => {
+  it("accepts a word piece whose letters are all in the scripts, digits and ## aside", () => {
+    const latin = scriptTest(["Latin"]);
+    expect(latin("##ing")).toBe(true);
+    expect(latin("42")).toBe(true);
+    expect(latin("圣")).toBe(false);
+    expect(latin("café")).toBe(true);
+  });
+
+  it("accepts anything without scripts, and refuses a script name Unicode does not know", () => {
+    expect(scriptTest(undefined)("圣")).toBe(true);
+    expect(() => scriptTest(["Klingon"])).toThrow(/unknown Unicode script/);
   });
 });

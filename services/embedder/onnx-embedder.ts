@@ -29,6 +29,8 @@ interface ModelManifest {
   name: string;
   dimension: number;
   maxTokens?: number;
+  /** Scripts the model was trained on (see KnownTokenShare); absent: any. */
+  scripts?: string[];
 }
 
 const REQUIRED_FILES = ["quarry-model.json", "model.onnx", "tokenizer.json", "tokenizer_config.json"];
@@ -49,7 +51,7 @@ export class OnnxEmbedder implements Embedder {
   /** Forward passes run one at a time: concurrent runs would only fight over the same cores. */
   #queue: Promise<unknown> = Promise.resolve();
 
-  private constructor(session: ort.InferenceSession, tokenizer: Tokenizer, info: EmbeddingModelInfo, batchSize: number) {
+  private constructor(session: ort.InferenceSession, tokenizer: Tokenizer, info: EmbeddingModelInfo, batchSize: number, scripts?: string[]) {
     this.#session = session;
     this.#tokenizer = tokenizer;
     this.#info = info;
@@ -57,7 +59,7 @@ export class OnnxEmbedder implements Embedder {
     this.#clsId = tokenId(tokenizer, "[CLS]");
     this.#sepId = tokenId(tokenizer, "[SEP]");
     this.#padId = tokenId(tokenizer, "[PAD]");
-    this.#share = new KnownTokenShare(tokenizer);
+    this.#share = new KnownTokenShare(tokenizer, { scripts });
   }
 
   static async load(modelDir: string, options: OnnxEmbedderOptions = {}): Promise<OnnxEmbedder> {
@@ -80,7 +82,7 @@ export class OnnxEmbedder implements Embedder {
       graphOptimizationLevel: "all",
     });
     const info = { model: manifest.name, dimension: manifest.dimension, maxInputTokens: manifest.maxTokens ?? 256 };
-    return new OnnxEmbedder(session, tokenizer, info, Math.max(1, options.batchSize ?? 32));
+    return new OnnxEmbedder(session, tokenizer, info, Math.max(1, options.batchSize ?? 32), manifest.scripts);
   }
 
   info(): EmbeddingModelInfo {

@@ -55,8 +55,9 @@ export type Vector = Message<"quarry.embedder.v1.Vector"> & {
   values: number[];
 
   /**
-   * Share (0..1) of the text's word pieces the model knows (not [UNK]), punctuation aside; 1 when
-   * the provider cannot tell. A query the model cannot read gets a vector that means nothing.
+   * Share (0..1) of the text's word pieces the model knows (not [UNK]) and was trained to read (in
+   * one of its scripts), punctuation aside; 1 when the provider cannot tell. A query the model
+   * cannot read gets a vector that means nothing.
    *
    * @generated from field: float known_token_share = 2;
    */
