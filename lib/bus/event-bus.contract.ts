@@ -132,6 +132,72 @@ export function describeEventBusContract(name: string, factory: () => Promise<Ev
       for (const key of keys) expect(byKey.get(key)).toEqual(expected.get(key));
     });
 
+    it("with concurrency, handles messages of different keys at once and keeps each key in order", { timeout: TEST_TIMEOUT_MS }, async () => {
+      const topic = unique("concurrent");
+      await bus.ensureTopics([topic]);
+      const keys = Array.from({ length: 8 }, (_, i) => `doc-${i}`);
+      // Three rounds over eight keys; Kafka spreads the keys over partitions, and eight keys put at
+      // least three on one partition, so some messages share a fetched batch either way.
+      const messages = [0, 1, 2].flatMap((round) => keys.map((key) => ({ key, value: bytes(`${key}:${round}`) })));
+      await bus.publish(topic, messages);
+
+      const byKey = new Map(keys.map((key) => [key, [] as string[]]));
+      const inHandKeys = new Set<string>();
+      let inHand = 0;
+      let mostInHand = 0;
+      let sameKeyAtOnce = false;
+      await subscribe({
+        group: unique("g"),
+        topics: [topic],
+        concurrency: 4,
+        handler: async (message) => {
+          if (inHandKeys.has(message.key)) sameKeyAtOnce = true;
+          inHandKeys.add(message.key);
+          mostInHand = Math.max(mostInHand, ++inHand);
+          await sleep(30);
+          byKey.get(message.key)!.push(text(message.value));
+          inHand--;
+          inHandKeys.delete(message.key);
+        },
+      });
+      await eventually(() => expect([...byKey.values()].flat()).toHaveLength(24));
+      expect(sameKeyAtOnce).toBe(false);
+      expect(mostInHand).toBeGreaterThan(1);
+      expect(mostInHand).toBeLessThanOrEqual(4);
+      for (const key of keys) expect(byKey.get(key)).toEqual([0, 1, 2].map((round) => `${key}:${round}`));
+    });
+
+    it("with concurrency, a message still unfinished at close comes back to the group; none is lost", { timeout: TEST_TIMEOUT_MS }, async () => {
+      const topic = unique("concurrent-close");
+      const group = unique("g");
+      await bus.ensureTopics([topic]);
+      const values = numbered("m", 0, 6);
+      await bus.publish(topic, values.map((value, i) => ({ key: `doc-${i}`, value: bytes(value) })));
+
+      const first: string[] = [];
+      const subscription = await subscribe({
+        group,
+        topics: [topic],
+        concurrency: 6,
+        retryBackoffMs: 60_000,
+        handler: async (message) => {
+          // m-0 fails and waits out a long backoff; close() cuts that wait short, leaving it unfinished.
+          if (text(message.value) === "m-0") throw new Error("backend down");
+          first.push(text(message.value));
+        },
+      });
+      await eventually(() => expect(first.length).toBeGreaterThan(0));
+      await sleep(SETTLE_MS);
+      await subscription.close();
+      expect(first).not.toContain("m-0");
+
+      const second = recorder();
+      await subscribe({ group, topics: [topic], handler: second.handler });
+      await eventually(() => expect(second.values()).toContain("m-0"));
+      await sleep(SETTLE_MS);
+      expect(new Set([...first, ...second.values()])).toEqual(new Set(values));
+    });
+
     it("gives every group every message", { timeout: TEST_TIMEOUT_MS }, async () => {
       const topic = unique("groups");
       await bus.ensureTopics([topic]);

@@ -43,6 +43,12 @@ export interface SubscribeOptions {
   maxAttempts?: number;
   /** First retry delay in ms, doubled each attempt; default 200. */
   retryBackoffMs?: number;
+  /**
+   * Messages handled at once (default 1). Messages with one key are still handled one at a time
+   * and in order, and the group's position only moves past a message once every message before it
+   * is done, so a crash redelivers rather than skips. Lets a stage batch work across documents.
+   */
+  concurrency?: number;
 }
 
 export interface Subscription {

@@ -32,6 +32,7 @@ import {
   type BusLogger,
   type RetryPolicy,
 } from "./message-retry.ts";
+import { handleInOrder } from "./ordered-concurrency.ts";
 
 export interface KafkaEventBusOptions {
   /** host:port of one or more brokers (KAFKA_BROKERS, comma-separated, split by the caller). */
@@ -346,31 +347,39 @@ class KafkaSubscription implements Subscription {
     isStale,
   }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
-    for (const raw of batch.messages) {
-      // After close() (or a rebalance or seek) the rest of the batch stays uncommitted for whoever reads next.
-      if (this.closing || !isRunning() || isStale()) return;
-      if (this.startAt) {
-        const key = partitionKey(topic, partition);
-        // Skips what predates the subscription, and what a late seek would replay.
-        if (BigInt(raw.offset) < (this.startAt.get(key) ?? 0n)) {
-          resolveOffset(raw.offset);
-          continue;
-        }
-        this.startAt.set(key, BigInt(raw.offset) + 1n);
-      }
-      const handled = await this.handle(topic, partition, raw, heartbeat);
-      if (!handled) return;
-      resolveOffset(raw.offset);
-      if (this.latest) continue;
-      try {
-        // The committed offset is the next one to read.
-        const offset = (BigInt(raw.offset) + 1n).toString();
-        await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset }] }] });
-      } catch (error) {
-        // Usually a rebalance: the partition's next owner redelivers from the last commit (at least once).
-        this.bus.logger.warn({ err: error, topic, partition, offset: raw.offset, group: this.groupId }, "Kafka offset commit failed");
-      }
+    const startKey = partitionKey(topic, partition);
+    let messages = batch.messages;
+    if (this.startAt) {
+      // Skips what predates the subscription, and what a late seek would replay (offsets only grow).
+      const from = this.startAt.get(startKey) ?? 0n;
+      const skipped = messages.filter((raw) => BigInt(raw.offset) < from);
+      for (const raw of skipped) resolveOffset(raw.offset);
+      messages = messages.slice(skipped.length);
     }
+    await handleInOrder(messages, {
+      concurrency: this.options.concurrency ?? 1,
+      keyOf: (raw) => raw.key?.toString("utf8") ?? "",
+      // After close() (or a rebalance or seek) the rest of the batch stays uncommitted for whoever reads next.
+      stopped: () => this.closing || !isRunning() || isStale(),
+      run: (raw) => {
+        this.startAt?.set(startKey, BigInt(raw.offset) + 1n);
+        return this.handle(topic, partition, raw, heartbeat);
+      },
+      settle: async (raw, handled) => {
+        if (!handled) return false;
+        resolveOffset(raw.offset);
+        if (this.latest) return true;
+        try {
+          // The committed offset is the next one to read.
+          const offset = (BigInt(raw.offset) + 1n).toString();
+          await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset }] }] });
+        } catch (error) {
+          // Usually a rebalance: the partition's next owner redelivers from the last commit (at least once).
+          this.bus.logger.warn({ err: error, topic, partition, offset: raw.offset, group: this.groupId }, "Kafka offset commit failed");
+        }
+        return true;
+      },
+    });
   }
 
   /** Handles one message through retries and dead-lettering; false when close() cut the retries short. */

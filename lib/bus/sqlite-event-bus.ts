@@ -28,8 +28,10 @@ import {
   retryPolicy,
   silentLogger,
   type BusLogger,
+  type HandleOutcome,
   type RetryPolicy,
 } from "./message-retry.ts";
+import { handleInOrder } from "./ordered-concurrency.ts";
 
 export interface SqliteEventBusOptions {
   /** Idle wait between polls; a publish in this process wakes subscribers at once anyway. Default 40. */
@@ -308,11 +310,13 @@ class SqliteSubscription implements Subscription {
         await this.idle.sleep(this.pollIntervalMs);
         continue;
       }
-      for (const row of batch) {
-        if (this.closing || !this.readable(row.topic)) break;
-        const finished = await this.handle(row);
-        if (!finished) break;
-      }
+      await handleInOrder(batch, {
+        concurrency: this.options.concurrency ?? 1,
+        keyOf: (row) => `${row.topic}\u0000${row.key}`,
+        run: (row) => this.handle(row),
+        settle: (row, outcome) => this.settle(row, outcome),
+        stopped: (row) => this.closing || !this.readable(row.topic),
+      });
     }
   }
 
@@ -327,8 +331,8 @@ class SqliteSubscription implements Subscription {
     return rows.slice(0, this.batchSize);
   }
 
-  /** Handles one message to completion; false when the subscription closed before it was done. */
-  private async handle(row: MessageRow): Promise<boolean> {
+  /** Handles one message through retries; settle() then commits it (or dead-letters it). */
+  private handle(row: MessageRow): Promise<HandleOutcome> {
     const message: BusMessage = {
       topic: row.topic,
       key: row.key,
@@ -337,15 +341,11 @@ class SqliteSubscription implements Subscription {
       offset: String(row.seq),
       timestamp: new Date(row.ts),
     };
-    const outcome = await handleWithRetries(
-      this.options.handler,
-      message,
-      this.policy,
-      this.backoff,
-      () => this.closing,
-      this.bus.logger,
-      this.group,
-    );
+    return handleWithRetries(this.options.handler, message, this.policy, this.backoff, () => this.closing, this.bus.logger, this.group);
+  }
+
+  /** Commits a handled message, in log order; false when the subscription closed before it was done or lost its lease. */
+  private settle(row: MessageRow, outcome: HandleOutcome): boolean {
     if (outcome.kind === "abandoned") return false;
     if (!this.bus.db.open) return false;
     const dlq = deadLetterTopic(row.topic);
@@ -356,7 +356,7 @@ class SqliteSubscription implements Subscription {
       if (committed && outcome.kind === "dead") {
         const now = Date.now();
         this.sql.insertTopic.run(dlq, now);
-        this.bus.insertMessage(dlq, { key: row.key, value: message.value, headers: outcome.headers }, now);
+        this.bus.insertMessage(dlq, { key: row.key, value: row.value, headers: outcome.headers }, now);
       }
     })();
     if (!committed) return false;

@@ -26,6 +26,8 @@ export interface StageOptions<S extends DescMessage> {
   handle(event: MessageShape<S>, message: BusMessage): Promise<void>;
   maxAttempts?: number;
   retryBackoffMs?: number;
+  /** Documents in hand at once (see SubscribeOptions.concurrency); default 1. */
+  concurrency?: number;
   /** How dead letters come back (defaults: DEFAULT_REDRIVE); false leaves them dead. */
   redrive?: Partial<RedriveSettings> | false;
 }
@@ -77,6 +79,7 @@ function consume<S extends DescMessage>(options: StageOptions<S>): Promise<Subsc
     topics: [options.topic],
     maxAttempts: options.maxAttempts,
     retryBackoffMs: options.retryBackoffMs,
+    concurrency: options.concurrency,
     handler: async (message) => {
       let event: MessageShape<S>;
       try {

@@ -9,6 +9,7 @@ import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { withHeadingPath } from "../../lib/chunk-context.ts";
 import { assertDimension } from "./dimension-check.ts";
+import { CoalescingEmbedder } from "./coalescing-embedder.ts";
 import type { Embedder } from "./embedder.ts";
 
 export interface EmbedderWorkerDeps {
@@ -19,13 +20,20 @@ export interface EmbedderWorkerDeps {
   logger: Logger;
   /** Chunks per progress report. */
   progressEvery?: number;
+  /** Documents vectorized at once; their chunks share the model's forward passes. Default 8. */
+  concurrency?: number;
 }
 
 export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
-  const { bus, embedder } = deps;
+  const { bus } = deps;
   const step = deps.progressEvery ?? 64;
+  // The documents in hand at once send their chunks to the model together (CoalescingEmbedder);
+  // only this stage joins calls, so a query embedded through the RPC is never put in a batch (at
+  // most it waits for the forward passes already under way).
+  const embedder = new CoalescingEmbedder(deps.embedder, 128);
   return runStage({
     name: "embedder",
+    concurrency: deps.concurrency ?? 8,
     redrive: deps.redrive,
     bus,
     topic: Topics.chunksCreated,
