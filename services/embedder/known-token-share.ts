@@ -7,6 +7,11 @@
 // check passed 65 of 1,000 Chinese questions (e.g. 圣保罗堂区成立于哪年？ read as 60 % known), and
 // their vectors, noise to the model, pulled hybrid below BM25. The model's scripts come from its
 // manifest (quarry-model.json), i.e. from its model card, not from a tuned threshold.
+//
+// Only word pieces with letters are judged: digits and signs belong to every script (Unicode's
+// "Common"), so "视力+0.5" says nothing about whether the model reads Chinese; counted as read,
+// its two number pieces made a half-unreadable question look readable. A text of numbers alone
+// is read (an English model handles them), one of punctuation alone is not (nothing to read).
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
@@ -15,6 +20,7 @@ import { FailedPreconditionError } from "../../lib/errors.ts";
 
 const PUNCTUATION_ONLY = /^[^\p{L}\p{N}]+$/u;
 const LETTERS = /\p{L}/gu;
+const HAS_LETTER = /\p{L}/u;
 
 export interface KnownTokenShareOptions {
   unknownToken?: string;
@@ -61,6 +67,9 @@ export class KnownTokenShare {
   of(text: string): number {
     const tokens = this.#tokenizer.encode(text, { add_special_tokens: false }).tokens.filter((t: string) => !PUNCTUATION_ONLY.test(t));
     if (tokens.length === 0) return 0;
-    return tokens.filter((t: string) => t !== this.#unknown && this.#inScripts(t)).length / tokens.length;
+    // [UNK] stands for letters the vocabulary lacks, so it is judged (and fails) like a word.
+    const judged = tokens.filter((t: string) => t === this.#unknown || HAS_LETTER.test(t));
+    if (judged.length === 0) return 1;
+    return judged.filter((t: string) => t !== this.#unknown && this.#inScripts(t)).length / judged.length;
   }
 }
