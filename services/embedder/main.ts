@@ -3,6 +3,7 @@ import type { Logger } from "../../lib/logger.ts";
 import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
 import { knowledgeBaseLookup } from "../index/knowledge-base-lookup.ts";
+import { CoalescingEmbedder } from "./coalescing-embedder.ts";
 import { embedderConfig } from "./config.ts";
 import type { Embedder } from "./embedder.ts";
 import { ThreadedEmbedder } from "./threaded-embedder.ts";
@@ -22,7 +23,8 @@ export async function assembleEmbedder(env: Env, peers: Peers, shared: SharedDep
   const knowledgeBase = knowledgeBaseLookup(() => peers.transport("index"));
   return {
     name: "embedder",
-    server: build({ embedder, logger }),
+    // Questions asked at the same moment share one forward pass instead of queueing for one each.
+    server: build({ embedder: new CoalescingEmbedder(embedder, 64), logger }),
     startWorkers: async () => [await startEmbedderWorker({ bus: shared.bus, embedder, knowledgeBase, logger, redrive: shared.redrive })],
     close: () => embedder.close(),
   };
