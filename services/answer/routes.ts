@@ -9,6 +9,7 @@ import {
 } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import { EmbedderService, EmbeddingKind } from "../../gen/quarry/embedder/v1/embedder_pb.ts";
 import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
+import { assertDimension } from "../../lib/dimension-check.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
 import { hitFromProto, hitToProto, knowledgeBaseFromProto, modeFromProto, modeToProto } from "../../lib/proto-convert.ts";
@@ -25,6 +26,14 @@ export interface AnswerServiceDeps {
   maxQuestionChars: number;
 }
 
+/** A question's vector with what produced it, so a dimension mismatch can name the model. */
+interface EmbeddedQuestion {
+  text: string;
+  model: string;
+  vector: Float32Array;
+  knownTokenShare: number;
+}
+
 export function answerRoutes(deps: AnswerServiceDeps) {
   const resolve = async (names: string[]): Promise<KnowledgeBase[]> => {
     if (names.length === 0) throw new InvalidInputError("choose at least one knowledge base");
@@ -36,10 +45,34 @@ export function answerRoutes(deps: AnswerServiceDeps) {
     return kbs;
   };
 
-  const retrievalDeps = (kbs: KnowledgeBase[]): RetrievalDeps => ({
+  const embedQuestion = async (question: string): Promise<EmbeddedQuestion> => {
+    const res = await deps.embedder.embed({ texts: [question], kind: EmbeddingKind.QUERY });
+    return { text: question, model: res.model, vector: Float32Array.from(res.vectors[0].values), knownTokenShare: res.vectors[0].knownTokenShare };
+  };
+
+  /**
+   * Starts embedding the question while the knowledge bases are still being looked up: the two do
+   * not depend on each other, and a hybrid search otherwise pays for both one after the other. Only
+   * for questions retrieval will accept, so a refused one costs no model time.
+   */
+  const embedEarly = (question: string, settings: RetrievalSettingsProto | undefined): Promise<EmbeddedQuestion> | undefined => {
+    const text = question.trim();
+    if (modeFromProto(settings?.mode ?? 0) === "bm25" || !text || text.length > deps.maxQuestionChars) return undefined;
+    const early = embedQuestion(text);
+    early.catch(() => {}); // Awaited (and its error reported) by retrieval; unawaited if the lookup fails first.
+    return early;
+  };
+
+  const retrievalDeps = (kbs: KnowledgeBase[], early?: Promise<EmbeddedQuestion>): RetrievalDeps => ({
     async embed(question) {
-      const res = await deps.embedder.embed({ texts: [question], kind: EmbeddingKind.QUERY, expectedDimension: kbs[0].embeddingDimension });
-      return { vector: Float32Array.from(res.vectors[0].values), knownTokenShare: res.vectors[0].knownTokenShare };
+      const started = await early;
+      const embedded = started?.text === question ? started : await embedQuestion(question);
+      assertDimension([embedded.vector], kbs[0].embeddingDimension, {
+        knowledgeBase: kbs[0].name,
+        expectedModel: kbs[0].embeddingModel,
+        actualModel: embedded.model,
+      });
+      return { vector: embedded.vector, knownTokenShare: embedded.knownTokenShare };
     },
     async search(q) {
       const res = await deps.index.search({
@@ -70,17 +103,19 @@ export function answerRoutes(deps: AnswerServiceDeps) {
   return (router: ConnectRouter) =>
     router.service(AnswerService, {
       async retrieve(request) {
-        const kbs = await resolve(request.knowledgeBaseIds);
         const started = performance.now();
-        const { hits } = await retrieve(request.query, retrievalDeps(kbs), settingsOf(kbs, request.settings, 10));
+        const early = embedEarly(request.query, request.settings);
+        const kbs = await resolve(request.knowledgeBaseIds);
+        const { hits } = await retrieve(request.query, retrievalDeps(kbs, early), settingsOf(kbs, request.settings, 10));
         return { hits: hits.map(hitToProto), searchMs: performance.now() - started };
       },
       async *chat(request, context) {
+        const early = embedEarly(request.question, request.settings);
         const kbs = await resolve(request.knowledgeBaseIds);
         const settings = settingsOf(kbs, request.settings, 8);
         const events = answer(
           request.question,
-          { ...retrievalDeps(kbs), countTokens: deps.countTokens, chatModel: deps.chatModel, signal: context.signal },
+          { ...retrievalDeps(kbs, early), countTokens: deps.countTokens, chatModel: deps.chatModel, signal: context.signal },
           { retrieval: settings, contextTokenBudget: deps.contextTokenBudget },
         );
         for await (const event of events) yield toChatResponse(event, deps.chatModel?.name ?? "extractive");

@@ -1,7 +1,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { EmbedderService, EmbeddingKind } from "../../gen/quarry/embedder/v1/embedder_pb.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
-import { assertDimension } from "./dimension-check.ts";
+import { assertDimension } from "../../lib/dimension-check.ts";
 import type { Embedder } from "./embedder.ts";
 
 /** More texts than this in one call is a client bug, not a workload; batching is the embedder's job. */

@@ -8,7 +8,7 @@ import { PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { withHeadingPath } from "../../lib/chunk-context.ts";
-import { assertDimension } from "./dimension-check.ts";
+import { assertDimension } from "../../lib/dimension-check.ts";
 import { CoalescingEmbedder } from "./coalescing-embedder.ts";
 import type { Embedder } from "./embedder.ts";
 

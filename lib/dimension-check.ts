@@ -1,4 +1,4 @@
-import { FailedPreconditionError } from "../../lib/errors.ts";
+import { FailedPreconditionError } from "./errors.ts";
 
 /** Where the vectors are headed and what made them, so a mismatch names both sides. */
 export interface DimensionContext {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FailedPreconditionError } from "../../lib/errors.ts";
+import { FailedPreconditionError } from "./errors.ts";
 import { assertDimension } from "./dimension-check.ts";
 
 describe("assertDimension", () => {
