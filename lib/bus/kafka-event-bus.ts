@@ -1,5 +1,6 @@
 // The distributed event bus on Kafka (kafkajs). Same contract as the SQLite log: per-key order
-// (the key picks the partition; a subscription handles its partitions one message at a time), a
+// (the key picks the partition; a subscription takes one partition's batch at a time and handles
+// up to `concurrency` of its messages at once, never two of one key, committing in offset order), a
 // commit only after the handler succeeded, in-process retries with doubling backoff, then the
 // dead-letter topic. "latest" subscriptions use a throwaway consumer group that never commits and
 // starts at the partition ends measured before subscribe() returns.
