@@ -19,6 +19,13 @@ export interface IndexWorkerDeps {
   catalog: Catalog;
   engine: SearchEngine;
   logger: Logger;
+  /**
+   * Documents written at once (default 4). A document's write on OpenSearch is a bulk request, a
+   * delete of its stale chunks and a refresh, mostly waiting on the engine; one at a time, SciFact
+   * ingested at 3.6 documents/s on OpenSearch against 8.1 on SQLite with the same embedder. Writes
+   * of different documents touch disjoint records, and one document's events stay in order.
+   */
+  concurrency?: number;
 }
 
 export async function startIndexWorkers(deps: IndexWorkerDeps): Promise<Subscription[]> {
@@ -36,6 +43,7 @@ function startIndexingStage(deps: IndexWorkerDeps) {
   const { bus, catalog, engine, logger } = deps;
   return runStage({
     name: "index",
+    concurrency: deps.concurrency ?? 4,
     redrive: deps.redrive,
     bus,
     topic: Topics.chunksEmbedded,
