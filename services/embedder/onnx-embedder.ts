@@ -80,6 +80,10 @@ export class OnnxEmbedder implements Embedder {
       interOpNumThreads: 1,
       executionMode: "sequential",
       graphOptimizationLevel: "all",
+      // The intra-op threads sleep instead of spinning between operators. Spinning wins when the
+      // model has the cores to itself, but in Quarry the main thread parses, chunks and indexes
+      // other documents meanwhile, and spinning threads took its core and stalled each other.
+      extra: { session: { intra_op: { allow_spinning: "0" } } },
     });
     const info = { model: manifest.name, dimension: manifest.dimension, maxInputTokens: manifest.maxTokens ?? 256 };
     return new OnnxEmbedder(session, tokenizer, info, Math.max(1, options.batchSize ?? 32), manifest.scripts);
