@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { startEmbedded, type EmbeddedQuarry } from "../cli/embedded.ts";
 import { gatewayClient, type QuarryClient } from "../cli/gateway-client.ts";
+import { withHeadingPath } from "../lib/chunk-context.ts";
 import { sqlitePath, type Env } from "../lib/config.ts";
 import type { RetrievalMode, SearchQuery } from "../lib/domain.ts";
 import { silentLogger, type Logger } from "../lib/logger.ts";
@@ -76,8 +77,12 @@ export async function startBenchBackend(options: BenchBackendOptions): Promise<B
         chunkTexts: async (knowledgeBaseId) =>
           groupByDocument(
             db
-              .prepare(`SELECT document_id, text FROM chunks WHERE knowledge_base_id = ? ORDER BY document_id, chunk_index`)
-              .all(knowledgeBaseId) as { document_id: string; text: string }[],
+              .prepare(`SELECT document_id, text, section_path FROM chunks WHERE knowledge_base_id = ? ORDER BY document_id, chunk_index`)
+              .all(knowledgeBaseId)
+              .map((row) => {
+                const r = row as { document_id: string; text: string; section_path: string };
+                return { document_id: r.document_id, text: r.text, section_path: JSON.parse(r.section_path) as string[] };
+              }),
           ),
         async close() {
           await engine.close();
@@ -156,12 +161,22 @@ interface OpenSearchHandle {
   cleanup(prefix: string): Promise<void>;
 }
 
-function groupByDocument(rows: { document_id: string; text: string }[]): string[][] {
+interface StoredChunkText {
+  document_id: string;
+  text: string;
+  section_path: string[];
+}
+
+/**
+ * A document's chunks as the vectorizing stage embeds them: each under its heading path
+ * (withHeadingPath), so the raw baseline embeds exactly the inputs the pipeline did.
+ */
+function groupByDocument(rows: StoredChunkText[]): string[][] {
   const groups = new Map<string, string[]>();
   for (const row of rows) {
     let group = groups.get(row.document_id);
     if (!group) groups.set(row.document_id, (group = []));
-    group.push(row.text);
+    group.push(withHeadingPath(row.text, row.section_path));
   }
   return [...groups.values()];
 }
@@ -216,12 +231,12 @@ async function openOpenSearchHandle(env: Env): Promise<OpenSearchHandle> {
         body: {
           size: 10_000,
           track_total_hits: true,
-          _source: ["document_id", "chunk_index", "text"],
+          _source: ["document_id", "chunk_index", "text", "section_path"],
           query: { term: { record_type: "chunk" } },
           sort: [{ document_id: "asc" }, { chunk_index: "asc" }],
         },
       });
-      const hits = (body as unknown as { hits: { total: { value: number }; hits: { _source: { document_id: string; text: string } }[] } }).hits;
+      const hits = (body as unknown as { hits: { total: { value: number }; hits: { _source: StoredChunkText }[] } }).hits;
       if (hits.total.value > hits.hits.length) throw new Error(`the ingest bench reads at most 10,000 chunks back from OpenSearch; this corpus has ${hits.total.value}`);
       return groupByDocument(hits.hits.map((h) => h._source));
     },

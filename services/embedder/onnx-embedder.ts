@@ -48,8 +48,14 @@ export class OnnxEmbedder implements Embedder {
   readonly #sepId: number;
   readonly #padId: number;
   readonly #share: KnownTokenShare;
-  /** Forward passes run one at a time: concurrent runs would only fight over the same cores. */
-  #queue: Promise<unknown> = Promise.resolve();
+  /**
+   * Forward passes run one at a time (concurrent runs would only fight over the same cores), a
+   * question's before the next pass of a document call: during a bulk ingest the vectorizing stage
+   * sends hundreds of chunks in one call, and a question must wait for one pass, not all of them.
+   */
+  readonly #waiting: Record<EmbeddingKind, (() => void)[]> = { query: [], document: [] };
+  #running = false;
+  readonly #calls = new Set<Promise<unknown>>();
 
   private constructor(session: ort.InferenceSession, tokenizer: Tokenizer, info: EmbeddingModelInfo, batchSize: number, scripts?: string[]) {
     this.#session = session;
@@ -104,25 +110,56 @@ export class OnnxEmbedder implements Embedder {
     return [this.#clsId, ...ids.slice(0, this.#info.maxInputTokens - 2), this.#sepId];
   }
 
-  async embed(texts: string[], _kind: EmbeddingKind): Promise<Float32Array[]> {
-    const run = this.#queue.then(() => this.#embedAll(texts));
-    this.#queue = run.catch(() => undefined);
-    return run;
+  async embed(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
+    const call = this.#embedAll(texts, kind);
+    this.#calls.add(call);
+    try {
+      return await call;
+    } finally {
+      this.#calls.delete(call);
+    }
   }
 
   async close(): Promise<void> {
-    await this.#queue;
+    await Promise.allSettled([...this.#calls]);
     await this.#session.release();
   }
 
-  async #embedAll(texts: string[]): Promise<Float32Array[]> {
+  /** Runs one forward pass when the model is free, questions first. */
+  #pass<T>(kind: EmbeddingKind, work: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#waiting[kind].push(() =>
+        work()
+          .then(resolve, reject)
+          .finally(() => {
+            this.#running = false;
+            this.#startNext();
+          }),
+      );
+      this.#startNext();
+    });
+  }
+
+  #startNext(): void {
+    if (this.#running || this.#waiting.query.length + this.#waiting.document.length === 0) return;
+    this.#running = true;
+    // A pass blocks this thread while it runs; choosing the next one from a macrotask lets a
+    // question that arrived meanwhile (a thread message) be queued before the choice is made.
+    setImmediate(() => {
+      const next = this.#waiting.query.shift() ?? this.#waiting.document.shift();
+      if (next) next();
+      else this.#running = false;
+    });
+  }
+
+  async #embedAll(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
     const encoded = texts.map((t) => this.tokenize(t));
     // Batching texts of similar length wastes little on padding; the original order is restored below.
     const order = encoded.map((_, i) => i).sort((a, b) => encoded[b].length - encoded[a].length);
     const vectors = new Array<Float32Array>(texts.length);
     for (let start = 0; start < order.length; start += this.#batchSize) {
       const indices = order.slice(start, start + this.#batchSize);
-      const batchVectors = await this.#forward(indices.map((i) => encoded[i]));
+      const batchVectors = await this.#pass(kind, () => this.#forward(indices.map((i) => encoded[i])));
       indices.forEach((original, k) => (vectors[original] = batchVectors[k]));
     }
     return vectors;

@@ -42,6 +42,17 @@ describe("ThreadedEmbedder", () => {
     expect(longestGap).toBeLessThan(2_500);
   });
 
+  it("answers a question asked during a large document call before that call ends", async () => {
+    // Ten forward passes of documents, as the vectorizing stage sends during a bulk ingest.
+    const passages = Array.from({ length: 320 }, (_, i) => `Passage ${i}: ${"hybrid retrieval with citations ".repeat(8)}`);
+    const finished: string[] = [];
+    const documents = threaded.embed(passages, "document").then(() => finished.push("documents"));
+    await new Promise((r) => setTimeout(r, 50));
+    const question = threaded.embed(["Which engine does the k-NN plugin use?"], "query").then(() => finished.push("question"));
+    await Promise.all([documents, question]);
+    expect(finished).toEqual(["question", "documents"]);
+  });
+
   it("reports a missing model as the same clear error the model itself gives", async () => {
     const empty = mkdtempSync(join(tmpdir(), "quarry-no-model-"));
     await expect(ThreadedEmbedder.load(empty)).rejects.toThrow(FailedPreconditionError);

@@ -20,7 +20,11 @@ export interface EmbedderWorkerDeps {
   logger: Logger;
   /** Chunks per progress report. */
   progressEvery?: number;
-  /** Documents vectorized at once; their chunks share the model's forward passes. Default 8. */
+  /**
+   * Documents vectorized at once; their chunks share the model's forward passes. Default 32: with
+   * 8, a pass of 7 documents' chunks alternated with a pass of the one document that arrived
+   * meanwhile, and bench ingest measured 0.77 of the raw model against 0.89 with 32.
+   */
   concurrency?: number;
 }
 
@@ -30,10 +34,10 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
   // The documents in hand at once send their chunks to the model together (CoalescingEmbedder);
   // only this stage joins calls, so a query embedded through the RPC is never put in a batch (at
   // most it waits for the forward passes already under way).
-  const embedder = new CoalescingEmbedder(deps.embedder, 128);
+  const embedder = new CoalescingEmbedder(deps.embedder, 256);
   return runStage({
     name: "embedder",
-    concurrency: deps.concurrency ?? 8,
+    concurrency: deps.concurrency ?? 32,
     redrive: deps.redrive,
     bus,
     topic: Topics.chunksCreated,
