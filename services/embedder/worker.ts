@@ -32,8 +32,8 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
   const { bus } = deps;
   const step = deps.progressEvery ?? 64;
   // The documents in hand at once send their chunks to the model together (CoalescingEmbedder);
-  // only this stage joins calls, so a query embedded through the RPC is never put in a batch (at
-  // most it waits for the forward passes already under way).
+  // only this stage joins calls, so a query embedded through the RPC is never put in a batch (the
+  // local model runs a question's pass before the next pass of a document call).
   const embedder = new CoalescingEmbedder(deps.embedder, 256);
   return runStage({
     name: "embedder",
