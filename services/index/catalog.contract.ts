@@ -225,6 +225,18 @@ export function describeCatalogContract(name: string, factory: () => Promise<Cat
         expect(await catalog.listDocuments(kb.id)).toHaveLength(1);
       });
 
+      it("lists every document and knowledge base, beyond one page of the engine's results", async () => {
+        // The distributed fixtures page by 2 records here, as they page by 10,000 in production.
+        const kb = await catalog.createKnowledgeBase(newKnowledgeBase());
+        const names = ["e.txt", "a.txt", "d.txt", "b.txt", "c.txt"];
+        for (const fileName of names) await catalog.registerDocument(newVersion(kb.id, { fileName }));
+        expect((await catalog.listDocuments(kb.id)).map((d) => d.fileName)).toEqual([...names].sort());
+        const more = [await catalog.createKnowledgeBase(newKnowledgeBase()), await catalog.createKnowledgeBase(newKnowledgeBase())];
+        const listed = (await catalog.listKnowledgeBases()).map((k) => k.id);
+        for (const id of [kb.id, ...more.map((k) => k.id)]) expect(listed).toContain(id);
+        expect(new Set(listed).size).toBe(listed.length);
+      });
+
       it("lists the documents of one knowledge base only", async () => {
         const kb = await catalog.createKnowledgeBase(newKnowledgeBase());
         const other = await catalog.createKnowledgeBase(newKnowledgeBase());

@@ -40,6 +40,8 @@ export interface DocumentStoreCatalogOptions {
   replicas?: number;
   /** Close the client on close(); false when the search engine shares it. */
   ownsClient?: boolean;
+  /** Records per page when listing (default 10,000, the engines' max_result_window); tests page small. */
+  listPageSize?: number;
 }
 
 export class DocumentStoreCatalog implements Catalog {
@@ -231,9 +233,24 @@ export class DocumentStoreCatalog implements Catalog {
     return findRecord<T>(this.store, this.index, id);
   }
 
+  /**
+   * Every record matching the query, page by page with search_after: one search returns at most
+   * max_result_window (10,000) hits, and a knowledge base holds more documents than that (cMedIR's
+   * 19,237 titles: WatchIngestion saw 10,000 of them and called the ingest done). The record id
+   * breaks ties so pages neither repeat nor skip records.
+   */
   private async searchSources<T>(query: Record<string, unknown>, sort: SortOrder): Promise<T[]> {
-    const result = await this.store.search<T>(this.index, { size: MAX_LISTED, query, sort });
-    return result.hits.map((hit) => hit._source!);
+    const size = Math.max(1, this.options.listPageSize ?? MAX_LISTED);
+    const order = [...sort, { id: "asc" as const }];
+    const sources: T[] = [];
+    let after: unknown[] | undefined;
+    for (;;) {
+      const result = await this.store.search<T>(this.index, { size, query, sort: order, ...(after ? { search_after: after } : {}) });
+      sources.push(...result.hits.map((hit) => hit._source!));
+      if (result.hits.length < size) return sources;
+      after = result.hits[result.hits.length - 1].sort;
+      if (!after) throw new Error("the engine returned no sort values to page on");
+    }
   }
 
   private async counts(knowledgeBaseIds: string[]): Promise<Map<string, Counts>> {

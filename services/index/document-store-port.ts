@@ -13,6 +13,8 @@ export interface StoredHit<T> {
   _score?: number | null;
   _source?: T;
   matched_queries?: Record<string, number>;
+  /** The hit's sort values, when the search sorted (what search_after pages on). */
+  sort?: unknown[];
 }
 
 export interface SearchResult<T> {

@@ -6,6 +6,6 @@ import { elasticsearchTestSpace } from "./elasticsearch-test-support.ts";
 describeWithEngine("ELASTICSEARCH_URL", "ElasticsearchCatalog", (url) => {
   describeCatalogContract("Elasticsearch", async () => {
     const space = elasticsearchTestSpace(url);
-    return { catalog: new ElasticsearchCatalog(space.client, { index: `${space.prefix}catalog` }), cleanup: () => space.cleanup() };
+    return { catalog: new ElasticsearchCatalog(space.client, { index: `${space.prefix}catalog`, listPageSize: 2 }), cleanup: () => space.cleanup() };
   });
 });

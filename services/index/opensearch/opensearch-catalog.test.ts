@@ -6,6 +6,6 @@ import { openSearchTestSpace } from "./opensearch-test-support.ts";
 describeWithEngine("OPENSEARCH_URL", "OpenSearchCatalog", (url) => {
   describeCatalogContract("OpenSearch", async () => {
     const space = openSearchTestSpace(url);
-    return { catalog: new OpenSearchCatalog(space.client, { index: `${space.prefix}catalog` }), cleanup: () => space.cleanup() };
+    return { catalog: new OpenSearchCatalog(space.client, { index: `${space.prefix}catalog`, listPageSize: 2 }), cleanup: () => space.cleanup() };
   });
 });
