@@ -30,7 +30,7 @@ import {
   type ChunkSource,
 } from "./search-documents.ts";
 import type { SearchEngine } from "./search-engine.ts";
-import { applyMinScore, hybridCandidates, requireQueryVector, validateSearchQuery } from "./search-query.ts";
+import { applyMinScore, hybridCandidates, requireQueryVector, uniqueChunkIds, validateSearchQuery } from "./search-query.ts";
 import { segmentForIndex, segmentQuery } from "./text-segmenter.ts";
 
 export interface DocumentStoreEngineOptions {
@@ -127,12 +127,7 @@ export class DocumentStoreEngine implements SearchEngine {
   }
 
   async replaceDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[]): Promise<void> {
-    const seen = new Set<string>();
-    for (const chunk of chunks) {
-      if (!chunk.id) throw new InvalidInputError("every chunk needs an id");
-      if (seen.has(chunk.id)) throw new InvalidInputError(`chunk id ${chunk.id} appears twice`);
-      seen.add(chunk.id);
-    }
+    const seen = uniqueChunkIds(chunks);
     await this.call("replace document chunks", async () => {
       const dimension = await this.requireDimension(knowledgeBaseId);
       for (const chunk of chunks) {

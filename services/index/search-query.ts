@@ -1,7 +1,7 @@
 // Checks and defaults every SearchEngine applies the same way to a SearchQuery, whatever stores the
 // chunks: which queries are malformed (InvalidInput), which do not fit the stored vectors
 // (FailedPrecondition), how many candidates hybrid fuses, and what minScore drops.
-import type { SearchHit, SearchQuery } from "../../lib/domain.ts";
+import type { EmbeddedChunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
 
 export function validateSearchQuery(query: SearchQuery): void {
@@ -33,4 +33,15 @@ export function hybridCandidates(query: SearchQuery): number {
 /** Drops hits below minScore in the mode's own score; 0 (or less) keeps all. */
 export function applyMinScore(hits: SearchHit[], minScore: number): SearchHit[] {
   return minScore > 0 ? hits.filter((hit) => hit.score >= minScore) : hits;
+}
+
+/** Refuses a document's chunk set with a missing or repeated id (every engine keys chunks by id); returns the ids. */
+export function uniqueChunkIds(chunks: readonly EmbeddedChunk[]): Set<string> {
+  const seen = new Set<string>();
+  for (const chunk of chunks) {
+    if (!chunk.id) throw new InvalidInputError("every chunk needs an id");
+    if (seen.has(chunk.id)) throw new InvalidInputError(`chunk id ${chunk.id} appears twice`);
+    seen.add(chunk.id);
+  }
+  return seen;
 }

@@ -7,7 +7,7 @@ import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "../rrf-fusion.ts";
 import type { SearchEngine } from "../search-engine.ts";
-import { applyMinScore, hybridCandidates, requireQueryVector, validateSearchQuery } from "../search-query.ts";
+import { applyMinScore, hybridCandidates, requireQueryVector, uniqueChunkIds, validateSearchQuery } from "../search-query.ts";
 import { segmentForIndex, segmentQuery } from "../text-segmenter.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { withDatabase } from "./sqlite-errors.ts";
@@ -105,12 +105,7 @@ export class SqliteSearchEngine implements SearchEngine {
   }
 
   async replaceDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[]): Promise<void> {
-    const seen = new Set<string>();
-    for (const chunk of chunks) {
-      if (!chunk.id) throw new InvalidInputError("every chunk needs an id");
-      if (seen.has(chunk.id)) throw new InvalidInputError(`chunk id ${chunk.id} appears twice`);
-      seen.add(chunk.id);
-    }
+    const seen = uniqueChunkIds(chunks);
     this.run("replace document chunks", () =>
       this.db
         .transaction(() => {
