@@ -1,13 +1,14 @@
 // The real CLI, as a person runs it: `quarry ingest <folder>` then `quarry ask`, as child
 // processes against an embedded Quarry, checking what they print and how they exit.
 import { execFile } from "node:child_process";
-import { copyFile, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
-import { corpusPath } from "./e2e-helpers.ts";
+import { writeFixtures } from "../fixtures/fixture-documents.ts";
+import { PDF_FACT } from "../fixtures/fixture-texts.ts";
 
 const BIN = resolve(process.cwd(), "bin/quarry.mjs");
 
@@ -35,17 +36,17 @@ describe("the quarry CLI against an embedded instance", () => {
   // Named so the largest file sorts first: the next uploads then arrive while it embeds, as
   // happens with any real folder.
   const files = [
-    ["a-rules-zh.md", "zh_procuratorate_admin_litigation_rules_2016.md"],
-    ["b-ibm.md", "wiki.md"],
-    ["c-customers.csv", "csv-comma.csv"],
-    ["d-word-processors.pdf", "multi_page.pdf"],
-  ];
+    ["a-clockmaker.txt", "long-prose.txt"],
+    ["b-company.md", "company.md"],
+    ["c-customers.csv", "customers.csv"],
+    ["d-lighthouses.pdf", "lighthouses.pdf"],
+  ] as const;
 
   beforeAll(async () => {
     quarry = await startEmbeddedQuarry();
     // A scratch folder outside the repository, as a user's folder of documents would be.
     folder = await mkdtemp(join(tmpdir(), "quarry-cli-docs-"));
-    for (const [name, source] of files) await copyFile(corpusPath(source), join(folder, name));
+    await writeFixtures(folder, Object.fromEntries(files));
   });
   afterAll(async () => {
     await quarry?.stop();
@@ -74,14 +75,14 @@ describe("the quarry CLI against an embedded instance", () => {
   });
 
   it("asks: the answer streams, then the sources name the files", async () => {
-    const run = await quarryCli(["ask", "Where is IBM headquartered?", "--kb", "cli-kb", "--url", quarry.url]);
+    const run = await quarryCli(["ask", "Where is Tallis Instruments headquartered?", "--kb", "cli-kb", "--url", quarry.url]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain("Armonk");
+    expect(run.stdout).toContain("Ely");
     const [answer, sources] = run.stdout.split("\nSources:\n");
     expect(sources, run.stdout).toBeDefined();
     const cited = [...sources.matchAll(/^ {2}\[(\d+)\] ([^,(]+?)[,( ]/gm)].map((m) => ({ marker: m[1], file: m[2] }));
     expect(cited.length).toBeGreaterThan(0);
-    expect(cited.map((c) => c.file)).toContain("b-ibm.md");
+    expect(cited.map((c) => c.file)).toContain("b-company.md");
     for (const c of cited) {
       expect(files.map(([name]) => name)).toContain(c.file);
       expect(answer).toContain(`[${c.marker}]`);
@@ -89,11 +90,11 @@ describe("the quarry CLI against an embedded instance", () => {
   });
 
   it("asks about the PDF and cites it with its page", async () => {
-    const run = await quarryCli(["ask", "Who patented the typewriter in 1868?", "--kb", "cli-kb", "--url", quarry.url, "--mode", "bm25"]);
+    const run = await quarryCli(["ask", PDF_FACT.question, "--kb", "cli-kb", "--url", quarry.url, "--mode", "bm25"]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain("Sholes");
+    expect(run.stdout).toContain("Winstanley");
     // Page 1 holds the answer; the source line says so.
-    expect(run.stdout).toMatch(/^ {2}\[\d+\] d-word-processors\.pdf, p\. 1\b/m);
+    expect(run.stdout).toMatch(/^ {2}\[\d+\] d-lighthouses\.pdf, p\. 1\b/m);
   });
 
   it("exits non-zero with a readable message for a knowledge base that does not exist", async () => {

@@ -12,7 +12,7 @@ describe("parseCsv", () => {
     expect(lines[0]).toBe("Columns: Index; Customer Id; First Name; Last Name; Company; City; Country; Phone 1; Phone 2; Email; Subscription Date; Website");
     expect(lines).toHaveLength(6);
     // The quoted field with a comma stays one value.
-    expect(lines[2]).toContain("First Name: Teodor; Last Name: Vance, Jr; Company: Northwind Ferries");
+    expect(lines[2]).toContain("First Name: Teodor; Last Name: Vance, Jr; Company: Vance Marine");
     expect(metadata).toMatchObject({ delimiter: "comma", rows: "5", columns: "12" });
   });
 
