@@ -54,7 +54,7 @@ export async function runService(service: AssembledService, port: number, host: 
     workers = await service.startWorkers();
     if (abort.signal.aborted) return;
     health.setAll(true);
-    logger.info({ service: service.name }, "ready: reporting SERVING");
+    logger.info("ready: reporting SERVING");
   })();
   // Stopping while still waiting is not a start-up failure.
   const settled = ready.catch((error) => {
