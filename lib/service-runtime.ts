@@ -1,6 +1,7 @@
 // What every service process does around its wiring: listen at once (answering NOT_SERVING on its
 // health check), wait for its peers and its start-up calls, start its bus consumers, then report
 // SERVING; on SIGTERM/SIGINT stop consuming, drain calls in flight, and exit.
+import { sleep } from "./backoff.ts";
 import type { EventBus, Subscription } from "./bus/event-bus.ts";
 import type { RedriveSettings } from "./pipeline/redrive.ts";
 import type { Logger } from "./logger.ts";
@@ -51,8 +52,13 @@ export async function runService(service: AssembledService, port: number, host: 
   const ready = (async () => {
     await steps.waitForPeers(abort.signal);
     await service.prepare?.((what, attempt) => steps.retry(what, attempt, abort.signal));
-    workers = await service.startWorkers();
-    if (abort.signal.aborted) return;
+    const started = await service.startWorkers();
+    if (abort.signal.aborted) {
+      // Stopped while the consumers were joining: stop() may have moved on, so they are closed here.
+      for (const w of started) await w.close();
+      return;
+    }
+    workers = started;
     health.setAll(true);
     logger.info("ready: reporting SERVING");
   })();
@@ -65,7 +71,9 @@ export async function runService(service: AssembledService, port: number, host: 
     (stopping ??= (async () => {
       logger.info({ service: service.name }, "draining");
       abort.abort(new Error("stopping"));
-      await settled.catch(() => {});
+      // Waiting for peers ends at once; a consumer still joining its group (up to a session timeout
+      // after a crash) is not waited for: closing the bus ends that join.
+      await Promise.race([settled.catch(() => {}), sleep(1_000)]);
       for (const w of workers) await w.close();
       await running.close();
       await service.close();
