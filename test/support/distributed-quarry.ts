@@ -202,8 +202,8 @@ function stopChild(child: ChildProcess | undefined): Promise<void> {
   });
 }
 
-/** Removes what the run left in the shared engines: its indices, template, topics and groups. */
-async function cleanUp(options: DistributedQuarryOptions, opensearchPrefix: string, topicPrefix: string): Promise<void> {
+/** Removes what a run left in the shared engines: its indices, template, topics and groups. */
+export async function cleanUp(options: Pick<DistributedQuarryOptions, "opensearchUrl" | "kafkaBrokers">, opensearchPrefix: string, topicPrefix: string): Promise<void> {
   const os = options.opensearchUrl.replace(/\/$/, "");
   await deleteOpenSearchNamespace(os, `${opensearchPrefix}-`).catch(() => {});
   const kafka = new Kafka({ brokers: options.kafkaBrokers.split(","), clientId: "quarry-e2e-cleanup", logLevel: logLevel.NOTHING });
