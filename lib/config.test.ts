@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, peerUrl, servicePort, ServicePorts } from "./config.ts";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { ConfigError, peerUrl, portVariable, ServiceNames, servicePort, ServicePorts, urlVariable } from "./config.ts";
 
 describe("service ports and peer addresses", () => {
   it("default to the standard port table, on this machine", () => {
@@ -33,5 +35,18 @@ describe("service ports and peer addresses", () => {
     expect(() => servicePort({ QUARRY_CHUNKER_PORT: "70000" }, "chunker")).toThrow(/QUARRY_CHUNKER_PORT must be a port number/);
     expect(() => servicePort({ QUARRY_BASE_PORT: "65533" }, "answer")).toThrow(/QUARRY_BASE_PORT must leave room/);
     expect(() => peerUrl({ QUARRY_PARSER_PORT: "0" }, "parser")).toThrow(/set QUARRY_PARSER_URL/);
+  });
+});
+
+describe("the README's port table", () => {
+  it("is the table in code: each service's port, port variable and address variable", () => {
+    const readme = readFileSync(resolve(import.meta.dirname, "../README.md"), "utf8");
+    const rows = ServiceNames.map((name) => {
+      const row = new RegExp(`^\\| ${name} \\| (\\d+) \\| \`([A-Z_]+)\` \\| ([^|]+) \\|`, "m").exec(readme);
+      return row && { name, port: Number(row[1]), portVariable: row[2], urlVariable: /`([A-Z_]+)`/.exec(row[3])?.[1] };
+    });
+    expect(rows).toEqual(
+      ServiceNames.map((name) => ({ name, port: ServicePorts[name], portVariable: portVariable(name), urlVariable: name === "gateway" ? "QUARRY_URL" : urlVariable(name) })),
+    );
   });
 });
