@@ -18,8 +18,9 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
   // The chunk size limit is the embedder's, so it is asked once at start-up (prepare); until then the
   // chunker's own RPCs answer unavailable rather than guess.
   let learned: number | undefined;
-  const limit = {
+  const deps = {
     counter,
+    logger,
     get maxInputTokens(): number {
       if (learned === undefined) throw new UnavailableError("the chunker has not yet learned the embedder's input limit; is the embedder up?");
       return learned;
@@ -28,7 +29,7 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
   const knowledgeBase = knowledgeBaseLookup(() => peers.transport("index"));
   return {
     name: "chunker",
-    server: build(Object.assign(limit, { logger })),
+    server: build(deps),
     prepare: async (retry) => {
       const embedder = createClient(EmbedderService, peers.transport("embedder"));
       learned = (await retry("the embedder's model limit", () => embedder.getModelInfo({}))).maxInputTokens;
@@ -37,7 +38,7 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
       await startChunkerWorker({
         bus: shared.bus,
         counter,
-        maxInputTokens: limit.maxInputTokens,
+        maxInputTokens: deps.maxInputTokens,
         settingsFor: async (id) => (await knowledgeBase(id)).chunking,
         logger,
         redrive: shared.redrive,
