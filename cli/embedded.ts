@@ -36,9 +36,12 @@ export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQ
   add(await assembleEmbedder(env, peers, shared));
   add(assembleParser(env, shared));
   add(await assembleIndex(env, shared));
-  add(await assembleChunker(env, peers, shared));
+  add(assembleChunker(env, peers, shared));
   add(assembleAnswer(env, peers, shared));
   const gateway = add(assembleGateway(env, peers, shared));
+
+  // In one process every peer is already here, so start-up calls need no retrying.
+  for (const service of services) await service.prepare?.((_what, attempt) => attempt());
 
   const config = gatewayConfig(env);
   const running = await gateway.server.listen(config.port, config.host);

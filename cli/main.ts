@@ -22,11 +22,12 @@ const SERVICES = ["parser", "chunker", "embedder", "index", "answer", "gateway"]
 program
   .command("serve")
   .description("start Quarry: everything embedded in one process, or one named service")
-  .argument("[service]", `one of ${SERVICES.join(", ")}; omit for embedded mode`)
+  .argument("[service]", `one of ${SERVICES.join(", ")}; all for the six as child processes (--port is then the first of six); omit for embedded mode`)
   .option("--port <port>", "port to listen on (QUARRY_PORT, or QUARRY_<SERVICE>_PORT)")
   .option("--host <host>", "address to bind (QUARRY_HOST)")
   .option("--data-dir <dir>", "where the embedded SQLite file lives (QUARRY_DATA_DIR)")
   .action(async (service: string | undefined, options: { port?: string; host?: string; dataDir?: string }) => {
+    if (service === "all") return (await import("./serve-all.ts")).serveAll(options);
     const env = { ...process.env };
     if (options.dataDir) env.QUARRY_DATA_DIR = options.dataDir;
     if (options.host) env.QUARRY_HOST = options.host;

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { dataDir, integer, optional, ServicePorts, type Env } from "../lib/config.ts";
+import { dataDir, integer, optional, servicePort, type Env } from "../lib/config.ts";
 import type { UploadLimits } from "./upload.ts";
 
 export interface GatewayConfig {
@@ -12,7 +12,7 @@ export interface GatewayConfig {
 export function gatewayConfig(env: Env): GatewayConfig {
   const kafka = Boolean(optional(env, "KAFKA_BROKERS"));
   return {
-    port: integer(env, "QUARRY_PORT", ServicePorts.gateway),
+    port: servicePort(env, "gateway"),
     host: optional(env, "QUARRY_HOST") ?? "127.0.0.1",
     limits: {
       maxUploadBytes: integer(env, "QUARRY_MAX_UPLOAD_BYTES", 50 * 1024 * 1024),

@@ -40,5 +40,63 @@ export function modelsDir(env: Env): string {
   return optional(env, "QUARRY_MODELS_DIR") ?? join(homedir(), ".cache", "quarry", "models");
 }
 
+/**
+ * The standard ports: the one table every default port, default peer address and message derives
+ * from (the README's "Distributed mode" shows the same table).
+ */
 export const ServicePorts = { gateway: 8080, parser: 8081, chunker: 8082, embedder: 8083, index: 8084, answer: 8085 } as const;
 export type ServiceName = keyof typeof ServicePorts;
+export const ServiceNames = Object.keys(ServicePorts) as ServiceName[];
+
+/** The gateway keeps the embedded mode's QUARRY_PORT; the others are QUARRY_<SERVICE>_PORT. */
+export function portVariable(name: ServiceName): string {
+  return name === "gateway" ? "QUARRY_PORT" : `QUARRY_${name.toUpperCase()}_PORT`;
+}
+
+export function urlVariable(name: ServiceName): string {
+  return `QUARRY_${name.toUpperCase()}_URL`;
+}
+
+/**
+ * Where a service listens: QUARRY_<SERVICE>_PORT, else QUARRY_BASE_PORT plus the service's offset
+ * in the table (so one variable moves all six), else the standard port.
+ */
+export function servicePort(env: Env, name: ServiceName): number {
+  const variable = portVariable(name);
+  if (optional(env, variable) !== undefined) return port(env, variable, ServicePorts[name]);
+  if (optional(env, "QUARRY_BASE_PORT") === undefined) return ServicePorts[name];
+  const base = port(env, "QUARRY_BASE_PORT", ServicePorts.gateway);
+  const value = base + ServicePorts[name] - ServicePorts.gateway;
+  if (base === 0 || value > 65535) throw new ConfigError(`QUARRY_BASE_PORT must leave room for six ports (1–65530), not "${base}"`);
+  return value;
+}
+
+/**
+ * Where a service finds a peer: QUARRY_<PEER>_URL, else the peer's port (as servicePort reads it,
+ * so a set of port variables shared by all six processes is enough) on this machine.
+ */
+export function peerUrl(env: Env, name: ServiceName): string {
+  const variable = urlVariable(name);
+  const explicit = optional(env, variable);
+  if (explicit !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(explicit);
+    } catch {
+      throw new ConfigError(`${variable} must be a URL such as http://127.0.0.1:${ServicePorts[name]}, not "${explicit}"`);
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new ConfigError(`${variable} must be an http:// or https:// URL, not "${explicit}"`);
+    }
+    return explicit.replace(/\/+$/, "");
+  }
+  const at = servicePort(env, name);
+  if (at === 0) throw new ConfigError(`${portVariable(name)}=0 picks a free port, so its peers cannot guess it: set ${variable} for them`);
+  return `http://127.0.0.1:${at}`;
+}
+
+function port(env: Env, name: string, fallback: number): number {
+  const value = integer(env, name, fallback);
+  if (value > 65535) throw new ConfigError(`${name} must be a port number (0–65535), not "${value}"`);
+  return value;
+}

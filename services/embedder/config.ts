@@ -1,4 +1,4 @@
-import { ConfigError, integer, modelsDir, optional, ServicePorts, type Env } from "../../lib/config.ts";
+import { ConfigError, integer, modelsDir, optional, servicePort, type Env } from "../../lib/config.ts";
 
 export type EmbedderConfig =
   | { port: number; provider: "local"; modelDir: string; batchSize: number }
@@ -14,7 +14,7 @@ export type EmbedderConfig =
     };
 
 export function embedderConfig(env: Env): EmbedderConfig {
-  const port = integer(env, "QUARRY_EMBEDDER_PORT", ServicePorts.embedder);
+  const port = servicePort(env, "embedder");
   const provider = optional(env, "QUARRY_EMBEDDING_PROVIDER") ?? "local";
   if (provider === "local") {
     const name = optional(env, "QUARRY_EMBEDDING_MODEL") ?? "all-MiniLM-L6-v2-int8";

@@ -1,4 +1,4 @@
-import { integer, optional, ServicePorts, type Env } from "../../lib/config.ts";
+import { integer, optional, servicePort, type Env } from "../../lib/config.ts";
 
 export interface ParserConfig {
   port: number;
@@ -9,7 +9,7 @@ export interface ParserConfig {
 
 export function parserConfig(env: Env): ParserConfig {
   return {
-    port: integer(env, "QUARRY_PARSER_PORT", ServicePorts.parser),
+    port: servicePort(env, "parser"),
     tikaUrl: optional(env, "TIKA_URL"),
     tikaTimeoutMs: integer(env, "QUARRY_TIKA_TIMEOUT_MS", 120_000),
   };
