@@ -180,7 +180,7 @@ describeWithAllEngines("Quarry distributed: six processes end to end", (engines)
       expect(words.length).toBeGreaterThan(0);
       expect(words.filter((w) => !cited.includes(w)), `snippet words not on pages ${citation.page}-${citation.pageEnd}`).toEqual([]);
     }
-    const logbook = fromPdf.find((c) => /logbook/.test(c.snippet));
+    const logbook = fromPdf.find((c) => /logbook/i.test(c.snippet));
     expect(logbook, `no PDF citation quotes the logbook: ${fromPdf.map((c) => c.snippet).join(" | ")}`).toBeDefined();
     expect(logbook!.page).toBeLessThanOrEqual(3);
     expect(Math.max(logbook!.page, logbook!.pageEnd)).toBeGreaterThanOrEqual(3);
