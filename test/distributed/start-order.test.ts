@@ -24,6 +24,9 @@ import { describeWithAllEngines } from "./engines-all.ts";
 import { waitFor } from "./wait-for.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
+/** Generous: with the whole suite running on two cores, a process can take a minute to start. */
+const START_TIMEOUT_MS = 150_000;
+const SERVING_TIMEOUT_MS = 240_000;
 const REVERSE: ServiceName[] = ["gateway", "answer", "index", "embedder", "chunker", "parser"];
 /** What locates node, the model cache and the home folder; nothing of Quarry's own. */
 const INHERITED = ["PATH", "HOME", "QUARRY_MODELS_DIR", "TMPDIR", "LANG"];
@@ -66,8 +69,12 @@ function launch(args: string[], env: Env, logFile: string): Proc {
     lines,
     logFile,
     alive: () => child.exitCode === null && child.signalCode === null,
-    line: (pattern, timeoutMs = 60_000, after = 0) =>
-      waitFor(`a line matching ${pattern} from quarry ${args.join(" ")} (log: ${logFile})`, async () => lines.slice(after).find((l) => pattern.test(l)), timeoutMs),
+    line: (pattern, timeoutMs = START_TIMEOUT_MS, after = 0) =>
+      waitFor(`a line matching ${pattern} from quarry ${args.join(" ")}`, async () => lines.slice(after).find((l) => pattern.test(l)), timeoutMs).catch(
+        (error: Error) => {
+          throw new Error(`${error.message}; its last lines:\n${lines.slice(-25).join("\n")}`);
+        },
+      ),
   };
 }
 
@@ -112,8 +119,15 @@ async function healthOf(base: number, name: ServiceName): Promise<Status | strin
   }
 }
 
-const waitServing = (base: number, name: ServiceName, timeoutMs: number) =>
-  waitFor(`${name} on ${portOf(base, name)} SERVING`, async () => ((await healthOf(base, name)) === Status.SERVING ? true : undefined), timeoutMs);
+/** Waits for SERVING; on a timeout the error carries what each process said last. */
+async function waitServing(base: number, name: ServiceName, timeoutMs: number, procs: Record<string, Proc>): Promise<void> {
+  await waitFor(`${name} on ${portOf(base, name)} SERVING`, async () => ((await healthOf(base, name)) === Status.SERVING ? true : undefined), timeoutMs).catch(
+    (error: Error) => {
+      const tails = Object.entries(procs).map(([label, proc]) => `--- ${label} ---\n${proc.lines.slice(-15).join("\n")}`);
+      throw new Error(`${error.message}\n${tails.join("\n")}`);
+    },
+  );
+}
 
 /** Ingests DOCS into a new knowledge base through the gateway, then asks QUESTIONS; every answer must cite its file. */
 async function ingestAndAsk(base: number, label: string): Promise<void> {
@@ -178,20 +192,20 @@ describeWithAllEngines("Quarry distributed: any start order, and quarry serve al
       }
       if (name === "chunker") expect([Status.NOT_SERVING, Status.SERVING]).toContain(await healthOf(base, "chunker"));
     }
-    await waitServing(base, "gateway", 120_000);
+    await waitServing(base, "gateway", SERVING_TIMEOUT_MS, started);
     for (const name of REVERSE) expect(await healthOf(base, name), name).toBe(Status.SERVING);
 
     await ingestAndAsk(base, `order-${runId}`);
 
     for (const name of REVERSE) expect(await stopProc(started[name]), name).toEqual({ code: 0, signal: null });
-  }, 420_000);
+  }, 600_000);
 
   it("quarry serve all runs the six, restarts one killed with SIGKILL, ingests and answers, and stops them all with exit 0 on SIGTERM", async () => {
     const base = await freeBase();
     const env = await runEnv("b");
     const all = launch(["serve", "all", "--port", String(base)], env, join(env.QUARRY_DATA_DIR!, "serve-all.log"));
     procs.push(all);
-    await waitServing(base, "gateway", 120_000);
+    await waitServing(base, "gateway", SERVING_TIMEOUT_MS, { all });
     for (const name of REVERSE) expect(await healthOf(base, name), name).toBe(Status.SERVING);
     // Every child's log lines carry its name.
     for (const name of REVERSE) await all.line(new RegExp(`^${name} +\\| Quarry ${name} listening on`));
@@ -206,7 +220,7 @@ describeWithAllEngines("Quarry distributed: any start order, and quarry serve al
     expect(second).not.toBe(first);
     pids.add(second);
     // The new chunker rejoins its consumer group once Kafka gives up on the dead one (its session timeout).
-    await waitServing(base, "chunker", 90_000);
+    await waitServing(base, "chunker", SERVING_TIMEOUT_MS, { all });
 
     await ingestAndAsk(base, `serve-all-${runId}`);
 
@@ -215,5 +229,5 @@ describeWithAllEngines("Quarry distributed: any start order, and quarry serve al
     expect(all.lines).toContain("quarry   | all services stopped");
     for (const pid of pids) expect(() => process.kill(pid, 0), `pid ${pid} outlived serve all`).toThrow();
     for (const name of REVERSE) expect(await portFree(portOf(base, name)), `${name}'s port is still taken`).toBe(true);
-  }, 420_000);
+  }, 600_000);
 });
