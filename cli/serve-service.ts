@@ -5,7 +5,7 @@ import { assembleChunker } from "../services/chunker/main.ts";
 import { assembleEmbedder } from "../services/embedder/main.ts";
 import { assembleIndex } from "../services/index/main.ts";
 import { assembleParser } from "../services/parser/main.ts";
-import { assembleGateway } from "../gateway/main.ts";
+import { assembleGateway, type AssembledGateway } from "../gateway/main.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { integer, optional, ServicePorts, type Env, type ServiceName } from "../lib/config.ts";
@@ -35,6 +35,7 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
     answer: async () => assembleAnswer(env, peers, shared),
     gateway: async () => assembleGateway(env, peers, shared),
   }[name]();
+  if (name === "gateway") await (service as AssembledGateway).checkExposure();
   const portVariable = name === "gateway" ? "QUARRY_PORT" : `QUARRY_${name.toUpperCase()}_PORT`;
   const running = await runService(service, integer(env, portVariable, ServicePorts[name]), optional(env, "QUARRY_HOST") ?? "127.0.0.1", logger);
   return {

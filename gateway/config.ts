@@ -7,6 +7,10 @@ export interface GatewayConfig {
   host: string;
   limits: UploadLimits;
   corsOrigins: string[];
+  /** QUARRY_API_KEY: a bootstrap admin key that exists only in the configuration. */
+  apiKey?: string;
+  /** --insecure (QUARRY_INSECURE=1): serve a non-loopback address with no key. */
+  insecure: boolean;
 }
 
 export function gatewayConfig(env: Env): GatewayConfig {
@@ -20,6 +24,9 @@ export function gatewayConfig(env: Env): GatewayConfig {
       inlineMaxBytes: integer(env, "QUARRY_INLINE_MAX_BYTES", kafka ? 512 * 1024 : 64 * 1024 * 1024),
       blobDir: optional(env, "QUARRY_BLOB_DIR") ?? join(dataDir(env), "blobs"),
     },
-    corsOrigins: (optional(env, "QUARRY_CORS_ORIGINS") ?? "*").split(",").map((o) => o.trim()),
+    // No cross-origin access unless origins are listed: a page a user visits must not drive a local Quarry.
+    corsOrigins: (optional(env, "QUARRY_CORS_ORIGINS") ?? "").split(",").map((o) => o.trim()).filter(Boolean),
+    apiKey: optional(env, "QUARRY_API_KEY"),
+    insecure: optional(env, "QUARRY_INSECURE") === "1",
   };
 }

@@ -27,7 +27,7 @@ export interface ServerOptions {
   logger: Logger;
   /** Largest request message accepted, bytes. */
   readMaxBytes?: number;
-  /** Origins allowed to call from a browser; ["*"] allows any. */
+  /** Origins allowed to call from a browser (none by default); ["*"] allows any. */
   corsOrigins?: string[];
   interceptors?: Interceptor[];
 }
@@ -62,7 +62,7 @@ export function buildServer(options: ServerOptions): BuiltServer {
   };
   const interceptors = [rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? [])];
   const connect = connectNodeAdapter({ routes, readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024, interceptors });
-  const origins = options.corsOrigins ?? ["*"];
+  const origins = options.corsOrigins ?? [];
   let active = 0;
   const handler: BuiltServer["handler"] = (req, res) => {
     active++;
@@ -70,6 +70,7 @@ export function buildServer(options: ServerOptions): BuiltServer {
     const origin = req.headers.origin;
     if (origin && (origins.includes("*") || origins.includes(origin))) {
       res.setHeader("Access-Control-Allow-Origin", origins.includes("*") ? "*" : origin);
+      if (!origins.includes("*")) res.setHeader("Vary", "Origin");
       res.setHeader("Access-Control-Expose-Headers", cors.exposedHeaders.join(", "));
       if (req.method === "OPTIONS") {
         res.setHeader("Access-Control-Allow-Methods", cors.allowedMethods.join(", "));
