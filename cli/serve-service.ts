@@ -10,8 +10,10 @@ import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { integer, optional, ServicePorts, type Env, type ServiceName } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
+import { internalToken, requireInternalToken } from "../lib/rpc/internal-token.ts";
+import { isLoopback } from "../lib/rpc/loopback.ts";
 import { remotePeers, type PeerName } from "../lib/rpc/peers.ts";
-import { runService, type RunningService } from "../lib/service-runtime.ts";
+import { runService, type AssembledService, type RunningService } from "../lib/service-runtime.ts";
 
 /** Whom each service calls. */
 const PEERS: Record<ServiceName, PeerName[]> = {
@@ -37,7 +39,8 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
   }[name]();
   if (name === "gateway") await (service as AssembledGateway).checkExposure();
   const portVariable = name === "gateway" ? "QUARRY_PORT" : `QUARRY_${name.toUpperCase()}_PORT`;
-  const running = await runService(service, integer(env, portVariable, ServicePorts[name]), optional(env, "QUARRY_HOST") ?? "127.0.0.1", logger);
+  const host = optional(env, "QUARRY_HOST") ?? "127.0.0.1";
+  const running = await runService(name === "gateway" ? service : guardInternal(service, env, host, logger), integer(env, portVariable, ServicePorts[name]), host, logger);
   return {
     ...running,
     stop: async () => {
@@ -45,4 +48,15 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
       await bus.close();
     },
   };
+}
+
+/** An internal service's listener takes only calls carrying QUARRY_INTERNAL_TOKEN, when one is set. */
+function guardInternal(service: AssembledService, env: Env, host: string, logger: Logger): AssembledService {
+  const token = internalToken(env);
+  if (!token) {
+    if (!isLoopback(host)) logger.warn({ service: service.name, host }, "no QUARRY_INTERNAL_TOKEN: anyone who can reach this address can call this internal service");
+    return service;
+  }
+  const server = service.server;
+  return { ...service, server: { ...server, listen: (port, listenHost) => server.listen(port, listenHost, { interceptors: [requireInternalToken(token)] }) } };
 }

@@ -19,5 +19,6 @@ describe("bind policy", () => {
     await expect(
       checkBindPolicy({ host: "10.1.2.3", insecure: false, keysConfigured: () => Promise.reject(new Error("index down")), logger: silentLogger }),
     ).rejects.toThrow(/cannot tell whether any API key exists/);
+    await checkBindPolicy({ host: "127.0.0.1", insecure: false, keysConfigured: () => Promise.reject(new Error("index not up yet")), logger: silentLogger });
   });
 });

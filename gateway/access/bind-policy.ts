@@ -1,16 +1,10 @@
 // Safe defaults for where the gateway listens: a Quarry without any API key answers everyone, so it
 // may listen only on a loopback address, unless the operator says --insecure out loud.
-import { isIP } from "node:net";
 import { ConfigError } from "../../lib/config.ts";
 import type { Logger } from "../../lib/logger.ts";
+import { isLoopback } from "../../lib/rpc/loopback.ts";
 
-export function isLoopback(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, "");
-  if (h === "localhost" || h.endsWith(".localhost")) return true;
-  if (isIP(h) === 4) return h.startsWith("127.");
-  if (isIP(h) === 6) return h === "::1" || /^::ffff:127\./.test(h);
-  return false;
-}
+export { isLoopback };
 
 /** Refuses (ConfigError) to expose a Quarry without keys; says at start-up when it serves without credentials. */
 export async function checkBindPolicy(options: { host: string; insecure: boolean; keysConfigured: () => Promise<boolean>; logger: Logger }): Promise<void> {
@@ -20,7 +14,11 @@ export async function checkBindPolicy(options: { host: string; insecure: boolean
   try {
     keys = await options.keysConfigured();
   } catch (error) {
-    if (loopback || options.insecure) throw error;
+    // Calls are authenticated one by one anyway; here only exposing a Quarry that may have no key is at stake.
+    if (loopback || options.insecure) {
+      logger.warn({ host, err: error }, "cannot tell yet whether any API key exists; calls without a key are served only while none does");
+      return;
+    }
     throw new ConfigError(`cannot tell whether any API key exists (${(error as Error).message}), so refusing to serve on ${host}`);
   }
   if (keys) return;

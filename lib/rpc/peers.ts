@@ -3,6 +3,7 @@
 import type { Transport } from "@connectrpc/connect";
 import { required, type Env } from "../config.ts";
 import type { BuiltServer } from "./server.ts";
+import { internalToken, sendInternalToken } from "./internal-token.ts";
 import { grpcTransport, inProcessTransport } from "./transports.ts";
 
 export type PeerName = "parser" | "chunker" | "embedder" | "index" | "answer";
@@ -16,7 +17,10 @@ export function remotePeers(env: Env, needed: readonly PeerName[]): Peers {
   const transports = new Map<PeerName, Transport>(
     needed.map((name) => [
       name,
-      grpcTransport(required(env, `QUARRY_${name.toUpperCase()}_URL`, `this service calls the ${name} service there (e.g. http://127.0.0.1:8084)`)),
+      grpcTransport(
+        required(env, `QUARRY_${name.toUpperCase()}_URL`, `this service calls the ${name} service there (e.g. http://127.0.0.1:8084)`),
+        sendInternalToken(internalToken(env)),
+      ),
     ]),
   );
   return {
