@@ -7,6 +7,7 @@ import type { Catalog } from "../catalog.ts";
 import { DocumentStoreApiKeyStore } from "../document-store-api-key-store.ts";
 import { ElasticsearchDocumentStore } from "./elasticsearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";
+import { elasticsearchClientOptions } from "../engine-connection.ts";
 import type { SearchEngine } from "../search-engine.ts";
 import { ElasticsearchCatalog } from "./elasticsearch-catalog.ts";
 import { ElasticsearchSearchEngine } from "./elasticsearch-search-engine.ts";
@@ -14,7 +15,7 @@ import { ElasticsearchSearchEngine } from "./elasticsearch-search-engine.ts";
 export type ElasticsearchIndexConfig = Extract<IndexConfig, { backend: "elasticsearch" }>;
 
 export async function openElasticsearchStores(config: ElasticsearchIndexConfig): Promise<{ catalog: Catalog; engine: SearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> }> {
-  const client = new Client({ node: config.url });
+  const client = new Client(elasticsearchClientOptions(config.connection ?? { url: config.url }));
   const engine = new ElasticsearchSearchEngine(client, { indexPrefix: `${config.indexPrefix}-chunks-` });
   const catalog = new ElasticsearchCatalog(client, { index: `${config.indexPrefix}-catalog` });
   return {

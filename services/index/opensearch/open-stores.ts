@@ -9,6 +9,7 @@ import type { Catalog } from "../catalog.ts";
 import { DocumentStoreApiKeyStore } from "../document-store-api-key-store.ts";
 import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";
+import { openSearchClientOptions } from "../engine-connection.ts";
 import { OpenSearchCatalog } from "./opensearch-catalog.ts";
 import { toDomainError } from "./opensearch-errors.ts";
 import { detectNeuralSearch, resolveNativeHybrid } from "./opensearch-native-hybrid.ts";
@@ -19,7 +20,7 @@ export type OpenSearchIndexConfig = Extract<IndexConfig, { backend: "opensearch"
 export async function openOpenSearchStores(
   config: OpenSearchIndexConfig,
 ): Promise<{ catalog: Catalog; engine: OpenSearchSearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> }> {
-  const client = new Client({ node: config.url });
+  const client = new Client(openSearchClientOptions(config.connection ?? { url: config.url }));
   try {
     const native = await resolveNativeHybrid(config.nativeHybrid, config.fusion, async () => {
       try {
