@@ -29,6 +29,7 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
     index,
     bootstrapKey: config.apiKey,
     openWithoutKeys: isLoopback(config.host) || config.insecure,
+    openOnlyToLoopbackHosts: !config.insecure,
   });
   return {
     checkExposure: () => checkBindPolicy({ host: config.host, insecure: config.insecure, keysConfigured: () => authenticator.keysConfigured(), logger }),

@@ -39,7 +39,7 @@ export function accessInterceptor(deps: AccessDeps): Interceptor {
     const rule: AccessRule | undefined = service === PUBLIC_SERVICE ? ruleFor(request.method.localName) : undefined;
     if (!rule) throw new PermissionDeniedError(`${service}/${request.method.name} has no access rule, so nobody may call it`);
 
-    const who = await deps.authenticator.authenticate(request.header.get("authorization"));
+    const who = await deps.authenticator.authenticate(request.header.get("authorization"), hostOf(request.url));
     if (!roleAllows(who.role, rule.role)) {
       throw new PermissionDeniedError(`the API key "${who.name}" has the ${who.role} role; ${request.method.name} needs ${rule.role}`);
     }
@@ -65,6 +65,14 @@ export function accessInterceptor(deps: AccessDeps): Interceptor {
     if (rule.scoped === "filter" && rule.filter && !response.stream) rule.filter(response.message as never, new Set(who.knowledgeBaseIds));
     return response;
   };
+}
+
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return undefined;
+  }
 }
 
 function notFound(error: unknown): undefined {

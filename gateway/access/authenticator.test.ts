@@ -42,6 +42,14 @@ describe("ApiKeyAuthenticator", () => {
     expect(await open.authenticate(null)).toBe(OPEN_ACCESS);
   });
 
+  it("serves calls without credentials only when they name a loopback host (no DNS rebinding), unless told otherwise", async () => {
+    const { index } = indexWith([]);
+    const guarded = new ApiKeyAuthenticator({ index, openWithoutKeys: true, openOnlyToLoopbackHosts: true });
+    for (const host of ["127.0.0.1", "localhost", "[::1]"]) expect(await guarded.authenticate(null, host), host).toBe(OPEN_ACCESS);
+    await expect(guarded.authenticate(null, "attacker.example")).rejects.toThrow(/only requests addressed to localhost, not to attacker\.example/);
+    expect(await new ApiKeyAuthenticator({ index, openWithoutKeys: true, openOnlyToLoopbackHosts: false }).authenticate(null, "quarry.internal")).toBe(OPEN_ACCESS);
+  });
+
   it("takes the bootstrap key without asking the index, and a stored key once per cache period", async () => {
     const { id, key } = newApiKey();
     const { index, calls } = indexWith([{ id, key, name: "ci" }]);

@@ -7,6 +7,7 @@ import type { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
 import { apiKeyIdOf, hashApiKey, sameHash } from "../../lib/auth/api-key.ts";
 import { apiKeyFromProto } from "../../lib/auth/api-key-convert.ts";
 import { UnauthenticatedError } from "../../lib/errors.ts";
+import { isLoopback } from "../../lib/rpc/loopback.ts";
 import { BOOTSTRAP, OPEN_ACCESS, type Principal } from "./principal.ts";
 
 export interface AuthenticatorOptions {
@@ -15,6 +16,12 @@ export interface AuthenticatorOptions {
   bootstrapKey?: string;
   /** Whether a Quarry with no key at all lets calls without credentials through (loopback or --insecure). */
   openWithoutKeys: boolean;
+  /**
+   * Serve those calls only when they name a loopback host (Host / :authority): a web page that
+   * rebinds its own domain to 127.0.0.1 is same-origin to the browser, so CORS cannot stop it, but
+   * its requests still carry its own domain. True unless --insecure.
+   */
+  openOnlyToLoopbackHosts?: boolean;
   cacheMs?: number;
   now?: () => number;
 }
@@ -50,11 +57,17 @@ export class ApiKeyAuthenticator {
     this.keysKnown = undefined;
   }
 
-  async authenticate(authorization: string | null): Promise<Principal> {
+  /** `host` is the host the call named (for the loopback-only open access); omit it when not known. */
+  async authenticate(authorization: string | null, host?: string): Promise<Principal> {
     const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
     if (!presented) {
       if (authorization) throw new UnauthenticatedError("the authorization header must be `Bearer <key>`");
-      if (this.options.openWithoutKeys && !(await this.keysConfigured())) return OPEN_ACCESS;
+      if (this.options.openWithoutKeys && !(await this.keysConfigured())) {
+        if (this.options.openOnlyToLoopbackHosts && host !== undefined && !isLoopback(host)) {
+          throw new UnauthenticatedError(`without an API key this Quarry answers only requests addressed to localhost, not to ${host}`);
+        }
+        return OPEN_ACCESS;
+      }
       throw new UnauthenticatedError(MISSING);
     }
     const hash = hashApiKey(presented);

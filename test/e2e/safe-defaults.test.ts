@@ -3,6 +3,7 @@
 // refuses to start unless --insecure, the CLI manages keys and sends them, and browsers from
 // origins nobody listed get no CORS headers.
 import { execFile, spawn } from "node:child_process";
+import { request } from "node:http";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -83,6 +84,24 @@ describe("a Quarry with no key", () => {
     expect((await quarryCli(["kb", "list", "--url", quarry.url, "--api-key", readerKey])).stderr).toMatch(/\(unauthenticated\)$/m);
     await quarryCli(["keys", "revoke", "cli-admin", "--url", quarry.url, "--api-key", adminKey]);
   }, 120_000);
+
+  it("refuses credential-less calls addressed to another host name, as a DNS-rebinding page's would be", async () => {
+    const post = (host: string) =>
+      new Promise<number>((done, fail) => {
+        const req = request(`${quarry.url}/quarry.gateway.v1.QuarryService/ListKnowledgeBases`, {
+          method: "POST",
+          headers: { Host: host, "Content-Type": "application/json" },
+        }, (res) => {
+          res.resume();
+          done(res.statusCode!);
+        });
+        req.once("error", fail);
+        req.end("{}");
+      });
+    const port = new URL(quarry.url).port;
+    expect(await post(`rebound.attacker.example:${port}`)).toBe(401);
+    expect(await post(`localhost:${port}`)).toBe(200);
+  });
 
   it("answers no browser origin by default: a preflight gets no allow-origin header", async () => {
     const res = await fetch(`${quarry.url}/quarry.gateway.v1.QuarryService/DeleteKnowledgeBase`, {
