@@ -25,6 +25,7 @@ const OUT_OF_SCOPE = (who: Principal) => new PermissionDeniedError(`the API key 
 
 export function accessInterceptor(deps: AccessDeps): Interceptor {
   const inScope = async (who: Principal, targets: Targets) => {
+    if (targets.unbounded) throw new PermissionDeniedError(`the API key "${who.name}" is limited to knowledge bases: name them`);
     const allowed = new Set(who.knowledgeBaseIds);
     const ids = await Promise.all([
       ...(targets.knowledgeBases ?? []).map((name) => deps.index.getKnowledgeBase({ knowledgeBase: name }).then((r) => r.knowledgeBase?.id, notFound)),

@@ -13,6 +13,8 @@ export type MethodName = keyof Methods;
 export interface Targets {
   knowledgeBases?: string[];
   documents?: string[];
+  /** The request names no base and so could mean all of them: a scoped key is refused (fail closed). */
+  unbounded?: boolean;
 }
 
 export interface AccessRule<M extends MethodName = MethodName> {
@@ -55,8 +57,8 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   },
   // Parses and chunks without storing: part of preparing an upload, so an editor's call.
   previewChunks: { role: "editor", scoped: "check", targets: (r) => ({ knowledgeBases: r.knowledgeBase ? [r.knowledgeBase] : [] }) },
-  search: { role: "reader", scoped: "check", targets: (r) => ({ knowledgeBases: [...r.knowledgeBases] }) },
-  chat: { role: "reader", scoped: "check", targets: (r) => ({ knowledgeBases: [...r.knowledgeBases] }) },
+  search: { role: "reader", scoped: "check", targets: (r) => ({ knowledgeBases: [...r.knowledgeBases], unbounded: r.knowledgeBases.length === 0 }) },
+  chat: { role: "reader", scoped: "check", targets: (r) => ({ knowledgeBases: [...r.knowledgeBases], unbounded: r.knowledgeBases.length === 0 }) },
   // Admin keys are never scoped, so "deny" only restates that a scoped key cannot manage keys.
   createApiKey: { role: "admin", scoped: "deny" },
   listApiKeys: { role: "admin", scoped: "deny" },

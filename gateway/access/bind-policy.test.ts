@@ -17,8 +17,21 @@ describe("bind policy", () => {
     await checkBindPolicy({ host: "0.0.0.0", insecure: false, keysConfigured: async () => true, logger: silentLogger });
     await checkBindPolicy({ host: "127.0.0.1", insecure: false, keysConfigured: none, logger: silentLogger });
     await expect(
-      checkBindPolicy({ host: "10.1.2.3", insecure: false, keysConfigured: () => Promise.reject(new Error("index down")), logger: silentLogger }),
+      checkBindPolicy({ host: "10.1.2.3", insecure: false, keysConfigured: () => Promise.reject(new Error("index down")), logger: silentLogger, waitMs: 300 }),
     ).rejects.toThrow(/cannot tell whether any API key exists/);
     await checkBindPolicy({ host: "127.0.0.1", insecure: false, keysConfigured: () => Promise.reject(new Error("index not up yet")), logger: silentLogger });
+    // An index that answers after a while is waited for.
+    let calls = 0;
+    await checkBindPolicy({
+      host: "0.0.0.0",
+      insecure: false,
+      keysConfigured: async () => {
+        if (++calls < 2) throw new Error("index starting");
+        return true;
+      },
+      logger: silentLogger,
+      waitMs: 5_000,
+    });
+    expect(calls).toBe(2);
   });
 });

@@ -7,12 +7,19 @@ import { isLoopback } from "../../lib/rpc/loopback.ts";
 export { isLoopback };
 
 /** Refuses (ConfigError) to expose a Quarry without keys; says at start-up when it serves without credentials. */
-export async function checkBindPolicy(options: { host: string; insecure: boolean; keysConfigured: () => Promise<boolean>; logger: Logger }): Promise<void> {
+export async function checkBindPolicy(options: {
+  host: string;
+  insecure: boolean;
+  keysConfigured: () => Promise<boolean>;
+  logger: Logger;
+  /** How long to keep asking an index that does not answer yet, when the answer decides whether to start. */
+  waitMs?: number;
+}): Promise<void> {
   const { host, logger } = options;
   const loopback = isLoopback(host);
   let keys: boolean;
   try {
-    keys = await options.keysConfigured();
+    keys = await (loopback || options.insecure ? options.keysConfigured() : askPatiently(options.keysConfigured, options.waitMs ?? 30_000));
   } catch (error) {
     // Calls are authenticated one by one anyway; here only exposing a Quarry that may have no key is at stake.
     if (loopback || options.insecure) {
@@ -32,4 +39,17 @@ export async function checkBindPolicy(options: { host: string; insecure: boolean
     );
   }
   logger.warn({ host }, "--insecure: serving on a non-loopback address with no API key; anyone who can reach it can read and delete every knowledge base");
+}
+
+// Distributed services may start in any order: give the index a moment before deciding.
+async function askPatiently(ask: () => Promise<boolean>, waitMs: number): Promise<boolean> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await ask();
+    } catch (error) {
+      if (Date.now() >= deadline) throw error;
+      await new Promise((r) => setTimeout(r, Math.min(1_000, Math.max(0, deadline - Date.now()))));
+    }
+  }
 }

@@ -194,6 +194,9 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
         // Listing shows only its own base; a base that does not exist is refused like a foreign one.
         expect((await scoped.listKnowledgeBases({})).knowledgeBases.map((k) => k.id)).toEqual([world.a.id]);
         expect(await codeOf(() => scoped.getKnowledgeBase({ knowledgeBase: "no-such-base" }))).toBe(Code.PermissionDenied);
+        // Naming no base could mean every base: refused outright rather than left to the services.
+        expect(await codeOf(() => scoped.search({ query: "secret", knowledgeBases: [] }))).toBe(Code.PermissionDenied);
+        expect(await codeOf(() => drain(scoped.chat({ question: "what is secret?", knowledgeBases: [] })))).toBe(Code.PermissionDenied);
         expect(await codeOf(() => scoped.getDocument({ documentId: "doc_00000000000000000000000000000000" }))).toBe(Code.PermissionDenied);
       }
       // Nothing of B changed.
