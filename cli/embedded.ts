@@ -28,7 +28,7 @@ export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQ
   const shared = { bus, logger, redrive: redriveSettings(env) };
   const peers = new InProcessPeers();
   const services: AssembledService[] = [];
-  const add = (service: AssembledService) => {
+  const add = <S extends AssembledService>(service: S) => {
     services.push(service);
     if (service.name !== "gateway") peers.register(service.name as never, service.server);
     return service;
@@ -44,6 +44,7 @@ export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQ
   for (const service of services) await service.prepare?.((_what, attempt) => attempt());
 
   const config = gatewayConfig(env);
+  await gateway.checkExposure();
   const running = await gateway.server.listen(config.port, config.host);
   const workers: Subscription[] = [];
   for (const service of services) workers.push(...(await service.startWorkers()));

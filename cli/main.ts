@@ -8,6 +8,7 @@ import { ask, ingest, search } from "./commands.ts";
 import { gatewayClient } from "./gateway-client.ts";
 import { registerEvalCommand } from "../eval/eval-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";
+import { registerKeysCommand } from "./keys-command.ts";
 
 // `quarry ask … | head` closes the pipe early; that is the reader's choice, not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
@@ -16,6 +17,12 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
 });
 
 const program = new Command("quarry").description("Knowledge-base RAG with citations you can trust");
+// One option for every command: clients send the key, `serve` takes it as the bootstrap admin key.
+program.addOption(new Option("--api-key <key>", "API key (clients send it; serve accepts it as an admin key)").env("QUARRY_API_KEY"));
+program.hook("preAction", () => {
+  const apiKey = program.opts<{ apiKey?: string }>().apiKey;
+  if (apiKey) process.env.QUARRY_API_KEY = apiKey;
+});
 const urlOption = () => new Option("--url <url>", "the gateway").env("QUARRY_URL").default("http://localhost:8080");
 const SERVICES = ["parser", "chunker", "embedder", "index", "answer", "gateway"] as const;
 
@@ -26,9 +33,11 @@ program
   .option("--port <port>", "port to listen on (QUARRY_PORT, or QUARRY_<SERVICE>_PORT)")
   .option("--host <host>", "address to bind (QUARRY_HOST)")
   .option("--data-dir <dir>", "where the embedded SQLite file lives (QUARRY_DATA_DIR)")
-  .action(async (service: string | undefined, options: { port?: string; host?: string; dataDir?: string }) => {
-    if (service === "all") return (await import("./serve-all.ts")).serveAll(options);
+  .option("--insecure", "allow a non-loopback --host with no API key (QUARRY_INSECURE=1)")
+  .action(async (service: string | undefined, options: { port?: string; host?: string; dataDir?: string; insecure?: boolean }) => {
+    if (service === "all") return (await import("./serve-all.ts")).serveAll(options, options.insecure ? { ...process.env, QUARRY_INSECURE: "1" } : process.env);
     const env = { ...process.env };
+    if (options.insecure) env.QUARRY_INSECURE = "1";
     if (options.dataDir) env.QUARRY_DATA_DIR = options.dataDir;
     if (options.host) env.QUARRY_HOST = options.host;
     if (options.port) env[!service || service === "gateway" ? "QUARRY_PORT" : `QUARRY_${service.toUpperCase()}_PORT`] = options.port;
@@ -109,6 +118,7 @@ program
     await search(gatewayClient(o.url), query, o.kb, { mode: o.mode, topK: o.topK, out: process.stdout });
   });
 
+registerKeysCommand(program, urlOption);
 registerEvalCommand(program);
 registerBenchCommand(program);
 

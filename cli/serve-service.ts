@@ -6,14 +6,16 @@ import { assembleChunker } from "../services/chunker/main.ts";
 import { assembleEmbedder } from "../services/embedder/main.ts";
 import { assembleIndex } from "../services/index/main.ts";
 import { assembleParser } from "../services/parser/main.ts";
-import { assembleGateway } from "../gateway/main.ts";
+import { assembleGateway, type AssembledGateway } from "../gateway/main.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { optional, servicePort, type Env, type ServiceName } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
+import { internalToken, requireInternalToken } from "../lib/rpc/internal-token.ts";
+import { isLoopback } from "../lib/rpc/loopback.ts";
 import { retryWhileUnavailable, waitForPeers } from "../lib/rpc/peer-readiness.ts";
 import { remotePeers, type PeerName } from "../lib/rpc/peers.ts";
-import { runService, type RunningService } from "../lib/service-runtime.ts";
+import { runService, type AssembledService, type RunningService } from "../lib/service-runtime.ts";
 
 /** Whom each service calls. */
 export const PEERS: Record<ServiceName, PeerName[]> = {
@@ -38,7 +40,10 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
     answer: async () => assembleAnswer(env, peers, shared),
     gateway: async () => assembleGateway(env, peers, shared),
   }[name]();
-  const running = await runService(service, port, optional(env, "QUARRY_HOST") ?? "127.0.0.1", logger, {
+  if (name === "gateway") await (service as AssembledGateway).checkExposure();
+  const host = optional(env, "QUARRY_HOST") ?? "127.0.0.1";
+  const guarded = name === "gateway" ? service : guardInternal(service, env, host, logger);
+  const running = await runService(guarded, port, host, logger, {
     waitForPeers: (signal) => waitForPeers(peers, PEERS[name], { logger, signal }),
     retry: (what, attempt, signal) => retryWhileUnavailable(what, attempt, { logger, signal }),
   });
@@ -53,4 +58,15 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
     void stop().finally(() => process.exit(1));
   });
   return { ...running, stop };
+}
+
+/** An internal service's listener takes only calls carrying QUARRY_INTERNAL_TOKEN, when one is set. */
+function guardInternal(service: AssembledService, env: Env, host: string, logger: Logger): AssembledService {
+  const token = internalToken(env);
+  if (!token) {
+    if (!isLoopback(host)) logger.warn({ service: service.name, host }, "no QUARRY_INTERNAL_TOKEN: anyone who can reach this address can call this internal service");
+    return service;
+  }
+  const server = service.server;
+  return { ...service, server: { ...server, listen: (port, listenHost) => server.listen(port, listenHost, { interceptors: [requireInternalToken(token)] }) } };
 }

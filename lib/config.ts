@@ -36,6 +36,11 @@ export function sqlitePath(env: Env): string {
   return join(dataDir(env), "quarry.db");
 }
 
+/** Where the gateway leaves uploads too large for an event, and the parser reads them back. */
+export function blobDir(env: Env): string {
+  return optional(env, "QUARRY_BLOB_DIR") ?? join(dataDir(env), "blobs");
+}
+
 export function modelsDir(env: Env): string {
   return optional(env, "QUARRY_MODELS_DIR") ?? join(homedir(), ".cache", "quarry", "models");
 }

@@ -9,11 +9,13 @@ export async function openEventBus(env: Env, logger: Logger): Promise<EventBus> 
   let bus: EventBus;
   if (brokers) {
     const { KafkaEventBus } = await import("./kafka-event-bus.ts");
+    const { kafkaSecurity } = await import("./kafka-security.ts");
     bus = new KafkaEventBus({
       brokers: brokers.split(",").map((b) => b.trim()),
       clientId: optional(env, "QUARRY_KAFKA_CLIENT_ID") ?? "quarry",
       numPartitions: integer(env, "QUARRY_KAFKA_PARTITIONS", 3),
       logger,
+      security: kafkaSecurity(env),
     });
   } else {
     const { SqliteEventBus } = await import("./sqlite-event-bus.ts");

@@ -33,6 +33,7 @@ import {
   type BusLogger,
   type RetryPolicy,
 } from "./message-retry.ts";
+import type { KafkaSecurity } from "./kafka-security.ts";
 import { handleInOrder } from "./ordered-concurrency.ts";
 
 export interface KafkaEventBusOptions {
@@ -52,6 +53,8 @@ export interface KafkaEventBusOptions {
   joinTimeoutMs?: number;
   /** Receives kafkajs warnings and errors as well as handler failures; silent by default. */
   logger?: BusLogger;
+  /** TLS and SASL for a secured cluster (kafka-security.ts). */
+  security?: KafkaSecurity;
 }
 
 /** Kafka's default is 1 MB; parsed documents and chunk batches can be far larger. */
@@ -60,7 +63,7 @@ const TOPIC_READY_TIMEOUT_MS = 30_000;
 
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
-  private readonly options: Required<Omit<KafkaEventBusOptions, "logger" | "clientId">>;
+  private readonly options: Required<Omit<KafkaEventBusOptions, "logger" | "clientId" | "security">>;
   readonly logger: BusLogger;
   private readonly knownTopics = new Set<string>();
   private readonly subscriptions = new Set<KafkaSubscription>();
@@ -85,6 +88,7 @@ export class KafkaEventBus implements EventBus {
     this.kafka = new Kafka({
       clientId: options.clientId ?? "quarry",
       brokers: options.brokers,
+      ...options.security,
       logLevel: logLevel.WARN,
       // kafkajs logs to the console by default; route what matters to our logger instead.
       logCreator:

@@ -10,6 +10,7 @@ import { deadLetterTopic } from "../bus/event-bus.ts";
 import { ConfigError, integer, type Env } from "../config.ts";
 import { UnavailableError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
+import { isPermanentDeadLetter } from "./dead-letter.ts";
 
 export const REDRIVES_HEADER = "x-redrives";
 /** The error of the attempt before the last redrive, kept for whoever reads the topic. */
@@ -97,6 +98,8 @@ export async function startRedrive(options: RedriveOptions): Promise<Subscriptio
     maxAttempts: 8,
     retryBackoffMs: 500,
     handler: async (message) => {
+      // Refused on purpose (dead-letter.ts): redriving would only refuse it again.
+      if (isPermanentDeadLetter(message)) return;
       const redrives = redrivesOf(message);
       const lastError = message.headers["x-error"] ?? "unknown error";
       if (redrives >= settings.maxRedrives) {

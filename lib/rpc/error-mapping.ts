@@ -6,8 +6,10 @@ import {
   FailedPreconditionError,
   InvalidInputError,
   NotFoundError,
+  PermissionDeniedError,
   QuarryError,
   TooLargeError,
+  UnauthenticatedError,
   UnavailableError,
 } from "../errors.ts";
 
@@ -18,6 +20,8 @@ const toCode: [new (...args: never[]) => QuarryError, Code][] = [
   [FailedPreconditionError, Code.FailedPrecondition],
   [UnavailableError, Code.Unavailable],
   [TooLargeError, Code.ResourceExhausted],
+  [UnauthenticatedError, Code.Unauthenticated],
+  [PermissionDeniedError, Code.PermissionDenied],
 ];
 
 export function toConnectError(error: unknown): ConnectError {

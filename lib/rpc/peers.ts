@@ -4,6 +4,7 @@
 import type { Transport } from "@connectrpc/connect";
 import { peerUrl, type Env } from "../config.ts";
 import type { BuiltServer } from "./server.ts";
+import { internalToken, sendInternalToken } from "./internal-token.ts";
 import { grpcTransport, inProcessTransport } from "./transports.ts";
 
 export type PeerName = "parser" | "chunker" | "embedder" | "index" | "answer";
@@ -20,7 +21,7 @@ export interface RemotePeers extends Peers {
 /** The peers a service calls, resolved at start-up so a malformed address fails before any work does. */
 export function remotePeers(env: Env, needed: readonly PeerName[]): RemotePeers {
   const urls = new Map<PeerName, string>(needed.map((name) => [name, peerUrl(env, name)]));
-  const transports = new Map<PeerName, Transport>([...urls].map(([name, url]) => [name, grpcTransport(url)]));
+  const transports = new Map<PeerName, Transport>([...urls].map(([name, url]) => [name, grpcTransport(url, sendInternalToken(internalToken(env)))]));
   const declared = <T>(map: Map<PeerName, T>, name: PeerName): T => {
     const value = map.get(name);
     if (value === undefined) throw new Error(`the ${name} service is not among this service's declared peers`);

@@ -27,7 +27,7 @@ export interface ServerOptions {
   logger: Logger;
   /** Largest request message accepted, bytes. */
   readMaxBytes?: number;
-  /** Origins allowed to call from a browser; ["*"] allows any. */
+  /** Origins allowed to call from a browser (none by default); ["*"] allows any. */
   corsOrigins?: string[];
   interceptors?: Interceptor[];
 }
@@ -40,7 +40,8 @@ export interface BuiltServer {
   routes: Routes;
   /** What wraps every call (error mapping, logging); an in-memory transport must apply them too. */
   interceptors: Interceptor[];
-  listen(port: number, host?: string): Promise<RunningServer>;
+  /** Listens; `interceptors` apply to calls arriving on this listener only (not to in-process transports). */
+  listen(port: number, host?: string, options?: { interceptors?: Interceptor[] }): Promise<RunningServer>;
 }
 
 export interface RunningServer {
@@ -61,30 +62,35 @@ export function buildServer(options: ServerOptions): BuiltServer {
     reflectionRoutes([...options.files, file_grpc_health_v1_health, file_grpc_reflection_v1_reflection], [...options.serviceNames, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"])(router);
   };
   const interceptors = [rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? [])];
-  const connect = connectNodeAdapter({ routes, readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024, interceptors });
-  const origins = options.corsOrigins ?? ["*"];
+  const origins = options.corsOrigins ?? [];
   let active = 0;
-  const handler: BuiltServer["handler"] = (req, res) => {
-    active++;
-    res.once("close", () => active--);
-    const origin = req.headers.origin;
-    if (origin && (origins.includes("*") || origins.includes(origin))) {
-      res.setHeader("Access-Control-Allow-Origin", origins.includes("*") ? "*" : origin);
-      res.setHeader("Access-Control-Expose-Headers", cors.exposedHeaders.join(", "));
-      if (req.method === "OPTIONS") {
-        res.setHeader("Access-Control-Allow-Methods", cors.allowedMethods.join(", "));
-        res.setHeader("Access-Control-Allow-Headers", [...cors.allowedHeaders, "Authorization"].join(", "));
-        res.setHeader("Access-Control-Max-Age", "7200");
-        res.writeHead(204);
-        res.end();
-        return;
+  const makeHandler = (extra: Interceptor[]): BuiltServer["handler"] => {
+    const connect = connectNodeAdapter({ routes, readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024, interceptors: [...interceptors, ...extra] });
+    return (req, res) => {
+      active++;
+      res.once("close", () => active--);
+      const origin = req.headers.origin;
+      if (origin && (origins.includes("*") || origins.includes(origin))) {
+        res.setHeader("Access-Control-Allow-Origin", origins.includes("*") ? "*" : origin);
+        if (!origins.includes("*")) res.setHeader("Vary", "Origin");
+        res.setHeader("Access-Control-Expose-Headers", cors.exposedHeaders.join(", "));
+        if (req.method === "OPTIONS") {
+          res.setHeader("Access-Control-Allow-Methods", cors.allowedMethods.join(", "));
+          res.setHeader("Access-Control-Allow-Headers", [...cors.allowedHeaders, "Authorization"].join(", "));
+          res.setHeader("Access-Control-Max-Age", "7200");
+          res.writeHead(204);
+          res.end();
+          return;
+        }
       }
-    }
-    connect(req as never, res as never);
+      connect(req as never, res as never);
+    };
   };
+  const handlerWithout = makeHandler([]);
 
-  const listen = (port: number, host = "127.0.0.1") =>
+  const listen = (port: number, host = "127.0.0.1", listenOptions: { interceptors?: Interceptor[] } = {}) =>
     new Promise<RunningServer>((resolve, reject) => {
+      const handler = listenOptions.interceptors?.length ? makeHandler(listenOptions.interceptors) : handlerWithout;
       const h1 = http.createServer(handler as http.RequestListener);
       // Longer than any client's idle keep-alive, so the server never closes a socket the client is
       // about to reuse (the race shows as ECONNRESET on the client while ingestion keeps us busy).
@@ -120,5 +126,5 @@ export function buildServer(options: ServerOptions): BuiltServer {
       });
     });
 
-  return { health, handler, routes, interceptors, listen };
+  return { health, handler: handlerWithout, routes, interceptors, listen };
 }

@@ -17,7 +17,7 @@ export function assembleParser(env: Env, shared: SharedDeps): AssembledService {
   return {
     name: "parser",
     server: build({ parser, logger }),
-    startWorkers: async () => [await startParserWorker({ bus: shared.bus, parser, logger, redrive: shared.redrive })],
+    startWorkers: async () => [await startParserWorker({ bus: shared.bus, parser, logger, redrive: shared.redrive, fileRefRoots: config.fileRefRoots })],
     close: async () => {},
   };
 }

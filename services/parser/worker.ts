@@ -2,8 +2,6 @@
 // hears of a document that a producer outside Quarry submitted (the descriptor on its first
 // progress event).
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { DocumentParsedSchema, DocumentSubmittedSchema, type DocumentSubmitted } from "../../gen/quarry/events/v1/events_pb.ts";
 import { Topics, type BusMessage, type EventBus } from "../../lib/bus/event-bus.ts";
@@ -11,9 +9,11 @@ import { InvalidInputError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { PhasePercent, publishProgress, type DocumentRef } from "../../lib/pipeline/progress.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
+import { deadLetterPermanently } from "../../lib/pipeline/dead-letter.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { parsedToProto } from "../../lib/proto-convert.ts";
 import { documentIdFor } from "../index/catalog-ids.ts";
+import { readContentReference, RefusedReferenceError } from "./content-reference.ts";
 import type { DocumentParser } from "./document-parser.ts";
 
 /** Fills what outside producers may leave out: the document id and the version. */
@@ -25,21 +25,22 @@ export function documentRefOf(event: DocumentSubmitted, message: BusMessage): Do
   };
 }
 
-async function contentOf(event: DocumentSubmitted): Promise<Uint8Array> {
+async function contentOf(event: DocumentSubmitted, fileRefRoots: readonly string[]): Promise<Uint8Array> {
   if (event.content.case === "inlineContent") return event.content.value;
-  if (event.content.case === "contentUri") {
-    const uri = event.content.value;
-    if (!uri.startsWith("file:")) throw new InvalidInputError(`content_uri must be a file:// URI, not ${uri}`);
-    try {
-      return await readFile(fileURLToPath(uri));
-    } catch (error) {
-      throw new InvalidInputError(`cannot read ${uri}: ${(error as Error).message}`);
-    }
-  }
+  if (event.content.case === "contentUri") return readContentReference(event.content.value, fileRefRoots);
   throw new InvalidInputError("the event carries no content (neither inline_content nor content_uri)");
 }
 
-export function startParserWorker(deps: { bus: EventBus; parser: DocumentParser; logger: Logger; redrive?: Partial<RedriveSettings> }) {
+export interface ParserWorkerDeps {
+  bus: EventBus;
+  parser: DocumentParser;
+  logger: Logger;
+  redrive?: Partial<RedriveSettings>;
+  /** Where content_uri references may point (see content-reference.ts); none: every reference is refused. */
+  fileRefRoots?: readonly string[];
+}
+
+export function startParserWorker(deps: ParserWorkerDeps) {
   const { bus, parser } = deps;
   return runStage({
     name: "parser",
@@ -54,7 +55,17 @@ export function startParserWorker(deps: { bus: EventBus; parser: DocumentParser;
       if (!event.knowledgeBaseId || !event.fileName) {
         throw new InvalidInputError("documents.submitted needs knowledge_base_id and file_name");
       }
-      const bytes = await contentOf(event);
+      let bytes: Uint8Array;
+      try {
+        bytes = await contentOf(event, deps.fileRefRoots ?? []);
+      } catch (error) {
+        // The document fails with the reason (the stage reports it); the event itself is kept, dead, for whoever sent it.
+        if (error instanceof RefusedReferenceError) {
+          deps.logger.warn({ documentId: doc.documentId, reason: error.message }, "file reference refused; dead-lettered");
+          await deadLetterPermanently(bus, message, error.message);
+        }
+        throw error;
+      }
       await publishProgress(bus, doc, {
         phase: "parsing",
         percent: PhasePercent.parsing,

@@ -87,6 +87,8 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
     QUARRY_DATA_DIR: dataDir,
     QUARRY_HOST: "127.0.0.1",
     QUARRY_LOG_LEVEL: "info",
+    // Every internal call of every distributed test carries the shared token, so a client that forgot it fails the run.
+    QUARRY_INTERNAL_TOKEN: `internal-${runId}-${randomBytes(12).toString("hex")}`,
     ...options.env,
   };
 

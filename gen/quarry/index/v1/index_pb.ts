@@ -6,6 +6,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { ApiKey, ApiKeyRole } from "../../common/v1/api_key_pb.ts";
+import { file_quarry_common_v1_api_key } from "../../common/v1/api_key_pb.ts";
 import type { Chunk, ChunkingSettings, Document, KnowledgeBase, RetrievalMode, SearchHit } from "../../common/v1/common_pb.ts";
 import { file_quarry_common_v1_common } from "../../common/v1/common_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/index/v1/index.proto.
  */
 export const file_quarry_index_v1_index: GenFile = /*@__PURE__*/
-  fileDesc("ChtxdWFycnkvaW5kZXgvdjEvaW5kZXgucHJvdG8SD3F1YXJyeS5pbmRleC52MSKrAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSGwoTZW1iZWRkaW5nX2RpbWVuc2lvbhgEIAEoDRI0CghjaHVua2luZxgFIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncyJWChtDcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiMQoXR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiUwoYR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIhsKGUxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QiVgoaTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USOAoPa25vd2xlZGdlX2Jhc2VzGAEgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjcKGkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJIh0KG0RlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZSKQAgoXUmVnaXN0ZXJEb2N1bWVudFJlcXVlc3QSGQoRa25vd2xlZGdlX2Jhc2VfaWQYASABKAkSEQoJZmlsZV9uYW1lGAIgASgJEhEKCW1pbWVfdHlwZRgDIAEoCRISCgpzaXplX2J5dGVzGAQgASgEEhQKDGNvbnRlbnRfaGFzaBgFIAEoCRIPCgd2ZXJzaW9uGAYgASgDEkgKCG1ldGFkYXRhGAcgAygLMjYucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlsKGFJlZ2lzdGVyRG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIikKEkdldERvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSJDChNHZXREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIxChRMaXN0RG9jdW1lbnRzUmVxdWVzdBIZChFrbm93bGVkZ2VfYmFzZV9pZBgBIAEoCSJGChVMaXN0RG9jdW1lbnRzUmVzcG9uc2USLQoJZG9jdW1lbnRzGAEgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCJBChlTZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiSgoaU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50IiwKFURlbGV0ZURvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSIYChZEZWxldGVEb2N1bWVudFJlc3BvbnNlIi0KDUZ1c2lvbldlaWdodHMSDAoEYm0yNRgBIAEoARIOCgZ2ZWN0b3IYAiABKAEihAIKDVNlYXJjaFJlcXVlc3QSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAEgAygJEgwKBHRleHQYAiABKAkSDgoGdmVjdG9yGAMgAygCEi0KBG1vZGUYBCABKA4yHy5xdWFycnkuY29tbW9uLnYxLlJldHJpZXZhbE1vZGUSDQoFdG9wX2sYBSABKA0SEQoJbWluX3Njb3JlGAYgASgBEhQKDGRvY3VtZW50X2lkcxgHIAMoCRISCgpjYW5kaWRhdGVzGAggASgNEg0KBXJyZl9rGAkgASgNEi8KB3dlaWdodHMYCiABKAsyHi5xdWFycnkuaW5kZXgudjEuRnVzaW9uV2VpZ2h0cyI7Cg5TZWFyY2hSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQiJQoQR2V0Q2h1bmtzUmVxdWVzdBIRCgljaHVua19pZHMYASADKAkiPAoRR2V0Q2h1bmtzUmVzcG9uc2USJwoGY2h1bmtzGAEgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuazLeCAoMSW5kZXhTZXJ2aWNlEnAKE0NyZWF0ZUtub3dsZWRnZUJhc2USKy5xdWFycnkuaW5kZXgudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLC5xdWFycnkuaW5kZXgudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEmcKEEdldEtub3dsZWRnZUJhc2USKC5xdWFycnkuaW5kZXgudjEuR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QaKS5xdWFycnkuaW5kZXgudjEuR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEm0KEkxpc3RLbm93bGVkZ2VCYXNlcxIqLnF1YXJyeS5pbmRleC52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXF1ZXN0GisucXVhcnJ5LmluZGV4LnYxLkxpc3RLbm93bGVkZ2VCYXNlc1Jlc3BvbnNlEnAKE0RlbGV0ZUtub3dsZWRnZUJhc2USKy5xdWFycnkuaW5kZXgudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLC5xdWFycnkuaW5kZXgudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEmcKEFJlZ2lzdGVyRG9jdW1lbnQSKC5xdWFycnkuaW5kZXgudjEuUmVnaXN0ZXJEb2N1bWVudFJlcXVlc3QaKS5xdWFycnkuaW5kZXgudjEuUmVnaXN0ZXJEb2N1bWVudFJlc3BvbnNlElgKC0dldERvY3VtZW50EiMucXVhcnJ5LmluZGV4LnYxLkdldERvY3VtZW50UmVxdWVzdBokLnF1YXJyeS5pbmRleC52MS5HZXREb2N1bWVudFJlc3BvbnNlEl4KDUxpc3REb2N1bWVudHMSJS5xdWFycnkuaW5kZXgudjEuTGlzdERvY3VtZW50c1JlcXVlc3QaJi5xdWFycnkuaW5kZXgudjEuTGlzdERvY3VtZW50c1Jlc3BvbnNlEm0KElNldERvY3VtZW50RW5hYmxlZBIqLnF1YXJyeS5pbmRleC52MS5TZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0GisucXVhcnJ5LmluZGV4LnYxLlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEmEKDkRlbGV0ZURvY3VtZW50EiYucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZURvY3VtZW50UmVxdWVzdBonLnF1YXJyeS5pbmRleC52MS5EZWxldGVEb2N1bWVudFJlc3BvbnNlEkkKBlNlYXJjaBIeLnF1YXJyeS5pbmRleC52MS5TZWFyY2hSZXF1ZXN0Gh8ucXVhcnJ5LmluZGV4LnYxLlNlYXJjaFJlc3BvbnNlElIKCUdldENodW5rcxIhLnF1YXJyeS5pbmRleC52MS5HZXRDaHVua3NSZXF1ZXN0GiIucXVhcnJ5LmluZGV4LnYxLkdldENodW5rc1Jlc3BvbnNlYgZwcm90bzM", [file_quarry_common_v1_common]);
+  fileDesc("ChtxdWFycnkvaW5kZXgvdjEvaW5kZXgucHJvdG8SD3F1YXJyeS5pbmRleC52MSKrAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSGwoTZW1iZWRkaW5nX2RpbWVuc2lvbhgEIAEoDRI0CghjaHVua2luZxgFIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncyJWChtDcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiMQoXR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiUwoYR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIhsKGUxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QiVgoaTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USOAoPa25vd2xlZGdlX2Jhc2VzGAEgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjcKGkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJIh0KG0RlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZSKQAgoXUmVnaXN0ZXJEb2N1bWVudFJlcXVlc3QSGQoRa25vd2xlZGdlX2Jhc2VfaWQYASABKAkSEQoJZmlsZV9uYW1lGAIgASgJEhEKCW1pbWVfdHlwZRgDIAEoCRISCgpzaXplX2J5dGVzGAQgASgEEhQKDGNvbnRlbnRfaGFzaBgFIAEoCRIPCgd2ZXJzaW9uGAYgASgDEkgKCG1ldGFkYXRhGAcgAygLMjYucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlsKGFJlZ2lzdGVyRG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIikKEkdldERvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSJDChNHZXREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIxChRMaXN0RG9jdW1lbnRzUmVxdWVzdBIZChFrbm93bGVkZ2VfYmFzZV9pZBgBIAEoCSJGChVMaXN0RG9jdW1lbnRzUmVzcG9uc2USLQoJZG9jdW1lbnRzGAEgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCJBChlTZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiSgoaU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50IiwKFURlbGV0ZURvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSIYChZEZWxldGVEb2N1bWVudFJlc3BvbnNlIi0KDUZ1c2lvbldlaWdodHMSDAoEYm0yNRgBIAEoARIOCgZ2ZWN0b3IYAiABKAEihAIKDVNlYXJjaFJlcXVlc3QSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAEgAygJEgwKBHRleHQYAiABKAkSDgoGdmVjdG9yGAMgAygCEi0KBG1vZGUYBCABKA4yHy5xdWFycnkuY29tbW9uLnYxLlJldHJpZXZhbE1vZGUSDQoFdG9wX2sYBSABKA0SEQoJbWluX3Njb3JlGAYgASgBEhQKDGRvY3VtZW50X2lkcxgHIAMoCRISCgpjYW5kaWRhdGVzGAggASgNEg0KBXJyZl9rGAkgASgNEi8KB3dlaWdodHMYCiABKAsyHi5xdWFycnkuaW5kZXgudjEuRnVzaW9uV2VpZ2h0cyI7Cg5TZWFyY2hSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQiJQoQR2V0Q2h1bmtzUmVxdWVzdBIRCgljaHVua19pZHMYASADKAkiPAoRR2V0Q2h1bmtzUmVzcG9uc2USJwoGY2h1bmtzGAEgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuayJoChNDcmVhdGVBcGlLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEcm9sZRgCIAEoDjIcLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Um9sZRIXCg9rbm93bGVkZ2VfYmFzZXMYAyADKAkiUQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5IiYKE1Jldm9rZUFwaUtleVJlcXVlc3QSDwoHYXBpX2tleRgBIAEoCSIWChRSZXZva2VBcGlLZXlSZXNwb25zZSI9ChlBdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCRIQCghrZXlfaGFzaBgCIAEoDCJHChpBdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRIpCgdhcGlfa2V5GAEgASgLMhgucXVhcnJ5LmNvbW1vbi52MS5BcGlLZXky4QsKDEluZGV4U2VydmljZRJwChNDcmVhdGVLbm93bGVkZ2VCYXNlEisucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0GiwucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRJnChBHZXRLbm93bGVkZ2VCYXNlEigucXVhcnJ5LmluZGV4LnYxLkdldEtub3dsZWRnZUJhc2VSZXF1ZXN0GikucXVhcnJ5LmluZGV4LnYxLkdldEtub3dsZWRnZUJhc2VSZXNwb25zZRJtChJMaXN0S25vd2xlZGdlQmFzZXMSKi5xdWFycnkuaW5kZXgudjEuTGlzdEtub3dsZWRnZUJhc2VzUmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRJwChNEZWxldGVLbm93bGVkZ2VCYXNlEisucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0GiwucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRJnChBSZWdpc3RlckRvY3VtZW50EigucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0GikucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXNwb25zZRJYCgtHZXREb2N1bWVudBIjLnF1YXJyeS5pbmRleC52MS5HZXREb2N1bWVudFJlcXVlc3QaJC5xdWFycnkuaW5kZXgudjEuR2V0RG9jdW1lbnRSZXNwb25zZRJeCg1MaXN0RG9jdW1lbnRzEiUucXVhcnJ5LmluZGV4LnYxLkxpc3REb2N1bWVudHNSZXF1ZXN0GiYucXVhcnJ5LmluZGV4LnYxLkxpc3REb2N1bWVudHNSZXNwb25zZRJtChJTZXREb2N1bWVudEVuYWJsZWQSKi5xdWFycnkuaW5kZXgudjEuU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5TZXREb2N1bWVudEVuYWJsZWRSZXNwb25zZRJhCg5EZWxldGVEb2N1bWVudBImLnF1YXJyeS5pbmRleC52MS5EZWxldGVEb2N1bWVudFJlcXVlc3QaJy5xdWFycnkuaW5kZXgudjEuRGVsZXRlRG9jdW1lbnRSZXNwb25zZRJJCgZTZWFyY2gSHi5xdWFycnkuaW5kZXgudjEuU2VhcmNoUmVxdWVzdBofLnF1YXJyeS5pbmRleC52MS5TZWFyY2hSZXNwb25zZRJSCglHZXRDaHVua3MSIS5xdWFycnkuaW5kZXgudjEuR2V0Q2h1bmtzUmVxdWVzdBoiLnF1YXJyeS5pbmRleC52MS5HZXRDaHVua3NSZXNwb25zZRJbCgxDcmVhdGVBcGlLZXkSJC5xdWFycnkuaW5kZXgudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBolLnF1YXJyeS5pbmRleC52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJYCgtMaXN0QXBpS2V5cxIjLnF1YXJyeS5pbmRleC52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJC5xdWFycnkuaW5kZXgudjEuTGlzdEFwaUtleXNSZXNwb25zZRJbCgxSZXZva2VBcGlLZXkSJC5xdWFycnkuaW5kZXgudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBolLnF1YXJyeS5pbmRleC52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJtChJBdXRoZW50aWNhdGVBcGlLZXkSKi5xdWFycnkuaW5kZXgudjEuQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZWIGcHJvdG8z", [file_quarry_common_v1_api_key, file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.index.v1.CreateKnowledgeBaseRequest
@@ -516,6 +518,162 @@ export const GetChunksResponseSchema: GenMessage<GetChunksResponse> = /*@__PURE_
   messageDesc(file_quarry_index_v1_index, 22);
 
 /**
+ * @generated from message quarry.index.v1.CreateApiKeyRequest
+ */
+export type CreateApiKeyRequest = Message<"quarry.index.v1.CreateApiKeyRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: quarry.common.v1.ApiKeyRole role = 2;
+   */
+  role: ApiKeyRole;
+
+  /**
+   * Ids or names; empty for every knowledge base.
+   *
+   * @generated from field: repeated string knowledge_bases = 3;
+   */
+  knowledgeBases: string[];
+};
+
+/**
+ * Describes the message quarry.index.v1.CreateApiKeyRequest.
+ * Use `create(CreateApiKeyRequestSchema)` to create a new message.
+ */
+export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 23);
+
+/**
+ * @generated from message quarry.index.v1.CreateApiKeyResponse
+ */
+export type CreateApiKeyResponse = Message<"quarry.index.v1.CreateApiKeyResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.ApiKey api_key = 1;
+   */
+  apiKey?: ApiKey | undefined;
+
+  /**
+   * The whole key, shown this once.
+   *
+   * @generated from field: string secret = 2;
+   */
+  secret: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.CreateApiKeyResponse.
+ * Use `create(CreateApiKeyResponseSchema)` to create a new message.
+ */
+export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 24);
+
+/**
+ * @generated from message quarry.index.v1.ListApiKeysRequest
+ */
+export type ListApiKeysRequest = Message<"quarry.index.v1.ListApiKeysRequest"> & {
+};
+
+/**
+ * Describes the message quarry.index.v1.ListApiKeysRequest.
+ * Use `create(ListApiKeysRequestSchema)` to create a new message.
+ */
+export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 25);
+
+/**
+ * @generated from message quarry.index.v1.ListApiKeysResponse
+ */
+export type ListApiKeysResponse = Message<"quarry.index.v1.ListApiKeysResponse"> & {
+  /**
+   * @generated from field: repeated quarry.common.v1.ApiKey api_keys = 1;
+   */
+  apiKeys: ApiKey[];
+};
+
+/**
+ * Describes the message quarry.index.v1.ListApiKeysResponse.
+ * Use `create(ListApiKeysResponseSchema)` to create a new message.
+ */
+export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 26);
+
+/**
+ * @generated from message quarry.index.v1.RevokeApiKeyRequest
+ */
+export type RevokeApiKeyRequest = Message<"quarry.index.v1.RevokeApiKeyRequest"> & {
+  /**
+   * The key's id or its name.
+   *
+   * @generated from field: string api_key = 1;
+   */
+  apiKey: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.RevokeApiKeyRequest.
+ * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
+ */
+export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 27);
+
+/**
+ * @generated from message quarry.index.v1.RevokeApiKeyResponse
+ */
+export type RevokeApiKeyResponse = Message<"quarry.index.v1.RevokeApiKeyResponse"> & {
+};
+
+/**
+ * Describes the message quarry.index.v1.RevokeApiKeyResponse.
+ * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
+ */
+export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 28);
+
+/**
+ * @generated from message quarry.index.v1.AuthenticateApiKeyRequest
+ */
+export type AuthenticateApiKeyRequest = Message<"quarry.index.v1.AuthenticateApiKeyRequest"> & {
+  /**
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * SHA-256 of the whole key as presented.
+   *
+   * @generated from field: bytes key_hash = 2;
+   */
+  keyHash: Uint8Array;
+};
+
+/**
+ * Describes the message quarry.index.v1.AuthenticateApiKeyRequest.
+ * Use `create(AuthenticateApiKeyRequestSchema)` to create a new message.
+ */
+export const AuthenticateApiKeyRequestSchema: GenMessage<AuthenticateApiKeyRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 29);
+
+/**
+ * @generated from message quarry.index.v1.AuthenticateApiKeyResponse
+ */
+export type AuthenticateApiKeyResponse = Message<"quarry.index.v1.AuthenticateApiKeyResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.ApiKey api_key = 1;
+   */
+  apiKey?: ApiKey | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.AuthenticateApiKeyResponse.
+ * Use `create(AuthenticateApiKeyResponseSchema)` to create a new message.
+ */
+export const AuthenticateApiKeyResponseSchema: GenMessage<AuthenticateApiKeyResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 30);
+
+/**
  * @generated from service quarry.index.v1.IndexService
  */
 export const IndexService: GenService<{
@@ -608,6 +766,42 @@ export const IndexService: GenService<{
     methodKind: "unary";
     input: typeof GetChunksRequestSchema;
     output: typeof GetChunksResponseSchema;
+  },
+  /**
+   * API keys live in the catalog's store; the gateway authenticates against them.
+   *
+   * @generated from rpc quarry.index.v1.IndexService.CreateApiKey
+   */
+  createApiKey: {
+    methodKind: "unary";
+    input: typeof CreateApiKeyRequestSchema;
+    output: typeof CreateApiKeyResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.ListApiKeys
+   */
+  listApiKeys: {
+    methodKind: "unary";
+    input: typeof ListApiKeysRequestSchema;
+    output: typeof ListApiKeysResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.RevokeApiKey
+   */
+  revokeApiKey: {
+    methodKind: "unary";
+    input: typeof RevokeApiKeyRequestSchema;
+    output: typeof RevokeApiKeyResponseSchema;
+  },
+  /**
+   * NOT_FOUND when no key has this id and hash (the caller answers UNAUTHENTICATED).
+   *
+   * @generated from rpc quarry.index.v1.IndexService.AuthenticateApiKey
+   */
+  authenticateApiKey: {
+    methodKind: "unary";
+    input: typeof AuthenticateApiKeyRequestSchema;
+    output: typeof AuthenticateApiKeyResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_quarry_index_v1_index, 0);
