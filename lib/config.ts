@@ -27,6 +27,20 @@ export function integer(env: Env, name: string, fallback: number): number {
   return value;
 }
 
+/** An http(s) address (an engine's or an endpoint's), checked at start-up so a typo names its variable. */
+export function optionalUrl(env: Env, name: string): string | undefined {
+  const raw = optional(env, name);
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an http:// or https:// URL, not "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(`${name} must be an http:// or https:// URL, not "${raw}"`);
+  return raw;
+}
+
 export function dataDir(env: Env): string {
   return resolve(optional(env, "QUARRY_DATA_DIR") ?? ".quarry");
 }

@@ -8,6 +8,10 @@ export const DEFAULT_RETRY_BACKOFF_MS = 200;
 /** Structured logger the buses report handler failures to; pino's Logger fits. */
 export interface BusLogger {
   warn(fields: Record<string, unknown>, message: string): void;
+  /** The other levels are optional so that a bare `{ warn }` still fits; what they would log is then dropped. */
+  error?(fields: Record<string, unknown>, message: string): void;
+  info?(fields: Record<string, unknown>, message: string): void;
+  debug?(fields: Record<string, unknown>, message: string): void;
 }
 
 export const silentLogger: BusLogger = { warn: () => {} };

@@ -1,4 +1,4 @@
-import { ConfigError, integer, optional, ServicePorts, sqlitePath, type Env } from "../../lib/config.ts";
+import { ConfigError, integer, optional, optionalUrl, ServicePorts, sqlitePath, type Env } from "../../lib/config.ts";
 
 export type NativeHybridSetting = "auto" | "on" | "off";
 /** How hybrid search fuses the BM25 and vector lists: reciprocal rank, or min-max normalized scores with weights. */
@@ -12,8 +12,8 @@ export type IndexConfig =
 /** OpenSearch when OPENSEARCH_URL is set, else Elasticsearch when ELASTICSEARCH_URL is, else the embedded SQLite file. */
 export function indexConfig(env: Env): IndexConfig {
   const port = integer(env, "QUARRY_INDEX_PORT", ServicePorts.index);
-  const url = optional(env, "OPENSEARCH_URL");
-  const elasticsearchUrl = optional(env, "ELASTICSEARCH_URL");
+  const url = optionalUrl(env, "OPENSEARCH_URL");
+  const elasticsearchUrl = optionalUrl(env, "ELASTICSEARCH_URL");
   if (!url && elasticsearchUrl) return { port, backend: "elasticsearch", url: elasticsearchUrl, indexPrefix: optional(env, "QUARRY_ELASTICSEARCH_PREFIX") ?? "quarry" };
   if (!url) return { port, backend: "sqlite", file: sqlitePath(env) };
   return {

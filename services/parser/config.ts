@@ -1,4 +1,4 @@
-import { integer, optional, ServicePorts, type Env } from "../../lib/config.ts";
+import { integer, optional, optionalUrl, ServicePorts, type Env } from "../../lib/config.ts";
 
 export interface ParserConfig {
   port: number;
@@ -10,7 +10,7 @@ export interface ParserConfig {
 export function parserConfig(env: Env): ParserConfig {
   return {
     port: integer(env, "QUARRY_PARSER_PORT", ServicePorts.parser),
-    tikaUrl: optional(env, "TIKA_URL"),
+    tikaUrl: optionalUrl(env, "TIKA_URL"),
     tikaTimeoutMs: integer(env, "QUARRY_TIKA_TIMEOUT_MS", 120_000),
   };
 }
