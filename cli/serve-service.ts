@@ -15,7 +15,7 @@ import { runService, type RunningService } from "../lib/service-runtime.ts";
 
 /** Whom each service calls. */
 const PEERS: Record<ServiceName, PeerName[]> = {
-  parser: [],
+  parser: ["index"],
   chunker: ["embedder", "index"],
   embedder: ["index"],
   index: [],
@@ -28,7 +28,7 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
   const bus = await openEventBus(env, logger);
   const shared = { bus, logger, redrive: redriveSettings(env) };
   const service = await {
-    parser: async () => assembleParser(env, shared),
+    parser: async () => assembleParser(env, peers, shared),
     chunker: () => assembleChunker(env, peers, shared),
     embedder: () => assembleEmbedder(env, peers, shared),
     index: () => assembleIndex(env, shared),

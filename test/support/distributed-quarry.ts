@@ -22,10 +22,10 @@ import { transportFor, type Protocol } from "./embedded-quarry.ts";
 export const SERVICE_NAMES: ServiceName[] = ["index", "embedder", "parser", "chunker", "answer", "gateway"];
 
 /**
- * Each wave needs the addresses of the ones before it: the embedder calls the index, the chunker
+ * Each wave needs the addresses of the ones before it: the parser and the embedder call the index, the chunker
  * asks the embedder for its model limit at start-up, and the gateway needs every peer.
  */
-const START_WAVES: ServiceName[][] = [["index", "parser"], ["embedder"], ["chunker", "answer"], ["gateway"]];
+const START_WAVES: ServiceName[][] = [["index"], ["parser", "embedder"], ["chunker", "answer"], ["gateway"]];
 
 /** Only what locates node, the model cache and the home folder comes from the outer environment. */
 const INHERITED = ["PATH", "HOME", "QUARRY_MODELS_DIR", "TMPDIR", "LANG"];
