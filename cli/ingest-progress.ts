@@ -51,26 +51,32 @@ class TerminalBar implements IngestProgress {
   }
 }
 
-/** A line at the start, then at most one per interval while the count moves, and one at the end. */
+/** A line at the start, then at most one per interval while anything moves, and one at the end. */
 class PlainLines implements IngestProgress {
   private lastAt = 0;
-  private lastDone = -1;
+  private last = "";
 
   constructor(private readonly out: NodeJS.WritableStream, start: ProgressState, private readonly intervalMs: number) {
     this.write(start);
   }
 
   update(state: ProgressState): void {
-    if (state.done !== this.lastDone && Date.now() - this.lastAt >= this.intervalMs) this.write(state);
+    if (Date.now() - this.lastAt >= this.intervalMs) this.write(state);
   }
 
   stop(state: ProgressState): void {
-    if (state.done !== this.lastDone) this.write(state);
+    this.write(state);
   }
 
   private write(state: ProgressState): void {
+    const line = `ingesting: ${documentsDone(state)}, ${overallPercent(state)}%`;
+    if (line === this.last) return;
     this.lastAt = Date.now();
-    this.lastDone = state.done;
-    this.out.write(`ingesting: ${documentsDone(state)}\n`);
+    this.last = line;
+    this.out.write(`${line}\n`);
   }
+}
+
+function overallPercent(state: ProgressState): number {
+  return state.total === 0 ? 100 : Math.floor(state.percentSum / state.total);
 }

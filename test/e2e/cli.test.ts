@@ -233,9 +233,9 @@ describe("the quarry CLI speaks plainly", () => {
     expect(out).toContain(`skipped    ${join(folder, "report.docx")}: Word document: needs Apache Tika (set TIKA_URL)`);
     // stdout is a pipe here: no bar, but progress as lines, in documents (3 files, not 300 percent points).
     expect(run.stdout).not.toContain("\r");
-    expect(out[out.indexOf("created knowledge base rocks") + 1]).toBe("ingesting: 0/3 documents done");
-    expect(out).toContain("ingesting: 3/3 documents done");
-    for (const l of out.filter((x) => x.startsWith("ingesting:"))) expect(l).toMatch(/^ingesting: [0-3]\/3 documents done$/);
+    expect(out[out.indexOf("created knowledge base rocks") + 1]).toBe("ingesting: 0/3 documents done, 0%");
+    expect(out).toContain("ingesting: 3/3 documents done, 100%");
+    for (const l of out.filter((x) => x.startsWith("ingesting:"))) expect(l).toMatch(/^ingesting: [0-3]\/3 documents done, \d{1,3}%$/);
     expect(out.some((l) => /^3 ready, 0 failed, 2 skipped in [\d.]+ s$/.test(l)), run.stdout).toBe(true);
 
     const { documents } = await quarry.client.listDocuments({ knowledgeBase: "rocks" });
