@@ -1,6 +1,7 @@
 // quarry: serve Quarry (embedded, or one service of the distributed mode) and talk to it.
 import { readFileSync } from "node:fs";
 import { Argument, Command, InvalidArgumentError, Option } from "commander";
+import { isHttpUrl } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
 import { stopOnSignals } from "../lib/service-runtime.ts";
 import { ask, ingest, listKnowledgeBases, MODES, search, type ModeName } from "./commands.ts";
@@ -35,13 +36,7 @@ function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
 }
 
 function httpUrl(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new InvalidArgumentError("It must be an http:// or https:// URL, e.g. http://localhost:8080.");
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidArgumentError("It must be an http:// or https:// URL, e.g. http://localhost:8080.");
+  if (!isHttpUrl(value)) throw new InvalidArgumentError("It must be an http:// or https:// URL, e.g. http://localhost:8080.");
   return value;
 }
 

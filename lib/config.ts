@@ -27,17 +27,19 @@ export function integer(env: Env, name: string, fallback: number): number {
   return value;
 }
 
+export function isHttpUrl(value: string): boolean {
+  try {
+    const { protocol } = new URL(value);
+    return protocol === "http:" || protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
 /** An http(s) address (an engine's or an endpoint's), checked at start-up so a typo names its variable. */
 export function optionalUrl(env: Env, name: string): string | undefined {
   const raw = optional(env, name);
-  if (raw === undefined) return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} must be an http:// or https:// URL, not "${raw}"`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(`${name} must be an http:// or https:// URL, not "${raw}"`);
+  if (raw !== undefined && !isHttpUrl(raw)) throw new ConfigError(`${name} must be an http:// or https:// URL, not "${raw}"`);
   return raw;
 }
 
