@@ -4,7 +4,7 @@ import { basename } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { RetrievalMode, DocumentStatus, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
 import { UsageError } from "./error-report.ts";
-import type { QuarryClient } from "./gateway-client.ts";
+import { GatewayUnreachableError, type QuarryClient } from "./gateway-client.ts";
 import { selectFiles } from "./ingest-files.ts";
 import { plural, startProgress } from "./ingest-progress.ts";
 
@@ -53,7 +53,8 @@ export async function ingest(client: QuarryClient, paths: string[], kb: string, 
       if (res.unchanged) out.write(`unchanged  ${file.path}\n`);
       else ids.push(res.document!.id);
     } catch (error) {
-      if (!(error instanceof ConnectError)) throw error;
+      // One file refused is reported and the rest go on; a gateway gone away ends the run.
+      if (!(error instanceof ConnectError) || error.cause instanceof GatewayUnreachableError) throw error;
       failedUploads++;
       out.write(`rejected   ${file.path}: ${error.rawMessage}\n`);
     }
