@@ -74,6 +74,18 @@ async function giveUp<S extends DescMessage>(options: StageOptions<S>, message: 
   });
 }
 
+/**
+ * The event in a message, or a rejection: retrying cannot make a payload readable, so the bus
+ * dead-letters it at once with this reason in x-error, where its producer can see what became of it.
+ */
+export function decodeOrReject<S extends DescMessage>(schema: S, message: BusMessage): MessageShape<S> {
+  try {
+    return fromBinary(schema, message.value);
+  } catch (error) {
+    throw new RejectedMessageError(`the payload on ${message.topic} is not a ${schema.typeName}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
 function consume<S extends DescMessage>(options: StageOptions<S>): Promise<Subscription> {
   const { bus, logger } = options;
   return bus.subscribe({
@@ -83,14 +95,7 @@ function consume<S extends DescMessage>(options: StageOptions<S>): Promise<Subsc
     retryBackoffMs: options.retryBackoffMs,
     concurrency: options.concurrency,
     handler: async (message) => {
-      let event: MessageShape<S>;
-      try {
-        event = fromBinary(options.schema, message.value);
-      } catch (error) {
-        // Retrying cannot make it readable: the bus dead-letters it at once, with this reason in
-        // x-error, where an outside producer can see what became of it.
-        throw new RejectedMessageError(`the payload on ${message.topic} is not a ${options.schema.typeName}: ${(error as Error).message}`, { cause: error });
-      }
+      const event = decodeOrReject(options.schema, message);
       const doc = options.documentOf(event, message);
       try {
         await options.handle(event, message);
