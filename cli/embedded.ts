@@ -34,7 +34,7 @@ export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQ
     return service;
   };
   add(await assembleEmbedder(env, peers, shared));
-  add(assembleParser(env, shared));
+  add(assembleParser(env, peers, shared));
   add(await assembleIndex(env, shared));
   add(assembleChunker(env, peers, shared));
   add(assembleAnswer(env, peers, shared));

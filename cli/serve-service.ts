@@ -19,7 +19,7 @@ import { runService, type AssembledService, type RunningService } from "../lib/s
 
 /** Whom each service calls. */
 export const PEERS: Record<ServiceName, PeerName[]> = {
-  parser: [],
+  parser: ["index"],
   chunker: ["embedder", "index"],
   embedder: ["index"],
   index: [],
@@ -33,7 +33,7 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
   const bus = await openEventBus(env, logger);
   const shared = { bus, logger, redrive: redriveSettings(env) };
   const service = await {
-    parser: async () => assembleParser(env, shared),
+    parser: async () => assembleParser(env, peers, shared),
     chunker: async () => assembleChunker(env, peers, shared),
     embedder: () => assembleEmbedder(env, peers, shared),
     index: () => assembleIndex(env, shared),

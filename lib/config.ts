@@ -27,6 +27,22 @@ export function integer(env: Env, name: string, fallback: number): number {
   return value;
 }
 
+export function isHttpUrl(value: string): boolean {
+  try {
+    const { protocol } = new URL(value);
+    return protocol === "http:" || protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+/** An http(s) address (an engine's or an endpoint's), checked at start-up so a typo names its variable. */
+export function optionalUrl(env: Env, name: string): string | undefined {
+  const raw = optional(env, name);
+  if (raw !== undefined && !isHttpUrl(raw)) throw new ConfigError(`${name} must be an http:// or https:// URL, not "${raw}"`);
+  return raw;
+}
+
 export function dataDir(env: Env): string {
   return resolve(optional(env, "QUARRY_DATA_DIR") ?? ".quarry");
 }

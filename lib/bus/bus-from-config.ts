@@ -1,5 +1,6 @@
 // Picks the event bus: Kafka when KAFKA_BROKERS is set, else the durable SQLite log.
-import { integer, optional, sqlitePath, type Env } from "../config.ts";
+import { mkdirSync } from "node:fs";
+import { dataDir, integer, optional, sqlitePath, type Env } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import { Topics, type EventBus } from "./event-bus.ts";
 import { PrefixedEventBus } from "./prefixed-event-bus.ts";
@@ -19,6 +20,8 @@ export async function openEventBus(env: Env, logger: Logger): Promise<EventBus> 
     });
   } else {
     const { SqliteEventBus } = await import("./sqlite-event-bus.ts");
+    // `quarry serve <service>` without Kafka opens the log before anything else made the folder.
+    mkdirSync(dataDir(env), { recursive: true });
     bus = new SqliteEventBus(sqlitePath(env), { logger });
   }
   const prefix = optional(env, "QUARRY_TOPIC_PREFIX");

@@ -34,6 +34,7 @@ import {
   type RetryPolicy,
 } from "./message-retry.ts";
 import type { KafkaSecurity } from "./kafka-security.ts";
+import { kafkaLogLevel } from "./kafka-log.ts";
 import { handleInOrder } from "./ordered-concurrency.ts";
 
 export interface KafkaEventBusOptions {
@@ -89,13 +90,16 @@ export class KafkaEventBus implements EventBus {
       clientId: options.clientId ?? "quarry",
       brokers: options.brokers,
       ...options.security,
+      // kafkajs logs to the console by default; route its warnings and errors to our logger, each at
+      // the level it deserves for us (kafka-log.ts). Its own INFO diary (consumer started, joined) stays out.
       logLevel: logLevel.WARN,
-      // kafkajs logs to the console by default; route what matters to our logger instead.
       logCreator:
         () =>
-        ({ namespace, level, log }: LogEntry) => {
-          const { message, ...fields } = log;
-          logger.warn({ ...fields, namespace, kafkaLevel: logLevel[level] }, `kafkajs: ${message}`);
+        (entry: LogEntry) => {
+          const { message, ...fields } = entry.log;
+          const level = kafkaLogLevel(entry);
+          const write = level === "warn" ? logger.warn : level === "error" ? (logger.error ?? logger.warn) : logger[level];
+          write?.call(logger, { ...fields, namespace: entry.namespace, kafkaLevel: logLevel[entry.level] }, `kafkajs: ${message}`);
         },
     });
   }

@@ -1,4 +1,4 @@
-import { integer, modelsDir, optional, servicePort, type Env } from "../../lib/config.ts";
+import { integer, modelsDir, optional, optionalUrl, servicePort, type Env } from "../../lib/config.ts";
 
 export interface AnswerConfig {
   port: number;
@@ -10,7 +10,7 @@ export interface AnswerConfig {
 }
 
 export function answerConfig(env: Env): AnswerConfig {
-  const baseURL = optional(env, "OPENAI_BASE_URL");
+  const baseURL = optionalUrl(env, "OPENAI_BASE_URL");
   const model = optional(env, "QUARRY_CHAT_MODEL");
   return {
     port: servicePort(env, "answer"),

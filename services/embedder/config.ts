@@ -1,4 +1,4 @@
-import { ConfigError, integer, modelsDir, optional, servicePort, type Env } from "../../lib/config.ts";
+import { ConfigError, integer, modelsDir, optional, optionalUrl, servicePort, type Env } from "../../lib/config.ts";
 
 export type EmbedderConfig =
   | { port: number; provider: "local"; modelDir: string; batchSize: number }
@@ -21,7 +21,7 @@ export function embedderConfig(env: Env): EmbedderConfig {
     return { port, provider, modelDir: `${modelsDir(env)}/${name}`, batchSize: integer(env, "QUARRY_EMBEDDING_BATCH", 32) };
   }
   if (provider !== "openai") throw new ConfigError(`QUARRY_EMBEDDING_PROVIDER must be "local" or "openai", not "${provider}"`);
-  const baseURL = optional(env, "QUARRY_EMBEDDING_BASE_URL") ?? optional(env, "OPENAI_BASE_URL");
+  const baseURL = optionalUrl(env, "QUARRY_EMBEDDING_BASE_URL") ?? optionalUrl(env, "OPENAI_BASE_URL");
   const model = optional(env, "QUARRY_EMBEDDING_MODEL");
   const dimension = integer(env, "QUARRY_EMBEDDING_DIMENSION", 0);
   if (!baseURL) throw new ConfigError("QUARRY_EMBEDDING_BASE_URL (or OPENAI_BASE_URL) is not set: the openai embedding provider needs its endpoint");

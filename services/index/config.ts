@@ -1,4 +1,4 @@
-import { ConfigError, integer, optional, servicePort, sqlitePath, type Env } from "../../lib/config.ts";
+import { ConfigError, integer, optional, optionalUrl, servicePort, sqlitePath, type Env } from "../../lib/config.ts";
 import { engineConnection, type EngineConnection } from "./engine-connection.ts";
 
 export type NativeHybridSetting = "auto" | "on" | "off";
@@ -13,8 +13,8 @@ export type IndexConfig =
 /** OpenSearch when OPENSEARCH_URL is set, else Elasticsearch when ELASTICSEARCH_URL is, else the embedded SQLite file. */
 export function indexConfig(env: Env): IndexConfig {
   const port = servicePort(env, "index");
-  const url = optional(env, "OPENSEARCH_URL");
-  const elasticsearchUrl = optional(env, "ELASTICSEARCH_URL");
+  const url = optionalUrl(env, "OPENSEARCH_URL");
+  const elasticsearchUrl = optionalUrl(env, "ELASTICSEARCH_URL");
   if (!url && elasticsearchUrl) {
     return {
       port,

@@ -1,4 +1,4 @@
-import { blobDir, integer, optional, servicePort, type Env } from "../../lib/config.ts";
+import { blobDir, integer, optional, optionalUrl, servicePort, type Env } from "../../lib/config.ts";
 
 export interface ParserConfig {
   port: number;
@@ -15,7 +15,7 @@ export interface ParserConfig {
 export function parserConfig(env: Env): ParserConfig {
   return {
     port: servicePort(env, "parser"),
-    tikaUrl: optional(env, "TIKA_URL"),
+    tikaUrl: optionalUrl(env, "TIKA_URL"),
     tikaTimeoutMs: integer(env, "QUARRY_TIKA_TIMEOUT_MS", 120_000),
     fileRefRoots: [blobDir(env), ...(optional(env, "QUARRY_FILE_REF_ROOT") ? [optional(env, "QUARRY_FILE_REF_ROOT")!] : [])],
   };

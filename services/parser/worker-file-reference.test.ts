@@ -90,7 +90,7 @@ function describeFileReferences(name: string, open: () => Promise<BusFixture>) {
         const letter = await until(`the dead letter of ${id}`, () => seen.dead.find((m) => m.key === id));
         expect(letter.headers["x-error"], id).toMatch(/^file reference refused: .* is outside the allowed folders \(QUARRY_FILE_REF_ROOT\)$/);
         expect(letter.headers["x-original-topic"]).toBe(Topics.documentsSubmitted);
-        expect(letter.headers["x-permanent"]).toBe("true");
+        expect(letter.headers["x-rejected-by"]).toBeDefined();
         expect(fromBinary(DocumentSubmittedSchema, letter.value).documentId).toBe(id);
         const error = await until(`the failure of ${id}`, () => failureOf(id));
         expect(error).toMatch(/^parser: file reference refused: .* outside the allowed folders/);

@@ -4,12 +4,12 @@
 import { createHash } from "node:crypto";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { DocumentParsedSchema, DocumentSubmittedSchema, type DocumentSubmitted } from "../../gen/quarry/events/v1/events_pb.ts";
-import { Topics, type BusMessage, type EventBus } from "../../lib/bus/event-bus.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
+import { RejectedMessageError, Topics, type BusMessage, type EventBus } from "../../lib/bus/event-bus.ts";
+import type { KnowledgeBase } from "../../lib/domain.ts";
+import { InvalidInputError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { PhasePercent, publishProgress, type DocumentRef } from "../../lib/pipeline/progress.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
-import { deadLetterPermanently } from "../../lib/pipeline/dead-letter.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { parsedToProto } from "../../lib/proto-convert.ts";
 import { documentIdFor } from "../index/catalog-ids.ts";
@@ -31,9 +31,31 @@ async function contentOf(event: DocumentSubmitted, fileRefRoots: readonly string
   throw new InvalidInputError("the event carries no content (neither inline_content nor content_uri)");
 }
 
+/**
+ * A submission must name an existing knowledge base by its id. Anything else is rejected: no
+ * catalog could record the document's failure, so the dead-letter topic is where its producer
+ * learns why (a transient failure of the lookup itself is thrown on and retried as usual).
+ */
+async function checkKnowledgeBase(event: DocumentSubmitted, knowledgeBase: (id: string) => Promise<KnowledgeBase>): Promise<void> {
+  if (!event.knowledgeBaseId) throw new RejectedMessageError("the submission has no knowledge_base_id");
+  if (!event.fileName) throw new RejectedMessageError("the submission has no file_name");
+  let kb: KnowledgeBase;
+  try {
+    kb = await knowledgeBase(event.knowledgeBaseId);
+  } catch (error) {
+    if (error instanceof NotFoundError) throw new RejectedMessageError(`knowledge base ${event.knowledgeBaseId} does not exist`, { cause: error });
+    throw error;
+  }
+  if (kb.id !== event.knowledgeBaseId) {
+    throw new RejectedMessageError(`knowledge_base_id must be the knowledge base's id: "${event.knowledgeBaseId}" is the name of ${kb.id}`);
+  }
+}
+
 export interface ParserWorkerDeps {
   bus: EventBus;
   parser: DocumentParser;
+  /** The knowledge base with this id or name (the index service's); throws NotFoundError. */
+  knowledgeBase(idOrName: string): Promise<KnowledgeBase>;
   logger: Logger;
   redrive?: Partial<RedriveSettings>;
   /** Where content_uri references may point (see content-reference.ts); none: every reference is refused. */
@@ -52,18 +74,14 @@ export function startParserWorker(deps: ParserWorkerDeps) {
     documentOf: documentRefOf,
     async handle(event, message) {
       const doc = documentRefOf(event, message);
-      if (!event.knowledgeBaseId || !event.fileName) {
-        throw new InvalidInputError("documents.submitted needs knowledge_base_id and file_name");
-      }
+      await checkKnowledgeBase(event, deps.knowledgeBase);
       let bytes: Uint8Array;
       try {
         bytes = await contentOf(event, deps.fileRefRoots ?? []);
       } catch (error) {
-        // The document fails with the reason (the stage reports it); the event itself is kept, dead, for whoever sent it.
-        if (error instanceof RefusedReferenceError) {
-          deps.logger.warn({ documentId: doc.documentId, reason: error.message }, "file reference refused; dead-lettered");
-          await deadLetterPermanently(bus, message, error.message);
-        }
+        // A reference outside the allowed folders is refused for good: the document fails with the
+        // reason (the stage reports it) and the event stays, dead, for whoever sent it.
+        if (error instanceof RefusedReferenceError) throw new RejectedMessageError(error.message, { cause: error });
         throw error;
       }
       await publishProgress(bus, doc, {

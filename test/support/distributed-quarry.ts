@@ -24,10 +24,11 @@ export const SERVICE_NAMES: ServiceName[] = ["index", "embedder", "parser", "chu
 
 /**
  * Each wave needs the addresses of the ones before it: on port 0 a service's address is known only
- * once it listens, and its peers are told it through QUARRY_<NAME>_URL. (On fixed ports any order
- * works; test/distributed/start-order.test.ts starts them in reverse.)
+ * once it listens, and its peers are told it through QUARRY_<NAME>_URL (the parser and the embedder
+ * call the index, the chunker asks the embedder for its model limit, the gateway needs every peer).
+ * On fixed ports any order works; test/distributed/start-order.test.ts starts them in reverse.
  */
-const START_WAVES: ServiceName[][] = [["index", "parser"], ["embedder"], ["chunker", "answer"], ["gateway"]];
+const START_WAVES: ServiceName[][] = [["index"], ["parser", "embedder"], ["chunker", "answer"], ["gateway"]];
 
 /** Only what locates node, the model cache and the home folder comes from the outer environment. */
 const INHERITED = ["PATH", "HOME", "QUARRY_MODELS_DIR", "TMPDIR", "LANG"];
