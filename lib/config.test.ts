@@ -30,7 +30,7 @@ describe("service ports and peer addresses", () => {
   });
 
   it("name the variable when a value is unusable", () => {
-    expect(() => peerUrl({ QUARRY_EMBEDDER_URL: "notaurl" }, "embedder")).toThrow(new ConfigError('QUARRY_EMBEDDER_URL must be a URL such as http://127.0.0.1:8083, not "notaurl"'));
+    expect(() => peerUrl({ QUARRY_EMBEDDER_URL: "notaurl" }, "embedder")).toThrow(new ConfigError('QUARRY_EMBEDDER_URL must be an http:// or https:// URL such as http://127.0.0.1:8083, not "notaurl"'));
     expect(() => peerUrl({ QUARRY_INDEX_URL: "ftp://x" }, "index")).toThrow(/QUARRY_INDEX_URL must be an http/);
     expect(() => servicePort({ QUARRY_CHUNKER_PORT: "70000" }, "chunker")).toThrow(/QUARRY_CHUNKER_PORT must be a port number/);
     expect(() => servicePort({ QUARRY_BASE_PORT: "65533" }, "answer")).toThrow(/QUARRY_BASE_PORT must leave room/);

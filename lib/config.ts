@@ -37,9 +37,9 @@ export function isHttpUrl(value: string): boolean {
 }
 
 /** An http(s) address (an engine's or an endpoint's), checked at start-up so a typo names its variable. */
-export function optionalUrl(env: Env, name: string): string | undefined {
+export function optionalUrl(env: Env, name: string, example?: string): string | undefined {
   const raw = optional(env, name);
-  if (raw !== undefined && !isHttpUrl(raw)) throw new ConfigError(`${name} must be an http:// or https:// URL, not "${raw}"`);
+  if (raw !== undefined && !isHttpUrl(raw)) throw new ConfigError(`${name} must be an http:// or https:// URL${example ? ` such as ${example}` : ""}, not "${raw}"`);
   return raw;
 }
 
@@ -98,19 +98,8 @@ export function servicePort(env: Env, name: ServiceName): number {
  */
 export function peerUrl(env: Env, name: ServiceName): string {
   const variable = urlVariable(name);
-  const explicit = optional(env, variable);
-  if (explicit !== undefined) {
-    let url: URL;
-    try {
-      url = new URL(explicit);
-    } catch {
-      throw new ConfigError(`${variable} must be a URL such as http://127.0.0.1:${ServicePorts[name]}, not "${explicit}"`);
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw new ConfigError(`${variable} must be an http:// or https:// URL, not "${explicit}"`);
-    }
-    return explicit.replace(/\/+$/, "");
-  }
+  const explicit = optionalUrl(env, variable, `http://127.0.0.1:${ServicePorts[name]}`);
+  if (explicit !== undefined) return explicit.replace(/\/+$/, "");
   const at = servicePort(env, name);
   if (at === 0) throw new ConfigError(`${portVariable(name)}=0 picks a free port, so its peers cannot guess it: set ${variable} for them`);
   return `http://127.0.0.1:${at}`;

@@ -14,11 +14,18 @@ import { DocumentParsedSchema, DocumentSubmittedSchema, IngestionProgressSchema 
 import { deadLetterTopic, Topics, type BusMessage, type EventBus, type Subscription } from "../../lib/bus/event-bus.ts";
 import { PrefixedEventBus } from "../../lib/bus/prefixed-event-bus.ts";
 import { SqliteEventBus } from "../../lib/bus/sqlite-event-bus.ts";
+import type { KnowledgeBase } from "../../lib/domain.ts";
 import { silentLogger } from "../../lib/logger.ts";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { engineAddress } from "../../test/support/engines.ts";
 import { BuiltinParser } from "./builtin-parser.ts";
 import { startParserWorker } from "./worker.ts";
+
+/** The one knowledge base these submissions name; the index's lookup is not under test here. */
+function knowledgeBaseNamed(id: string): KnowledgeBase {
+  const chunking = { chunkSize: 200, chunkOverlap: 30 } as KnowledgeBase["chunking"];
+  return { id, name: id, description: "", embeddingModel: "", embeddingDimension: 384, chunking, documentCount: 0, chunkCount: 0, tokenCount: 0, createdAt: new Date(), updatedAt: new Date() };
+}
 
 interface BusFixture {
   bus: EventBus;
@@ -58,7 +65,14 @@ function describeFileReferences(name: string, open: () => Promise<BusFixture>) {
       subscriptions.push(await collect(Topics.ingestionProgress, seen.progress));
       // A short redrive delay: a dead letter that was going to be redriven would be back within the test.
       subscriptions.push(
-        await startParserWorker({ bus, parser: new BuiltinParser(), logger: silentLogger, redrive: { maxRedrives: 3, delayMs: 100, maxDelayMs: 200 }, fileRefRoots: [root] }),
+        await startParserWorker({
+          bus,
+          parser: new BuiltinParser(),
+          knowledgeBase: async (id) => knowledgeBaseNamed(id),
+          logger: silentLogger,
+          redrive: { maxRedrives: 3, delayMs: 100, maxDelayMs: 200 },
+          fileRefRoots: [root],
+        }),
       );
     }, 90_000);
     afterAll(async () => {
