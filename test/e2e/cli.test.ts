@@ -121,8 +121,19 @@ function expectOnePlainLine(run: Run): string {
   const errLines = run.stderr.split("\n").filter((l) => l.trim() !== "");
   expect(errLines, run.stderr).toHaveLength(1);
   expect(run.stderr).not.toMatch(/^\s+at /m);
-  expect(run.stdout).toBe("");
+  // A server's structured log lines (JSON, on stdout) may precede its failure; nothing else may.
+  const plainOut = run.stdout.split("\n").filter((l) => l.trim() !== "" && !isLogLine(l));
+  expect(plainOut, run.stdout).toEqual([]);
   return errLines[0];
+}
+
+function isLogLine(line: string): boolean {
+  try {
+    const entry = JSON.parse(line) as { level?: unknown; msg?: unknown };
+    return typeof entry.level === "number" && typeof entry.msg === "string";
+  } catch {
+    return false;
+  }
 }
 
 /** A port nothing listens on: bound, noted, released. */

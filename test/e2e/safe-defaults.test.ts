@@ -77,7 +77,8 @@ describe("a Quarry with no key", () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/\(unauthenticated\)$/m);
     const scoped = await quarryCli(["kb", "list", "--url", quarry.url, "--api-key", readerKey]);
-    expect(scoped.stdout.trim().split("\n").map((l) => l.split("\t")[0])).toEqual(["cli-scope"]);
+    // kb list prints a header row, then one row per knowledge base, its name first.
+    expect(scoped.stdout.trim().split("\n").slice(1).map((l) => l.split(/\s+/)[0])).toEqual(["cli-scope"]);
 
     const revoked = await quarryCli(["keys", "revoke", "cli-reader", "--url", quarry.url, "--api-key", adminKey]);
     expect(revoked.code, revoked.stderr).toBe(0);
