@@ -3,8 +3,9 @@ import { describe, expect, it } from "vitest";
 import { Supervisor, type ChildSpec } from "./supervisor.ts";
 
 const node = (name: string, script: string): ChildSpec => ({ name, command: process.execPath, args: ["-e", script], env: { PATH: process.env.PATH } });
-const RUNS = `console.log("up " + process.pid); process.on("SIGTERM", () => { console.log("draining"); process.exit(0); }); setInterval(() => {}, 1000);`;
-const STUBBORN = `console.log("up"); process.on("SIGTERM", () => console.log("ignoring SIGTERM")); setInterval(() => {}, 1000);`;
+// Each child takes SIGTERM before it says "up": the test signals it as soon as it reads that line.
+const RUNS = `process.on("SIGTERM", () => { console.log("draining"); process.exit(0); }); console.log("up " + process.pid); setInterval(() => {}, 1000);`;
+const STUBBORN = `process.on("SIGTERM", () => console.log("ignoring SIGTERM")); console.log("up"); setInterval(() => {}, 1000);`;
 
 function collect() {
   const lines: string[] = [];
@@ -68,7 +69,7 @@ describe("Supervisor", () => {
     supervisor.start();
     await log.seen(/stubborn \| up/);
     await supervisor.stop();
-    expect(log.lines).toContain("stubborn | ignoring SIGTERM");
+    expect(log.lines, log.lines.join("\n")).toContain("stubborn | ignoring SIGTERM");
     expect(log.lines).toContain("quarry   | stubborn did not stop within 3 s; killing it");
     expect(log.lines).toContain("quarry   | stubborn stopped (signal SIGKILL)");
   });
