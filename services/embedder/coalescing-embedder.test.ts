@@ -26,11 +26,45 @@ describe("CoalescingEmbedder", () => {
     for (const [i, texts] of docs.entries()) expect(results[i]).toEqual(await direct.embed(texts, "document"));
   });
 
-  it("keeps joined calls within maxTexts, but lets a larger call go alone", async () => {
+  it("keeps joined calls within maxTexts, serving a larger call in slices", async () => {
     const inner = new RecordingEmbedder();
     const embedder = new CoalescingEmbedder(inner, 3);
-    await Promise.all([["x"], ["a", "b"], ["c", "d"], ["e", "f", "g", "h"]].map((texts) => embedder.embed(texts, "document")));
-    expect(inner.calls.map((c) => c.texts.length)).toEqual([1, 2, 2, 4]);
+    const docs = [["x"], ["a", "b"], ["c", "d"], ["e", "f", "g", "h"]];
+    const results = await Promise.all(docs.map((texts) => embedder.embed(texts, "document")));
+    expect(inner.calls.map((c) => c.texts)).toEqual([["x"], ["a", "b"], ["c", "d"], ["e", "f", "g"], ["h"]]);
+    const direct = new HashingEmbedder();
+    for (const [i, texts] of docs.entries()) expect(results[i]).toEqual(await direct.embed(texts, "document"));
+  });
+
+  it("gives a small call that arrives behind a large one a place in the next model call", async () => {
+    const inner = new RecordingEmbedder();
+    const embedder = new CoalescingEmbedder(inner, 256, 4);
+    const large = Array.from({ length: 12 }, (_, i) => `large ${i}`);
+    const largeDone = embedder.embed(large, "document");
+    const smallDone = embedder.embed(["small"], "document");
+    let smallAt = -1;
+    void smallDone.then(() => (smallAt = inner.calls.length));
+    const [largeVectors] = await Promise.all([largeDone, smallDone]);
+    // First call: a slice of the large one (the model was idle); the second already has the small one.
+    expect(inner.calls.map((c) => c.texts.length)).toEqual([4, 5, 4]);
+    expect(inner.calls[1].texts).toContain("small");
+    expect(smallAt).toBe(2);
+    expect(largeVectors).toEqual(await new HashingEmbedder().embed(large, "document"));
+  });
+
+  it("alternates between large calls, a slice of each per model call", async () => {
+    const inner = new RecordingEmbedder();
+    const embedder = new CoalescingEmbedder(inner, 4, 2);
+    const a = ["a1", "a2", "a3", "a4", "a5", "a6"];
+    const b = ["b1", "b2", "b3", "b4"];
+    const c = ["c1", "c2"];
+    await Promise.all([a, b, c].map((texts) => embedder.embed(texts, "document")));
+    expect(inner.calls.map((call) => call.texts)).toEqual([
+      ["a1", "a2"],
+      ["b1", "b2", "c1", "c2"],
+      ["a3", "a4", "b3", "b4"],
+      ["a5", "a6"],
+    ]);
   });
 
   it("never joins a query with documents", async () => {
