@@ -3,7 +3,7 @@ import { Command, Option } from "commander";
 import { ConnectError } from "@connectrpc/connect";
 import { ConfigError } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
-import { stopOnSignals } from "../lib/service-runtime.ts";
+import { shutdownGraceMs, stopOnSignals } from "../lib/service-runtime.ts";
 import { ask, ingest, search } from "./commands.ts";
 import { gatewayClient } from "./gateway-client.ts";
 import { registerEvalCommand } from "../eval/eval-command.ts";
@@ -37,7 +37,7 @@ program
       ? await (await import("./serve-service.ts")).startService(service as never, env, logger)
       : await (await import("./embedded.ts")).startEmbedded(env, logger);
     process.stdout.write(`Quarry ${service ?? "embedded"} listening on ${running.url}\n`);
-    stopOnSignals(() => running.stop(), logger);
+    stopOnSignals(() => running.stop(), logger, shutdownGraceMs(env));
   });
 
 const kb = program.command("kb").description("knowledge bases");

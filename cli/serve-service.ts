@@ -11,7 +11,7 @@ import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { integer, optional, ServicePorts, type Env, type ServiceName } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
 import { remotePeers, type PeerName } from "../lib/rpc/peers.ts";
-import { runService, type RunningService } from "../lib/service-runtime.ts";
+import { runService, shutdownGraceMs, type RunningService } from "../lib/service-runtime.ts";
 
 /** Whom each service calls. */
 const PEERS: Record<ServiceName, PeerName[]> = {
@@ -36,12 +36,13 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
     gateway: async () => assembleGateway(env, peers, shared),
   }[name]();
   const portVariable = name === "gateway" ? "QUARRY_PORT" : `QUARRY_${name.toUpperCase()}_PORT`;
-  const running = await runService(service, integer(env, portVariable, ServicePorts[name]), optional(env, "QUARRY_HOST") ?? "127.0.0.1", logger);
+  const running = await runService(service, integer(env, portVariable, ServicePorts[name]), optional(env, "QUARRY_HOST") ?? "127.0.0.1", logger, shutdownGraceMs(env));
   return {
     ...running,
-    stop: async () => {
-      await running.stop();
-      await bus.close();
+    stop: async (graceMs?: number) => {
+      await running.stop(graceMs);
+      // The consumers were drained (or released) by stop(); nothing is left to wait for.
+      await bus.close({ graceMs: 0 });
     },
   };
 }
