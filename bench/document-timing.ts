@@ -3,6 +3,7 @@
 // with it.
 import type { QuarryClient } from "../cli/gateway-client.ts";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
+import type { WatchIngestionResponse } from "../gen/quarry/gateway/v1/gateway_pb.ts";
 import { seededRandom } from "./synthetic-corpus.ts";
 
 export interface ReadyDocument {
@@ -18,17 +19,21 @@ export interface TrackedDocument {
   /** Resolves when the document reports its first vectorizing progress. */
   vectorizing: Promise<void>;
   ready: Promise<ReadyDocument>;
+  /** The latest update seen (its message says "vectorizing n/N chunks" while it vectorizes). */
+  latest(): WatchIngestionResponse | undefined;
 }
 
 export function uploadAndTrack(client: QuarryClient, knowledgeBase: string, fileName: string, content: string | Uint8Array, timeoutMs = 1_800_000): TrackedDocument {
   let markVectorizing!: () => void;
   const vectorizing = new Promise<void>((resolve) => (markVectorizing = resolve));
+  let latest: WatchIngestionResponse | undefined;
   const ready = (async (): Promise<ReadyDocument> => {
     const started = performance.now();
     const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
     const { document } = await client.uploadDocument({ header: { knowledgeBase, fileName }, content: bytes });
     const documentId = document!.id;
     for await (const update of client.watchIngestion({ documentIds: [documentId] }, { signal: AbortSignal.timeout(timeoutMs) })) {
+      latest = update;
       if (update.status === DocumentStatus.EMBEDDING || update.status === DocumentStatus.INDEXING) markVectorizing();
       if (update.status === DocumentStatus.FAILED) throw new Error(`${fileName} failed: ${update.error}`);
       if (update.status === DocumentStatus.READY) {
@@ -41,7 +46,7 @@ export function uploadAndTrack(client: QuarryClient, knowledgeBase: string, file
   })();
   // A failure surfaces through `ready`; `vectorizing` must not be left hanging by it.
   ready.catch(() => markVectorizing());
-  return { vectorizing, ready };
+  return { vectorizing, ready, latest: () => latest };
 }
 
 const WORDS =

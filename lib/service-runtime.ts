@@ -72,9 +72,10 @@ export async function runService(service: AssembledService, port: number, host: 
 }
 
 /**
- * On SIGTERM or SIGINT: stop() (which bounds itself by the grace), then exit 0. Should it still not
- * be done a few seconds past the grace (a component that ignores its deadline), exit 1 anyway:
- * work in hand is uncommitted until finished, so exiting loses nothing. A second signal exits at once.
+ * On SIGTERM or SIGINT: stop() (which bounds itself by the grace, plus the model's forward pass in
+ * flight), then exit 0. Should it still not be done 15 s past the grace (a component that ignores
+ * its deadline), exit 1 anyway: work in hand is uncommitted until finished, so exiting loses
+ * nothing. A second signal exits at once.
  */
 export function stopOnSignals(stop: () => Promise<void>, logger: Logger, graceMs: number): void {
   const handler = (signal: string) => {
@@ -84,7 +85,7 @@ export function stopOnSignals(stop: () => Promise<void>, logger: Logger, graceMs
     setTimeout(() => {
       logger.error({ graceMs }, "shutdown overran its grace period; exiting anyway");
       process.exit(1);
-    }, graceMs + 5_000).unref();
+    }, graceMs + 15_000).unref();
     stop()
       .then(() => process.exit(0))
       .catch((err) => {

@@ -78,15 +78,23 @@ export class CoalescingEmbedder implements Embedder {
     });
   }
 
-  /** One slice from each waiting call of the first call's kind, in turn order, up to maxTexts in all. */
+  /**
+   * One slice from each waiting call of the first call's kind, in turn order, up to maxTexts in
+   * all. While a newcomer (a call that has had no turn yet) waits behind a large call (one with
+   * more than a slice still to go), up to one slice in all: the model answers a joined call as a
+   * whole, so the newcomer's vectors come back after one pass rather than after eight.
+   */
   #takeGroup(): Slice[] {
     const kind = this.#queue[0].kind;
     const group: Slice[] = [];
+    const ofKind = this.#queue.filter((c) => c.kind === kind);
+    const newcomerBehindLarge = ofKind.some((c) => c.next === 0) && ofKind.some((c) => c.next > 0 && c.texts.length - c.next > this.#sliceTexts);
+    const limit = newcomerBehindLarge ? this.#sliceTexts : this.#maxTexts;
     let size = 0;
     for (const call of this.#queue) {
       if (call.kind !== kind) continue;
-      const count = Math.min(this.#sliceTexts, call.texts.length - call.next);
-      if (size + count > this.#maxTexts) continue;
+      const count = Math.min(this.#sliceTexts, call.texts.length - call.next, limit - size);
+      if (count <= 0) continue;
       group.push({ call, from: call.next, texts: call.texts.slice(call.next, call.next + count) });
       call.next += count;
       size += count;

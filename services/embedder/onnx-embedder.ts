@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
 import * as ort from "onnxruntime-node";
 import type { EmbeddingModelInfo } from "../../lib/domain.ts";
-import { FailedPreconditionError } from "../../lib/errors.ts";
+import { FailedPreconditionError, UnavailableError } from "../../lib/errors.ts";
 import type { Embedder, EmbeddingKind } from "./embedder.ts";
 import { KnownTokenShare } from "./known-token-share.ts";
 
@@ -53,8 +53,9 @@ export class OnnxEmbedder implements Embedder {
    * question's before the next pass of a document call: during a bulk ingest the vectorizing stage
    * sends hundreds of chunks in one call, and a question must wait for one pass, not all of them.
    */
-  readonly #waiting: Record<EmbeddingKind, (() => void)[]> = { query: [], document: [] };
+  readonly #waiting: Record<EmbeddingKind, { start(): void; cancel(error: Error): void }[]> = { query: [], document: [] };
   #running = false;
+  #closing = false;
   readonly #calls = new Set<Promise<unknown>>();
 
   private constructor(session: ort.InferenceSession, tokenizer: Tokenizer, info: EmbeddingModelInfo, batchSize: number, scripts?: string[]) {
@@ -120,7 +121,12 @@ export class OnnxEmbedder implements Embedder {
     }
   }
 
+  /** Waits for the pass in flight only: passes not started yet are cancelled (a shutdown has released their work). */
   async close(): Promise<void> {
+    this.#closing = true;
+    for (const kind of ["query", "document"] as const) {
+      for (const waiting of this.#waiting[kind].splice(0)) waiting.cancel(new UnavailableError("the embedding model is closing"));
+    }
     await Promise.allSettled([...this.#calls]);
     await this.#session.release();
   }
@@ -128,14 +134,17 @@ export class OnnxEmbedder implements Embedder {
   /** Runs one forward pass when the model is free, questions first. */
   #pass<T>(kind: EmbeddingKind, work: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#waiting[kind].push(() =>
-        work()
-          .then(resolve, reject)
-          .finally(() => {
-            this.#running = false;
-            this.#startNext();
-          }),
-      );
+      if (this.#closing) return reject(new UnavailableError("the embedding model is closing"));
+      this.#waiting[kind].push({
+        start: () =>
+          void work()
+            .then(resolve, reject)
+            .finally(() => {
+              this.#running = false;
+              this.#startNext();
+            }),
+        cancel: reject,
+      });
       this.#startNext();
     });
   }
@@ -147,7 +156,7 @@ export class OnnxEmbedder implements Embedder {
     // question that arrived meanwhile (a thread message) be queued before the choice is made.
     setImmediate(() => {
       const next = this.#waiting.query.shift() ?? this.#waiting.document.shift();
-      if (next) next();
+      if (next) next.start();
       else this.#running = false;
     });
   }

@@ -14,7 +14,7 @@ const errorTypes: Record<string, new (message: string) => QuarryError> = {
   UnavailableError,
 };
 
-const CLOSE_WAIT_MS = 2_000;
+const CLOSE_WAIT_MS = 10_000;
 
 export class ThreadedEmbedder implements Embedder {
   private nextId = 1;
@@ -78,8 +78,8 @@ export class ThreadedEmbedder implements Embedder {
       this.pending.set(id, { resolve, reject });
       this.worker.postMessage({ id, close: true });
     }).catch(() => undefined);
-    // The thread finishes its passes in flight before it closes; a shutdown has released those
-    // calls already, so it waits for them only briefly.
+    // The thread finishes the forward pass in flight (the queued ones are cancelled) before it
+    // closes: a process that exits while onnxruntime runs a pass aborts instead of exiting.
     await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
     await this.worker.terminate();
   }

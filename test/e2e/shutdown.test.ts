@@ -1,15 +1,14 @@
 // SIGTERM stops a busy Quarry within its grace period: new connections are refused at once,
 // streams in flight end, the process exits 0, and what it released is finished after a restart.
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, describe, expect, it } from "vitest";
 import { largeTextDocument, uploadAndTrack } from "../../bench/document-timing.ts";
+import { connectionRefused, startQuarryProcess, type QuarryProcess } from "../../bench/quarry-process.ts";
 import { gatewayClient } from "../../cli/gateway-client.ts";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
@@ -18,46 +17,6 @@ import { describeWithEngine } from "../support/engines.ts";
 const GRACE_MS = 3_000;
 /** Process exit and the last log lines, on a machine shared with others. */
 const MARGIN_MS = 4_000;
-
-interface ServerProcess {
-  child: ChildProcess;
-  url: string;
-  port: number;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
-  output(): string;
-}
-
-async function startProcess(args: string[], env: NodeJS.ProcessEnv): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ["bin/quarry.mjs", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal, at: performance.now() })),
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not listening within 90 s:\n${output}`)), 90_000);
-    const look = () => {
-      const match = /Quarry \w+ listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout!.on("data", look);
-    void exited.then(() => reject(new Error(`exited before listening:\n${output}`)));
-  });
-  return { child, url, port: Number(new URL(url).port), exited, output: () => output };
-}
-
-/** Whether a fresh TCP connection to the port is refused. */
-function refused(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, "127.0.0.1");
-    socket.once("connect", () => (socket.destroy(), resolve(false)));
-    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
-  });
-}
 
 const baseEnv = (): NodeJS.ProcessEnv => ({
   PATH: process.env.PATH,
@@ -68,7 +27,7 @@ const baseEnv = (): NodeJS.ProcessEnv => ({
 
 describe("SIGTERM on a busy embedded server", () => {
   let dataDir: string | undefined;
-  let running: ServerProcess | undefined;
+  let running: QuarryProcess | undefined;
   afterAll(async () => {
     if (running && running.child.exitCode === null) running.child.kill("SIGKILL");
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -77,7 +36,7 @@ describe("SIGTERM on a busy embedded server", () => {
   it("refuses new connections, ends streams, exits 0 within the grace, and a restart finishes every document", async () => {
     dataDir = await mkdtemp(join(tmpdir(), "quarry-sigterm-"));
     const env = { ...baseEnv(), QUARRY_DATA_DIR: dataDir, QUARRY_PORT: "0", QUARRY_HOST: "127.0.0.1" };
-    running = await startProcess(["serve"], env);
+    running = await startQuarryProcess(["serve"], env);
     const client = gatewayClient(running.url);
     await client.createKnowledgeBase({ name: "busy", chunking: { chunkSize: 48, chunkOverlap: 0 } });
     const large = uploadAndTrack(client, "busy", "large.txt", largeTextDocument(3_000));
@@ -105,7 +64,7 @@ describe("SIGTERM on a busy embedded server", () => {
     running.child.kill("SIGTERM");
     await new Promise((r) => setTimeout(r, 300));
     const stillRunning = running.child.exitCode === null;
-    const refusedWhileDraining = await refused(running.port);
+    const refusedWhileDraining = await connectionRefused(running.port);
     const streamEnd = await Promise.race([stream, new Promise((r) => setTimeout(() => r("still open"), GRACE_MS + MARGIN_MS))]);
     const exit = await Promise.race([running.exited, new Promise<undefined>((r) => setTimeout(r, GRACE_MS + MARGIN_MS + 30_000))]);
     const report = `exit ${JSON.stringify(exit)} after ${exit ? Math.round(exit.at - signalledAt) : "-"} ms; stream: ${streamEnd}\n${running.output().slice(-3_000)}`;
@@ -115,10 +74,10 @@ describe("SIGTERM on a busy embedded server", () => {
     expect(exit!.at - signalledAt, report).toBeLessThan(GRACE_MS + MARGIN_MS);
     expect(streamEnd, report).not.toBe("still open");
     if (stillRunning) expect(refusedWhileDraining, `a new connection was accepted after SIGTERM: ${report}`).toBe(true);
-    expect(await refused(running.port)).toBe(true);
+    expect(await connectionRefused(running.port)).toBe(true);
 
     // The restart picks up what the first process released: every document ends READY.
-    running = await startProcess(["serve"], env);
+    running = await startQuarryProcess(["serve"], env);
     const again = gatewayClient(running.url);
     const final = new Map<string, { status: DocumentStatus; chunks: number; error: string }>();
     for await (const update of again.watchIngestion({ documentIds }, { signal: AbortSignal.timeout(600_000) })) {
@@ -141,7 +100,7 @@ describeWithEngine("KAFKA_BROKERS", "SIGTERM on a distributed service process", 
       QUARRY_PARSER_PORT: "0",
       QUARRY_HOST: "127.0.0.1",
     };
-    const parser = await startProcess(["serve", "parser"], env);
+    const parser = await startQuarryProcess(["serve", "parser"], env);
     try {
       const health = createClient(Health, createGrpcTransport({ baseUrl: parser.url }));
       const watch = (async () => {
@@ -163,7 +122,7 @@ describeWithEngine("KAFKA_BROKERS", "SIGTERM on a distributed service process", 
       expect(exit!.code, report).toBe(0);
       expect(exit!.at - signalledAt, report).toBeLessThan(GRACE_MS + MARGIN_MS);
       expect(await watch, report).toMatch(/^ended/);
-      expect(await refused(parser.port)).toBe(true);
+      expect(await connectionRefused(parser.port)).toBe(true);
     } finally {
       if (parser.child.exitCode === null) parser.child.kill("SIGKILL");
     }
