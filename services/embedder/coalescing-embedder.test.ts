@@ -46,9 +46,8 @@ describe("CoalescingEmbedder", () => {
     let smallAt = -1;
     void smallDone.then(() => (smallAt = inner.calls.length));
     const [largeVectors] = await Promise.all([largeDone, smallDone]);
-    // First call: a slice of the large one (the model was idle); the second, one pass, starts with the small one.
-    expect(inner.calls.map((c) => c.texts.length)).toEqual([4, 4, 4, 1]);
-    expect(inner.calls[1].texts[0]).toBe("small");
+    // First call: a slice of the large one (the model was idle); the second is the small one alone.
+    expect(inner.calls.map((c) => c.texts)).toEqual([large.slice(0, 4), ["small"], large.slice(4, 8), large.slice(8)]);
     expect(smallAt).toBe(2);
     expect(largeVectors).toEqual(await new HashingEmbedder().embed(large, "document"));
   });
@@ -68,6 +67,14 @@ describe("CoalescingEmbedder", () => {
       ["a3", "a4", "b3", "b4"],
       ["a5", "a6"],
     ]);
+  });
+
+  it("cuts a slice of long texts by characters, so a pass of long chunks is as short as one of short ones", async () => {
+    const inner = new RecordingEmbedder();
+    const embedder = new CoalescingEmbedder(inner, 256, 32, 100);
+    const long = Array.from({ length: 5 }, (_, i) => `${i}`.repeat(40));
+    await embedder.embed(long, "document");
+    expect(inner.calls.map((c) => c.texts.length)).toEqual([2, 2, 1]);
   });
 
   it("never joins a query with documents", async () => {

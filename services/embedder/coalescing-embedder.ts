@@ -31,18 +31,22 @@ export class CoalescingEmbedder implements Embedder {
   readonly #inner: Embedder;
   readonly #maxTexts: number;
   readonly #sliceTexts: number;
+  readonly #sliceChars: number;
   /** Calls with texts not yet taken, in turn order (a call served a slice goes to the back). */
   #queue: Pending[] = [];
   #running = false;
 
   /**
    * @param maxTexts bounds one joined model call.
-   * @param sliceTexts the most one call contributes to a model call (about one forward pass).
+   * @param sliceTexts the most texts one call contributes to a model call (about one forward pass).
+   * @param sliceChars the most characters of one call's slice (the local model's pass holds 2048
+   *   tokens at most, about 8 full chunks of English).
    */
-  constructor(inner: Embedder, maxTexts = 256, sliceTexts = 32) {
+  constructor(inner: Embedder, maxTexts = 256, sliceTexts = 32, sliceChars = 8192) {
     this.#inner = inner;
     this.#maxTexts = Math.max(1, maxTexts);
     this.#sliceTexts = Math.max(1, Math.min(sliceTexts, this.#maxTexts));
+    this.#sliceChars = Math.max(1, sliceChars);
   }
 
   info(): EmbeddingModelInfo {
@@ -80,9 +84,10 @@ export class CoalescingEmbedder implements Embedder {
 
   /**
    * One slice from each waiting call of the first call's kind, in turn order, up to maxTexts in
-   * all. While a newcomer (a call that has had no turn yet) waits behind a large call (one with
-   * more than a slice still to go), up to one slice in all: the model answers a joined call as a
-   * whole, so the newcomer's vectors come back after one pass rather than after eight.
+   * all. While newcomers (calls that have had no turn yet) wait behind a large call (one with more
+   * than a slice still to go), the newcomers alone, up to one slice: the model answers a joined
+   * call as a whole, so a one-chunk document's vector comes back after a pass of its own size,
+   * not after a pass full of the large document's chunks.
    */
   #takeGroup(): Slice[] {
     const kind = this.#queue[0].kind;
@@ -92,8 +97,8 @@ export class CoalescingEmbedder implements Embedder {
     const limit = newcomerBehindLarge ? this.#sliceTexts : this.#maxTexts;
     let size = 0;
     for (const call of this.#queue) {
-      if (call.kind !== kind) continue;
-      const count = Math.min(this.#sliceTexts, call.texts.length - call.next, limit - size);
+      if (call.kind !== kind || (newcomerBehindLarge && call.next > 0)) continue;
+      const count = this.#sliceLength(call, limit - size);
       if (count <= 0) continue;
       group.push({ call, from: call.next, texts: call.texts.slice(call.next, call.next + count) });
       call.next += count;
@@ -103,6 +108,22 @@ export class CoalescingEmbedder implements Embedder {
     const served = new Set(group.map((s) => s.call));
     this.#queue = [...this.#queue.filter((c) => !served.has(c)), ...this.#queue.filter((c) => served.has(c) && c.next < c.texts.length)];
     return group;
+  }
+
+  /**
+   * Texts of the call's next slice: at most sliceTexts, `room`, and sliceChars characters (but at
+   * least one), so that a slice of long chunks is about as quick to embed as one of short ones.
+   */
+  #sliceLength(call: Pending, room: number): number {
+    const most = Math.min(this.#sliceTexts, call.texts.length - call.next, room);
+    let chars = 0;
+    let count = 0;
+    while (count < most) {
+      chars += call.texts[call.next + count].length;
+      if (count > 0 && chars > this.#sliceChars) break;
+      count++;
+    }
+    return count;
   }
 
   async #run(group: Slice[]): Promise<void> {

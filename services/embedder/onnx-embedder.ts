@@ -20,6 +20,12 @@ export function defaultModelDir(name: string = DEFAULT_LOCAL_MODEL, env: NodeJS.
 export interface OnnxEmbedderOptions {
   /** Texts per forward pass. Larger batches pad more; 32 suits 2 cores. */
   batchSize?: number;
+  /**
+   * Most padded tokens (texts × longest text) per forward pass; default 2048. The memory a pass
+   * needs grows with it (attention is texts × heads × length², all held in onnxruntime's arena,
+   * which never gives memory back), while 8 texts of 256 tokens cost no more CPU than 32.
+   */
+  maxBatchTokens?: number;
   /** ONNX Runtime intra-op threads; defaults to the cores available, at most 2. */
   threads?: number;
 }
@@ -44,6 +50,7 @@ export class OnnxEmbedder implements Embedder {
   readonly #tokenizer: Tokenizer;
   readonly #info: EmbeddingModelInfo;
   readonly #batchSize: number;
+  readonly #maxBatchTokens: number;
   readonly #clsId: number;
   readonly #sepId: number;
   readonly #padId: number;
@@ -58,11 +65,12 @@ export class OnnxEmbedder implements Embedder {
   #closing = false;
   readonly #calls = new Set<Promise<unknown>>();
 
-  private constructor(session: ort.InferenceSession, tokenizer: Tokenizer, info: EmbeddingModelInfo, batchSize: number, scripts?: string[]) {
+  private constructor(session: ort.InferenceSession, tokenizer: Tokenizer, info: EmbeddingModelInfo, batchSize: number, maxBatchTokens: number, scripts?: string[]) {
     this.#session = session;
     this.#tokenizer = tokenizer;
     this.#info = info;
     this.#batchSize = batchSize;
+    this.#maxBatchTokens = maxBatchTokens;
     this.#clsId = tokenId(tokenizer, "[CLS]");
     this.#sepId = tokenId(tokenizer, "[SEP]");
     this.#padId = tokenId(tokenizer, "[PAD]");
@@ -91,9 +99,13 @@ export class OnnxEmbedder implements Embedder {
       // model has the cores to itself, but in Quarry the main thread parses, chunks and indexes
       // other documents meanwhile, and spinning threads took its core and stalled each other.
       extra: { session: { intra_op: { allow_spinning: "0" } } },
+      // The memory pattern plans (and keeps) a block per input shape, and padded batches come in
+      // many shapes: with it the embedded server sat at 1.5 GB; without it 0.5 GB at the same CPU
+      // time (docs/BENCHMARKS.md). The arena stays: without it every pass maps fresh pages, +50% CPU.
+      enableMemPattern: false,
     });
     const info = { model: manifest.name, dimension: manifest.dimension, maxInputTokens: manifest.maxTokens ?? 256 };
-    return new OnnxEmbedder(session, tokenizer, info, Math.max(1, options.batchSize ?? 32), manifest.scripts);
+    return new OnnxEmbedder(session, tokenizer, info, Math.max(1, options.batchSize ?? 32), Math.max(1, options.maxBatchTokens ?? 2048), manifest.scripts);
   }
 
   info(): EmbeddingModelInfo {
@@ -166,8 +178,12 @@ export class OnnxEmbedder implements Embedder {
     // Batching texts of similar length wastes little on padding; the original order is restored below.
     const order = encoded.map((_, i) => i).sort((a, b) => encoded[b].length - encoded[a].length);
     const vectors = new Array<Float32Array>(texts.length);
-    for (let start = 0; start < order.length; start += this.#batchSize) {
-      const indices = order.slice(start, start + this.#batchSize);
+    for (let start = 0; start < order.length; ) {
+      // Longest first, so the batch's padded length is its first text's.
+      const longest = encoded[order[start]].length;
+      const size = Math.max(1, Math.min(this.#batchSize, Math.floor(this.#maxBatchTokens / longest)));
+      const indices = order.slice(start, start + size);
+      start += size;
       const batchVectors = await this.#pass(kind, () => this.#forward(indices.map((i) => encoded[i])));
       indices.forEach((original, k) => (vectors[original] = batchVectors[k]));
     }
