@@ -19,7 +19,7 @@ export interface TrackedDocument {
   /** Resolves when the document reports its first vectorizing progress. */
   vectorizing: Promise<void>;
   ready: Promise<ReadyDocument>;
-  /** The latest update seen (its message says "vectorizing n/N chunks" while it vectorizes). */
+  /** The latest update with a message ("vectorizing n/N chunks" while it vectorizes). */
   latest(): WatchIngestionResponse | undefined;
 }
 
@@ -33,7 +33,7 @@ export function uploadAndTrack(client: QuarryClient, knowledgeBase: string, file
     const { document } = await client.uploadDocument({ header: { knowledgeBase, fileName }, content: bytes });
     const documentId = document!.id;
     for await (const update of client.watchIngestion({ documentIds: [documentId] }, { signal: AbortSignal.timeout(timeoutMs) })) {
-      latest = update;
+      if (update.message) latest = update;
       if (update.status === DocumentStatus.EMBEDDING || update.status === DocumentStatus.INDEXING) markVectorizing();
       if (update.status === DocumentStatus.FAILED) throw new Error(`${fileName} failed: ${update.error}`);
       if (update.status === DocumentStatus.READY) {
