@@ -52,7 +52,7 @@ export interface IngestBenchReport {
   memory: { pipeline: MemoryPeak; afterRaw: MemoryPeak; budgetMiB: number };
 }
 
-export const EMBEDDED_MEMORY_BUDGET_MIB = 768;
+export const EMBEDDED_MEMORY_BUDGET_MIB = 1024;
 
 interface BenchDocument {
   fileName: string;
