@@ -1,6 +1,9 @@
 // A smoke run of bench query on a tiny corpus: the report's shape, never its timings.
-import { resolve } from "node:path";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeBenchSources } from "../test/fixtures/bench-sources.ts";
 import { defaultModelDir, OnnxEmbedder } from "../services/embedder/onnx-embedder.ts";
 import { runQueryBench, type QueryBenchReport } from "./bench-query.ts";
 import { formatQueryReport, scaleChartSvg } from "./report.ts";
@@ -8,8 +11,11 @@ import { formatQueryReport, scaleChartSvg } from "./report.ts";
 describe("bench query (smoke, embedded, 200 chunks)", () => {
   let embedder: OnnxEmbedder;
   let report: QueryBenchReport;
+  let evalDir: string;
 
   beforeAll(async () => {
+    evalDir = await mkdtemp(join(tmpdir(), "quarry-bench-sources-"));
+    await writeBenchSources(evalDir);
     embedder = await OnnxEmbedder.load(defaultModelDir());
     report = await runQueryBench({
       backend: "embedded",
@@ -19,7 +25,7 @@ describe("bench query (smoke, embedded, 200 chunks)", () => {
       modes: ["bm25", "hybrid"],
       queries: 6,
       seed: 11,
-      evalDir: resolve(process.cwd(), "../shared/eval"),
+      evalDir,
       topK: 5,
       embedder,
     });
@@ -27,6 +33,7 @@ describe("bench query (smoke, embedded, 200 chunks)", () => {
 
   afterAll(async () => {
     await embedder?.close();
+    if (evalDir) await rm(evalDir, { recursive: true, force: true });
   });
 
   it("describes the machine and the baseline", () => {

@@ -1,9 +1,18 @@
-import { resolve } from "node:path";
-import { describe, expect, it } from "vitest";
-import { generateSyntheticChunks, loadBenchQueries, loadSentencePools, splitEnglishSentences } from "./synthetic-corpus.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeBenchSources } from "../test/fixtures/bench-sources.ts";
+import { describeWithShared } from "../test/support/shared-material.ts";
+import { generateSyntheticChunks, loadBenchQueries, loadSentencePools, splitEnglishSentences, type SentencePools } from "./synthetic-corpus.ts";
 
-const EVAL_DIR = resolve(process.cwd(), "../shared/eval");
-const pools = loadSentencePools(EVAL_DIR);
+const EVAL_DIR = mkdtempSync(join(tmpdir(), "quarry-bench-sources-"));
+let pools: SentencePools;
+beforeAll(async () => {
+  await writeBenchSources(EVAL_DIR);
+  pools = loadSentencePools(EVAL_DIR);
+});
+afterAll(() => rmSync(EVAL_DIR, { recursive: true, force: true }));
 
 function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;
@@ -43,10 +52,12 @@ describe("synthetic corpus", () => {
     expect(chinese / chunks.length).toBeLessThan(0.4);
   });
 
-  it("samples real queries deterministically", () => {
+  it("samples queries deterministically, in both languages", () => {
     const a = loadBenchQueries(EVAL_DIR, 30, 5);
     expect(loadBenchQueries(EVAL_DIR, 30, 5)).toEqual(a);
     expect(a.every((q) => q.text.length > 0)).toBe(true);
+    expect(new Set(a.map((q) => q.language))).toEqual(new Set(["en", "zh"]));
+    expect(a.filter((q) => q.language === "zh").every((q) => /\p{Script=Han}/u.test(q.text))).toBe(true);
   });
 
   it("splits English sentences at sentence ends, not at abbreviations' inner dots", () => {
@@ -54,5 +65,14 @@ describe("synthetic corpus", () => {
       "Rates rose by 2.5% in mice.",
       "The effect (n = 17) was large!",
     ]);
+  });
+});
+
+describeWithShared("eval", "synthetic corpus from the public SciFact and cMedIR sets", (evalDir) => {
+  it("draws its pools and queries from them", () => {
+    const real = loadSentencePools(evalDir);
+    expect(real.english.length).toBeGreaterThan(1000);
+    expect(real.chinese.length).toBeGreaterThan(100);
+    expect(loadBenchQueries(evalDir, 30, 5)).toEqual(loadBenchQueries(evalDir, 30, 5));
   });
 });

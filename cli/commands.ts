@@ -1,53 +1,21 @@
 // The client commands: each reaches the gateway over Connect and prints for a person.
-import { readdir, readFile, stat } from "node:fs/promises";
-import { basename, extname, join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { basename } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
-import cliProgress from "cli-progress";
 import { RetrievalMode, DocumentStatus, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
-import type { QuarryClient } from "./gateway-client.ts";
+import { UsageError } from "./error-report.ts";
+import { GatewayUnreachableError, type QuarryClient } from "./gateway-client.ts";
+import { selectFiles } from "./ingest-files.ts";
+import { plural, startProgress } from "./ingest-progress.ts";
 
-const MIME_BY_EXTENSION: Record<string, string> = {
-  ".txt": "text/plain",
-  ".md": "text/markdown",
-  ".markdown": "text/markdown",
-  ".html": "text/html",
-  ".htm": "text/html",
-  ".csv": "text/csv",
-  ".tsv": "text/tab-separated-values",
-  ".json": "application/json",
-  ".pdf": "application/pdf",
-  ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-  ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-  ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+export const MODES = ["hybrid", "bm25", "vector"] as const;
+export type ModeName = (typeof MODES)[number];
+
+const MODE_BY_NAME: Record<ModeName, RetrievalMode> = {
+  hybrid: RetrievalMode.HYBRID,
+  bm25: RetrievalMode.BM25,
+  vector: RetrievalMode.VECTOR,
 };
-
-export function modeOf(name: string | undefined): RetrievalMode {
-  switch ((name ?? "hybrid").toLowerCase()) {
-    case "bm25":
-    case "keyword":
-      return RetrievalMode.BM25;
-    case "vector":
-    case "dense":
-      return RetrievalMode.VECTOR;
-    case "hybrid":
-      return RetrievalMode.HYBRID;
-    default:
-      throw new Error(`--mode must be hybrid, bm25 or vector, not ${name}`);
-  }
-}
-
-async function filesUnder(path: string): Promise<string[]> {
-  const info = await stat(path);
-  if (info.isFile()) return [path];
-  const out: string[] = [];
-  for (const entry of await readdir(path, { withFileTypes: true })) {
-    if (entry.name.startsWith(".")) continue;
-    const full = join(path, entry.name);
-    if (entry.isDirectory()) out.push(...(await filesUnder(full)));
-    else if (entry.isFile()) out.push(full);
-  }
-  return out.sort();
-}
 
 export async function ensureKnowledgeBase(client: QuarryClient, name: string, out: NodeJS.WritableStream): Promise<void> {
   try {
@@ -59,64 +27,91 @@ export async function ensureKnowledgeBase(client: QuarryClient, name: string, ou
   }
 }
 
-export async function ingest(client: QuarryClient, paths: string[], kb: string, options: { wait: boolean; out: NodeJS.WritableStream }) {
+export interface IngestOptions {
+  wait: boolean;
+  out: NodeJS.WritableStream;
+  /** Whether the server parses with Apache Tika, which decides which formats a folder walk takes. */
+  tikaConfigured: boolean;
+  /** How often progress lines appear when `out` is not a terminal. */
+  progressIntervalMs?: number;
+}
+
+export async function ingest(client: QuarryClient, paths: string[], kb: string, options: IngestOptions) {
   const { out } = options;
+  // Local mistakes first: a missing path fails before anything is created on the server.
+  const { files, skipped } = await selectFiles(paths, { tikaConfigured: options.tikaConfigured });
+  for (const skip of skipped) out.write(`skipped    ${skip.path}: ${skip.reason}\n`);
+  if (files.length === 0) throw new UsageError(`nothing to ingest in ${paths.join(", ")}: no file of a format Quarry parses`);
   await ensureKnowledgeBase(client, kb, out);
-  const files = (await Promise.all(paths.map(filesUnder))).flat();
   const ids: string[] = [];
   const started = performance.now();
   let failedUploads = 0;
   for (const file of files) {
-    const content = await readFile(file);
+    const content = await readFile(file.path);
     try {
-      const res = await client.uploadDocument({
-        header: { knowledgeBase: kb, fileName: basename(file), mimeType: MIME_BY_EXTENSION[extname(file).toLowerCase()] ?? "" },
-        content,
-      });
-      if (res.unchanged) out.write(`unchanged  ${file}\n`);
+      const res = await client.uploadDocument({ header: { knowledgeBase: kb, fileName: basename(file.path), mimeType: file.mimeType }, content });
+      if (res.unchanged) out.write(`unchanged  ${file.path}\n`);
       else ids.push(res.document!.id);
     } catch (error) {
+      // One file refused is reported and the rest go on; a gateway gone away ends the run.
+      if (!(error instanceof ConnectError) || error.cause instanceof GatewayUnreachableError) throw error;
       failedUploads++;
-      out.write(`rejected   ${file}: ${error instanceof ConnectError ? error.rawMessage : String(error)}\n`);
+      out.write(`rejected   ${file.path}: ${error.rawMessage}\n`);
     }
   }
-  if (!options.wait || ids.length === 0) return { ready: 0, failed: failedUploads, seconds: (performance.now() - started) / 1000 };
+  const summary = { ready: 0, failed: failedUploads, skipped: skipped.length, seconds: 0 };
+  if (!options.wait || ids.length === 0) {
+    summary.seconds = (performance.now() - started) / 1000;
+    if (skipped.length > 0) out.write(`${plural(skipped.length, "file")} skipped\n`);
+    return summary;
+  }
 
-  const bar = new cliProgress.SingleBar(
-    { format: "ingesting [{bar}] {percentage}% | {value}/{total} documents | {file}", hideCursor: true, noTTYOutput: false, stream: out as never },
-    cliProgress.Presets.shades_classic,
-  );
   const percents = new Map(ids.map((id) => [id, 0]));
   const finished = new Map<string, { file: string; status: DocumentStatus; error: string; chunks: number }>();
-  bar.start(ids.length * 100, 0, { file: "" });
+  const state = () => ({ done: finished.size, total: ids.length, percentSum: [...percents.values()].reduce((a, b) => a + b, 0), file: "" });
+  const progress = startProgress(out, ids.length, { intervalMs: options.progressIntervalMs });
   for await (const update of client.watchIngestion({ documentIds: ids })) {
     percents.set(update.documentId, update.status === DocumentStatus.FAILED ? 100 : update.percent);
     if (update.status === DocumentStatus.READY || update.status === DocumentStatus.FAILED) {
       finished.set(update.documentId, { file: update.fileName, status: update.status, error: update.error, chunks: update.chunkCount });
     }
-    bar.update([...percents.values()].reduce((a, b) => a + b, 0), { file: update.fileName });
+    progress.update({ ...state(), file: update.fileName });
   }
-  bar.stop();
-  let ready = 0;
-  let failed = failedUploads;
+  progress.stop(state());
   for (const doc of finished.values()) {
     if (doc.status === DocumentStatus.READY) {
-      ready++;
-      out.write(`ready      ${doc.file} (${doc.chunks} chunks)\n`);
+      summary.ready++;
+      out.write(`ready      ${doc.file} (${plural(doc.chunks, "chunk")})\n`);
     } else {
-      failed++;
+      summary.failed++;
       out.write(`failed     ${doc.file}: ${doc.error}\n`);
     }
   }
-  const seconds = (performance.now() - started) / 1000;
-  out.write(`${ready} ready, ${failed} failed in ${seconds.toFixed(1)} s\n`);
-  return { ready, failed, seconds };
+  summary.seconds = (performance.now() - started) / 1000;
+  const skippedNote = skipped.length > 0 ? `, ${skipped.length} skipped` : "";
+  out.write(`${summary.ready} ready, ${summary.failed} failed${skippedNote} in ${summary.seconds.toFixed(1)} s\n`);
+  return summary;
 }
 
-export async function ask(client: QuarryClient, question: string, kbs: string[], options: { mode?: string; topK?: number; out: NodeJS.WritableStream }) {
+/** A table with a header; counts carry their unit, in the singular when there is one. */
+export async function listKnowledgeBases(client: QuarryClient, out: NodeJS.WritableStream): Promise<void> {
+  const { knowledgeBases } = await client.listKnowledgeBases({});
+  if (knowledgeBases.length === 0) {
+    out.write("no knowledge bases yet; `quarry ingest FOLDER --kb NAME` creates one\n");
+    return;
+  }
+  const rows = [
+    ["NAME", "ID", "DOCUMENTS", "CHUNKS", "EMBEDDING MODEL"],
+    ...knowledgeBases.map((k) => [k.name, k.id, plural(Number(k.documentCount), "document"), plural(Number(k.chunkCount), "chunk"), k.embeddingModel]),
+  ];
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  for (const row of rows) out.write(`${row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join("  ")}\n`);
+}
+
+export async function ask(client: QuarryClient, question: string, kbs: string[], options: { mode?: ModeName; topK?: number; out: NodeJS.WritableStream }) {
   const { out } = options;
   const citations: { marker: number; fileName: string; page: number; sectionPath: string[]; snippet: string; score: number }[] = [];
-  for await (const { event } of client.chat({ question, knowledgeBases: kbs, settings: { mode: modeOf(options.mode), topK: options.topK ?? 0 } })) {
+  for await (const { event } of client.chat({ question, knowledgeBases: kbs, settings: { mode: MODE_BY_NAME[options.mode ?? "hybrid"], topK: options.topK ?? 0 } })) {
     const e = event?.event;
     if (e?.case === "text") out.write(e.value.text);
     else if (e?.case === "citation") citations.push(e.value);
@@ -133,17 +128,21 @@ export async function ask(client: QuarryClient, question: string, kbs: string[],
   return citations;
 }
 
-export function formatHit(hit: SearchHit, rank: number): string {
+/** A hit with the ranks of the lists its mode used: BM25 and vector only for hybrid, where fusion combines them. */
+export function formatHit(hit: SearchHit, rank: number, mode: ModeName = "hybrid"): string {
   const c = hit.chunk!;
   const e = hit.explain!;
   const where = [hit.fileName, c.page ? `p. ${c.page}` : "", c.sectionPath.join(" > ")].filter(Boolean).join(", ");
-  const lists = `bm25 #${e.bm25Rank || "-"} (${e.bm25Score.toFixed(3)}), vector #${e.vectorRank || "-"} (${e.vectorScore.toFixed(3)}), fused ${e.fusedScore.toFixed(4)}`;
+  const bm25 = `bm25 #${e.bm25Rank || "-"} (${e.bm25Score.toFixed(3)})`;
+  const vector = `vector #${e.vectorRank || "-"} (${e.vectorScore.toFixed(3)})`;
+  const lists = mode === "bm25" ? bm25 : mode === "vector" ? vector : `${bm25}, ${vector}, fused ${e.fusedScore.toFixed(4)}`;
   return `${rank}. ${where}  score ${hit.score.toFixed(4)}\n   ${lists}\n   ${c.text.replace(/\s+/g, " ").slice(0, 200)}\n`;
 }
 
-export async function search(client: QuarryClient, query: string, kbs: string[], options: { mode?: string; topK?: number; out: NodeJS.WritableStream }) {
-  const res = await client.search({ query, knowledgeBases: kbs, settings: { mode: modeOf(options.mode), topK: options.topK ?? 0 } });
-  res.hits.forEach((hit, i) => options.out.write(formatHit(hit, i + 1)));
-  options.out.write(`${res.hits.length} hits in ${res.tookMs.toFixed(1)} ms\n`);
+export async function search(client: QuarryClient, query: string, kbs: string[], options: { mode?: ModeName; topK?: number; out: NodeJS.WritableStream }) {
+  const mode = options.mode ?? "hybrid";
+  const res = await client.search({ query, knowledgeBases: kbs, settings: { mode: MODE_BY_NAME[mode], topK: options.topK ?? 0 } });
+  res.hits.forEach((hit, i) => options.out.write(formatHit(hit, i + 1, mode)));
+  options.out.write(`${plural(res.hits.length, "hit")} in ${res.tookMs.toFixed(1)} ms\n`);
   return res.hits;
 }

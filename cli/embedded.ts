@@ -29,19 +29,23 @@ export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQ
   const shared = { bus, logger, redrive: redriveSettings(env) };
   const peers = new InProcessPeers();
   const services: AssembledService[] = [];
-  const add = (service: AssembledService) => {
+  const add = <S extends AssembledService>(service: S) => {
     services.push(service);
     if (service.name !== "gateway") peers.register(service.name as never, service.server);
     return service;
   };
   add(await assembleEmbedder(env, peers, shared));
-  add(assembleParser(env, shared));
+  add(assembleParser(env, peers, shared));
   add(await assembleIndex(env, shared));
-  add(await assembleChunker(env, peers, shared));
+  add(assembleChunker(env, peers, shared));
   add(assembleAnswer(env, peers, shared));
   const gateway = add(assembleGateway(env, peers, shared));
 
+  // In one process every peer is already here, so start-up calls need no retrying.
+  for (const service of services) await service.prepare?.((_what, attempt) => attempt());
+
   const config = gatewayConfig(env);
+  await gateway.checkExposure();
   const running = await gateway.server.listen(config.port, config.host);
   const workers: Subscription[] = [];
   for (const service of services) workers.push(...(await service.startWorkers()));

@@ -1,13 +1,15 @@
 // quarry: serve Quarry (embedded, or one service of the distributed mode) and talk to it.
-import { Command, Option } from "commander";
-import { ConnectError } from "@connectrpc/connect";
-import { ConfigError } from "../lib/config.ts";
+import { readFileSync } from "node:fs";
+import { Argument, Command, InvalidArgumentError, Option } from "commander";
+import { isHttpUrl } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
 import { shutdownGraceMs, stopOnSignals } from "../lib/service-runtime.ts";
-import { ask, ingest, search } from "./commands.ts";
+import { ask, ingest, listKnowledgeBases, MODES, search, type ModeName } from "./commands.ts";
+import { reportLine } from "./error-report.ts";
 import { gatewayClient } from "./gateway-client.ts";
 import { registerEvalCommand } from "../eval/eval-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";
+import { registerKeysCommand } from "./keys-command.ts";
 
 // `quarry ask … | head` closes the pipe early; that is the reader's choice, not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
@@ -15,26 +17,62 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-const program = new Command("quarry").description("Knowledge-base RAG with citations you can trust");
-const urlOption = () => new Option("--url <url>", "the gateway").env("QUARRY_URL").default("http://localhost:8080");
+const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+
+const program = new Command("quarry").description("Knowledge-base RAG with citations you can trust").version(version);
+// One option for every command: clients send the key, `serve` takes it as the bootstrap admin key.
+program.addOption(new Option("--api-key <key>", "API key (clients send it; serve accepts it as an admin key)").env("QUARRY_API_KEY"));
+program.hook("preAction", () => {
+  const apiKey = program.opts<{ apiKey?: string }>().apiKey;
+  if (apiKey) process.env.QUARRY_API_KEY = apiKey;
+});
+const urlOption = () => new Option("--url <url>", "the gateway").env("QUARRY_URL").default("http://localhost:8080").argParser(httpUrl);
+const modeOption = () => new Option("--mode <mode>", "retrieval mode").choices(MODES).default("hybrid");
 const SERVICES = ["parser", "chunker", "embedder", "index", "answer", "gateway"] as const;
+
+// Flag values are checked by commander as it parses, so a typo fails before any request is made,
+// with commander's one-line "error: option ... argument ... is invalid" and exit code 1.
+function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? `It must be a whole number of at least ${min}.` : `It must be a whole number from ${min} to ${max}.`);
+    }
+    return n;
+  };
+}
+
+function httpUrl(value: string): string {
+  if (!isHttpUrl(value)) throw new InvalidArgumentError("It must be an http:// or https:// URL, e.g. http://localhost:8080.");
+  return value;
+}
 
 program
   .command("serve")
   .description("start Quarry: everything embedded in one process, or one named service")
-  .argument("[service]", `one of ${SERVICES.join(", ")}; omit for embedded mode`)
-  .option("--port <port>", "port to listen on (QUARRY_PORT, or QUARRY_<SERVICE>_PORT)")
+  .addArgument(
+    new Argument("[service]", `one of ${SERVICES.join(", ")}; all for the six as child processes (--port is then the first of six); omit for embedded mode`).choices([
+      ...SERVICES,
+      "all",
+    ]),
+  )
+  .option("--port <port>", "port to listen on (QUARRY_PORT, or QUARRY_<SERVICE>_PORT)", wholeNumber(0, 65535))
   .option("--host <host>", "address to bind (QUARRY_HOST)")
   .option("--data-dir <dir>", "where the embedded SQLite file lives (QUARRY_DATA_DIR)")
-  .action(async (service: string | undefined, options: { port?: string; host?: string; dataDir?: string }) => {
+  .option("--insecure", "allow a non-loopback --host with no API key (QUARRY_INSECURE=1)")
+  .action(async (service: (typeof SERVICES)[number] | "all" | undefined, options: { port?: number; host?: string; dataDir?: string; insecure?: boolean }) => {
+    if (service === "all") {
+      const { serveAll } = await import("./serve-all.ts");
+      return serveAll({ ...options, port: options.port === undefined ? undefined : String(options.port) }, options.insecure ? { ...process.env, QUARRY_INSECURE: "1" } : process.env);
+    }
     const env = { ...process.env };
+    if (options.insecure) env.QUARRY_INSECURE = "1";
     if (options.dataDir) env.QUARRY_DATA_DIR = options.dataDir;
     if (options.host) env.QUARRY_HOST = options.host;
-    if (options.port) env[!service || service === "gateway" ? "QUARRY_PORT" : `QUARRY_${service.toUpperCase()}_PORT`] = options.port;
+    if (options.port !== undefined) env[!service || service === "gateway" ? "QUARRY_PORT" : `QUARRY_${service.toUpperCase()}_PORT`] = String(options.port);
     const logger = createLogger(service ?? "quarry");
-    if (service && !(SERVICES as readonly string[]).includes(service)) throw new ConfigError(`unknown service ${service}; choose one of ${SERVICES.join(", ")}`);
     const running = service
-      ? await (await import("./serve-service.ts")).startService(service as never, env, logger)
+      ? await (await import("./serve-service.ts")).startService(service, env, logger)
       : await (await import("./embedded.ts")).startEmbedded(env, logger);
     process.stdout.write(`Quarry ${service ?? "embedded"} listening on ${running.url}\n`);
     stopOnSignals(() => running.stop(), logger, shutdownGraceMs(env));
@@ -44,14 +82,14 @@ const kb = program.command("kb").description("knowledge bases");
 kb.command("create")
   .argument("<name>")
   .option("--description <text>", "", "")
-  .option("--chunk-size <tokens>", "tokens per chunk")
-  .option("--chunk-overlap <tokens>", "tokens of overlap")
+  .option("--chunk-size <tokens>", "tokens per chunk", wholeNumber(1))
+  .option("--chunk-overlap <tokens>", "tokens of overlap", wholeNumber(0))
   .addOption(urlOption())
-  .action(async (name: string, o: { description: string; chunkSize?: string; chunkOverlap?: string; url: string }) => {
+  .action(async (name: string, o: { description: string; chunkSize?: number; chunkOverlap?: number; url: string }) => {
     const res = await gatewayClient(o.url).createKnowledgeBase({
       name,
       description: o.description,
-      chunking: o.chunkSize || o.chunkOverlap ? { chunkSize: Number(o.chunkSize ?? 0), chunkOverlap: Number(o.chunkOverlap ?? 0) } : undefined,
+      chunking: o.chunkSize !== undefined || o.chunkOverlap !== undefined ? { chunkSize: o.chunkSize ?? 0, chunkOverlap: o.chunkOverlap ?? 0 } : undefined,
     });
     const k = res.knowledgeBase!;
     process.stdout.write(`${k.name} (${k.id}) — ${k.embeddingModel}, ${k.embeddingDimension} dims, chunks of ${k.chunking?.chunkSize} tokens with ${k.chunking?.chunkOverlap} overlap\n`);
@@ -59,10 +97,7 @@ kb.command("create")
 kb.command("list")
   .addOption(urlOption())
   .action(async (o: { url: string }) => {
-    const res = await gatewayClient(o.url).listKnowledgeBases({});
-    for (const k of res.knowledgeBases) {
-      process.stdout.write(`${k.name}\t${k.id}\t${k.documentCount} documents\t${k.chunkCount} chunks\t${k.embeddingModel}\n`);
-    }
+    await listKnowledgeBases(gatewayClient(o.url), process.stdout);
   });
 kb.command("delete")
   .argument("<name>")
@@ -80,7 +115,8 @@ program
   .option("--no-wait", "return once uploaded")
   .addOption(urlOption())
   .action(async (paths: string[], o: { kb: string; wait: boolean; url: string }) => {
-    const result = await ingest(gatewayClient(o.url), paths, o.kb, { wait: o.wait, out: process.stdout });
+    // The CLI reads TIKA_URL as the server does: set in both, a folder walk takes the formats only Tika reads.
+    const result = await ingest(gatewayClient(o.url), paths, o.kb, { wait: o.wait, out: process.stdout, tikaConfigured: Boolean(process.env.TIKA_URL?.trim()) });
     if (result.failed > 0) process.exitCode = 1;
   });
 
@@ -89,10 +125,10 @@ program
   .description("ask a question; the answer streams, then its sources")
   .argument("<question>")
   .requiredOption("--kb <names...>", "knowledge base(s)")
-  .option("--mode <mode>", "hybrid, bm25 or vector", "hybrid")
-  .option("--top-k <n>", "chunks to retrieve", (v) => Number(v))
+  .addOption(modeOption())
+  .option("--top-k <n>", "chunks to retrieve", wholeNumber(1))
   .addOption(urlOption())
-  .action(async (question: string, o: { kb: string[]; mode: string; topK?: number; url: string }) => {
+  .action(async (question: string, o: { kb: string[]; mode: ModeName; topK?: number; url: string }) => {
     await ask(gatewayClient(o.url), question, o.kb, { mode: o.mode, topK: o.topK, out: process.stdout });
   });
 
@@ -101,26 +137,18 @@ program
   .description("a retrieval test: hits with scores and why they rank there")
   .argument("<query>")
   .requiredOption("--kb <names...>", "knowledge base(s)")
-  .option("--mode <mode>", "hybrid, bm25 or vector", "hybrid")
-  .option("--top-k <n>", "hits", (v) => Number(v))
+  .addOption(modeOption())
+  .option("--top-k <n>", "hits", wholeNumber(1))
   .addOption(urlOption())
-  .action(async (query: string, o: { kb: string[]; mode: string; topK?: number; url: string }) => {
+  .action(async (query: string, o: { kb: string[]; mode: ModeName; topK?: number; url: string }) => {
     await search(gatewayClient(o.url), query, o.kb, { mode: o.mode, topK: o.topK, out: process.stdout });
   });
 
+registerKeysCommand(program, urlOption);
 registerEvalCommand(program);
 registerBenchCommand(program);
 
 program.parseAsync().catch((error: unknown) => {
-  if (error instanceof ConnectError) process.stderr.write(`quarry: ${error.rawMessage} (${codeName(error.code)})\n`);
-  else if (error instanceof ConfigError || (error instanceof Error && /model is missing|npm run setup/.test(error.message))) {
-    process.stderr.write(`quarry: ${error.message}\n`);
-  } else process.stderr.write(`quarry: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(`quarry: ${reportLine(error)}\n`);
   process.exit(1);
 });
-
-function codeName(code: number): string {
-  return ["ok", "canceled", "unknown", "invalid_argument", "deadline_exceeded", "not_found", "already_exists", "permission_denied",
-    "resource_exhausted", "failed_precondition", "aborted", "out_of_range", "unimplemented", "internal", "unavailable", "data_loss",
-    "unauthenticated"][code] ?? String(code);
-}

@@ -1,21 +1,25 @@
 // One named service in its own process (the distributed mode): peers over gRPC at
-// QUARRY_<NAME>_URL, the bus on Kafka when KAFKA_BROKERS is set.
+// QUARRY_<NAME>_URL (by default their standard ports on this machine), the bus on Kafka when
+// KAFKA_BROKERS is set. It listens at once and waits for its peers, so start order does not matter.
 import { assembleAnswer } from "../services/answer/main.ts";
 import { assembleChunker } from "../services/chunker/main.ts";
 import { assembleEmbedder } from "../services/embedder/main.ts";
 import { assembleIndex } from "../services/index/main.ts";
 import { assembleParser } from "../services/parser/main.ts";
-import { assembleGateway } from "../gateway/main.ts";
+import { assembleGateway, type AssembledGateway } from "../gateway/main.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
-import { integer, optional, ServicePorts, type Env, type ServiceName } from "../lib/config.ts";
+import { optional, servicePort, type Env, type ServiceName } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
+import { internalToken, requireInternalToken } from "../lib/rpc/internal-token.ts";
+import { isLoopback } from "../lib/rpc/loopback.ts";
+import { retryWhileUnavailable, waitForPeers } from "../lib/rpc/peer-readiness.ts";
 import { remotePeers, type PeerName } from "../lib/rpc/peers.ts";
-import { runService, shutdownGraceMs, type RunningService } from "../lib/service-runtime.ts";
+import { runService, shutdownGraceMs, type AssembledService, type RunningService } from "../lib/service-runtime.ts";
 
 /** Whom each service calls. */
-const PEERS: Record<ServiceName, PeerName[]> = {
-  parser: [],
+export const PEERS: Record<ServiceName, PeerName[]> = {
+  parser: ["index"],
   chunker: ["embedder", "index"],
   embedder: ["index"],
   index: [],
@@ -25,24 +29,52 @@ const PEERS: Record<ServiceName, PeerName[]> = {
 
 export async function startService(name: ServiceName, env: Env, logger: Logger): Promise<RunningService> {
   const peers = remotePeers(env, PEERS[name]);
+  const port = servicePort(env, name);
   const bus = await openEventBus(env, logger);
   const shared = { bus, logger, redrive: redriveSettings(env) };
   const service = await {
-    parser: async () => assembleParser(env, shared),
-    chunker: () => assembleChunker(env, peers, shared),
+    parser: async () => assembleParser(env, peers, shared),
+    chunker: async () => assembleChunker(env, peers, shared),
     embedder: () => assembleEmbedder(env, peers, shared),
     index: () => assembleIndex(env, shared),
     answer: async () => assembleAnswer(env, peers, shared),
     gateway: async () => assembleGateway(env, peers, shared),
   }[name]();
-  const portVariable = name === "gateway" ? "QUARRY_PORT" : `QUARRY_${name.toUpperCase()}_PORT`;
-  const running = await runService(service, integer(env, portVariable, ServicePorts[name]), optional(env, "QUARRY_HOST") ?? "127.0.0.1", logger, shutdownGraceMs(env));
-  return {
-    ...running,
-    stop: async (graceMs?: number) => {
-      await running.stop(graceMs);
-      // The consumers were drained (or released) by stop(); nothing is left to wait for.
-      await bus.close({ graceMs: 0 });
+  if (name === "gateway") await (service as AssembledGateway).checkExposure();
+  const host = optional(env, "QUARRY_HOST") ?? "127.0.0.1";
+  const guarded = name === "gateway" ? service : guardInternal(service, env, host, logger);
+  const running = await runService(
+    guarded,
+    port,
+    host,
+    logger,
+    {
+      waitForPeers: (signal) => waitForPeers(peers, PEERS[name], { logger, signal }),
+      retry: (what, attempt, signal) => retryWhileUnavailable(what, attempt, { logger, signal }),
     },
+    shutdownGraceMs(env),
+  );
+  const stop = async (graceMs?: number) => {
+    await running.stop(graceMs);
+    // The consumers were drained (or released) by stop(); nothing is left to wait for.
+    await bus.close({ graceMs: 0 });
   };
+  // Start-up that fails for a reason waiting cannot cure (a bad answer from a peer, the bus) ends
+  // the process, as it did before the service listened early.
+  running.ready.catch((err) => {
+    logger.error({ err }, "start-up failed");
+    void stop().finally(() => process.exit(1));
+  });
+  return { ...running, stop };
+}
+
+/** An internal service's listener takes only calls carrying QUARRY_INTERNAL_TOKEN, when one is set. */
+function guardInternal(service: AssembledService, env: Env, host: string, logger: Logger): AssembledService {
+  const token = internalToken(env);
+  if (!token) {
+    if (!isLoopback(host)) logger.warn({ service: service.name, host }, "no QUARRY_INTERNAL_TOKEN: anyone who can reach this address can call this internal service");
+    return service;
+  }
+  const server = service.server;
+  return { ...service, server: { ...server, listen: (port, listenHost) => server.listen(port, listenHost, { interceptors: [requireInternalToken(token)] }) } };
 }

@@ -1,5 +1,4 @@
-import { join } from "node:path";
-import { dataDir, integer, optional, ServicePorts, type Env } from "../lib/config.ts";
+import { blobDir, integer, optional, servicePort, type Env } from "../lib/config.ts";
 import type { UploadLimits } from "./upload.ts";
 
 export interface GatewayConfig {
@@ -7,19 +6,26 @@ export interface GatewayConfig {
   host: string;
   limits: UploadLimits;
   corsOrigins: string[];
+  /** QUARRY_API_KEY: a bootstrap admin key that exists only in the configuration. */
+  apiKey?: string;
+  /** --insecure (QUARRY_INSECURE=1): serve a non-loopback address with no key. */
+  insecure: boolean;
 }
 
 export function gatewayConfig(env: Env): GatewayConfig {
   const kafka = Boolean(optional(env, "KAFKA_BROKERS"));
   return {
-    port: integer(env, "QUARRY_PORT", ServicePorts.gateway),
+    port: servicePort(env, "gateway"),
     host: optional(env, "QUARRY_HOST") ?? "127.0.0.1",
     limits: {
       maxUploadBytes: integer(env, "QUARRY_MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
       // Kafka's default message limit is 1 MiB; the SQLite log has no such limit.
       inlineMaxBytes: integer(env, "QUARRY_INLINE_MAX_BYTES", kafka ? 512 * 1024 : 64 * 1024 * 1024),
-      blobDir: optional(env, "QUARRY_BLOB_DIR") ?? join(dataDir(env), "blobs"),
+      blobDir: blobDir(env),
     },
-    corsOrigins: (optional(env, "QUARRY_CORS_ORIGINS") ?? "*").split(",").map((o) => o.trim()),
+    // No cross-origin access unless origins are listed: a page a user visits must not drive a local Quarry.
+    corsOrigins: (optional(env, "QUARRY_CORS_ORIGINS") ?? "").split(",").map((o) => o.trim()).filter(Boolean),
+    apiKey: optional(env, "QUARRY_API_KEY"),
+    insecure: optional(env, "QUARRY_INSECURE") === "1",
   };
 }

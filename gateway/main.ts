@@ -9,17 +9,33 @@ import type { Logger } from "../lib/logger.ts";
 import { ProgressHub } from "../lib/pipeline/progress-hub.ts";
 import type { Peers } from "../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../lib/service-runtime.ts";
+import { accessInterceptor } from "./access/access-interceptor.ts";
+import { ApiKeyAuthenticator } from "./access/authenticator.ts";
+import { checkBindPolicy, isLoopback } from "./access/bind-policy.ts";
 import { gatewayConfig } from "./config.ts";
 import { build } from "./server.ts";
 
-export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): AssembledService {
+export interface AssembledGateway extends AssembledService {
+  /** Before listening: refuses to expose a Quarry that has no API key (see access/bind-policy.ts). */
+  checkExposure(): Promise<void>;
+}
+
+export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): AssembledGateway {
   const config = gatewayConfig(env);
   const logger = shared.logger.child({ service: "gateway" });
   const hub = new ProgressHub(shared.bus);
+  const index = createClient(IndexService, peers.transport("index"));
+  const authenticator = new ApiKeyAuthenticator({
+    index,
+    bootstrapKey: config.apiKey,
+    openWithoutKeys: isLoopback(config.host) || config.insecure,
+    openOnlyToLoopbackHosts: !config.insecure,
+  });
   return {
+    checkExposure: () => checkBindPolicy({ host: config.host, insecure: config.insecure, keysConfigured: () => authenticator.keysConfigured(), logger }),
     name: "gateway",
     server: build({
-      index: createClient(IndexService, peers.transport("index")),
+      index,
       chunker: createClient(ChunkerService, peers.transport("chunker")),
       parser: createClient(ParserService, peers.transport("parser")),
       embedder: createClient(EmbedderService, peers.transport("embedder")),
@@ -28,6 +44,8 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       hub,
       limits: config.limits,
       corsOrigins: config.corsOrigins,
+      interceptors: [accessInterceptor({ authenticator, index })],
+      keysChanged: () => authenticator.keysChanged(),
       logger,
     }),
     startWorkers: async () => {

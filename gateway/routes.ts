@@ -13,6 +13,7 @@ import { InvalidInputError, TooLargeError } from "../lib/errors.ts";
 import type { ProgressHub } from "../lib/pipeline/progress-hub.ts";
 import { toProtoStatus } from "../lib/pipeline/progress.ts";
 import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
+import { apiKeyHandlers } from "./api-key-routes.ts";
 import { submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
 import { watchIngestion } from "./watch-ingestion.ts";
 
@@ -25,6 +26,8 @@ export interface GatewayDeps {
   bus: EventBus;
   hub: ProgressHub;
   limits: UploadLimits;
+  /** Called after a key was created or revoked (the authenticator's cache). */
+  keysChanged?: () => void;
 }
 
 export function gatewayRoutes(deps: GatewayDeps) {
@@ -56,6 +59,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
 
   return (router: ConnectRouter) =>
     router.service(QuarryService, {
+      ...apiKeyHandlers(index, deps.keysChanged ?? (() => {})),
       async createKnowledgeBase(request) {
         const model = await deps.embedder.getModelInfo({});
         if (request.embeddingModel && request.embeddingModel !== model.model) {

@@ -27,6 +27,22 @@ export function integer(env: Env, name: string, fallback: number): number {
   return value;
 }
 
+export function isHttpUrl(value: string): boolean {
+  try {
+    const { protocol } = new URL(value);
+    return protocol === "http:" || protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+/** An http(s) address (an engine's or an endpoint's), checked at start-up so a typo names its variable. */
+export function optionalUrl(env: Env, name: string, example?: string): string | undefined {
+  const raw = optional(env, name);
+  if (raw !== undefined && !isHttpUrl(raw)) throw new ConfigError(`${name} must be an http:// or https:// URL${example ? ` such as ${example}` : ""}, not "${raw}"`);
+  return raw;
+}
+
 export function dataDir(env: Env): string {
   return resolve(optional(env, "QUARRY_DATA_DIR") ?? ".quarry");
 }
@@ -36,9 +52,61 @@ export function sqlitePath(env: Env): string {
   return join(dataDir(env), "quarry.db");
 }
 
+/** Where the gateway leaves uploads too large for an event, and the parser reads them back. */
+export function blobDir(env: Env): string {
+  return optional(env, "QUARRY_BLOB_DIR") ?? join(dataDir(env), "blobs");
+}
+
 export function modelsDir(env: Env): string {
   return optional(env, "QUARRY_MODELS_DIR") ?? join(homedir(), ".cache", "quarry", "models");
 }
 
+/**
+ * The standard ports: the one table every default port, default peer address and message derives
+ * from (the README's "Distributed mode" shows the same table).
+ */
 export const ServicePorts = { gateway: 8080, parser: 8081, chunker: 8082, embedder: 8083, index: 8084, answer: 8085 } as const;
 export type ServiceName = keyof typeof ServicePorts;
+export const ServiceNames = Object.keys(ServicePorts) as ServiceName[];
+
+/** The gateway keeps the embedded mode's QUARRY_PORT; the others are QUARRY_<SERVICE>_PORT. */
+export function portVariable(name: ServiceName): string {
+  return name === "gateway" ? "QUARRY_PORT" : `QUARRY_${name.toUpperCase()}_PORT`;
+}
+
+export function urlVariable(name: ServiceName): string {
+  return `QUARRY_${name.toUpperCase()}_URL`;
+}
+
+/**
+ * Where a service listens: QUARRY_<SERVICE>_PORT, else QUARRY_BASE_PORT plus the service's offset
+ * in the table (so one variable moves all six), else the standard port.
+ */
+export function servicePort(env: Env, name: ServiceName): number {
+  const variable = portVariable(name);
+  if (optional(env, variable) !== undefined) return port(env, variable, ServicePorts[name]);
+  if (optional(env, "QUARRY_BASE_PORT") === undefined) return ServicePorts[name];
+  const base = port(env, "QUARRY_BASE_PORT", ServicePorts.gateway);
+  const value = base + ServicePorts[name] - ServicePorts.gateway;
+  if (base === 0 || value > 65535) throw new ConfigError(`QUARRY_BASE_PORT must leave room for six ports (1–65530), not "${base}"`);
+  return value;
+}
+
+/**
+ * Where a service finds a peer: QUARRY_<PEER>_URL, else the peer's port (as servicePort reads it,
+ * so a set of port variables shared by all six processes is enough) on this machine.
+ */
+export function peerUrl(env: Env, name: ServiceName): string {
+  const variable = urlVariable(name);
+  const explicit = optionalUrl(env, variable, `http://127.0.0.1:${ServicePorts[name]}`);
+  if (explicit !== undefined) return explicit.replace(/\/+$/, "");
+  const at = servicePort(env, name);
+  if (at === 0) throw new ConfigError(`${portVariable(name)}=0 picks a free port, so its peers cannot guess it: set ${variable} for them`);
+  return `http://127.0.0.1:${at}`;
+}
+
+function port(env: Env, name: string, fallback: number): number {
+  const value = integer(env, name, fallback);
+  if (value > 65535) throw new ConfigError(`${name} must be a port number (0–65535), not "${value}"`);
+  return value;
+}

@@ -25,3 +25,9 @@ export class UnavailableError extends QuarryError {}
 
 /** The input exceeds a configured limit (upload size). */
 export class TooLargeError extends QuarryError {}
+
+/** The call carries no credentials, or credentials that match no key. */
+export class UnauthenticatedError extends QuarryError {}
+
+/** The caller is known, but its role or its knowledge bases do not allow this call. */
+export class PermissionDeniedError extends QuarryError {}

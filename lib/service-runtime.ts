@@ -1,5 +1,8 @@
-// What every service process does around its wiring: listen, start its bus consumers, and on
-// SIGTERM/SIGINT stop accepting, finish or release the work in hand within a grace period, and exit.
+// What every service process does around its wiring: listen at once (answering NOT_SERVING on its
+// health check), wait for its peers and its start-up calls, start its bus consumers, then report
+// SERVING; on SIGTERM/SIGINT stop accepting, finish or release the work in hand within a grace
+// period, and exit.
+import { sleep } from "./backoff.ts";
 import type { EventBus, Subscription } from "./bus/event-bus.ts";
 import { integer, type Env } from "./config.ts";
 import type { RedriveSettings } from "./pipeline/redrive.ts";
@@ -16,6 +19,11 @@ export interface SharedDeps {
 export interface AssembledService {
   name: string;
   server: BuiltServer;
+  /**
+   * Start-up calls to peers (the chunker asks the embedder for its input limit), made once the
+   * peers answer and before any worker starts. Distributed mode retries it while a peer is unavailable.
+   */
+  prepare?(retry: <T>(what: string, attempt: () => Promise<T>) => Promise<T>): Promise<void>;
   /** Starts the service's ingestion consumers, if it has any. */
   startWorkers(): Promise<Subscription[]>;
   /** Releases what the service opened (stores, models, bus). */
@@ -25,13 +33,24 @@ export interface AssembledService {
 export interface RunningService {
   url: string;
   port: number;
+  /** Settles once the service reports SERVING; rejects when start-up failed for good. */
+  ready: Promise<void>;
   /** Stops within graceMs (default: the configured grace): see drainProcess. */
   stop(graceMs?: number): Promise<void>;
 }
 
+export interface StartUpSteps {
+  /** Resolves when every peer answers; rejects with the signal's reason when stopped first. */
+  waitForPeers(signal: AbortSignal): Promise<void>;
+  /** How prepare's calls are retried. */
+  retry<T>(what: string, attempt: () => Promise<T>, signal: AbortSignal): Promise<T>;
+}
+
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
 /** QUARRY_SHUTDOWN_GRACE_MS: how long a stopping process lets calls and ingestion work in hand finish. */
 export function shutdownGraceMs(env: Env): number {
-  return integer(env, "QUARRY_SHUTDOWN_GRACE_MS", 10_000);
+  return integer(env, "QUARRY_SHUTDOWN_GRACE_MS", DEFAULT_SHUTDOWN_GRACE_MS);
 }
 
 export interface DrainParts {
@@ -62,13 +81,47 @@ export async function drainProcess(parts: DrainParts, graceMs: number): Promise<
   parts.logger.info({ ms: Date.now() - started }, "drained");
 }
 
-export async function runService(service: AssembledService, port: number, host: string, logger: Logger, graceMs: number): Promise<RunningService> {
+export async function runService(
+  service: AssembledService,
+  port: number,
+  host: string,
+  logger: Logger,
+  steps: StartUpSteps,
+  graceMs = DEFAULT_SHUTDOWN_GRACE_MS,
+): Promise<RunningService> {
+  const health = service.server.health;
+  health.setAll(false);
   const running: RunningServer = await service.server.listen(port, host);
-  const workers = await service.startWorkers();
+  const abort = new AbortController();
+  let workers: Subscription[] = [];
+  const ready = (async () => {
+    await steps.waitForPeers(abort.signal);
+    await service.prepare?.((what, attempt) => steps.retry(what, attempt, abort.signal));
+    const started = await service.startWorkers();
+    if (abort.signal.aborted) {
+      // Stopped while the consumers were joining: stop() may have moved on, so they are closed here.
+      for (const w of started) await w.close({ graceMs: 0 });
+      return;
+    }
+    workers = started;
+    health.setAll(true);
+    logger.info("ready: reporting SERVING");
+  })();
+  // Stopping while still waiting is not a start-up failure.
+  const settled = ready.catch((error) => {
+    if (!abort.signal.aborted) throw error;
+  });
   let stopping: Promise<void> | undefined;
   const stop = (grace = graceMs) =>
-    (stopping ??= drainProcess({ servers: [running], workers, closers: [{ name: service.name, close: () => service.close() }], logger: logger.child({ service: service.name }) }, grace));
-  return { url: running.url, port: running.port, stop };
+    (stopping ??= (async () => {
+      abort.abort(new Error("stopping"));
+      // Waiting for peers ends at once; a consumer still joining its group (up to a session timeout
+      // after a crash) is not waited for: closing the bus ends that join.
+      await Promise.race([settled.catch(() => {}), sleep(1_000)]);
+      const closers = [{ name: service.name, close: () => service.close() }];
+      await drainProcess({ servers: [running], workers, closers, logger: logger.child({ service: service.name }) }, grace);
+    })());
+  return { url: running.url, port: running.port, ready: settled, stop };
 }
 
 /**
@@ -95,4 +148,9 @@ export function stopOnSignals(stop: () => Promise<void>, logger: Logger, graceMs
   };
   process.once("SIGTERM", handler);
   process.once("SIGINT", handler);
+  // Started by `quarry serve all`: when that parent dies without a word (kill -9), go too.
+  if (process.channel) {
+    process.channel.unref();
+    process.once("disconnect", () => handler("parent gone"));
+  }
 }

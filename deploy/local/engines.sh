@@ -10,7 +10,8 @@
 #   engines.sh env                  print the export lines
 #
 # engine is one of: opensearch kafka tika elasticsearch (default: the first three; elasticsearch is
-# optional and joins the default set only with QUARRY_ENGINES_WITH_ES=1).
+# optional and joins the default set only with QUARRY_ENGINES_WITH_ES=1). Ports: QUARRY_OPENSEARCH_PORT,
+# QUARRY_KAFKA_PORT, QUARRY_TIKA_PORT, ... (see docs/engines.md); `env` prints the matching exports.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,12 +23,14 @@ ALL_ENGINES=(opensearch kafka tika)
 # Elasticsearch is an alternative to OpenSearch, not part of Quarry's default topology.
 [[ "${QUARRY_ENGINES_WITH_ES:-0}" == 1 ]] && ALL_ENGINES+=(elasticsearch)
 
-OPENSEARCH_PORT=9200
-KAFKA_PORT=9092
-KAFKA_CONTROLLER_PORT=9093
-TIKA_PORT=9998
-ELASTICSEARCH_PORT=9201
-ELASTICSEARCH_TRANSPORT_PORT=9301
+# A second set of engines (another run dir) needs other ports; `env` prints whatever is set here.
+OPENSEARCH_PORT="${QUARRY_OPENSEARCH_PORT:-9200}"
+OPENSEARCH_TRANSPORT_PORT="${QUARRY_OPENSEARCH_TRANSPORT_PORT:-9300}"
+KAFKA_PORT="${QUARRY_KAFKA_PORT:-9092}"
+KAFKA_CONTROLLER_PORT="${QUARRY_KAFKA_CONTROLLER_PORT:-9093}"
+TIKA_PORT="${QUARRY_TIKA_PORT:-9998}"
+ELASTICSEARCH_PORT="${QUARRY_ELASTICSEARCH_PORT:-9201}"
+ELASTICSEARCH_TRANSPORT_PORT="${QUARRY_ELASTICSEARCH_TRANSPORT_PORT:-9301}"
 
 # The pom is the single place versions are written.
 pom_prop() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$POM" | head -n1; }
@@ -55,7 +58,17 @@ java_home() {
   if [[ -n "${JAVA_HOME:-}" ]]; then echo "$JAVA_HOME"; else dirname "$(dirname "$(readlink -f "$(java_bin)")")"; fi
 }
 
-mvn_q() { mvn -q -B -f "$POM" -Dengines.dir="$ENGINES_DIR" "$@"; }
+# Maven 3.8 (Debian's among others) writes ANSI colour codes even in batch mode with colour off and
+# its output piped (`^[[0m^[[0m`), so what it says is cleaned of them, and goes to stderr: stdout
+# carries only the export lines.
+strip_ansi() { sed -E $'s/\x1b\\[[0-9;]*[A-Za-z]//g' | { grep -v '^[[:space:]]*$' || true; }; }
+mvn_clean() {
+  local out rc=0
+  out="$(mvn -q -B -Dstyle.color=never "$@" 2>&1)" || rc=$?
+  [[ -n "$out" ]] && printf '%s\n' "$out" | strip_ansi >&2
+  return $rc
+}
+mvn_q() { mvn_clean -f "$POM" -Dengines.dir="$ENGINES_DIR" "$@"; }
 
 # ---------------------------------------------------------------------------------------------
 # fetch
@@ -132,14 +145,12 @@ fetch_tika() {
   log "fetching Apache Tika server $TIKA_VERSION from Maven Central"
   # The jar is self-contained, but its parent POM (org.apache.tika:tika-server) is not served here for
   # 3.x, and dependency:copy and the 3.x `get` refuse an artifact whose POM they cannot read. The 2.8
-  # `get` without transitivity only warns, so it is pinned on purpose.
-  mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:2.8:get -Dtransitive=false \
-    -Dartifact="org.apache.tika:tika-server-standard:$TIKA_VERSION"
-  local repo
-  repo="$(mvn -q -B help:evaluate -Dexpression=settings.localRepository -DforceStdout 2>/dev/null || true)"
-  [[ -d "$repo" ]] || repo="$HOME/.m2/repository"
-  mkdir -p "$TIKA_HOME"
-  cp "$repo/org/apache/tika/tika-server-standard/$TIKA_VERSION/tika-server-standard-$TIKA_VERSION.jar" "$TIKA_JAR"
+  # `get` without transitivity only warns, so it is pinned on purpose; its `dest` copies the jar
+  # straight here, wherever the user's Maven repository is.
+  rm -rf "$TIKA_HOME" && mkdir -p "$TIKA_HOME"
+  mvn_clean org.apache.maven.plugins:maven-dependency-plugin:2.8:get -Dtransitive=false \
+    -Dartifact="org.apache.tika:tika-server-standard:$TIKA_VERSION" -Ddest="$TIKA_JAR"
+  [[ -s "$TIKA_JAR" ]] || die "Maven did not deliver $TIKA_JAR"
   touch "$TIKA_HOME/.quarry-ready"
 }
 
@@ -232,7 +243,7 @@ node.name: quarry-local
 discovery.type: single-node
 network.host: 127.0.0.1
 http.port: $OPENSEARCH_PORT
-transport.port: 9300
+transport.port: $OPENSEARCH_TRANSPORT_PORT
 path.data: $run/data
 path.logs: $run/logs
 EOF

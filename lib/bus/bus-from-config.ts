@@ -1,5 +1,6 @@
 // Picks the event bus: Kafka when KAFKA_BROKERS is set, else the durable SQLite log.
-import { integer, optional, sqlitePath, type Env } from "../config.ts";
+import { mkdirSync } from "node:fs";
+import { dataDir, integer, optional, sqlitePath, type Env } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import { Topics, type EventBus } from "./event-bus.ts";
 import { PrefixedEventBus } from "./prefixed-event-bus.ts";
@@ -9,14 +10,18 @@ export async function openEventBus(env: Env, logger: Logger): Promise<EventBus> 
   let bus: EventBus;
   if (brokers) {
     const { KafkaEventBus } = await import("./kafka-event-bus.ts");
+    const { kafkaSecurity } = await import("./kafka-security.ts");
     bus = new KafkaEventBus({
       brokers: brokers.split(",").map((b) => b.trim()),
       clientId: optional(env, "QUARRY_KAFKA_CLIENT_ID") ?? "quarry",
       numPartitions: integer(env, "QUARRY_KAFKA_PARTITIONS", 3),
       logger,
+      security: kafkaSecurity(env),
     });
   } else {
     const { SqliteEventBus } = await import("./sqlite-event-bus.ts");
+    // `quarry serve <service>` without Kafka opens the log before anything else made the folder.
+    mkdirSync(dataDir(env), { recursive: true });
     bus = new SqliteEventBus(sqlitePath(env), { logger });
   }
   const prefix = optional(env, "QUARRY_TOPIC_PREFIX");

@@ -3,7 +3,7 @@
 // against a shared broker never see each other's messages.
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { deadLetterTopic, type BusMessage, type EventBus, type Subscription } from "./event-bus.ts";
+import { deadLetterTopic, REJECTED_BY_HEADER, RejectedMessageError, type BusMessage, type EventBus, type Subscription } from "./event-bus.ts";
 
 export interface EventBusFixture {
   bus: EventBus;
@@ -409,6 +409,51 @@ export function describeEventBusContract(name: string, factory: () => Promise<Ev
       await bus.publish(deadLetterTopic(topic), [{ key: "marker", value: bytes("marker") }]);
       await eventually(() => expect(dead.values()).toContain("marker"));
       expect(dead.values()).toEqual(["marker"]);
+    });
+
+    it("dead-letters a rejected message at once, without retries, with the reason and the rejecting group in its headers", { timeout: TEST_TIMEOUT_MS }, async () => {
+      const topic = unique("reject");
+      const group = unique("g");
+      await bus.ensureTopics([topic, deadLetterTopic(topic)]);
+      await bus.publish(topic, [
+        { key: "doc-junk", value: bytes("junk"), headers: { "x-trace": "t-2" } },
+        { key: "doc-good", value: bytes("fine") },
+      ]);
+      let junkAttempts = 0;
+      let junkOffset = "";
+      const handled: string[] = [];
+      await subscribe({
+        group,
+        topics: [topic],
+        maxAttempts: 5,
+        ...FAST_RETRY,
+        handler: async (message) => {
+          if (text(message.value) === "junk") {
+            junkAttempts++;
+            junkOffset = message.offset;
+            throw new RejectedMessageError("the payload is not a Greeting");
+          }
+          handled.push(text(message.value));
+        },
+      });
+
+      const dead = recorder();
+      await subscribe({ group: unique("dlq-reader"), topics: [deadLetterTopic(topic)], handler: dead.handler });
+      await eventually(() => {
+        expect(handled).toEqual(["fine"]);
+        expect(dead.messages).toHaveLength(1);
+      });
+      await sleep(SETTLE_MS);
+      expect(junkAttempts).toBe(1);
+      const [letter] = dead.messages;
+      expect(letter.key).toBe("doc-junk");
+      expect(text(letter.value)).toBe("junk");
+      expect(letter.headers["x-error"]).toBe("the payload is not a Greeting");
+      expect(letter.headers[REJECTED_BY_HEADER]).toBe(group);
+      expect(letter.headers["x-original-topic"]).toBe(topic);
+      expect(letter.headers["x-original-offset"]).toBe(junkOffset);
+      expect(letter.headers["x-attempts"]).toBe("1");
+      expect(letter.headers["x-trace"]).toBe("t-2");
     });
 
     it("dead-letters a message that keeps failing, with the error in its headers, and keeps going", { timeout: TEST_TIMEOUT_MS }, async () => {

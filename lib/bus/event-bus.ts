@@ -13,6 +13,22 @@ export const Topics = {
 /** Where a message that kept failing ends up, with the error in its headers. */
 export const deadLetterTopic = (topic: string) => `${topic}.dlq`;
 
+/** Set on a dead letter that a handler rejected (see RejectedMessageError): the consumer group that did. */
+export const REJECTED_BY_HEADER = "x-rejected-by";
+
+/**
+ * A handler's verdict that a message can never be handled, however often it is tried: its payload
+ * does not decode, or it names something that does not exist. The bus dead-letters it at once, with
+ * `reason` in x-error and the group in x-rejected-by, and no redrive brings it back; whoever produced
+ * it finds it there. (A failure that a retry may cure is any other error.)
+ */
+export class RejectedMessageError extends Error {
+  constructor(readonly reason: string, options?: { cause?: unknown }) {
+    super(reason, options);
+    this.name = "RejectedMessageError";
+  }
+}
+
 export interface BusMessage {
   topic: string;
   /** Messages with one key are delivered in order; Quarry keys by document id. */

@@ -35,6 +35,8 @@ import {
   type BusLogger,
   type RetryPolicy,
 } from "./message-retry.ts";
+import type { KafkaSecurity } from "./kafka-security.ts";
+import { kafkaLogLevel } from "./kafka-log.ts";
 import { OrderedWindow } from "./ordered-concurrency.ts";
 
 export interface KafkaEventBusOptions {
@@ -54,6 +56,8 @@ export interface KafkaEventBusOptions {
   joinTimeoutMs?: number;
   /** Receives kafkajs warnings and errors as well as handler failures; silent by default. */
   logger?: BusLogger;
+  /** TLS and SASL for a secured cluster (kafka-security.ts). */
+  security?: KafkaSecurity;
 }
 
 /** Kafka's default is 1 MB; parsed documents and chunk batches can be far larger. */
@@ -69,7 +73,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
-  private readonly options: Required<Omit<KafkaEventBusOptions, "logger" | "clientId">>;
+  private readonly options: Required<Omit<KafkaEventBusOptions, "logger" | "clientId" | "security">>;
   readonly logger: BusLogger;
   private readonly knownTopics = new Set<string>();
   private readonly subscriptions = new Set<KafkaSubscription>();
@@ -94,13 +98,17 @@ export class KafkaEventBus implements EventBus {
     this.kafka = new Kafka({
       clientId: options.clientId ?? "quarry",
       brokers: options.brokers,
+      ...options.security,
+      // kafkajs logs to the console by default; route its warnings and errors to our logger, each at
+      // the level it deserves for us (kafka-log.ts). Its own INFO diary (consumer started, joined) stays out.
       logLevel: logLevel.WARN,
-      // kafkajs logs to the console by default; route what matters to our logger instead.
       logCreator:
         () =>
-        ({ namespace, level, log }: LogEntry) => {
-          const { message, ...fields } = log;
-          logger.warn({ ...fields, namespace, kafkaLevel: logLevel[level] }, `kafkajs: ${message}`);
+        (entry: LogEntry) => {
+          const { message, ...fields } = entry.log;
+          const level = kafkaLogLevel(entry);
+          const write = level === "warn" ? logger.warn : level === "error" ? (logger.error ?? logger.warn) : logger[level];
+          write?.call(logger, { ...fields, namespace: entry.namespace, kafkaLevel: logLevel[entry.level] }, `kafkajs: ${message}`);
         },
     });
   }

@@ -1,6 +1,6 @@
 // The retry-then-dead-letter policy both bus implementations share, so a handler failure means the
 // same thing on SQLite and on Kafka.
-import type { BusMessage, MessageHandler, SubscribeOptions } from "./event-bus.ts";
+import { REJECTED_BY_HEADER, RejectedMessageError, type BusMessage, type MessageHandler, type SubscribeOptions } from "./event-bus.ts";
 
 export const DEFAULT_MAX_ATTEMPTS = 5;
 export const DEFAULT_RETRY_BACKOFF_MS = 200;
@@ -8,6 +8,10 @@ export const DEFAULT_RETRY_BACKOFF_MS = 200;
 /** Structured logger the buses report handler failures to; pino's Logger fits. */
 export interface BusLogger {
   warn(fields: Record<string, unknown>, message: string): void;
+  /** The other levels are optional so that a bare `{ warn }` still fits; what they would log is then dropped. */
+  error?(fields: Record<string, unknown>, message: string): void;
+  info?(fields: Record<string, unknown>, message: string): void;
+  debug?(fields: Record<string, unknown>, message: string): void;
 }
 
 export const silentLogger: BusLogger = { warn: () => {} };
@@ -85,6 +89,7 @@ export async function handleWithRetries(
       await handler(message);
       return { kind: "handled" };
     } catch (error) {
+      if (error instanceof RejectedMessageError) return rejected(message, error, attempt, group, logger);
       lastError = error;
       logger.warn(
         { err: error, topic: message.topic, offset: message.offset, group, attempt, maxAttempts: policy.maxAttempts },
@@ -104,6 +109,22 @@ export async function handleWithRetries(
       "x-original-topic": message.topic,
       "x-original-offset": message.offset,
       "x-attempts": String(policy.maxAttempts),
+    },
+  };
+}
+
+/** A message its handler rejected: dead at once, and marked so that no redrive sends it back. */
+function rejected(message: BusMessage, error: RejectedMessageError, attempt: number, group: string, logger: BusLogger): HandleOutcome {
+  logger.warn({ topic: message.topic, offset: message.offset, key: message.key, group, reason: error.reason }, "event rejected; dead-lettered");
+  return {
+    kind: "dead",
+    headers: {
+      ...message.headers,
+      "x-error": error.reason,
+      [REJECTED_BY_HEADER]: group,
+      "x-original-topic": message.topic,
+      "x-original-offset": message.offset,
+      "x-attempts": String(attempt),
     },
   };
 }

@@ -1,7 +1,7 @@
 // Namespaces every topic and consumer group of a bus with a prefix, so several Quarry deployments
 // (or test runs) can share one Kafka cluster without reading each other's events. Handlers and
 // dead-letter names keep seeing the plain topic names.
-import type { CloseOptions, EventBus, OutgoingMessage, SubscribeOptions, Subscription } from "./event-bus.ts";
+import { REJECTED_BY_HEADER, type CloseOptions, type EventBus, type OutgoingMessage, type SubscribeOptions, type Subscription } from "./event-bus.ts";
 
 export class PrefixedEventBus implements EventBus {
   constructor(private readonly inner: EventBus, private readonly prefix: string) {}
@@ -20,12 +20,12 @@ export class PrefixedEventBus implements EventBus {
       group: this.prefix + options.group,
       topics: options.topics.map((t) => this.prefix + t),
       handler: (message) => {
-        const original = message.headers["x-original-topic"];
-        return options.handler({
-          ...message,
-          topic: this.unprefixed(message.topic),
-          headers: original === undefined ? message.headers : { ...message.headers, "x-original-topic": this.unprefixed(original) },
-        });
+        const headers = { ...message.headers };
+        // Dead letters name the topic and group they came from; handlers see those unprefixed too.
+        for (const name of ["x-original-topic", REJECTED_BY_HEADER]) {
+          if (headers[name] !== undefined) headers[name] = this.unprefixed(headers[name]);
+        }
+        return options.handler({ ...message, topic: this.unprefixed(message.topic), headers });
       },
     });
   }

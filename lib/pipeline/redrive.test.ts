@@ -2,7 +2,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { DocumentSubmittedSchema, IngestionProgressSchema } from "../../gen/quarry/events/v1/events_pb.ts";
-import { Topics, deadLetterTopic, type BusMessage } from "../bus/event-bus.ts";
+import { Topics, deadLetterTopic, REJECTED_BY_HEADER, RejectedMessageError, type BusMessage } from "../bus/event-bus.ts";
 import { SqliteEventBus } from "../bus/sqlite-event-bus.ts";
 import { UnavailableError, InvalidInputError } from "../errors.ts";
 import { silentLogger } from "../logger.ts";
@@ -125,5 +125,49 @@ describe("a stage with redrive, on the SQLite bus", () => {
     expect(progress.map((p) => p.error)).toEqual(["parser: not a docx"]);
     const dead = bus.db.prepare("select count(*) as n from bus_messages where topic = ?").get(deadLetterTopic(Topics.documentsSubmitted)) as { n: number } | undefined;
     expect(dead?.n ?? 0).toBe(0);
+  });
+
+  /** Everything that reaches the stage's dead-letter topic. */
+  const deadLetters = async () => {
+    const letters: BusMessage[] = [];
+    await bus.subscribe({ group: "dlq-reader", topics: [deadLetterTopic(Topics.documentsSubmitted)], handler: async (m) => void letters.push(m) });
+    return letters;
+  };
+
+  it("dead-letters an undecodable event at once with the reason, and never redrives it", async () => {
+    let deliveries = 0;
+    const sub = await stage(async () => void deliveries++, { maxRedrives: 3, delayMs: 10, maxDelayMs: 20 });
+    const letters = await deadLetters();
+    // Not a DocumentSubmitted: field 1 as a varint, then a length running past the end.
+    await bus.publish(Topics.documentsSubmitted, [{ key: "outside-1", value: Uint8Array.from([0x08, 0x96, 0x01, 0x12, 0x7f, 0x41]) }]);
+    await until("the dead letter", () => letters.length === 1);
+    // Three redrive delays and more: a redrive would have republished it by now.
+    await new Promise((r) => setTimeout(r, 300));
+    await sub.close();
+    expect(deliveries).toBe(0);
+    expect(letters).toHaveLength(1);
+    const [letter] = letters;
+    expect(letter.key).toBe("outside-1");
+    expect(letter.headers["x-error"]).toMatch(/^the payload on documents\.submitted is not a quarry\.events\.v1\.DocumentSubmitted: /);
+    expect(letter.headers[REJECTED_BY_HEADER]).toBe("parser");
+    expect(letter.headers["x-attempts"]).toBe("1");
+    const onTopic = bus.db.prepare("select count(*) as n from bus_messages where topic = ?").get(Topics.documentsSubmitted) as { n: number };
+    expect(onTopic.n).toBe(1);
+  });
+
+  it("a handler's rejection fails the document with the reason and dead-letters the event, without retries", async () => {
+    let deliveries = 0;
+    const sub = await stage(async () => {
+      deliveries++;
+      throw new RejectedMessageError("knowledge base kb does not exist");
+    }, { maxRedrives: 3, delayMs: 10, maxDelayMs: 20 });
+    const letters = await deadLetters();
+    await submit();
+    await until("the dead letter", () => letters.length === 1);
+    await new Promise((r) => setTimeout(r, 300));
+    await sub.close();
+    expect(deliveries).toBe(1);
+    expect(letters[0].headers["x-error"]).toBe("knowledge base kb does not exist");
+    expect(progress).toEqual([{ phase: DocumentStatus.FAILED, error: "parser: knowledge base kb does not exist" }]);
   });
 });

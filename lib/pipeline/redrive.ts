@@ -6,7 +6,7 @@
 // Past the cap the message stays in the dead-letter topic and the stage reports the document
 // failed for good.
 import type { BusMessage, EventBus, Subscription } from "../bus/event-bus.ts";
-import { deadLetterTopic } from "../bus/event-bus.ts";
+import { deadLetterTopic, REJECTED_BY_HEADER } from "../bus/event-bus.ts";
 import { ConfigError, integer, type Env } from "../config.ts";
 import { UnavailableError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
@@ -16,7 +16,7 @@ export const REDRIVES_HEADER = "x-redrives";
 export const LAST_ERROR_HEADER = "x-last-error";
 
 /** Headers the bus adds when it dead-letters a message; they describe one death, not the message. */
-const DEAD_LETTER_HEADERS = ["x-error", "x-original-topic", "x-original-offset", "x-original-partition", "x-attempts"];
+const DEAD_LETTER_HEADERS = ["x-error", "x-original-topic", "x-original-offset", "x-original-partition", "x-attempts", REJECTED_BY_HEADER];
 
 export interface RedriveSettings {
   /** Redrives of one message before it stays dead. 0 turns redrive off. */
@@ -97,6 +97,8 @@ export async function startRedrive(options: RedriveOptions): Promise<Subscriptio
     maxAttempts: 8,
     retryBackoffMs: 500,
     handler: async (message) => {
+      // A rejected message would be rejected again: it stays in the dead-letter topic for its producer to see.
+      if (message.headers[REJECTED_BY_HEADER] !== undefined) return;
       const redrives = redrivesOf(message);
       const lastError = message.headers["x-error"] ?? "unknown error";
       if (redrives >= settings.maxRedrives) {

@@ -1,9 +1,11 @@
 // The shape every ingestion stage shares: decode the event, do the stage's work, and turn a
 // failure into either a failed document (the input's fault: no retry) or a retry (a backend was
 // down: the bus redelivers with backoff and, past its attempts, dead-letters the event; the stage's
-// redrive consumer later puts the event back, a capped number of times, see redrive.ts).
+// redrive consumer later puts the event back, a capped number of times, see redrive.ts), or a
+// rejection (an event that can never be handled — it does not decode, or names a knowledge base
+// that does not exist: the bus dead-letters it at once with the reason, and no redrive returns it).
 import { fromBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import type { BusMessage, EventBus, Subscription } from "../bus/event-bus.ts";
+import { RejectedMessageError, type BusMessage, type EventBus, type Subscription } from "../bus/event-bus.ts";
 import { RETRYING_MARK } from "../domain.ts";
 import type { Logger } from "../logger.ts";
 import { isRetryable, toDomainError } from "../rpc/error-mapping.ts";
@@ -62,7 +64,7 @@ async function giveUp<S extends DescMessage>(options: StageOptions<S>, message: 
   try {
     event = fromBinary(options.schema, message.value);
   } catch {
-    return; // Undecodable events never reach the dead-letter topic through a stage; nothing to report.
+    return; // Undecodable events are rejected, and the redrive leaves those alone; nothing to report.
   }
   const doc = options.documentOf(event, message);
   await publishProgress(options.bus, doc, {
@@ -70,6 +72,18 @@ async function giveUp<S extends DescMessage>(options: StageOptions<S>, message: 
     percent: 0,
     error: `${options.name}: ${lastError} (gave up after ${redrives} redrives)`,
   });
+}
+
+/**
+ * The event in a message, or a rejection: retrying cannot make a payload readable, so the bus
+ * dead-letters it at once with this reason in x-error, where its producer can see what became of it.
+ */
+export function decodeOrReject<S extends DescMessage>(schema: S, message: BusMessage): MessageShape<S> {
+  try {
+    return fromBinary(schema, message.value);
+  } catch (error) {
+    throw new RejectedMessageError(`the payload on ${message.topic} is not a ${schema.typeName}: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 function consume<S extends DescMessage>(options: StageOptions<S>): Promise<Subscription> {
@@ -81,18 +95,16 @@ function consume<S extends DescMessage>(options: StageOptions<S>): Promise<Subsc
     retryBackoffMs: options.retryBackoffMs,
     concurrency: options.concurrency,
     handler: async (message) => {
-      let event: MessageShape<S>;
-      try {
-        event = fromBinary(options.schema, message.value);
-      } catch (error) {
-        // A message no stage can read is dropped with a log line; retrying cannot fix it.
-        logger.error({ err: error, topic: message.topic, offset: message.offset }, "undecodable event skipped");
-        return;
-      }
+      const event = decodeOrReject(options.schema, message);
       const doc = options.documentOf(event, message);
       try {
         await options.handle(event, message);
       } catch (error) {
+        if (error instanceof RejectedMessageError) {
+          // Told to whoever watches the document, then thrown on for the bus to dead-letter.
+          await publishProgress(bus, doc, { phase: "failed", percent: 0, error: `${options.name}: ${error.reason}` }).catch(() => {});
+          throw error;
+        }
         const domain = toDomainError(error);
         const reason = domain instanceof Error ? domain.message : String(domain);
         if (isRetryable(error)) {

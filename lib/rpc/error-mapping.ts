@@ -6,8 +6,10 @@ import {
   FailedPreconditionError,
   InvalidInputError,
   NotFoundError,
+  PermissionDeniedError,
   QuarryError,
   TooLargeError,
+  UnauthenticatedError,
   UnavailableError,
 } from "../errors.ts";
 
@@ -18,15 +20,32 @@ const toCode: [new (...args: never[]) => QuarryError, Code][] = [
   [FailedPreconditionError, Code.FailedPrecondition],
   [UnavailableError, Code.Unavailable],
   [TooLargeError, Code.ResourceExhausted],
+  [UnauthenticatedError, Code.Unauthenticated],
+  [PermissionDeniedError, Code.PermissionDenied],
 ];
 
 export function toConnectError(error: unknown): ConnectError {
-  if (error instanceof ConnectError) return error;
+  if (error instanceof ConnectError) return withoutMetadata(error);
   for (const [type, code] of toCode) {
     if (error instanceof type) return new ConnectError(error.message, code, undefined, undefined, error);
   }
   // An unexpected error: its message may carry internals, so the caller sees a generic one.
   return new ConnectError("internal error", Code.Internal, undefined, undefined, error);
+}
+
+/**
+ * A ConnectError relayed from another service's client carries that response's protocol headers
+ * (content-type, grpc-status, ...) as its metadata, and @connectrpc/connect 2.1 writes an error's
+ * metadata into the response: over gRPC the second content-type breaks the HTTP/2 stream and the
+ * caller gets Internal instead of the real code. Quarry sets no metadata of its own on errors, so
+ * the relay keeps the code, message and details only. (Connect 2.2 drops wire metadata itself,
+ * but its Node package asks for Node 22.)
+ */
+function withoutMetadata(error: ConnectError): ConnectError {
+  if ([...error.metadata.keys()].length === 0) return error;
+  const relayed = new ConnectError(error.rawMessage, error.code, undefined, undefined, error.cause ?? error);
+  relayed.details = error.details;
+  return relayed;
 }
 
 /** Turns an error from another Quarry service's client back into the domain error it stood for. */

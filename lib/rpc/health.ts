@@ -13,9 +13,14 @@ export class HealthRegistry {
     for (const listener of this.listeners) listener();
   }
 
+  /** Every service of the server, and the server itself (""), at once. */
+  setAll(serving: boolean): void {
+    for (const name of this.statuses.keys()) this.set(name, serving);
+  }
+
   /** Marks everything NOT_SERVING, as a draining server should. */
   shutdown(): void {
-    for (const name of this.statuses.keys()) this.set(name, false);
+    this.setAll(false);
   }
 
   status(service: string): Status | undefined {

@@ -1,8 +1,10 @@
 // Where a service finds the others: in one process through in-memory router transports, across
-// processes through gRPC at QUARRY_<NAME>_URL (required, so a missing address fails at start-up).
+// processes through gRPC at QUARRY_<NAME>_URL, by default the peer's standard port on this machine
+// (lib/config.ts holds the one port table).
 import type { Transport } from "@connectrpc/connect";
-import { required, type Env } from "../config.ts";
+import { peerUrl, type Env } from "../config.ts";
 import type { BuiltServer } from "./server.ts";
+import { internalToken, sendInternalToken } from "./internal-token.ts";
 import { grpcTransport, inProcessTransport } from "./transports.ts";
 
 export type PeerName = "parser" | "chunker" | "embedder" | "index" | "answer";
@@ -11,20 +13,23 @@ export interface Peers {
   transport(name: PeerName): Transport;
 }
 
-/** The peers a service calls, resolved at start-up so a missing address fails before any work does. */
-export function remotePeers(env: Env, needed: readonly PeerName[]): Peers {
-  const transports = new Map<PeerName, Transport>(
-    needed.map((name) => [
-      name,
-      grpcTransport(required(env, `QUARRY_${name.toUpperCase()}_URL`, `this service calls the ${name} service there (e.g. http://127.0.0.1:8084)`)),
-    ]),
-  );
+export interface RemotePeers extends Peers {
+  /** The address a peer is dialled at, for messages. */
+  url(name: PeerName): string;
+}
+
+/** The peers a service calls, resolved at start-up so a malformed address fails before any work does. */
+export function remotePeers(env: Env, needed: readonly PeerName[]): RemotePeers {
+  const urls = new Map<PeerName, string>(needed.map((name) => [name, peerUrl(env, name)]));
+  const transports = new Map<PeerName, Transport>([...urls].map(([name, url]) => [name, grpcTransport(url, sendInternalToken(internalToken(env)))]));
+  const declared = <T>(map: Map<PeerName, T>, name: PeerName): T => {
+    const value = map.get(name);
+    if (value === undefined) throw new Error(`the ${name} service is not among this service's declared peers`);
+    return value;
+  };
   return {
-    transport(name) {
-      const transport = transports.get(name);
-      if (!transport) throw new Error(`the ${name} service is not among this service's declared peers`);
-      return transport;
-    },
+    transport: (name) => declared(transports, name),
+    url: (name) => declared(urls, name),
   };
 }
 

@@ -27,7 +27,7 @@ export interface ServerOptions {
   logger: Logger;
   /** Largest request message accepted, bytes. */
   readMaxBytes?: number;
-  /** Origins allowed to call from a browser; ["*"] allows any. */
+  /** Origins allowed to call from a browser (none by default); ["*"] allows any. */
   corsOrigins?: string[];
   interceptors?: Interceptor[];
 }
@@ -40,7 +40,8 @@ export interface BuiltServer {
   routes: Routes;
   /** What wraps every call (error mapping, logging); an in-memory transport must apply them too. */
   interceptors: Interceptor[];
-  listen(port: number, host?: string): Promise<RunningServer>;
+  /** Listens; `interceptors` apply to calls arriving on this listener only (not to in-process transports). */
+  listen(port: number, host?: string, options?: { interceptors?: Interceptor[] }): Promise<RunningServer>;
 }
 
 export interface RunningServer {
@@ -64,38 +65,43 @@ export function buildServer(options: ServerOptions): BuiltServer {
   // Aborted when the server shuts down: every handler's context.signal follows it, so streams
   // (WatchIngestion, Chat) end with `unavailable` instead of holding the drain open.
   const shutdown = new AbortController();
-  const connect = connectNodeAdapter({
-    routes,
-    readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024,
-    interceptors,
-    shutdownSignal: shutdown.signal,
-  });
-  const origins = options.corsOrigins ?? ["*"];
+  const origins = options.corsOrigins ?? [];
   let active = 0;
-  const handler: BuiltServer["handler"] = (req, res) => {
-    active++;
-    res.once("close", () => active--);
-    // A keep-alive client may still send on a connection it opened before the shutdown; answer
-    // what it sends and tell it not to come back on this connection.
-    if (shutdown.signal.aborted && req.httpVersionMajor === 1) res.setHeader("Connection", "close");
-    const origin = req.headers.origin;
-    if (origin && (origins.includes("*") || origins.includes(origin))) {
-      res.setHeader("Access-Control-Allow-Origin", origins.includes("*") ? "*" : origin);
-      res.setHeader("Access-Control-Expose-Headers", cors.exposedHeaders.join(", "));
-      if (req.method === "OPTIONS") {
-        res.setHeader("Access-Control-Allow-Methods", cors.allowedMethods.join(", "));
-        res.setHeader("Access-Control-Allow-Headers", [...cors.allowedHeaders, "Authorization"].join(", "));
-        res.setHeader("Access-Control-Max-Age", "7200");
-        res.writeHead(204);
-        res.end();
-        return;
+  const makeHandler = (extra: Interceptor[]): BuiltServer["handler"] => {
+    const connect = connectNodeAdapter({
+      routes,
+      readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024,
+      interceptors: [...interceptors, ...extra],
+      shutdownSignal: shutdown.signal,
+    });
+    return (req, res) => {
+      active++;
+      res.once("close", () => active--);
+      // A keep-alive client may still send on a connection it opened before the shutdown; answer
+      // what it sends and tell it not to come back on this connection.
+      if (shutdown.signal.aborted && req.httpVersionMajor === 1) res.setHeader("Connection", "close");
+      const origin = req.headers.origin;
+      if (origin && (origins.includes("*") || origins.includes(origin))) {
+        res.setHeader("Access-Control-Allow-Origin", origins.includes("*") ? "*" : origin);
+        if (!origins.includes("*")) res.setHeader("Vary", "Origin");
+        res.setHeader("Access-Control-Expose-Headers", cors.exposedHeaders.join(", "));
+        if (req.method === "OPTIONS") {
+          res.setHeader("Access-Control-Allow-Methods", cors.allowedMethods.join(", "));
+          res.setHeader("Access-Control-Allow-Headers", [...cors.allowedHeaders, "Authorization"].join(", "));
+          res.setHeader("Access-Control-Max-Age", "7200");
+          res.writeHead(204);
+          res.end();
+          return;
+        }
       }
-    }
-    connect(req as never, res as never);
+      connect(req as never, res as never);
+    };
   };
+  const handlerWithout = makeHandler([]);
 
-  const listen = (port: number, host = "127.0.0.1") =>
+  const listen = (port: number, host = "127.0.0.1", listenOptions: { interceptors?: Interceptor[] } = {}) =>
     new Promise<RunningServer>((resolve, reject) => {
+      const handler = listenOptions.interceptors?.length ? makeHandler(listenOptions.interceptors) : handlerWithout;
       const h1 = http.createServer(handler as http.RequestListener);
       // Longer than any client's idle keep-alive, so the server never closes a socket the client is
       // about to reuse (the race shows as ECONNRESET on the client while ingestion keeps us busy).
@@ -140,5 +146,5 @@ export function buildServer(options: ServerOptions): BuiltServer {
       });
     });
 
-  return { health, handler, routes, interceptors, listen };
+  return { health, handler: handlerWithout, routes, interceptors, listen };
 }

@@ -8,6 +8,6 @@ export function inProcessTransport(routes: Routes, interceptors: Interceptor[] =
   return createRouterTransport(routes, { router: { interceptors } });
 }
 
-export function grpcTransport(baseUrl: string): Transport {
-  return createGrpcTransport({ baseUrl });
+export function grpcTransport(baseUrl: string, interceptors: Interceptor[] = []): Transport {
+  return createGrpcTransport({ baseUrl, interceptors });
 }

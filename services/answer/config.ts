@@ -1,4 +1,4 @@
-import { integer, modelsDir, optional, ServicePorts, type Env } from "../../lib/config.ts";
+import { integer, modelsDir, optional, optionalUrl, servicePort, type Env } from "../../lib/config.ts";
 
 export interface AnswerConfig {
   port: number;
@@ -10,10 +10,10 @@ export interface AnswerConfig {
 }
 
 export function answerConfig(env: Env): AnswerConfig {
-  const baseURL = optional(env, "OPENAI_BASE_URL");
+  const baseURL = optionalUrl(env, "OPENAI_BASE_URL");
   const model = optional(env, "QUARRY_CHAT_MODEL");
   return {
-    port: integer(env, "QUARRY_ANSWER_PORT", ServicePorts.answer),
+    port: servicePort(env, "answer"),
     // A chat model is used only when both its endpoint and its name are given.
     llm: baseURL && model ? { baseURL, model, apiKey: optional(env, "OPENAI_API_KEY") ?? "not-needed" } : undefined,
     contextTokenBudget: integer(env, "QUARRY_CONTEXT_TOKENS", 3_000),

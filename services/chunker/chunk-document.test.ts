@@ -1,9 +1,9 @@
-import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ChunkDraft, ChunkingSettings, PageSpan, ParsedDocument, SectionSpan } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
+import { CHINESE_RULES_MARKDOWN, COMPANY_MARKDOWN, ENGLISH_PROSE } from "../../test/fixtures/fixture-texts.ts";
 import { chunkDocument, defaultChunkingSettings, sectionRegions, validateChunkingSettings } from "./chunk-document.ts";
 import { WordPieceTokenCounter } from "./wordpiece-token-counter.ts";
 
@@ -11,7 +11,6 @@ const modelDir = path.join(
   process.env.QUARRY_MODELS_DIR ?? path.join(homedir(), ".cache", "quarry", "models"),
   "all-MiniLM-L6-v2-int8",
 );
-const corpus = (name: string) => readFileSync(path.resolve(process.cwd(), "../shared/corpus/docs", name), "utf8");
 
 const counter = WordPieceTokenCounter.fromModelDir(modelDir);
 const limits = { maxInputTokens: 256 };
@@ -53,14 +52,21 @@ function expectSoundDrafts(doc: ParsedDocument, drafts: ChunkDraft[], chunkSize:
 }
 
 describe("chunkDocument", () => {
-  const zh = corpus("zh_procuratorate_admin_litigation_rules_2016.md");
+  const zh = CHINESE_RULES_MARKDOWN;
   const zhSections = markdownSections(zh);
 
   it("keeps chunks inside sections and gives each the path of its section", () => {
     const doc = document(zh, { sections: zhSections });
     const drafts = chunkDocument(doc, settings(120, 20), counter, limits);
     expectSoundDrafts(doc, drafts, 120);
-    expect(new Set(drafts.map((d) => d.sectionPath.join(" / "))).size).toBeGreaterThanOrEqual(8);
+    // Every section with text of its own (not just the heading of its first subsection) gets
+    // chunks filed under it, and no chunk is filed anywhere else.
+    const withOwnText = zhSections.filter((s) => {
+      const firstChild = zhSections.find((c) => c.start > s.start && c.start < s.end);
+      return zh.slice(s.start, firstChild?.start ?? s.end).replace(/^#+ [^\n]*\n/, "").trim() !== "";
+    });
+    expect(withOwnText.length).toBe(7);
+    expect(new Set(drafts.map((d) => d.sectionPath.join(" / ")))).toEqual(new Set(withOwnText.map((s) => s.path.join(" / "))));
     for (const draft of drafts) {
       // The deepest section holding the chunk's last character is the one it is filed under.
       const holding = zhSections.filter((s) => s.start <= draft.end - 1 && draft.end - 1 < s.end);
@@ -73,9 +79,9 @@ describe("chunkDocument", () => {
         }
       }
     }
-    // Chapter 4 opens straight into its first subsection: its title rides along, not alone.
-    const chapter4 = drafts.filter((d) => d.sectionPath[1]?.startsWith("第四章"));
-    expect(chapter4.some((d) => d.text.startsWith("## 第四章"))).toBe(true);
+    // Chapter 2 opens straight into its first subsection: its title rides along, not alone.
+    const chapter2 = drafts.filter((d) => d.sectionPath[1]?.startsWith("第二章"));
+    expect(chapter2.some((d) => d.text.startsWith("## 第二章"))).toBe(true);
     expect(drafts.filter((d) => /^#+ [^\n]*$/.test(d.text))).toEqual([]);
   });
 
@@ -99,7 +105,7 @@ describe("chunkDocument", () => {
   });
 
   it("records the pages a chunk starts and ends on", () => {
-    const text = corpus("book-war-and-peace-1p.txt");
+    const text = ENGLISH_PROSE;
     const cuts = [0, 1000, 2100, text.length];
     const pages: PageSpan[] = cuts.slice(1).map((end, i) => ({ number: i + 1, start: cuts[i], end }));
     const doc = document(text, { mimeType: "application/pdf", pages });
@@ -115,7 +121,7 @@ describe("chunkDocument", () => {
   });
 
   it("gives page 0 when the source has no pages", () => {
-    const drafts = chunkDocument(document(corpus("wiki.md")), settings(100, 10), counter, limits);
+    const drafts = chunkDocument(document(COMPANY_MARKDOWN), settings(100, 10), counter, limits);
     expect(drafts.length).toBeGreaterThan(1);
     expect(drafts.every((d) => d.page === 0 && d.pageEnd === 0)).toBe(true);
   });

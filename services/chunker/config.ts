@@ -1,4 +1,4 @@
-import { integer, modelsDir, optional, ServicePorts, type Env } from "../../lib/config.ts";
+import { integer, modelsDir, optional, servicePort, type Env } from "../../lib/config.ts";
 
 export interface ChunkerConfig {
   port: number;
@@ -8,7 +8,7 @@ export interface ChunkerConfig {
 
 export function chunkerConfig(env: Env): ChunkerConfig {
   return {
-    port: integer(env, "QUARRY_CHUNKER_PORT", ServicePorts.chunker),
+    port: servicePort(env, "chunker"),
     tokenizerDir: optional(env, "QUARRY_TOKENIZER_DIR") ?? `${modelsDir(env)}/${optional(env, "QUARRY_EMBEDDING_MODEL") ?? "all-MiniLM-L6-v2-int8"}`,
   };
 }

@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../lib/errors.ts";
+import { CHINESE_RULES_MARKDOWN, ENGLISH_PROSE } from "../../test/fixtures/fixture-texts.ts";
 import { RecursiveSplitter, type SplitChunk } from "./recursive-splitter.ts";
 import type { TokenCounter } from "./tokenizer.ts";
 import { WordPieceTokenCounter } from "./wordpiece-token-counter.ts";
@@ -11,11 +11,10 @@ const modelDir = path.join(
   process.env.QUARRY_MODELS_DIR ?? path.join(homedir(), ".cache", "quarry", "models"),
   "all-MiniLM-L6-v2-int8",
 );
-const corpus = (name: string) => readFileSync(path.resolve(process.cwd(), "../shared/corpus/docs", name), "utf8");
 
 const counter = WordPieceTokenCounter.fromModelDir(modelDir);
-const chinese = corpus("zh_procuratorate_admin_litigation_rules_2016.md");
-const english = corpus("book-war-and-peace-1p.txt");
+const chinese = CHINESE_RULES_MARKDOWN;
+const english = ENGLISH_PROSE;
 
 /** The splitter's contract, checked on every chunk: exact offsets, size, order and no lost text. */
 function expectSoundChunks(source: string, chunks: SplitChunk[], chunkSize: number, tokens: TokenCounter = counter, from = 0) {

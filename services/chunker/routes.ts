@@ -22,17 +22,16 @@ export function resolveSettings(deps: ChunkerDeps, proto: ChunkingSettingsProto 
 }
 
 export function chunkerRoutes(deps: ChunkerDeps) {
-  const limits = { maxInputTokens: deps.maxInputTokens };
   return (router: ConnectRouter) =>
     router.service(ChunkerService, {
       chunkDocument(request) {
         if (!request.document) throw new InvalidInputError("document is required");
-        const drafts = chunkDocument(parsedFromProto(request.document), resolveSettings(deps, request.settings), deps.counter, limits);
+        const drafts = chunkDocument(parsedFromProto(request.document), resolveSettings(deps, request.settings), deps.counter, deps);
         return { chunks: toChunks(drafts, request.documentId, request.knowledgeBaseId).map(chunkToProto) };
       },
       previewChunks(request) {
         if (!request.document) throw new InvalidInputError("document is required");
-        const drafts = chunkDocument(parsedFromProto(request.document), resolveSettings(deps, request.settings), deps.counter, limits);
+        const drafts = chunkDocument(parsedFromProto(request.document), resolveSettings(deps, request.settings), deps.counter, deps);
         const shown = drafts.slice(0, request.maxChunks || 50);
         return {
           chunks: toChunks(shown, "preview", "").map(chunkToProto),

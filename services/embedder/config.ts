@@ -1,4 +1,4 @@
-import { ConfigError, integer, modelsDir, optional, ServicePorts, type Env } from "../../lib/config.ts";
+import { ConfigError, integer, modelsDir, optional, optionalUrl, servicePort, type Env } from "../../lib/config.ts";
 
 export type EmbedderConfig =
   | { port: number; provider: "local"; modelDir: string; batchSize: number }
@@ -14,14 +14,14 @@ export type EmbedderConfig =
     };
 
 export function embedderConfig(env: Env): EmbedderConfig {
-  const port = integer(env, "QUARRY_EMBEDDER_PORT", ServicePorts.embedder);
+  const port = servicePort(env, "embedder");
   const provider = optional(env, "QUARRY_EMBEDDING_PROVIDER") ?? "local";
   if (provider === "local") {
     const name = optional(env, "QUARRY_EMBEDDING_MODEL") ?? "all-MiniLM-L6-v2-int8";
     return { port, provider, modelDir: `${modelsDir(env)}/${name}`, batchSize: integer(env, "QUARRY_EMBEDDING_BATCH", 32) };
   }
   if (provider !== "openai") throw new ConfigError(`QUARRY_EMBEDDING_PROVIDER must be "local" or "openai", not "${provider}"`);
-  const baseURL = optional(env, "QUARRY_EMBEDDING_BASE_URL") ?? optional(env, "OPENAI_BASE_URL");
+  const baseURL = optionalUrl(env, "QUARRY_EMBEDDING_BASE_URL") ?? optionalUrl(env, "OPENAI_BASE_URL");
   const model = optional(env, "QUARRY_EMBEDDING_MODEL");
   const dimension = integer(env, "QUARRY_EMBEDDING_DIMENSION", 0);
   if (!baseURL) throw new ConfigError("QUARRY_EMBEDDING_BASE_URL (or OPENAI_BASE_URL) is not set: the openai embedding provider needs its endpoint");

@@ -1,4 +1,5 @@
-import { ConfigError, integer, optional, ServicePorts, sqlitePath, type Env } from "../../lib/config.ts";
+import { ConfigError, integer, optional, optionalUrl, servicePort, sqlitePath, type Env } from "../../lib/config.ts";
+import { engineConnection, type EngineConnection } from "./engine-connection.ts";
 
 export type NativeHybridSetting = "auto" | "on" | "off";
 /** How hybrid search fuses the BM25 and vector lists: reciprocal rank, or min-max normalized scores with weights. */
@@ -6,15 +7,23 @@ export type HybridFusion = "rrf" | "normalized";
 
 export type IndexConfig =
   | { port: number; backend: "sqlite"; file: string }
-  | { port: number; backend: "opensearch"; url: string; indexPrefix: string; nativeHybrid: NativeHybridSetting; fusion: HybridFusion }
-  | { port: number; backend: "elasticsearch"; url: string; indexPrefix: string };
+  | { port: number; backend: "opensearch"; url: string; indexPrefix: string; nativeHybrid: NativeHybridSetting; fusion: HybridFusion; connection?: EngineConnection }
+  | { port: number; backend: "elasticsearch"; url: string; indexPrefix: string; connection?: EngineConnection };
 
 /** OpenSearch when OPENSEARCH_URL is set, else Elasticsearch when ELASTICSEARCH_URL is, else the embedded SQLite file. */
 export function indexConfig(env: Env): IndexConfig {
-  const port = integer(env, "QUARRY_INDEX_PORT", ServicePorts.index);
-  const url = optional(env, "OPENSEARCH_URL");
-  const elasticsearchUrl = optional(env, "ELASTICSEARCH_URL");
-  if (!url && elasticsearchUrl) return { port, backend: "elasticsearch", url: elasticsearchUrl, indexPrefix: optional(env, "QUARRY_ELASTICSEARCH_PREFIX") ?? "quarry" };
+  const port = servicePort(env, "index");
+  const url = optionalUrl(env, "OPENSEARCH_URL");
+  const elasticsearchUrl = optionalUrl(env, "ELASTICSEARCH_URL");
+  if (!url && elasticsearchUrl) {
+    return {
+      port,
+      backend: "elasticsearch",
+      url: elasticsearchUrl,
+      indexPrefix: optional(env, "QUARRY_ELASTICSEARCH_PREFIX") ?? "quarry",
+      connection: engineConnection(env, "ELASTICSEARCH", elasticsearchUrl),
+    };
+  }
   if (!url) return { port, backend: "sqlite", file: sqlitePath(env) };
   return {
     port,
@@ -23,6 +32,7 @@ export function indexConfig(env: Env): IndexConfig {
     indexPrefix: optional(env, "QUARRY_OPENSEARCH_PREFIX") ?? "quarry",
     nativeHybrid: oneOf(env, "QUARRY_OPENSEARCH_NATIVE_HYBRID", ["auto", "on", "off"], "auto"),
     fusion: oneOf(env, "QUARRY_OPENSEARCH_FUSION", ["rrf", "normalized"], "rrf"),
+    connection: engineConnection(env, "OPENSEARCH", url),
   };
 }
 

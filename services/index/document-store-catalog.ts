@@ -32,7 +32,7 @@ import {
 } from "./catalog-documents.ts";
 import { documentIdFor, newKnowledgeBaseId } from "./catalog-ids.ts";
 import { decideRegistration, progressedDocument } from "./document-lifecycle.ts";
-import { deleteRecord, findRecord, type DocumentStorePort } from "./document-store-port.ts";
+import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 
 export interface DocumentStoreCatalogOptions {
   /** The catalog index; tests use their own and delete it afterwards. */
@@ -46,7 +46,7 @@ export interface DocumentStoreCatalogOptions {
 
 export class DocumentStoreCatalog implements Catalog {
   private readonly index: string;
-  private indexReady: Promise<void> | undefined;
+  private readonly ensureIndex: () => Promise<void>;
   private closed = false;
   private readonly isConflict = (error: unknown): boolean => this.store.errors.isResponseError(error, 409);
 
@@ -55,6 +55,10 @@ export class DocumentStoreCatalog implements Catalog {
     private readonly options: DocumentStoreCatalogOptions = {},
   ) {
     this.index = options.index ?? "quarry-catalog";
+    this.ensureIndex = indexCreator(store, this.index, () => ({
+      settings: { number_of_shards: 1, number_of_replicas: options.replicas ?? 0 },
+      mappings: CATALOG_MAPPINGS,
+    }));
   }
 
   async createKnowledgeBase(input: NewKnowledgeBase): Promise<KnowledgeBase> {
@@ -209,23 +213,6 @@ export class DocumentStoreCatalog implements Catalog {
     } catch (error) {
       throw this.store.errors.toDomainError(error, what);
     }
-  }
-
-  private ensureIndex(): Promise<void> {
-    this.indexReady ??= this.store
-      .createIndex(this.index, {
-        settings: { number_of_shards: 1, number_of_replicas: this.options.replicas ?? 0 },
-        mappings: CATALOG_MAPPINGS,
-      })
-      .then(
-        () => undefined,
-        (error: unknown) => {
-          if (this.store.errors.errorType(error) === "resource_already_exists_exception") return;
-          this.indexReady = undefined;
-          throw error;
-        },
-      );
-    return this.indexReady;
   }
 
   /** A real-time read by id (no refresh needed), with the version numbers a conditional write needs. */

@@ -102,3 +102,20 @@ export async function deleteRecord(store: DocumentStorePort, index: string, id: 
     throw error;
   }
 }
+
+/**
+ * Creates the index on first use and remembers that it exists (created now or by anyone before);
+ * a failure is forgotten so the next call tries again.
+ */
+export function indexCreator(store: DocumentStorePort, index: string, body: () => Parameters<DocumentStorePort["createIndex"]>[1]): () => Promise<void> {
+  let ready: Promise<void> | undefined;
+  return () =>
+    (ready ??= store.createIndex(index, body()).then(
+      () => undefined,
+      (error: unknown) => {
+        if (store.errors.errorType(error) === "resource_already_exists_exception") return;
+        ready = undefined;
+        throw error;
+      },
+    ));
+}

@@ -9,20 +9,24 @@ import {
   knowledgeBaseToProto,
   modeFromProto,
 } from "../../lib/proto-convert.ts";
+import type { ApiKeyRegistry } from "./api-key-registry.ts";
+import { apiKeyHandlers } from "./api-key-routes.ts";
 import type { Catalog } from "./catalog.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
 export interface IndexDeps {
   catalog: Catalog;
   engine: SearchEngine;
+  apiKeys: ApiKeyRegistry;
 }
 
 /** A search can name at most this many results; more is a mistake, not a use. */
 const MAX_TOP_K = 1000;
 
-export function indexRoutes({ catalog, engine }: IndexDeps) {
+export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
   return (router: ConnectRouter) =>
     router.service(IndexService, {
+      ...apiKeyHandlers(apiKeys),
       async createKnowledgeBase(request) {
         const chunking = chunkingFromProto(request.chunking);
         if (!request.name.trim()) throw new InvalidInputError("a knowledge base needs a name");

@@ -1,6 +1,5 @@
 // Two consumers: the indexing stage (chunks.embedded → the search engine, superseded versions
 // dropped) and the status keeper (ingestion.progress → the catalog).
-import { fromBinary } from "@bufbuild/protobuf";
 import { ChunksEmbeddedSchema, IngestionProgressSchema } from "../../gen/quarry/events/v1/events_pb.ts";
 import { Topics, type EventBus, type Subscription } from "../../lib/bus/event-bus.ts";
 import type { EmbeddedChunk } from "../../lib/domain.ts";
@@ -8,7 +7,7 @@ import { FailedPreconditionError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { PhasePercent, progressFromProto, publishProgress } from "../../lib/pipeline/progress.ts";
 import { startRedrive, type RedriveSettings } from "../../lib/pipeline/redrive.ts";
-import { runStage } from "../../lib/pipeline/stage.ts";
+import { decodeOrReject, runStage } from "../../lib/pipeline/stage.ts";
 import { chunkFromProto } from "../../lib/proto-convert.ts";
 import type { Catalog } from "./catalog.ts";
 import type { SearchEngine } from "./search-engine.ts";
@@ -81,7 +80,7 @@ function startStatusKeeper({ bus, catalog, logger }: IndexWorkerDeps) {
     group: STATUS_GROUP,
     topics: [Topics.ingestionProgress],
     handler: async (message) => {
-      const p = fromBinary(IngestionProgressSchema, message.value);
+      const p = decodeOrReject(IngestionProgressSchema, message);
       const d = p.descriptor;
       if (d) {
         try {

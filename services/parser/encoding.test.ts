@@ -1,21 +1,25 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import iconv from "iconv-lite";
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../lib/errors.ts";
+import { fixtureBytes } from "../../test/fixtures/fixture-documents.ts";
+import { CHINESE_NOTES_MARKDOWN, ENGLISH_PROSE } from "../../test/fixtures/fixture-texts.ts";
 import { decodeText } from "./encoding.ts";
 
-const docs = path.resolve(process.cwd(), "../shared/corpus/docs");
 const enc = (text: string, encoding: string) => new Uint8Array(iconv.encode(text, encoding));
 
 const CHINESE = "分布式训练技术原理。数据并行是最常见的并行方式，每块GPU上维护一个模型副本，并通过集体通信同步梯度。这种方法大大降低了峰值内存消耗。";
 
 describe("decodeText", () => {
-  it("reads UTF-8 without a BOM, including a real Chinese file", () => {
-    const bytes = readFileSync(path.join(docs, "zh_distributed_training_principles.md"));
-    const { text, encoding } = decodeText(bytes);
+  it("reads UTF-8 without a BOM, including a Chinese file", async () => {
+    const { text, encoding } = decodeText(await fixtureBytes("notes-zh.md"));
     expect(encoding).toBe("UTF-8");
-    expect(text.startsWith("# 分布式训练技术原理\n")).toBe(true);
+    expect(text.startsWith("# 家庭养蜂要点\n")).toBe(true);
+    expect(text).toBe(CHINESE_NOTES_MARKDOWN);
+  });
+
+  it("reads the Chinese notes saved as GB18030 and the English prose saved as UTF-16LE with a BOM", async () => {
+    expect(decodeText(await fixtureBytes("notes-zh-gb18030.txt"))).toEqual({ text: CHINESE_NOTES_MARKDOWN, encoding: "GB18030" });
+    expect(decodeText(await fixtureBytes("prose-utf16.txt"))).toEqual({ text: ENGLISH_PROSE, encoding: "UTF-16LE" });
   });
 
   it("strips a UTF-8 BOM", () => {
@@ -60,8 +64,8 @@ describe("decodeText", () => {
     expect(() => decodeText(new Uint8Array([0xff, 0xfe]))).toThrow(InvalidInputError);
   });
 
-  it("refuses binary data, naming the reason", () => {
-    const docx = readFileSync(path.join(docs, "word_sample.docx"));
+  it("refuses binary data, naming the reason", async () => {
+    const docx = await fixtureBytes("canal-boating.docx");
     const nul = new Uint8Array(4000).map((_, i) => (i % 7 === 0 ? 0 : 65 + (i % 26)));
     expect(() => decodeText(nul)).toThrow(/^not valid text: it looks like binary data \(\d+ NUL bytes/);
     expect(() => decodeText(docx)).toThrow(/^not valid text: it looks like binary data/);

@@ -79,6 +79,11 @@ const ZIP_DOCUMENTS: Record<string, DocumentFormat> = {
   "application/epub+zip": "epub",
 };
 
+/** The format a file's name says it is; undefined for an extension the parsers do not know (.svg, none). */
+export function formatOfFileName(fileName: string): DocumentFormat | undefined {
+  return BY_EXTENSION[extensionOf(fileName)];
+}
+
 export function describeFormat(format: DocumentFormat): DetectedFormat {
   return { format, ...FORMATS[format] };
 }

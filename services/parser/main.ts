@@ -1,5 +1,5 @@
 import type { Env } from "../../lib/config.ts";
-import type { Logger } from "../../lib/logger.ts";
+import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
 import { parserConfig } from "./config.ts";
 import { BuiltinParser } from "./builtin-parser.ts";
@@ -8,8 +8,10 @@ import { TikaClient } from "./tika-client.ts";
 import { TikaParser } from "./tika-parser.ts";
 import { build } from "./server.ts";
 import { startParserWorker } from "./worker.ts";
+import { knowledgeBaseLookup } from "../index/knowledge-base-lookup.ts";
 
-export function assembleParser(env: Env, shared: SharedDeps): AssembledService {
+/** `peers` reaches the index service, which says whether a submission's knowledge base exists. */
+export function assembleParser(env: Env, peers: Peers, shared: SharedDeps): AssembledService {
   const config = parserConfig(env);
   const logger = shared.logger.child({ service: "parser" });
   const tika = config.tikaUrl ? new TikaParser(new TikaClient({ baseUrl: config.tikaUrl, timeoutMs: config.tikaTimeoutMs })) : undefined;
@@ -17,7 +19,16 @@ export function assembleParser(env: Env, shared: SharedDeps): AssembledService {
   return {
     name: "parser",
     server: build({ parser, logger }),
-    startWorkers: async () => [await startParserWorker({ bus: shared.bus, parser, logger, redrive: shared.redrive })],
+    startWorkers: async () => [
+      await startParserWorker({
+        bus: shared.bus,
+        parser,
+        knowledgeBase: knowledgeBaseLookup(() => peers.transport("index")),
+        logger,
+        redrive: shared.redrive,
+        fileRefRoots: config.fileRefRoots,
+      }),
+    ],
     close: async () => {},
   };
 }

@@ -1,15 +1,15 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ParsedDocument } from "../../lib/domain.ts";
 import { FailedPreconditionError, UnavailableError } from "../../lib/errors.ts";
+import { fixtureBytes, ole2Header, zipArchive, type FixtureName } from "../../test/fixtures/fixture-documents.ts";
 import { BuiltinParser } from "./builtin-parser.ts";
 import type { DocumentParser, ParseInput } from "./document-parser.ts";
 import { RoutingParser } from "./routing-parser.ts";
 
-const docs = path.resolve(process.cwd(), "../shared/corpus/docs");
-const input = (fileName: string): ParseInput => ({
-  bytes: new Uint8Array(readFileSync(path.join(docs, fileName))),
+const PPTX = zipArchive({ "[Content_Types].xml": "<Types/>", "ppt/presentation.xml": "<p:presentation/>" });
+const crafted: Record<string, Buffer> = { "deck.pptx": PPTX, "old-report.doc": ole2Header() };
+const input = async (fileName: string): Promise<ParseInput> => ({
+  bytes: new Uint8Array(crafted[fileName] ?? (await fixtureBytes(fileName as FixtureName))),
   fileName,
   declaredMimeType: "application/octet-stream",
 });
@@ -29,8 +29,8 @@ describe("RoutingParser", () => {
   it("keeps text formats on the built-ins even with Tika configured", async () => {
     const tika = new RecordingParser();
     const router = new RoutingParser({ builtin: new BuiltinParser(), tika });
-    for (const file of ["wiki.md", "wiki_duck.html", "csv-comma.csv", "norwich-city.txt"]) {
-      expect((await router.parse(input(file))).parser).toMatch(/^builtin:/);
+    for (const file of ["company.md", "field-guide.html", "customers.csv", "prose.txt", "routes.json"]) {
+      expect((await router.parse(await input(file))).parser).toMatch(/^builtin:/);
     }
     expect(tika.seen).toEqual([]);
   });
@@ -38,21 +38,22 @@ describe("RoutingParser", () => {
   it("sends PDFs and office formats to Tika when it is configured", async () => {
     const tika = new RecordingParser();
     const router = new RoutingParser({ builtin: new BuiltinParser(), tika });
-    for (const file of ["multi_page.pdf", "word_sample.docx", "vodafone.xlsx", "legacy_sample.doc", "epub_purvis_poetry.epub"]) {
-      expect((await router.parse(input(file))).parser).toBe("tika");
+    const files = ["lighthouses.pdf", "canal-boating.docx", "ferries.xlsx", "old-report.doc", "harbour-verses.epub", "allotment.odt", "deck.pptx"];
+    for (const file of files) {
+      expect((await router.parse(await input(file))).parser).toBe("tika");
     }
-    expect(tika.seen).toEqual(["multi_page.pdf", "word_sample.docx", "vodafone.xlsx", "legacy_sample.doc", "epub_purvis_poetry.epub"]);
+    expect(tika.seen).toEqual(files);
   });
 
   it("fails rather than falling back when Tika is down, so the document can be retried", async () => {
     const router = new RoutingParser({ builtin: new BuiltinParser(), tika: new RecordingParser(new UnavailableError("Tika at X is unreachable")) });
-    await expect(router.parse(input("multi_page.pdf"))).rejects.toThrow(UnavailableError);
+    await expect(router.parse(await input("lighthouses.pdf"))).rejects.toThrow(UnavailableError);
   });
 
   it("without Tika, parses PDFs itself and explains what it cannot read", async () => {
     const router = new RoutingParser({ builtin: new BuiltinParser() });
-    expect((await router.parse(input("multi_page.pdf"))).parser).toBe("builtin:pdf");
-    await expect(router.parse(input("powerpoint_sample.pptx"))).rejects.toThrow(FailedPreconditionError);
-    await expect(router.parse(input("powerpoint_sample.pptx"))).rejects.toThrow(/PowerPoint presentation.*configure TIKA_URL/);
+    expect((await router.parse(await input("lighthouses.pdf"))).parser).toBe("builtin:pdf");
+    await expect(router.parse(await input("deck.pptx"))).rejects.toThrow(FailedPreconditionError);
+    await expect(router.parse(await input("deck.pptx"))).rejects.toThrow(/PowerPoint presentation.*configure TIKA_URL/);
   });
 });

@@ -6,12 +6,17 @@
 import type { ParsedDocument } from "../../lib/domain.ts";
 import { BUILTIN_FORMATS } from "./builtin-parser.ts";
 import type { DocumentParser, ParseInput } from "./document-parser.ts";
-import { detectFormat } from "./format-detection.ts";
+import { detectFormat, type DocumentFormat } from "./format-detection.ts";
 
 export interface RoutingParserOptions {
   builtin: DocumentParser;
   /** Absent when TIKA_URL is not set; formats only Tika reads then fail with the built-ins' explanation. */
   tika?: DocumentParser;
+}
+
+/** Whether Quarry parses a format: the built-ins' formats always, every other known one when Tika is configured. */
+export function parsesFormat(format: DocumentFormat, tikaConfigured: boolean): boolean {
+  return BUILTIN_FORMATS.has(format) || (tikaConfigured && format !== "binary");
 }
 
 export class RoutingParser implements DocumentParser {

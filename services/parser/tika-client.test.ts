@@ -1,15 +1,14 @@
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FailedPreconditionError, InvalidInputError, UnavailableError } from "../../lib/errors.ts";
+import { fixtureBytes, type FixtureName } from "../../test/fixtures/fixture-documents.ts";
+import { DOCX_CONTENT } from "../../test/fixtures/fixture-texts.ts";
 import { describeWithEngine } from "../../test/support/engines.ts";
 import { TikaClient } from "./tika-client.ts";
 
-const docs = path.resolve(process.cwd(), "../shared/corpus/docs");
-const read = (name: string) => new Uint8Array(readFileSync(path.join(docs, name)));
+const read = async (name: FixtureName) => new Uint8Array(await fixtureBytes(name));
 
 describe("TikaClient errors", () => {
   // A real HTTP server answering the way Tika does when it fails.
@@ -81,26 +80,27 @@ describeWithEngine("TIKA_URL", "TikaClient against a real Tika server", (tikaUrl
   });
 
   it("detects types from bytes and name", async () => {
-    expect(await client.detect(read("word_sample.docx"), "word_sample.docx")).toBe(
+    expect(await client.detect(await read("canal-boating.docx"), "canal-boating.docx")).toBe(
       "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     );
-    expect(await client.detect(read("multi_page.pdf"), "upload")).toBe("application/pdf");
+    expect(await client.detect(await read("lighthouses.pdf"), "upload")).toBe("application/pdf");
+    expect(await client.detect(await read("harbour-verses.epub"), "upload")).toBe("application/epub+zip");
   });
 
   it("returns XHTML with one page div per PDF page", async () => {
-    const xhtml = await client.parseToXhtml(read("multi_page.pdf"), "multi_page.pdf");
+    const xhtml = await client.parseToXhtml(await read("lighthouses.pdf"), "lighthouses.pdf");
     expect(xhtml.match(/<div class="page">/g)).toHaveLength(5);
     expect(xhtml).toContain('<meta name="Content-Type" content="application/pdf"/>');
   });
 
   it("returns metadata and text for the container and embedded files via /rmeta/text", async () => {
-    const [container] = await client.rmetaText(read("handbook-1p.docx"), "handbook-1p.docx");
+    const [container] = await client.rmetaText(await read("canal-boating.docx"), "canal-boating.docx");
     expect(container["Content-Type"]).toBe("application/vnd.openxmlformats-officedocument.wordprocessingml.document");
-    expect(String(container["X-TIKA:content"])).toContain("The United States Trustee appoints and supervises standing trustees");
+    expect(String(container["X-TIKA:content"])).toContain(DOCX_CONTENT.steps[0]);
   });
 
   it("turns a corrupt PDF into InvalidInput", async () => {
-    const whole = read("multi_page.pdf");
+    const whole = await read("lighthouses.pdf");
     await expect(client.parseToXhtml(whole.slice(0, 2000), "broken.pdf", "application/pdf")).rejects.toThrow(InvalidInputError);
   });
 });

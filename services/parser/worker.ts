@@ -2,18 +2,18 @@
 // hears of a document that a producer outside Quarry submitted (the descriptor on its first
 // progress event).
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { DocumentParsedSchema, DocumentSubmittedSchema, type DocumentSubmitted } from "../../gen/quarry/events/v1/events_pb.ts";
-import { Topics, type BusMessage, type EventBus } from "../../lib/bus/event-bus.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
+import { RejectedMessageError, Topics, type BusMessage, type EventBus } from "../../lib/bus/event-bus.ts";
+import type { KnowledgeBase } from "../../lib/domain.ts";
+import { InvalidInputError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { PhasePercent, publishProgress, type DocumentRef } from "../../lib/pipeline/progress.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { parsedToProto } from "../../lib/proto-convert.ts";
 import { documentIdFor } from "../index/catalog-ids.ts";
+import { readContentReference, RefusedReferenceError } from "./content-reference.ts";
 import type { DocumentParser } from "./document-parser.ts";
 
 /** Fills what outside producers may leave out: the document id and the version. */
@@ -25,21 +25,44 @@ export function documentRefOf(event: DocumentSubmitted, message: BusMessage): Do
   };
 }
 
-async function contentOf(event: DocumentSubmitted): Promise<Uint8Array> {
+async function contentOf(event: DocumentSubmitted, fileRefRoots: readonly string[]): Promise<Uint8Array> {
   if (event.content.case === "inlineContent") return event.content.value;
-  if (event.content.case === "contentUri") {
-    const uri = event.content.value;
-    if (!uri.startsWith("file:")) throw new InvalidInputError(`content_uri must be a file:// URI, not ${uri}`);
-    try {
-      return await readFile(fileURLToPath(uri));
-    } catch (error) {
-      throw new InvalidInputError(`cannot read ${uri}: ${(error as Error).message}`);
-    }
-  }
+  if (event.content.case === "contentUri") return readContentReference(event.content.value, fileRefRoots);
   throw new InvalidInputError("the event carries no content (neither inline_content nor content_uri)");
 }
 
-export function startParserWorker(deps: { bus: EventBus; parser: DocumentParser; logger: Logger; redrive?: Partial<RedriveSettings> }) {
+/**
+ * A submission must name an existing knowledge base by its id. Anything else is rejected: no
+ * catalog could record the document's failure, so the dead-letter topic is where its producer
+ * learns why (a transient failure of the lookup itself is thrown on and retried as usual).
+ */
+async function checkKnowledgeBase(event: DocumentSubmitted, knowledgeBase: (id: string) => Promise<KnowledgeBase>): Promise<void> {
+  if (!event.knowledgeBaseId) throw new RejectedMessageError("the submission has no knowledge_base_id");
+  if (!event.fileName) throw new RejectedMessageError("the submission has no file_name");
+  let kb: KnowledgeBase;
+  try {
+    kb = await knowledgeBase(event.knowledgeBaseId);
+  } catch (error) {
+    if (error instanceof NotFoundError) throw new RejectedMessageError(`knowledge base ${event.knowledgeBaseId} does not exist`, { cause: error });
+    throw error;
+  }
+  if (kb.id !== event.knowledgeBaseId) {
+    throw new RejectedMessageError(`knowledge_base_id must be the knowledge base's id: "${event.knowledgeBaseId}" is the name of ${kb.id}`);
+  }
+}
+
+export interface ParserWorkerDeps {
+  bus: EventBus;
+  parser: DocumentParser;
+  /** The knowledge base with this id or name (the index service's); throws NotFoundError. */
+  knowledgeBase(idOrName: string): Promise<KnowledgeBase>;
+  logger: Logger;
+  redrive?: Partial<RedriveSettings>;
+  /** Where content_uri references may point (see content-reference.ts); none: every reference is refused. */
+  fileRefRoots?: readonly string[];
+}
+
+export function startParserWorker(deps: ParserWorkerDeps) {
   const { bus, parser } = deps;
   return runStage({
     name: "parser",
@@ -51,10 +74,16 @@ export function startParserWorker(deps: { bus: EventBus; parser: DocumentParser;
     documentOf: documentRefOf,
     async handle(event, message) {
       const doc = documentRefOf(event, message);
-      if (!event.knowledgeBaseId || !event.fileName) {
-        throw new InvalidInputError("documents.submitted needs knowledge_base_id and file_name");
+      await checkKnowledgeBase(event, deps.knowledgeBase);
+      let bytes: Uint8Array;
+      try {
+        bytes = await contentOf(event, deps.fileRefRoots ?? []);
+      } catch (error) {
+        // A reference outside the allowed folders is refused for good: the document fails with the
+        // reason (the stage reports it) and the event stays, dead, for whoever sent it.
+        if (error instanceof RefusedReferenceError) throw new RejectedMessageError(error.message, { cause: error });
+        throw error;
       }
-      const bytes = await contentOf(event);
       await publishProgress(bus, doc, {
         phase: "parsing",
         percent: PhasePercent.parsing,

@@ -1,7 +1,8 @@
 // The embedded end-to-end scenario, run against Quarry in distributed mode: six service processes
 // on OpenSearch, Kafka and Tika, reached only through the gateway over real HTTP. Real documents in
 // many formats are uploaded (over gRPC and over Connect), watched until ready, found by every
-// retrieval mode, and cited by the extractive answerer with the right PDF page. Then faults,
+// retrieval mode, and cited by the extractive answerer with the right PDF page. The documents are
+// the repository's fixtures (test/fixtures), so the suite needs nothing beside the clone. Then faults,
 // produced for real: Tika and OpenSearch go away behind TCP proxies that only this run's parser and
 // index service use, so other suites on the machine keep their engines. All of it shares one set
 // of processes (one file, run in order): two sets at once on today's fixed topic names would
@@ -10,14 +11,13 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Kafka, logLevel } from "kafkajs";
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { DocumentStatus, RetrievalMode, type SearchHit } from "../../gen/quarry/common/v1/common_pb.ts";
+import { fixtureBytes, type FixtureName } from "../fixtures/fixture-documents.ts";
+import { COMPANY_FACT, COMPANY_MARKDOWN, CHINESE_NOTES_MARKDOWN, DOCX_CONTENT, PDF_PAGES } from "../fixtures/fixture-texts.ts";
 import {
   collectChat,
-  corpusBytes,
-  corpusPath,
   expectOrderedProgressToReady,
   flat,
   pdfPageTexts,
@@ -43,29 +43,32 @@ const SERVED: Record<(typeof SERVICE_NAMES)[number], string> = {
   gateway: "quarry.gateway.v1.QuarryService",
 };
 
-/** One file per format the issue names; the Chinese Markdown goes through jieba on both sides. */
-const FILES = [
-  "handbook-1p.docx",
-  "powerpoint_sample.pptx",
-  "vodafone.xlsx",
-  "multi_page.pdf",
-  "example-10k-1p.html",
-  "wiki.md",
-  "zh_distributed_training_principles.md",
-  "epub_purvis_poetry.epub",
+/** One file per format; the binary ones go through Tika, the Chinese Markdown through jieba on both sides. */
+const FILES: FixtureName[] = [
+  "canal-boating.docx",
+  "allotment.odt",
+  "ferries.xlsx",
+  "lighthouses.pdf",
+  "filing.html",
+  "company.md",
+  "notes-zh.md",
+  "harbour-verses.epub",
 ];
 
-/** Each phrase was read in the file itself (Tika's text for the binary formats, the file for the rest). */
+/** Each phrase is in the fixture's text (test/fixtures/fixture-texts.ts). */
 const FINDS: { query: string; mode: RetrievalMode; file: string; phrase: string }[] = [
-  { query: "Christopher Latham Sholes patented typewriter", mode: RetrievalMode.BM25, file: "multi_page.pdf", phrase: "Patented in 1868 by Christopher Latham Sholes" },
-  { query: "Galaxy Gaming Cameron Street Las Vegas", mode: RetrievalMode.BM25, file: "example-10k-1p.html", phrase: "6480 Cameron Street" },
-  { query: "分片参数在计算前按需通信和恢复", mode: RetrievalMode.BM25, file: "zh_distributed_training_principles.md", phrase: "分片参数在计算前按需通信和恢复" },
-  { query: "who appoints and supervises standing trustees in chapter 13 bankruptcy cases", mode: RetrievalMode.VECTOR, file: "handbook-1p.docx", phrase: "appoints and supervises standing trustees" },
-  { query: "Big Blue multinational technology company headquartered in Armonk", mode: RetrievalMode.VECTOR, file: "wiki.md", phrase: "headquartered in Armonk, New York" },
-  { query: "Vodafone mobile churn and mobile ARPU data", mode: RetrievalMode.HYBRID, file: "vodafone.xlsx", phrase: "Mobile churn" },
-  { query: "a rectangle shape with this text inside", mode: RetrievalMode.HYBRID, file: "powerpoint_sample.pptx", phrase: "A rectangle shape with this text inside" },
-  { query: "The Grave of the Slave cold storms of winter", mode: RetrievalMode.HYBRID, file: "epub_purvis_poetry.epub", phrase: "The cold storms of winter shall chill him no more" },
+  { query: "Eddystone rocks lighthouse Henry Winstanley", mode: RetrievalMode.BM25, file: "lighthouses.pdf", phrase: "built by Henry Winstanley in 1698" },
+  { query: "Northwind Ferries commission file number", mode: RetrievalMode.BM25, file: "filing.html", phrase: "000-48213" },
+  { query: "蜂王衰老或者失踪", mode: RetrievalMode.BM25, file: "notes-zh.md", phrase: "发现蜂王衰老或者失踪时" },
+  { query: "how do I get a narrowboat through a canal lock", mode: RetrievalMode.VECTOR, file: "canal-boating.docx", phrase: DOCX_CONTENT.steps[0] },
+  { query: "which company makes laboratory balances and where is it based", mode: RetrievalMode.VECTOR, file: "company.md", phrase: COMPANY_FACT.phrase },
+  { query: "quarterly ridership over eight quarters", mode: RetrievalMode.HYBRID, file: "ferries.xlsx", phrase: "Quarterly ridership" },
+  { query: "chit seed potatoes on a windowsill", mode: RetrievalMode.HYBRID, file: "allotment.odt", phrase: "Chit seed potatoes on a windowsill" },
+  { query: "The Lamp on the Point lantern keeper", mode: RetrievalMode.HYBRID, file: "harbour-verses.epub", phrase: "and all night long the keeper burns" },
 ];
+
+/** The Markdown fixtures' text, to check that a hit is text of its file. */
+const MARKDOWN: Record<string, string> = { "company.md": COMPANY_MARKDOWN, "notes-zh.md": CHINESE_NOTES_MARKDOWN };
 
 describeWithAllEngines("Quarry distributed: six processes end to end", (engines) => {
   let quarry: DistributedQuarry;
@@ -115,7 +118,7 @@ describeWithAllEngines("Quarry distributed: six processes end to end", (engines)
 
     const started = Date.now();
     for (const [i, file] of FILES.entries()) {
-      const bytes = corpusBytes(file);
+      const bytes = await fixtureBytes(file);
       // Three ways in: unary gRPC, unary Connect, and the client-streaming upload over gRPC.
       const res =
         i % 3 === 0 ? await upload(grpc, kb, file, bytes) : i % 3 === 1 ? await upload(quarry.client, kb, file, bytes) : await uploadStreamed(grpc, kb, file, bytes);
@@ -148,18 +151,18 @@ describeWithAllEngines("Quarry distributed: six processes end to end", (engines)
     if (mode === RetrievalMode.BM25) expect(explain.bm25Rank).toBeGreaterThan(0);
     if (mode === RetrievalMode.VECTOR) expect(explain.vectorRank).toBeGreaterThan(0);
     if (mode === RetrievalMode.HYBRID) expect(explain.bm25Rank + explain.vectorRank).toBeGreaterThan(0);
-    if (file.endsWith(".md")) expect(flat(readFileSync(corpusPath(file), "utf8"))).toContain(flat(hit!.chunk!.text).slice(0, 40));
+    if (file.endsWith(".md")) expect(flat(MARKDOWN[file])).toContain(flat(hit!.chunk!.text).slice(0, 40));
   });
 
   it("answers extractively with citations from the uploaded files, on the right PDF page", async () => {
     expect(kb, "the ingestion test did not run").toBeDefined();
-    const pages = await pdfPageTexts("multi_page.pdf");
-    // The phrase sits on page 3 only (checked with unpdf, independently of Quarry's parser).
-    const onPage = pages.map((text, i) => (flat(text).includes("Academic and Technical Writing") ? i + 1 : 0)).filter(Boolean);
+    const pages = await pdfPageTexts(await fixtureBytes("lighthouses.pdf"));
+    // The heading sits on page 3 only (checked with unpdf, independently of Quarry's parser).
+    const onPage = pages.map((text, i) => (flat(text).includes(PDF_PAGES[2].heading) ? i + 1 : 0)).filter(Boolean);
     expect(onPage).toEqual([3]);
 
     const chat = await collectChat(quarry.client, {
-      question: "Which tools for academic and technical writing gained popularity among scientists?",
+      question: "What did the lighthouse keepers record in their logbook every night?",
       knowledgeBases: [kb],
     });
     expect(chat.citations.length).toBeGreaterThan(0);
@@ -169,18 +172,18 @@ describeWithAllEngines("Quarry distributed: six processes end to end", (engines)
       expect(ids.get(citation.fileName), `citation of a file never uploaded: ${citation.fileName}`).toBe(citation.documentId);
       expect(chat.text).toContain(`[${citation.marker}]`);
     }
-    const fromPdf = chat.citations.filter((c) => c.fileName === "multi_page.pdf");
-    expect(fromPdf.length, `no citation from multi_page.pdf: ${chat.citations.map((c) => c.fileName).join(", ")}`).toBeGreaterThan(0);
+    const fromPdf = chat.citations.filter((c) => c.fileName === "lighthouses.pdf");
+    expect(fromPdf.length, `no citation from lighthouses.pdf: ${chat.citations.map((c) => c.fileName).join(", ")}`).toBeGreaterThan(0);
     for (const citation of fromPdf) {
       const cited = pages.slice(citation.page - 1, Math.max(citation.page, citation.pageEnd)).join(" ");
       const words = snippetBody(citation.snippet).match(/[\p{L}\p{N}]{3,}/gu) ?? [];
       expect(words.length).toBeGreaterThan(0);
       expect(words.filter((w) => !cited.includes(w)), `snippet words not on pages ${citation.page}-${citation.pageEnd}`).toEqual([]);
     }
-    const latex = fromPdf.find((c) => /LaTeX/.test(c.snippet));
-    expect(latex, `no PDF citation quotes LaTeX: ${fromPdf.map((c) => c.snippet).join(" | ")}`).toBeDefined();
-    expect(latex!.page).toBeLessThanOrEqual(3);
-    expect(Math.max(latex!.page, latex!.pageEnd)).toBeGreaterThanOrEqual(3);
+    const logbook = fromPdf.find((c) => /logbook/i.test(c.snippet));
+    expect(logbook, `no PDF citation quotes the logbook: ${fromPdf.map((c) => c.snippet).join(" | ")}`).toBeDefined();
+    expect(logbook!.page).toBeLessThanOrEqual(3);
+    expect(Math.max(logbook!.page, logbook!.pageEnd)).toBeGreaterThanOrEqual(3);
   });
 
   const newKnowledgeBase = async (label: string) =>
@@ -194,8 +197,8 @@ describeWithAllEngines("Quarry distributed: six processes end to end", (engines)
     const dlqBefore = await deadLetterCount(engines.kafkaBrokers, quarry, "documents.submitted");
     await tika.cut();
     const cutAt = Date.now();
-    const docx = (await upload(quarry.client, kb, "handbook-1p.docx", corpusBytes("handbook-1p.docx"))).document!;
-    const md = (await upload(quarry.client, kb, "wiki.md", corpusBytes("wiki.md"))).document!;
+    const docx = (await upload(quarry.client, kb, "canal-boating.docx", await fixtureBytes("canal-boating.docx"))).document!;
+    const md = (await upload(quarry.client, kb, "company.md", await fixtureBytes("company.md"))).document!;
 
     const log = await watchAll(quarry.client, [docx.id, md.id], 120_000);
     const failed = log.get(docx.id)!.at(-1)!;
@@ -215,12 +218,12 @@ describeWithAllEngines("Quarry distributed: six processes end to end", (engines)
     const hit = await waitFor(
       "the .docx to be searchable",
       async () => {
-        const { hits } = await quarry.client.search({ query: "standing trustee chapter 13", knowledgeBases: [kb], settings: { mode: RetrievalMode.BM25 } });
+        const { hits } = await quarry.client.search({ query: "lower gates top paddles", knowledgeBases: [kb], settings: { mode: RetrievalMode.BM25 } });
         return hits.find((h) => h.chunk!.documentId === docx.id);
       },
       90_000,
     );
-    expect(flat(hit.chunk!.text)).toMatch(/standing trustee/i);
+    expect(flat(hit.chunk!.text)).toMatch(/close the lower gates/i);
     // ...and its status says so.
     const ready = await waitFor("the .docx to be READY", async () => {
       const d = await statusOf(docx.id);
@@ -236,10 +239,10 @@ describeWithAllEngines("Quarry distributed: six processes end to end", (engines)
 
   it("OpenSearch down: Search and Chat answer UNAVAILABLE, never an empty list, and work again once it is back", async () => {
     const kb = await newKnowledgeBase("opensearch");
-    const md = (await upload(quarry.client, kb, "wiki.md", corpusBytes("wiki.md"))).document!;
+    const md = (await upload(quarry.client, kb, "company.md", await fixtureBytes("company.md"))).document!;
     const log = await watchAll(quarry.client, [md.id], 120_000);
     expect(log.get(md.id)!.at(-1)!.status).toBe(DocumentStatus.READY);
-    const query = "IBM headquartered in Armonk";
+    const query = "Tallis Instruments headquartered in Ely";
     const search = (mode: RetrievalMode) => quarry.client.search({ query, knowledgeBases: [kb], settings: { mode } });
     expect((await search(RetrievalMode.HYBRID)).hits.length).toBeGreaterThan(0);
 
@@ -254,7 +257,7 @@ describeWithAllEngines("Quarry distributed: six processes end to end", (engines)
         expect((outcome as ConnectError).code, `${RetrievalMode[mode]}: ${(outcome as ConnectError).message}`).toBe(Code.Unavailable);
       }
       const chat = await (async () => {
-        for await (const _ of quarry.client.chat({ question: "Where is IBM headquartered?", knowledgeBases: [kb] })) {
+        for await (const _ of quarry.client.chat({ question: COMPANY_FACT.question, knowledgeBases: [kb] })) {
           // The stream must fail before it yields an answer made without retrieval.
           if (_.event?.event.case === "citation" || _.event?.event.case === "text") return "answered";
         }
@@ -269,7 +272,7 @@ describeWithAllEngines("Quarry distributed: six processes end to end", (engines)
       const res = await search(RetrievalMode.HYBRID).catch(() => undefined);
       return res && res.hits.length > 0 ? res : undefined;
     }, 30_000);
-    expect(back.hits[0].fileName).toBe("wiki.md");
+    expect(back.hits[0].fileName).toBe("company.md");
   }, 180_000);
 });
 

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { isRetryingFailure } from "../../lib/domain.ts";
-import { corpusBytes, upload, watchAll } from "../e2e/e2e-helpers.ts";
+import { upload, watchAll } from "../e2e/e2e-helpers.ts";
+import { fixtureBytes, type FixtureName } from "../fixtures/fixture-documents.ts";
 import { startDistributedQuarry, type DistributedQuarry } from "../support/distributed-quarry.ts";
 import { startPrivateKafka, type PrivateKafka } from "../support/private-kafka.ts";
 import { describeWithAllEngines } from "./engines-all.ts";
@@ -27,9 +28,9 @@ describeWithAllEngines("Quarry distributed: Kafka broker restart", (engines) => 
 
   it("Kafka restarted mid-ingest: ingestion resumes and every document ends ready or failed", async () => {
     const kb = (await quarry.client.createKnowledgeBase({ name: `dist-kafka-${quarry.runId}` })).knowledgeBase!.id;
-    const files = ["wiki.md", "example-10k-1p.html", "handbook-1p.docx", "multi_page.pdf", "zh_distributed_training_principles.md"];
+    const files: FixtureName[] = ["company.md", "filing.html", "canal-boating.docx", "lighthouses.pdf", "notes-zh.md"];
     const ids = new Map<string, string>();
-    for (const file of files) ids.set((await upload(quarry.client, kb, file, corpusBytes(file))).document!.id, file);
+    for (const file of files) ids.set((await upload(quarry.client, kb, file, await fixtureBytes(file))).document!.id, file);
 
     const { downMs, upMs } = await kafka.restart();
     console.info(`Kafka stopped in ${downMs} ms and was ready again ${upMs} ms later`);

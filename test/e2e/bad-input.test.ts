@@ -6,10 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
-import { corpusBytes, expectOrderedProgressToReady, flat, lastUpdate, upload, uploadStreamed, watchAll } from "./e2e-helpers.ts";
+import { fixtureBytes } from "../fixtures/fixture-documents.ts";
+import { expectOrderedProgressToReady, flat, lastUpdate, upload, uploadStreamed, watchAll } from "./e2e-helpers.ts";
 
 const KB = "inputs";
-// Small enough that a 48 KB text file is over it, large enough for every other file used here.
+// Small enough that the long prose (about 39 KB) is over it, large enough for every other file used here.
 const MAX_UPLOAD_BYTES = 20_000;
 
 async function failure(call: () => Promise<unknown>): Promise<ConnectError> {
@@ -58,21 +59,21 @@ describe("bad input through the gateway", () => {
   });
 
   it("rejects an upload over QUARRY_MAX_UPLOAD_BYTES with ResourceExhausted naming the limit, unary and streamed", async () => {
-    const big = corpusBytes("norwich-city.txt");
+    const big = await fixtureBytes("long-prose.txt");
     expect(big.byteLength).toBeGreaterThan(MAX_UPLOAD_BYTES);
-    const unary = await failure(() => upload(quarry.client, KB, "norwich-city.txt", big));
+    const unary = await failure(() => upload(quarry.client, KB, "long-prose.txt", big));
     expect(unary.code).toBe(Code.ResourceExhausted);
     expect(unary.rawMessage).toContain(String(MAX_UPLOAD_BYTES));
-    expect(unary.rawMessage).toContain("norwich-city.txt");
-    const streamed = await failure(() => uploadStreamed(quarry.clientFor("grpc"), KB, "norwich-city.txt", big, 8192));
+    expect(unary.rawMessage).toContain("long-prose.txt");
+    const streamed = await failure(() => uploadStreamed(quarry.clientFor("grpc"), KB, "long-prose.txt", big, 8192));
     expect(streamed.code).toBe(Code.ResourceExhausted);
     expect(streamed.rawMessage).toContain(String(MAX_UPLOAD_BYTES));
     const { documents } = await quarry.client.listDocuments({ knowledgeBase: KB });
-    expect(documents.map((d) => d.fileName)).not.toContain("norwich-city.txt");
+    expect(documents.map((d) => d.fileName)).not.toContain("long-prose.txt");
   });
 
   it("answers NotFound for a knowledge base that does not exist", async () => {
-    const onUpload = await failure(() => upload(quarry.client, "no-such-kb", "wiki.md", corpusBytes("wiki.md")));
+    const onUpload = await failure(async () => upload(quarry.client, "no-such-kb", "company.md", await fixtureBytes("company.md")));
     expect(onUpload.code).toBe(Code.NotFound);
     expect(onUpload.rawMessage).toContain("no-such-kb");
     const onGet = await failure(() => quarry.clientFor("grpc").getKnowledgeBase({ knowledgeBase: "no-such-kb" }));
@@ -121,17 +122,17 @@ describe("bad input through the gateway", () => {
   });
 
   it("ingests good documents and fails bad ones, interleaved, each with its reason, none lost or stuck", async () => {
-    const pdf = corpusBytes("multi_page.pdf");
+    const pdf = await fixtureBytes("lighthouses.pdf");
     const good = [
-      { name: "wiki.md", content: corpusBytes("wiki.md"), phrase: "Armonk" },
-      { name: "csv-comma.csv", content: corpusBytes("csv-comma.csv"), phrase: "Djibouti" },
-      { name: "war-and-peace.txt", content: corpusBytes("book-war-and-peace-1p.txt"), phrase: "Pavlovna" },
+      { name: "company.md", content: await fixtureBytes("company.md"), phrase: "Cambridgeshire" },
+      { name: "customers.csv", content: await fixtureBytes("customers.csv"), phrase: "Reykjavik" },
+      { name: "clockmaker.txt", content: await fixtureBytes("prose.txt"), phrase: "Brandauer" },
     ];
     const bad = [
       // A PDF cut off after its first few kilobytes: no cross-reference table, no trailer.
       { name: "truncated.pdf", content: pdf.subarray(0, 6_000), reason: /corrupt|unreadable|damaged|invalid/i },
       // DOCX is read by Tika only, and there is no TIKA_URL.
-      { name: "handbook-1p.docx", content: corpusBytes("handbook-1p.docx"), reason: /tika/i },
+      { name: "canal-boating.docx", content: await fixtureBytes("canal-boating.docx"), reason: /tika/i },
       { name: "garbage.txt", content: garbage(4_000), reason: /not valid text|binary|utf-8/i },
     ];
     const order = good.flatMap((g, i) => [g, bad[i]]);
@@ -166,7 +167,7 @@ describe("bad input through the gateway", () => {
     const { knowledgeBase } = await quarry.client.getKnowledgeBase({ knowledgeBase: KB });
     expect(Number(knowledgeBase!.chunkCount)).toBe(documents.reduce((n, d) => n + d.chunkCount, 0));
     // A failed document leaves nothing behind in search either.
-    const { hits } = await quarry.client.search({ query: "word processor typewriter", knowledgeBases: [KB], settings: { mode: RetrievalMode.BM25 } });
+    const { hits } = await quarry.client.search({ query: "lighthouse Eddystone Winstanley", knowledgeBases: [KB], settings: { mode: RetrievalMode.BM25 } });
     expect(hits.filter((h) => bad.some((b) => ids.get(b.name) === h.chunk!.documentId))).toEqual([]);
   });
 });

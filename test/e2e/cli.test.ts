@@ -1,13 +1,15 @@
 // The real CLI, as a person runs it: `quarry ingest <folder>` then `quarry ask`, as child
 // processes against an embedded Quarry, checking what they print and how they exit.
 import { execFile } from "node:child_process";
-import { copyFile, mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
-import { corpusPath } from "./e2e-helpers.ts";
+import { writeFixtures } from "../fixtures/fixture-documents.ts";
+import { PDF_FACT } from "../fixtures/fixture-texts.ts";
 
 const BIN = resolve(process.cwd(), "bin/quarry.mjs");
 
@@ -17,9 +19,9 @@ interface Run {
   stderr: string;
 }
 
-function quarryCli(args: string[]): Promise<Run> {
+function quarryCli(args: string[], env?: NodeJS.ProcessEnv): Promise<Run> {
   return new Promise((resolveRun) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 150_000, maxBuffer: 10 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { timeout: 150_000, maxBuffer: 10 * 1024 * 1024, env }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
       resolveRun({ code, stdout: String(stdout), stderr: String(stderr) });
     });
@@ -35,17 +37,17 @@ describe("the quarry CLI against an embedded instance", () => {
   // Named so the largest file sorts first: the next uploads then arrive while it embeds, as
   // happens with any real folder.
   const files = [
-    ["a-rules-zh.md", "zh_procuratorate_admin_litigation_rules_2016.md"],
-    ["b-ibm.md", "wiki.md"],
-    ["c-customers.csv", "csv-comma.csv"],
-    ["d-word-processors.pdf", "multi_page.pdf"],
-  ];
+    ["a-clockmaker.txt", "long-prose.txt"],
+    ["b-company.md", "company.md"],
+    ["c-customers.csv", "customers.csv"],
+    ["d-lighthouses.pdf", "lighthouses.pdf"],
+  ] as const;
 
   beforeAll(async () => {
     quarry = await startEmbeddedQuarry();
     // A scratch folder outside the repository, as a user's folder of documents would be.
     folder = await mkdtemp(join(tmpdir(), "quarry-cli-docs-"));
-    for (const [name, source] of files) await copyFile(corpusPath(source), join(folder, name));
+    await writeFixtures(folder, Object.fromEntries(files));
   });
   afterAll(async () => {
     await quarry?.stop();
@@ -74,14 +76,14 @@ describe("the quarry CLI against an embedded instance", () => {
   });
 
   it("asks: the answer streams, then the sources name the files", async () => {
-    const run = await quarryCli(["ask", "Where is IBM headquartered?", "--kb", "cli-kb", "--url", quarry.url]);
+    const run = await quarryCli(["ask", "Where is Tallis Instruments headquartered?", "--kb", "cli-kb", "--url", quarry.url]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain("Armonk");
+    expect(run.stdout).toContain("Ely");
     const [answer, sources] = run.stdout.split("\nSources:\n");
     expect(sources, run.stdout).toBeDefined();
     const cited = [...sources.matchAll(/^ {2}\[(\d+)\] ([^,(]+?)[,( ]/gm)].map((m) => ({ marker: m[1], file: m[2] }));
     expect(cited.length).toBeGreaterThan(0);
-    expect(cited.map((c) => c.file)).toContain("b-ibm.md");
+    expect(cited.map((c) => c.file)).toContain("b-company.md");
     for (const c of cited) {
       expect(files.map(([name]) => name)).toContain(c.file);
       expect(answer).toContain(`[${c.marker}]`);
@@ -89,11 +91,11 @@ describe("the quarry CLI against an embedded instance", () => {
   });
 
   it("asks about the PDF and cites it with its page", async () => {
-    const run = await quarryCli(["ask", "Who patented the typewriter in 1868?", "--kb", "cli-kb", "--url", quarry.url, "--mode", "bm25"]);
+    const run = await quarryCli(["ask", PDF_FACT.question, "--kb", "cli-kb", "--url", quarry.url, "--mode", "bm25"]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain("Sholes");
+    expect(run.stdout).toContain("Winstanley");
     // Page 1 holds the answer; the source line says so.
-    expect(run.stdout).toMatch(/^ {2}\[\d+\] d-word-processors\.pdf, p\. 1\b/m);
+    expect(run.stdout).toMatch(/^ {2}\[\d+\] d-lighthouses\.pdf, p\. 1\b/m);
   });
 
   it("exits non-zero with a readable message for a knowledge base that does not exist", async () => {
@@ -101,5 +103,182 @@ describe("the quarry CLI against an embedded instance", () => {
     expect(run.code).not.toBe(0);
     expect(run.stderr + run.stdout).toMatch(/no-such-kb/);
     expect(run.stderr + run.stdout).not.toMatch(/\n\s+at /);
+  });
+});
+
+/**
+ * The CLI's own environment, built from scratch like the embedded fixture's: a developer's
+ * OPENSEARCH_URL, KAFKA_BROKERS or TIKA_URL must not change what these commands do.
+ */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const keep = ["PATH", "HOME", "QUARRY_MODELS_DIR"];
+  return { ...Object.fromEntries(keep.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]])), QUARRY_LOG_LEVEL: "warn", ...extra };
+}
+
+/** A user's mistake: exit 1 and exactly one line on stderr, with no stack trace and nothing on stdout. */
+function expectOnePlainLine(run: Run): string {
+  expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(1);
+  const errLines = run.stderr.split("\n").filter((l) => l.trim() !== "");
+  expect(errLines, run.stderr).toHaveLength(1);
+  expect(run.stderr).not.toMatch(/^\s+at /m);
+  // A server's structured log lines (JSON, on stdout) may precede its failure; nothing else may.
+  const plainOut = run.stdout.split("\n").filter((l) => l.trim() !== "" && !isLogLine(l));
+  expect(plainOut, run.stdout).toEqual([]);
+  return errLines[0];
+}
+
+function isLogLine(line: string): boolean {
+  try {
+    const entry = JSON.parse(line) as { level?: unknown; msg?: unknown };
+    return typeof entry.level === "number" && typeof entry.msg === "string";
+  } catch {
+    return false;
+  }
+}
+
+/** A port nothing listens on: bound, noted, released. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolveListen) => server.listen(0, "127.0.0.1", resolveListen));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolveClose) => server.close(resolveClose));
+  return port;
+}
+
+describe("the quarry CLI speaks plainly", () => {
+  let quarry: EmbeddedQuarryFixture;
+  let folder: string;
+  const env = cleanEnv();
+
+  beforeAll(async () => {
+    quarry = await startEmbeddedQuarry();
+    folder = await mkdtemp(join(tmpdir(), "quarry-cli-plain-"));
+    await writeFile(join(folder, "granite.md"), "# Granite\n\nGranite is an igneous rock of quartz and feldspar, quarried for building stone.\n");
+    await writeFile(join(folder, "basalt.txt"), "Basalt is a fine-grained volcanic rock that forms from rapidly cooling lava.\n");
+    await writeFile(join(folder, "quarries.csv"), "name,rock,country\nCarrara,marble,Italy\nRock of Ages,granite,United States\n");
+    // What the README walkthrough met in docs/: a drawing whose markup is no text to index.
+    await mkdir(join(folder, "figures"));
+    await writeFile(join(folder, "figures", "chart.svg"), '<svg xmlns="http://www.w3.org/2000/svg"><text x="1" y="1">ingest rate</text></svg>\n');
+    // A format only Tika reads, with TIKA_URL unset: named, not uploaded to fail.
+    await writeFile(join(folder, "report.docx"), "not opened: skipped by its name");
+  });
+  afterAll(async () => {
+    await quarry?.stop();
+    if (folder) await rm(folder, { recursive: true, force: true });
+  });
+
+  it("--version prints the package's version", async () => {
+    const { version } = JSON.parse(await readFile(resolve(process.cwd(), "package.json"), "utf8")) as { version: string };
+    const run = await quarryCli(["--version"], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe(version);
+  });
+
+  it("rejects --mode fancy before any request, naming the choices", async () => {
+    const line = expectOnePlainLine(await quarryCli(["search", "granite", "--kb", "rocks", "--mode", "fancy", "--url", quarry.url], env));
+    expect(line).toContain("'fancy'");
+    expect(line).toContain("hybrid, bm25, vector");
+  });
+
+  it("rejects --top-k abc before any request (no protobuf serialisation error)", async () => {
+    const line = expectOnePlainLine(await quarryCli(["ask", "what is granite?", "--kb", "rocks", "--top-k", "abc", "--url", quarry.url], env));
+    expect(line).toMatch(/--top-k.*'abc'.*whole number/);
+    expect(line).not.toMatch(/serialize|uint32|internal/);
+  });
+
+  it("rejects a --url that is no URL", async () => {
+    const line = expectOnePlainLine(await quarryCli(["kb", "list", "--url", "localhost 8080"], env));
+    expect(line).toMatch(/--url.*http:\/\/ or https:\/\/ URL/);
+  });
+
+  it("names a folder that does not exist, and creates nothing on the server", async () => {
+    const missing = join(folder, "no-such-folder");
+    const line = expectOnePlainLine(await quarryCli(["ingest", missing, "--kb", "never-made", "--url", quarry.url], env));
+    expect(line).toBe(`quarry: ${missing}: no such file or folder`);
+    const { knowledgeBases } = await quarry.client.listKnowledgeBases({});
+    expect(knowledgeBases.map((k) => k.name)).not.toContain("never-made");
+  });
+
+  it("says which URL refused the connection and how to start Quarry", async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const line = expectOnePlainLine(await quarryCli(["kb", "list", "--url", url], env));
+    expect(line).toContain(url);
+    expect(line).toContain("npm start");
+    expect(line).toContain("--url");
+    expect(line).not.toContain("ECONNREFUSED");
+  });
+
+  it("explains an https:// URL to the plain-HTTP gateway in a sentence, not an OpenSSL error", async () => {
+    const httpsUrl = quarry.url.replace(/^http:/, "https:");
+    const line = expectOnePlainLine(await quarryCli(["kb", "list", "--url", httpsUrl], env));
+    expect(line).toContain(`${httpsUrl} does not speak HTTPS`);
+    expect(line).toContain(`--url ${quarry.url}`);
+    expect(line).not.toMatch(/SSL|EPROTO|openssl/i);
+  });
+
+  it("refuses a port already in use with one line naming it", async () => {
+    const port = new URL(quarry.url).port;
+    const dataDir = await mkdtemp(join(tmpdir(), "quarry-cli-port-"));
+    try {
+      const line = expectOnePlainLine(await quarryCli(["serve", "--port", port, "--data-dir", dataDir], env));
+      expect(line).toBe(`quarry: port ${port} is already in use on 127.0.0.1; stop what holds it or choose another with --port`);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("names the variable of a malformed engine URL", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "quarry-cli-url-"));
+    try {
+      const line = expectOnePlainLine(await quarryCli(["serve", "--port", "0", "--data-dir", dataDir], cleanEnv({ OPENSEARCH_URL: "notaurl" })));
+      expect(line).toBe('quarry: OPENSEARCH_URL must be an http:// or https:// URL, not "notaurl"');
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("ingests only what Quarry parses, says what it skipped and why, and counts documents in plain progress lines", async () => {
+    const run = await quarryCli(["ingest", folder, "--kb", "rocks", "--url", quarry.url], env);
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const out = lines(run.stdout);
+    expect(out).toContain(`skipped    ${join(folder, "figures", "chart.svg")}: Quarry does not parse .svg files`);
+    expect(out).toContain(`skipped    ${join(folder, "report.docx")}: Word document: needs Apache Tika (set TIKA_URL)`);
+    // stdout is a pipe here: no bar, but progress as lines, in documents (3 files, not 300 percent points).
+    expect(run.stdout).not.toContain("\r");
+    expect(out[out.indexOf("created knowledge base rocks") + 1]).toBe("ingesting: 0/3 documents done, 0%");
+    expect(out).toContain("ingesting: 3/3 documents done, 100%");
+    for (const l of out.filter((x) => x.startsWith("ingesting:"))) expect(l).toMatch(/^ingesting: [0-3]\/3 documents done, \d{1,3}%$/);
+    expect(out.some((l) => /^3 ready, 0 failed, 2 skipped in [\d.]+ s$/.test(l)), run.stdout).toBe(true);
+
+    const { documents } = await quarry.client.listDocuments({ knowledgeBase: "rocks" });
+    expect(documents.map((d) => d.fileName).sort()).toEqual(["basalt.txt", "granite.md", "quarries.csv"]);
+  });
+
+  it("lists knowledge bases under a header, with singular and plural counts", async () => {
+    await quarry.client.createKnowledgeBase({ name: "empty-shelf" });
+    const run = await quarryCli(["kb", "list", "--url", quarry.url], env);
+    expect(run.code, run.stderr).toBe(0);
+    const [header, ...rows] = run.stdout.trimEnd().split("\n");
+    expect(header.split(/\s{2,}/)).toEqual(["NAME", "ID", "DOCUMENTS", "CHUNKS", "EMBEDDING MODEL"]);
+    const rocks = rows.find((r) => r.startsWith("rocks "))!.split(/\s{2,}/);
+    expect(rocks[2]).toBe("3 documents");
+    expect(rocks[3]).toMatch(/^(1 chunk|\d+ chunks)$/);
+    const empty = rows.find((r) => r.startsWith("empty-shelf "))!.split(/\s{2,}/);
+    expect(empty.slice(2, 4)).toEqual(["0 documents", "0 chunks"]);
+    // Columns line up: every row's id starts where the header's ID does.
+    const idAt = header.indexOf("ID");
+    for (const row of rows) expect(row.slice(idAt, idAt + 3)).toBe("kb_");
+  });
+
+  it("search --mode bm25 shows the BM25 rank only; hybrid shows both lists and the fusion", async () => {
+    const bm25 = await quarryCli(["search", "igneous quartz feldspar", "--kb", "rocks", "--mode", "bm25", "--url", quarry.url], env);
+    expect(bm25.code, bm25.stderr).toBe(0);
+    expect(bm25.stdout).toMatch(/^1\. granite\.md/m);
+    expect(bm25.stdout).toMatch(/^ {3}bm25 #1 \(\d+\.\d{3}\)$/m);
+    expect(bm25.stdout).not.toMatch(/vector #|fused/);
+
+    const hybrid = await quarryCli(["search", "igneous quartz feldspar", "--kb", "rocks", "--url", quarry.url], env);
+    expect(hybrid.code, hybrid.stderr).toBe(0);
+    expect(hybrid.stdout).toMatch(/^ {3}bm25 #\d+ \([\d.]+\), vector #\d+ \([\d.]+\), fused [\d.]+$/m);
   });
 });

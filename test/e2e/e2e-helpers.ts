@@ -1,7 +1,6 @@
-// What the system tests share: the real corpus files, uploads both ways, collecting an ingestion
-// watch and a chat stream, and the checks that tie a citation back to the file it came from.
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+// What the system tests share: uploads both ways, collecting an ingestion watch and a chat stream,
+// and the checks that tie a citation back to the file it came from. The files themselves are the
+// repository's fixtures (test/fixtures).
 import { expect } from "vitest";
 import type { Citation } from "../../gen/quarry/common/v1/common_pb.ts";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
@@ -9,16 +8,6 @@ import type { ChatFinal, ChatStatus } from "../../gen/quarry/answer/v1/answer_pb
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ChatRequestSchema, WatchIngestionResponse } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
 import type { QuarryClient } from "../../cli/gateway-client.ts";
-
-export const CORPUS = resolve(process.cwd(), "../shared/corpus/docs");
-
-export function corpusPath(name: string): string {
-  return resolve(CORPUS, name);
-}
-
-export function corpusBytes(name: string): Buffer {
-  return readFileSync(corpusPath(name));
-}
 
 /** Collapses every run of whitespace to one space, as the citation snippets do. */
 export function flat(text: string): string {
@@ -159,9 +148,9 @@ export function expectCitationFromFile(citation: Citation, source: string): void
 }
 
 /** The text of each page of a PDF (index 0 is page 1), read with unpdf directly rather than through Quarry. */
-export async function pdfPageTexts(name: string): Promise<string[]> {
+export async function pdfPageTexts(bytes: Uint8Array): Promise<string[]> {
   const { extractText, getDocumentProxy } = await import("unpdf");
-  const pdf = await getDocumentProxy(new Uint8Array(corpusBytes(name)));
+  const pdf = await getDocumentProxy(new Uint8Array(bytes));
   const { text } = await extractText(pdf, { mergePages: false });
   return text;
 }

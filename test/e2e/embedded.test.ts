@@ -1,18 +1,17 @@
-// The embedded Quarry end to end, over real HTTP: real documents in, progress out, retrieval in
+// The embedded Quarry end to end, over real HTTP: documents in every built-in format in, progress out, retrieval in
 // every mode, answers whose citations lead back to the uploaded files, and the document lifecycle
 // (re-upload, new version, disable, delete). One instance and one knowledge base serve the whole
 // file, because ingesting with the local model is the slow part; each test adds to what the
 // previous ones built, so they run in order.
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ChunkingStrategy, DocumentStatus, RetrievalMode, type SearchHit } from "../../gen/quarry/common/v1/common_pb.ts";
 import { startOpenAiStub, type OpenAiStub } from "../support/openai-stub.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
+import { fixtureBytes, type FixtureName } from "../fixtures/fixture-documents.ts";
+import { CHINESE_NOTES_WORD, CHINESE_RULES_FACT, COMPANY_FACT, CUSTOMERS_FACT, FILING_FACT, PDF_FACT } from "../fixtures/fixture-texts.ts";
 import {
   collectChat,
-  corpusBytes,
-  corpusPath,
   expectCitationFromFile,
   expectOrderedProgressToReady,
   flat,
@@ -27,21 +26,21 @@ import {
 const KB = "corpus";
 
 // Uploaded in this order: the first four in one message each, the Chinese two as a client stream.
-const UNARY = ["wiki.md", "multi_page.pdf", "csv-comma.csv", "example-10k-1p.html"];
-const STREAMED = ["zh_distributed_training_principles.md", "zh_procuratorate_admin_litigation_rules_2016.md"];
+const UNARY: FixtureName[] = ["company.md", "lighthouses.pdf", "customers.csv", "filing.html"];
+const STREAMED: FixtureName[] = ["notes-zh.md", "rules-zh.md"];
 
-// Questions checked against the files by hand: the file, and a phrase of the passage that answers.
-const EN_QUESTION = { q: "Where is IBM headquartered?", file: "wiki.md", phrase: "headquartered in Armonk, New York" };
-const PDF_QUESTION = { q: "Who patented the typewriter in 1868?", file: "multi_page.pdf", phrase: "Christopher Latham Sholes", page: 1 };
-const CSV_QUESTION = { q: "Which customer lives in Djibouti?", file: "csv-comma.csv", phrase: "Country: Djibouti" };
-const HTML_QUESTION = { q: "Galaxy Gaming commission file number", file: "example-10k-1p.html", phrase: "000-30653" };
-// Article 27: the decision not to support an application is sent to the party within fifteen days.
-const ZH_QUESTION = { q: "不支持监督申请决定书应当在多少日内发送当事人？", file: "zh_procuratorate_admin_litigation_rules_2016.md", phrase: "十五日内发送当事人" };
+// Questions about the fixtures: the file, and a phrase of the passage that answers.
+const EN_QUESTION = { q: COMPANY_FACT.question, file: "company.md", phrase: COMPANY_FACT.phrase };
+const PDF_QUESTION = { q: PDF_FACT.question, file: "lighthouses.pdf", phrase: PDF_FACT.phrase, page: PDF_FACT.page };
+const CSV_QUESTION = { q: CUSTOMERS_FACT.question, file: "customers.csv", phrase: CUSTOMERS_FACT.phrase };
+const HTML_QUESTION = { q: FILING_FACT.question, file: "filing.html", phrase: FILING_FACT.phrase };
+// Article 14: an overdue book is to be returned within fifteen days of the reminder.
+const ZH_QUESTION = { q: CHINESE_RULES_FACT.question, file: "rules-zh.md", phrase: CHINESE_RULES_FACT.phrase };
 
+const bytes = new Map<string, Buffer>();
+const corpusBytes = (name: string) => bytes.get(name)!;
 /** The original text of each uploaded file, to check what citations and hits claim. */
-function sourceOf(fileName: string): string {
-  return readFileSync(corpusPath(fileName), "utf8");
-}
+const sourceOf = (fileName: string) => corpusBytes(fileName).toString("utf8");
 
 describe("embedded Quarry over HTTP", () => {
   let quarry: EmbeddedQuarryFixture;
@@ -49,8 +48,9 @@ describe("embedded Quarry over HTTP", () => {
   let pdfPages: string[];
 
   beforeAll(async () => {
+    for (const name of [...UNARY, ...STREAMED, "prose.txt"] as FixtureName[]) bytes.set(name, await fixtureBytes(name));
     quarry = await startEmbeddedQuarry();
-    pdfPages = await pdfPageTexts("multi_page.pdf");
+    pdfPages = await pdfPageTexts(corpusBytes("lighthouses.pdf"));
   });
   afterAll(async () => {
     await quarry?.stop();
@@ -191,17 +191,19 @@ describe("embedded Quarry over HTTP", () => {
   });
 
   it("matches a two-character Chinese word in bm25 mode", async () => {
-    // 梯度 (gradient) occurs only in the distributed-training notes.
-    expect(sourceOf("zh_distributed_training_principles.md")).toContain("梯度");
-    for (const other of [...UNARY.filter((n) => !n.endsWith(".pdf")), STREAMED[1]]) expect(sourceOf(other)).not.toContain("梯度");
-    const { hits } = await search("梯度", RetrievalMode.BM25, 10);
+    // 蜂王 (queen bee) occurs only in the beekeeping notes.
+    const word = CHINESE_NOTES_WORD;
+    expect(sourceOf("notes-zh.md")).toContain(word);
+    for (const other of [...UNARY.filter((n) => !n.endsWith(".pdf")), STREAMED[1]]) expect(sourceOf(other)).not.toContain(word);
+    expect(pdfPages.join("\n")).not.toContain(word);
+    const { hits } = await search(word, RetrievalMode.BM25, 10);
     expect(hits.length).toBeGreaterThan(0);
     // The index also holds single characters (so differently segmented words still meet), so a
     // chunk sharing only 度 may follow; every chunk with the whole word must rank above those.
-    const whole = hits.map((hit) => hit.chunk!.text.includes("梯度"));
+    const whole = hits.map((hit) => hit.chunk!.text.includes(word));
     expect(whole[0], "the best hit holds the word").toBe(true);
     expect(whole.slice(whole.indexOf(false) < 0 ? whole.length : whole.indexOf(false)), "a partial match outranked the word").not.toContain(true);
-    for (const hit of hits.filter((h) => h.chunk!.text.includes("梯度"))) expect(hit.fileName).toBe("zh_distributed_training_principles.md");
+    for (const hit of hits.filter((h) => h.chunk!.text.includes(word))) expect(hit.fileName).toBe("notes-zh.md");
   });
 
   /** Every citation must lead to text of the document it names, on the page it names. */
@@ -223,14 +225,14 @@ describe("embedded Quarry over HTTP", () => {
     const chat = await collectChat(quarry.client, { question: EN_QUESTION.q, knowledgeBases: [KB] });
     expect(chat.final.extractive).toBe(true);
     expect(chat.final.droppedMarkers).toBe(0);
-    expect(chat.text).toContain("Armonk");
+    expect(chat.text).toContain(COMPANY_FACT.word);
     expect(chat.citations.length).toBeGreaterThan(0);
     const markers = chat.citations.map((c) => c.marker);
     expect(new Set(markers).size, "a marker cited twice").toBe(markers.length);
     for (const m of markers) expect(chat.text).toContain(`[${m}]`);
     // Every [n] in the text has its citation.
     for (const [, n] of chat.text.matchAll(/\[(\d+)\]/g)) expect(markers).toContain(Number(n));
-    expect(chat.citations.some((c) => c.fileName === "wiki.md" && snippetBody(c.snippet).length > 0)).toBe(true);
+    expect(chat.citations.some((c) => c.fileName === EN_QUESTION.file && snippetBody(c.snippet).length > 0)).toBe(true);
     expectCitationsResolve(chat.citations);
     expect(chat.final.retrieval!.chunksInContext).toBeGreaterThanOrEqual(chat.citations.length);
   });
@@ -243,7 +245,7 @@ describe("embedded Quarry over HTTP", () => {
     const answering = pdf.find((c) => c.page <= PDF_QUESTION.page && PDF_QUESTION.page <= c.pageEnd);
     expect(answering, `pages cited: ${pdf.map((c) => `${c.page}-${c.pageEnd}`).join(", ")}`).toBeDefined();
     expect(flat(pdfPages[PDF_QUESTION.page - 1])).toContain(PDF_QUESTION.phrase);
-    expect(chat.text).toContain("Sholes");
+    expect(chat.text).toContain("Winstanley");
     expectCitationsResolve(chat.citations);
   });
 
@@ -255,40 +257,40 @@ describe("embedded Quarry over HTTP", () => {
   });
 
   it("treats an identical re-upload as unchanged and queues nothing", async () => {
-    const before = await quarry.client.getDocument({ documentId: ids.get("wiki.md")! });
-    const res = await upload(quarry.client, KB, "wiki.md", corpusBytes("wiki.md"));
+    const before = await quarry.client.getDocument({ documentId: ids.get("company.md")! });
+    const res = await upload(quarry.client, KB, "company.md", corpusBytes("company.md"));
     expect(res.unchanged).toBe(true);
-    expect(res.document!.id).toBe(ids.get("wiki.md"));
+    expect(res.document!.id).toBe(ids.get("company.md"));
     expect(res.document!.version).toBe(before.document!.version);
     const streamed = await uploadStreamed(quarry.clientFor("grpc"), KB, STREAMED[0], corpusBytes(STREAMED[0]));
     expect(streamed.unchanged).toBe(true);
     // Nothing to watch: the document is still the same ready version.
-    const log = await watchAll(quarry.client, [ids.get("wiki.md")!], 10_000);
-    expect(log.get(ids.get("wiki.md")!)!.map((u) => u.status)).toEqual([DocumentStatus.READY]);
-    const after = await quarry.client.getDocument({ documentId: ids.get("wiki.md")! });
+    const log = await watchAll(quarry.client, [ids.get("company.md")!], 10_000);
+    expect(log.get(ids.get("company.md")!)!.map((u) => u.status)).toEqual([DocumentStatus.READY]);
+    const after = await quarry.client.getDocument({ documentId: ids.get("company.md")! });
     expect(after.document!.version).toBe(before.document!.version);
     expect(after.document!.chunkCount).toBe(before.document!.chunkCount);
   });
 
   it("replaces a document's chunks when changed content arrives under the same name", async () => {
-    // Version 1 is the IBM article; version 2 the opening of War and Peace, under the same name.
+    // Version 1 is the company article; version 2 the clockmaker story, under the same name.
     const name = "notes.md";
-    const v1 = await upload(quarry.client, KB, name, corpusBytes("wiki.md"));
+    const v1 = await upload(quarry.client, KB, name, corpusBytes("company.md"));
     await watchAll(quarry.client, [v1.document!.id]);
-    const ibm = await search("Armonk", RetrievalMode.BM25, 20);
-    expect(ibm.hits.some((h) => h.fileName === name)).toBe(true);
+    const company = await search("Cambridgeshire", RetrievalMode.BM25, 20);
+    expect(company.hits.some((h) => h.fileName === name)).toBe(true);
 
-    const v2 = await upload(quarry.client, KB, name, corpusBytes("book-war-and-peace-1p.txt"));
+    const v2 = await upload(quarry.client, KB, name, corpusBytes("prose.txt"));
     expect(v2.unchanged).toBe(false);
     expect(v2.document!.id, "a new version should keep the document's id").toBe(v1.document!.id);
     expect(v2.document!.version).toBeGreaterThan(v1.document!.version);
     const log = await watchAll(quarry.client, [v2.document!.id]);
     expectOrderedProgressToReady(log.get(v2.document!.id)!, name);
 
-    const stale = await search("Armonk", RetrievalMode.BM25, 20);
+    const stale = await search("Cambridgeshire", RetrievalMode.BM25, 20);
     expect(stale.hits.filter((h) => h.fileName === name), "the old version's chunks are still searchable").toEqual([]);
-    expect(stale.hits.some((h) => h.fileName === "wiki.md"), "the other document was hurt").toBe(true);
-    const fresh = await search("Anna Pavlovna Scherer", RetrievalMode.BM25, 20);
+    expect(stale.hits.some((h) => h.fileName === "company.md"), "the other document was hurt").toBe(true);
+    const fresh = await search("Ottilie Brandauer", RetrievalMode.BM25, 20);
     expect(fresh.hits.some((h) => h.fileName === name)).toBe(true);
     const { documents } = await quarry.client.listDocuments({ knowledgeBase: KB });
     expect(documents.filter((d) => d.fileName === name)).toHaveLength(1);
@@ -296,7 +298,7 @@ describe("embedded Quarry over HTTP", () => {
   });
 
   it("hides a disabled document's chunks from search and answers, and brings them back when enabled", async () => {
-    const id = ids.get("csv-comma.csv")!;
+    const id = ids.get("customers.csv")!;
     const found = async () => (await search(CSV_QUESTION.q, RetrievalMode.BM25, 20)).hits.filter((h) => h.chunk!.documentId === id).length;
     expect(await found()).toBeGreaterThan(0);
 
@@ -314,7 +316,7 @@ describe("embedded Quarry over HTTP", () => {
   });
 
   it("deletes a document: gone from search, from the list and from the counts", async () => {
-    const id = ids.get("example-10k-1p.html")!;
+    const id = ids.get("filing.html")!;
     const before = (await quarry.client.getKnowledgeBase({ knowledgeBase: KB })).knowledgeBase!;
     const doc = (await quarry.client.getDocument({ documentId: id })).document!;
     await quarry.client.deleteDocument({ documentId: id });
@@ -331,7 +333,7 @@ describe("embedded Quarry over HTTP", () => {
     const gone = await quarry.client.getDocument({ documentId: id }).catch((e: unknown) => e);
     expect(gone).toBeInstanceOf(ConnectError);
     expect((gone as ConnectError).code).toBe(Code.NotFound);
-    ids.delete("example-10k-1p.html");
+    ids.delete("filing.html");
   });
 
   describe("with a chat model (the OpenAI stub), restarted on the same data", () => {
@@ -341,7 +343,7 @@ describe("embedded Quarry over HTTP", () => {
     beforeAll(async () => {
       // Cites two real context chunks and one that does not exist.
       stub = await startOpenAiStub({
-        reply: () => "IBM is headquartered in Armonk, New York [1]. It was founded in 1911 [2]. It also makes bicycles [99].",
+        reply: () => "Tallis Instruments is headquartered in Ely, Cambridgeshire [1]. It was founded in 1894 [2]. It also makes bicycles [99].",
       });
       await quarry.stop({ keepData: true });
       llm = await startEmbeddedQuarry({
@@ -365,7 +367,7 @@ describe("embedded Quarry over HTTP", () => {
       expect(chat.final.model).toBe("stub-chat");
       expect(chat.final.droppedMarkers).toBe(1);
       expect(chat.citations.map((c) => c.marker).sort()).toEqual([1, 2]);
-      expect(chat.text).toContain("Armonk, New York [1]");
+      expect(chat.text).toContain("Ely, Cambridgeshire [1]");
       expect(chat.text).toContain("[2]");
       expect(chat.text).not.toContain("99");
       expectCitationsResolve(chat.citations);
@@ -398,12 +400,12 @@ describe("embedded Quarry over HTTP", () => {
         const gone = await llm.client.getDocument({ documentId: id }).catch((e: unknown) => e);
         expect((gone as ConnectError).code, `document ${id} outlived its knowledge base`).toBe(Code.NotFound);
       }
-      const search = await llm.client.search({ query: "IBM", knowledgeBases: [KB] }).catch((e: unknown) => e);
+      const search = await llm.client.search({ query: "Tallis", knowledgeBases: [KB] }).catch((e: unknown) => e);
       expect((search as ConnectError).code).toBe(Code.NotFound);
       // The name is free again.
       const again = await llm.client.createKnowledgeBase({ name: KB });
       expect(Number(again.knowledgeBase!.documentCount)).toBe(0);
-      const { hits } = await llm.client.search({ query: "IBM Armonk", knowledgeBases: [KB], settings: { mode: RetrievalMode.HYBRID } });
+      const { hits } = await llm.client.search({ query: "Tallis Ely", knowledgeBases: [KB], settings: { mode: RetrievalMode.HYBRID } });
       expect(hits, "chunks of the deleted knowledge base came back under its name").toEqual([]);
     });
   });

@@ -5,10 +5,11 @@ import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
-import { corpusBytes, expectOrderedProgressToReady, upload, watchAll } from "./e2e-helpers.ts";
+import { fixtureBytes, type FixtureName } from "../fixtures/fixture-documents.ts";
+import { expectOrderedProgressToReady, upload, watchAll } from "./e2e-helpers.ts";
 
-// 16 KB of Chinese: about 40 chunks, so several embedding batches.
-const BIG = "zh_procuratorate_admin_litigation_rules_2016.md";
+// About 39 KB of English prose: some 50 chunks, so several embedding batches.
+const BIG: FixtureName = "long-prose.txt";
 
 describe("the embedded gateway while documents embed", () => {
   let quarry: EmbeddedQuarryFixture;
@@ -22,10 +23,10 @@ describe("the embedded gateway while documents embed", () => {
   });
 
   it("reports the middle phases live to a watch started right after the upload", async () => {
-    const { document } = await upload(quarry.client, "busy", "live.md", corpusBytes(BIG));
+    const { document } = await upload(quarry.client, "busy", "live.txt", await fixtureBytes(BIG));
     const log = await watchAll(quarry.client, [document!.id]);
     const updates = log.get(document!.id)!;
-    expectOrderedProgressToReady(updates, "live.md");
+    expectOrderedProgressToReady(updates, "live.txt");
     const seen = updates.map((u) => `${DocumentStatus[u.status]} ${u.percent}%`);
     expect(
       updates.some((u) => u.status === DocumentStatus.EMBEDDING),
@@ -36,11 +37,18 @@ describe("the embedded gateway while documents embed", () => {
   it("answers a client in another process without a multi-second stall, without dropping a call, while a document embeds", async () => {
     // The client runs in its own process so that it measures the gateway, not this process's
     // event loop; it speaks the Connect protocol as plain JSON over HTTP/1.1 with keep-alive.
+    const content = await fixtureBytes(BIG);
     const pinger = spawnPinger(quarry.url);
-    await new Promise((r) => setTimeout(r, 500));
-    const { document } = await upload(quarry.client, "busy", "slow.md", corpusBytes(BIG));
-    await watchAll(quarry.client, [document!.id]);
-    const { latencies, errors } = await pinger.stop();
+    let measured: { latencies: number[]; errors: string[] };
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      const { document } = await upload(quarry.client, "busy", "slow.txt", content);
+      await watchAll(quarry.client, [document!.id]);
+    } finally {
+      // Also when the upload or the watch failed: a pinger left running would outlive the test.
+      measured = await pinger.stop();
+    }
+    const { latencies, errors } = measured;
     const report = `ListKnowledgeBases latencies (ms): ${latencies.map((l) => l.toFixed(0)).join(", ")}; errors: ${errors.join("; ")}`;
     // The stall this guards against lasted 3–10 s per batch; 2.5 s leaves room for a loaded CI machine.
     expect(Math.max(...latencies), report).toBeLessThan(2_500);
@@ -51,11 +59,11 @@ describe("the embedded gateway while documents embed", () => {
 
   it("accepts uploads one after another while the earlier ones embed, as `quarry ingest` sends them", async () => {
     // The CLI's order for a folder: the largest first here, then two more at once on the same connection.
-    const files = [BIG, "zh_distributed_training_principles.md", "wiki.md"];
+    const files: FixtureName[] = [BIG, "notes-zh.md", "company.md"];
     const results: string[] = [];
     for (const name of files) {
       try {
-        const res = await upload(quarry.client, "busy", `row-${name}`, corpusBytes(name));
+        const res = await upload(quarry.client, "busy", `row-${name}`, await fixtureBytes(name));
         results.push(`${name}: ${res.unchanged ? "unchanged" : "accepted"}`);
       } catch (error) {
         results.push(`${name}: ${String(error)}`);
@@ -73,6 +81,8 @@ const url = process.argv[1] + "/quarry.gateway.v1.QuarryService/ListKnowledgeBas
 const latencies = [], errors = [];
 let running = true;
 process.stdin.on("end", () => { running = false; }).resume();
+// The test may be gone when this reports (its worker ended early): nothing left to tell then.
+process.stdout.on("error", () => process.exit(0));
 (async () => {
   while (running) {
     const started = performance.now();

@@ -2,12 +2,13 @@
 // the .proto files loaded at run time by @grpc/proto-loader — none of Quarry's generated code on
 // the client side. If Quarry's gRPC is only "gRPC as connect-es speaks it", these fail.
 import { resolve } from "node:path";
-import { readFileSync } from "node:fs";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { fromBinary } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fixtureBytes } from "../fixtures/fixture-documents.ts";
+import { COMPANY_FACT } from "../fixtures/fixture-texts.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 
 const PROTO_DIR = resolve(process.cwd(), "proto");
@@ -79,9 +80,9 @@ describe("the gateway, called by @grpc/grpc-js with run-time loaded protos", () 
   });
 
   it("uploads bytes and streams WatchIngestion to READY, then streams a Chat answer with citations (server streaming)", async () => {
-    const content = readFileSync(resolve(process.cwd(), "../shared/corpus/docs/wiki.md"));
+    const content = await fixtureBytes("company.md");
     const uploaded = await unary<any>(quarryClient, "uploadDocument", {
-      header: { knowledgeBase: "interop", fileName: "wiki.md", mimeType: "text/markdown", metadata: { source: "grpc-js" } },
+      header: { knowledgeBase: "interop", fileName: "company.md", mimeType: "text/markdown", metadata: { source: "grpc-js" } },
       content,
     });
     expect(uploaded.unchanged).toBe(false);
@@ -96,15 +97,15 @@ describe("the gateway, called by @grpc/grpc-js with run-time loaded protos", () 
     expect(last.percent).toBe(100);
     expect(last.chunkCount).toBeGreaterThan(0);
 
-    const events = await serverStream<any>(quarryClient, "chat", { question: "Where is IBM headquartered?", knowledgeBases: ["interop"] });
+    const events = await serverStream<any>(quarryClient, "chat", { question: COMPANY_FACT.question, knowledgeBases: ["interop"] });
     const kinds = events.map((e) => e.event.event);
     expect(kinds.at(-1)).toBe("final");
     const text = events.filter((e) => e.event.event === "text").map((e) => e.event.text.text).join("");
-    expect(text).toContain("Armonk");
+    expect(text).toContain(COMPANY_FACT.word);
     const citations = events.filter((e) => e.event.event === "citation").map((e) => e.event.citation);
     expect(citations.length).toBeGreaterThan(0);
     for (const c of citations) {
-      expect(c.fileName).toBe("wiki.md");
+      expect(c.fileName).toBe("company.md");
       expect(c.documentId).toBe(uploaded.document.id);
       expect(text).toContain(`[${c.marker}]`);
     }

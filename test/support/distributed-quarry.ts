@@ -2,7 +2,8 @@
 // (`node bin/quarry.mjs serve <name>`), each on a free port, talking gRPC to each other and sharing
 // the real engines. Each run gets its own OpenSearch prefix, its own Kafka topic prefix and its own
 // data folder, all removed on stop. Readiness is what an orchestrator would check: the process's
-// "listening" line (printed after its bus consumers joined) and grpc.health.v1 Check = SERVING.
+// "listening" line, then grpc.health.v1 Check = SERVING (said once its peers answer and its bus
+// consumers joined).
 import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -22,10 +23,12 @@ import { transportFor, type Protocol } from "./embedded-quarry.ts";
 export const SERVICE_NAMES: ServiceName[] = ["index", "embedder", "parser", "chunker", "answer", "gateway"];
 
 /**
- * Each wave needs the addresses of the ones before it: the embedder calls the index, the chunker
- * asks the embedder for its model limit at start-up, and the gateway needs every peer.
+ * Each wave needs the addresses of the ones before it: on port 0 a service's address is known only
+ * once it listens, and its peers are told it through QUARRY_<NAME>_URL (the parser and the embedder
+ * call the index, the chunker asks the embedder for its model limit, the gateway needs every peer).
+ * On fixed ports any order works; test/distributed/start-order.test.ts starts them in reverse.
  */
-const START_WAVES: ServiceName[][] = [["index", "parser"], ["embedder"], ["chunker", "answer"], ["gateway"]];
+const START_WAVES: ServiceName[][] = [["index"], ["parser", "embedder"], ["chunker", "answer"], ["gateway"]];
 
 /** Only what locates node, the model cache and the home folder comes from the outer environment. */
 const INHERITED = ["PATH", "HOME", "QUARRY_MODELS_DIR", "TMPDIR", "LANG"];
@@ -85,6 +88,8 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
     QUARRY_DATA_DIR: dataDir,
     QUARRY_HOST: "127.0.0.1",
     QUARRY_LOG_LEVEL: "info",
+    // Every internal call of every distributed test carries the shared token, so a client that forgot it fails the run.
+    QUARRY_INTERNAL_TOKEN: `internal-${runId}-${randomBytes(12).toString("hex")}`,
     ...options.env,
   };
 
@@ -173,7 +178,7 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
 }
 
 /** grpc.health.v1 Check over real gRPC until the whole server ("") answers SERVING. */
-export async function waitServing(service: Pick<RunningProcess, "name" | "url">, timeoutMs = 30_000): Promise<void> {
+export async function waitServing(service: Pick<RunningProcess, "name" | "url">, timeoutMs = 60_000): Promise<void> {
   const health = createClient(Health, createGrpcTransport({ baseUrl: service.url }));
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -202,8 +207,8 @@ function stopChild(child: ChildProcess | undefined): Promise<void> {
   });
 }
 
-/** Removes what the run left in the shared engines: its indices, template, topics and groups. */
-async function cleanUp(options: DistributedQuarryOptions, opensearchPrefix: string, topicPrefix: string): Promise<void> {
+/** Removes what a run left in the shared engines: its indices, template, topics and groups. */
+export async function cleanUp(options: Pick<DistributedQuarryOptions, "opensearchUrl" | "kafkaBrokers">, opensearchPrefix: string, topicPrefix: string): Promise<void> {
   const os = options.opensearchUrl.replace(/\/$/, "");
   await deleteOpenSearchNamespace(os, `${opensearchPrefix}-`).catch(() => {});
   const kafka = new Kafka({ brokers: options.kafkaBrokers.split(","), clientId: "quarry-e2e-cleanup", logLevel: logLevel.NOTHING });

@@ -14,7 +14,8 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+/** `onClientData` sees every byte the client sends (a test can check what a client put on the wire). */
+export async function startTcpProxy(target: { host: string; port: number }, onClientData?: (chunk: Buffer) => void): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
 
@@ -30,6 +31,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
             upstream.destroy();
           });
         }
+        if (onClientData) client.on("data", onClientData);
         client.pipe(upstream).pipe(client);
       });
       s.once("error", reject);

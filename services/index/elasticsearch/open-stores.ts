@@ -2,21 +2,26 @@
 // search engine, closed once. Names follow the configured prefix: <prefix>-catalog for the catalog,
 // <prefix>-chunks-<kb> aliases for chunks.
 import { Client } from "@elastic/elasticsearch";
+import type { ApiKeyStore } from "../api-key-store.ts";
 import type { Catalog } from "../catalog.ts";
+import { DocumentStoreApiKeyStore } from "../document-store-api-key-store.ts";
+import { ElasticsearchDocumentStore } from "./elasticsearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";
+import { elasticsearchClientOptions } from "../engine-connection.ts";
 import type { SearchEngine } from "../search-engine.ts";
 import { ElasticsearchCatalog } from "./elasticsearch-catalog.ts";
 import { ElasticsearchSearchEngine } from "./elasticsearch-search-engine.ts";
 
 export type ElasticsearchIndexConfig = Extract<IndexConfig, { backend: "elasticsearch" }>;
 
-export async function openElasticsearchStores(config: ElasticsearchIndexConfig): Promise<{ catalog: Catalog; engine: SearchEngine; close(): Promise<void> }> {
-  const client = new Client({ node: config.url });
+export async function openElasticsearchStores(config: ElasticsearchIndexConfig): Promise<{ catalog: Catalog; engine: SearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> }> {
+  const client = new Client(elasticsearchClientOptions(config.connection ?? { url: config.url }));
   const engine = new ElasticsearchSearchEngine(client, { indexPrefix: `${config.indexPrefix}-chunks-` });
   const catalog = new ElasticsearchCatalog(client, { index: `${config.indexPrefix}-catalog` });
   return {
     catalog,
     engine,
+    apiKeys: new DocumentStoreApiKeyStore(new ElasticsearchDocumentStore(client), `${config.indexPrefix}-api-keys`),
     async close() {
       await engine.close();
       await catalog.close();

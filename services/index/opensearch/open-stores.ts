@@ -4,8 +4,12 @@
 // Whether hybrid search runs natively is settled here, once: the neural-search plugin is looked up
 // at start-up, and a setting the cluster cannot honour fails the start, not the first search.
 import { Client } from "@opensearch-project/opensearch";
+import type { ApiKeyStore } from "../api-key-store.ts";
 import type { Catalog } from "../catalog.ts";
+import { DocumentStoreApiKeyStore } from "../document-store-api-key-store.ts";
+import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";
+import { openSearchClientOptions } from "../engine-connection.ts";
 import { OpenSearchCatalog } from "./opensearch-catalog.ts";
 import { toDomainError } from "./opensearch-errors.ts";
 import { detectNeuralSearch, resolveNativeHybrid } from "./opensearch-native-hybrid.ts";
@@ -15,8 +19,8 @@ export type OpenSearchIndexConfig = Extract<IndexConfig, { backend: "opensearch"
 
 export async function openOpenSearchStores(
   config: OpenSearchIndexConfig,
-): Promise<{ catalog: Catalog; engine: OpenSearchSearchEngine; close(): Promise<void> }> {
-  const client = new Client({ node: config.url });
+): Promise<{ catalog: Catalog; engine: OpenSearchSearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> }> {
+  const client = new Client(openSearchClientOptions(config.connection ?? { url: config.url }));
   try {
     const native = await resolveNativeHybrid(config.nativeHybrid, config.fusion, async () => {
       try {
@@ -34,6 +38,7 @@ export async function openOpenSearchStores(
     return {
       catalog,
       engine,
+      apiKeys: new DocumentStoreApiKeyStore(new OpenSearchDocumentStore(client), `${config.indexPrefix}-api-keys`),
       async close() {
         await engine.close();
         await catalog.close();

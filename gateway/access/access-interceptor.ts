@@ -1,0 +1,82 @@
+// The gateway's door: every call to the public API is authenticated (API key, or nobody on a
+// Quarry with no key), then allowed by its method's rule in access-rules.ts. gRPC health and
+// reflection stay open, as load balancers and tools call them without credentials; a service
+// without rules is refused. Errors are domain errors: the edge interceptor maps them to
+// UNAUTHENTICATED (HTTP 401) and PERMISSION_DENIED (403).
+import type { Interceptor } from "@connectrpc/connect";
+import type { Client } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
+import { roleAllows } from "../../lib/auth/api-key.ts";
+import { PermissionDeniedError } from "../../lib/errors.ts";
+import { PUBLIC_SERVICE, ruleFor, type AccessRule, type Targets } from "./access-rules.ts";
+import type { ApiKeyAuthenticator } from "./authenticator.ts";
+import { isScoped, type Principal } from "./principal.ts";
+
+const OPEN_SERVICES = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]);
+
+export interface AccessDeps {
+  authenticator: ApiKeyAuthenticator;
+  index: Pick<Client<typeof IndexService>, "getKnowledgeBase" | "getDocument">;
+}
+
+// One message for "not in scope" and "does not exist": a scoped key must not learn what other tenants have.
+const OUT_OF_SCOPE = (who: Principal) => new PermissionDeniedError(`the API key "${who.name}" is limited to other knowledge bases`);
+
+export function accessInterceptor(deps: AccessDeps): Interceptor {
+  const inScope = async (who: Principal, targets: Targets) => {
+    if (targets.unbounded) throw new PermissionDeniedError(`the API key "${who.name}" is limited to knowledge bases: name them`);
+    const allowed = new Set(who.knowledgeBaseIds);
+    const ids = await Promise.all([
+      ...(targets.knowledgeBases ?? []).map((name) => deps.index.getKnowledgeBase({ knowledgeBase: name }).then((r) => r.knowledgeBase?.id, notFound)),
+      ...(targets.documents ?? []).map((id) => deps.index.getDocument({ documentId: id }).then((r) => r.document?.knowledgeBaseId, notFound)),
+    ]);
+    if (ids.some((id) => !id || !allowed.has(id))) throw OUT_OF_SCOPE(who);
+  };
+
+  return (next) => async (request) => {
+    const service = request.service.typeName;
+    if (OPEN_SERVICES.has(service)) return next(request);
+    const rule: AccessRule | undefined = service === PUBLIC_SERVICE ? ruleFor(request.method.localName) : undefined;
+    if (!rule) throw new PermissionDeniedError(`${service}/${request.method.name} has no access rule, so nobody may call it`);
+
+    const who = await deps.authenticator.authenticate(request.header.get("authorization"), hostOf(request.url));
+    if (!roleAllows(who.role, rule.role)) {
+      throw new PermissionDeniedError(`the API key "${who.name}" has the ${who.role} role; ${request.method.name} needs ${rule.role}`);
+    }
+    if (!isScoped(who)) return next(request);
+    if (rule.scoped === "deny") throw new PermissionDeniedError(`the API key "${who.name}" is limited to knowledge bases and cannot call ${request.method.name}`);
+
+    const check = (message: unknown) => (rule.targets ? inScope(who, rule.targets(message as never)) : Promise.resolve());
+    if (!request.stream) {
+      await check(request.message);
+    } else {
+      const source = request.message;
+      request = {
+        ...request,
+        message: (async function* () {
+          for await (const message of source) {
+            await check(message);
+            yield message;
+          }
+        })(),
+      };
+    }
+    const response = await next(request);
+    if (rule.scoped === "filter" && rule.filter && !response.stream) rule.filter(response.message as never, new Set(who.knowledgeBaseIds));
+    return response;
+  };
+}
+
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+function notFound(error: unknown): undefined {
+  if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
+  throw error;
+}

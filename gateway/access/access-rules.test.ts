@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
+import { ACCESS_RULES, ruleFor } from "./access-rules.ts";
+
+describe("ACCESS_RULES", () => {
+  it("has exactly one rule per method of the public service", () => {
+    expect(Object.keys(ACCESS_RULES).sort()).toEqual(QuarryService.methods.map((m) => m.localName).sort());
+    for (const method of QuarryService.methods) expect(ruleFor(method.localName), method.name).toBeDefined();
+  });
+
+  it("says for every method that names a knowledge base or a document how a scoped key is checked", () => {
+    for (const method of QuarryService.methods) {
+      const rule = ruleFor(method.localName)!;
+      const fields = method.input.fields.map((f) => f.localName);
+      const namesTargets = fields.some((f) => /knowledgeBase|documentId|header|part/.test(f));
+      if (namesTargets) expect(rule.scoped === "deny" || Boolean(rule.targets), `${method.name} names a base or a document but has no targets`).toBe(true);
+      if (rule.scoped === "check") expect(rule.targets, method.name).toBeDefined();
+      if (rule.scoped === "filter") expect(rule.filter, method.name).toBeDefined();
+    }
+  });
+
+  it("gives the roles the issue names: reader reads, editor writes, admin manages keys", () => {
+    const role = (m: string) => ruleFor(m)!.role;
+    for (const m of ["search", "chat", "listKnowledgeBases", "getKnowledgeBase", "listDocuments", "getDocument", "watchIngestion"]) expect(role(m), m).toBe("reader");
+    for (const m of ["uploadDocument", "uploadDocumentStream", "deleteDocument", "setDocumentEnabled", "createKnowledgeBase", "deleteKnowledgeBase"]) expect(role(m), m).toBe("editor");
+    for (const m of ["createApiKey", "listApiKeys", "revokeApiKey"]) expect(role(m), m).toBe("admin");
+  });
+});

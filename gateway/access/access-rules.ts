@@ -1,0 +1,72 @@
+// Who may call what on the public API: one rule per QuarryService method, so a method without a
+// rule does not compile (and access-rules.test.ts checks the table against the service descriptor
+// at run time). A rule names the least role and, for keys limited to knowledge bases, what the
+// request touches: every knowledge base and document it names must be in the key's scope.
+import type { MessageShape } from "@bufbuild/protobuf";
+import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
+import type { ApiKeyRole } from "../../lib/auth/api-key.ts";
+
+type Methods = typeof QuarryService.method;
+export type MethodName = keyof Methods;
+
+/** Knowledge bases (ids or names) and documents (ids) a request names. */
+export interface Targets {
+  knowledgeBases?: string[];
+  documents?: string[];
+  /** The request names no base and so could mean all of them: a scoped key is refused (fail closed). */
+  unbounded?: boolean;
+}
+
+export interface AccessRule<M extends MethodName = MethodName> {
+  role: ApiKeyRole;
+  /**
+   * For a key limited to knowledge bases: "check" the request's targets, "deny" the call outright
+   * (it would reach beyond any scope), or "filter" the response down to the scope.
+   */
+  scoped: "check" | "deny" | "filter";
+  targets?: (request: MessageShape<Methods[M]["input"]>) => Targets;
+  filter?: (response: MessageShape<Methods[M]["output"]>, allowed: ReadonlySet<string>) => void;
+}
+
+const kb = (name: string): Targets => ({ knowledgeBases: [name] });
+const doc = (id: string): Targets => ({ documents: [id] });
+
+export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
+  // A scoped key could not see a base it created, and no key's scope can grow: only unscoped editors create.
+  createKnowledgeBase: { role: "editor", scoped: "deny" },
+  getKnowledgeBase: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
+  listKnowledgeBases: {
+    role: "reader",
+    scoped: "filter",
+    filter: (res, allowed) => {
+      res.knowledgeBases = res.knowledgeBases.filter((k) => allowed.has(k.id));
+    },
+  },
+  deleteKnowledgeBase: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
+  uploadDocument: { role: "editor", scoped: "check", targets: (r) => kb(r.header?.knowledgeBase ?? "") },
+  // Checked message by message: the header names the knowledge base.
+  uploadDocumentStream: { role: "editor", scoped: "check", targets: (r) => (r.part.case === "header" ? kb(r.part.value.knowledgeBase) : {}) },
+  getDocument: { role: "reader", scoped: "check", targets: (r) => doc(r.documentId) },
+  listDocuments: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
+  setDocumentEnabled: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
+  deleteDocument: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
+  watchIngestion: {
+    role: "reader",
+    scoped: "check",
+    targets: (r) => ({ documents: [...r.documentIds], knowledgeBases: r.knowledgeBase ? [r.knowledgeBase] : [] }),
+  },
+  // Parses and chunks without storing: part of preparing an upload, so an editor's call.
+  previewChunks: { role: "editor", scoped: "check", targets: (r) => ({ knowledgeBases: r.knowledgeBase ? [r.knowledgeBase] : [] }) },
+  search: { role: "reader", scoped: "check", targets: (r) => ({ knowledgeBases: [...r.knowledgeBases], unbounded: r.knowledgeBases.length === 0 }) },
+  chat: { role: "reader", scoped: "check", targets: (r) => ({ knowledgeBases: [...r.knowledgeBases], unbounded: r.knowledgeBases.length === 0 }) },
+  // Admin keys are never scoped, so "deny" only restates that a scoped key cannot manage keys.
+  createApiKey: { role: "admin", scoped: "deny" },
+  listApiKeys: { role: "admin", scoped: "deny" },
+  revokeApiKey: { role: "admin", scoped: "deny" },
+};
+
+export function ruleFor(methodLocalName: string): AccessRule | undefined {
+  return (ACCESS_RULES as Record<string, AccessRule | undefined>)[methodLocalName];
+}
+
+export const PUBLIC_SERVICE = QuarryService.typeName;

@@ -1,0 +1,245 @@
+// Keys, roles and tenants on a whole Quarry, over the real gateway: with QUARRY_API_KEY set nothing
+// answers without a key (HTTP 401 over Connect) except gRPC health and reflection; roles limit what
+// a key may do; and a key limited to one knowledge base is refused every RPC that names another
+// one or its documents — checked for every method of the public service, table-driven over the
+// service descriptor, so a new RPC without a probe (and a rule) fails here. Runs on the SQLite
+// catalog and, when OPENSEARCH_URL is set, on the OpenSearch catalog.
+import { randomBytes } from "node:crypto";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gatewayClient, type QuarryClient } from "../../cli/gateway-client.ts";
+import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.ts";
+import { ServerReflection } from "../../gen/grpc/reflection/v1/reflection_pb.ts";
+import { ApiKeyRole } from "../../gen/quarry/common/v1/api_key_pb.ts";
+import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
+import type { Env } from "../../lib/config.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { engineAddress } from "../support/engines.ts";
+import { startEmbeddedQuarry, transportFor, type EmbeddedQuarryFixture, type Protocol } from "../support/embedded-quarry.ts";
+
+async function codeOf(call: () => Promise<unknown>): Promise<Code | "ok"> {
+  try {
+    await call();
+    return "ok";
+  } catch (error) {
+    return ConnectError.from(error).code;
+  }
+}
+
+const drain = async (stream: AsyncIterable<unknown>, first = false) => {
+  for await (const _ of stream) if (first) break;
+};
+
+interface World {
+  a: { id: string; name: string; docId: string };
+  b: { id: string; name: string; docId: string };
+}
+
+/**
+ * One probe per public method: `other` names the other tenant's knowledge base or document (a key
+ * limited to A must get PERMISSION_DENIED), `own` does the same on A (it must not be refused).
+ */
+type Probe = { other: (c: QuarryClient, w: World) => Promise<unknown>; own: (c: QuarryClient, w: World) => Promise<unknown>; destructive?: number };
+
+const text = (s: string) => new TextEncoder().encode(s);
+
+const PROBES: Record<string, Probe> = {
+  createKnowledgeBase: { other: (c) => c.createKnowledgeBase({ name: `new-${randomBytes(3).toString("hex")}` }), own: async () => "a scoped key creates nothing" },
+  getKnowledgeBase: { other: (c, w) => c.getKnowledgeBase({ knowledgeBase: w.b.name }), own: (c, w) => c.getKnowledgeBase({ knowledgeBase: w.a.name }) },
+  listKnowledgeBases: { other: async () => "filtered, checked separately", own: (c) => c.listKnowledgeBases({}) },
+  deleteKnowledgeBase: { other: (c, w) => c.deleteKnowledgeBase({ knowledgeBase: w.b.id }), own: (c, w) => c.deleteKnowledgeBase({ knowledgeBase: w.a.id }), destructive: 2 },
+  uploadDocument: {
+    other: (c, w) => c.uploadDocument({ header: { knowledgeBase: w.b.name, fileName: "x.txt" }, content: text("intruder") }),
+    own: (c, w) => c.uploadDocument({ header: { knowledgeBase: w.a.name, fileName: "own.txt" }, content: text("mine") }),
+  },
+  uploadDocumentStream: {
+    other: (c, w) =>
+      c.uploadDocumentStream(
+        (async function* () {
+          yield { part: { case: "header" as const, value: { knowledgeBase: w.b.id, fileName: "x.txt" } } };
+          yield { part: { case: "content" as const, value: text("intruder") } };
+        })(),
+      ),
+    own: (c, w) =>
+      c.uploadDocumentStream(
+        (async function* () {
+          yield { part: { case: "header" as const, value: { knowledgeBase: w.a.id, fileName: "own-stream.txt" } } };
+          yield { part: { case: "content" as const, value: text("mine, streamed") } };
+        })(),
+      ),
+  },
+  getDocument: { other: (c, w) => c.getDocument({ documentId: w.b.docId }), own: (c, w) => c.getDocument({ documentId: w.a.docId }) },
+  listDocuments: { other: (c, w) => c.listDocuments({ knowledgeBase: w.b.name }), own: (c, w) => c.listDocuments({ knowledgeBase: w.a.name }) },
+  setDocumentEnabled: { other: (c, w) => c.setDocumentEnabled({ documentId: w.b.docId, enabled: false }), own: (c, w) => c.setDocumentEnabled({ documentId: w.a.docId, enabled: true }) },
+  deleteDocument: { other: (c, w) => c.deleteDocument({ documentId: w.b.docId }), own: (c, w) => c.deleteDocument({ documentId: w.a.docId }), destructive: 1 },
+  watchIngestion: {
+    other: (c, w) => drain(c.watchIngestion({ knowledgeBase: w.b.name }, { signal: AbortSignal.timeout(30_000) }), true),
+    own: (c, w) => drain(c.watchIngestion({ knowledgeBase: w.a.name }, { signal: AbortSignal.timeout(30_000) }), true),
+  },
+  previewChunks: {
+    other: (c, w) => c.previewChunks({ fileName: "p.txt", content: text("preview me"), knowledgeBase: w.b.name }),
+    own: (c, w) => c.previewChunks({ fileName: "p.txt", content: text("preview me"), knowledgeBase: w.a.name }),
+  },
+  search: { other: (c, w) => c.search({ query: "secret", knowledgeBases: [w.a.id, w.b.name] }), own: (c, w) => c.search({ query: "secret", knowledgeBases: [w.a.name] }) },
+  chat: {
+    other: (c, w) => drain(c.chat({ question: "what is secret?", knowledgeBases: [w.b.id] })),
+    own: (c, w) => drain(c.chat({ question: "what is secret?", knowledgeBases: [w.a.id] })),
+  },
+  createApiKey: { other: (c) => c.createApiKey({ name: "escalate", role: ApiKeyRole.ADMIN }), own: async () => "a scoped key manages no keys" },
+  listApiKeys: { other: (c) => c.listApiKeys({}), own: async () => "a scoped key manages no keys" },
+  revokeApiKey: { other: (c) => c.revokeApiKey({ apiKey: "tenant-a-editor" }), own: async () => "a scoped key manages no keys" },
+};
+
+function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: () => Promise<void> = async () => {}) {
+  describe(`access control on the ${backend} catalog`, () => {
+    const bootstrap = `bootstrap-${randomBytes(16).toString("hex")}`;
+    let quarry: EmbeddedQuarryFixture;
+    let admin: QuarryClient;
+    let world: World;
+    const keys: Record<string, string> = {};
+
+    beforeAll(async () => {
+      quarry = await startEmbeddedQuarry({ env: { ...backendEnv(), QUARRY_API_KEY: bootstrap } });
+      admin = gatewayClient(quarry.url, bootstrap);
+      const make = async (name: string) => {
+        const kb = (await admin.createKnowledgeBase({ name: `${name}-${randomBytes(3).toString("hex")}` })).knowledgeBase!;
+        const doc = (await admin.uploadDocument({ header: { knowledgeBase: kb.id, fileName: "secret.txt" }, content: text(`the ${name} secret is 42`) })).document!;
+        return { id: kb.id, name: kb.name, docId: doc.id };
+      };
+      world = { a: await make("tenant-a"), b: await make("tenant-b") };
+      const create = async (name: string, role: ApiKeyRole, kbs: string[] = []) => {
+        const res = await admin.createApiKey({ name, role, knowledgeBases: kbs });
+        keys[name] = res.secret;
+        return res;
+      };
+      await create("reader", ApiKeyRole.READER);
+      await create("editor", ApiKeyRole.EDITOR);
+      await create("tenant-a-editor", ApiKeyRole.EDITOR, [world.a.name]);
+      await create("tenant-a-reader", ApiKeyRole.READER, [world.a.id]);
+    }, 120_000);
+    afterAll(async () => {
+      await quarry?.stop();
+      await cleanup();
+    });
+
+    it("answers nothing without a key (HTTP 401 over Connect), whatever the protocol, but health and reflection", async () => {
+      const res = await fetch(`${quarry.url}/quarry.gateway.v1.QuarryService/ListKnowledgeBases`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: "{}",
+      });
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as { code: string }).code).toBe("unauthenticated");
+      for (const protocol of ["connect", "grpc", "grpc-web"] as const) {
+        expect(await codeOf(() => quarry.clientFor(protocol).listKnowledgeBases({})), protocol).toBe(Code.Unauthenticated);
+        expect(await codeOf(() => quarry.clientFor(protocol).deleteKnowledgeBase({ knowledgeBase: world.a.id })), protocol).toBe(Code.Unauthenticated);
+      }
+      const health = createClient(Health, createGrpcTransport({ baseUrl: quarry.url }));
+      expect((await health.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+      const reflection = createClient(ServerReflection, createGrpcTransport({ baseUrl: quarry.url }));
+      for await (const r of reflection.serverReflectionInfo((async function* () { yield { messageRequest: { case: "listServices" as const, value: "" } }; })())) {
+        expect(r.messageResponse.case).toBe("listServicesResponse");
+      }
+      // The knowledge base is still there.
+      expect((await admin.getKnowledgeBase({ knowledgeBase: world.a.id })).knowledgeBase?.id).toBe(world.a.id);
+    });
+
+    it("refuses a wrong or malformed key as unauthenticated, and takes a right one over Connect, gRPC and gRPC-Web", async () => {
+      const wrong = `qk_${"0".repeat(16)}_${randomBytes(32).toString("base64url")}`;
+      for (const presented of [wrong, "not-a-quarry-key", `${keys.reader}x`]) {
+        expect(await codeOf(() => gatewayClient(quarry.url, presented).listKnowledgeBases({}))).toBe(Code.Unauthenticated);
+      }
+      const basic = await fetch(`${quarry.url}/quarry.gateway.v1.QuarryService/ListKnowledgeBases`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: `Basic ${Buffer.from("a:b").toString("base64")}` },
+        body: "{}",
+      });
+      expect(basic.status).toBe(401);
+      for (const protocol of ["connect", "grpc", "grpc-web"] as const) {
+        const client = createClient(QuarryService, transportFor(quarry.url, protocol));
+        const listed = await client.listKnowledgeBases({}, { headers: { authorization: `Bearer ${keys.reader}` } });
+        expect(listed.knowledgeBases.map((k) => k.id), protocol).toEqual(expect.arrayContaining([world.a.id, world.b.id]));
+      }
+    });
+
+    it("lets each role do its own calls and nothing above them", async () => {
+      const reader = gatewayClient(quarry.url, keys.reader);
+      const editor = gatewayClient(quarry.url, keys.editor);
+      expect(await codeOf(() => reader.getDocument({ documentId: world.b.docId }))).toBe("ok");
+      expect(await codeOf(() => reader.search({ query: "secret", knowledgeBases: [world.a.id, world.b.id] }))).toBe("ok");
+      expect(await codeOf(() => reader.uploadDocument({ header: { knowledgeBase: world.a.id, fileName: "r.txt" }, content: text("no") }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => reader.deleteDocument({ documentId: world.b.docId }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => reader.createKnowledgeBase({ name: "by-a-reader" }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => reader.listApiKeys({}))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => editor.uploadDocument({ header: { knowledgeBase: world.b.id, fileName: "e.txt" }, content: text("edited") }))).toBe("ok");
+      expect(await codeOf(() => editor.createApiKey({ name: "by-an-editor", role: ApiKeyRole.READER }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => editor.revokeApiKey({ apiKey: "reader" }))).toBe(Code.PermissionDenied);
+      const editorKb = (await editor.createKnowledgeBase({ name: `by-an-editor-${randomBytes(3).toString("hex")}` })).knowledgeBase!;
+      expect(await codeOf(() => editor.deleteKnowledgeBase({ knowledgeBase: editorKb.id }))).toBe("ok");
+    });
+
+    it("has a probe for every public method (a new RPC needs a probe here and a rule in access-rules.ts)", () => {
+      expect(Object.keys(PROBES).sort()).toEqual(QuarryService.methods.map((m) => m.localName).sort());
+    });
+
+    it("keeps a key limited to one knowledge base out of every other base and its documents, for every public method", async () => {
+      for (const name of ["tenant-a-editor", "tenant-a-reader"]) {
+        const scoped = gatewayClient(quarry.url, keys[name]);
+        for (const method of QuarryService.methods) {
+          const code = await codeOf(() => PROBES[method.localName].other(scoped, world));
+          if (method.localName === "listKnowledgeBases") continue;
+          expect(code, `${name} calling ${method.name} on the other tenant`).toBe(Code.PermissionDenied);
+        }
+        // Listing shows only its own base; a base that does not exist is refused like a foreign one.
+        expect((await scoped.listKnowledgeBases({})).knowledgeBases.map((k) => k.id)).toEqual([world.a.id]);
+        expect(await codeOf(() => scoped.getKnowledgeBase({ knowledgeBase: "no-such-base" }))).toBe(Code.PermissionDenied);
+        // Naming no base could mean every base: refused outright rather than left to the services.
+        expect(await codeOf(() => scoped.search({ query: "secret", knowledgeBases: [] }))).toBe(Code.PermissionDenied);
+        expect(await codeOf(() => drain(scoped.chat({ question: "what is secret?", knowledgeBases: [] })))).toBe(Code.PermissionDenied);
+        expect(await codeOf(() => scoped.getDocument({ documentId: "doc_00000000000000000000000000000000" }))).toBe(Code.PermissionDenied);
+      }
+      // Nothing of B changed.
+      expect((await admin.getDocument({ documentId: world.b.docId })).document?.enabled).toBe(true);
+      expect((await admin.listDocuments({ knowledgeBase: world.b.id })).documents.map((d) => d.fileName)).not.toContain("x.txt");
+    });
+
+    it("lets the scoped editor do each of those calls on its own knowledge base", async () => {
+      const scoped = gatewayClient(quarry.url, keys["tenant-a-editor"]);
+      // Deletions last: the document, then the knowledge base.
+      const ordered = [...QuarryService.methods].sort((x, y) => (PROBES[x.localName].destructive ?? 0) - (PROBES[y.localName].destructive ?? 0));
+      for (const method of ordered) {
+        const code = await codeOf(() => PROBES[method.localName].own(scoped, world));
+        expect(code, `tenant-a-editor calling ${method.name} on its own base`).toBe("ok");
+      }
+      // The scoped reader may read but not write its own base.
+      const reader = gatewayClient(quarry.url, keys["tenant-a-reader"]);
+      expect(await codeOf(() => reader.uploadDocument({ header: { knowledgeBase: world.a.id, fileName: "r.txt" }, content: text("no") }))).toBe(Code.PermissionDenied);
+    });
+
+    it("lists keys without secrets, refuses a scoped admin key, and stops a revoked key at once", async () => {
+      const listed = (await admin.listApiKeys({})).apiKeys;
+      expect(listed.map((k) => k.name)).toEqual(expect.arrayContaining(["reader", "editor", "tenant-a-editor", "tenant-a-reader"]));
+      expect(JSON.stringify(listed, (_, v: unknown) => (typeof v === "bigint" ? String(v) : v))).not.toContain(keys.reader.slice(20));
+      expect(listed.find((k) => k.name === "tenant-a-reader")?.knowledgeBaseIds).toEqual([world.a.id]);
+      expect(await codeOf(() => admin.createApiKey({ name: "scoped-admin", role: ApiKeyRole.ADMIN, knowledgeBases: [world.b.id] }))).toBe(Code.InvalidArgument);
+      expect(await codeOf(() => admin.createApiKey({ name: "reader", role: ApiKeyRole.READER }))).toBe(Code.AlreadyExists);
+      expect(await codeOf(() => admin.createApiKey({ name: "no-role" }))).toBe(Code.InvalidArgument);
+      const reader = gatewayClient(quarry.url, keys.reader);
+      expect(await codeOf(() => reader.listKnowledgeBases({}))).toBe("ok");
+      await admin.revokeApiKey({ apiKey: "reader" });
+      expect(await codeOf(() => reader.listKnowledgeBases({}))).toBe(Code.Unauthenticated);
+      expect(await codeOf(() => admin.revokeApiKey({ apiKey: "reader" }))).toBe(Code.NotFound);
+    });
+  });
+}
+
+describeAccessControl("SQLite", () => ({}));
+
+const opensearch = engineAddress("OPENSEARCH_URL");
+if (opensearch) {
+  const prefix = `quarry-access-${randomBytes(4).toString("hex")}`;
+  describeAccessControl("OpenSearch", () => ({ OPENSEARCH_URL: opensearch, QUARRY_OPENSEARCH_PREFIX: prefix }), () => deleteOpenSearchNamespace(opensearch, `${prefix}-`));
+} else {
+  describe.skip("access control on the OpenSearch catalog (skipped: OPENSEARCH_URL not set)", () => {});
+}
