@@ -1,4 +1,4 @@
-// `quarry bench ingest|query|chat|scale`: performance figures as ratios measured side by side in one
+// `quarry bench ingest|query|chat|scale|fairness`: performance figures as ratios measured side by side in one
 // run, with the machine and its load in every report. Tables go to stdout (JSON with --json); with
 // --out each report is also written as <bench>-<backend>.json and .md, and plots as SVG.
 // The benches are imported when a bench runs, so the rest of the CLI never loads ONNX Runtime for them.
@@ -55,7 +55,7 @@ async function withEmbedder<T>(run: (embedder: OnnxEmbedder) => Promise<T>): Pro
   }
 }
 
-async function emit(report: { bench: string; backend: string }, markdown: string, options: CommonOptions): Promise<void> {
+async function emit(report: { bench: string; backend: string }, markdown: string, options: Pick<CommonOptions, "json" | "out">): Promise<void> {
   process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : `${markdown}\n`);
   if (!options.out) return;
   const dir = resolve(options.out);
@@ -87,6 +87,27 @@ export function registerBenchCommand(program: Command): void {
         }),
       );
       await emit(report, formatIngestReport(report), o);
+    });
+
+  bench
+    .command("fairness")
+    .description("time to ready of a small document while a large one vectorizes, vs alone; SIGTERM time and peak RSS of the server")
+    .option("--large-mb <n>", "size of the large one-line text, MiB", "10")
+    .option("--small <n>", "small documents uploaded behind it, one after another", "3")
+    .option("--timeout <s>", "longest wait for a small document behind the large one, seconds", "300")
+    .option("--quarry-bin <path>", "the quarry.mjs that serves (another checkout's, for a before/after comparison)")
+    .option("--json", "print the report as JSON instead of a table")
+    .option("--out <dir>", "also write the report (JSON and Markdown) here")
+    .action(async (o: { largeMb: string; small: string; timeout: string; quarryBin?: string; json?: boolean; out?: string }) => {
+      const { runFairnessBench, formatFairnessReport } = await import("./bench-fairness.ts");
+      const report = await runFairnessBench({
+        quarryBin: o.quarryBin ? resolve(o.quarryBin) : undefined,
+        largeBytes: Math.round(Number(o.largeMb) * 2 ** 20),
+        smallDocuments: parsePositive(o.small),
+        timeoutMs: parsePositive(o.timeout) * 1000,
+        progress,
+      });
+      await emit(report, formatFairnessReport(report), { json: o.json, out: o.out });
     });
 
   common(bench.command("query"))
@@ -183,7 +204,7 @@ export function registerBenchCommand(program: Command): void {
             progress,
           });
           reports.push(report);
-          await emit({ ...report, bench: "scale" }, formatQueryReport(report).replace("bench query", "bench scale"), { ...o, backend, seed: o.seed });
+          await emit({ ...report, bench: "scale" }, formatQueryReport(report).replace("bench query", "bench scale"), { json: o.json, out: o.out });
         }
       });
       await writePlot(o.plot, scaleChartSvg(reports));

@@ -48,8 +48,11 @@ export interface IngestBenchReport {
   pipelineOverRaw: number;
   /** pipeline chunks/s ÷ raw chunks/s embedding one document per call (no cross-document batching). */
   pipelineOverRawPerDocument: number;
-  memory: { pipeline: MemoryPeak; afterRaw: MemoryPeak };
+  /** budgetMiB: what an embedded server may hold ingesting ordinary documents (docs/BENCHMARKS.md, Memory). */
+  memory: { pipeline: MemoryPeak; afterRaw: MemoryPeak; budgetMiB: number };
 }
+
+export const EMBEDDED_MEMORY_BUDGET_MIB = 1024;
 
 interface BenchDocument {
   fileName: string;
@@ -137,7 +140,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
       rawEmbedderPerDocument: rawPerDoc,
       pipelineOverRaw: ratio(pipeline.chunksPerSecond, rawAll.chunksPerSecond),
       pipelineOverRawPerDocument: ratio(pipeline.chunksPerSecond, rawPerDoc.chunksPerSecond),
-      memory: { pipeline: pipelineMemory, afterRaw },
+      memory: { pipeline: pipelineMemory, afterRaw, budgetMiB: EMBEDDED_MEMORY_BUDGET_MIB },
     };
   } finally {
     await backend.close();

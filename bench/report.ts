@@ -23,7 +23,7 @@ export function formatIngestReport(r: IngestBenchReport): string {
     `| raw embedder, all chunks in one call | ${r.rawEmbedderAllChunks.seconds} | ${r.rawEmbedderAllChunks.documentsPerSecond} | ${r.rawEmbedderAllChunks.chunksPerSecond} | **${r.pipelineOverRaw}** (goal ≥ 0.9: ${goal(r.pipelineOverRaw >= 0.9)}) |`,
     `| raw embedder, one call per document | ${r.rawEmbedderPerDocument.seconds} | ${r.rawEmbedderPerDocument.documentsPerSecond} | ${r.rawEmbedderPerDocument.chunksPerSecond} | ${r.pipelineOverRawPerDocument} |`,
     ``,
-    `Peak memory: sampled RSS ${r.memory.pipeline.sampledPeakRssMiB} MiB during the pipeline; VmHWM ${r.memory.afterRaw.vmHwmMiB ?? "n/a"} MiB for the whole bench process (two copies of the model: Quarry's and the bench's).`,
+    `Peak memory: sampled RSS ${r.memory.pipeline.sampledPeakRssMiB} MiB during the pipeline (budget ${r.memory.budgetMiB} MiB, which this process — holding the bench's own copy of the model too — ${r.memory.pipeline.sampledPeakRssMiB <= r.memory.budgetMiB ? "kept" : "**exceeded**"}); VmHWM ${r.memory.afterRaw.vmHwmMiB ?? "n/a"} MiB for the whole bench process, the raw baseline's batches included.`,
     ``,
   ].join("\n");
 }

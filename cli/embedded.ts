@@ -13,13 +13,14 @@ import type { Subscription } from "../lib/bus/event-bus.ts";
 import { dataDir, type Env } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
 import { InProcessPeers } from "../lib/rpc/peers.ts";
-import type { AssembledService } from "../lib/service-runtime.ts";
+import { drainProcess, shutdownGraceMs, type AssembledService } from "../lib/service-runtime.ts";
 import { mkdirSync } from "node:fs";
 
 export interface EmbeddedQuarry {
   url: string;
   port: number;
-  stop(): Promise<void>;
+  /** Stops within graceMs (default QUARRY_SHUTDOWN_GRACE_MS): see drainProcess. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQuarry> {
@@ -51,15 +52,11 @@ export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQ
   logger.info({ url: running.url, dataDir: dataDir(env) }, "Quarry is up (embedded)");
 
   let stopping: Promise<void> | undefined;
+  const closers = [...services].reverse().map((s) => ({ name: s.name, close: () => s.close() }));
   return {
     url: running.url,
     port: running.port,
-    stop: () =>
-      (stopping ??= (async () => {
-        for (const w of workers) await w.close();
-        await running.close(2_000);
-        for (const s of services.reverse()) await s.close();
-        await bus.close();
-      })()),
+    stop: (graceMs = shutdownGraceMs(env)) =>
+      (stopping ??= drainProcess({ servers: [running], workers, closers: [...closers, { name: "bus", close: () => bus.close({ graceMs: 0 }) }], logger }, graceMs)),
   };
 }

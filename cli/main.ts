@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { Argument, Command, InvalidArgumentError, Option } from "commander";
 import { isHttpUrl } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
-import { stopOnSignals } from "../lib/service-runtime.ts";
+import { shutdownGraceMs, stopOnSignals } from "../lib/service-runtime.ts";
 import { ask, ingest, listKnowledgeBases, MODES, search, type ModeName } from "./commands.ts";
 import { reportLine } from "./error-report.ts";
 import { gatewayClient } from "./gateway-client.ts";
@@ -75,7 +75,7 @@ program
       ? await (await import("./serve-service.ts")).startService(service, env, logger)
       : await (await import("./embedded.ts")).startEmbedded(env, logger);
     process.stdout.write(`Quarry ${service ?? "embedded"} listening on ${running.url}\n`);
-    stopOnSignals(() => running.stop(), logger);
+    stopOnSignals(() => running.stop(), logger, shutdownGraceMs(env));
   });
 
 const kb = program.command("kb").description("knowledge bases");

@@ -5,6 +5,7 @@
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { ConfigError, optional, portVariable, ServiceNames, servicePort, type Env, type ServiceName } from "../lib/config.ts";
+import { shutdownGraceMs } from "../lib/service-runtime.ts";
 import { Supervisor } from "./supervisor.ts";
 
 export interface ServeAllOptions {
@@ -29,7 +30,12 @@ export async function serveAll(options: ServeAllOptions, outer: Env = process.en
 
   const supervisor = new Supervisor(
     ServiceNames.map((name) => ({ name, command: process.execPath, args: [QUARRY_BIN, "serve", name], env: env as NodeJS.ProcessEnv })),
-    { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) },
+    {
+      out: (line) => process.stdout.write(`${line}\n`),
+      err: (line) => process.stderr.write(`${line}\n`),
+      // Each child drains for its grace (QUARRY_SHUTDOWN_GRACE_MS), then finishes the model's pass in flight.
+      stopGraceMs: shutdownGraceMs(env) + 10_000,
+    },
   );
   supervisor.say(`serving ${ServiceNames.map((name) => `${name} :${ports[name]}`).join(", ")}; the gateway is http://${host}:${ports.gateway}`);
   supervisor.start();

@@ -15,7 +15,7 @@ import { internalToken, requireInternalToken } from "../lib/rpc/internal-token.t
 import { isLoopback } from "../lib/rpc/loopback.ts";
 import { retryWhileUnavailable, waitForPeers } from "../lib/rpc/peer-readiness.ts";
 import { remotePeers, type PeerName } from "../lib/rpc/peers.ts";
-import { runService, type AssembledService, type RunningService } from "../lib/service-runtime.ts";
+import { runService, shutdownGraceMs, type AssembledService, type RunningService } from "../lib/service-runtime.ts";
 
 /** Whom each service calls. */
 export const PEERS: Record<ServiceName, PeerName[]> = {
@@ -43,13 +43,21 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
   if (name === "gateway") await (service as AssembledGateway).checkExposure();
   const host = optional(env, "QUARRY_HOST") ?? "127.0.0.1";
   const guarded = name === "gateway" ? service : guardInternal(service, env, host, logger);
-  const running = await runService(guarded, port, host, logger, {
-    waitForPeers: (signal) => waitForPeers(peers, PEERS[name], { logger, signal }),
-    retry: (what, attempt, signal) => retryWhileUnavailable(what, attempt, { logger, signal }),
-  });
-  const stop = async () => {
-    await running.stop();
-    await bus.close();
+  const running = await runService(
+    guarded,
+    port,
+    host,
+    logger,
+    {
+      waitForPeers: (signal) => waitForPeers(peers, PEERS[name], { logger, signal }),
+      retry: (what, attempt, signal) => retryWhileUnavailable(what, attempt, { logger, signal }),
+    },
+    shutdownGraceMs(env),
+  );
+  const stop = async (graceMs?: number) => {
+    await running.stop(graceMs);
+    // The consumers were drained (or released) by stop(); nothing is left to wait for.
+    await bus.close({ graceMs: 0 });
   };
   // Start-up that fails for a reason waiting cannot cure (a bad answer from a peer, the bus) ends
   // the process, as it did before the service listened early.

@@ -50,7 +50,7 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
     }),
     startWorkers: async () => {
       await hub.start();
-      return [{ close: () => hub.close() }];
+      return [{ close: (options) => hub.close(options) }];
     },
     close: async () => {},
   };

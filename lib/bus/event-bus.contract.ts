@@ -198,6 +198,69 @@ export function describeEventBusContract(name: string, factory: () => Promise<Ev
       expect(new Set([...first, ...second.values()])).toEqual(new Set(values));
     });
 
+    it("with concurrency, a long message does not hold up messages published after it", { timeout: TEST_TIMEOUT_MS }, async () => {
+      const topic = unique("behind-long");
+      const group = unique("g");
+      await bus.ensureTopics([topic]);
+      let finishLong!: () => void;
+      const longMayFinish = new Promise<void>((resolve) => (finishLong = resolve));
+      let longStarted = false;
+      const handled: string[] = [];
+      await subscribe({
+        group,
+        topics: [topic],
+        concurrency: 4,
+        handler: async (message) => {
+          if (text(message.value) === "long") {
+            longStarted = true;
+            await longMayFinish;
+          }
+          handled.push(text(message.value));
+        },
+      });
+      await publishValues(topic, ["long"], "huge-doc");
+      await eventually(() => expect(longStarted).toBe(true));
+      // Published while the long one runs, so the subscription must fetch them while it is in hand.
+      const later = numbered("small", 0, 8);
+      await bus.publish(topic, later.map((value, i) => ({ key: `doc-${i}`, value: bytes(value) })));
+      await eventually(() => expect([...handled].sort()).toEqual([...later].sort()));
+      finishLong();
+      await eventually(() => expect(handled).toContain("long"));
+      await sleep(SETTLE_MS);
+
+      // All of them were committed once the long one was: a new member of the group gets nothing.
+      await subscriptions.pop()!.close();
+      const again = recorder();
+      await subscribe({ group, topics: [topic], handler: again.handler });
+      await publishValues(topic, ["marker"]);
+      await eventually(() => expect(again.values()).toContain("marker"));
+      expect(again.values()).toEqual(["marker"]);
+    });
+
+    it("close with a grace releases a message that outlasts it, uncommitted, and the group gets it again", { timeout: TEST_TIMEOUT_MS }, async () => {
+      const topic = unique("grace");
+      const group = unique("g");
+      await bus.ensureTopics([topic]);
+      await publishValues(topic, ["quick", "endless"]);
+      const first: string[] = [];
+      const subscription = await subscribe({
+        group,
+        topics: [topic],
+        handler: async (message) => {
+          first.push(text(message.value));
+          if (text(message.value) === "endless") await new Promise(() => {});
+        },
+      });
+      await eventually(() => expect(first).toEqual(["quick", "endless"]));
+      const started = Date.now();
+      await subscription.close({ graceMs: 300 });
+      expect(Date.now() - started).toBeLessThan(DELIVERY_TIMEOUT_MS);
+
+      const second = recorder();
+      await subscribe({ group, topics: [topic], handler: second.handler });
+      await eventually(() => expect(second.values()).toEqual(["endless"]));
+    });
+
     it("gives every group every message", { timeout: TEST_TIMEOUT_MS }, async () => {
       const topic = unique("groups");
       await bus.ensureTopics([topic]);

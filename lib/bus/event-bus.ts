@@ -65,11 +65,27 @@ export interface SubscribeOptions {
    * is done, so a crash redelivers rather than skips. Lets a stage batch work across documents.
    */
   concurrency?: number;
+  /**
+   * Messages in hand at once, counting those finished and waiting for an earlier one to be
+   * committed (default 16 × concurrency). A long message keeps the commit position, not the
+   * messages behind it: up to this many keep flowing past it. Each one in hand is redelivered
+   * after a crash, so this also bounds the work a crash repeats.
+   */
+  window?: number;
+}
+
+export interface CloseOptions {
+  /**
+   * How long messages in hand may still finish and commit. After it, those left are released:
+   * uncommitted, so the group gets them again (after a restart, or from another member). Default:
+   * wait for them all.
+   */
+  graceMs?: number;
 }
 
 export interface Subscription {
-  /** Finishes the message in hand, commits, and leaves the group. */
-  close(): Promise<void>;
+  /** Takes no more messages, finishes (or, past the grace, releases) those in hand, commits, and leaves the group. */
+  close(options?: CloseOptions): Promise<void>;
 }
 
 export interface EventBus {
@@ -78,5 +94,6 @@ export interface EventBus {
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
   /** Delivery is at least once: a handler's success commits the message; a throw retries it with backoff. */
   subscribe(options: SubscribeOptions): Promise<Subscription>;
-  close(): Promise<void>;
+  /** Closes every subscription (with the options) and the connections. */
+  close(options?: CloseOptions): Promise<void>;
 }

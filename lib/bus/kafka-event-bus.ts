@@ -1,6 +1,7 @@
 // The distributed event bus on Kafka (kafkajs). Same contract as the SQLite log: per-key order
-// (the key picks the partition; a subscription takes one partition's batch at a time and handles
-// up to `concurrency` of its messages at once, never two of one key, committing in offset order), a
+// (the key picks the partition; a subscription handles up to `concurrency` messages of a partition
+// at once, never two of one key, committing in offset order, and a long message does not keep the
+// partitions behind it waiting: see handleBatch), a
 // commit only after the handler succeeded, in-process retries with doubling backoff, then the
 // dead-letter topic. "latest" subscriptions use a throwaway consumer group that never commits and
 // starts at the partition ends measured before subscribe() returns.
@@ -20,6 +21,7 @@ import { FailedPreconditionError, InvalidInputError, UnavailableError } from "..
 import {
   deadLetterTopic,
   type BusMessage,
+  type CloseOptions,
   type EventBus,
   type OutgoingMessage,
   type SubscribeOptions,
@@ -35,7 +37,7 @@ import {
 } from "./message-retry.ts";
 import type { KafkaSecurity } from "./kafka-security.ts";
 import { kafkaLogLevel } from "./kafka-log.ts";
-import { handleInOrder } from "./ordered-concurrency.ts";
+import { OrderedWindow } from "./ordered-concurrency.ts";
 
 export interface KafkaEventBusOptions {
   /** host:port of one or more brokers (KAFKA_BROKERS, comma-separated, split by the caller). */
@@ -61,6 +63,13 @@ export interface KafkaEventBusOptions {
 /** Kafka's default is 1 MB; parsed documents and chunk batches can be far larger. */
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const TOPIC_READY_TIMEOUT_MS = 30_000;
+/**
+ * Longest a batch holds the fetcher while a message of it is still running. Past it the batch
+ * returns (the message keeps running) so other partitions' messages are fetched and handled.
+ */
+const BATCH_SLICE_MS = 1_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
@@ -182,10 +191,10 @@ export class KafkaEventBus implements EventBus {
     return subscription;
   }
 
-  async close(): Promise<void> {
+  async close(options?: CloseOptions): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([...this.subscriptions].map((subscription) => subscription.close()));
+    await Promise.all([...this.subscriptions].map((subscription) => subscription.close(options)));
     const [producer, admin] = await Promise.allSettled([this.producer, this.admin]);
     if (producer.status === "fulfilled" && producer.value) await producer.value.disconnect();
     if (admin.status === "fulfilled" && admin.value) await admin.value.disconnect();
@@ -271,6 +280,13 @@ class KafkaSubscription implements Subscription {
   private readonly backoff = new InterruptibleSleep();
   private closing = false;
   private closed: Promise<void> | undefined;
+  /** Per partition (partitionKey): messages in hand, across batches. */
+  private readonly windows = new Map<string, OrderedWindow<KafkaMessage, boolean>>();
+  /** Per partition: the latest batch's payload, whose resolve and commit functions settle with. */
+  private readonly payloads = new Map<string, EachBatchPayload>();
+  private releaseNow!: () => void;
+  /** Resolves when close()'s grace is over: windows stop draining and release what they hold. */
+  private readonly released = new Promise<void>((resolve) => (this.releaseNow = resolve));
 
   constructor(
     private readonly bus: KafkaEventBus,
@@ -296,6 +312,7 @@ class KafkaSubscription implements Subscription {
     // an offset reset to "latest" would happen at the first fetch, after subscribe() returned, and
     // could miss what was published in between.
     await consumer.subscribe({ topics: [...new Set(this.options.topics)], fromBeginning: true });
+    consumer.on(consumer.events.GROUP_JOIN, (event) => this.forgetRevoked(event.payload.memberAssignment));
     let stopListening: (() => void)[] = [];
     const joined = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
@@ -328,14 +345,20 @@ class KafkaSubscription implements Subscription {
     }
   }
 
-  close(): Promise<void> {
+  close(options: CloseOptions = {}): Promise<void> {
     this.closed ??= (async () => {
       this.closing = true;
       this.backoff.interrupt();
+      if (options.graceMs !== undefined) {
+        const timer = setTimeout(() => this.releaseNow(), Math.max(0, options.graceMs));
+        timer.unref();
+      }
       try {
-        // Waits for the message in hand (and its commit) before leaving the group.
+        // Waits for the batch in hand (which drains its window, or releases it past the grace) before leaving the group.
         await this.consumer.disconnect();
       } finally {
+        for (const window of this.windows.values()) window.close();
+        this.windows.clear();
         this.bus.forget(this);
       }
     })();
@@ -346,17 +369,17 @@ class KafkaSubscription implements Subscription {
    * eachBatch rather than eachMessage because its commit goes straight to the group coordinator:
    * kafkajs drops a consumer.commitOffsets() made while the consumer is stopping, which would lose
    * the commit of the message close() waits for.
+   *
+   * Each partition has a window that outlives the batch: a message still running when the batch's
+   * time slice ends stays in it, unresolved, and the batch returns so that the fetcher (which waits
+   * for every batch of a fetch before fetching again) serves the other partitions. The partition is
+   * fetched again from its last resolved offset; messages already in the window are not started twice.
    */
-  private async handleBatch({
-    batch,
-    resolveOffset,
-    commitOffsetsIfNecessary,
-    heartbeat,
-    isRunning,
-    isStale,
-  }: EachBatchPayload): Promise<void> {
+  private async handleBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, resolveOffset, isRunning, isStale } = payload;
     const { topic, partition } = batch;
     const startKey = partitionKey(topic, partition);
+    this.payloads.set(startKey, payload);
     let messages = batch.messages;
     if (this.startAt) {
       // Skips what predates the subscription, and what a late seek would replay (offsets only grow).
@@ -365,17 +388,51 @@ class KafkaSubscription implements Subscription {
       for (const raw of skipped) resolveOffset(raw.offset);
       messages = messages.slice(skipped.length);
     }
-    await handleInOrder(messages, {
-      concurrency: this.options.concurrency ?? 1,
+    const stopped = () => this.closing || !isRunning() || isStale();
+    let window = this.windows.get(startKey);
+    if (window && isStale()) {
+      // A seek moved the partition: what the window holds is no longer what comes next.
+      window.close();
+      window = undefined;
+    }
+    if (!window) {
+      window = this.newWindow(topic, partition);
+      this.windows.set(startKey, window);
+    }
+    for (const raw of messages) {
+      if (stopped() || window.room === 0) break;
+      if (window.some((held) => held.offset === raw.offset)) continue;
+      this.startAt?.set(startKey, BigInt(raw.offset) + 1n);
+      window.add(raw);
+    }
+    if (this.closing || !isRunning()) {
+      await window.drain(this.released);
+      return;
+    }
+    const sliceEnds = Date.now() + BATCH_SLICE_MS;
+    for (;;) {
+      if (!(await window.settleReady())) {
+        window.close();
+        this.windows.delete(startKey);
+        return;
+      }
+      if (window.size === 0 || stopped() || Date.now() >= sliceEnds) return;
+      await Promise.race([window.changed(), sleep(sliceEnds - Date.now())]);
+    }
+  }
+
+  private newWindow(topic: string, partition: number): OrderedWindow<KafkaMessage, boolean> {
+    const startKey = partitionKey(topic, partition);
+    const concurrency = this.options.concurrency ?? 1;
+    return new OrderedWindow<KafkaMessage, boolean>({
+      concurrency,
+      capacity: this.options.window ?? 16 * concurrency,
       keyOf: (raw) => raw.key?.toString("utf8") ?? "",
-      // After close() (or a rebalance or seek) the rest of the batch stays uncommitted for whoever reads next.
-      stopped: () => this.closing || !isRunning() || isStale(),
-      run: (raw) => {
-        this.startAt?.set(startKey, BigInt(raw.offset) + 1n);
-        return this.handle(topic, partition, raw, heartbeat);
-      },
+      run: (raw) => this.handle(topic, partition, raw, () => this.payloads.get(startKey)!.heartbeat()),
+      // Settling happens inside handleBatch, so the payload is the current batch's.
       settle: async (raw, handled) => {
         if (!handled) return false;
+        const { resolveOffset, commitOffsetsIfNecessary } = this.payloads.get(startKey)!;
         resolveOffset(raw.offset);
         if (this.latest) return true;
         try {
@@ -389,6 +446,17 @@ class KafkaSubscription implements Subscription {
         return true;
       },
     });
+  }
+
+  /** A rebalance took partitions away: their windows are released (the new owner redelivers). */
+  private forgetRevoked(assignment: Record<string, number[]>): void {
+    for (const [key, window] of this.windows) {
+      const [topic, partition] = splitPartitionKey(key);
+      if (assignment[topic]?.includes(partition)) continue;
+      window.close();
+      this.windows.delete(key);
+      this.payloads.delete(key);
+    }
   }
 
   /** Handles one message through retries and dead-lettering; false when close() cut the retries short. */

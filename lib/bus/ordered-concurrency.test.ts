@@ -1,26 +1,49 @@
 import { describe, expect, it } from "vitest";
-import { handleInOrder } from "./ordered-concurrency.ts";
+import { OrderedWindow, type OrderedWindowOptions } from "./ordered-concurrency.ts";
 
 type Item = { id: number; key: string; ms: number };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function recorder(items: Item[], concurrency: number, settleUntil = Infinity) {
+/** Feeds the items through a window as a subscription does (adding while there is room), then drains it. */
+async function feed<T, R>(items: T[], options: OrderedWindowOptions<T, R>): Promise<boolean> {
+  const window = new OrderedWindow(options);
+  for (const item of items) {
+    while (window.room === 0) {
+      if (!(await window.settleReady())) return false;
+      if (window.room === 0) await window.changed();
+    }
+    window.add(item);
+  }
+  return settleAll(window);
+}
+
+/** Settles everything as it finishes, as a running subscription does (drain() is for closing). */
+async function settleAll<T, R>(window: OrderedWindow<T, R>): Promise<boolean> {
+  while (window.size > 0) {
+    if (!(await window.settleReady())) return false;
+    if (window.size > 0) await window.changed();
+  }
+  return true;
+}
+
+function recorder(items: Item[], concurrency: number, settleUntil = Infinity, capacity = 64) {
   const started: number[] = [];
   const settled: number[] = [];
-  let inHand = 0;
-  let maxInHand = 0;
+  let running = 0;
+  let maxRunning = 0;
   const busyKeys = new Set<string>();
   let keyClash = false;
-  const run = handleInOrder(items, {
+  const run = feed(items, {
     concurrency,
+    capacity,
     keyOf: (i) => i.key,
     run: async (i) => {
       if (busyKeys.has(i.key)) keyClash = true;
       busyKeys.add(i.key);
       started.push(i.id);
-      maxInHand = Math.max(maxInHand, ++inHand);
+      maxRunning = Math.max(maxRunning, ++running);
       await sleep(i.ms);
-      inHand--;
+      running--;
       busyKeys.delete(i.key);
       return i.id * 10;
     },
@@ -30,21 +53,20 @@ function recorder(items: Item[], concurrency: number, settleUntil = Infinity) {
       settled.push(i.id);
       return true;
     },
-    stopped: () => false,
   });
-  return { run, started, settled, stats: () => ({ maxInHand, keyClash }) };
+  return { run, started, settled, stats: () => ({ maxRunning, keyClash }) };
 }
 
-describe("handleInOrder", () => {
+describe("OrderedWindow", () => {
   it("handles up to the limit at once and settles in log order even when later ones finish first", async () => {
     const items: Item[] = [30, 5, 20, 1, 10, 2].map((ms, id) => ({ id, key: `k${id}`, ms }));
     const r = recorder(items, 3);
     expect(await r.run).toBe(true);
     expect(r.settled).toEqual([0, 1, 2, 3, 4, 5]);
-    expect(r.stats().maxInHand).toBe(3);
+    expect(r.stats().maxRunning).toBe(3);
   });
 
-  it("never has two messages of one key in hand, and keeps their order", async () => {
+  it("never has two messages of one key running, and keeps their order", async () => {
     const items: Item[] = [
       { id: 0, key: "a", ms: 20 },
       { id: 1, key: "a", ms: 1 },
@@ -58,11 +80,48 @@ describe("handleInOrder", () => {
     expect(r.settled).toEqual([0, 1, 2, 3]);
   });
 
+  it("a message waiting for its key does not hold up other keys behind it", async () => {
+    const items: Item[] = [
+      { id: 0, key: "a", ms: 60 },
+      { id: 1, key: "a", ms: 1 },
+      { id: 2, key: "b", ms: 1 },
+    ];
+    const r = recorder(items, 2);
+    await sleep(20);
+    expect(r.started).toEqual([0, 2]);
+    expect(await r.run).toBe(true);
+    expect(r.settled).toEqual([0, 1, 2]);
+  });
+
+  it("runs the messages behind a long one to the end while the long one holds the commit position", async () => {
+    const items: Item[] = [{ id: 0, key: "huge", ms: 150 }, ...[1, 2, 3, 4, 5, 6].map((id) => ({ id, key: `k${id}`, ms: 2 }))];
+    const finished: number[] = [];
+    const settled: number[] = [];
+    const window = new OrderedWindow<Item, number>({
+      concurrency: 2,
+      capacity: 16,
+      keyOf: (i) => i.key,
+      run: async (i) => {
+        await sleep(i.ms);
+        finished.push(i.id);
+        return i.id;
+      },
+      settle: (i) => (settled.push(i.id), true),
+    });
+    for (const item of items) window.add(item);
+    await sleep(60);
+    expect(finished).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(await window.settleReady()).toBe(true);
+    expect(settled).toEqual([]);
+    expect(await window.drain()).toBe(true);
+    expect(settled).toEqual([0, 1, 2, 3, 4, 5, 6]);
+  });
+
   it("with concurrency 1 handles one at a time", async () => {
     const items: Item[] = [3, 1, 2].map((ms, id) => ({ id, key: `k${id}`, ms }));
     const r = recorder(items, 1);
     expect(await r.run).toBe(true);
-    expect(r.stats().maxInHand).toBe(1);
+    expect(r.stats().maxRunning).toBe(1);
     expect(r.started).toEqual([0, 1, 2]);
   });
 
@@ -73,41 +132,53 @@ describe("handleInOrder", () => {
     expect(r.settled).toEqual([0, 1]);
   });
 
-  it("takes no new message once stopped, but finishes and settles those in hand", async () => {
-    let stop = false;
-    const settled: number[] = [];
-    const done = await handleInOrder([0, 1, 2, 3], {
-      concurrency: 2,
-      keyOf: (i) => String(i),
-      run: async (i) => {
-        await sleep(5);
-        stop = true;
-        return i;
-      },
-      settle: (i) => (settled.push(i), true),
-      stopped: () => stop,
-    });
-    expect(done).toBe(false);
-    expect(settled).toEqual([0, 1]);
+  it("takes no more than its capacity", async () => {
+    const window = new OrderedWindow<number, number>({ concurrency: 1, capacity: 2, keyOf: String, run: async (i) => i, settle: () => true });
+    window.add(1);
+    window.add(2);
+    expect(window.room).toBe(0);
+    expect(await settleAll(window)).toBe(true);
+    expect(window.room).toBe(2);
   });
 
-  it("rethrows a handler's throw after the messages in hand finished, settling only those before it", async () => {
+  it("stops draining when the grace ends and releases what is left, unsettled", async () => {
     const settled: number[] = [];
-    let finished = 0;
-    const run = handleInOrder([0, 1, 2], {
+    const window = new OrderedWindow<Item, number>({
+      concurrency: 2,
+      capacity: 8,
+      keyOf: (i) => i.key,
+      run: async (i) => (await sleep(i.ms), i.id),
+      settle: (i) => (settled.push(i.id), true),
+    });
+    window.add({ id: 0, key: "a", ms: 5 });
+    window.add({ id: 1, key: "b", ms: 5_000 });
+    window.add({ id: 2, key: "c", ms: 5 });
+    window.add({ id: 3, key: "d", ms: 5 });
+    await sleep(1); // 0 and 1 have started
+    const started = performance.now();
+    expect(await window.drain(sleep(50))).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(settled).toEqual([0]);
+    // 1 still runs and 3 never started (2 slots): both stay uncommitted.
+    expect(window.close()).toBe(3);
+    expect(await window.settleReady()).toBe(true);
+    expect(settled).toEqual([0]);
+  });
+
+  it("rethrows a handler's throw, settling only those before it", async () => {
+    const settled: number[] = [];
+    const run = feed([0, 1, 2], {
       concurrency: 3,
+      capacity: 8,
       keyOf: (i) => String(i),
       run: async (i) => {
         await sleep(i === 1 ? 1 : 10);
-        finished++;
         if (i === 1) throw new Error("bug");
         return i;
       },
       settle: (i) => (settled.push(i), true),
-      stopped: () => false,
     });
     await expect(run).rejects.toThrow("bug");
-    expect(finished).toBe(3);
     expect(settled).toEqual([0]);
   });
 });

@@ -9,14 +9,15 @@
 // position per (group, topic). A consumer group's work on a topic is held by one subscription at a
 // time through a lease row (renewed by a heartbeat, released on close, taken over when it expires),
 // so two subscriptions of one group — in this process or another one on the same file — never both
-// handle a message: the second one stands by and takes over when the first goes away. Handling is
-// one message at a time in log order, which keeps per-key order trivially.
+// handle a message: the second one stands by and takes over when the first goes away. Messages are
+// handled through an OrderedWindow (per-key order, commits in log order).
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import { FailedPreconditionError, InvalidInputError } from "../errors.ts";
 import {
   deadLetterTopic,
   type BusMessage,
+  type CloseOptions,
   type EventBus,
   type OutgoingMessage,
   type SubscribeOptions,
@@ -31,7 +32,7 @@ import {
   type HandleOutcome,
   type RetryPolicy,
 } from "./message-retry.ts";
-import { handleInOrder } from "./ordered-concurrency.ts";
+import { OrderedWindow } from "./ordered-concurrency.ts";
 
 export interface SqliteEventBusOptions {
   /** Idle wait between polls; a publish in this process wakes subscribers at once anyway. Default 40. */
@@ -196,9 +197,9 @@ export class SqliteEventBus implements EventBus {
     return subscription;
   }
 
-  async close(): Promise<void> {
+  async close(options?: CloseOptions): Promise<void> {
     if (this.closed) return;
-    await Promise.all([...this.subscriptions].map((subscription) => subscription.close()));
+    await Promise.all([...this.subscriptions].map((subscription) => subscription.close(options)));
     this.closed = true;
     if (this.ownsDatabase) this.db.close();
   }
@@ -245,12 +246,14 @@ class SqliteSubscription implements Subscription {
   private readonly latest: boolean;
   private readonly policy: RetryPolicy;
   private readonly owner = randomUUID();
-  /** Last seq handled (or skipped) per topic this subscription may read. */
+  /** Last seq taken into the window per topic this subscription may read. */
   private readonly positions = new Map<string, number>();
   private readonly leaseExpiry = new Map<string, number>();
   private readonly idle = new InterruptibleSleep();
   private readonly backoff = new InterruptibleSleep();
   private closing = false;
+  /** Ends the grace of close(): what is still in hand is released. */
+  private releaseNow: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
 
@@ -289,9 +292,13 @@ class SqliteSubscription implements Subscription {
     this.idle.poke();
   }
 
-  async close(): Promise<void> {
+  async close(options: CloseOptions = {}): Promise<void> {
     if (!this.closing) {
       this.closing = true;
+      if (options.graceMs !== undefined) {
+        const timer = setTimeout(() => this.releaseNow?.(), Math.max(0, options.graceMs));
+        timer.unref();
+      }
       this.idle.interrupt();
       this.backoff.interrupt();
     }
@@ -304,31 +311,56 @@ class SqliteSubscription implements Subscription {
   }
 
   private async run(): Promise<void> {
-    while (!this.closing) {
-      const batch = this.fetch();
-      if (batch.length === 0) {
-        await this.idle.sleep(this.pollIntervalMs);
-        continue;
+    const concurrency = this.options.concurrency ?? 1;
+    const window = new OrderedWindow<MessageRow, HandleOutcome>({
+      concurrency,
+      capacity: this.options.window ?? 16 * concurrency,
+      keyOf: (row) => `${row.topic}\u0000${row.key}`,
+      run: (row) => this.handle(row),
+      settle: (row, outcome) => this.settle(row, outcome),
+    });
+    const released = new Promise<void>((resolve) => (this.releaseNow = resolve));
+    try {
+      while (!this.closing) {
+        // Messages behind a long one are taken (and handled) while it runs; only commits wait for it.
+        const rows = window.room > 0 ? this.fetch(window.room) : [];
+        for (const row of rows) {
+          window.add(row);
+          this.positions.set(row.topic, row.seq);
+        }
+        if (!(await window.settleReady())) {
+          // A lost lease: another member redelivers from the group's commit; so do we if we get it back.
+          window.release();
+          this.rewind();
+          continue;
+        }
+        if (rows.length === 0) await Promise.race([this.idle.sleep(this.pollIntervalMs), window.changed()]);
       }
-      await handleInOrder(batch, {
-        concurrency: this.options.concurrency ?? 1,
-        keyOf: (row) => `${row.topic}\u0000${row.key}`,
-        run: (row) => this.handle(row),
-        settle: (row, outcome) => this.settle(row, outcome),
-        stopped: (row) => this.closing || !this.readable(row.topic),
-      });
+      await window.drain(released);
+    } finally {
+      const left = window.close();
+      if (left > 0) this.bus.logger.warn({ group: this.group, topics: this.topics, released: left }, "closing: messages still in hand were released uncommitted");
     }
   }
 
-  /** The next messages across the topics this subscription may read, in log order. */
-  private fetch(): MessageRow[] {
+  /** After a release, reading starts again from the group's committed position (held topics only). */
+  private rewind(): void {
+    for (const topic of this.topics) {
+      if (this.latest || !this.holdsLease(topic)) continue;
+      this.positions.set(topic, this.sql.committed.get(this.group, topic)?.committed_seq ?? 0);
+    }
+  }
+
+  /** The next messages (at most `room`) across the topics this subscription may read, in log order. */
+  private fetch(room: number): MessageRow[] {
+    const limit = Math.min(room, this.batchSize);
     const rows: MessageRow[] = [];
     for (const topic of this.topics) {
       if (!this.latest && !this.holdsLease(topic) && !this.tryAcquire(topic)) continue;
-      rows.push(...this.sql.readAfter.all(topic, this.positions.get(topic) ?? 0, this.batchSize));
+      rows.push(...this.sql.readAfter.all(topic, this.positions.get(topic) ?? 0, limit));
     }
     if (this.topics.length > 1) rows.sort((a, b) => a.seq - b.seq);
-    return rows.slice(0, this.batchSize);
+    return rows.slice(0, limit);
   }
 
   /** Handles one message through retries; settle() then commits it (or dead-letters it). */
@@ -360,7 +392,6 @@ class SqliteSubscription implements Subscription {
       }
     })();
     if (!committed) return false;
-    this.positions.set(row.topic, row.seq);
     if (outcome.kind === "dead") this.bus.notify(dlq);
     return true;
   }

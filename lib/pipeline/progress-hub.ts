@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
 import { IngestionProgressSchema } from "../../gen/quarry/events/v1/events_pb.ts";
-import { Topics, type EventBus, type Subscription } from "../bus/event-bus.ts";
+import { Topics, type CloseOptions, type EventBus, type Subscription } from "../bus/event-bus.ts";
 import type { IngestionProgress } from "../domain.ts";
 import { progressFromProto } from "./progress.ts";
 
@@ -36,7 +36,7 @@ export class ProgressHub {
     return () => this.listeners.delete(listener);
   }
 
-  async close(): Promise<void> {
-    await this.subscription?.close();
+  async close(options?: CloseOptions): Promise<void> {
+    await this.subscription?.close(options);
   }
 }

@@ -116,9 +116,9 @@ export async function startRedrive(options: RedriveOptions): Promise<Subscriptio
   });
 
   return {
-    async close() {
+    async close(options) {
       // The bus marks itself closing synchronously, so the aborted handler's throw leaves the message uncommitted.
-      const closed = inner.close();
+      const closed = inner.close(options);
       stopping.abort();
       await closed;
     },

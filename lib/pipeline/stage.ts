@@ -52,8 +52,8 @@ export async function runStage<S extends DescMessage>(options: StageOptions<S>):
     throw error;
   }
   return {
-    async close() {
-      await Promise.all([work.close(), redrive.close()]);
+    async close(closeOptions) {
+      await Promise.all([work.close(closeOptions), redrive.close(closeOptions)]);
     },
   };
 }

@@ -7,7 +7,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import type { DescFile } from "@bufbuild/protobuf";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import { cors } from "@connectrpc/connect";
+import { Code, ConnectError, cors } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "../logger.ts";
 import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.ts";
@@ -62,13 +62,24 @@ export function buildServer(options: ServerOptions): BuiltServer {
     reflectionRoutes([...options.files, file_grpc_health_v1_health, file_grpc_reflection_v1_reflection], [...options.serviceNames, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"])(router);
   };
   const interceptors = [rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? [])];
+  // Aborted when the server shuts down: every handler's context.signal follows it, so streams
+  // (WatchIngestion, Chat) end with `unavailable` instead of holding the drain open.
+  const shutdown = new AbortController();
   const origins = options.corsOrigins ?? [];
   let active = 0;
   const makeHandler = (extra: Interceptor[]): BuiltServer["handler"] => {
-    const connect = connectNodeAdapter({ routes, readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024, interceptors: [...interceptors, ...extra] });
+    const connect = connectNodeAdapter({
+      routes,
+      readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024,
+      interceptors: [...interceptors, ...extra],
+      shutdownSignal: shutdown.signal,
+    });
     return (req, res) => {
       active++;
       res.once("close", () => active--);
+      // A keep-alive client may still send on a connection it opened before the shutdown; answer
+      // what it sends and tell it not to come back on this connection.
+      if (shutdown.signal.aborted && req.httpVersionMajor === 1) res.setHeader("Connection", "close");
       const origin = req.headers.origin;
       if (origin && (origins.includes("*") || origins.includes(origin))) {
         res.setHeader("Access-Control-Allow-Origin", origins.includes("*") ? "*" : origin);
@@ -97,6 +108,11 @@ export function buildServer(options: ServerOptions): BuiltServer {
       h1.keepAliveTimeout = 65_000;
       h1.headersTimeout = 66_000;
       const h2 = http2.createServer({}, handler as never);
+      const sessions = new Set<http2.ServerHttp2Session>();
+      h2.on("session", (session) => {
+        sessions.add(session);
+        session.once("close", () => sessions.delete(session));
+      });
       const sockets = new Set<net.Socket>();
       const front = net.createServer((socket) => {
         sockets.add(socket);
@@ -117,7 +133,11 @@ export function buildServer(options: ServerOptions): BuiltServer {
           url: `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`,
           close: async (graceMs = 5_000) => {
             health.shutdown();
+            // No new connections; idle keep-alive ones close now, HTTP/2 clients get GOAWAY.
             front.close();
+            shutdown.abort(new ConnectError("the server is shutting down", Code.Unavailable));
+            h1.closeIdleConnections();
+            for (const session of sessions) session.close();
             const deadline = Date.now() + graceMs;
             while (active > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
             for (const socket of sockets) socket.destroy();

@@ -26,11 +26,55 @@ describe("CoalescingEmbedder", () => {
     for (const [i, texts] of docs.entries()) expect(results[i]).toEqual(await direct.embed(texts, "document"));
   });
 
-  it("keeps joined calls within maxTexts, but lets a larger call go alone", async () => {
+  it("keeps joined calls within maxTexts, serving a larger call in slices", async () => {
     const inner = new RecordingEmbedder();
     const embedder = new CoalescingEmbedder(inner, 3);
-    await Promise.all([["x"], ["a", "b"], ["c", "d"], ["e", "f", "g", "h"]].map((texts) => embedder.embed(texts, "document")));
-    expect(inner.calls.map((c) => c.texts.length)).toEqual([1, 2, 2, 4]);
+    const docs = [["x"], ["a", "b"], ["c", "d"], ["e", "f", "g", "h"]];
+    const results = await Promise.all(docs.map((texts) => embedder.embed(texts, "document")));
+    // Slices are cut to fit; once a call has had a turn, a newcomer's turn is one slice on its own.
+    expect(inner.calls.map((c) => c.texts)).toEqual([["x"], ["a", "b", "c"], ["e", "f", "g"], ["d", "h"]]);
+    const direct = new HashingEmbedder();
+    for (const [i, texts] of docs.entries()) expect(results[i]).toEqual(await direct.embed(texts, "document"));
+  });
+
+  it("gives a small call that arrives behind a large one a place in the next model call", async () => {
+    const inner = new RecordingEmbedder();
+    const embedder = new CoalescingEmbedder(inner, 256, 4);
+    const large = Array.from({ length: 12 }, (_, i) => `large ${i}`);
+    const largeDone = embedder.embed(large, "document");
+    const smallDone = embedder.embed(["small"], "document");
+    let smallAt = -1;
+    void smallDone.then(() => (smallAt = inner.calls.length));
+    const [largeVectors] = await Promise.all([largeDone, smallDone]);
+    // First call: a slice of the large one (the model was idle); the second is the small one alone.
+    expect(inner.calls.map((c) => c.texts)).toEqual([large.slice(0, 4), ["small"], large.slice(4, 8), large.slice(8)]);
+    expect(smallAt).toBe(2);
+    expect(largeVectors).toEqual(await new HashingEmbedder().embed(large, "document"));
+  });
+
+  it("alternates between large calls, a slice of each per model call", async () => {
+    const inner = new RecordingEmbedder();
+    const embedder = new CoalescingEmbedder(inner, 4, 2);
+    const a = ["a1", "a2", "a3", "a4", "a5", "a6"];
+    const b = ["b1", "b2", "b3", "b4"];
+    const c = ["c1", "c2"];
+    await Promise.all([a, b, c].map((texts) => embedder.embed(texts, "document")));
+    // While a newcomer waits a model call is one slice, so each newcomer's first answer comes after one pass.
+    expect(inner.calls.map((call) => call.texts)).toEqual([
+      ["a1", "a2"],
+      ["b1", "b2"],
+      ["c1", "c2"],
+      ["a3", "a4", "b3", "b4"],
+      ["a5", "a6"],
+    ]);
+  });
+
+  it("cuts a slice of long texts by characters, so a pass of long chunks is as short as one of short ones", async () => {
+    const inner = new RecordingEmbedder();
+    const embedder = new CoalescingEmbedder(inner, 256, 32, 100);
+    const long = Array.from({ length: 5 }, (_, i) => `${i}`.repeat(40));
+    await embedder.embed(long, "document");
+    expect(inner.calls.map((c) => c.texts.length)).toEqual([2, 2, 1]);
   });
 
   it("never joins a query with documents", async () => {

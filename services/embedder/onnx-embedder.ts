@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
 import * as ort from "onnxruntime-node";
 import type { EmbeddingModelInfo } from "../../lib/domain.ts";
-import { FailedPreconditionError } from "../../lib/errors.ts";
+import { FailedPreconditionError, UnavailableError } from "../../lib/errors.ts";
 import type { Embedder, EmbeddingKind } from "./embedder.ts";
 import { KnownTokenShare } from "./known-token-share.ts";
 
@@ -20,6 +20,12 @@ export function defaultModelDir(name: string = DEFAULT_LOCAL_MODEL, env: NodeJS.
 export interface OnnxEmbedderOptions {
   /** Texts per forward pass. Larger batches pad more; 32 suits 2 cores. */
   batchSize?: number;
+  /**
+   * Most padded tokens (texts × longest text) per forward pass; default 2048. The memory a pass
+   * needs grows with it (attention is texts × heads × length², all held in onnxruntime's arena,
+   * which never gives memory back), while 8 texts of 256 tokens cost no more CPU than 32.
+   */
+  maxBatchTokens?: number;
   /** ONNX Runtime intra-op threads; defaults to the cores available, at most 2. */
   threads?: number;
 }
@@ -44,6 +50,7 @@ export class OnnxEmbedder implements Embedder {
   readonly #tokenizer: Tokenizer;
   readonly #info: EmbeddingModelInfo;
   readonly #batchSize: number;
+  readonly #maxBatchTokens: number;
   readonly #clsId: number;
   readonly #sepId: number;
   readonly #padId: number;
@@ -53,15 +60,17 @@ export class OnnxEmbedder implements Embedder {
    * question's before the next pass of a document call: during a bulk ingest the vectorizing stage
    * sends hundreds of chunks in one call, and a question must wait for one pass, not all of them.
    */
-  readonly #waiting: Record<EmbeddingKind, (() => void)[]> = { query: [], document: [] };
+  readonly #waiting: Record<EmbeddingKind, { start(): void; cancel(error: Error): void }[]> = { query: [], document: [] };
   #running = false;
+  #closing = false;
   readonly #calls = new Set<Promise<unknown>>();
 
-  private constructor(session: ort.InferenceSession, tokenizer: Tokenizer, info: EmbeddingModelInfo, batchSize: number, scripts?: string[]) {
+  private constructor(session: ort.InferenceSession, tokenizer: Tokenizer, info: EmbeddingModelInfo, batchSize: number, maxBatchTokens: number, scripts?: string[]) {
     this.#session = session;
     this.#tokenizer = tokenizer;
     this.#info = info;
     this.#batchSize = batchSize;
+    this.#maxBatchTokens = maxBatchTokens;
     this.#clsId = tokenId(tokenizer, "[CLS]");
     this.#sepId = tokenId(tokenizer, "[SEP]");
     this.#padId = tokenId(tokenizer, "[PAD]");
@@ -90,9 +99,13 @@ export class OnnxEmbedder implements Embedder {
       // model has the cores to itself, but in Quarry the main thread parses, chunks and indexes
       // other documents meanwhile, and spinning threads took its core and stalled each other.
       extra: { session: { intra_op: { allow_spinning: "0" } } },
+      // The memory pattern plans (and keeps) a block per input shape, and padded batches come in
+      // many shapes: with it the embedded server sat at 1.5 GB; without it 0.5 GB at the same CPU
+      // time (docs/BENCHMARKS.md). The arena stays: without it every pass maps fresh pages, +50% CPU.
+      enableMemPattern: false,
     });
     const info = { model: manifest.name, dimension: manifest.dimension, maxInputTokens: manifest.maxTokens ?? 256 };
-    return new OnnxEmbedder(session, tokenizer, info, Math.max(1, options.batchSize ?? 32), manifest.scripts);
+    return new OnnxEmbedder(session, tokenizer, info, Math.max(1, options.batchSize ?? 32), Math.max(1, options.maxBatchTokens ?? 2048), manifest.scripts);
   }
 
   info(): EmbeddingModelInfo {
@@ -120,7 +133,12 @@ export class OnnxEmbedder implements Embedder {
     }
   }
 
+  /** Waits for the pass in flight only: passes not started yet are cancelled (a shutdown has released their work). */
   async close(): Promise<void> {
+    this.#closing = true;
+    for (const kind of ["query", "document"] as const) {
+      for (const waiting of this.#waiting[kind].splice(0)) waiting.cancel(new UnavailableError("the embedding model is closing"));
+    }
     await Promise.allSettled([...this.#calls]);
     await this.#session.release();
   }
@@ -128,14 +146,17 @@ export class OnnxEmbedder implements Embedder {
   /** Runs one forward pass when the model is free, questions first. */
   #pass<T>(kind: EmbeddingKind, work: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#waiting[kind].push(() =>
-        work()
-          .then(resolve, reject)
-          .finally(() => {
-            this.#running = false;
-            this.#startNext();
-          }),
-      );
+      if (this.#closing) return reject(new UnavailableError("the embedding model is closing"));
+      this.#waiting[kind].push({
+        start: () =>
+          void work()
+            .then(resolve, reject)
+            .finally(() => {
+              this.#running = false;
+              this.#startNext();
+            }),
+        cancel: reject,
+      });
       this.#startNext();
     });
   }
@@ -147,7 +168,7 @@ export class OnnxEmbedder implements Embedder {
     // question that arrived meanwhile (a thread message) be queued before the choice is made.
     setImmediate(() => {
       const next = this.#waiting.query.shift() ?? this.#waiting.document.shift();
-      if (next) next();
+      if (next) next.start();
       else this.#running = false;
     });
   }
@@ -157,8 +178,12 @@ export class OnnxEmbedder implements Embedder {
     // Batching texts of similar length wastes little on padding; the original order is restored below.
     const order = encoded.map((_, i) => i).sort((a, b) => encoded[b].length - encoded[a].length);
     const vectors = new Array<Float32Array>(texts.length);
-    for (let start = 0; start < order.length; start += this.#batchSize) {
-      const indices = order.slice(start, start + this.#batchSize);
+    for (let start = 0; start < order.length; ) {
+      // Longest first, so the batch's padded length is its first text's.
+      const longest = encoded[order[start]].length;
+      const size = Math.max(1, Math.min(this.#batchSize, Math.floor(this.#maxBatchTokens / longest)));
+      const indices = order.slice(start, start + size);
+      start += size;
       const batchVectors = await this.#pass(kind, () => this.#forward(indices.map((i) => encoded[i])));
       indices.forEach((original, k) => (vectors[original] = batchVectors[k]));
     }

@@ -14,6 +14,8 @@ const errorTypes: Record<string, new (message: string) => QuarryError> = {
   UnavailableError,
 };
 
+const CLOSE_WAIT_MS = 10_000;
+
 export class ThreadedEmbedder implements Embedder {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(v: Float32Array[]): void; reject(e: Error): void }>();
@@ -72,10 +74,13 @@ export class ThreadedEmbedder implements Embedder {
 
   async close(): Promise<void> {
     const id = this.nextId++;
-    await new Promise<unknown>((resolve, reject) => {
+    const closed = new Promise<unknown>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker.postMessage({ id, close: true });
     }).catch(() => undefined);
+    // The thread finishes the forward pass in flight (the queued ones are cancelled) before it
+    // closes: a process that exits while onnxruntime runs a pass aborts instead of exiting.
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
     await this.worker.terminate();
   }
 
