@@ -7,6 +7,7 @@ import { stopOnSignals } from "../lib/service-runtime.ts";
 import { ask, ingest, search } from "./commands.ts";
 import { gatewayClient } from "./gateway-client.ts";
 import { registerEvalCommand } from "../eval/eval-command.ts";
+import { registerEvalAnswersCommand } from "../eval/eval-answers-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";
 
 // `quarry ask … | head` closes the pipe early; that is the reader's choice, not an error.
@@ -109,6 +110,7 @@ program
   });
 
 registerEvalCommand(program);
+registerEvalAnswersCommand(program);
 registerBenchCommand(program);
 
 program.parseAsync().catch((error: unknown) => {
