@@ -143,4 +143,12 @@ describe("answer without a chat model", () => {
     expect(final.record.model).toBe("extractive");
     expect(final.record.stages.map((s) => s.stage)).toEqual(["retrieve", "build-context", "extract"]);
   });
+
+  it("numbers an extract's sources in the order shown, and records their context numbers", async () => {
+    const { text, citations, final } = await collect(answer("When do two-factor codes expire?", deps(), settings));
+    expect(text).toContain("Two-factor codes expire after 30 seconds. [1]");
+    expect(citations.map((c) => [c.marker, c.chunkId])).toEqual([[1, "2fa"]]);
+    expect(final.record.markers.used).toEqual([2]);
+    expect(final.record.context.find((c) => c.number === 2)?.chunkId).toBe("2fa");
+  });
 });

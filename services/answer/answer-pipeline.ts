@@ -86,9 +86,11 @@ export async function* answer(question: string, deps: AnswerDeps, settings: Answ
   recordRetrieval(record, hits, context);
 
   yield { type: "status", stage: "generating" };
-  const mapper = new CitationMapper(context.chunks);
+  let mapper = new CitationMapper(context.chunks);
   const generateStarted = performance.now();
   const model = deps.chatModel;
+  /** For an extract: the context number of each source as shown ([n] cites context number shownAs[n - 1]). */
+  let shownAs: number[] | undefined;
   if (model && context.chunks.length > 0) {
     const messages = buildMessages(text, renderContext(context.chunks));
     try {
@@ -107,11 +109,15 @@ export async function* answer(question: string, deps: AnswerDeps, settings: Answ
     record.stages.push(stageRun("generate", started, generateStarted, "skipped: no context"));
   } else {
     const extracted = extractiveAnswer(text, context.chunks, settings.extractive);
+    // The extract numbers its sources 1, 2, … in the order it shows them; the record keeps the
+    // context's numbers (renumbered back below).
+    mapper = new CitationMapper(extracted.sources.map((chunk, i) => ({ ...chunk, number: i + 1 })));
+    shownAs = extracted.sources.map((chunk) => chunk.number);
     yield* [...mapper.push(extracted.text), ...mapper.end()];
     record.stages.push(stageRun("extract", started, generateStarted, extracted.found ? `${mapper.used.length} sources cited` : "no matching sentence"));
   }
 
-  record.markers = { used: mapper.used, dropped: mapper.dropped };
+  record.markers = { used: shownAs ? mapper.used.map((n) => shownAs![n - 1]) : mapper.used, dropped: mapper.dropped };
   record.durationMs = performance.now() - started;
   yield {
     type: "final",
