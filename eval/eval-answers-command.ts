@@ -73,7 +73,12 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
       try {
         const client = gatewayClient(target.url);
         if (!docs) {
-          const ingest = await ingestCorpus(client, knowledgeBase, dataset.corpus, { concurrency: options.concurrency, onProgress: progress(err, "ingest") });
+          const uploaded = progress(err, "upload");
+          const ingested = progress(err, "ingest");
+          const ingest = await ingestCorpus(client, knowledgeBase, dataset.corpus, {
+            concurrency: options.concurrency,
+            onProgress: (done, total, phase) => (phase === "upload" ? uploaded : ingested)(done, total),
+          });
           err.write(`ingest: ${ingest.documents} documents, ${ingest.chunks} chunks in ${ingest.seconds.toFixed(1)} s\n`);
           if (ingest.failed.length > 0) err.write(`ingest: ${ingest.failed.length} documents failed, e.g. ${ingest.failed[0].beirId}: ${ingest.failed[0].error}\n`);
           const byBeirId = new Map(dataset.corpus.map((d) => [d.id, d]));
