@@ -44,11 +44,23 @@ describe("extractiveAnswer", () => {
       "The weather was mild all week.",
       "Backups run nightly at two o'clock.",
       "The cafeteria serves lunch from noon.",
-      "Restoring a backup takes about ten minutes.",
+      "Restoring takes about ten minutes.",
     ]);
-    const result = extractiveAnswer("When do backups run, and how long does restoring a backup take?", context);
+    const result = extractiveAnswer("When do backups run, and how long does restoring take?", context);
     expect(result.sources.map((s) => s.number)).toEqual([2, 4]);
-    expect(body(result.text)).toBe("Backups run nightly at two o'clock. [1] Restoring a backup takes about ten minutes. [2]");
+    expect(body(result.text)).toBe("Backups run nightly at two o'clock. [1] Restoring takes about ten minutes. [2]");
+  });
+
+  it("opens in the top-ranked document, adds from it, and quotes another document only for what is not covered", () => {
+    const context = [
+      { number: 1, hit: makeHit("a1", "The Bell Rock Lighthouse stands off Angus.", { documentId: "bell" }), tokens: 1 },
+      { number: 2, hit: makeHit("b1", "The Bell Rock Lighthouse keepers lived ashore at Arbroath.", { documentId: "other" }), tokens: 1 },
+      { number: 3, hit: makeHit("a2", "The lighthouse was completed in 1810.", { documentId: "bell" }), tokens: 1 },
+    ];
+    const result = extractiveAnswer("When was the Bell Rock Lighthouse completed?", context);
+    // The other document's sentence matches as many words as the first, but adds nothing new.
+    expect(result.sources.map((s) => s.hit.chunk.id)).toEqual(["a1", "a2"]);
+    expect(body(result.text)).toBe("The Bell Rock Lighthouse stands off Angus. [1] The lighthouse was completed in 1810. [2]");
   });
 
   it("quotes whole sentences only: a chunk that starts mid-sentence loses that piece", () => {

@@ -4,7 +4,7 @@ import { HAN, holds as holdsTerm, termBag, type TermBag } from "./content-terms.
 import { analyseQuestion } from "./question-analysis.ts";
 
 export interface ExtractiveOptions {
-  /** How many of the top context chunks to take sentences from. */
+  /** How many of the top context chunks to take sentences from; all by default. */
   maxChunks?: number;
   /** How many sentences (or clauses) the answer holds at most. */
   maxSentences?: number;
@@ -27,12 +27,8 @@ export interface ExtractiveAnswer {
 /** The line an extractive answer opens with, so a reader knows no model wrote it; English, then Chinese. */
 export const EXTRACTIVE_NOTICES = ["Extractive answer (no language model configured), quoted from the sources:", "摘录式回答（未配置语言模型），摘自来源："] as const;
 
-/**
- * A sentence in a lower-ranked chunk must cover clearly more of the question than the best one in
- * a higher-ranked chunk to be preferred: retrieval ranked the chunks on all their words, and a
- * near-tie on a few words is no reason to overrule it.
- */
-const RANK_PREFERENCE = 0.8;
+/** A sentence from another document must cover at least this share of the question the answer does not yet cover. */
+const MIN_NEW_COVERAGE = 0.25;
 
 interface Candidate {
   chunkIndex: number;
@@ -47,8 +43,9 @@ interface Candidate {
  * cover: its content words, each weighted by its rarity among the retrieved sentences (IDF), so a
  * word every passage shares — often the subject's own name — decides little; and, when the
  * question asks "when" or "how many", whether the sentence states a time or a quantity. The answer
- * opens with the best sentence (from the highest-ranked chunk that has a near-best one), then adds
- * the next best that still fit the reading budget. Only whole sentences are quoted (a chunk's edges
+ * opens with the best sentence of the highest-ranked document that has one, then adds the next
+ * best of that document that still fit the reading budget (another document's only if it covers
+ * a part of the question not yet covered). Only whole sentences are quoted (a chunk's edges
  * can cut one), none twice (overlapping chunks repeat them), a Chinese sentence longer than twice
  * the budget by the clause, and a code block whole after the sentence that introduces it. Sources
  * are numbered 1, 2, … in the order shown.
@@ -66,7 +63,7 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   const queryTerms = [...analysis.terms, ...(analysis.cue ? [CUE] : [])];
   const holds = (bag: TermBag, t: string) => (t === CUE ? analysis.cue!.pattern.test(bag.normalized) : holdsTerm(bag, t));
 
-  const chunks = context.slice(0, options.maxChunks ?? 5);
+  const chunks = context.slice(0, options.maxChunks ?? context.length);
   const unitsOf = chunks.map((chunk) =>
     answerUnits(chunk.hit.chunk.text, {
       locale: chinese ? "zh" : "en",
@@ -90,18 +87,28 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
 
   const scored = candidates.filter((c) => c.score > 0);
   if (scored.length === 0) return { text: none, found: false, sources: [] };
-  const best = Math.max(...scored.map((c) => c.score));
-  const first = scored
-    .filter((c) => c.score >= best * RANK_PREFERENCE)
-    .sort((a, b) => a.chunkIndex - b.chunkIndex || b.score - a.score || a.unit.order - b.unit.order)[0];
+  // Retrieval weighed each chunk's every word against the question; a sentence's overlap is a
+  // narrower view, so the answer opens in the highest-ranked document that has a matching
+  // sentence — with the best sentence of all that document's chunks, since the answer may sit in
+  // a neighbour of its best chunk.
+  const documentRank = new Map<string, number>();
+  for (const chunk of chunks) if (!documentRank.has(chunk.hit.chunk.documentId)) documentRank.set(chunk.hit.chunk.documentId, documentRank.size);
+  const rankOf = (c: Candidate) => documentRank.get(chunks[c.chunkIndex].hit.chunk.documentId)!;
+  const first = [...scored].sort((a, b) => rankOf(a) - rankOf(b) || b.score - a.score || a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order)[0];
 
+  // Further sentences come from the same document, which says more about the same subject; another
+  // document is quoted only for a part of the question the answer does not yet cover.
   const chosen: Candidate[] = [first];
+  const covered = new Set(queryTerms.filter((t) => holds(first.bag, t)));
+  const newCoverage = (c: Candidate) => queryTerms.filter((t) => !covered.has(t) && holds(c.bag, t)).reduce((sum, t) => sum + weight.get(t)!, 0) / total;
   let length = first.chars;
   for (const next of scored.sort((a, b) => b.score - a.score || a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order)) {
     if (chosen.length >= (options.maxSentences ?? 3)) break;
     if (length + next.chars > budget || chosen.some((c) => repeats(c.unit.text, next.unit.text))) continue;
+    if (rankOf(next) !== rankOf(first) && newCoverage(next) < MIN_NEW_COVERAGE) continue;
     chosen.push(next);
     length += next.chars;
+    for (const t of queryTerms) if (holds(next.bag, t)) covered.add(t);
   }
   chosen.sort((a, b) => a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order);
 
