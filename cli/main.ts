@@ -8,6 +8,7 @@ import { ask, ingest, listKnowledgeBases, MODES, search, type ModeName } from ".
 import { reportLine } from "./error-report.ts";
 import { gatewayClient } from "./gateway-client.ts";
 import { registerEvalCommand } from "../eval/eval-command.ts";
+import { registerEvalAnswersCommand } from "../eval/eval-answers-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";
 import { registerKeysCommand } from "./keys-command.ts";
 
@@ -146,6 +147,7 @@ program
 
 registerKeysCommand(program, urlOption);
 registerEvalCommand(program);
+registerEvalAnswersCommand(program);
 registerBenchCommand(program);
 
 program.parseAsync().catch((error: unknown) => {

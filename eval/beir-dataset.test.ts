@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InvalidInputError, NotFoundError } from "../lib/errors.ts";
-import { loadBeirDataset, readQrels } from "./beir-dataset.ts";
+import { loadBeirDataset, readAnswers, readQrels } from "./beir-dataset.ts";
 import { FIXTURE_DOCS, FIXTURE_QUERIES, writeFixtureDataset } from "./eval-fixture.ts";
 
 describe("loadBeirDataset", () => {
@@ -47,6 +47,23 @@ describe("loadBeirDataset", () => {
       await expect(readQrels(other)).rejects.toBeInstanceOf(InvalidInputError);
     } finally {
       await rm(other, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("readAnswers", () => {
+  it("reads the gold answers, dropping empty ones, and says what is missing", async () => {
+    const answers = await readAnswers(join(import.meta.dirname, "fixtures", "answers-mini"));
+    expect(answers.get("q3")).toEqual(["nine bars", "about nine bars"]);
+    expect(answers.has("q7")).toBe(false);
+    const dir = await mkdtemp(join(tmpdir(), "beir-no-answers-"));
+    try {
+      await expect(readAnswers(dir)).rejects.toThrow(/has no answers\.jsonl/);
+      await expect(readAnswers(dir)).rejects.toBeInstanceOf(NotFoundError);
+      await writeFile(join(dir, "answers.jsonl"), '{"_id": "q1", "answers": "not a list"}\n');
+      await expect(readAnswers(dir)).rejects.toThrow(/answers.jsonl:1 has no "answers" list of strings/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -130,3 +130,24 @@ export async function loadBeirDataset(dir: string, options: LoadOptions = {}): P
   }
   return { dir, queries, qrels, corpus, corpusSize };
 }
+
+/**
+ * Reads answers.jsonl ({_id, answers: [...]} a line): the gold answer texts of each query, for
+ * `quarry eval-answers`. Empty answers are dropped; a query with none left is absent.
+ */
+export async function readAnswers(dir: string): Promise<Map<string, string[]>> {
+  const path = join(dir, "answers.jsonl");
+  try {
+    await access(path);
+  } catch {
+    throw new NotFoundError(`${dir} has no answers.jsonl, so answers cannot be scored (one {"_id", "answers": [...]} object a line)`);
+  }
+  const answers = new Map<string, string[]>();
+  for await (const { value, line } of jsonLines(path)) {
+    const list = value.answers;
+    if (!Array.isArray(list) || list.some((a) => typeof a !== "string")) throw new InvalidInputError(`${path}:${line} has no "answers" list of strings`);
+    const golds = (list as string[]).filter((a) => a.trim());
+    if (golds.length > 0) answers.set(idOf(value, path, line), golds);
+  }
+  return answers;
+}

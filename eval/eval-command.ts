@@ -52,7 +52,7 @@ export function plan(options: EvalOptions, env: Env): { backends: EvalBackend[];
   return { backends, modes };
 }
 
-function progress(err: NodeJS.WritableStream, label: string): (done: number, total: number) => void {
+export function progress(err: NodeJS.WritableStream, label: string): (done: number, total: number) => void {
   let last = 0;
   const started = performance.now();
   return (done, total) => {
@@ -118,7 +118,7 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
   return results;
 }
 
-const positiveInt = (name: string) => (value: string) => {
+export const positiveInt = (name: string) => (value: string) => {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name} must be a positive whole number, not "${value}"`);
   return n;

@@ -34,9 +34,12 @@ export interface EvalTarget {
 /**
  * Starts an embedded Quarry on a fresh temporary data dir for one backend. Engines other than the
  * one under test are switched off (in-process bus, built-in parser), so a run measures the index.
+ * Given a data dir, it starts on that one and leaves it in place: a second instance (another
+ * answerer, say) can then reuse the first one's ingested corpus.
  */
-export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger: Logger): Promise<EvalTarget> {
-  const dataDir = await mkdtemp(join(tmpdir(), "quarry-eval-"));
+export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger: Logger, options: { dataDir?: string } = {}): Promise<EvalTarget> {
+  const ownsDataDir = !options.dataDir;
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "quarry-eval-")));
   const env: Env = { ...baseEnv, QUARRY_DATA_DIR: dataDir, QUARRY_PORT: "0", QUARRY_HOST: "127.0.0.1" };
   delete env.KAFKA_BROKERS;
   delete env.TIKA_URL;
@@ -54,7 +57,7 @@ export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger
   try {
     running = await startEmbedded(env, logger);
   } catch (error) {
-    await rm(dataDir, { recursive: true, force: true });
+    if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
     if (backend === "opensearch") {
       throw new FailedPreconditionError(`could not start Quarry on OpenSearch (${baseEnv.OPENSEARCH_URL}): ${(error as Error).message}`, { cause: error });
     }
@@ -66,7 +69,7 @@ export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger
     url: running.url,
     stop: async () => {
       await running.stop();
-      await rm(dataDir, { recursive: true, force: true });
+      if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
       // The run's indices (catalog included) under its own prefix; nothing else matches it.
       if (prefix) await dropOpenSearchIndices(baseEnv.OPENSEARCH_URL!, prefix, logger);
     },

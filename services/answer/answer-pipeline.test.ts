@@ -85,8 +85,8 @@ describe("answer with a chat model", () => {
     const record = final.record;
     expect(record.question).toBe("How do I reset my password?");
     expect(record.model).toBe("gpt-test");
-    expect(record.stages.map((s) => s.stage)).toEqual(["retrieve", "build-context", "generate"]);
-    expect(record.markers).toEqual({ used: [1, 2], dropped: [7] });
+    expect(record.stages.map((s) => s.stage)).toEqual(["retrieve", "build-context", "generate", "verify"]);
+    expect(record.markers).toEqual({ used: [1, 2], dropped: [7], resolved: 2, unsupported: 0 });
     expect(record.hits.map((h) => [h.rank, h.chunkId, h.contextNumber, h.excludedReason])).toEqual([
       [1, "pw", 1, undefined],
       [2, "2fa", 2, undefined],
@@ -94,6 +94,29 @@ describe("answer with a chat model", () => {
     ]);
     expect(record.context.map((c) => c.chunkId)).toEqual(["pw", "2fa"]);
     expect(d.queries[0].vector).toHaveLength(384);
+  });
+
+  it("checks each citation against its chunk and marks the unsupported one in the final event and the record", async () => {
+    stub = await startOpenAiStub({ reply: () => "Open Settings and choose Security [1]. Passwords never expire [2]." });
+    const chatModel = new OpenAiChatModel({ baseURL: stub.url, apiKey: "k", model: "gpt-test", maxRetries: 0 });
+    const embedded: string[][] = [];
+    const embedder = new HashingEmbedder();
+    const embedForSupport = async (texts: string[]) => {
+      embedded.push(texts);
+      return (await embedder.embed(texts, "document")).map((vector, i) => ({ vector, knownTokenShare: embedder.knownTokenShare(texts[i]) }));
+    };
+    const { text, final } = await collect(answer("How do I reset my password?", deps({ chatModel, embedForSupport }), settings));
+    const checks = final.citationChecks.map((c) => ({ marker: c.marker, sentence: text.slice(c.sentenceStart, c.sentenceEnd), supported: c.supported }));
+    expect(checks).toEqual([
+      { marker: 1, sentence: "Open Settings and choose Security", supported: true },
+      { marker: 2, sentence: "Passwords never expire", supported: false },
+    ]);
+    // Only the sentence words did not support went to the embedder, with the cited chunk's sentences.
+    expect(embedded).toEqual([["Passwords never expire", "Two-factor codes expire after 30 seconds."]]);
+    expect(final.citationChecks[1].embeddingSupport).toBeLessThan(0.6);
+    expect(final.record.markers).toMatchObject({ used: [1, 2], resolved: 2, unsupported: 1 });
+    expect(final.record.citationChecks).toEqual(final.citationChecks);
+    expect(final.record.stages.map((s) => s.stage)).toEqual(["retrieve", "build-context", "generate", "verify"]);
   });
 
   it("tells the model to answer in the question's language", async () => {
@@ -141,6 +164,16 @@ describe("answer without a chat model", () => {
     expect(final.extractive).toBe(true);
     expect(final.usage).toBeNull();
     expect(final.record.model).toBe("extractive");
-    expect(final.record.stages.map((s) => s.stage)).toEqual(["retrieve", "build-context", "extract"]);
+    expect(final.record.stages.map((s) => s.stage)).toEqual(["retrieve", "build-context", "extract", "verify"]);
+    // A quote is supported by the chunk it comes from.
+    expect(final.record.markers).toMatchObject({ resolved: 1, unsupported: 0 });
+  });
+
+  it("numbers an extract's sources in the order shown, and records their context numbers", async () => {
+    const { text, citations, final } = await collect(answer("When do two-factor codes expire?", deps(), settings));
+    expect(text).toContain("Two-factor codes expire after 30 seconds. [1]");
+    expect(citations.map((c) => [c.marker, c.chunkId])).toEqual([[1, "2fa"]]);
+    expect(final.record.markers.used).toEqual([2]);
+    expect(final.record.context.find((c) => c.number === 2)?.chunkId).toBe("2fa");
   });
 });

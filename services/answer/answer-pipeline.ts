@@ -1,8 +1,9 @@
 import type { SearchHit } from "../../lib/domain.ts";
 import type { ChatModel, ChatUsage } from "./chat-model.ts";
 import type { Citation } from "./citation.ts";
-import { CitationMapper } from "./citation-mapper.ts";
-import { buildContext, renderContext, type BuiltContext } from "./context-builder.ts";
+import { CitationMapper, type MappedEvent } from "./citation-mapper.ts";
+import { verifyCitations, type CitationCheck, type SupportEmbedder } from "./citation-verifier.ts";
+import { buildContext, renderContext, type BuiltContext, type ContextChunk } from "./context-builder.ts";
 import { extractiveAnswer, type ExtractiveOptions } from "./extractive-answerer.ts";
 import { buildMessages } from "./prompt.ts";
 import { retrieve, validateQuestion, type Retrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
@@ -20,6 +21,8 @@ export interface AnswerDeps extends RetrievalDeps {
   countTokens(text: string): number;
   /** Absent when no language model is configured: the answer is then extractive. */
   chatModel?: ChatModel;
+  /** Embeds cited sentences and chunk sentences for citation verification; lexical checks only without it. */
+  embedForSupport?: SupportEmbedder;
   signal?: AbortSignal;
 }
 
@@ -33,6 +36,8 @@ export type AnswerEvent =
       extractive: boolean;
       /** Markers the model wrote for passages that were not in the context, removed from the text. */
       droppedMarkers: number;
+      /** One check per marker left in the answer: is its sentence supported by the chunk it cites? */
+      citationChecks: CitationCheck[];
       record: TurnRecord;
       retrievalSummary: RetrievalSummary;
     };
@@ -57,7 +62,8 @@ export async function* answer(question: string, deps: AnswerDeps, settings: Answ
     hits: [],
     context: [],
     contextTokens: 0,
-    markers: { used: [], dropped: [] },
+    markers: { used: [], dropped: [], resolved: 0, unsupported: 0 },
+    citationChecks: [],
     model: deps.chatModel?.name ?? "extractive",
     usage: null,
     extractive: !deps.chatModel,
@@ -86,38 +92,66 @@ export async function* answer(question: string, deps: AnswerDeps, settings: Answ
   recordRetrieval(record, hits, context);
 
   yield { type: "status", stage: "generating" };
-  const mapper = new CitationMapper(context.chunks);
+  let cited: readonly ContextChunk[] = context.chunks;
+  let mapper = new CitationMapper(cited);
+  let answerText = "";
+  /** The mapper's events, with the text they show kept for verification. */
+  const shown = (events: MappedEvent[]): MappedEvent[] => {
+    for (const e of events) if (e.type === "text") answerText += e.delta;
+    return events;
+  };
   const generateStarted = performance.now();
   const model = deps.chatModel;
+  /** For an extract: the context number of each source as shown ([n] cites context number shownAs[n - 1]). */
+  let shownAs: number[] | undefined;
   if (model && context.chunks.length > 0) {
     const messages = buildMessages(text, renderContext(context.chunks));
     try {
       for await (const delta of model.stream(messages, { signal: deps.signal, onUsage: (usage) => (record.usage = usage) })) {
-        yield* mapper.push(delta);
+        yield* shown(mapper.push(delta));
       }
     } catch (err) {
       record.stages.push(stageRun("generate", started, generateStarted, `failed: ${(err as Error).name}`));
       throw err;
     }
-    yield* mapper.end();
+    yield* shown(mapper.end());
     record.stages.push(stageRun("generate", started, generateStarted, `${model.name}, ${mapper.used.length} sources cited`));
   } else if (model) {
     // Nothing was retrieved: asking the model anyway invites an answer from its own memory.
-    yield { type: "text", delta: nothingFound(text) };
+    yield { type: "text", delta: (answerText = nothingFound(text)) };
     record.stages.push(stageRun("generate", started, generateStarted, "skipped: no context"));
   } else {
     const extracted = extractiveAnswer(text, context.chunks, settings.extractive);
-    yield* [...mapper.push(extracted.text), ...mapper.end()];
+    // The extract numbers its sources 1, 2, … in the order it shows them; the record keeps the
+    // context's numbers (renumbered back below).
+    cited = extracted.sources.map((chunk, i) => ({ ...chunk, number: i + 1 }));
+    mapper = new CitationMapper(cited);
+    shownAs = extracted.sources.map((chunk) => chunk.number);
+    yield* shown([...mapper.push(extracted.text), ...mapper.end()]);
     record.stages.push(stageRun("extract", started, generateStarted, extracted.found ? `${mapper.used.length} sources cited` : "no matching sentence"));
   }
 
-  record.markers = { used: mapper.used, dropped: mapper.dropped };
+  const textOf = new Map(cited.map((c) => [c.number, c.hit.chunk.text]));
+  let embedFailure = "";
+  const checks = await stage(
+    "verify",
+    () => verifyCitations(answerText, (n) => textOf.get(n), deps.embedForSupport, (err) => (embedFailure = `; embedding check skipped: ${(err as Error).name}`)),
+    (c) => `${c.length} citations checked, ${c.filter((x) => !x.supported).length} unsupported${embedFailure}`,
+  );
+  record.citationChecks = checks;
+  record.markers = {
+    used: shownAs ? mapper.used.map((n) => shownAs![n - 1]) : mapper.used,
+    dropped: mapper.dropped,
+    resolved: checks.length,
+    unsupported: checks.filter((c) => !c.supported).length,
+  };
   record.durationMs = performance.now() - started;
   yield {
     type: "final",
     usage: record.usage,
     extractive: record.extractive,
     droppedMarkers: record.markers.dropped.length,
+    citationChecks: checks,
     record,
     retrievalSummary: {
       hitsConsidered: hits.length,

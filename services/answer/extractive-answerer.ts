@@ -1,12 +1,18 @@
-import { Jieba } from "@node-rs/jieba";
-import { dict } from "@node-rs/jieba/dict.js";
+import { answerUnits, type AnswerUnit } from "./answer-units.ts";
 import type { ContextChunk } from "./context-builder.ts";
+import { HAN, holds as holdsTerm, termBag, type TermBag } from "./content-terms.ts";
+import { analyseQuestion } from "./question-analysis.ts";
 
 export interface ExtractiveOptions {
-  /** How many of the top context chunks to take sentences from. */
+  /** How many of the top context chunks to take sentences from; all by default. */
   maxChunks?: number;
-  /** How many sentences the answer holds at most. */
+  /** How many sentences (or clauses) the answer holds at most. */
   maxSentences?: number;
+  /**
+   * Characters a reader is asked to take in: further sentences are added only within it. 100 for
+   * a Chinese question (two lines of text), 300 for others (two or three English sentences).
+   */
+  budgetChars?: number;
 }
 
 export interface ExtractiveAnswer {
@@ -14,128 +20,126 @@ export interface ExtractiveAnswer {
   text: string;
   /** False when no passage matched, so the text only says that. */
   found: boolean;
+  /** The context chunks quoted, in the order first shown: the text's [n] cites sources[n - 1]. */
+  sources: ContextChunk[];
 }
 
-const HAN = /\p{Script=Han}/u;
+/** The line an extractive answer opens with, so a reader knows no model wrote it; English, then Chinese. */
+export const EXTRACTIVE_NOTICES = ["Extractive answer (no language model configured), quoted from the sources:", "摘录式回答（未配置语言模型），摘自来源："] as const;
 
-// Function words carry no topic; matching them would rank every sentence alike.
-const STOPWORDS = new Set(
-  (
-    "a an and are as at be by can could did do does for from has have how i if in is it its me my of on or our should so " +
-    "than that the their them then there these this those to was we were what when where which who why will with would you your " +
-    "的 了 是 吗 呢 吧 啊 在 和 与 及 或 我 我们 你 你们 他 她 它 什么 怎么 怎样 如何 为什么 哪 哪里 哪些 多少 吗 请 请问 能 可以 会 要 有 没有 一个 这 那 这个 那个 就 都 也 还 把 被 对 从 到"
-  ).split(" "),
-);
+/** A sentence from another document must cover at least this share of the question the answer does not yet cover. */
+const MIN_NEW_COVERAGE = 0.25;
 
-let jieba: Jieba | undefined;
-/** Loaded on first use (≈0.2 s): only turns without a language model need it. */
-function segmenter(): Jieba {
-  jieba ??= Jieba.withDict(dict);
-  return jieba;
-}
-
-/** Content words of a text, lowercased; jieba splits Chinese into words and leaves other scripts' words whole. */
-export function terms(text: string): string[] {
-  return segmenter()
-    .cutForSearch(text.normalize("NFKC").toLowerCase(), true)
-    .filter((t) => /[\p{L}\p{N}]/u.test(t) && !STOPWORDS.has(t) && (t.length > 1 || HAN.test(t) || /\p{N}/u.test(t)));
-}
-
-const STRUCTURAL_LINE = /^\s*(#{1,6}\s|\||!\[|```)/;
-
-/** Markdown emphasis, code ticks and list bullets removed, so the sentence reads as prose. */
-function withoutMarkup(text: string): string {
-  return text.replace(/^\s*([-*+]|\d+\.)\s+/, "").replace(/\*\*|__|`/g, "").replace(/\s+/g, " ").trim();
-}
-
-/** English plural and verb endings folded ("citations" finds "citation"); other scripts unchanged. */
-function stem(term: string): string {
-  if (!/^[a-z]+$/.test(term) || term.length <= 4) return term;
-  return term.replace(/(ies)$/, "y").replace(/(sses)$/, "ss").replace(/([^s])s$/, "$1").replace(/(ing|ed)$/, "");
-}
-
-/** Sentences with their offsets; 。！？ end sentences too, and line breaks always do (lists, headings). */
-export function splitSentences(text: string, locale: string): { text: string; start: number }[] {
-  const segmenter = new Intl.Segmenter(locale, { granularity: "sentence" });
-  const out: { text: string; start: number }[] = [];
-  let lineStart = 0;
-  // A line break inside an English paragraph is only wrapping: it becomes a space (same length, so
-  // offsets hold). Breaks after Chinese text (which is not wrapped by hand) and before blank lines,
-  // list items, headings and table rows stay sentence ends.
-  const unwrapped = text.replace(/([^\n\p{Script=Han}。！？；：])\n(?=[^\n])(?!\s*([-*+]\s|\d+\.\s|#|\||```))/gu, "$1 ");
-  for (const line of unwrapped.split("\n")) {
-    for (const s of segmenter.segment(line)) {
-      const trimmed = s.segment.trim();
-      if (trimmed) out.push({ text: trimmed, start: lineStart + s.index });
-    }
-    lineStart += line.length + 1;
-  }
-  return out;
+interface Candidate {
+  chunkIndex: number;
+  unit: AnswerUnit;
+  bag: TermBag;
+  chars: number;
+  score: number;
 }
 
 /**
- * An answer made without a language model: the sentences of the top chunks that share the most
- * words with the question, each followed by its chunk's marker. Scores favour coverage of the
- * question's terms, then the chunk's retrieval rank; chosen sentences keep their document order
- * within a chunk so they still read as prose.
+ * An answer made without a language model. Sentences score by the share of the question they
+ * cover: its content words, each weighted by its rarity among the retrieved sentences (IDF), so a
+ * word every passage shares — often the subject's own name — decides little; and, when the
+ * question asks "when" or "how many", whether the sentence states a time or a quantity. The answer
+ * opens with the best sentence of the highest-ranked document that has one, then adds the next
+ * best of that document that still fit the reading budget (another document's only if it covers
+ * a part of the question not yet covered). Only whole sentences are quoted (a chunk's edges
+ * can cut one), none twice (overlapping chunks repeat them), a Chinese sentence longer than twice
+ * the budget by the clause, and a code block whole after the sentence that introduces it. Sources
+ * are numbered 1, 2, … in the order shown.
  */
 export function extractiveAnswer(question: string, context: readonly ContextChunk[], options: ExtractiveOptions = {}): ExtractiveAnswer {
   const chinese = HAN.test(question);
-  const label = chinese
-    ? "摘录式回答（未配置语言模型）——最相关的段落："
-    : "Extractive answer (no language model configured) — the most relevant passages:";
   const none = chinese
     ? "摘录式回答（未配置语言模型）：所选知识库中没有与该问题相关的段落。"
     : "Extractive answer (no language model configured): no passage in the selected knowledge bases matches the question.";
+  const budget = options.budgetChars ?? (chinese ? 100 : 300);
 
-  const queryTerms = [...new Set(terms(question))];
-  const chunks = context.slice(0, options.maxChunks ?? 5);
-  const maxSentences = options.maxSentences ?? 5;
+  const analysis = analyseQuestion(question);
+  // The answer-type cue is one more thing to match, weighted by its rarity like a word.
+  const CUE = "\u0000cue";
+  const queryTerms = [...analysis.terms, ...(analysis.cue ? [CUE] : [])];
+  const holds = (bag: TermBag, t: string) => (t === CUE ? analysis.cue!.pattern.test(bag.normalized) : holdsTerm(bag, t));
 
-  type Candidate = { chunkIndex: number; order: number; text: string; terms: Set<string>; score: number };
-  const sentences: Omit<Candidate, "score">[] = [];
-  chunks.forEach((chunk, chunkIndex) => {
-    splitSentences(chunk.hit.chunk.text, chinese ? "zh" : "en").forEach((sentence, order) => {
-      const text = withoutMarkup(sentence.text);
-      // Headings, table rows and bare links say where an answer is, not what it is.
-      if (!text || STRUCTURAL_LINE.test(sentence.text)) return;
-      sentences.push({ chunkIndex, order, text, terms: new Set(terms(text).map(stem)) });
-    });
-  });
-  // A question word that every passage shares (often the product's own name) tells the sentences
-  // apart less than a rare one, so each term counts by its inverse frequency among the sentences.
+  const chunks = context.slice(0, options.maxChunks ?? context.length);
+  const unitsOf = chunks.map((chunk) =>
+    answerUnits(chunk.hit.chunk.text, {
+      locale: chinese ? "zh" : "en",
+      startsDocument: chunk.hit.chunk.index === 0 || chunk.hit.chunk.start === 0,
+      longSentenceChars: budget * 2,
+    }),
+  );
+  const candidates: Candidate[] = unitsOf.flatMap((list, chunkIndex) =>
+    list
+      .filter((u) => !u.fragment && u.kind !== "code")
+      .map((unit) => ({ chunkIndex, unit, bag: termBag(unit.text), chars: [...unit.text].length, score: 0 })),
+  );
   const weight = new Map(
     queryTerms.map((t) => {
-      const stemmed = stem(t);
-      const df = sentences.filter((s) => s.terms.has(stemmed) || (HAN.test(t) && s.text.includes(t))).length;
-      return [t, Math.log(1 + (sentences.length + 1) / (df + 0.5))];
+      const df = candidates.filter((c) => holds(c.bag, t)).length;
+      return [t, Math.log(1 + (candidates.length + 1) / (df + 0.5))];
     }),
   );
   const total = [...weight.values()].reduce((a, b) => a + b, 0) || 1;
-  const candidates: Candidate[] = [];
-  for (const sentence of sentences) {
-    const matched = queryTerms.filter((t) => sentence.terms.has(stem(t)) || (HAN.test(t) && sentence.text.includes(t)));
-    if (matched.length === 0) continue;
-    const coverage = matched.reduce((sum, t) => sum + (weight.get(t) ?? 0), 0) / total;
-    // Rank breaks near-ties; it never lifts a sentence that answers less of the question.
-    const rankWeight = 1 / (1 + sentence.chunkIndex);
-    candidates.push({ ...sentence, score: coverage * (1 + 0.1 * rankWeight) });
-  }
-  if (candidates.length === 0) return { text: none, found: false };
+  for (const c of candidates) c.score = queryTerms.filter((t) => holds(c.bag, t)).reduce((sum, t) => sum + weight.get(t)!, 0) / total;
 
-  // Sentences that answer far less of the question than the best one are padding, not support.
-  const best = Math.max(...candidates.map((c) => c.score));
-  const chosen = candidates
-    .filter((c) => c.score >= best * 0.3)
-    .sort((a, b) => b.score - a.score || a.chunkIndex - b.chunkIndex || a.order - b.order)
-    .slice(0, maxSentences)
-    .sort((a, b) => a.chunkIndex - b.chunkIndex || a.order - b.order);
+  const scored = candidates.filter((c) => c.score > 0);
+  if (scored.length === 0) return { text: none, found: false, sources: [] };
+  // Retrieval weighed each chunk's every word against the question; a sentence's overlap is a
+  // narrower view, so the answer opens in the highest-ranked document that has a matching
+  // sentence — with the best sentence of all that document's chunks, since the answer may sit in
+  // a neighbour of its best chunk.
+  const documentRank = new Map<string, number>();
+  for (const chunk of chunks) if (!documentRank.has(chunk.hit.chunk.documentId)) documentRank.set(chunk.hit.chunk.documentId, documentRank.size);
+  const rankOf = (c: Candidate) => documentRank.get(chunks[c.chunkIndex].hit.chunk.documentId)!;
+  const first = [...scored].sort((a, b) => rankOf(a) - rankOf(b) || b.score - a.score || a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order)[0];
 
-  const lines: string[] = [];
-  for (const chunkIndex of [...new Set(chosen.map((c) => c.chunkIndex))]) {
-    const marker = `[${chunks[chunkIndex].number}]`;
-    const sentences = chosen.filter((c) => c.chunkIndex === chunkIndex).map((c) => `${c.text}${chinese ? "" : " "}${marker}`);
-    lines.push(`- ${sentences.join(chinese ? "" : " ")}`);
+  // Further sentences come from the same document, which says more about the same subject; another
+  // document is quoted only for a part of the question the answer does not yet cover.
+  const chosen: Candidate[] = [first];
+  const covered = new Set(queryTerms.filter((t) => holds(first.bag, t)));
+  const newCoverage = (c: Candidate) => queryTerms.filter((t) => !covered.has(t) && holds(c.bag, t)).reduce((sum, t) => sum + weight.get(t)!, 0) / total;
+  let length = first.chars;
+  for (const next of scored.sort((a, b) => b.score - a.score || a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order)) {
+    if (chosen.length >= (options.maxSentences ?? 3)) break;
+    if (length + next.chars > budget || chosen.some((c) => repeats(c.unit.text, next.unit.text))) continue;
+    if (rankOf(next) !== rankOf(first) && newCoverage(next) < MIN_NEW_COVERAGE) continue;
+    chosen.push(next);
+    length += next.chars;
+    for (const t of queryTerms) if (holds(next.bag, t)) covered.add(t);
   }
-  return { text: `${label}\n\n${lines.join("\n")}`, found: true };
+  chosen.sort((a, b) => a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order);
+
+  const sources: ContextChunk[] = [];
+  const pieces: string[] = [];
+  for (const { chunkIndex, unit } of chosen) {
+    if (!sources.includes(chunks[chunkIndex])) sources.push(chunks[chunkIndex]);
+    const marker = `[${sources.indexOf(chunks[chunkIndex]) + 1}]`;
+    pieces.push(`${asSentence(unit, chinese)}${chinese ? "" : " "}${marker}`);
+    // A sentence that ends in a colon introduces what follows it: the code block after it, whole.
+    const following = unitsOf[chunkIndex][unit.order + 1];
+    if (/[:：]$/.test(unit.text) && following?.kind === "code" && !following.fragment) pieces.push(`\n\n${following.text}\n\n`);
+  }
+  const body = pieces.reduce((text, piece) => (!text || text.endsWith("\n") || piece.startsWith("\n") || chinese ? text + piece : `${text} ${piece}`), "");
+  return { text: `${EXTRACTIVE_NOTICES[chinese ? 1 : 0]}\n\n${body.trim()}`, found: true, sources };
 }
+
+/** A clause shown alone ends as a sentence does, not with the comma that led on to the next one. */
+function asSentence(unit: AnswerUnit, chinese: boolean): string {
+  if (unit.kind !== "clause" || /[。！？.!?]$/.test(unit.text)) return unit.text;
+  return unit.text.replace(/[，；、]+$/, "") + (chinese ? "。" : ".");
+}
+
+/** Whether one text says what the other already does: overlapping chunks repeat sentences, sometimes one inside another. */
+function repeats(a: string, b: string): boolean {
+  const x = normalise(a);
+  const y = normalise(b);
+  return x === y || x.includes(y) || y.includes(x);
+}
+
+function normalise(text: string): string {
+  return text.normalize("NFKC").toLowerCase().replace(/[\s\p{P}]+/gu, "");
+}
+

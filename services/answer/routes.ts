@@ -115,7 +115,16 @@ export function answerRoutes(deps: AnswerServiceDeps) {
         const settings = settingsOf(kbs, request.settings, 8);
         const events = answer(
           request.question,
-          { ...retrievalDeps(kbs, early), countTokens: deps.countTokens, chatModel: deps.chatModel, signal: context.signal },
+          {
+            ...retrievalDeps(kbs, early),
+            countTokens: deps.countTokens,
+            chatModel: deps.chatModel,
+            embedForSupport: async (texts) => {
+              const res = await deps.embedder.embed({ texts, kind: EmbeddingKind.DOCUMENT });
+              return res.vectors.map((v) => ({ vector: Float32Array.from(v.values), knownTokenShare: v.knownTokenShare }));
+            },
+            signal: context.signal,
+          },
           { retrieval: settings, contextTokenBudget: deps.contextTokenBudget },
         );
         for await (const event of events) yield toChatResponse(event, deps.chatModel?.name ?? "extractive");
@@ -169,6 +178,16 @@ function toChatResponse(event: AnswerEvent, model: string): ChatResponse {
             extractive: event.extractive,
             droppedMarkers: event.droppedMarkers,
             model,
+            resolvedMarkers: event.record.markers.resolved,
+            unsupportedMarkers: event.record.markers.unsupported,
+            citationChecks: event.citationChecks.map((c) => ({
+              marker: c.marker,
+              sentenceStart: c.sentenceStart,
+              sentenceEnd: c.sentenceEnd,
+              lexicalSupport: c.lexicalSupport,
+              embeddingSupport: c.embeddingSupport,
+              supported: c.supported,
+            })),
           },
         },
       });

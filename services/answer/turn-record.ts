@@ -1,14 +1,15 @@
 import type { HitExplain, RetrievalMode } from "../../lib/domain.ts";
 import type { ChatUsage } from "./chat-model.ts";
+import type { CitationCheck } from "./citation-verifier.ts";
 import type { ExclusionReason } from "./context-builder.ts";
 import type { RetrievalSettings } from "./retrieval-stage.ts";
 
 /**
- * The stages an answer can go through, in order. Only retrieve, build-context and generate or
- * extract run today; the others name the places query rewriting, HyDE, multi-query retrieval and
+ * The stages an answer can go through, in order. Only retrieve, build-context, generate or
+ * extract, and verify (the citation check) run today; the others name the places query rewriting, HyDE, multi-query retrieval and
  * reranking slot in, so the record and a retrieval debugger already have a word for them.
  */
-export type StageName = "rewrite" | "hyde" | "multi-query" | "retrieve" | "rerank" | "build-context" | "generate" | "extract";
+export type StageName = "rewrite" | "hyde" | "multi-query" | "retrieve" | "rerank" | "build-context" | "generate" | "extract" | "verify";
 
 export interface StageRun {
   stage: StageName;
@@ -63,7 +64,13 @@ export interface TurnRecord {
     used: number[];
     /** Numbers the model wrote that were not in the context, removed from the text (one entry per occurrence). */
     dropped: number[];
+    /** Marker occurrences left in the answer, each pointing at a context chunk. */
+    resolved: number;
+    /** Of those, the ones whose sentence their chunk does not support. */
+    unsupported: number;
   };
+  /** The check of each resolved marker, in answer order (see citation-verifier.ts). */
+  citationChecks: CitationCheck[];
   /** The chat model's name, or "extractive" when no model is configured. */
   model: string;
   usage: ChatUsage | null;

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/answer/v1/answer.proto.
  */
 export const file_quarry_answer_v1_answer: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvYW5zd2VyL3YxL2Fuc3dlci5wcm90bxIQcXVhcnJ5LmFuc3dlci52MSJ6ChFSZXRyaWV2YWxTZXR0aW5ncxItCgRtb2RlGAEgASgOMh8ucXVhcnJ5LmNvbW1vbi52MS5SZXRyaWV2YWxNb2RlEg0KBXRvcF9rGAIgASgNEhEKCW1pbl9zY29yZRgDIAEoARIUCgxkb2N1bWVudF9pZHMYBCADKAkicwoPUmV0cmlldmVSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEhoKEmtub3dsZWRnZV9iYXNlX2lkcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MiYgoQUmV0cmlldmVSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSEAoIZW1iZWRfbXMYAiABKAESEQoJc2VhcmNoX21zGAMgASgBInIKC0NoYXRSZXF1ZXN0EhAKCHF1ZXN0aW9uGAEgASgJEhoKEmtub3dsZWRnZV9iYXNlX2lkcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MiOAoKQ2hhdFN0YXR1cxIqCgVzdGFnZRgBIAEoDjIbLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdFN0YWdlIh0KDUNoYXRUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSKeAQoQUmV0cmlldmFsU3VtbWFyeRItCgRtb2RlGAEgASgOMh8ucXVhcnJ5LmNvbW1vbi52MS5SZXRyaWV2YWxNb2RlEhcKD2hpdHNfY29uc2lkZXJlZBgCIAEoDRIZChFjaHVua3NfaW5fY29udGV4dBgDIAEoDRIRCgl0b3Bfc2NvcmUYBCABKAESFAoMcmV0cmlldmFsX21zGAUgASgBIqYBCglDaGF0RmluYWwSJgoFdXNhZ2UYASABKAsyFy5xdWFycnkuY29tbW9uLnYxLlVzYWdlEjUKCXJldHJpZXZhbBgCIAEoCzIiLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU3VtbWFyeRISCgpleHRyYWN0aXZlGAMgASgIEhcKD2Ryb3BwZWRfbWFya2VycxgEIAEoDRINCgVtb2RlbBgFIAEoCSLWAQoMQ2hhdFJlc3BvbnNlEi4KBnN0YXR1cxgBIAEoCzIcLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdFN0YXR1c0gAEi8KBHRleHQYAiABKAsyHy5xdWFycnkuYW5zd2VyLnYxLkNoYXRUZXh0RGVsdGFIABIuCghjaXRhdGlvbhgDIAEoCzIaLnF1YXJyeS5jb21tb24udjEuQ2l0YXRpb25IABIsCgVmaW5hbBgEIAEoCzIbLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdEZpbmFsSABCBwoFZXZlbnQqXQoJQ2hhdFN0YWdlEhoKFkNIQVRfU1RBR0VfVU5TUEVDSUZJRUQQABIZChVDSEFUX1NUQUdFX1JFVFJJRVZJTkcQARIZChVDSEFUX1NUQUdFX0dFTkVSQVRJTkcQAjKrAQoNQW5zd2VyU2VydmljZRJRCghSZXRyaWV2ZRIhLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmVSZXF1ZXN0GiIucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2ZVJlc3BvbnNlEkcKBENoYXQSHS5xdWFycnkuYW5zd2VyLnYxLkNoYXRSZXF1ZXN0Gh4ucXVhcnJ5LmFuc3dlci52MS5DaGF0UmVzcG9uc2UwAWIGcHJvdG8z", [file_quarry_common_v1_common]);
+  fileDesc("Ch1xdWFycnkvYW5zd2VyL3YxL2Fuc3dlci5wcm90bxIQcXVhcnJ5LmFuc3dlci52MSJ6ChFSZXRyaWV2YWxTZXR0aW5ncxItCgRtb2RlGAEgASgOMh8ucXVhcnJ5LmNvbW1vbi52MS5SZXRyaWV2YWxNb2RlEg0KBXRvcF9rGAIgASgNEhEKCW1pbl9zY29yZRgDIAEoARIUCgxkb2N1bWVudF9pZHMYBCADKAkicwoPUmV0cmlldmVSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEhoKEmtub3dsZWRnZV9iYXNlX2lkcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MiYgoQUmV0cmlldmVSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSEAoIZW1iZWRfbXMYAiABKAESEQoJc2VhcmNoX21zGAMgASgBInIKC0NoYXRSZXF1ZXN0EhAKCHF1ZXN0aW9uGAEgASgJEhoKEmtub3dsZWRnZV9iYXNlX2lkcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MiOAoKQ2hhdFN0YXR1cxIqCgVzdGFnZRgBIAEoDjIbLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdFN0YWdlIh0KDUNoYXRUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSKeAQoQUmV0cmlldmFsU3VtbWFyeRItCgRtb2RlGAEgASgOMh8ucXVhcnJ5LmNvbW1vbi52MS5SZXRyaWV2YWxNb2RlEhcKD2hpdHNfY29uc2lkZXJlZBgCIAEoDRIZChFjaHVua3NfaW5fY29udGV4dBgDIAEoDRIRCgl0b3Bfc2NvcmUYBCABKAESFAoMcmV0cmlldmFsX21zGAUgASgBIpcCCglDaGF0RmluYWwSJgoFdXNhZ2UYASABKAsyFy5xdWFycnkuY29tbW9uLnYxLlVzYWdlEjUKCXJldHJpZXZhbBgCIAEoCzIiLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU3VtbWFyeRISCgpleHRyYWN0aXZlGAMgASgIEhcKD2Ryb3BwZWRfbWFya2VycxgEIAEoDRINCgVtb2RlbBgFIAEoCRIYChByZXNvbHZlZF9tYXJrZXJzGAYgASgNEhsKE3Vuc3VwcG9ydGVkX21hcmtlcnMYByABKA0SOAoPY2l0YXRpb25fY2hlY2tzGAggAygLMh8ucXVhcnJ5LmFuc3dlci52MS5DaXRhdGlvbkNoZWNrIq8BCg1DaXRhdGlvbkNoZWNrEg4KBm1hcmtlchgBIAEoDRIWCg5zZW50ZW5jZV9zdGFydBgCIAEoDRIUCgxzZW50ZW5jZV9lbmQYAyABKA0SFwoPbGV4aWNhbF9zdXBwb3J0GAQgASgBEh4KEWVtYmVkZGluZ19zdXBwb3J0GAUgASgBSACIAQESEQoJc3VwcG9ydGVkGAYgASgIQhQKEl9lbWJlZGRpbmdfc3VwcG9ydCLWAQoMQ2hhdFJlc3BvbnNlEi4KBnN0YXR1cxgBIAEoCzIcLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdFN0YXR1c0gAEi8KBHRleHQYAiABKAsyHy5xdWFycnkuYW5zd2VyLnYxLkNoYXRUZXh0RGVsdGFIABIuCghjaXRhdGlvbhgDIAEoCzIaLnF1YXJyeS5jb21tb24udjEuQ2l0YXRpb25IABIsCgVmaW5hbBgEIAEoCzIbLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdEZpbmFsSABCBwoFZXZlbnQqXQoJQ2hhdFN0YWdlEhoKFkNIQVRfU1RBR0VfVU5TUEVDSUZJRUQQABIZChVDSEFUX1NUQUdFX1JFVFJJRVZJTkcQARIZChVDSEFUX1NUQUdFX0dFTkVSQVRJTkcQAjKrAQoNQW5zd2VyU2VydmljZRJRCghSZXRyaWV2ZRIhLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmVSZXF1ZXN0GiIucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2ZVJlc3BvbnNlEkcKBENoYXQSHS5xdWFycnkuYW5zd2VyLnYxLkNoYXRSZXF1ZXN0Gh4ucXVhcnJ5LmFuc3dlci52MS5DaGF0UmVzcG9uc2UwAWIGcHJvdG8z", [file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.answer.v1.RetrievalSettings
@@ -234,6 +234,27 @@ export type ChatFinal = Message<"quarry.answer.v1.ChatFinal"> & {
    * @generated from field: string model = 5;
    */
   model: string;
+
+  /**
+   * Marker occurrences left in the answer, each pointing at a context chunk.
+   *
+   * @generated from field: uint32 resolved_markers = 6;
+   */
+  resolvedMarkers: number;
+
+  /**
+   * Of those, the ones whose sentence the cited chunk does not support (see CitationCheck).
+   *
+   * @generated from field: uint32 unsupported_markers = 7;
+   */
+  unsupportedMarkers: number;
+
+  /**
+   * One check per resolved marker occurrence, in the order they appear in the answer.
+   *
+   * @generated from field: repeated quarry.answer.v1.CitationCheck citation_checks = 8;
+   */
+  citationChecks: CitationCheck[];
 };
 
 /**
@@ -242,6 +263,61 @@ export type ChatFinal = Message<"quarry.answer.v1.ChatFinal"> & {
  */
 export const ChatFinalSchema: GenMessage<ChatFinal> = /*@__PURE__*/
   messageDesc(file_quarry_answer_v1_answer, 7);
+
+/**
+ * Whether the sentence a marker stands after is supported by the chunk it cites. Supported means
+ * lexical_support >= 0.5, or embedding_support >= 0.6 when the embedder could read the sentence
+ * (docs/EVALUATION.md, "Citation verification").
+ *
+ * @generated from message quarry.answer.v1.CitationCheck
+ */
+export type CitationCheck = Message<"quarry.answer.v1.CitationCheck"> & {
+  /**
+   * The n of the [n] marker.
+   *
+   * @generated from field: uint32 marker = 1;
+   */
+  marker: number;
+
+  /**
+   * [start, end) UTF-16 offsets of the cited sentence in the answer text as streamed.
+   *
+   * @generated from field: uint32 sentence_start = 2;
+   */
+  sentenceStart: number;
+
+  /**
+   * @generated from field: uint32 sentence_end = 3;
+   */
+  sentenceEnd: number;
+
+  /**
+   * Share of the sentence's content words found in the chunk, 0..1.
+   *
+   * @generated from field: double lexical_support = 4;
+   */
+  lexicalSupport: number;
+
+  /**
+   * Best cosine similarity between the sentence and one of the chunk's sentences; unset when not
+   * computed (lexical support sufficed, no embedder, or the embedder cannot read the language).
+   *
+   * @generated from field: optional double embedding_support = 5;
+   */
+  embeddingSupport?: number | undefined;
+
+  /**
+   * @generated from field: bool supported = 6;
+   */
+  supported: boolean;
+};
+
+/**
+ * Describes the message quarry.answer.v1.CitationCheck.
+ * Use `create(CitationCheckSchema)` to create a new message.
+ */
+export const CitationCheckSchema: GenMessage<CitationCheck> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 8);
 
 /**
  * @generated from message quarry.answer.v1.ChatResponse
@@ -282,7 +358,7 @@ export type ChatResponse = Message<"quarry.answer.v1.ChatResponse"> & {
  * Use `create(ChatResponseSchema)` to create a new message.
  */
 export const ChatResponseSchema: GenMessage<ChatResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 8);
+  messageDesc(file_quarry_answer_v1_answer, 9);
 
 /**
  * @generated from enum quarry.answer.v1.ChatStage

@@ -1,0 +1,164 @@
+// `quarry eval-answers`: measures the answers themselves on a BEIR-format folder with answers.jsonl.
+// The corpus is ingested once through the real pipeline (as `quarry eval` does), then every query
+// goes through Chat once per answerer: the extractive one always, and the configured chat model
+// when OPENAI_BASE_URL is set — a second embedded Quarry on the same data dir, so the corpus is not
+// ingested twice.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import type { Command } from "commander";
+import { gatewayClient } from "../cli/gateway-client.ts";
+import { ConfigError, type Env } from "../lib/config.ts";
+import { InvalidInputError } from "../lib/errors.ts";
+import { createLogger, type Logger } from "../lib/logger.ts";
+import { EXTRACTIVE_NOTICES } from "../services/answer/extractive-answerer.ts";
+import { summarizeAnswers, type AnswerMetrics } from "./answer-metrics.ts";
+import { loadBeirDataset, readAnswers, type BeirDocument } from "./beir-dataset.ts";
+import { positiveInt, progress } from "./eval-command.ts";
+import { machineInfo } from "./report.ts";
+import { runAnswers } from "./run-answers.ts";
+import { ingestCorpus, startEvalTarget, type EvalTarget } from "./run-eval.ts";
+
+export interface EvalAnswersOptions {
+  dataset: string;
+  limitQueries?: number;
+  json?: boolean;
+  concurrency?: number;
+}
+
+export interface EvalAnswersIo {
+  out: NodeJS.WritableStream;
+  err: NodeJS.WritableStream;
+  env: Env;
+  logger?: Logger;
+}
+
+export interface AnswererResult extends AnswerMetrics {
+  answerer: string;
+  refused: number;
+}
+
+const CHAT_MODEL_VARIABLES = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "QUARRY_CHAT_MODEL"];
+
+/** The environments to answer with: extractive (no chat model), then the chat model when one is configured. */
+export function answererEnvs(env: Env): Env[] {
+  const extractive: Env = { ...env };
+  for (const name of CHAT_MODEL_VARIABLES) delete extractive[name];
+  if (!env.OPENAI_BASE_URL?.trim()) return [extractive];
+  if (!env.QUARRY_CHAT_MODEL?.trim()) throw new ConfigError("OPENAI_BASE_URL is set but QUARRY_CHAT_MODEL is not: name the chat model to evaluate");
+  return [extractive, env];
+}
+
+export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswersIo): Promise<AnswererResult[]> {
+  const { out, err, env } = io;
+  const logger = io.logger ?? createLogger("eval-answers", env.QUARRY_LOG_LEVEL ?? "warn");
+  const dir = resolve(options.dataset);
+  const golds = await readAnswers(dir);
+  const dataset = await loadBeirDataset(dir);
+  let queries = dataset.queries.filter((q) => golds.has(q.id));
+  if (options.limitQueries !== undefined) queries = queries.slice(0, options.limitQueries);
+  if (queries.length === 0) throw new InvalidInputError(`${dir}: no judged query has an answer in answers.jsonl`);
+  const envs = answererEnvs(env);
+  const name = basename(dir);
+  err.write(`${name}: ${queries.length} queries with gold answers, ingesting ${dataset.corpus.length} documents, ${envs.length} answerer(s)\n`);
+
+  const dataDir = await mkdtemp(join(tmpdir(), "quarry-eval-answers-"));
+  const knowledgeBase = `answers-${name.replace(/[^A-Za-z0-9_-]/g, "-")}-${randomBytes(3).toString("hex")}`;
+  const results: AnswererResult[] = [];
+  let docs: Map<string, BeirDocument> | undefined;
+  try {
+    for (const answererEnv of envs) {
+      const target: EvalTarget = await startEvalTarget("embedded", answererEnv, logger, { dataDir });
+      try {
+        const client = gatewayClient(target.url);
+        if (!docs) {
+          const uploaded = progress(err, "upload");
+          const ingested = progress(err, "ingest");
+          const ingest = await ingestCorpus(client, knowledgeBase, dataset.corpus, {
+            concurrency: options.concurrency,
+            onProgress: (done, total, phase) => (phase === "upload" ? uploaded : ingested)(done, total),
+          });
+          err.write(`ingest: ${ingest.documents} documents, ${ingest.chunks} chunks in ${ingest.seconds.toFixed(1)} s\n`);
+          if (ingest.failed.length > 0) err.write(`ingest: ${ingest.failed.length} documents failed, e.g. ${ingest.failed[0].beirId}: ${ingest.failed[0].error}\n`);
+          const byBeirId = new Map(dataset.corpus.map((d) => [d.id, d]));
+          docs = new Map([...ingest.beirIdOf].map(([documentId, beirId]) => [documentId, byBeirId.get(beirId)!]));
+        }
+        const run = await runAnswers(client, knowledgeBase, queries, docs, progress(err, "answers"));
+        if (run.refused.length) err.write(`${run.answerer}: ${run.refused.length} queries refused as invalid (e.g. ${run.refused[0]}), scored as unanswered\n`);
+        const metrics = summarizeAnswers(
+          queries.map((q) => ({ answered: run.answered.get(q.id)!, golds: golds.get(q.id)! })),
+          EXTRACTIVE_NOTICES,
+        );
+        const result: AnswererResult = { answerer: run.answerer, refused: run.refused.length, ...metrics };
+        results.push(result);
+        if (options.json) out.write(answerJsonLine(result, name) + "\n");
+      } finally {
+        await target.stop();
+      }
+    }
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  if (!options.json) out.write(formatAnswerTable(results, name, queries.length));
+  return results;
+}
+
+/** One JSON object per answerer, snake_case like `quarry eval`'s lines; numbers unrounded. */
+export function answerJsonLine(r: AnswererResult, dataset: string): string {
+  const machine = machineInfo();
+  return JSON.stringify({
+    dataset,
+    answerer: r.answerer,
+    queries: r.queries,
+    answer_hit_rate: r.answerHitRate,
+    answer_f1: r.answerF1,
+    median_answer_chars: r.medianAnswerChars,
+    citation_hit_rate: r.citationHitRate,
+    unsupported_citation_rate: r.unsupportedCitationRate,
+    p50_first_token_ms: r.p50FirstTokenMs,
+    p50_total_ms: r.p50TotalMs,
+    refused: r.refused,
+    cpus: machine.cpus,
+    memory_gib: machine.memoryGiB,
+  });
+}
+
+export function formatAnswerTable(results: readonly AnswererResult[], dataset: string, queries: number): string {
+  const machine = machineInfo();
+  const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
+  const header = ["answerer", "hit rate", "F1", "median chars", "citation hit", "unsupported", "p50 first ms", "p50 total ms"];
+  const rows = results.map((r) => [
+    r.answerer,
+    fixed(r.answerHitRate, 4),
+    fixed(r.answerF1, 4),
+    fixed(r.medianAnswerChars, 0),
+    fixed(r.citationHitRate, 4),
+    fixed(r.unsupportedCitationRate, 4),
+    fixed(r.p50FirstTokenMs, 1),
+    fixed(r.p50TotalMs, 1),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  const render = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  return [
+    `quarry eval-answers — ${dataset}: ${queries} queries with gold answers`,
+    `machine: ${machine.cpus} cpus (${machine.cpuModel}), ${machine.memoryGiB} GiB memory, node ${machine.node}`,
+    "",
+    render(header),
+    widths.map((w) => "-".repeat(w)).join("  "),
+    ...rows.map(render),
+  ].join("\n") + "\n";
+}
+
+export function registerEvalAnswersCommand(program: Command): void {
+  program
+    .command("eval-answers")
+    .description("measure answers (gold-answer hit rate, CMRC F1, length, citation hits, latency) on a BEIR-format dataset with answers.jsonl")
+    .requiredOption("--dataset <dir>", "folder with corpus.jsonl, queries.jsonl, qrels/test.tsv and answers.jsonl")
+    .option("--limit-queries <n>", "evaluate the first n queries that have gold answers", positiveInt("--limit-queries"))
+    .option("--json", "one JSON object per answerer on stdout")
+    .option("--concurrency <n>", "uploads in flight", positiveInt("--concurrency"), 8)
+    .action(async (options: EvalAnswersOptions) => {
+      await runEvalAnswers(options, { out: process.stdout, err: process.stderr, env: { ...process.env } });
+    });
+}

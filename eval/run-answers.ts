@@ -1,0 +1,72 @@
+// Asks each query through the Chat RPC, as a user's client would, and keeps what answer metrics
+// need: the streamed text, the chunks it cites, the citation checks of the final event, timings.
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { QuarryClient } from "../cli/gateway-client.ts";
+import type { BeirDocument, BeirQuery } from "./beir-dataset.ts";
+import type { AnsweredQuery } from "./answer-metrics.ts";
+import { documentText } from "./run-eval.ts";
+
+export interface AnswerRun {
+  /** The answerer as the final event names it: "extractive" or the chat model's name. */
+  answerer: string;
+  answered: Map<string, AnsweredQuery>;
+  /** Queries Quarry refused as invalid (e.g. empty); they count as answers without text. */
+  refused: string[];
+}
+
+/**
+ * The text of a cited chunk, cut from the uploaded document at the citation's offsets (Markdown is
+ * parsed to itself, so offsets into the parsed text are offsets into the upload). The snippet is
+ * only the chunk's start, so it could miss an answer further in.
+ */
+export function citedText(citation: { documentId: string; startOffset: number; endOffset: number; snippet: string }, docs: ReadonlyMap<string, BeirDocument>): string {
+  const doc = docs.get(citation.documentId);
+  return doc ? documentText(doc).slice(citation.startOffset, citation.endOffset) : citation.snippet;
+}
+
+export async function runAnswers(
+  client: QuarryClient,
+  knowledgeBase: string,
+  queries: readonly BeirQuery[],
+  /** Quarry document id → the corpus document uploaded as it. */
+  docs: ReadonlyMap<string, BeirDocument>,
+  onProgress?: (done: number, total: number) => void,
+): Promise<AnswerRun> {
+  let answerer = "";
+  const ask = async (question: string): Promise<AnsweredQuery> => {
+    const started = performance.now();
+    const answered: AnsweredQuery = { text: "", citedChunkTexts: [], resolvedMarkers: 0, unsupportedMarkers: 0, firstTokenMs: Number.NaN, totalMs: 0 };
+    for await (const { event } of client.chat({ question, knowledgeBases: [knowledgeBase] })) {
+      const e = event?.event;
+      if (e?.case === "text" && e.value.text) {
+        if (!answered.text) answered.firstTokenMs = performance.now() - started;
+        answered.text += e.value.text;
+      } else if (e?.case === "citation") {
+        answered.citedChunkTexts.push(citedText(e.value, docs));
+      } else if (e?.case === "final") {
+        answered.resolvedMarkers = e.value.resolvedMarkers;
+        answered.unsupportedMarkers = e.value.unsupportedMarkers;
+        answerer = e.value.extractive ? "extractive" : e.value.model;
+      }
+    }
+    answered.totalMs = performance.now() - started;
+    return answered;
+  };
+
+  // One untimed question first: the first turn loads the segmenter and the model session.
+  if (queries.length > 0) await ask(queries[0].text).catch(() => {});
+  const answered = new Map<string, AnsweredQuery>();
+  const refused: string[] = [];
+  for (const [i, query] of queries.entries()) {
+    try {
+      answered.set(query.id, await ask(query.text));
+    } catch (error) {
+      // CMRC 2018 has empty questions; Quarry refuses them, and they score as unanswered.
+      if (!(error instanceof ConnectError && error.code === Code.InvalidArgument)) throw error;
+      refused.push(query.id);
+      answered.set(query.id, { text: "", citedChunkTexts: [], resolvedMarkers: 0, unsupportedMarkers: 0, firstTokenMs: Number.NaN, totalMs: Number.NaN });
+    }
+    onProgress?.(i + 1, queries.length);
+  }
+  return { answerer, answered, refused };
+}

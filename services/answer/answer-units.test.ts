@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { answerUnits, splitSentences } from "./answer-units.ts";
+
+describe("splitSentences", () => {
+  it("splits on Chinese full stops and on line breaks", () => {
+    expect(splitSentences("第一句。第二句！第三句？\n标题\n最后", "zh").map((s) => s.text)).toEqual(["第一句。", "第二句！", "第三句？", "标题", "最后"]);
+  });
+
+  it("joins English lines wrapped inside a paragraph, but not list items", () => {
+    const text = "Citations are mapped,\nnot trusted. Markers\nare checked.\n- a list item\n- another";
+    expect(splitSentences(text, "en").map((s) => s.text)).toEqual(["Citations are mapped, not trusted.", "Markers are checked.", "- a list item", "- another"]);
+  });
+
+  it("keeps offsets into the original text", () => {
+    const text = "One. Two.\nThree.";
+    for (const s of splitSentences(text, "en")) expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);
+  });
+});
+
+describe("answerUnits", () => {
+  const options = { locale: "en", startsDocument: false, longSentenceChars: 200 };
+
+  it("marks the pieces a chunk's edges cut as fragments", () => {
+    const units = answerUnits("- , so the cache is reused. The engines start. They then wait for", options);
+    expect(units.map((u) => [u.text, u.fragment])).toEqual([
+      [", so the cache is reused.", true],
+      ["The engines start.", false],
+      ["They then wait for", true],
+    ]);
+    // At the document's start the first sentence is whole, lower case or not.
+    expect(answerUnits("iOS apps sync nightly.", { ...options, startsDocument: true })[0].fragment).toBe(false);
+  });
+
+  it("keeps list items and headings apart: items are whole, headings are not units", () => {
+    const units = answerUnits("## Setup\n- install the engines\n- start Quarry", options);
+    expect(units.map((u) => [u.text, u.fragment])).toEqual([
+      ["install the engines", false],
+      ["start Quarry", false],
+    ]);
+  });
+
+  it("keeps a fenced code block whole, and marks one the chunk cut off", () => {
+    const units = answerUnits("Run:\n\n```sh\nnpm ci\nnpm test\n```\n\nDone. Next:\n\n```sh\nnpm st", options);
+    expect(units.map((u) => [u.kind, u.fragment])).toEqual([
+      ["sentence", false],
+      ["code", false],
+      ["sentence", false],
+      ["sentence", false],
+      ["code", true],
+    ]);
+    expect(units[1].text).toBe("```sh\nnpm ci\nnpm test\n```");
+  });
+
+  it("cuts a long Chinese sentence at its clauses", () => {
+    const long = "本作以三大故事为主轴，分别是以武田信玄等人为主的关东三国志，织田信长等人为主的战国三杰，丰富游戏内的剧情。";
+    const units = answerUnits(long, { locale: "zh", startsDocument: true, longSentenceChars: 20 });
+    expect(units.map((u) => u.text)).toEqual(["本作以三大故事为主轴，", "分别是以武田信玄等人为主的关东三国志，", "织田信长等人为主的战国三杰，", "丰富游戏内的剧情。"]);
+    expect(units.every((u) => u.kind === "clause" && u.sentence === 0)).toBe(true);
+  });
+});

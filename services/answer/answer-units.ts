@@ -1,0 +1,126 @@
+// The pieces an extractive answer can be made of: a chunk's whole sentences, the clauses of its
+// long Chinese sentences, and its fenced code blocks kept whole. Pieces the chunk's edge cut in
+// half are marked, so an answer never starts mid-sentence ("- , so engines.sh fetch ...").
+
+export interface AnswerUnit {
+  /** As shown: Markdown emphasis and bullets removed from prose; code verbatim, fences included. */
+  text: string;
+  kind: "sentence" | "clause" | "code";
+  /** Position in the chunk, counting every unit. */
+  order: number;
+  /** Which sentence of the chunk it belongs to; a long sentence's clauses share one. */
+  sentence: number;
+  /** Cut by the chunk's start or end, so not a whole sentence or clause: never shown. */
+  fragment: boolean;
+}
+
+export interface UnitOptions {
+  locale: string;
+  /** False when the chunk begins inside its document, so its first sentence may be the overlap's tail. */
+  startsDocument: boolean;
+  /**
+   * Chinese sentences longer than this many characters are split at their clauses (，；): a
+   * Chinese sentence can run a whole paragraph, and its clauses often each state one fact.
+   */
+  longSentenceChars: number;
+}
+
+const HAN = /\p{Script=Han}/u;
+const FENCE = /^(```|~~~)[^\n]*\n[\s\S]*?\n\1[^\n]*$/gm;
+const OPEN_FENCE = /^(```|~~~)/m;
+// Headings, table rows and bare images say where an answer is, not what it is.
+const STRUCTURAL_LINE = /^\s*(#{1,6}\s|\||!\[)/;
+const LIST_ITEM = /^\s*([-*+]|\d+\.)\s+/;
+// A sentence cut by the chunk's start begins in lower case or with punctuation that continues one.
+const CONTINUATION = /^[\p{Ll},，;；:：.。!！?？)\]）】」』、…]/u;
+// A sentence ends with terminal punctuation, possibly followed by a closing quote or bracket.
+const TERMINAL = /[.!?。！？;；:：…]["'”’)\]）】」』]*$/u;
+const CLAUSE = /[^，；]+[，；]*/g;
+
+/** Markdown emphasis, code ticks and list bullets removed, so the sentence reads as prose. */
+export function withoutMarkup(text: string): string {
+  return text.replace(LIST_ITEM, "").replace(/\*\*|__|`/g, "").replace(/\s+/g, " ").trim();
+}
+
+/** Sentences with their offsets; 。！？ end sentences too, and line breaks always do (lists, headings). */
+export function splitSentences(text: string, locale: string): { text: string; start: number }[] {
+  const segmenter = new Intl.Segmenter(locale, { granularity: "sentence" });
+  const out: { text: string; start: number }[] = [];
+  let lineStart = 0;
+  // A line break inside an English paragraph is only wrapping: it becomes a space (same length, so
+  // offsets hold). Breaks after Chinese text (which is not wrapped by hand) and before blank lines,
+  // list items, headings and table rows stay sentence ends.
+  const unwrapped = text.replace(/([^\n\p{Script=Han}。！？；：])\n(?=[^\n])(?!\s*([-*+]\s|\d+\.\s|#|\||```))/gu, "$1 ");
+  for (const line of unwrapped.split("\n")) {
+    for (const s of segmenter.segment(line)) {
+      const trimmed = s.segment.trim();
+      if (trimmed) out.push({ text: trimmed, start: lineStart + s.index });
+    }
+    lineStart += line.length + 1;
+  }
+  return out;
+}
+
+/** The chunk cut into prose and fenced code, in order; a fence the chunk's end cut off is code too. */
+function blocks(text: string): { code: boolean; text: string; start: number; closed: boolean }[] {
+  const out: { code: boolean; text: string; start: number; closed: boolean }[] = [];
+  let at = 0;
+  const prose = (end: number) => {
+    const part = text.slice(at, end);
+    const open = OPEN_FENCE.exec(part);
+    if (open) {
+      if (open.index > 0) out.push({ code: false, text: part.slice(0, open.index), start: at, closed: true });
+      out.push({ code: true, text: part.slice(open.index), start: at + open.index, closed: false });
+    } else if (part.trim()) out.push({ code: false, text: part, start: at, closed: true });
+  };
+  for (const match of text.matchAll(FENCE)) {
+    prose(match.index);
+    out.push({ code: true, text: match[0], start: match.index, closed: true });
+    at = match.index + match[0].length;
+  }
+  prose(text.length);
+  return out;
+}
+
+/** A chunk's units in order, with the ones its edges cut marked as fragments. */
+export function answerUnits(chunkText: string, options: UnitOptions): AnswerUnit[] {
+  const units: AnswerUnit[] = [];
+  let sentence = 0;
+  const parts = blocks(chunkText);
+  parts.forEach((part, partIndex) => {
+    const first = partIndex === 0;
+    const last = partIndex === parts.length - 1;
+    if (part.code) {
+      // A code block the chunk cut is no use to copy from: half a command is worse than none.
+      units.push({ text: part.text.trim(), kind: "code", order: units.length, sentence: sentence++, fragment: !part.closed });
+      return;
+    }
+    const sentences = splitSentences(part.text, options.locale);
+    sentences.forEach((s, i) => {
+      if (STRUCTURAL_LINE.test(s.text)) return;
+      const text = withoutMarkup(s.text);
+      if (!text) return;
+      const atChunkStart = first && i === 0 && part.start + s.start === leadingSpace(chunkText);
+      const atChunkEnd = last && i === sentences.length - 1;
+      // The chunk's first sentence is whole if the chunk opens its document, or visibly starts one;
+      // its last one is whole if it ends as a sentence does, or is a list item or line of its own.
+      const cutAtStart = atChunkStart && !options.startsDocument && CONTINUATION.test(text);
+      const cutAtEnd = atChunkEnd && !TERMINAL.test(text) && !LIST_ITEM.test(s.text);
+      const index = sentence++;
+      if (HAN.test(text) && [...text].length > options.longSentenceChars) {
+        const clauses = text.match(CLAUSE) ?? [text];
+        clauses.forEach((clause, c) => {
+          const fragment = (c === 0 && cutAtStart) || (c === clauses.length - 1 && cutAtEnd && !/[，；]$/.test(clause));
+          units.push({ text: clause.trim(), kind: "clause", order: units.length, sentence: index, fragment });
+        });
+      } else {
+        units.push({ text, kind: "sentence", order: units.length, sentence: index, fragment: cutAtStart || cutAtEnd });
+      }
+    });
+  });
+  return units;
+}
+
+function leadingSpace(text: string): number {
+  return text.length - text.trimStart().length;
+}

@@ -1,0 +1,53 @@
+// The content words of a question or a passage, for matching them lexically: the extractive
+// answerer scores sentences with them and the citation verifier measures support with them.
+import { Jieba } from "@node-rs/jieba";
+import { dict } from "@node-rs/jieba/dict.js";
+
+export const HAN = /\p{Script=Han}/u;
+
+// Function words carry no topic; matching them would rank every sentence alike.
+const STOPWORDS = new Set(
+  (
+    "a an and are as at be by can could did do does for from has have how i if in is it its me my of on or our should so " +
+    "than that the their them then there these this those to was we were what when where which who why will with would you your " +
+    "的 了 是 吗 呢 吧 啊 在 和 与 及 或 我 我们 你 你们 他 她 它 什么 怎么 怎样 如何 为什么 哪 哪里 哪些 多少 吗 请 请问 能 可以 会 要 有 没有 一个 这 那 这个 那个 就 都 也 还 把 被 对 从 到"
+  ).split(" "),
+);
+
+let jieba: Jieba | undefined;
+/** Loaded on first use (≈0.2 s): only turns that match text lexically need it. */
+function segmenter(): Jieba {
+  jieba ??= Jieba.withDict(dict);
+  return jieba;
+}
+
+/** Content words of a text, lowercased; jieba splits Chinese into words and leaves other scripts' words whole. */
+export function terms(text: string): string[] {
+  return segmenter()
+    .cutForSearch(text.normalize("NFKC").toLowerCase(), true)
+    .filter((t) => /[\p{L}\p{N}]/u.test(t) && !STOPWORDS.has(t) && (t.length > 1 || HAN.test(t) || /\p{N}/u.test(t)));
+}
+
+/** English plural and verb endings folded ("citations" finds "citation"); other scripts unchanged. */
+export function stem(term: string): string {
+  if (!/^[a-z]+$/.test(term) || term.length <= 4) return term;
+  return term.replace(/(ies)$/, "y").replace(/(sses)$/, "ss").replace(/([^s])s$/, "$1").replace(/(ing|ed)$/, "");
+}
+
+/** A text's terms, stemmed, with its normalised form for substring tests of Chinese words. */
+export interface TermBag {
+  terms: Set<string>;
+  normalized: string;
+}
+
+export function termBag(text: string): TermBag {
+  return { terms: new Set(terms(text).map(stem)), normalized: text.normalize("NFKC").toLowerCase() };
+}
+
+/**
+ * Whether a text holds a term. Chinese words are also found inside longer words ("重置" in
+ * "重置链接"), because jieba may segment the same characters differently in another sentence.
+ */
+export function holds(bag: TermBag, term: string): boolean {
+  return bag.terms.has(stem(term)) || (HAN.test(term) && bag.normalized.includes(term));
+}
