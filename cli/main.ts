@@ -8,6 +8,7 @@ import { ask, ingest, search } from "./commands.ts";
 import { gatewayClient } from "./gateway-client.ts";
 import { registerEvalCommand } from "../eval/eval-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";
+import { registerModelsCommand } from "./models-command.ts";
 
 // `quarry ask … | head` closes the pipe early; that is the reader's choice, not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
@@ -46,11 +47,13 @@ kb.command("create")
   .option("--description <text>", "", "")
   .option("--chunk-size <tokens>", "tokens per chunk")
   .option("--chunk-overlap <tokens>", "tokens of overlap")
+  .option("--embedding-model <name>", "the base's embedding model (see `quarry models list`); default: the embedder's")
   .addOption(urlOption())
-  .action(async (name: string, o: { description: string; chunkSize?: string; chunkOverlap?: string; url: string }) => {
+  .action(async (name: string, o: { description: string; chunkSize?: string; chunkOverlap?: string; embeddingModel?: string; url: string }) => {
     const res = await gatewayClient(o.url).createKnowledgeBase({
       name,
       description: o.description,
+      embeddingModel: o.embeddingModel ?? "",
       chunking: o.chunkSize || o.chunkOverlap ? { chunkSize: Number(o.chunkSize ?? 0), chunkOverlap: Number(o.chunkOverlap ?? 0) } : undefined,
     });
     const k = res.knowledgeBase!;
@@ -110,6 +113,7 @@ program
 
 registerEvalCommand(program);
 registerBenchCommand(program);
+registerModelsCommand(program);
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof ConnectError) process.stderr.write(`quarry: ${error.rawMessage} (${codeName(error.code)})\n`);

@@ -1,7 +1,15 @@
+import { DEFAULT_MODEL } from "./model-catalog.ts";
 import { ConfigError, integer, modelsDir, optional, ServicePorts, type Env } from "../../lib/config.ts";
 
 export type EmbedderConfig =
-  | { port: number; provider: "local"; modelDir: string; batchSize: number }
+  | {
+      port: number;
+      provider: "local";
+      modelsDir: string;
+      /** The model knowledge bases get when they name none. */
+      defaultModel: string;
+      batchSize: number;
+    }
   | {
       port: number;
       provider: "openai";
@@ -17,8 +25,8 @@ export function embedderConfig(env: Env): EmbedderConfig {
   const port = integer(env, "QUARRY_EMBEDDER_PORT", ServicePorts.embedder);
   const provider = optional(env, "QUARRY_EMBEDDING_PROVIDER") ?? "local";
   if (provider === "local") {
-    const name = optional(env, "QUARRY_EMBEDDING_MODEL") ?? "all-MiniLM-L6-v2-int8";
-    return { port, provider, modelDir: `${modelsDir(env)}/${name}`, batchSize: integer(env, "QUARRY_EMBEDDING_BATCH", 32) };
+    const defaultModel = optional(env, "QUARRY_EMBEDDING_MODEL") ?? DEFAULT_MODEL;
+    return { port, provider, modelsDir: modelsDir(env), defaultModel, batchSize: integer(env, "QUARRY_EMBEDDING_BATCH", 32) };
   }
   if (provider !== "openai") throw new ConfigError(`QUARRY_EMBEDDING_PROVIDER must be "local" or "openai", not "${provider}"`);
   const baseURL = optional(env, "QUARRY_EMBEDDING_BASE_URL") ?? optional(env, "OPENAI_BASE_URL");
