@@ -19,6 +19,7 @@ export type EmbedderConfig =
       dimension: number;
       maxInputTokens: number;
       requestDimensions: boolean;
+      sendInputType: boolean;
     };
 
 export function embedderConfig(env: Env): EmbedderConfig {
@@ -44,5 +45,6 @@ export function embedderConfig(env: Env): EmbedderConfig {
     dimension,
     maxInputTokens: integer(env, "QUARRY_EMBEDDING_MAX_TOKENS", 512),
     requestDimensions: optional(env, "QUARRY_EMBEDDING_REQUEST_DIMENSIONS") === "1",
+    sendInputType: optional(env, "QUARRY_EMBEDDING_INPUT_TYPE") === "1",
   };
 }
