@@ -1,16 +1,19 @@
 // A knowledge base per embedding model, end to end over HTTP: a base created with bge-small-zh-v1.5
 // (CLS pooling, 512 dimensions, a query prefix) beside one on the default English model, Chinese
 // text ingested and found in vector mode by questions that share few words with it, and one search
-// across both bases (the question embedded once per model). Run on the embedded SQLite index and,
-// with OPENSEARCH_URL, on OpenSearch. The models are installed by `npm test`'s setup.
+// across both bases (the question embedded once per model). Run embedded on SQLite, embedded on
+// OpenSearch, and distributed (six processes on OpenSearch and Kafka) when the engines are there.
+// The models are installed by `npm test`'s setup.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
-import type { Env } from "../../lib/config.ts";
+import type { QuarryClient } from "../../cli/gateway-client.ts";
 import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
-import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
-import { engineAddress } from "../support/engines.ts";
+import { describeWithAllEngines } from "../distributed/engines-all.ts";
+import { startDistributedQuarry } from "../support/distributed-quarry.ts";
+import { startEmbeddedQuarry } from "../support/embedded-quarry.ts";
+import { describeWithEngine } from "../support/engines.ts";
 import { lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
 
 const ZH_MODEL = "bge-small-zh-v1.5";
@@ -30,19 +33,20 @@ const ZH_QUESTIONS: { q: string; file: string }[] = [
 ];
 const EN_DOC = "# Typewriters\n\nThe first commercially successful typewriter was patented in 1868 by Christopher Latham Sholes.";
 
-function modelSuite(backend: string, env: () => Env | undefined, cleanup: (env: Env) => Promise<void> = async () => {}) {
+interface Running {
+  client: QuarryClient;
+  stop(): Promise<void>;
+}
+
+function modelSuite(backend: string, start: () => Promise<Running>) {
   describe(`knowledge bases with their own embedding models (${backend})`, () => {
-    let quarry: EmbeddedQuarryFixture;
-    let runEnv: Env;
-    const zhFiles = new Map<string, string>();
+    let quarry: Running;
 
     beforeAll(async () => {
-      runEnv = env()!;
-      quarry = await startEmbeddedQuarry({ env: runEnv });
-    }, 120_000);
+      quarry = await start();
+    }, 180_000);
     afterAll(async () => {
       await quarry?.stop();
-      if (runEnv) await cleanup(runEnv);
     });
 
     it("creates a base with bge-small-zh-v1.5 at its own dimension beside one on the default model", async () => {
@@ -65,7 +69,6 @@ function modelSuite(backend: string, env: () => Env | undefined, cleanup: (env: 
       const ids: string[] = [];
       for (const [file, text] of Object.entries(ZH_DOCS)) {
         const { document } = await upload(quarry.client, "zh", file, new TextEncoder().encode(text));
-        zhFiles.set(document!.id, file);
         ids.push(document!.id);
       }
       const { document: enDoc } = await upload(quarry.client, "en", "typewriter.md", new TextEncoder().encode(EN_DOC));
@@ -104,16 +107,19 @@ function modelSuite(backend: string, env: () => Env | undefined, cleanup: (env: 
   });
 }
 
-modelSuite("embedded SQLite", () => ({}));
+modelSuite("embedded, SQLite", () => startEmbeddedQuarry());
 
-const opensearchUrl = engineAddress("OPENSEARCH_URL");
-if (opensearchUrl) {
-  const prefix = `quarry-models-${randomBytes(4).toString("hex")}`;
-  modelSuite(
-    "OpenSearch",
-    () => ({ OPENSEARCH_URL: opensearchUrl, QUARRY_OPENSEARCH_PREFIX: prefix }),
-    () => deleteOpenSearchNamespace(opensearchUrl, prefix),
-  );
-} else {
-  describe.skip("knowledge bases with their own embedding models (OpenSearch; skipped: OPENSEARCH_URL not set)", () => {});
-}
+// The index on OpenSearch, in one process: each base's vectors in its own index at its dimension.
+describeWithEngine("OPENSEARCH_URL", "embedded on OpenSearch", (opensearchUrl) => {
+  modelSuite("embedded, OpenSearch", async () => {
+    const prefix = `quarry-models-${randomBytes(4).toString("hex")}`;
+    const quarry = await startEmbeddedQuarry({ env: { OPENSEARCH_URL: opensearchUrl, QUARRY_OPENSEARCH_PREFIX: prefix } });
+    return { client: quarry.client, stop: async () => (await quarry.stop(), await deleteOpenSearchNamespace(opensearchUrl, prefix)) };
+  });
+});
+
+// Six processes over gRPC: the embedder process loads bge-small-zh when the gateway first asks for
+// it, the chunker process asks the embedder for that model's limit and reads its tokenizer.
+describeWithAllEngines("distributed", (engines) => {
+  modelSuite("distributed, OpenSearch and Kafka", () => startDistributedQuarry(engines));
+});
