@@ -5,6 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import cliProgress from "cli-progress";
 import { RetrievalMode, DocumentStatus, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
 import type { QuarryClient } from "./gateway-client.ts";
+import { chooseModelForFiles } from "./model-choice.ts";
 
 const MIME_BY_EXTENSION: Record<string, string> = {
   ".txt": "text/plain",
@@ -49,20 +50,23 @@ async function filesUnder(path: string): Promise<string[]> {
   return out.sort();
 }
 
-export async function ensureKnowledgeBase(client: QuarryClient, name: string, out: NodeJS.WritableStream): Promise<void> {
+export async function ensureKnowledgeBase(client: QuarryClient, name: string, out: NodeJS.WritableStream, files: string[] = []): Promise<void> {
   try {
     await client.getKnowledgeBase({ knowledgeBase: name });
   } catch (error) {
     if (!(error instanceof ConnectError && error.code === Code.NotFound)) throw error;
-    await client.createKnowledgeBase({ name });
-    out.write(`created knowledge base ${name}\n`);
+    // The model follows the language of the files being ingested, and the output says why.
+    const choice = await chooseModelForFiles(files);
+    const { knowledgeBase } = await client.createKnowledgeBase({ name, embeddingModel: choice.model });
+    const why = choice.hanShare === undefined ? "" : `; ${Math.round(choice.hanShare * 100)}% of the first files' words are Chinese`;
+    out.write(`created knowledge base ${name} with ${knowledgeBase?.embeddingModel}${why}\n`);
   }
 }
 
 export async function ingest(client: QuarryClient, paths: string[], kb: string, options: { wait: boolean; out: NodeJS.WritableStream }) {
   const { out } = options;
-  await ensureKnowledgeBase(client, kb, out);
   const files = (await Promise.all(paths.map(filesUnder))).flat();
+  await ensureKnowledgeBase(client, kb, out, files);
   const ids: string[] = [];
   const started = performance.now();
   let failedUploads = 0;
