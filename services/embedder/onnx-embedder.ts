@@ -8,13 +8,10 @@ import type { EmbeddingModelInfo } from "../../lib/domain.ts";
 import { FailedPreconditionError } from "../../lib/errors.ts";
 import type { Embedder, EmbeddingKind } from "./embedder.ts";
 import { KnownTokenShare } from "./known-token-share.ts";
-import { INSTALLED_FILES, readInstalledManifest, type ModelManifest } from "./model-catalog.ts";
-
-/** The model `npm run setup` installs. */
-export const DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2-int8";
+import { DEFAULT_MODEL, INSTALLED_FILES, readInstalledManifest, type ModelManifest } from "./model-catalog.ts";
 
 /** Where `npm run setup` puts a model: $QUARRY_MODELS_DIR/<name>, or ~/.cache/quarry/models/<name>. */
-export function defaultModelDir(name: string = DEFAULT_LOCAL_MODEL, env: NodeJS.ProcessEnv = process.env): string {
+export function defaultModelDir(name: string = DEFAULT_MODEL, env: NodeJS.ProcessEnv = process.env): string {
   return join(env.QUARRY_MODELS_DIR?.trim() || join(homedir(), ".cache", "quarry", "models"), name);
 }
 
