@@ -1,8 +1,8 @@
 // Which embedding model a knowledge base that `quarry ingest` creates should get, from the text of
 // the first files it is given. The rule is the vector gate's: a model whose vectors are noise for
 // most of a text (MiniLM reads Latin script only) must not embed it. When Han characters are the
-// larger part of the sample's words, the base gets bge-small-zh-v1.5, which reads Han and Latin;
-// otherwise the embedder's default, which measured best on English (docs/EVALUATION.md).
+// larger part of the sample's words, the base gets bge-small-zh-v1.5, the model that reads Chinese;
+// otherwise the embedder's default, which measured far better on English (docs/EVALUATION.md).
 import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
 
