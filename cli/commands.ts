@@ -7,6 +7,7 @@ import { UsageError } from "./error-report.ts";
 import { GatewayUnreachableError, type QuarryClient } from "./gateway-client.ts";
 import { selectFiles } from "./ingest-files.ts";
 import { plural, startProgress } from "./ingest-progress.ts";
+import { chooseModelForFiles } from "./model-choice.ts";
 
 export const MODES = ["hybrid", "bm25", "vector"] as const;
 export type ModeName = (typeof MODES)[number];
@@ -17,13 +18,16 @@ const MODE_BY_NAME: Record<ModeName, RetrievalMode> = {
   vector: RetrievalMode.VECTOR,
 };
 
-export async function ensureKnowledgeBase(client: QuarryClient, name: string, out: NodeJS.WritableStream): Promise<void> {
+export async function ensureKnowledgeBase(client: QuarryClient, name: string, out: NodeJS.WritableStream, files: string[] = []): Promise<void> {
   try {
     await client.getKnowledgeBase({ knowledgeBase: name });
   } catch (error) {
     if (!(error instanceof ConnectError && error.code === Code.NotFound)) throw error;
-    await client.createKnowledgeBase({ name });
-    out.write(`created knowledge base ${name}\n`);
+    // The model follows the language of the files being ingested, and the output says why.
+    const choice = await chooseModelForFiles(files);
+    const { knowledgeBase } = await client.createKnowledgeBase({ name, embeddingModel: choice.model });
+    const why = choice.hanShare === undefined ? "" : `; ${Math.round(choice.hanShare * 100)}% of the first files' words are Chinese`;
+    out.write(`created knowledge base ${name} with ${knowledgeBase?.embeddingModel}${why}\n`);
   }
 }
 
@@ -42,7 +46,7 @@ export async function ingest(client: QuarryClient, paths: string[], kb: string, 
   const { files, skipped } = await selectFiles(paths, { tikaConfigured: options.tikaConfigured });
   for (const skip of skipped) out.write(`skipped    ${skip.path}: ${skip.reason}\n`);
   if (files.length === 0) throw new UsageError(`nothing to ingest in ${paths.join(", ")}: no file of a format Quarry parses`);
-  await ensureKnowledgeBase(client, kb, out);
+  await ensureKnowledgeBase(client, kb, out, files.map((f) => f.path));
   const ids: string[] = [];
   const started = performance.now();
   let failedUploads = 0;

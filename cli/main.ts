@@ -11,6 +11,7 @@ import { registerEvalCommand } from "../eval/eval-command.ts";
 import { registerEvalAnswersCommand } from "../eval/eval-answers-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";
 import { registerKeysCommand } from "./keys-command.ts";
+import { registerModelsCommand } from "./models-command.ts";
 
 // `quarry ask … | head` closes the pipe early; that is the reader's choice, not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
@@ -85,11 +86,13 @@ kb.command("create")
   .option("--description <text>", "", "")
   .option("--chunk-size <tokens>", "tokens per chunk", wholeNumber(1))
   .option("--chunk-overlap <tokens>", "tokens of overlap", wholeNumber(0))
+  .option("--embedding-model <name>", "the base's embedding model (see `quarry models list`); default: the embedder's")
   .addOption(urlOption())
-  .action(async (name: string, o: { description: string; chunkSize?: number; chunkOverlap?: number; url: string }) => {
+  .action(async (name: string, o: { description: string; chunkSize?: number; chunkOverlap?: number; embeddingModel?: string; url: string }) => {
     const res = await gatewayClient(o.url).createKnowledgeBase({
       name,
       description: o.description,
+      embeddingModel: o.embeddingModel ?? "",
       chunking: o.chunkSize !== undefined || o.chunkOverlap !== undefined ? { chunkSize: o.chunkSize ?? 0, chunkOverlap: o.chunkOverlap ?? 0 } : undefined,
     });
     const k = res.knowledgeBase!;
@@ -149,6 +152,7 @@ registerKeysCommand(program, urlOption);
 registerEvalCommand(program);
 registerEvalAnswersCommand(program);
 registerBenchCommand(program);
+registerModelsCommand(program);
 
 program.parseAsync().catch((error: unknown) => {
   process.stderr.write(`quarry: ${reportLine(error)}\n`);

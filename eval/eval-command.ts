@@ -31,6 +31,8 @@ export interface EvalOptions {
   limitDocs?: number;
   url?: string;
   concurrency?: number;
+  /** The embedding model of the knowledge base the run creates; absent: the embedder's default. */
+  embeddingModel?: string;
   /** Also score the client-side prototype of gated fusion (see fusion-prototype.ts). */
   prototypeFusion?: boolean;
 }
@@ -71,6 +73,7 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
   const dataset: BeirDataset = await loadBeirDataset(dir, { limitQueries: options.limitQueries, limitDocs: options.limitDocs });
   const { backends, modes } = plan(options, env);
   const context: RunContext = { dataset: basename(dir), queries: dataset.queries.length, corpusSize: dataset.corpusSize, ingestSeconds: {} };
+  if (options.embeddingModel) err.write(`${context.dataset}: embedding with ${options.embeddingModel}\n`);
   err.write(`${context.dataset}: ${dataset.queries.length} judged queries, ingesting ${dataset.corpus.length} of ${dataset.corpusSize} documents on ${backends.join(", ")}\n`);
 
   const results: EvalResult[] = [];
@@ -83,9 +86,11 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
       const ingestWatch = progress(err, `${backend} ingest`);
       const ingest = await ingestCorpus(client, knowledgeBase, dataset.corpus, {
         concurrency: options.concurrency,
+        embeddingModel: options.embeddingModel,
         onProgress: (done, total, phase) => (phase === "upload" ? ingestUpload : ingestWatch)(done, total),
       });
       context.ingestSeconds[backend] = ingest.seconds;
+      context.embeddingModel = (await client.getKnowledgeBase({ knowledgeBase })).knowledgeBase?.embeddingModel;
       err.write(`${backend}: ${ingest.documents} documents, ${ingest.chunks} chunks in ${ingest.seconds.toFixed(1)} s\n`);
       if (ingest.failed.length > 0) {
         err.write(`${backend}: ${ingest.failed.length} documents failed to ingest, e.g. ${ingest.failed[0].beirId}: ${ingest.failed[0].error}\n`);
@@ -136,6 +141,7 @@ export function registerEvalCommand(program: Command): void {
     .option("--limit-queries <n>", "evaluate the first n judged queries", positiveInt("--limit-queries"))
     .option("--limit-docs <n>", "ingest at most n documents (the relevant ones first)", positiveInt("--limit-docs"))
     .option("--concurrency <n>", "uploads in flight", positiveInt("--concurrency"), 8)
+    .option("--embedding-model <name>", "the embedding model of the knowledge base the run creates (see `quarry models list`)")
     .option("--prototype-fusion", "also score a client-side prototype of gated hybrid fusion")
     .option("--url <url>", "evaluate a running Quarry instead of starting an embedded one")
     .action(async (options: EvalOptions) => {

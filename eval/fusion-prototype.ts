@@ -6,6 +6,7 @@
 // pieces that are not [UNK]. English queries keep weight ≈ 1 (plain RRF); a query the model cannot
 // read drops its vector list. Both lists are fetched through the public Search RPC, so this
 // measures exactly what the engine would fuse.
+import { DEFAULT_MODEL } from "../services/embedder/model-catalog.ts";
 import { join } from "node:path";
 import type { QuarryClient } from "../cli/gateway-client.ts";
 import { modelsDir, optional, type Env } from "../lib/config.ts";
@@ -17,7 +18,7 @@ import { beirIdOfHit, HITS_PER_QUERY, MODE_TO_PROTO, type ModeRun } from "./run-
 
 /** The embedder's own measure of how much of a query it reads (the production gate uses it too). */
 function queryCoverage(env: Env): KnownTokenShare {
-  return KnownTokenShare.fromModelDir(join(modelsDir(env), optional(env, "QUARRY_EMBEDDING_MODEL") ?? "all-MiniLM-L6-v2-int8"));
+  return KnownTokenShare.fromModelDir(join(modelsDir(env), optional(env, "QUARRY_EMBEDDING_MODEL") ?? DEFAULT_MODEL));
 }
 
 /** Candidates per list, as the engine takes them for hybrid: max(topK × 4, 50). */

@@ -20,6 +20,8 @@ export interface RunContext {
   queries: number;
   corpusSize: number;
   ingestSeconds: Record<string, number>;
+  /** The knowledge base's embedding model, as Quarry reports it. */
+  embeddingModel?: string;
 }
 
 const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
@@ -27,6 +29,7 @@ const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(dig
 export function formatTable(results: readonly EvalResult[], context: RunContext, machine: MachineInfo = machineInfo()): string {
   const lines = [
     `quarry eval — ${context.dataset}: ${context.queries} judged queries, ${results[0]?.docs ?? 0} of ${context.corpusSize} documents ingested`,
+    ...(context.embeddingModel ? [`embedding model: ${context.embeddingModel}`] : []),
     `machine: ${machine.cpus} cpus (${machine.cpuModel}), ${machine.memoryGiB} GiB memory, node ${machine.node}`,
     ...Object.entries(context.ingestSeconds).map(
       ([backend, s]) => {
@@ -48,6 +51,7 @@ export function formatTable(results: readonly EvalResult[], context: RunContext,
 export function jsonLine(result: EvalResult, context: RunContext, machine: MachineInfo = machineInfo()): string {
   return JSON.stringify({
     dataset: context.dataset,
+    embedding_model: context.embeddingModel,
     backend: result.backend,
     mode: result.mode,
     ndcg_at_10: result.ndcgAt10,

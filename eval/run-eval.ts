@@ -106,12 +106,14 @@ export interface IngestResult {
 
 export interface IngestOptions {
   concurrency?: number;
+  /** The knowledge base's embedding model; empty: the embedder's default. */
+  embeddingModel?: string;
   onProgress?: (done: number, total: number, phase: "upload" | "ingest") => void;
 }
 
 export async function ingestCorpus(client: QuarryClient, knowledgeBase: string, docs: readonly BeirDocument[], options: IngestOptions = {}): Promise<IngestResult> {
   const started = performance.now();
-  await client.createKnowledgeBase({ name: knowledgeBase, description: "BEIR evaluation corpus (quarry eval)" });
+  await client.createKnowledgeBase({ name: knowledgeBase, description: "BEIR evaluation corpus (quarry eval)", embeddingModel: options.embeddingModel ?? "" });
   const beirIdOf = new Map<string, string>();
   const failed: IngestResult["failed"] = [];
   const encoder = new TextEncoder();

@@ -61,13 +61,10 @@ export function gatewayRoutes(deps: GatewayDeps) {
     router.service(QuarryService, {
       ...apiKeyHandlers(index, deps.keysChanged ?? (() => {})),
       async createKnowledgeBase(request) {
-        const model = await deps.embedder.getModelInfo({});
-        if (request.embeddingModel && request.embeddingModel !== model.model) {
-          throw new InvalidInputError(
-            `this Quarry embeds with ${model.model}; a knowledge base for ${request.embeddingModel} needs an embedder configured for it`,
-          );
-        }
-        const { settings } = await chunker.resolveChunkingSettings({ settings: request.chunking });
+        // The embedder answers for the model (loading it if it is local and installed), so a base is
+        // never created for a model nothing can embed with; empty means the embedder's default.
+        const model = await deps.embedder.getModelInfo({ model: request.embeddingModel });
+        const { settings } = await chunker.resolveChunkingSettings({ settings: request.chunking, embeddingModel: model.model });
         const res = await index.createKnowledgeBase({
           name: request.name,
           description: request.description,

@@ -1,3 +1,4 @@
+import { DEFAULT_MODEL } from "../embedder/model-catalog.ts";
 import { integer, modelsDir, optional, optionalUrl, servicePort, type Env } from "../../lib/config.ts";
 
 export interface AnswerConfig {
@@ -18,6 +19,6 @@ export function answerConfig(env: Env): AnswerConfig {
     llm: baseURL && model ? { baseURL, model, apiKey: optional(env, "OPENAI_API_KEY") ?? "not-needed" } : undefined,
     contextTokenBudget: integer(env, "QUARRY_CONTEXT_TOKENS", 3_000),
     maxQuestionChars: integer(env, "QUARRY_MAX_QUESTION_CHARS", 4_000),
-    tokenizerDir: optional(env, "QUARRY_TOKENIZER_DIR") ?? `${modelsDir(env)}/all-MiniLM-L6-v2-int8`,
+    tokenizerDir: optional(env, "QUARRY_TOKENIZER_DIR") ?? `${modelsDir(env)}/${DEFAULT_MODEL}`,
   };
 }

@@ -1,5 +1,6 @@
 import type { RetrievalMode, SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
+import { groupByModel, mergeByRank } from "./cross-model-merge.ts";
 
 export const DEFAULT_MAX_QUESTION_CHARS = 4_000;
 
@@ -15,6 +16,11 @@ export interface RetrievalSettings {
   weights?: { bm25: number; vector: number };
   /** Longer questions are refused; 4,000 characters unless configured. */
   maxQuestionChars?: number;
+  /**
+   * Each knowledge base's embedding model (id → model). With more than one model among the bases,
+   * vector and hybrid searches embed the question once per model (see cross-model-merge.ts).
+   */
+  embeddingModels?: Record<string, string>;
 }
 
 export interface QueryEmbedding {
@@ -41,8 +47,8 @@ export interface Retrieval {
 }
 
 export interface RetrievalDeps {
-  /** The question's vector from the knowledge bases' embedding model. */
-  embed(question: string): Promise<QueryEmbedding>;
+  /** The question's vector from the given embedding model (the knowledge bases' when absent). */
+  embed(question: string, model?: string): Promise<QueryEmbedding>;
   search(query: SearchQuery): Promise<SearchHit[]>;
 }
 
@@ -66,7 +72,19 @@ export async function retrieve(question: string, deps: RetrievalDeps, settings: 
   const text = validateQuestion(question, settings);
   if (settings.knowledgeBaseIds.length === 0) throw new InvalidInputError("choose at least one knowledge base to ask");
   if (!Number.isInteger(settings.topK) || settings.topK < 1) throw new InvalidInputError(`topK must be a positive integer, not ${settings.topK}`);
-  const embedding = settings.mode === "bm25" ? undefined : await deps.embed(text);
+  if (settings.mode !== "bm25" && settings.embeddingModels) {
+    const groups = groupByModel(settings.embeddingModels, settings.knowledgeBaseIds);
+    if (groups.length > 1) {
+      const runs = await Promise.all(
+        groups.map((group) =>
+          retrieve(text, { ...deps, embed: (q) => deps.embed(q, group.model) }, { ...settings, knowledgeBaseIds: group.knowledgeBaseIds, embeddingModels: undefined }),
+        ),
+      );
+      return { hits: mergeByRank(runs.map((r) => r.hits), settings.topK) };
+    }
+  }
+  const only = settings.embeddingModels?.[settings.knowledgeBaseIds[0]];
+  const embedding = settings.mode === "bm25" ? undefined : await deps.embed(text, only);
   const weights = { bm25: settings.weights?.bm25 ?? 1, vector: settings.weights?.vector ?? 1 };
   if (settings.mode === "hybrid" && embedding && embedding.knownTokenShare < MIN_KNOWN_TOKEN_SHARE) weights.vector = 0;
   const hits = await deps.search({

@@ -14,6 +14,7 @@ import { rpcEdgeInterceptor } from "../../lib/rpc/interceptors.ts";
 import { inProcessTransport } from "../../lib/rpc/transports.ts";
 import type { EmbeddingKind } from "../embedder/embedder.ts";
 import { HashingEmbedder } from "../embedder/hashing-embedder.ts";
+import { SingleModelPool } from "../embedder/embedder-pool.ts";
 import { embedderRoutes } from "../embedder/routes.ts";
 import { answerRoutes } from "./routes.ts";
 
@@ -32,7 +33,7 @@ function setup(options: { lookupMs?: number; dimension?: number } = {}) {
       return super.embed(texts, kind);
     }
   }
-  const embedder = inProcessTransport(embedderRoutes(new Timed({ dimension: 16 })), edge);
+  const embedder = inProcessTransport(embedderRoutes(new SingleModelPool(new Timed({ dimension: 16 }))), edge);
   const index = inProcessTransport(
     (router: ConnectRouter) =>
       router.service(IndexService, {

@@ -11,7 +11,7 @@ import { EmbedderService, EmbeddingKind } from "../../gen/quarry/embedder/v1/emb
 import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
 import { assertDimension } from "../../lib/dimension-check.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
-import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
+import { InvalidInputError } from "../../lib/errors.ts";
 import { hitFromProto, hitToProto, knowledgeBaseFromProto, modeFromProto, modeToProto } from "../../lib/proto-convert.ts";
 import { answer, type AnswerEvent } from "./answer-pipeline.ts";
 import type { ChatModel } from "./chat-model.ts";
@@ -29,47 +29,54 @@ export interface AnswerServiceDeps {
 /** A question's vector with what produced it, so a dimension mismatch can name the model. */
 interface EmbeddedQuestion {
   text: string;
+  /** The model asked for ("" for the embedder's default). */
+  requested: string;
   model: string;
   vector: Float32Array;
   knownTokenShare: number;
 }
 
 export function answerRoutes(deps: AnswerServiceDeps) {
+  /** Each knowledge base's model as last looked up (by the name it was asked by), for embedEarly. */
+  const modelOf = new Map<string, string>();
   const resolve = async (names: string[]): Promise<KnowledgeBase[]> => {
     if (names.length === 0) throw new InvalidInputError("choose at least one knowledge base");
     const kbs = await Promise.all(names.map(async (n) => knowledgeBaseFromProto((await deps.index.getKnowledgeBase({ knowledgeBase: n })).knowledgeBase!)));
-    const models = new Set(kbs.map((kb) => `${kb.embeddingModel}/${kb.embeddingDimension}`));
-    if (models.size > 1) {
-      throw new FailedPreconditionError(`these knowledge bases use different embedding models (${[...models].join(", ")}); search them one at a time`);
-    }
+    if (modelOf.size > 10_000) modelOf.clear();
+    kbs.forEach((kb, i) => modelOf.set(names[i], kb.embeddingModel));
     return kbs;
   };
 
-  const embedQuestion = async (question: string): Promise<EmbeddedQuestion> => {
-    const res = await deps.embedder.embed({ texts: [question], kind: EmbeddingKind.QUERY });
-    return { text: question, model: res.model, vector: Float32Array.from(res.vectors[0].values), knownTokenShare: res.vectors[0].knownTokenShare };
+  const embedQuestion = async (question: string, model = ""): Promise<EmbeddedQuestion> => {
+    const res = await deps.embedder.embed({ texts: [question], kind: EmbeddingKind.QUERY, model });
+    return { text: question, requested: model, model: res.model, vector: Float32Array.from(res.vectors[0].values), knownTokenShare: res.vectors[0].knownTokenShare };
   };
 
   /**
    * Starts embedding the question while the knowledge bases are still being looked up: the two do
    * not depend on each other, and a hybrid search otherwise pays for both one after the other. Only
-   * for questions retrieval will accept, so a refused one costs no model time.
+   * for questions retrieval will accept, so a refused one costs no model time. The model is the
+   * one the bases had when last looked up (the embedder's default for bases not seen yet); a guess
+   * that turns out wrong is embedded again with the right model.
    */
-  const embedEarly = (question: string, settings: RetrievalSettingsProto | undefined): Promise<EmbeddedQuestion> | undefined => {
+  const embedEarly = (question: string, settings: RetrievalSettingsProto | undefined, names: string[]): Promise<EmbeddedQuestion> | undefined => {
     const text = question.trim();
     if (modeFromProto(settings?.mode ?? 0) === "bm25" || !text || text.length > deps.maxQuestionChars) return undefined;
-    const early = embedQuestion(text);
+    const models = new Set(names.map((n) => modelOf.get(n) ?? ""));
+    if (models.size !== 1) return undefined;
+    const early = embedQuestion(text, [...models][0]);
     early.catch(() => {}); // Awaited (and its error reported) by retrieval; unawaited if the lookup fails first.
     return early;
   };
 
   const retrievalDeps = (kbs: KnowledgeBase[], early?: Promise<EmbeddedQuestion>): RetrievalDeps => ({
-    async embed(question) {
+    async embed(question, model = kbs[0].embeddingModel) {
       const started = await early;
-      const embedded = started?.text === question ? started : await embedQuestion(question);
-      assertDimension([embedded.vector], kbs[0].embeddingDimension, {
-        knowledgeBase: kbs[0].name,
-        expectedModel: kbs[0].embeddingModel,
+      const embedded = started?.text === question && (started.model === model || started.requested === model) ? started : await embedQuestion(question, model);
+      const kb = kbs.find((k) => k.embeddingModel === model) ?? kbs[0];
+      assertDimension([embedded.vector], kb.embeddingDimension, {
+        knowledgeBase: kb.name,
+        expectedModel: kb.embeddingModel,
         actualModel: embedded.model,
       });
       return { vector: embedded.vector, knownTokenShare: embedded.knownTokenShare };
@@ -98,19 +105,20 @@ export function answerRoutes(deps: AnswerServiceDeps) {
     minScore: s?.minScore ?? 0,
     documentIds: [...(s?.documentIds ?? [])],
     maxQuestionChars: deps.maxQuestionChars,
+    embeddingModels: Object.fromEntries(kbs.map((kb) => [kb.id, kb.embeddingModel])),
   });
 
   return (router: ConnectRouter) =>
     router.service(AnswerService, {
       async retrieve(request) {
         const started = performance.now();
-        const early = embedEarly(request.query, request.settings);
+        const early = embedEarly(request.query, request.settings, request.knowledgeBaseIds);
         const kbs = await resolve(request.knowledgeBaseIds);
         const { hits } = await retrieve(request.query, retrievalDeps(kbs, early), settingsOf(kbs, request.settings, 10));
         return { hits: hits.map(hitToProto), searchMs: performance.now() - started };
       },
       async *chat(request, context) {
-        const early = embedEarly(request.question, request.settings);
+        const early = embedEarly(request.question, request.settings, request.knowledgeBaseIds);
         const kbs = await resolve(request.knowledgeBaseIds);
         const settings = settingsOf(kbs, request.settings, 8);
         const events = answer(

@@ -1,3 +1,4 @@
+import { DEFAULT_MODEL } from "../embedder/model-catalog.ts";
 import { integer, modelsDir, optional, servicePort, type Env } from "../../lib/config.ts";
 
 export interface ChunkerConfig {
@@ -6,9 +7,19 @@ export interface ChunkerConfig {
   tokenizerDir: string;
 }
 
+/**
+ * The local model whose tokenizer measures chunks: the configured one, or for an OpenAI-compatible
+ * endpoint (whose tokenizer Quarry does not have) the default model's, an approximation that
+ * QUARRY_TOKENIZER_DIR replaces.
+ */
+function localModel(env: Env): string {
+  const model = optional(env, "QUARRY_EMBEDDING_MODEL");
+  return optional(env, "QUARRY_EMBEDDING_PROVIDER") === "openai" || !model ? DEFAULT_MODEL : model;
+}
+
 export function chunkerConfig(env: Env): ChunkerConfig {
   return {
     port: servicePort(env, "chunker"),
-    tokenizerDir: optional(env, "QUARRY_TOKENIZER_DIR") ?? `${modelsDir(env)}/${optional(env, "QUARRY_EMBEDDING_MODEL") ?? "all-MiniLM-L6-v2-int8"}`,
+    tokenizerDir: optional(env, "QUARRY_TOKENIZER_DIR") ?? `${modelsDir(env)}/${localModel(env)}`,
   };
 }

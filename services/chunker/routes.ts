@@ -6,16 +6,25 @@ import { chunkingFromProto, chunkingToProto, chunkToProto, parsedFromProto } fro
 import type { ChunkingSettings } from "../../lib/domain.ts";
 import { chunkDocument, defaultChunkingSettings, maxChunkTokens, validateChunkingSettings } from "./chunk-document.ts";
 import { toChunks } from "./chunk-id.ts";
+import type { ModelTokens } from "./model-tokens.ts";
 import type { TokenCounter } from "./tokenizer.ts";
 
 export interface ChunkerDeps {
+  /** The default embedding model's tokenizer. */
   counter: TokenCounter;
-  /** The embedding model's input limit, special tokens included. */
+  /** The default embedding model's input limit, special tokens included. */
   maxInputTokens: number;
+  /** Another model's tokenizer and limit, for requests that name one. */
+  tokensFor?(model: string): Promise<ModelTokens>;
+}
+
+/** The tokenizer and limit of the request's model, or the default's. */
+async function tokensOf(deps: ChunkerDeps, model: string): Promise<ModelTokens> {
+  return model && deps.tokensFor ? deps.tokensFor(model) : { counter: deps.counter, maxInputTokens: deps.maxInputTokens };
 }
 
 /** Unset fields take the defaults; the result is validated against the model's limit. */
-export function resolveSettings(deps: ChunkerDeps, proto: ChunkingSettingsProto | undefined): ChunkingSettings {
+export function resolveSettings(deps: ModelTokens, proto: ChunkingSettingsProto | undefined): ChunkingSettings {
   const settings = { ...defaultChunkingSettings(deps.maxInputTokens), ...chunkingFromProto(proto) };
   validateChunkingSettings(settings, deps.maxInputTokens);
   return settings;
@@ -24,14 +33,16 @@ export function resolveSettings(deps: ChunkerDeps, proto: ChunkingSettingsProto 
 export function chunkerRoutes(deps: ChunkerDeps) {
   return (router: ConnectRouter) =>
     router.service(ChunkerService, {
-      chunkDocument(request) {
+      async chunkDocument(request) {
         if (!request.document) throw new InvalidInputError("document is required");
-        const drafts = chunkDocument(parsedFromProto(request.document), resolveSettings(deps, request.settings), deps.counter, deps);
+        const tokens = await tokensOf(deps, request.embeddingModel);
+        const drafts = chunkDocument(parsedFromProto(request.document), resolveSettings(tokens, request.settings), tokens.counter, tokens);
         return { chunks: toChunks(drafts, request.documentId, request.knowledgeBaseId).map(chunkToProto) };
       },
-      previewChunks(request) {
+      async previewChunks(request) {
         if (!request.document) throw new InvalidInputError("document is required");
-        const drafts = chunkDocument(parsedFromProto(request.document), resolveSettings(deps, request.settings), deps.counter, deps);
+        const tokens = await tokensOf(deps, request.embeddingModel);
+        const drafts = chunkDocument(parsedFromProto(request.document), resolveSettings(tokens, request.settings), tokens.counter, tokens);
         const shown = drafts.slice(0, request.maxChunks || 50);
         return {
           chunks: toChunks(shown, "preview", "").map(chunkToProto),
@@ -39,10 +50,11 @@ export function chunkerRoutes(deps: ChunkerDeps) {
           totalTokens: drafts.reduce((sum, d) => sum + d.tokenCount, 0),
         };
       },
-      resolveChunkingSettings(request) {
+      async resolveChunkingSettings(request) {
+        const tokens = await tokensOf(deps, request.embeddingModel);
         return {
-          settings: chunkingToProto(resolveSettings(deps, request.settings)),
-          maxChunkTokens: maxChunkTokens(deps.maxInputTokens),
+          settings: chunkingToProto(resolveSettings(tokens, request.settings)),
+          maxChunkTokens: maxChunkTokens(tokens.maxInputTokens),
         };
       },
     });

@@ -2,7 +2,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { ChunksCreatedSchema, DocumentParsedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
 import { Topics, type EventBus } from "../../lib/bus/event-bus.ts";
-import type { ChunkingSettings } from "../../lib/domain.ts";
+import type { KnowledgeBase } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
@@ -11,16 +11,16 @@ import { runStage } from "../../lib/pipeline/stage.ts";
 import { chunkToProto, parsedFromProto } from "../../lib/proto-convert.ts";
 import { chunkDocument } from "./chunk-document.ts";
 import { toChunks } from "./chunk-id.ts";
-import type { TokenCounter } from "./tokenizer.ts";
+import type { ModelTokens } from "./model-tokens.ts";
 
 export interface ChunkerWorkerDeps {
   /** How dead-lettered events come back; the defaults unless configured. */
   redrive?: Partial<RedriveSettings>;
   bus: EventBus;
-  counter: TokenCounter;
-  maxInputTokens: number;
-  /** The knowledge base's chunking settings (from the index service). */
-  settingsFor(knowledgeBaseId: string): Promise<ChunkingSettings>;
+  /** A model's tokenizer and input limit; chunks are sized in the knowledge base's model's tokens. */
+  tokensFor(model: string): Promise<ModelTokens>;
+  /** The knowledge base's chunking settings and model (from the index service). */
+  knowledgeBase(knowledgeBaseId: string): Promise<Pick<KnowledgeBase, "chunking" | "embeddingModel">>;
   logger: Logger;
 }
 
@@ -38,8 +38,9 @@ export function startChunkerWorker(deps: ChunkerWorkerDeps) {
       const doc = { documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: Number(event.version) };
       await publishProgress(bus, doc, { phase: "chunking", percent: PhasePercent.chunking, message: "splitting" });
       if (!event.parsed) throw new InvalidInputError("documents.parsed event without a parsed document");
-      const settings = await deps.settingsFor(event.knowledgeBaseId);
-      const drafts = chunkDocument(parsedFromProto(event.parsed), settings, deps.counter, { maxInputTokens: deps.maxInputTokens });
+      const kb = await deps.knowledgeBase(event.knowledgeBaseId);
+      const { counter, maxInputTokens } = await deps.tokensFor(kb.embeddingModel);
+      const drafts = chunkDocument(parsedFromProto(event.parsed), kb.chunking, counter, { maxInputTokens });
       if (drafts.length === 0) throw new InvalidInputError("the document has no text to index");
       const chunks = toChunks(drafts, event.documentId, event.knowledgeBaseId);
       const out = create(ChunksCreatedSchema, {

@@ -1,7 +1,15 @@
+import { DEFAULT_MODEL } from "./model-catalog.ts";
 import { ConfigError, integer, modelsDir, optional, optionalUrl, servicePort, type Env } from "../../lib/config.ts";
 
 export type EmbedderConfig =
-  | { port: number; provider: "local"; modelDir: string; batchSize: number }
+  | {
+      port: number;
+      provider: "local";
+      modelsDir: string;
+      /** The model knowledge bases get when they name none. */
+      defaultModel: string;
+      batchSize: number;
+    }
   | {
       port: number;
       provider: "openai";
@@ -11,14 +19,15 @@ export type EmbedderConfig =
       dimension: number;
       maxInputTokens: number;
       requestDimensions: boolean;
+      sendInputType: boolean;
     };
 
 export function embedderConfig(env: Env): EmbedderConfig {
   const port = servicePort(env, "embedder");
   const provider = optional(env, "QUARRY_EMBEDDING_PROVIDER") ?? "local";
   if (provider === "local") {
-    const name = optional(env, "QUARRY_EMBEDDING_MODEL") ?? "all-MiniLM-L6-v2-int8";
-    return { port, provider, modelDir: `${modelsDir(env)}/${name}`, batchSize: integer(env, "QUARRY_EMBEDDING_BATCH", 32) };
+    const defaultModel = optional(env, "QUARRY_EMBEDDING_MODEL") ?? DEFAULT_MODEL;
+    return { port, provider, modelsDir: modelsDir(env), defaultModel, batchSize: integer(env, "QUARRY_EMBEDDING_BATCH", 32) };
   }
   if (provider !== "openai") throw new ConfigError(`QUARRY_EMBEDDING_PROVIDER must be "local" or "openai", not "${provider}"`);
   const baseURL = optionalUrl(env, "QUARRY_EMBEDDING_BASE_URL") ?? optionalUrl(env, "OPENAI_BASE_URL");
@@ -36,5 +45,6 @@ export function embedderConfig(env: Env): EmbedderConfig {
     dimension,
     maxInputTokens: integer(env, "QUARRY_EMBEDDING_MAX_TOKENS", 512),
     requestDimensions: optional(env, "QUARRY_EMBEDDING_REQUEST_DIMENSIONS") === "1",
+    sendInputType: optional(env, "QUARRY_EMBEDDING_INPUT_TYPE") === "1",
   };
 }

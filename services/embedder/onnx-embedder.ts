@@ -1,19 +1,17 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { availableParallelism, homedir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
 import * as ort from "onnxruntime-node";
 import type { EmbeddingModelInfo } from "../../lib/domain.ts";
 import { FailedPreconditionError, UnavailableError } from "../../lib/errors.ts";
 import type { Embedder, EmbeddingKind } from "./embedder.ts";
 import { KnownTokenShare } from "./known-token-share.ts";
-
-/** The model `npm run setup` installs. */
-export const DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2-int8";
+import { DEFAULT_MODEL, INSTALLED_FILES, readInstalledManifest, type ModelManifest } from "./model-catalog.ts";
 
 /** Where `npm run setup` puts a model: $QUARRY_MODELS_DIR/<name>, or ~/.cache/quarry/models/<name>. */
-export function defaultModelDir(name: string = DEFAULT_LOCAL_MODEL, env: NodeJS.ProcessEnv = process.env): string {
+export function defaultModelDir(name: string = DEFAULT_MODEL, env: NodeJS.ProcessEnv = process.env): string {
   return join(env.QUARRY_MODELS_DIR?.trim() || join(homedir(), ".cache", "quarry", "models"), name);
 }
 
@@ -30,20 +28,11 @@ export interface OnnxEmbedderOptions {
   threads?: number;
 }
 
-/** quarry-model.json, written by scripts/fetch-model.mjs next to the model. */
-interface ModelManifest {
-  name: string;
-  dimension: number;
-  maxTokens?: number;
-  /** Scripts the model was trained on (see KnownTokenShare); absent: any. */
-  scripts?: string[];
-}
-
-const REQUIRED_FILES = ["quarry-model.json", "model.onnx", "tokenizer.json", "tokenizer_config.json"];
 
 /**
- * A sentence-transformers model (MiniLM) run locally with ONNX Runtime: word-piece tokenisation,
- * mean pooling over real tokens, L2 normalisation, exactly as sentence-transformers does.
+ * A BERT-style embedding model run locally with ONNX Runtime, as its manifest says: word-piece
+ * tokenisation, the query instruction prefix on questions only, mean pooling over real tokens
+ * (MiniLM, as sentence-transformers does) or the [CLS] state (bge), then L2 normalisation.
  */
 export class OnnxEmbedder implements Embedder {
   readonly #session: ort.InferenceSession;
@@ -55,6 +44,7 @@ export class OnnxEmbedder implements Embedder {
   readonly #sepId: number;
   readonly #padId: number;
   readonly #share: KnownTokenShare;
+  readonly #manifest: ModelManifest;
   /**
    * Forward passes run one at a time (concurrent runs would only fight over the same cores), a
    * question's before the next pass of a document call: during a bulk ingest the vectorizing stage
@@ -65,8 +55,10 @@ export class OnnxEmbedder implements Embedder {
   #closing = false;
   readonly #calls = new Set<Promise<unknown>>();
 
-  private constructor(session: ort.InferenceSession, tokenizer: Tokenizer, info: EmbeddingModelInfo, batchSize: number, maxBatchTokens: number, scripts?: string[]) {
+  private constructor(session: ort.InferenceSession, tokenizer: Tokenizer, manifest: ModelManifest, batchSize: number, maxBatchTokens: number) {
     this.#session = session;
+    this.#manifest = manifest;
+    const info = { model: manifest.name, dimension: manifest.dimension, maxInputTokens: manifest.maxTokens };
     this.#tokenizer = tokenizer;
     this.#info = info;
     this.#batchSize = batchSize;
@@ -74,17 +66,17 @@ export class OnnxEmbedder implements Embedder {
     this.#clsId = tokenId(tokenizer, "[CLS]");
     this.#sepId = tokenId(tokenizer, "[SEP]");
     this.#padId = tokenId(tokenizer, "[PAD]");
-    this.#share = new KnownTokenShare(tokenizer, { scripts });
+    this.#share = new KnownTokenShare(tokenizer, { scripts: manifest.scripts });
   }
 
   static async load(modelDir: string, options: OnnxEmbedderOptions = {}): Promise<OnnxEmbedder> {
-    const missing = REQUIRED_FILES.filter((f) => !existsSync(join(modelDir, f)));
+    const missing = INSTALLED_FILES.filter((f) => !existsSync(join(modelDir, f)));
     if (missing.length > 0) {
       throw new FailedPreconditionError(
-        `the local embedding model is missing from ${modelDir} (no ${missing.join(", ")}); install it with \`npm run setup\``,
+        `the local embedding model is missing from ${modelDir} (no ${missing.join(", ")}); install it with \`quarry models fetch ${basename(modelDir)}\` (or \`npm run setup\`)`,
       );
     }
-    const manifest = JSON.parse(await readFile(join(modelDir, "quarry-model.json"), "utf8")) as ModelManifest;
+    const manifest = readInstalledManifest(modelDir);
     const tokenizer = new Tokenizer(
       JSON.parse(await readFile(join(modelDir, "tokenizer.json"), "utf8")),
       JSON.parse(await readFile(join(modelDir, "tokenizer_config.json"), "utf8")),
@@ -104,8 +96,7 @@ export class OnnxEmbedder implements Embedder {
       // time (docs/BENCHMARKS.md). The arena stays: without it every pass maps fresh pages, +50% CPU.
       enableMemPattern: false,
     });
-    const info = { model: manifest.name, dimension: manifest.dimension, maxInputTokens: manifest.maxTokens ?? 256 };
-    return new OnnxEmbedder(session, tokenizer, info, Math.max(1, options.batchSize ?? 32), Math.max(1, options.maxBatchTokens ?? 2048), manifest.scripts);
+    return new OnnxEmbedder(session, tokenizer, manifest, Math.max(1, options.batchSize ?? 32), Math.max(1, options.maxBatchTokens ?? 2048));
   }
 
   info(): EmbeddingModelInfo {
@@ -174,7 +165,10 @@ export class OnnxEmbedder implements Embedder {
   }
 
   async #embedAll(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
-    const encoded = texts.map((t) => this.tokenize(t));
+    // The instruction prefix is part of what the model was trained to see (bge: before questions
+    // only, so a short question lands near the passages that answer it, not near its paraphrases).
+    const prefix = kind === "query" ? this.#manifest.queryPrefix : this.#manifest.passagePrefix;
+    const encoded = texts.map((t) => this.tokenize(prefix + t));
     // Batching texts of similar length wastes little on padding; the original order is restored below.
     const order = encoded.map((_, i) => i).sort((a, b) => encoded[b].length - encoded[a].length);
     const vectors = new Array<Float32Array>(texts.length);
@@ -215,18 +209,31 @@ export class OnnxEmbedder implements Embedder {
       );
     }
     const data = hidden.data as Float32Array;
-    return batch.map((ids, r) => meanPoolNormalised(data, r, seq, width, ids.length));
+    return batch.map((ids, r) => poolVector(data, r, seq, width, ids.length, this.#manifest));
   }
 }
 
-/** Mean of the hidden states of the row's real tokens (the first `length`; padding is at the end), then L2-normalised. */
-function meanPoolNormalised(data: Float32Array, row: number, seq: number, width: number, length: number): Float32Array {
+/**
+ * One row's vector from the hidden states: the [CLS] state, or the mean of the real tokens' states
+ * (the first `length`; padding is at the end); then L2-normalised when the manifest says so.
+ */
+export function poolVector(
+  data: Float32Array,
+  row: number,
+  seq: number,
+  width: number,
+  length: number,
+  manifest: Pick<ModelManifest, "pooling" | "normalize">,
+): Float32Array {
   const vector = new Float32Array(width);
   const base = row * seq * width;
-  for (let t = 0; t < length; t++) {
+  const tokens = manifest.pooling === "cls" ? 1 : length;
+  for (let t = 0; t < tokens; t++) {
     const offset = base + t * width;
     for (let d = 0; d < width; d++) vector[d] += data[offset + d];
   }
+  if (manifest.pooling === "mean") for (let d = 0; d < width; d++) vector[d] /= tokens;
+  if (!manifest.normalize) return vector;
   let sum = 0;
   for (let d = 0; d < width; d++) sum += vector[d] * vector[d];
   const norm = Math.sqrt(sum) || 1;

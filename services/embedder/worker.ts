@@ -9,13 +9,13 @@ import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { withHeadingPath } from "../../lib/chunk-context.ts";
 import { assertDimension } from "../../lib/dimension-check.ts";
-import { CoalescingEmbedder } from "./coalescing-embedder.ts";
-import type { Embedder } from "./embedder.ts";
+import { coalescingPool, type EmbedderPool } from "./embedder-pool.ts";
 
 export interface EmbedderWorkerDeps {
   redrive?: Partial<RedriveSettings>;
   bus: EventBus;
-  embedder: Embedder;
+  /** The models; each knowledge base's chunks are embedded with its own. */
+  models: EmbedderPool;
   knowledgeBase(id: string): Promise<KnowledgeBase>;
   logger: Logger;
   /** Chunks per progress report. */
@@ -34,7 +34,7 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
   // The documents in hand at once send their chunks to the model together (CoalescingEmbedder);
   // only this stage joins calls, so a query embedded through the RPC is never put in a batch (the
   // local model runs a question's pass before the next pass of a document call).
-  const embedder = new CoalescingEmbedder(deps.embedder, 256);
+  const models = coalescingPool(deps.models, 256);
   return runStage({
     name: "embedder",
     concurrency: deps.concurrency ?? 32,
@@ -47,6 +47,7 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
     async handle(event) {
       const doc = { documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: Number(event.version) };
       const kb = await deps.knowledgeBase(event.knowledgeBaseId);
+      const embedder = await models.get(kb.embeddingModel);
       const total = event.chunks.length;
       const vectors: Float32Array[] = [];
       const span = PhasePercent.embeddingDone - PhasePercent.embedding;

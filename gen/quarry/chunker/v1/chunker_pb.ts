@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/chunker/v1/chunker.proto.
  */
 export const file_quarry_chunker_v1_chunker: GenFile = /*@__PURE__*/
-  fileDesc("Ch9xdWFycnkvY2h1bmtlci92MS9jaHVua2VyLnByb3RvEhFxdWFycnkuY2h1bmtlci52MSKwAQoUQ2h1bmtEb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYAiABKAkSMgoIZG9jdW1lbnQYAyABKAsyIC5xdWFycnkuY29tbW9uLnYxLlBhcnNlZERvY3VtZW50EjQKCHNldHRpbmdzGAQgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzIkAKFUNodW5rRG9jdW1lbnRSZXNwb25zZRInCgZjaHVua3MYASADKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rIpQBChRQcmV2aWV3Q2h1bmtzUmVxdWVzdBIyCghkb2N1bWVudBgBIAEoCzIgLnF1YXJyeS5jb21tb24udjEuUGFyc2VkRG9jdW1lbnQSNAoIc2V0dGluZ3MYAiABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSEgoKbWF4X2NodW5rcxgDIAEoDSJsChVQcmV2aWV3Q2h1bmtzUmVzcG9uc2USJwoGY2h1bmtzGAEgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxIUCgx0b3RhbF9jaHVua3MYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNIlYKHlJlc29sdmVDaHVua2luZ1NldHRpbmdzUmVxdWVzdBI0CghzZXR0aW5ncxgBIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncyJxCh9SZXNvbHZlQ2h1bmtpbmdTZXR0aW5nc1Jlc3BvbnNlEjQKCHNldHRpbmdzGAEgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhgKEG1heF9jaHVua190b2tlbnMYAiABKA0y2wIKDkNodW5rZXJTZXJ2aWNlEmIKDUNodW5rRG9jdW1lbnQSJy5xdWFycnkuY2h1bmtlci52MS5DaHVua0RvY3VtZW50UmVxdWVzdBooLnF1YXJyeS5jaHVua2VyLnYxLkNodW5rRG9jdW1lbnRSZXNwb25zZRJiCg1QcmV2aWV3Q2h1bmtzEicucXVhcnJ5LmNodW5rZXIudjEuUHJldmlld0NodW5rc1JlcXVlc3QaKC5xdWFycnkuY2h1bmtlci52MS5QcmV2aWV3Q2h1bmtzUmVzcG9uc2USgAEKF1Jlc29sdmVDaHVua2luZ1NldHRpbmdzEjEucXVhcnJ5LmNodW5rZXIudjEuUmVzb2x2ZUNodW5raW5nU2V0dGluZ3NSZXF1ZXN0GjIucXVhcnJ5LmNodW5rZXIudjEuUmVzb2x2ZUNodW5raW5nU2V0dGluZ3NSZXNwb25zZWIGcHJvdG8z", [file_quarry_common_v1_common]);
+  fileDesc("Ch9xdWFycnkvY2h1bmtlci92MS9jaHVua2VyLnByb3RvEhFxdWFycnkuY2h1bmtlci52MSLJAQoUQ2h1bmtEb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYAiABKAkSMgoIZG9jdW1lbnQYAyABKAsyIC5xdWFycnkuY29tbW9uLnYxLlBhcnNlZERvY3VtZW50EjQKCHNldHRpbmdzGAQgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhcKD2VtYmVkZGluZ19tb2RlbBgFIAEoCSJAChVDaHVua0RvY3VtZW50UmVzcG9uc2USJwoGY2h1bmtzGAEgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuayKtAQoUUHJldmlld0NodW5rc1JlcXVlc3QSMgoIZG9jdW1lbnQYASABKAsyIC5xdWFycnkuY29tbW9uLnYxLlBhcnNlZERvY3VtZW50EjQKCHNldHRpbmdzGAIgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhIKCm1heF9jaHVua3MYAyABKA0SFwoPZW1iZWRkaW5nX21vZGVsGAQgASgJImwKFVByZXZpZXdDaHVua3NSZXNwb25zZRInCgZjaHVua3MYASADKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rEhQKDHRvdGFsX2NodW5rcxgCIAEoDRIUCgx0b3RhbF90b2tlbnMYAyABKA0ibwoeUmVzb2x2ZUNodW5raW5nU2V0dGluZ3NSZXF1ZXN0EjQKCHNldHRpbmdzGAEgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhcKD2VtYmVkZGluZ19tb2RlbBgCIAEoCSJxCh9SZXNvbHZlQ2h1bmtpbmdTZXR0aW5nc1Jlc3BvbnNlEjQKCHNldHRpbmdzGAEgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhgKEG1heF9jaHVua190b2tlbnMYAiABKA0y2wIKDkNodW5rZXJTZXJ2aWNlEmIKDUNodW5rRG9jdW1lbnQSJy5xdWFycnkuY2h1bmtlci52MS5DaHVua0RvY3VtZW50UmVxdWVzdBooLnF1YXJyeS5jaHVua2VyLnYxLkNodW5rRG9jdW1lbnRSZXNwb25zZRJiCg1QcmV2aWV3Q2h1bmtzEicucXVhcnJ5LmNodW5rZXIudjEuUHJldmlld0NodW5rc1JlcXVlc3QaKC5xdWFycnkuY2h1bmtlci52MS5QcmV2aWV3Q2h1bmtzUmVzcG9uc2USgAEKF1Jlc29sdmVDaHVua2luZ1NldHRpbmdzEjEucXVhcnJ5LmNodW5rZXIudjEuUmVzb2x2ZUNodW5raW5nU2V0dGluZ3NSZXF1ZXN0GjIucXVhcnJ5LmNodW5rZXIudjEuUmVzb2x2ZUNodW5raW5nU2V0dGluZ3NSZXNwb25zZWIGcHJvdG8z", [file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.chunker.v1.ChunkDocumentRequest
@@ -39,6 +39,13 @@ export type ChunkDocumentRequest = Message<"quarry.chunker.v1.ChunkDocumentReque
    * @generated from field: quarry.common.v1.ChunkingSettings settings = 4;
    */
   settings?: ChunkingSettings | undefined;
+
+  /**
+   * Counts tokens with this model's tokenizer and limit; empty: the embedder's default model.
+   *
+   * @generated from field: string embedding_model = 5;
+   */
+  embeddingModel: string;
 };
 
 /**
@@ -85,6 +92,13 @@ export type PreviewChunksRequest = Message<"quarry.chunker.v1.PreviewChunksReque
    * @generated from field: uint32 max_chunks = 3;
    */
   maxChunks: number;
+
+  /**
+   * Counts tokens with this model's tokenizer and limit; empty: the embedder's default model.
+   *
+   * @generated from field: string embedding_model = 4;
+   */
+  embeddingModel: string;
 };
 
 /**
@@ -129,6 +143,13 @@ export type ResolveChunkingSettingsRequest = Message<"quarry.chunker.v1.ResolveC
    * @generated from field: quarry.common.v1.ChunkingSettings settings = 1;
    */
   settings?: ChunkingSettings | undefined;
+
+  /**
+   * The knowledge base's embedding model, whose input limit applies; empty: the embedder's default.
+   *
+   * @generated from field: string embedding_model = 2;
+   */
+  embeddingModel: string;
 };
 
 /**

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/embedder/v1/embedder.proto.
  */
 export const file_quarry_embedder_v1_embedder: GenFile = /*@__PURE__*/
-  fileDesc("CiFxdWFycnkvZW1iZWRkZXIvdjEvZW1iZWRkZXIucHJvdG8SEnF1YXJyeS5lbWJlZGRlci52MSJqCgxFbWJlZFJlcXVlc3QSDQoFdGV4dHMYASADKAkSLwoEa2luZBgCIAEoDjIhLnF1YXJyeS5lbWJlZGRlci52MS5FbWJlZGRpbmdLaW5kEhoKEmV4cGVjdGVkX2RpbWVuc2lvbhgDIAEoDSIzCgZWZWN0b3ISDgoGdmFsdWVzGAEgAygCEhkKEWtub3duX3Rva2VuX3NoYXJlGAIgASgCIoYBCg1FbWJlZFJlc3BvbnNlEisKB3ZlY3RvcnMYASADKAsyGi5xdWFycnkuZW1iZWRkZXIudjEuVmVjdG9yEg0KBW1vZGVsGAIgASgJEhEKCWRpbWVuc2lvbhgDIAEoDRImCgV1c2FnZRgEIAEoCzIXLnF1YXJyeS5jb21tb24udjEuVXNhZ2UiFQoTR2V0TW9kZWxJbmZvUmVxdWVzdCJSChRHZXRNb2RlbEluZm9SZXNwb25zZRINCgVtb2RlbBgBIAEoCRIRCglkaW1lbnNpb24YAiABKA0SGAoQbWF4X2lucHV0X3Rva2VucxgDIAEoDSpmCg1FbWJlZGRpbmdLaW5kEh4KGkVNQkVERElOR19LSU5EX1VOU1BFQ0lGSUVEEAASGAoURU1CRURESU5HX0tJTkRfUVVFUlkQARIbChdFTUJFRERJTkdfS0lORF9ET0NVTUVOVBACMsIBCg9FbWJlZGRlclNlcnZpY2USTAoFRW1iZWQSIC5xdWFycnkuZW1iZWRkZXIudjEuRW1iZWRSZXF1ZXN0GiEucXVhcnJ5LmVtYmVkZGVyLnYxLkVtYmVkUmVzcG9uc2USYQoMR2V0TW9kZWxJbmZvEicucXVhcnJ5LmVtYmVkZGVyLnYxLkdldE1vZGVsSW5mb1JlcXVlc3QaKC5xdWFycnkuZW1iZWRkZXIudjEuR2V0TW9kZWxJbmZvUmVzcG9uc2ViBnByb3RvMw", [file_quarry_common_v1_common]);
+  fileDesc("CiFxdWFycnkvZW1iZWRkZXIvdjEvZW1iZWRkZXIucHJvdG8SEnF1YXJyeS5lbWJlZGRlci52MSJ5CgxFbWJlZFJlcXVlc3QSDQoFdGV4dHMYASADKAkSLwoEa2luZBgCIAEoDjIhLnF1YXJyeS5lbWJlZGRlci52MS5FbWJlZGRpbmdLaW5kEhoKEmV4cGVjdGVkX2RpbWVuc2lvbhgDIAEoDRINCgVtb2RlbBgEIAEoCSIzCgZWZWN0b3ISDgoGdmFsdWVzGAEgAygCEhkKEWtub3duX3Rva2VuX3NoYXJlGAIgASgCIoYBCg1FbWJlZFJlc3BvbnNlEisKB3ZlY3RvcnMYASADKAsyGi5xdWFycnkuZW1iZWRkZXIudjEuVmVjdG9yEg0KBW1vZGVsGAIgASgJEhEKCWRpbWVuc2lvbhgDIAEoDRImCgV1c2FnZRgEIAEoCzIXLnF1YXJyeS5jb21tb24udjEuVXNhZ2UiJAoTR2V0TW9kZWxJbmZvUmVxdWVzdBINCgVtb2RlbBgBIAEoCSJSChRHZXRNb2RlbEluZm9SZXNwb25zZRINCgVtb2RlbBgBIAEoCRIRCglkaW1lbnNpb24YAiABKA0SGAoQbWF4X2lucHV0X3Rva2VucxgDIAEoDSpmCg1FbWJlZGRpbmdLaW5kEh4KGkVNQkVERElOR19LSU5EX1VOU1BFQ0lGSUVEEAASGAoURU1CRURESU5HX0tJTkRfUVVFUlkQARIbChdFTUJFRERJTkdfS0lORF9ET0NVTUVOVBACMsIBCg9FbWJlZGRlclNlcnZpY2USTAoFRW1iZWQSIC5xdWFycnkuZW1iZWRkZXIudjEuRW1iZWRSZXF1ZXN0GiEucXVhcnJ5LmVtYmVkZGVyLnYxLkVtYmVkUmVzcG9uc2USYQoMR2V0TW9kZWxJbmZvEicucXVhcnJ5LmVtYmVkZGVyLnYxLkdldE1vZGVsSW5mb1JlcXVlc3QaKC5xdWFycnkuZW1iZWRkZXIudjEuR2V0TW9kZWxJbmZvUmVzcG9uc2ViBnByb3RvMw", [file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.embedder.v1.EmbedRequest
@@ -36,6 +36,15 @@ export type EmbedRequest = Message<"quarry.embedder.v1.EmbedRequest"> & {
    * @generated from field: uint32 expected_dimension = 3;
    */
   expectedDimension: number;
+
+  /**
+   * The model to embed with (a knowledge base's embedding_model); empty: the embedder's default.
+   * A local model is loaded on first use; one the embedder cannot serve fails with NOT_FOUND or
+   * FAILED_PRECONDITION (not installed).
+   *
+   * @generated from field: string model = 4;
+   */
+  model: string;
 };
 
 /**
@@ -107,6 +116,12 @@ export const EmbedResponseSchema: GenMessage<EmbedResponse> = /*@__PURE__*/
  * @generated from message quarry.embedder.v1.GetModelInfoRequest
  */
 export type GetModelInfoRequest = Message<"quarry.embedder.v1.GetModelInfoRequest"> & {
+  /**
+   * Empty: the embedder's default model, the one knowledge bases get when they name none.
+   *
+   * @generated from field: string model = 1;
+   */
+  model: string;
 };
 
 /**

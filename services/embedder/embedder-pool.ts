@@ -1,0 +1,95 @@
+// The models one embedder service serves. Each knowledge base names its model; a local model is
+// loaded on first use (on its own worker thread, see ThreadedEmbedder) and kept, so a Quarry with
+// an English and a Chinese knowledge base runs both models side by side and one with only English
+// bases never pays for the Chinese model.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { InvalidInputError, NotFoundError } from "../../lib/errors.ts";
+import { CoalescingEmbedder } from "./coalescing-embedder.ts";
+import type { Embedder } from "./embedder.ts";
+import { findModel, MANIFEST_FILE, MODEL_CATALOG, modelDir } from "./model-catalog.ts";
+
+export interface EmbedderPool {
+  /** The model a knowledge base gets when it names none. */
+  readonly defaultModel: string;
+  /** The embedder for a model (empty: the default), loaded on first use. */
+  get(model?: string): Promise<Embedder>;
+  close(): Promise<void>;
+}
+
+/** Local ONNX models from the models folder: the catalog's, or any folder with a quarry-model.json. */
+export class LocalModelPool implements EmbedderPool {
+  readonly defaultModel: string;
+  readonly #modelsDir: string;
+  readonly #load: (dir: string) => Promise<Embedder>;
+  readonly #loaded = new Map<string, Promise<Embedder>>();
+
+  constructor(modelsDir: string, defaultModel: string, load: (dir: string) => Promise<Embedder>) {
+    this.#modelsDir = modelsDir;
+    this.defaultModel = defaultModel;
+    this.#load = load;
+  }
+
+  get(model?: string): Promise<Embedder> {
+    const name = model || this.defaultModel;
+    let loading = this.#loaded.get(name);
+    if (!loading) {
+      const dir = modelDir(this.#modelsDir, name);
+      if (!findModel(name) && !existsSync(join(dir, MANIFEST_FILE))) {
+        return Promise.reject(
+          new NotFoundError(`no local embedding model named ${name}; the catalog has ${MODEL_CATALOG.map((m) => m.name).join(", ")} (see \`quarry models list\`)`),
+        );
+      }
+      loading = this.#load(dir);
+      this.#loaded.set(name, loading);
+      // A model that failed to load (not installed yet) is tried again on the next call.
+      loading.catch(() => this.#loaded.delete(name));
+    }
+    return loading;
+  }
+
+  async close(): Promise<void> {
+    const models = await Promise.allSettled([...this.#loaded.values()]);
+    await Promise.all(models.map((m) => (m.status === "fulfilled" ? m.value.close() : undefined)));
+  }
+}
+
+/** One embedder that serves one model only (an OpenAI-compatible endpoint, or a test's). */
+export class SingleModelPool implements EmbedderPool {
+  readonly defaultModel: string;
+  readonly #embedder: Embedder;
+
+  constructor(embedder: Embedder) {
+    this.#embedder = embedder;
+    this.defaultModel = embedder.info().model;
+  }
+
+  async get(model?: string): Promise<Embedder> {
+    if (model && model !== this.defaultModel) {
+      throw new InvalidInputError(`this embedder serves ${this.defaultModel} only, not ${model}`);
+    }
+    return this.#embedder;
+  }
+
+  close(): Promise<void> {
+    return this.#embedder.close();
+  }
+}
+
+/** Each model's calls joined into shared forward passes (CoalescingEmbedder), one coalescer per model. */
+export function coalescingPool(pool: EmbedderPool, maxTexts: number): EmbedderPool {
+  const coalescers = new Map<Embedder, CoalescingEmbedder>();
+  return {
+    defaultModel: pool.defaultModel,
+    async get(model?: string) {
+      const embedder = await pool.get(model);
+      let coalescer = coalescers.get(embedder);
+      if (!coalescer) {
+        coalescer = new CoalescingEmbedder(embedder, maxTexts);
+        coalescers.set(embedder, coalescer);
+      }
+      return coalescer;
+    },
+    close: () => pool.close(),
+  };
+}

