@@ -3,6 +3,7 @@ import { Command, Option } from "commander";
 import { ConnectError } from "@connectrpc/connect";
 import { ConfigError } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
+import { installProcessGuards } from "../lib/process-guards.ts";
 import { stopOnSignals } from "../lib/service-runtime.ts";
 import { ask, ingest, search } from "./commands.ts";
 import { gatewayClient } from "./gateway-client.ts";
@@ -32,6 +33,7 @@ program
     if (options.host) env.QUARRY_HOST = options.host;
     if (options.port) env[!service || service === "gateway" ? "QUARRY_PORT" : `QUARRY_${service.toUpperCase()}_PORT`] = options.port;
     const logger = createLogger(service ?? "quarry");
+    installProcessGuards(logger);
     if (service && !(SERVICES as readonly string[]).includes(service)) throw new ConfigError(`unknown service ${service}; choose one of ${SERVICES.join(", ")}`);
     const running = service
       ? await (await import("./serve-service.ts")).startService(service as never, env, logger)

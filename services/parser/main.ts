@@ -1,8 +1,7 @@
 import type { Env } from "../../lib/config.ts";
-import type { Logger } from "../../lib/logger.ts";
 import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
 import { parserConfig } from "./config.ts";
-import { BuiltinParser } from "./builtin-parser.ts";
+import { IsolatedParser } from "./isolated-parser.ts";
 import { RoutingParser } from "./routing-parser.ts";
 import { TikaClient } from "./tika-client.ts";
 import { TikaParser } from "./tika-parser.ts";
@@ -13,11 +12,13 @@ export function assembleParser(env: Env, shared: SharedDeps): AssembledService {
   const config = parserConfig(env);
   const logger = shared.logger.child({ service: "parser" });
   const tika = config.tikaUrl ? new TikaParser(new TikaClient({ baseUrl: config.tikaUrl, timeoutMs: config.tikaTimeoutMs })) : undefined;
-  const parser = new RoutingParser({ builtin: new BuiltinParser(), tika });
+  // Untrusted bytes are parsed off the main thread (see isolated-parser.ts); Tika is its own process already.
+  const builtin = new IsolatedParser({ limits: config.limits, threads: config.threads, logger });
+  const parser = new RoutingParser({ builtin, tika, limits: config.limits });
   return {
     name: "parser",
     server: build({ parser, logger }),
     startWorkers: async () => [await startParserWorker({ bus: shared.bus, parser, logger, redrive: shared.redrive })],
-    close: async () => {},
+    close: () => builtin.close(),
   };
 }
