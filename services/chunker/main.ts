@@ -19,12 +19,13 @@ export async function assembleChunker(env: Env, peers: Peers, shared: SharedDeps
   const knowledgeBase = knowledgeBaseLookup(() => peers.transport("index"));
   return {
     name: "chunker",
-    server: build({ counter, maxInputTokens, logger }),
+    server: build({ counter, maxInputTokens, maxChunks: config.maxDocumentChunks, logger }),
     startWorkers: async () => [
       await startChunkerWorker({
         bus: shared.bus,
         counter,
         maxInputTokens,
+        maxChunks: config.maxDocumentChunks,
         settingsFor: async (id) => (await knowledgeBase(id)).chunking,
         logger,
         redrive: shared.redrive,

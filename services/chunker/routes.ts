@@ -12,6 +12,8 @@ export interface ChunkerDeps {
   counter: TokenCounter;
   /** The embedding model's input limit, special tokens included. */
   maxInputTokens: number;
+  /** Most chunks one document may become; unlimited when absent. */
+  maxChunks?: number;
 }
 
 /** Unset fields take the defaults; the result is validated against the model's limit. */
@@ -22,7 +24,7 @@ export function resolveSettings(deps: ChunkerDeps, proto: ChunkingSettingsProto 
 }
 
 export function chunkerRoutes(deps: ChunkerDeps) {
-  const limits = { maxInputTokens: deps.maxInputTokens };
+  const limits = { maxInputTokens: deps.maxInputTokens, maxChunks: deps.maxChunks };
   return (router: ConnectRouter) =>
     router.service(ChunkerService, {
       chunkDocument(request) {

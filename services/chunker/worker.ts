@@ -19,6 +19,8 @@ export interface ChunkerWorkerDeps {
   bus: EventBus;
   counter: TokenCounter;
   maxInputTokens: number;
+  /** Most chunks one document may become; unlimited when absent. */
+  maxChunks?: number;
   /** The knowledge base's chunking settings (from the index service). */
   settingsFor(knowledgeBaseId: string): Promise<ChunkingSettings>;
   logger: Logger;
@@ -39,7 +41,7 @@ export function startChunkerWorker(deps: ChunkerWorkerDeps) {
       await publishProgress(bus, doc, { phase: "chunking", percent: PhasePercent.chunking, message: "splitting" });
       if (!event.parsed) throw new InvalidInputError("documents.parsed event without a parsed document");
       const settings = await deps.settingsFor(event.knowledgeBaseId);
-      const drafts = chunkDocument(parsedFromProto(event.parsed), settings, deps.counter, { maxInputTokens: deps.maxInputTokens });
+      const drafts = chunkDocument(parsedFromProto(event.parsed), settings, deps.counter, { maxInputTokens: deps.maxInputTokens, maxChunks: deps.maxChunks });
       if (drafts.length === 0) throw new InvalidInputError("the document has no text to index");
       const chunks = toChunks(drafts, event.documentId, event.knowledgeBaseId);
       const out = create(ChunksCreatedSchema, {
