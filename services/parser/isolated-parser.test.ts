@@ -11,7 +11,7 @@ import { DEFAULT_PARSE_LIMITS } from "./parse-limits.ts";
 
 const CORPUS = resolve(process.cwd(), "../shared/corpus/docs");
 
-describe("IsolatedParser", () => {
+describe("IsolatedParser", { timeout: 30_000 }, () => {
   const parsers: IsolatedParser[] = [];
   const stray: unknown[] = [];
   const onStray = (reason: unknown) => stray.push(reason);
