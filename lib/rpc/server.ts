@@ -13,8 +13,10 @@ import type { Logger } from "../logger.ts";
 import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.ts";
 import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.ts";
 import { HealthRegistry } from "./health.ts";
+import { enumValidationInterceptor } from "./enum-validation.ts";
 import { rpcEdgeInterceptor } from "./interceptors.ts";
 import { reflectionRoutes } from "./reflection.ts";
+import { reportUndecodableRequestsAsInvalid } from "./undecodable-requests.ts";
 
 export type Routes = (router: ConnectRouter) => void;
 
@@ -59,8 +61,9 @@ export function buildServer(options: ServerOptions): BuiltServer {
     options.routes(router);
     health.routes(router);
     reflectionRoutes([...options.files, file_grpc_health_v1_health, file_grpc_reflection_v1_reflection], [...options.serviceNames, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"])(router);
+    reportUndecodableRequestsAsInvalid(router);
   };
-  const interceptors = [rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? [])];
+  const interceptors = [rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? []), enumValidationInterceptor()];
   const connect = connectNodeAdapter({ routes, readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024, interceptors });
   const origins = options.corsOrigins ?? ["*"];
   let active = 0;

@@ -9,6 +9,7 @@ import {
   knowledgeBaseToProto,
   modeFromProto,
 } from "../../lib/proto-convert.ts";
+import { checkKnowledgeBaseName } from "./catalog-ids.ts";
 import type { Catalog } from "./catalog.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
@@ -26,6 +27,7 @@ export function indexRoutes({ catalog, engine }: IndexDeps) {
       async createKnowledgeBase(request) {
         const chunking = chunkingFromProto(request.chunking);
         if (!request.name.trim()) throw new InvalidInputError("a knowledge base needs a name");
+        checkKnowledgeBaseName(request.name.trim());
         if (!request.embeddingModel || !request.embeddingDimension) {
           throw new InvalidInputError("a knowledge base needs its embedding model and dimension");
         }
