@@ -50,11 +50,11 @@ describe("IsolatedParser", { timeout: 30_000 }, () => {
 
   it("fails a parse that exceeds the thread's heap limit, naming the limit, and recovers", async () => {
     const parser = make({ memoryMb: 48 });
-    // 40 MB of text: decoding and normalising it needs several copies, far over 48 MB of heap.
-    const huge = Buffer.alloc(40 * 1024 * 1024, "word ");
-    const failure = parser.parse({ bytes: huge, fileName: "huge.txt", declaredMimeType: "" });
+    // 10 MB of JSON array: five million elements, then five million "[i]: 1" lines, far over 48 MB of heap.
+    const huge = Buffer.from(`[${"1,".repeat(5_000_000)}1]`);
+    const failure = parser.parse({ bytes: huge, fileName: "huge.json", declaredMimeType: "" });
     await expect(failure).rejects.toBeInstanceOf(TooLargeError);
-    await expect(failure).rejects.toThrow(/huge\.txt needed more than 48 MB of memory \(QUARRY_PARSE_MEMORY_MB\)/);
+    await expect(failure).rejects.toThrow(/huge\.json needed more than 48 MB of memory \(QUARRY_PARSE_MEMORY_MB\)/);
     const next = await parser.parse({ bytes: Buffer.from("# Title\n\nsmall file"), fileName: "small.md", declaredMimeType: "" });
     expect(next.text).toContain("small file");
   });
