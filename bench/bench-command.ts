@@ -1,4 +1,4 @@
-// `quarry bench ingest|query|chat|scale|fairness`: performance figures as ratios measured side by side in one
+// `quarry bench ingest|query|chat|scale|fairness|fuzz`: performance figures as ratios measured side by side in one
 // run, with the machine and its load in every report. Tables go to stdout (JSON with --json); with
 // --out each report is also written as <bench>-<backend>.json and .md, and plots as SVG.
 // The benches are imported when a bench runs, so the rest of the CLI never loads ONNX Runtime for them.
@@ -155,6 +155,22 @@ export function registerBenchCommand(program: Command): void {
         progress,
       });
       await emit(report, formatChatReport(report), o);
+    });
+
+  common(bench.command("fuzz"))
+    .description("seeded hostile uploads through PreviewChunks and upload: every input READY, FAILED with a readable reason, or refused; no crash")
+    .option("--count <n>", "inputs to generate", "1000")
+    .action(async (o: CommonOptions & { count: string }) => {
+      const { runFuzzBench, formatFuzzReport } = await import("./bench-fuzz.ts");
+      const report = await runFuzzBench({
+        backend: o.backend,
+        opensearchUrl: opensearchUrl(o.backend),
+        count: parsePositive(o.count),
+        seed: parsePositive(o.seed),
+        progress,
+      });
+      await emit(report, formatFuzzReport(report), o);
+      if (report.outcomes.problems > 0 || report.unhandledRejections > 0 || !report.serverAnsweredAfter) process.exitCode = 1;
     });
 
   bench

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { Argument, Command, InvalidArgumentError, Option } from "commander";
 import { isHttpUrl } from "../lib/config.ts";
 import { createLogger } from "../lib/logger.ts";
+import { installProcessGuards } from "../lib/process-guards.ts";
 import { shutdownGraceMs, stopOnSignals } from "../lib/service-runtime.ts";
 import { ask, ingest, listKnowledgeBases, MODES, search, type ModeName } from "./commands.ts";
 import { reportLine } from "./error-report.ts";
@@ -73,6 +74,7 @@ program
     if (options.host) env.QUARRY_HOST = options.host;
     if (options.port !== undefined) env[!service || service === "gateway" ? "QUARRY_PORT" : `QUARRY_${service.toUpperCase()}_PORT`] = String(options.port);
     const logger = createLogger(service ?? "quarry");
+    installProcessGuards(logger);
     const running = service
       ? await (await import("./serve-service.ts")).startService(service, env, logger)
       : await (await import("./embedded.ts")).startEmbedded(env, logger);

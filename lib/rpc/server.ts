@@ -13,8 +13,10 @@ import type { Logger } from "../logger.ts";
 import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.ts";
 import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.ts";
 import { HealthRegistry } from "./health.ts";
+import { enumValidationInterceptor } from "./enum-validation.ts";
 import { rpcEdgeInterceptor } from "./interceptors.ts";
 import { reflectionRoutes } from "./reflection.ts";
+import { reportUndecodableRequestsAsInvalid } from "./undecodable-requests.ts";
 
 export type Routes = (router: ConnectRouter) => void;
 
@@ -60,8 +62,9 @@ export function buildServer(options: ServerOptions): BuiltServer {
     options.routes(router);
     health.routes(router);
     reflectionRoutes([...options.files, file_grpc_health_v1_health, file_grpc_reflection_v1_reflection], [...options.serviceNames, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"])(router);
+    reportUndecodableRequestsAsInvalid(router);
   };
-  const interceptors = [rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? [])];
+  const interceptors = [rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? []), enumValidationInterceptor()];
   // Aborted when the server shuts down: every handler's context.signal follows it, so streams
   // (WatchIngestion, Chat) end with `unavailable` instead of holding the drain open.
   const shutdown = new AbortController();

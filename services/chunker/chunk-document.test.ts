@@ -2,7 +2,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ChunkDraft, ChunkingSettings, PageSpan, ParsedDocument, SectionSpan } from "../../lib/domain.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
+import { InvalidInputError, TooLargeError } from "../../lib/errors.ts";
 import { CHINESE_RULES_MARKDOWN, COMPANY_MARKDOWN, ENGLISH_PROSE } from "../../test/fixtures/fixture-texts.ts";
 import { chunkDocument, defaultChunkingSettings, sectionRegions, validateChunkingSettings } from "./chunk-document.ts";
 import { WordPieceTokenCounter } from "./wordpiece-token-counter.ts";
@@ -182,5 +182,34 @@ describe("validateChunkingSettings", () => {
 
   it("accepts the model's exact limit", () => {
     expect(() => validateChunkingSettings(settings(254, 0), 256)).not.toThrow();
+  });
+});
+
+describe("chunkDocument on hostile text", () => {
+  it("hard-splits a 10 MB single word into chunks within the chunk size, none longer than the character floor allows", () => {
+    const word = "x".repeat(10 * 1024 * 1024);
+    const started = performance.now();
+    const drafts = chunkDocument(document(word), settings(200, 30), counter, limits);
+    const seconds = (performance.now() - started) / 1000;
+    // WordPiece reads any word over 100 characters as one [UNK]; without the floor this was one chunk.
+    expect(drafts.length).toBeGreaterThan(4000);
+    expect(Math.max(...drafts.map((d) => d.text.length))).toBeLessThanOrEqual(2000);
+    for (const d of drafts) expect(d.tokenCount).toBeLessThanOrEqual(200);
+    expect(drafts[drafts.length - 1].end).toBe(word.length);
+    expect(seconds).toBeLessThan(60);
+  }, 120_000);
+
+  it("keeps real text's chunks as the tokenizer counts them", () => {
+    for (const d of chunkDocument(document(ENGLISH_PROSE), settings(100, 10), counter, limits)) {
+      expect(d.tokenCount).toBe(counter.count(d.text));
+    }
+  });
+
+  it("fails a document over the chunk limit with TooLargeError naming the limit and its variable", () => {
+    const text = "One sentence of plain text about the quarry. ".repeat(2_000);
+    const call = () => chunkDocument(document(text), settings(50, 0), counter, { ...limits, maxChunks: 100 });
+    expect(call).toThrow(TooLargeError);
+    expect(call).toThrow(/more than 100 chunks, the limit per document \(QUARRY_MAX_DOCUMENT_CHUNKS\)/);
+    expect(chunkDocument(document(text), settings(50, 0), counter, { ...limits, maxChunks: 10_000 }).length).toBeGreaterThan(100);
   });
 });

@@ -1,5 +1,5 @@
 import type { ChunkDraft, ChunkingSettings, PageSpan, ParsedDocument, SectionSpan } from "../../lib/domain.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
+import { InvalidInputError, QuarryError, TooLargeError } from "../../lib/errors.ts";
 import { RecursiveSplitter } from "./recursive-splitter.ts";
 import type { TokenCounter } from "./tokenizer.ts";
 
@@ -16,7 +16,11 @@ export const SPECIAL_TOKEN_RESERVE = 2;
 export interface ChunkingLimits {
   /** The embedding model's input limit as it reports it (EmbeddingModelInfo.maxInputTokens). */
   maxInputTokens: number;
+  /** Most chunks one document may become (QUARRY_MAX_DOCUMENT_CHUNKS); unlimited when absent. */
+  maxChunks?: number;
 }
+
+export const DEFAULT_MAX_DOCUMENT_CHUNKS = 50_000;
 
 /** The most tokens one chunk may hold for a model that reads maxInputTokens. */
 export function maxChunkTokens(maxInputTokens: number): number {
@@ -85,19 +89,33 @@ export function chunkDocument(
   });
   const pages = [...doc.pages].sort((a, b) => a.start - b.start);
   const drafts: ChunkDraft[] = [];
-  for (const region of foldBareHeadings(doc.text, sectionRegions(doc.text.length, doc.sections))) {
-    for (const chunk of splitter.split(doc.text, region.start, region.end)) {
-      drafts.push({
-        index: drafts.length,
-        text: chunk.text,
-        tokenCount: chunk.tokenCount,
-        page: pageAt(pages, chunk.start),
-        pageEnd: pageAt(pages, chunk.end - 1),
-        sectionPath: [...region.path],
-        start: chunk.start,
-        end: chunk.end,
-      });
+  const maxChunks = limits.maxChunks ?? Infinity;
+  try {
+    for (const region of foldBareHeadings(doc.text, sectionRegions(doc.text.length, doc.sections))) {
+      for (const chunk of splitter.split(doc.text, region.start, region.end)) {
+        if (drafts.length === maxChunks) {
+          throw new TooLargeError(
+            `the document splits into more than ${maxChunks.toLocaleString("en-US")} chunks, the limit per document ` +
+              "(QUARRY_MAX_DOCUMENT_CHUNKS); split it into smaller files or raise the limit",
+          );
+        }
+        drafts.push({
+          index: drafts.length,
+          text: chunk.text,
+          tokenCount: chunk.tokenCount,
+          page: pageAt(pages, chunk.start),
+          pageEnd: pageAt(pages, chunk.end - 1),
+          sectionPath: [...region.path],
+          start: chunk.start,
+          end: chunk.end,
+        });
+      }
     }
+  } catch (error) {
+    // Splitting is a pure function of the text and the settings: what fails once fails on every
+    // retry, so an unexpected error is reported as the document's, not left to be redriven.
+    if (error instanceof QuarryError) throw error;
+    throw new InvalidInputError(`the document could not be split into chunks: ${(error as Error)?.message ?? String(error)}`, { cause: error });
   }
   return drafts;
 }

@@ -1,10 +1,13 @@
 import { DEFAULT_MODEL } from "../embedder/model-catalog.ts";
 import { integer, modelsDir, optional, servicePort, type Env } from "../../lib/config.ts";
+import { DEFAULT_MAX_DOCUMENT_CHUNKS } from "./chunk-document.ts";
 
 export interface ChunkerConfig {
   port: number;
   /** The folder with tokenizer.json used to measure chunks in the embedding model's tokens. */
   tokenizerDir: string;
+  /** Most chunks one document may become. */
+  maxDocumentChunks: number;
 }
 
 /**
@@ -20,6 +23,7 @@ function localModel(env: Env): string {
 export function chunkerConfig(env: Env): ChunkerConfig {
   return {
     port: servicePort(env, "chunker"),
+    maxDocumentChunks: integer(env, "QUARRY_MAX_DOCUMENT_CHUNKS", DEFAULT_MAX_DOCUMENT_CHUNKS),
     tokenizerDir: optional(env, "QUARRY_TOKENIZER_DIR") ?? `${modelsDir(env)}/${localModel(env)}`,
   };
 }

@@ -32,6 +32,7 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
   const deps = {
     counter,
     tokensFor,
+    maxChunks: config.maxDocumentChunks,
     logger,
     get maxInputTokens(): number {
       return defaultLimit();
@@ -49,6 +50,7 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
         bus: shared.bus,
         tokensFor,
         knowledgeBase,
+        maxChunks: config.maxDocumentChunks,
         logger,
         redrive: shared.redrive,
       }),

@@ -46,6 +46,17 @@ interface Piece {
 
 const WHITESPACE = /\s/;
 
+/** Offsets where the graphemes of a span begin, then its end: at(0) … at(length - 1). */
+interface Bounds {
+  length: number;
+  at(i: number): number;
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** See #measure: the most characters one counted token may stand for. */
+export const MAX_CHARS_PER_TOKEN = 10;
+
 /**
  * Recursive splitting in the manner of LangChain's RecursiveCharacterTextSplitter, measured in
  * model tokens and tracking character offsets. Hand-written because that splitter (and its JS
@@ -113,27 +124,34 @@ export class RecursiveSplitter {
       const spans = cutAfter(source, start, end, this.#rungs[level]);
       if (spans.length < 2) continue;
       for (const [s, e] of spans) {
-        const count = this.#counter.count(source.slice(s, e));
+        const count = this.#measure(source.slice(s, e));
         if (count <= limit) out.push({ start: s, end: e, tokens: count, level });
         else this.#cut(source, s, e, level + 1, limit, out, count);
       }
       return;
     }
     // No rung cuts it: keep it whole when it fits, else fall to single characters.
-    const count = tokens ?? this.#counter.count(source.slice(start, end));
+    const count = tokens ?? this.#measure(source.slice(start, end));
     if (count <= limit) out.push({ start, end, tokens: count, level: this.#rungs.length });
     else this.#cutCharacters(source, start, end, limit, out);
   }
 
   /**
-   * The last resort for runs with no separator (Chinese without punctuation, long identifiers):
-   * windows of whole graphemes, about an eighth of the limit each so merging still packs chunks
-   * well, halved until they fit. Counting grapheme by grapheme would cost one tokenizer call per
-   * character, tens of seconds for a megabyte of unpunctuated Chinese.
+   * The last resort for runs with no separator (Chinese without punctuation, long identifiers, a
+   * 10 MB "word"): windows of whole graphemes worth about an eighth of the limit each, so merging
+   * still packs chunks well, halved until they fit. The width comes from the run's density (one
+   * token a character for Chinese, a tenth for a run the tokenizer reads as [UNK]); counting
+   * grapheme by grapheme would cost one tokenizer call per character, and a call costs about as
+   * much as 250 characters of counting. ASCII needs no grapheme segmentation (every character is
+   * one, a CRLF pair aside, and cutting one is harmless), which saves most of the time on long runs.
    */
   #cutCharacters(source: string, start: number, end: number, limit: number, out: Piece[]): void {
-    const bounds = this.#graphemeBounds(source, start, end);
-    const width = Math.max(1, Math.floor(limit / 8));
+    const sample = source.slice(start, Math.min(end, start + 4096));
+    const tokensPerChar = Math.max(this.#measure(sample), 1) / sample.length;
+    const width = Math.max(1, Math.floor(limit / 8 / tokensPerChar));
+    const bounds: Bounds = NON_ASCII.test(source.slice(start, end))
+      ? this.#graphemeBounds(source, start, end)
+      : { length: end - start + 1, at: (i) => start + i };
     for (let i = 0; i < bounds.length - 1; i += width) {
       this.#cutWindow(source, bounds, i, Math.min(i + width, bounds.length - 1), limit, out);
     }
@@ -144,7 +162,7 @@ export class RecursiveSplitter {
    * sharply on long strings (80,000 characters took 38 s here), so it reads bounded slices and
    * resumes at the last cluster of each, which the slice edge may have cut.
    */
-  #graphemeBounds(source: string, start: number, end: number): number[] {
+  #graphemeBounds(source: string, start: number, end: number): Bounds {
     const SLICE = 2048;
     const bounds: number[] = [];
     let at = start;
@@ -158,13 +176,13 @@ export class RecursiveSplitter {
       at = keep === starts.length ? sliceEnd : starts[keep];
     }
     bounds.push(end);
-    return bounds;
+    return { length: bounds.length, at: (i) => bounds[i] };
   }
 
   /** Appends graphemes [from, to) of `bounds` as pieces within limit, halving as needed. */
-  #cutWindow(source: string, bounds: number[], from: number, to: number, limit: number, out: Piece[]): void {
+  #cutWindow(source: string, bounds: Bounds, from: number, to: number, limit: number, out: Piece[]): void {
     const level = this.#rungs.length;
-    const tokens = this.#counter.count(source.slice(bounds[from], bounds[to]));
+    const tokens = this.#measure(source.slice(bounds.at(from), bounds.at(to)));
     if (tokens > limit && to - from > 1) {
       const mid = (from + to) >> 1;
       this.#cutWindow(source, bounds, from, mid, limit, out);
@@ -172,7 +190,7 @@ export class RecursiveSplitter {
     } else {
       // A lone grapheme over the limit is kept: overlap simply stops before it, and merging
       // refuses it with a clear error (only possible with absurdly small chunk sizes).
-      out.push({ start: bounds[from], end: bounds[to], tokens, level });
+      out.push({ start: bounds.at(from), end: bounds.at(to), tokens, level });
     }
   }
 
@@ -263,7 +281,7 @@ export class RecursiveSplitter {
       if (spans.length < 2) continue;
       for (let j = spans.length - 1; j >= 0 && budget > 0; j--) {
         const [s, e] = spans[j];
-        const tokens = this.#counter.count(source.slice(s, e));
+        const tokens = this.#measure(source.slice(s, e));
         if (tokens <= budget) {
           tail.unshift({ start: s, end: e, tokens, level });
           budget -= tokens;
@@ -283,10 +301,22 @@ export class RecursiveSplitter {
     return tail;
   }
 
+  /**
+   * The tokens of text as the splitter counts them: the model's word pieces, but never fewer than
+   * one per MAX_CHARS_PER_TOKEN characters. A WordPiece tokenizer turns any word longer than 100
+   * characters into one [UNK], so a 10 MB run without spaces counts as a single token and, split
+   * by tokens alone, would become one 10-million-character chunk; the floor hard-splits such runs
+   * into chunks no longer than chunkSize × MAX_CHARS_PER_TOKEN characters. Real text stays well
+   * under the floor (about 4 characters per token in English, 1 in Chinese).
+   */
+  #measure(text: string): number {
+    return Math.max(this.#counter.count(text), Math.ceil(text.length / MAX_CHARS_PER_TOKEN));
+  }
+
   /** Tokens of the trimmed text the pieces span: exactly what a chunk made of them would count. */
   #countSpan(source: string, pieces: Piece[]): number {
     const [start, end] = trim(source, pieces[0].start, pieces[pieces.length - 1].end);
-    return this.#counter.count(source.slice(start, end));
+    return this.#measure(source.slice(start, end));
   }
 }
 

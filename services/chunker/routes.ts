@@ -16,6 +16,8 @@ export interface ChunkerDeps {
   maxInputTokens: number;
   /** Another model's tokenizer and limit, for requests that name one. */
   tokensFor?(model: string): Promise<ModelTokens>;
+  /** Most chunks one document may become; unlimited when absent. */
+  maxChunks?: number;
 }
 
 /** The tokenizer and limit of the request's model, or the default's. */
@@ -36,13 +38,13 @@ export function chunkerRoutes(deps: ChunkerDeps) {
       async chunkDocument(request) {
         if (!request.document) throw new InvalidInputError("document is required");
         const tokens = await tokensOf(deps, request.embeddingModel);
-        const drafts = chunkDocument(parsedFromProto(request.document), resolveSettings(tokens, request.settings), tokens.counter, tokens);
+        const drafts = chunkDocument(parsedFromProto(request.document), resolveSettings(tokens, request.settings), tokens.counter, { maxInputTokens: tokens.maxInputTokens, maxChunks: deps.maxChunks });
         return { chunks: toChunks(drafts, request.documentId, request.knowledgeBaseId).map(chunkToProto) };
       },
       async previewChunks(request) {
         if (!request.document) throw new InvalidInputError("document is required");
         const tokens = await tokensOf(deps, request.embeddingModel);
-        const drafts = chunkDocument(parsedFromProto(request.document), resolveSettings(tokens, request.settings), tokens.counter, tokens);
+        const drafts = chunkDocument(parsedFromProto(request.document), resolveSettings(tokens, request.settings), tokens.counter, { maxInputTokens: tokens.maxInputTokens, maxChunks: deps.maxChunks });
         const shown = drafts.slice(0, request.maxChunks || 50);
         return {
           chunks: toChunks(shown, "preview", "").map(chunkToProto),

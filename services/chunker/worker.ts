@@ -19,6 +19,8 @@ export interface ChunkerWorkerDeps {
   bus: EventBus;
   /** A model's tokenizer and input limit; chunks are sized in the knowledge base's model's tokens. */
   tokensFor(model: string): Promise<ModelTokens>;
+  /** Most chunks one document may become; unlimited when absent. */
+  maxChunks?: number;
   /** The knowledge base's chunking settings and model (from the index service). */
   knowledgeBase(knowledgeBaseId: string): Promise<Pick<KnowledgeBase, "chunking" | "embeddingModel">>;
   logger: Logger;
@@ -40,7 +42,7 @@ export function startChunkerWorker(deps: ChunkerWorkerDeps) {
       if (!event.parsed) throw new InvalidInputError("documents.parsed event without a parsed document");
       const kb = await deps.knowledgeBase(event.knowledgeBaseId);
       const { counter, maxInputTokens } = await deps.tokensFor(kb.embeddingModel);
-      const drafts = chunkDocument(parsedFromProto(event.parsed), kb.chunking, counter, { maxInputTokens });
+      const drafts = chunkDocument(parsedFromProto(event.parsed), kb.chunking, counter, { maxInputTokens, maxChunks: deps.maxChunks });
       if (drafts.length === 0) throw new InvalidInputError("the document has no text to index");
       const chunks = toChunks(drafts, event.documentId, event.knowledgeBaseId);
       const out = create(ChunksCreatedSchema, {

@@ -1,10 +1,26 @@
 // Identifier schemes shared by every Catalog implementation, so a document keeps its id when a
 // deployment moves between the embedded and the distributed store.
 import { createHash, randomBytes } from "node:crypto";
+import { InvalidInputError } from "../../lib/errors.ts";
+
+const KNOWLEDGE_BASE_ID_PREFIX = "kb_";
 
 /** A fresh knowledge base id: lower-case hex, usable in table and index names. */
 export function newKnowledgeBaseId(): string {
-  return `kb_${randomBytes(10).toString("hex")}`;
+  return `${KNOWLEDGE_BASE_ID_PREFIX}${randomBytes(10).toString("hex")}`;
+}
+
+/**
+ * Every RPC names a knowledge base by id or by name, and the id is tried first; a base named like
+ * an id ("kb_…") could therefore be shadowed by, or stand in for, another base. Such names are
+ * refused when a base is created.
+ */
+export function checkKnowledgeBaseName(name: string): void {
+  if (name.toLowerCase().startsWith(KNOWLEDGE_BASE_ID_PREFIX)) {
+    throw new InvalidInputError(
+      `a knowledge base name may not start with "${KNOWLEDGE_BASE_ID_PREFIX}": that is how knowledge base ids look, and "${name}" could be taken for one`,
+    );
+  }
 }
 
 /** The stable id of the document named fileName in a knowledge base. */

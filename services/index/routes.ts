@@ -11,6 +11,7 @@ import {
 } from "../../lib/proto-convert.ts";
 import type { ApiKeyRegistry } from "./api-key-registry.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
+import { checkKnowledgeBaseName } from "./catalog-ids.ts";
 import type { Catalog } from "./catalog.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
@@ -30,6 +31,7 @@ export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
       async createKnowledgeBase(request) {
         const chunking = chunkingFromProto(request.chunking);
         if (!request.name.trim()) throw new InvalidInputError("a knowledge base needs a name");
+        checkKnowledgeBaseName(request.name.trim());
         if (!request.embeddingModel || !request.embeddingDimension) {
           throw new InvalidInputError("a knowledge base needs its embedding model and dimension");
         }

@@ -53,7 +53,32 @@ function decodeBytes(bytes: Uint8Array): DecodedText {
   const utf8 = tryDecode(bytes, "UTF-8");
   // A handful of stray NULs survive the binary check; they would only break storage and search.
   if (utf8 !== undefined) return { text: utf8.replace(/\0/g, ""), encoding: "UTF-8" };
-  return decodeLegacy(bytes, sample);
+  const legacy = decodeLegacy(bytes, sample);
+  rejectUnlikelyText(legacy.text, legacy.encoding);
+  return legacy;
+}
+
+// Random bytes decode "successfully" in any single-byte code page, and short runs of them often in
+// the CJK ones too, so a legacy decoding must also read like text: what real text almost never
+// holds (control characters, and non-ASCII symbols such as ¤ ¦ ¨ ¬ ¯ ± ¸ × or box drawing) is
+// about a fifth of what random bytes become and under a hundredth of real text (€ £ ° ©).
+// Punctuation does not count: source code is full of ASCII punctuation, Chinese of ，。、.
+const MAX_UNLIKELY_SHARE = 0.05;
+const UNLIKELY = /[\p{Cc}\p{Co}\p{Cn}\ufffd]|(?![\x00-\x7f])\p{S}/u;
+const ALLOWED_CONTROLS = new Set(["\t", "\n", "\r", "\f", "\x1b", "\x1a"]);
+
+function rejectUnlikelyText(text: string, encoding: string): void {
+  let unlikely = 0;
+  let seen = 0;
+  for (const char of text.slice(0, SAMPLE_BYTES)) {
+    seen++;
+    if (UNLIKELY.test(char) && !ALLOWED_CONTROLS.has(char)) unlikely++;
+  }
+  if (unlikely > Math.max(0, seen * MAX_UNLIKELY_SHARE)) {
+    throw new InvalidInputError(
+      `not valid text: it looks like binary data (not UTF-8, and read as ${encoding} ${unlikely} of its first ${seen} characters are control codes or stray symbols)`,
+    );
+  }
 }
 
 function byteOrderMark(bytes: Uint8Array): { encoding: string; length: number } | undefined {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { htmlToText, TIKA_XHTML_OPTIONS } from "./html-text.ts";
+import { InvalidInputError } from "../../lib/errors.ts";
 
 // The shape of Tika 3's XHTML for a PDF: metadata in the head, an empty title written as &#0;,
 // one <div class="page"> per page, empty paragraphs as <p/>.
@@ -47,5 +48,21 @@ describe("htmlToText with Tika's XHTML", () => {
       { number: 2, start: text.indexOf("Slide two"), end: text.length },
     ]);
     expect(text.slice(pages[0].start, pages[0].end)).toBe("Slide one\n\nNotes one");
+  });
+});
+
+describe("htmlToText on absurd nesting", () => {
+  it("refuses markup nested deeper than MAX_HTML_DEPTH at once instead of parsing for minutes", () => {
+    const depth = 100_000;
+    const html = `<html><body>${"<div><span>".repeat(depth)}text${"</span></div>".repeat(depth)}</body></html>`;
+    const started = performance.now();
+    expect(() => htmlToText(html)).toThrow(InvalidInputError);
+    expect(() => htmlToText(html)).toThrow(/nests elements more than 1,000 deep/);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it("reads nesting well below the limit", () => {
+    const html = `<html><body>${"<div>".repeat(400)}deep text${"</div>".repeat(400)}</body></html>`;
+    expect(htmlToText(html).text).toBe("deep text");
   });
 });

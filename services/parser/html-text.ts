@@ -4,6 +4,7 @@
 // output, <div class="page"> becomes a page.
 import { Parser } from "htmlparser2";
 import type { PageSpan, SectionSpan } from "../../lib/domain.ts";
+import { InvalidInputError } from "../../lib/errors.ts";
 import { sectionsFromHeadings, type Heading } from "./section-spans.ts";
 
 export interface HtmlTextOptions {
@@ -60,6 +61,14 @@ const PARAGRAPH_TAGS = new Set([
 const CELL_TAGS = new Set(["td", "th"]);
 const HEADING_LEVEL: Record<string, number> = { h1: 1, h2: 2, h3: 3, h4: 4, h5: 5, h6: 6 };
 
+/**
+ * Deepest element nesting read. htmlparser2 keeps its open elements in an array it shifts at the
+ * front, so each tag costs time in proportion to the depth: 80,000 nested <div><span> took 33 s
+ * here, and a 3 MB file of them ran past the parse time limit. Real pages nest a few dozen deep;
+ * browsers themselves stop nesting at a few hundred.
+ */
+export const MAX_HTML_DEPTH = 1_000;
+
 interface Frame {
   name: string;
   drops: boolean;
@@ -89,6 +98,9 @@ export function htmlToText(html: string, baseOptions: HtmlTextOptions = WEB_PAGE
         if (name === "body" && baseOptions.forDocument) options = { ...baseOptions, ...baseOptions.forDocument(meta) };
         const frame: Frame = { name, drops: false, page: false, heading: false, pre: false, cells: 0 };
         stack.push(frame);
+        if (stack.length > MAX_HTML_DEPTH) {
+          throw new InvalidInputError(`the markup nests elements more than ${MAX_HTML_DEPTH.toLocaleString("en-US")} deep; no real page does`);
+        }
         if (name === "title") titleText = [];
         if (name === "meta" && attributes.name && attributes.content !== undefined) {
           meta[attributes.name] = meta[attributes.name] ? `${meta[attributes.name]}, ${attributes.content}` : attributes.content;

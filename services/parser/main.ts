@@ -2,7 +2,7 @@ import type { Env } from "../../lib/config.ts";
 import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
 import { parserConfig } from "./config.ts";
-import { BuiltinParser } from "./builtin-parser.ts";
+import { IsolatedParser } from "./isolated-parser.ts";
 import { RoutingParser } from "./routing-parser.ts";
 import { TikaClient } from "./tika-client.ts";
 import { TikaParser } from "./tika-parser.ts";
@@ -15,7 +15,9 @@ export function assembleParser(env: Env, peers: Peers, shared: SharedDeps): Asse
   const config = parserConfig(env);
   const logger = shared.logger.child({ service: "parser" });
   const tika = config.tikaUrl ? new TikaParser(new TikaClient({ baseUrl: config.tikaUrl, timeoutMs: config.tikaTimeoutMs })) : undefined;
-  const parser = new RoutingParser({ builtin: new BuiltinParser(), tika });
+  // Untrusted bytes are parsed off the main thread (see isolated-parser.ts); Tika is its own process already.
+  const builtin = new IsolatedParser({ limits: config.limits, threads: config.threads, logger });
+  const parser = new RoutingParser({ builtin, tika, limits: config.limits });
   return {
     name: "parser",
     server: build({ parser, logger }),
@@ -29,6 +31,6 @@ export function assembleParser(env: Env, peers: Peers, shared: SharedDeps): Asse
         fileRefRoots: config.fileRefRoots,
       }),
     ],
-    close: async () => {},
+    close: () => builtin.close(),
   };
 }

@@ -3,15 +3,20 @@
 // configured it takes PDFs (its layout handling is better, and it can OCR scanned pages) and every
 // other format. When Tika is configured but down, those documents fail with UnavailableError
 // rather than quietly falling back to a weaker parse, so that they are retried once it is back.
+// Whichever parser ran, an untyped failure is classified here once (see parse-failure.ts) and the
+// text is held to the per-document limit.
 import type { ParsedDocument } from "../../lib/domain.ts";
 import { BUILTIN_FORMATS } from "./builtin-parser.ts";
 import type { DocumentParser, ParseInput } from "./document-parser.ts";
 import { detectFormat, type DocumentFormat } from "./format-detection.ts";
+import { asParseFailure } from "./parse-failure.ts";
+import { checkExtractedSize, DEFAULT_PARSE_LIMITS, type ParseLimits } from "./parse-limits.ts";
 
 export interface RoutingParserOptions {
   builtin: DocumentParser;
   /** Absent when TIKA_URL is not set; formats only Tika reads then fail with the built-ins' explanation. */
   tika?: DocumentParser;
+  limits?: Pick<ParseLimits, "maxDocumentChars">;
 }
 
 /** Whether Quarry parses a format: the built-ins' formats always, every other known one when Tika is configured. */
@@ -22,8 +27,15 @@ export function parsesFormat(format: DocumentFormat, tikaConfigured: boolean): b
 export class RoutingParser implements DocumentParser {
   constructor(private readonly options: RoutingParserOptions) {}
 
-  parse(input: ParseInput): Promise<ParsedDocument> {
-    return this.parserFor(input).parse(input);
+  async parse(input: ParseInput): Promise<ParsedDocument> {
+    let parsed: ParsedDocument;
+    try {
+      parsed = await this.parserFor(input).parse(input);
+    } catch (error) {
+      throw asParseFailure(error, input.fileName);
+    }
+    checkExtractedSize(parsed, input.fileName, this.options.limits ?? DEFAULT_PARSE_LIMITS);
+    return parsed;
   }
 
   private parserFor(input: ParseInput): DocumentParser {

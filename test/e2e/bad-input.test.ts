@@ -3,25 +3,15 @@
 // and ends FAILED with its reason. Nothing is lost and nothing hangs, even when bad documents are
 // queued between good ones.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { fixtureBytes } from "../fixtures/fixture-documents.ts";
-import { expectOrderedProgressToReady, flat, lastUpdate, upload, uploadStreamed, watchAll } from "./e2e-helpers.ts";
+import { expectOrderedProgressToReady, failure, flat, lastUpdate, upload, uploadStreamed, watchAll } from "./e2e-helpers.ts";
 
 const KB = "inputs";
 // Small enough that the long prose (about 39 KB) is over it, large enough for every other file used here.
 const MAX_UPLOAD_BYTES = 20_000;
-
-async function failure(call: () => Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConnectError);
-    return error as ConnectError;
-  }
-  throw new Error("the call succeeded but should have failed");
-}
 
 /** Bytes no text decoder should accept: deterministic noise, NULs and control bytes included. */
 function garbage(length: number): Buffer {

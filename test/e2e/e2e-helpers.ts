@@ -2,6 +2,7 @@
 // and the checks that tie a citation back to the file it came from. The files themselves are the
 // repository's fixtures (test/fixtures).
 import { expect } from "vitest";
+import { ConnectError } from "@connectrpc/connect";
 import type { Citation } from "../../gen/quarry/common/v1/common_pb.ts";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import type { ChatFinal, ChatStatus } from "../../gen/quarry/answer/v1/answer_pb.ts";
@@ -12,6 +13,17 @@ import type { QuarryClient } from "../../cli/gateway-client.ts";
 /** Collapses every run of whitespace to one space, as the citation snippets do. */
 export function flat(text: string): string {
   return text.replace(/\s+/g, " ").trim();
+}
+
+/** The ConnectError a call fails with; fails the test if the call succeeds. */
+export async function failure(call: () => Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConnectError);
+    return error as ConnectError;
+  }
+  throw new Error("the call succeeded but should have failed");
 }
 
 export async function upload(client: QuarryClient, kb: string, fileName: string, content: Uint8Array, mimeType = "") {

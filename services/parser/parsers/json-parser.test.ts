@@ -28,3 +28,18 @@ describe("parseJson", () => {
     expect(() => parseJson('{"a": 1,')).toThrow(/^not valid JSON: /);
   });
 });
+
+describe("parseJson on absurd nesting", () => {
+  it("refuses a document nested 100,000 deep at once, with the limit, instead of overflowing the stack", () => {
+    const deep = "[".repeat(100_000) + "]".repeat(100_000);
+    expect(() => parseJson(deep)).toThrow(InvalidInputError);
+    expect(() => parseJson(deep)).toThrow(/nested more than 256 levels/);
+    const objects = '{"a":'.repeat(100_000) + "1" + "}".repeat(100_000);
+    expect(() => parseJson(objects)).toThrow(/nested more than 256 levels deep \(at a\.a\.a/);
+  });
+
+  it("still reads nesting up to the limit", () => {
+    const json = '{"a":'.repeat(200) + '"deep"' + "}".repeat(200);
+    expect(parseJson(json).text).toBe(`${Array(200).fill("a").join(".")}: deep`);
+  });
+});

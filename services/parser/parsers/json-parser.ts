@@ -6,6 +6,9 @@
 import { InvalidInputError } from "../../../lib/errors.ts";
 import type { ParsedContent } from "./parsed-content.ts";
 
+/** Deeper than this no real document goes; the flattened paths would be longer than any chunk. */
+export const MAX_JSON_DEPTH = 256;
+
 export function parseJson(text: string): ParsedContent {
   let value: unknown;
   try {
@@ -13,22 +16,34 @@ export function parseJson(text: string): ParsedContent {
   } catch (error) {
     throw new InvalidInputError(`not valid JSON: ${(error as Error).message}`, { cause: error });
   }
-  const lines: string[] = [];
-  flatten(value, "", lines);
-  return { text: lines.join("\n"), pages: [], sections: [], metadata: {} };
+  return { text: flatten(value).join("\n"), pages: [], sections: [], metadata: {} };
 }
 
-function flatten(value: unknown, path: string, lines: string[]): void {
-  if (Array.isArray(value)) {
-    if (value.length === 0) lines.push(line(path, "[]"));
-    value.forEach((item, i) => flatten(item, `${path}[${i}]`, lines));
-  } else if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value);
-    if (entries.length === 0) lines.push(line(path, "{}"));
-    for (const [key, item] of entries) flatten(item, path ? `${path}.${key}` : key, lines);
-  } else {
-    lines.push(line(path, value === null ? "null" : String(value)));
+/** Depth first, in document order, with an explicit stack: nesting is the input's to choose, the call stack is not. */
+function flatten(root: unknown): string[] {
+  const lines: string[] = [];
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value: root, path: "", depth: 0 }];
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop()!;
+    const container = value !== null && typeof value === "object";
+    if (container && depth >= MAX_JSON_DEPTH) {
+      throw new InvalidInputError(`the JSON is nested more than ${MAX_JSON_DEPTH} levels deep (at ${path.slice(0, 80)}…); flatten it before uploading`);
+    }
+    if (Array.isArray(value)) {
+      if (value.length === 0) lines.push(line(path, "[]"));
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${path}[${i}]`, depth: depth + 1 });
+    } else if (container) {
+      const entries = Object.entries(value);
+      if (entries.length === 0) lines.push(line(path, "{}"));
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, item] = entries[i];
+        stack.push({ value: item, path: path ? `${path}.${key}` : key, depth: depth + 1 });
+      }
+    } else {
+      lines.push(line(path, value === null ? "null" : String(value)));
+    }
   }
+  return lines;
 }
 
 function line(path: string, value: string): string {

@@ -12,9 +12,9 @@ type PdfDocument = Awaited<ReturnType<typeof getDocumentProxy>>;
 export async function parsePdf(bytes: Uint8Array, fileName: string): Promise<ParsedContent> {
   let pdf: PdfDocument | undefined;
   try {
-    // pdf.js takes ownership of (and may detach) the buffer it is given, so it gets a copy.
-    // verbosity 0 keeps its font warnings off stdout.
-    pdf = await getDocumentProxy(bytes.slice(), { verbosity: 0 });
+    // pdf.js takes ownership of (and may detach) the buffer it is given, so it gets a copy, and a
+    // plain Uint8Array at that: it refuses a Buffer. verbosity 0 keeps its font warnings off stdout.
+    pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
     const { text: pageTexts } = await extractText(pdf);
     const metadata = await pdfMetadata(pdf);
     return { ...joinPages(pageTexts, fileName), sections: [], metadata };
