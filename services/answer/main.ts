@@ -5,7 +5,7 @@ import type { Env } from "../../lib/config.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService } from "../../lib/service-runtime.ts";
-import { WordPieceTokenCounter } from "../chunker/wordpiece-token-counter.ts";
+import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
 import { answerConfig } from "./config.ts";
 import { OpenAiChatModel } from "./openai-chat-model.ts";
 import { build } from "./server.ts";

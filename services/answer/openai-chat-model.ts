@@ -1,5 +1,5 @@
 import OpenAI from "openai";
-import { mapOpenAiError } from "../embedder/openai-errors.ts";
+import { mapOpenAiError } from "../../lib/openai-errors.ts";
 import type { ChatMessage, ChatModel, ChatUsage } from "./chat-model.ts";
 
 export interface OpenAiChatModelOptions {

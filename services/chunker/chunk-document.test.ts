@@ -5,7 +5,7 @@ import type { ChunkDraft, ChunkingSettings, PageSpan, ParsedDocument, SectionSpa
 import { InvalidInputError, TooLargeError } from "../../lib/errors.ts";
 import { CHINESE_RULES_MARKDOWN, COMPANY_MARKDOWN, ENGLISH_PROSE } from "../../test/fixtures/fixture-texts.ts";
 import { chunkDocument, defaultChunkingSettings, sectionRegions, validateChunkingSettings } from "./chunk-document.ts";
-import { WordPieceTokenCounter } from "./wordpiece-token-counter.ts";
+import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
 
 const modelDir = path.join(
   process.env.QUARRY_MODELS_DIR ?? path.join(homedir(), ".cache", "quarry", "models"),

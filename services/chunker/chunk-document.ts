@@ -1,7 +1,7 @@
 import type { ChunkDraft, ChunkingSettings, PageSpan, ParsedDocument, SectionSpan } from "../../lib/domain.ts";
 import { InvalidInputError, QuarryError, TooLargeError } from "../../lib/errors.ts";
 import { RecursiveSplitter } from "./recursive-splitter.ts";
-import type { TokenCounter } from "./tokenizer.ts";
+import type { TokenCounter } from "../../lib/tokens/tokenizer.ts";
 
 /** Smallest chunk size we accept: below it chunks stop carrying enough meaning to retrieve. */
 export const MIN_CHUNK_SIZE = 16;

@@ -5,11 +5,11 @@ import { UnavailableError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
-import { knowledgeBaseLookup } from "../index/knowledge-base-lookup.ts";
+import { knowledgeBaseLookup } from "../../lib/rpc/knowledge-base-lookup.ts";
 import { chunkerConfig } from "./config.ts";
 import { build } from "./server.ts";
 import { modelTokens } from "./model-tokens.ts";
-import { WordPieceTokenCounter } from "./wordpiece-token-counter.ts";
+import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
 import { startChunkerWorker } from "./worker.ts";
 
 export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): AssembledService {

@@ -4,8 +4,8 @@
 // its input limit (from the embedder).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { WordPieceTokenCounter } from "./wordpiece-token-counter.ts";
-import type { TokenCounter } from "./tokenizer.ts";
+import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
+import type { TokenCounter } from "../../lib/tokens/tokenizer.ts";
 
 export interface ModelTokens {
   counter: TokenCounter;

@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../lib/errors.ts";
 import { CHINESE_RULES_MARKDOWN, ENGLISH_PROSE } from "../../test/fixtures/fixture-texts.ts";
 import { RecursiveSplitter, type SplitChunk } from "./recursive-splitter.ts";
-import type { TokenCounter } from "./tokenizer.ts";
-import { WordPieceTokenCounter } from "./wordpiece-token-counter.ts";
+import type { TokenCounter } from "../../lib/tokens/tokenizer.ts";
+import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
 
 const modelDir = path.join(
   process.env.QUARRY_MODELS_DIR ?? path.join(homedir(), ".cache", "quarry", "models"),

@@ -1,5 +1,5 @@
 import { InvalidInputError } from "../../lib/errors.ts";
-import type { TokenCounter } from "./tokenizer.ts";
+import type { TokenCounter } from "../../lib/tokens/tokenizer.ts";
 
 /**
  * The default separator ladder, coarsest first; each rung holds the separators of one level.

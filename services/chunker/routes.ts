@@ -7,7 +7,7 @@ import type { ChunkingSettings } from "../../lib/domain.ts";
 import { chunkDocument, defaultChunkingSettings, maxChunkTokens, validateChunkingSettings } from "./chunk-document.ts";
 import { toChunks } from "./chunk-id.ts";
 import type { ModelTokens } from "./model-tokens.ts";
-import type { TokenCounter } from "./tokenizer.ts";
+import type { TokenCounter } from "../../lib/tokens/tokenizer.ts";
 
 export interface ChunkerDeps {
   /** The default embedding model's tokenizer. */

@@ -1,4 +1,4 @@
-import { DEFAULT_MODEL } from "./model-catalog.ts";
+import { DEFAULT_MODEL } from "../../lib/models/model-catalog.ts";
 import { ConfigError, integer, modelsDir, optional, optionalUrl, servicePort, type Env } from "../../lib/config.ts";
 
 export type EmbedderConfig =

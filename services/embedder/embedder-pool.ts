@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { InvalidInputError, NotFoundError } from "../../lib/errors.ts";
 import { CoalescingEmbedder } from "./coalescing-embedder.ts";
 import type { Embedder } from "./embedder.ts";
-import { findModel, MANIFEST_FILE, MODEL_CATALOG, modelDir } from "./model-catalog.ts";
+import { findModel, MANIFEST_FILE, MODEL_CATALOG, modelDir } from "../../lib/models/model-catalog.ts";
 
 export interface EmbedderPool {
   /** The model a knowledge base gets when it names none. */

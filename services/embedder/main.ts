@@ -2,7 +2,7 @@ import type { Env } from "../../lib/config.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
-import { knowledgeBaseLookup } from "../index/knowledge-base-lookup.ts";
+import { knowledgeBaseLookup } from "../../lib/rpc/knowledge-base-lookup.ts";
 import { embedderConfig } from "./config.ts";
 import { coalescingPool, LocalModelPool, SingleModelPool, type EmbedderPool } from "./embedder-pool.ts";
 import { ThreadedEmbedder } from "./threaded-embedder.ts";

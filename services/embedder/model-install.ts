@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, 
 import { join } from "node:path";
 import { FailedPreconditionError, UnavailableError } from "../../lib/errors.ts";
 import { modelsDir, optional, type Env } from "../../lib/config.ts";
-import { catalogModel, DEFAULT_MODEL, findModel, isInstalled, MANIFEST_FILE, modelDir, type ModelManifest } from "./model-catalog.ts";
+import { catalogModel, DEFAULT_MODEL, findModel, isInstalled, MANIFEST_FILE, modelDir, type ModelManifest } from "../../lib/models/model-catalog.ts";
 
 export interface InstallOptions {
   modelsDir: string;

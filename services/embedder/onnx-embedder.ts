@@ -8,7 +8,7 @@ import type { EmbeddingModelInfo } from "../../lib/domain.ts";
 import { FailedPreconditionError, UnavailableError } from "../../lib/errors.ts";
 import type { Embedder, EmbeddingKind } from "./embedder.ts";
 import { KnownTokenShare } from "./known-token-share.ts";
-import { DEFAULT_MODEL, INSTALLED_FILES, readInstalledManifest, type ModelManifest } from "./model-catalog.ts";
+import { DEFAULT_MODEL, INSTALLED_FILES, readInstalledManifest, type ModelManifest } from "../../lib/models/model-catalog.ts";
 
 /** Where `npm run setup` puts a model: $QUARRY_MODELS_DIR/<name>, or ~/.cache/quarry/models/<name>. */
 export function defaultModelDir(name: string = DEFAULT_MODEL, env: NodeJS.ProcessEnv = process.env): string {

@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import type { EmbeddingModelInfo } from "../../lib/domain.ts";
 import { FailedPreconditionError, UnavailableError } from "../../lib/errors.ts";
 import type { Embedder, EmbeddingKind } from "./embedder.ts";
-import { mapOpenAiError } from "./openai-errors.ts";
+import { mapOpenAiError } from "../../lib/openai-errors.ts";
 
 export interface OpenAiEmbedderOptions {
   /** An OpenAI-compatible endpoint, e.g. "https://api.openai.com/v1" or "http://localhost:11434/v1". */

@@ -30,7 +30,7 @@ import {
   type SortOrder,
   type VersionedSource,
 } from "./catalog-documents.ts";
-import { documentIdFor, newKnowledgeBaseId } from "./catalog-ids.ts";
+import { documentIdFor, newKnowledgeBaseId } from "../../lib/catalog-ids.ts";
 import { decideRegistration, progressedDocument } from "./document-lifecycle.ts";
 import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 

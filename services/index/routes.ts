@@ -11,7 +11,7 @@ import {
 } from "../../lib/proto-convert.ts";
 import type { ApiKeyRegistry } from "./api-key-registry.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
-import { checkKnowledgeBaseName } from "./catalog-ids.ts";
+import { checkKnowledgeBaseName } from "../../lib/catalog-ids.ts";
 import type { Catalog } from "./catalog.ts";
 import type { SearchEngine } from "./search-engine.ts";
 

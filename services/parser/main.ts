@@ -8,7 +8,7 @@ import { TikaClient } from "./tika-client.ts";
 import { TikaParser } from "./tika-parser.ts";
 import { build } from "./server.ts";
 import { startParserWorker } from "./worker.ts";
-import { knowledgeBaseLookup } from "../index/knowledge-base-lookup.ts";
+import { knowledgeBaseLookup } from "../../lib/rpc/knowledge-base-lookup.ts";
 
 /** `peers` reaches the index service, which says whether a submission's knowledge base exists. */
 export function assembleParser(env: Env, peers: Peers, shared: SharedDeps): AssembledService {

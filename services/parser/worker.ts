@@ -12,7 +12,7 @@ import { PhasePercent, publishProgress, type DocumentRef } from "../../lib/pipel
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { parsedToProto } from "../../lib/proto-convert.ts";
-import { documentIdFor } from "../index/catalog-ids.ts";
+import { documentIdFor } from "../../lib/catalog-ids.ts";
 import { readContentReference, RefusedReferenceError } from "./content-reference.ts";
 import type { DocumentParser } from "./document-parser.ts";
 

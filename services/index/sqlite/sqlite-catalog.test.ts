@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { UnavailableError } from "../../../lib/errors.ts";
 import { describeCatalogContract } from "../catalog.contract.ts";
-import { documentIdFor } from "../catalog-ids.ts";
+import { documentIdFor } from "../../../lib/catalog-ids.ts";
 import { openDatabase } from "./open-database.ts";
 import { SqliteCatalog } from "./sqlite-catalog.ts";
 import { openTestDatabase } from "./sqlite-test-database.ts";

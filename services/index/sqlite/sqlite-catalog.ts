@@ -3,7 +3,7 @@
 import type { ChunkingSettings, DocumentRecord, DocumentStatus, IngestionProgress, KnowledgeBase } from "../../../lib/domain.ts";
 import { AlreadyExistsError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
 import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog.ts";
-import { documentIdFor, newKnowledgeBaseId } from "../catalog-ids.ts";
+import { documentIdFor, newKnowledgeBaseId } from "../../../lib/catalog-ids.ts";
 import { decideRegistration, progressedDocument } from "../document-lifecycle.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { isUniqueViolation, withDatabase } from "./sqlite-errors.ts";

@@ -1,5 +1,5 @@
 import { APIConnectionError, APIError, APIUserAbortError } from "openai";
-import { FailedPreconditionError, InvalidInputError, QuarryError, UnavailableError } from "../../lib/errors.ts";
+import { FailedPreconditionError, InvalidInputError, QuarryError, UnavailableError } from "./errors.ts";
 
 /**
  * Translates an error from the `openai` client into Quarry's typed errors, keeping the provider's

