@@ -79,6 +79,7 @@ program
       ? await (await import("./serve-service.ts")).startService(service, env, logger)
       : await (await import("./embedded.ts")).startEmbedded(env, logger);
     process.stdout.write(`Quarry ${service ?? "embedded"} listening on ${running.url}\n`);
+    if (!service || service === "gateway") process.stdout.write(`Console: ${running.url}/\n`);
     stopOnSignals(() => running.stop(), logger, shutdownGraceMs(env));
   });
 

@@ -10,6 +10,8 @@ export interface GatewayConfig {
   apiKey?: string;
   /** --insecure (QUARRY_INSECURE=1): serve a non-loopback address with no key. */
   insecure: boolean;
+  /** QUARRY_CONSOLE_DIR: the built console served at / (default console/dist). */
+  consoleDir?: string;
 }
 
 export function gatewayConfig(env: Env): GatewayConfig {
@@ -27,5 +29,6 @@ export function gatewayConfig(env: Env): GatewayConfig {
     corsOrigins: (optional(env, "QUARRY_CORS_ORIGINS") ?? "").split(",").map((o) => o.trim()).filter(Boolean),
     apiKey: optional(env, "QUARRY_API_KEY"),
     insecure: optional(env, "QUARRY_INSECURE") === "1",
+    consoleDir: optional(env, "QUARRY_CONSOLE_DIR"),
   };
 }

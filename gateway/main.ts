@@ -44,6 +44,7 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       hub,
       limits: config.limits,
       corsOrigins: config.corsOrigins,
+      consoleDir: config.consoleDir,
       interceptors: [accessInterceptor({ authenticator, index })],
       keysChanged: () => authenticator.keysChanged(),
       logger,

@@ -32,6 +32,8 @@ export interface ServerOptions {
   /** Origins allowed to call from a browser (none by default); ["*"] allows any. */
   corsOrigins?: string[];
   interceptors?: Interceptor[];
+  /** Answers what no route matches (the gateway's console files); plain 404 without it. */
+  fallback?: (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 }
 
 export interface BuiltServer {
@@ -76,6 +78,7 @@ export function buildServer(options: ServerOptions): BuiltServer {
       readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024,
       interceptors: [...interceptors, ...extra],
       shutdownSignal: shutdown.signal,
+      fallback: options.fallback as never,
     });
     return (req, res) => {
       active++;

@@ -1,0 +1,38 @@
+import { DocumentStatus, type Document } from "../../../gen/quarry/common/v1/common_pb.ts";
+import { ConfirmButton } from "../components/confirm-button.tsx";
+import { ProgressBar } from "../components/progress-bar.tsx";
+import { formatBytes, formatCount, STATUS_LABELS } from "../format.ts";
+import type { Progress } from "./use-ingestion.ts";
+
+export function DocumentRow({ doc, live, onEnable, onDelete }: { doc: Document; live?: Progress; onEnable: (enabled: boolean) => void; onDelete: () => void }) {
+  // The stream is newer than the list until the list is reloaded.
+  const status = live?.status ?? doc.status;
+  const percent = live?.percent ?? doc.progressPercent;
+  const error = live?.error || doc.errorMessage;
+  const chunks = status === DocumentStatus.READY ? (live?.chunkCount ?? doc.chunkCount) : doc.chunkCount;
+  const failed = status === DocumentStatus.FAILED;
+  return (
+    <tr data-status={STATUS_LABELS[status]} aria-label={doc.fileName}>
+      <td className="file-name">{doc.fileName}</td>
+      <td className="status-cell">
+        <div className={`status status-${STATUS_LABELS[status]}`}>
+          {STATUS_LABELS[status]}
+          {status !== DocumentStatus.READY && !failed && ` · ${percent}%`}
+        </div>
+        {status !== DocumentStatus.READY && <ProgressBar percent={failed ? 100 : percent} failed={failed} label={`${doc.fileName}: ${STATUS_LABELS[status]}`} />}
+        {failed && error && <div className="error small">{error}</div>}
+      </td>
+      <td className="num">{formatBytes(doc.sizeBytes)}</td>
+      <td className="num">{formatCount(chunks)}</td>
+      <td>
+        <label className="switch" title={doc.enabled ? "Searched" : "Left out of search"}>
+          <input type="checkbox" role="switch" checked={doc.enabled} aria-label={`${doc.fileName} enabled`} onChange={(e) => onEnable(e.target.checked)} />
+          <span />
+        </label>
+      </td>
+      <td>
+        <ConfirmButton label="Delete" confirmLabel="Delete" onConfirm={onDelete} />
+      </td>
+    </tr>
+  );
+}

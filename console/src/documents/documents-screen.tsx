@@ -1,0 +1,130 @@
+// One knowledge base's documents: upload, live ingestion progress, and the list.
+import { useEffect, useMemo, useState } from "react";
+import { DocumentStatus, type Document } from "../../../gen/quarry/common/v1/common_pb.ts";
+import { quarry } from "../api/client.ts";
+import { describeError } from "../api/errors.ts";
+import { ErrorNote } from "../components/error-note.tsx";
+import { formatCount, isSettled } from "../format.ts";
+import { link } from "../router.ts";
+import { useLoad } from "../use-load.ts";
+import { DocumentRow } from "./document-row.tsx";
+import { StatusFilter, type StatusFilterValue } from "./status-filter.tsx";
+import { uploadFile, type UploadOutcome } from "./upload-files.ts";
+import { UploadZone } from "./upload-zone.tsx";
+import { useIngestion } from "./use-ingestion.ts";
+
+export function DocumentsScreen({ knowledgeBase }: { knowledgeBase: string }) {
+  const kb = useLoad(() => quarry.getKnowledgeBase({ knowledgeBase }).then((r) => r.knowledgeBase!), [knowledgeBase]);
+  const docs = useLoad(() => quarry.listDocuments({ knowledgeBase }).then((r) => r.documents), [knowledgeBase]);
+  const reload = () => {
+    kb.reload();
+    docs.reload();
+  };
+  const ingestion = useIngestion(knowledgeBase, reload);
+  const [uploading, setUploading] = useState<string[]>([]);
+  const [notes, setNotes] = useState<UploadOutcome[]>([]);
+  const [filter, setFilter] = useState<StatusFilterValue>("all");
+  const [error, setError] = useState<string>();
+
+  // Documents still in the pipeline when the screen opens are followed too.
+  const [watchedOnOpen, setWatchedOnOpen] = useState(false);
+  useEffect(() => {
+    if (watchedOnOpen || !docs.data) return;
+    setWatchedOnOpen(true);
+    if (docs.data.some((d) => !isSettled(d.status))) void ingestion.watch([]);
+  }, [docs.data, watchedOnOpen, ingestion]);
+
+  const upload = async (files: File[]) => {
+    setNotes([]);
+    setUploading((u) => [...u, ...files.map((f) => f.name)]);
+    for (const file of files) {
+      const outcome = await uploadFile(knowledgeBase, file);
+      setUploading((u) => u.filter((name, i) => i !== u.indexOf(file.name)));
+      if (outcome.error || outcome.unchanged) setNotes((n) => [...n, outcome]);
+      if (outcome.document && !outcome.unchanged) void ingestion.watch([outcome.document.id]);
+      docs.reload();
+    }
+  };
+
+  const act = async (what: () => Promise<unknown>) => {
+    setError(undefined);
+    try {
+      await what();
+      reload();
+    } catch (e) {
+      setError(describeError(e));
+    }
+  };
+
+  const statusOf = (d: Document) => ingestion.progress.get(d.id)?.status ?? d.status;
+  const groups = useMemo(() => {
+    const all = docs.data ?? [];
+    const of = (v: StatusFilterValue) =>
+      all.filter((d) => {
+        const s = statusOf(d);
+        if (v === "ready") return s === DocumentStatus.READY;
+        if (v === "failed") return s === DocumentStatus.FAILED;
+        if (v === "working") return !isSettled(s);
+        return true;
+      });
+    return { all: of("all"), working: of("working"), ready: of("ready"), failed: of("failed") };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [docs.data, ingestion.progress]);
+  const shown = groups[filter];
+
+  return (
+    <section className="screen">
+      <p className="crumbs">
+        <a href="/" onClick={link("/")}>
+          Knowledge bases
+        </a>{" "}
+        /
+      </p>
+      <div className="screen-head">
+        <h1>{kb.data?.name ?? knowledgeBase}</h1>
+        {kb.data && (
+          <p className="muted">
+            {formatCount(kb.data.documentCount)} documents · {formatCount(kb.data.chunkCount)} chunks · {formatCount(kb.data.tokenCount)} tokens · {kb.data.embeddingModel}
+          </p>
+        )}
+      </div>
+      <ErrorNote error={kb.error ?? docs.error ?? ingestion.error ?? error} />
+      <UploadZone onFiles={upload} disabled={!kb.data} />
+      {uploading.length > 0 && <p className="muted" role="status">Uploading {uploading.join(", ")}…</p>}
+      {notes.map((n) => (
+        <p key={n.file} className={n.error ? "error" : "muted"} role={n.error ? "alert" : "status"}>
+          {n.file}: {n.error ?? "the same content is already in this knowledge base; nothing was queued"}
+        </p>
+      ))}
+      <div className="toolbar">
+        <StatusFilter value={filter} onChange={setFilter} counts={{ all: groups.all.length, working: groups.working.length, ready: groups.ready.length, failed: groups.failed.length }} />
+      </div>
+      <div className="table-wrap">
+        <table className="documents">
+          <thead>
+            <tr>
+              <th>File</th>
+              <th>Status</th>
+              <th className="num">Size</th>
+              <th className="num">Chunks</th>
+              <th>Enabled</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((d) => (
+              <DocumentRow
+                key={d.id}
+                doc={d}
+                live={ingestion.progress.get(d.id)}
+                onEnable={(enabled) => act(() => quarry.setDocumentEnabled({ documentId: d.id, enabled }))}
+                onDelete={() => act(() => quarry.deleteDocument({ documentId: d.id }))}
+              />
+            ))}
+          </tbody>
+        </table>
+        {docs.data && shown.length === 0 && <p className="empty">{filter === "all" ? "No documents yet: drop some files above." : "No documents with this status."}</p>}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,72 @@
+// Name, description, embedding model (from the catalog; fixed once created) and chunking defaults
+// (empty: the chunker's defaults for that model).
+import { useState } from "react";
+import { quarry } from "../api/client.ts";
+import { describeError } from "../api/errors.ts";
+import { ErrorNote } from "../components/error-note.tsx";
+import { DEFAULT_MODEL, MODELS } from "../model-catalog.ts";
+
+export function CreateKnowledgeBaseForm({ onCreated, onCancel }: { onCreated: () => void; onCancel: () => void }) {
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const [model, setModel] = useState(DEFAULT_MODEL);
+  const [chunkSize, setChunkSize] = useState("");
+  const [chunkOverlap, setChunkOverlap] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+
+  const submit = async (e: React.FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const chunking = chunkSize || chunkOverlap ? { chunkSize: Number(chunkSize || 0), chunkOverlap: Number(chunkOverlap || 0) } : undefined;
+      await quarry.createKnowledgeBase({ name: name.trim(), description, embeddingModel: model, chunking });
+      onCreated();
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form className="panel form-grid" aria-label="New knowledge base" onSubmit={submit}>
+      <label>
+        Name
+        <input required autoFocus value={name} onChange={(e) => setName(e.target.value)} placeholder="handbook" />
+      </label>
+      <label>
+        Embedding model
+        <select value={model} onChange={(e) => setModel(e.target.value)}>
+          {MODELS.map((m) => (
+            <option key={m.name} value={m.name}>
+              {m.name} — {m.description}, {m.dimension} dims
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="wide">
+        Description
+        <input value={description} onChange={(e) => setDescription(e.target.value)} placeholder="What is in it" />
+      </label>
+      <label>
+        Chunk size (tokens)
+        <input type="number" min={1} value={chunkSize} onChange={(e) => setChunkSize(e.target.value)} placeholder="default" />
+      </label>
+      <label>
+        Chunk overlap (tokens)
+        <input type="number" min={0} value={chunkOverlap} onChange={(e) => setChunkOverlap(e.target.value)} placeholder="default" />
+      </label>
+      <ErrorNote error={error} />
+      <div className="form-actions wide">
+        <button type="submit" className="primary" disabled={busy || !name.trim()}>
+          {busy ? "Creating…" : "Create"}
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

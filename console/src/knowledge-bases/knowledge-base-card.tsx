@@ -1,0 +1,41 @@
+import type { KnowledgeBase } from "../../../gen/quarry/common/v1/common_pb.ts";
+import { link } from "../router.ts";
+import { ConfirmButton } from "../components/confirm-button.tsx";
+import { formatCount } from "../format.ts";
+
+export function KnowledgeBaseCard({ kb, onDelete }: { kb: KnowledgeBase; onDelete: () => void }) {
+  const path = `/kb/${encodeURIComponent(kb.name)}`;
+  return (
+    <article className="card kb-card" aria-label={kb.name}>
+      <h2>
+        <a href={path} onClick={link(path)}>
+          {kb.name}
+        </a>
+      </h2>
+      {kb.description && <p className="description">{kb.description}</p>}
+      <dl className="counts">
+        <div>
+          <dt>documents</dt>
+          <dd data-count="documents">{formatCount(kb.documentCount)}</dd>
+        </div>
+        <div>
+          <dt>chunks</dt>
+          <dd data-count="chunks">{formatCount(kb.chunkCount)}</dd>
+        </div>
+        <div>
+          <dt>tokens</dt>
+          <dd data-count="tokens">{formatCount(kb.tokenCount)}</dd>
+        </div>
+      </dl>
+      <p className="muted small">
+        {kb.embeddingModel} · {kb.embeddingDimension} dims · chunks of {kb.chunking?.chunkSize} tokens, {kb.chunking?.chunkOverlap} overlap
+      </p>
+      <div className="card-actions">
+        <a className="button" href={path} onClick={link(path)}>
+          Documents
+        </a>
+        <ConfirmButton label="Delete" confirmLabel={`Delete ${kb.name} and its documents`} onConfirm={onDelete} />
+      </div>
+    </article>
+  );
+}

@@ -1,0 +1,50 @@
+import { useState } from "react";
+import { quarry } from "../api/client.ts";
+import { describeError } from "../api/errors.ts";
+import { ErrorNote } from "../components/error-note.tsx";
+import { useLoad } from "../use-load.ts";
+import { CreateKnowledgeBaseForm } from "./create-knowledge-base-form.tsx";
+import { KnowledgeBaseCard } from "./knowledge-base-card.tsx";
+
+export function KnowledgeBasesScreen() {
+  const list = useLoad(() => quarry.listKnowledgeBases({}).then((r) => r.knowledgeBases), []);
+  const [creating, setCreating] = useState(false);
+  const [error, setError] = useState<string>();
+
+  const remove = async (id: string) => {
+    setError(undefined);
+    try {
+      await quarry.deleteKnowledgeBase({ knowledgeBase: id });
+      list.reload();
+    } catch (e) {
+      setError(describeError(e));
+    }
+  };
+
+  return (
+    <section className="screen">
+      <div className="screen-head">
+        <h1>Knowledge bases</h1>
+        {!creating && (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            New knowledge base
+          </button>
+        )}
+      </div>
+      {creating && (
+        <CreateKnowledgeBaseForm
+          onCancel={() => setCreating(false)}
+          onCreated={() => {
+            setCreating(false);
+            list.reload();
+          }}
+        />
+      )}
+      <ErrorNote error={list.error ?? error} />
+      {list.data?.length === 0 && !creating && <p className="empty">No knowledge bases yet. Create one, then upload documents into it.</p>}
+      <div className="cards">
+        {list.data?.map((kb) => <KnowledgeBaseCard key={kb.id} kb={kb} onDelete={() => remove(kb.id)} />)}
+      </div>
+    </section>
+  );
+}

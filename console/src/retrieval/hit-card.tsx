@@ -1,0 +1,38 @@
+import type { SearchHit } from "../../../gen/quarry/common/v1/common_pb.ts";
+import { Highlight } from "../components/highlight.tsx";
+import { ScoreBadge } from "../components/score-badge.tsx";
+
+export function HitCard({ hit, rank, terms }: { hit: SearchHit; rank: number; terms: string[] }) {
+  const chunk = hit.chunk!;
+  const x = hit.explain;
+  return (
+    <article className="card hit" aria-label={`result ${rank}`}>
+      <header className="hit-head">
+        <span className="rank">{rank}</span>
+        <ScoreBadge score={hit.score} title="score" />
+        <span className="file">{hit.fileName}</span>
+        {chunk.page > 0 && <span className="pill">page {chunk.page}</span>}
+        {chunk.sectionPath.length > 0 && <span className="section-path">{chunk.sectionPath.join(" › ")}</span>}
+      </header>
+      {x && (
+        <dl className="explain" aria-label="explain">
+          <div>
+            <dt>fused</dt>
+            <dd>{x.fusedScore.toFixed(4)}</dd>
+          </div>
+          <div>
+            <dt>BM25</dt>
+            <dd>{x.bm25Rank ? `#${x.bm25Rank} · ${x.bm25Score.toFixed(3)}` : "not in list"}</dd>
+          </div>
+          <div>
+            <dt>vector</dt>
+            <dd>{x.vectorRank ? `#${x.vectorRank} · ${x.vectorScore.toFixed(3)}` : "not in list"}</dd>
+          </div>
+        </dl>
+      )}
+      <p className="chunk-text">
+        <Highlight text={chunk.text} terms={terms} />
+      </p>
+    </article>
+  );
+}

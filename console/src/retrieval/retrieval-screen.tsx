@@ -1,0 +1,90 @@
+// A retrieval test: what a question finds, with each list's rank and score from the explanation.
+import { useState } from "react";
+import { RetrievalMode } from "../../../gen/quarry/common/v1/common_pb.ts";
+import type { SearchResponse } from "../../../gen/quarry/gateway/v1/gateway_pb.ts";
+import { quarry } from "../api/client.ts";
+import { describeError } from "../api/errors.ts";
+import { ErrorNote } from "../components/error-note.tsx";
+import { queryTerms } from "../components/highlight.tsx";
+import { KnowledgeBasePicker } from "../components/knowledge-base-picker.tsx";
+import { HitCard } from "./hit-card.tsx";
+
+const MODES = [
+  { value: RetrievalMode.HYBRID, label: "hybrid" },
+  { value: RetrievalMode.BM25, label: "bm25" },
+  { value: RetrievalMode.VECTOR, label: "vector" },
+];
+
+export function RetrievalScreen() {
+  const [bases, setBases] = useState<string[]>([]);
+  const [query, setQuery] = useState("");
+  const [mode, setMode] = useState(RetrievalMode.HYBRID);
+  const [topK, setTopK] = useState(10);
+  const [threshold, setThreshold] = useState(0);
+  const [result, setResult] = useState<{ query: string; res: SearchResponse }>();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+
+  const run = async (e: React.FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const res = await quarry.search({ query, knowledgeBases: bases, settings: { mode, topK, minScore: threshold } });
+      setResult({ query, res });
+    } catch (err) {
+      setError(describeError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const terms = result ? queryTerms(result.query) : [];
+  return (
+    <section className="screen">
+      <div className="screen-head">
+        <h1>Retrieval test</h1>
+      </div>
+      <form className="panel search-form" onSubmit={run} aria-label="Retrieval test">
+        <KnowledgeBasePicker value={bases} onChange={setBases} />
+        <label className="wide">
+          Query
+          <input value={query} onChange={(e) => setQuery(e.target.value)} placeholder="What are you looking for?" autoFocus />
+        </label>
+        <label>
+          Mode
+          <select value={mode} onChange={(e) => setMode(Number(e.target.value))}>
+            {MODES.map((m) => (
+              <option key={m.value} value={m.value}>
+                {m.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Top k
+          <input type="number" min={1} max={100} value={topK} onChange={(e) => setTopK(Number(e.target.value))} />
+        </label>
+        <label>
+          Threshold
+          <input type="number" min={0} max={1} step={0.05} value={threshold} onChange={(e) => setThreshold(Number(e.target.value))} />
+        </label>
+        <button type="submit" className="primary" disabled={busy || !query.trim() || bases.length === 0}>
+          {busy ? "Searching…" : "Search"}
+        </button>
+      </form>
+      <ErrorNote error={error} />
+      {result && (
+        <p className="summary" role="status">
+          {result.res.hits.length} results in {result.res.tookMs.toFixed(0)} ms
+          <span className="legend">
+            <span className="score score-high">≥ 0.8</span>
+            <span className="score score-mid">≥ 0.6</span>
+            <span className="score score-low">below</span>
+          </span>
+        </p>
+      )}
+      <div className="hits">{result?.res.hits.map((hit, i) => <HitCard key={hit.chunk?.id ?? i} hit={hit} rank={i + 1} terms={terms} />)}</div>
+    </section>
+  );
+}
