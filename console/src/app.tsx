@@ -24,10 +24,10 @@ export function App() {
   useEffect(() => onAuthRequired((message) => setKeyNeeded(message)), []);
   useEffect(
     () =>
-      onSessionKeyChange(() => {
+      onSessionKeyChange((reload) => {
         setHasKey(Boolean(sessionKey()));
         setKeyNeeded(undefined);
-        setSession((s) => s + 1);
+        if (reload) setSession((s) => s + 1);
       }),
     [],
   );

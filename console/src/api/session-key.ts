@@ -2,17 +2,18 @@
 // forgets it, and no other site can read it.
 const STORAGE = "quarry.apiKey";
 
-type Listener = () => void;
+/** `reload`: screens should load again with the new key (false when the screen that set it stays). */
+type Listener = (reload: boolean) => void;
 const listeners = new Set<Listener>();
 
 export function sessionKey(): string | undefined {
   return sessionStorage.getItem(STORAGE) ?? undefined;
 }
 
-export function setSessionKey(key: string | undefined): void {
+export function setSessionKey(key: string | undefined, { reload = true } = {}): void {
   if (key) sessionStorage.setItem(STORAGE, key);
   else sessionStorage.removeItem(STORAGE);
-  for (const listener of listeners) listener();
+  for (const listener of listeners) listener(reload);
 }
 
 export function onSessionKeyChange(listener: Listener): () => void {

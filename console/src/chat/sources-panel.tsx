@@ -5,7 +5,9 @@ import { ScoreBadge } from "../components/score-badge.tsx";
 
 export function SourcesPanel({ citations, selected }: { citations: Citation[]; selected?: number }) {
   const chosen = useRef<HTMLLIElement>(null);
-  useEffect(() => chosen.current?.scrollIntoView({ block: "nearest" }), [selected]);
+  useEffect(() => {
+    chosen.current?.scrollIntoView({ block: "nearest" });
+  }, [selected]);
   return (
     <aside className="sources" aria-label="Sources">
       <h2>Sources</h2>

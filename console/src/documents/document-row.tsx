@@ -1,3 +1,4 @@
+import { useEffect, useState } from "react";
 import { DocumentStatus, type Document } from "../../../gen/quarry/common/v1/common_pb.ts";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { ProgressBar } from "../components/progress-bar.tsx";
@@ -11,6 +12,11 @@ export function DocumentRow({ doc, live, onEnable, onDelete }: { doc: Document; 
   const error = live?.error || doc.errorMessage;
   const chunks = status === DocumentStatus.READY ? (live?.chunkCount ?? doc.chunkCount) : doc.chunkCount;
   const failed = status === DocumentStatus.FAILED;
+  // The switch moves at once; the list's reload then confirms (or restores) the server's value.
+  const [enabled, setEnabled] = useState(doc.enabled);
+  useEffect(() => {
+    setEnabled(doc.enabled);
+  }, [doc.enabled]);
   return (
     <tr data-status={STATUS_LABELS[status]} aria-label={doc.fileName}>
       <td className="file-name">{doc.fileName}</td>
@@ -25,8 +31,8 @@ export function DocumentRow({ doc, live, onEnable, onDelete }: { doc: Document; 
       <td className="num">{formatBytes(doc.sizeBytes)}</td>
       <td className="num">{formatCount(chunks)}</td>
       <td>
-        <label className="switch" title={doc.enabled ? "Searched" : "Left out of search"}>
-          <input type="checkbox" role="switch" checked={doc.enabled} aria-label={`${doc.fileName} enabled`} onChange={(e) => onEnable(e.target.checked)} />
+        <label className="switch" title={enabled ? "Searched" : "Left out of search"}>
+          <input type="checkbox" role="switch" checked={enabled} aria-label={`${doc.fileName} enabled`} onChange={(e) => (setEnabled(e.target.checked), onEnable(e.target.checked))} />
           <span />
         </label>
       </td>

@@ -4,7 +4,7 @@ import { quarry } from "../api/client.ts";
 import { describeError } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 
-export function CreateKeyForm({ onCreated }: { onCreated: (name: string, secret: string) => void }) {
+export function CreateKeyForm({ onCreated }: { onCreated: (name: string, secret: string, role: ApiKeyRole) => void }) {
   const [name, setName] = useState("");
   const [role, setRole] = useState(ApiKeyRole.READER);
   const [bases, setBases] = useState("");
@@ -17,7 +17,7 @@ export function CreateKeyForm({ onCreated }: { onCreated: (name: string, secret:
     try {
       const knowledgeBases = bases.split(",").map((b) => b.trim()).filter(Boolean);
       const res = await quarry.createApiKey({ name: name.trim(), role, knowledgeBases });
-      onCreated(name.trim(), res.secret);
+      onCreated(name.trim(), res.secret, role);
       setName("");
       setBases("");
     } catch (err) {

@@ -3,7 +3,7 @@ import { useState } from "react";
 import { ApiKeyRole } from "../../../gen/quarry/common/v1/api_key_pb.ts";
 import { quarry } from "../api/client.ts";
 import { describeError } from "../api/errors.ts";
-import { setSessionKey } from "../api/session-key.ts";
+import { sessionKey, setSessionKey } from "../api/session-key.ts";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
 import { useLoad } from "../use-load.ts";
@@ -35,10 +35,12 @@ export function KeysScreen() {
     <section className="screen">
       <div className="screen-head">
         <h1>API keys</h1>
-        <p className="muted">Once a key exists, every call needs one. Readers search and ask; editors also upload; admins also manage keys.</p>
+        <p className="muted">Once a key exists, every call needs one: make the first an admin key (this tab keeps using it). Readers search and ask; editors also upload; admins also manage keys.</p>
       </div>
       <CreateKeyForm
-        onCreated={(name, secret) => {
+        onCreated={(name, secret, role) => {
+          // The first key turns keys on: a tab without one keeps working with its new admin key.
+          if (!sessionKey() && role === ApiKeyRole.ADMIN) setSessionKey(secret, { reload: false });
           setCreated({ name, secret });
           keys.reload();
         }}
@@ -52,9 +54,11 @@ export function KeysScreen() {
             {created.secret}
           </code>
           <div className="form-actions">
-            <button type="button" onClick={() => setSessionKey(created.secret)}>
-              Use it in this tab
-            </button>
+            {sessionKey() !== created.secret && (
+              <button type="button" onClick={() => setSessionKey(created.secret)}>
+                Use it in this tab
+              </button>
+            )}
             <button type="button" onClick={() => setCreated(undefined)}>
               Done
             </button>

@@ -1,0 +1,236 @@
+// The console in headless Chromium against an embedded Quarry, through the UI only: create a
+// knowledge base, upload generated fixtures (picker and drag-and-drop), watch them reach ready (or
+// fail with a reason), preview chunks, run a retrieval test, chat and open a citation's source,
+// then turn keys on and log in with one. Any console error the step did not expect fails it.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { fixtureBytes, type FixtureName } from "../fixtures/fixture-documents.ts";
+import { CHINESE_RULES_FACT, COMPANY_FACT } from "../fixtures/fixture-texts.ts";
+import { chromiumRequirement, ensureConsoleBuilt, launchChromium, watchedPage, type WatchedPage } from "../support/console-browser.ts";
+import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
+import { describeWith } from "../support/engines.ts";
+
+const KB = "handbook";
+const FIXTURES: FixtureName[] = ["company.md", "lighthouses.pdf", "rules-zh.md", "customers.csv", "scanned.pdf"];
+const MIME: Record<string, string> = { ".md": "text/markdown", ".pdf": "application/pdf", ".csv": "text/csv", ".txt": "text/plain" };
+const mimeOf = (name: string) => MIME[name.slice(name.lastIndexOf("."))] ?? "application/octet-stream";
+
+async function filePayload(name: FixtureName) {
+  return { name, mimeType: mimeOf(name), buffer: await fixtureBytes(name) };
+}
+
+describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (executablePath) => {
+  let quarry: EmbeddedQuarryFixture;
+  let browser: Browser;
+  let tab: WatchedPage;
+  let page: Page;
+
+  beforeAll(async () => {
+    ensureConsoleBuilt();
+    quarry = await startEmbeddedQuarry();
+    browser = await launchChromium(executablePath);
+    tab = await watchedPage(browser);
+    page = tab.page;
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await quarry?.stop();
+  });
+
+  const noErrors = () => expect(tab.errors()).toEqual([]);
+
+  it("opens on the knowledge bases and creates one with a model from the catalog", async () => {
+    await page.goto(quarry.url);
+    await page.getByRole("heading", { name: "Knowledge bases" }).waitFor();
+    await page.getByText("No knowledge bases yet").waitFor();
+    await page.getByRole("button", { name: "New knowledge base" }).click();
+    const form = page.getByRole("form", { name: "New knowledge base" });
+    await form.getByLabel("Name").fill(KB);
+    await form.getByLabel("Description").fill("Company facts, lighthouse pages and the library's 借阅规则");
+    await expect.poll(() => form.getByLabel("Embedding model").locator("option").count()).toBe(3);
+    await form.getByLabel("Chunk size (tokens)").fill("200");
+    await form.getByLabel("Chunk overlap (tokens)").fill("20");
+    await form.getByRole("button", { name: "Create" }).click();
+    const card = page.getByRole("article", { name: KB });
+    await card.waitFor();
+    await expect(card.textContent()).resolves.toContain("all-MiniLM-L6-v2-int8");
+    await expect(card.textContent()).resolves.toContain("chunks of 200 tokens, 20 overlap");
+    noErrors();
+  });
+
+  it("uploads many files by picker and one by drag-and-drop, and follows each to ready or its failure", async () => {
+    await page.getByRole("article", { name: KB }).getByRole("link", { name: KB }).click();
+    await page.getByRole("heading", { name: KB }).waitFor();
+    // Every status a row shows, in order, from the first upload on: proof the bars move live.
+    await page.evaluate(() => {
+      const seen: string[] = ((window as unknown as { seenStatuses: string[] }).seenStatuses = []);
+      new MutationObserver(() => {
+        for (const row of document.querySelectorAll("tr[data-status]")) {
+          const s = `${row.getAttribute("aria-label")}:${row.getAttribute("data-status")}`;
+          if (seen.at(-1) !== s && !seen.includes(s)) seen.push(s);
+        }
+      }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-status"] });
+    });
+    await page.getByLabel("Files to upload").setInputFiles(await Promise.all(FIXTURES.map(filePayload)));
+
+    const prose = await fixtureBytes("prose.txt");
+    await page.getByTestId("dropzone").evaluate((zone, bytes) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([new Uint8Array(bytes)], "prose.txt", { type: "text/plain" }));
+      zone.dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    }, [...prose]);
+
+    const rows = page.locator("tr[data-status]");
+    await expect.poll(() => rows.count(), { timeout: 60_000 }).toBe(FIXTURES.length + 1);
+    await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: 120_000 }).toBe(FIXTURES.length);
+    const failed = page.locator('tr[data-status="failed"]');
+    await expect.poll(() => failed.count()).toBe(1);
+    await expect(failed.getAttribute("aria-label")).resolves.toBe("scanned.pdf");
+    await expect(failed.textContent()).resolves.toMatch(/has no text layer/);
+
+    const seen = await page.evaluate(() => (window as unknown as { seenStatuses: string[] }).seenStatuses);
+    // Each document was seen in the pipeline before it settled, without reloading the page.
+    for (const name of ["company.md", "prose.txt"]) {
+      const mine = seen.filter((s) => s.startsWith(`${name}:`)).map((s) => s.slice(name.length + 1));
+      expect(mine.at(-1), `${name}: ${mine.join(" → ")}`).toBe("ready");
+      expect(mine.length, `${name}: ${mine.join(" → ")}`).toBeGreaterThan(1);
+    }
+    await tab.screenshot("documents");
+
+    await page.getByRole("radio", { name: /Failed/ }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    await page.getByRole("radio", { name: /Ready/ }).click();
+    await expect.poll(() => rows.count()).toBe(FIXTURES.length);
+    await page.getByRole("radio", { name: /All/ }).click();
+
+    // Leave the CSV out of search; the switch reflects the server's answer.
+    const csvSwitch = page.getByRole("switch", { name: "customers.csv enabled" });
+    await csvSwitch.uncheck();
+    await expect.poll(() => csvSwitch.isChecked()).toBe(false);
+    const docs = (await quarry.client.listDocuments({ knowledgeBase: KB })).documents;
+    expect(docs.find((d) => d.fileName === "customers.csv")?.enabled).toBe(false);
+
+    await page.getByRole("link", { name: "Knowledge bases" }).first().click();
+    const card = page.getByRole("article", { name: KB });
+    await expect.poll(async () => Number(await card.locator('[data-count="documents"]').textContent())).toBe(FIXTURES.length + 1);
+    expect(Number((await card.locator('[data-count="chunks"]').textContent())?.replace(/,/g, ""))).toBeGreaterThan(5);
+    await tab.screenshot("knowledge-bases");
+    noErrors();
+  });
+
+  it("previews a file's chunks and re-chunks them as the size changes", async () => {
+    await page.getByRole("link", { name: "Chunk preview" }).click();
+    await page.getByLabel("File to preview").setInputFiles(await filePayload("rules-zh.md"));
+    const total = page.getByTestId("total-chunks");
+    await total.waitFor();
+    const before = Number(await total.textContent());
+    expect(before).toBeGreaterThan(0);
+    await expect(page.locator(".chunk").first().textContent()).resolves.toMatch(/tokens/);
+    await page.locator(".section-path").filter({ hasText: CHINESE_RULES_FACT.path.slice(0, 2).join(" › ") }).first().waitFor();
+    // Home moves the slider to its smallest size: more, smaller chunks, without choosing the file again.
+    await page.getByLabel("Chunk size", { exact: true }).focus();
+    await page.keyboard.press("Home");
+    await expect.poll(async () => Number(await total.textContent()), { timeout: 20_000 }).toBeGreaterThan(before);
+    await tab.screenshot("chunk-preview");
+
+    await page.getByLabel("File to preview").setInputFiles(await filePayload("lighthouses.pdf"));
+    await page.locator(".chunk .pill", { hasText: /^page 2$/ }).first().waitFor({ timeout: 20_000 });
+    noErrors();
+  });
+
+  it("runs a retrieval test with the explanation, highlighted terms (Chinese too) and score bands", async () => {
+    await page.getByRole("link", { name: "Retrieval test" }).click();
+    const form = page.getByRole("form", { name: "Retrieval test" });
+    await expect.poll(() => form.getByRole("checkbox", { name: KB }).isChecked()).toBe(true);
+    await form.getByLabel("Query").fill(CHINESE_RULES_FACT.question);
+    await form.getByLabel("Query").press("Enter");
+    const first = page.getByRole("article", { name: "result 1", exact: true });
+    await first.waitFor();
+    await expect(first.locator(".file").textContent()).resolves.toBe("rules-zh.md");
+    expect(await first.locator("mark").count()).toBeGreaterThan(0);
+    expect(await first.locator("mark").first().textContent()).toMatch(/\p{Script=Han}/u);
+    const explain = await first.getByLabel("explain").textContent();
+    expect(explain).toMatch(/fused/);
+    expect(explain).toMatch(/BM25#\d+ · [\d.]+/);
+    await expect(first.locator(".score").first().getAttribute("class")).resolves.toMatch(/score-(high|mid|low)/);
+
+    await form.getByLabel("Mode").selectOption({ label: "bm25" });
+    await form.getByLabel("Query").fill(COMPANY_FACT.question);
+    await form.getByRole("button", { name: "Search" }).click();
+    await expect.poll(() => first.locator(".file").textContent()).toBe("company.md");
+    expect(await first.getByLabel("explain").textContent()).toMatch(/vectornot in list/);
+    await first.locator("mark", { hasText: /^headquartered$/i }).first().waitFor();
+    await tab.screenshot("retrieval-test");
+    noErrors();
+  });
+
+  it("chats: the answer streams with citation chips, and a chip shows its source", async () => {
+    await page.getByRole("link", { name: "Chat" }).click();
+    await expect.poll(() => page.getByRole("checkbox", { name: KB }).isChecked()).toBe(true);
+    await page.getByLabel("Question").fill(COMPANY_FACT.question);
+    await page.getByLabel("Question").press("Enter");
+    const meta = page.locator(".answer-meta");
+    await meta.waitFor({ timeout: 60_000 });
+    await expect(page.locator(".answer-text").textContent()).resolves.toContain(COMPANY_FACT.word);
+    const chips = page.locator(".answer-text button.cite");
+    expect(await chips.count()).toBeGreaterThan(0);
+    const marker = await chips.first().textContent();
+    await chips.first().click();
+    const source = page.getByRole("complementary", { name: "Sources" }).locator("li.selected");
+    await expect(source.getAttribute("data-marker")).resolves.toBe(marker);
+    await expect(source.textContent()).resolves.toContain("company.md");
+    await expect(source.locator(".snippet").textContent()).resolves.toMatch(/\S/);
+    await tab.screenshot("chat");
+
+    // The same screen in a narrow window: the sources panel moves under the conversation.
+    await page.setViewportSize({ width: 420, height: 900 });
+    const box = await page.getByRole("complementary", { name: "Sources" }).boundingBox();
+    expect(box!.width).toBeLessThanOrEqual(420);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(420);
+    await tab.screenshot("chat-narrow");
+    await page.setViewportSize({ width: 1366, height: 860 });
+    noErrors();
+  });
+
+  it("creates an admin key; a new tab is asked for it and works once it is given", async () => {
+    await page.getByRole("link", { name: "API keys" }).click();
+    const form = page.getByRole("form", { name: "New API key" });
+    await form.getByLabel("Name").fill("console-admin");
+    await form.getByLabel("Role").selectOption({ label: "admin" });
+    await form.getByRole("button", { name: "Create key" }).click();
+    const secret = (await page.getByTestId("new-secret").textContent())!;
+    expect(secret).toMatch(/^qk_/);
+    // Keys are on now: this tab, which had none, goes on with the new admin key.
+    await page.getByRole("row", { name: "console-admin" }).waitFor();
+    expect(await page.getByRole("button", { name: "Use it in this tab" }).count()).toBe(0);
+    await form.getByLabel("Name").fill("reader 读者");
+    await form.getByLabel("Role").selectOption({ label: "reader" });
+    await form.getByRole("button", { name: "Create key" }).click();
+    await page.getByRole("row", { name: "reader 读者" }).waitFor();
+    await tab.screenshot("api-keys");
+
+    const fresh = await watchedPage(browser);
+    fresh.allow(/status of 401/);
+    await fresh.page.goto(quarry.url);
+    const prompt = fresh.page.getByRole("form", { name: "API key" });
+    await prompt.waitFor();
+    await expect(prompt.textContent()).resolves.toMatch(/needs an API key/);
+    await fresh.screenshot("key-prompt");
+    await prompt.getByLabel("API key").fill(secret);
+    await prompt.getByLabel("API key").press("Enter");
+    await fresh.page.getByRole("article", { name: KB }).waitFor();
+    await expect.poll(() => prompt.count()).toBe(0);
+
+    // Revoke the reader from the new tab, with its confirmation.
+    await fresh.page.getByRole("link", { name: "API keys" }).click();
+    const row = fresh.page.getByRole("row", { name: "reader 读者" });
+    await row.getByRole("button", { name: "Revoke" }).click();
+    await row.getByRole("button", { name: "Revoke reader 读者" }).click();
+    await expect.poll(() => row.count()).toBe(0);
+    expect((await quarry.client.listApiKeys({}, { headers: { authorization: `Bearer ${secret}` } })).apiKeys.map((k) => k.name)).toEqual(["console-admin"]);
+    expect(fresh.errors()).toEqual([]);
+    await fresh.context.close();
+    noErrors();
+  });
+});

@@ -1,0 +1,71 @@
+// The console in a real browser: Debian's Chromium driven by playwright-core, with the flags that
+// keep it off the network. The suite needs /usr/bin/chromium; without it the suite is skipped with
+// one loud line, or fails when QUARRY_REQUIRE_ENGINES=1 (CI installs it in .ci/run). Every page
+// records its console errors and uncaught exceptions, and a test fails on any it did not expect.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Requirement } from "./engines.ts";
+
+export const CHROMIUM = "/usr/bin/chromium";
+const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/** Screenshots of each screen, to look at (docs/console/ holds the chosen ones). */
+export const SCREENSHOT_DIR = join(REPO_ROOT, "test-output", "console");
+
+export const chromiumRequirement: Requirement = {
+  value: existsSync(CHROMIUM) ? CHROMIUM : undefined,
+  requiredBy: "QUARRY_REQUIRE_ENGINES",
+  missing: `${CHROMIUM} is not installed`,
+  hint: "Install it with apt-get install -y chromium (.ci/run does)",
+};
+
+/** Builds console/dist when it is missing or stale (npm test has already done it: then a no-op). */
+export function ensureConsoleBuilt(): void {
+  const run = spawnSync(process.execPath, [join(REPO_ROOT, "console", "scripts", "ensure-built.mjs")], { stdio: "inherit" });
+  if (run.status !== 0) throw new Error("the console did not build (console/scripts/ensure-built.mjs)");
+}
+
+export async function launchChromium(executablePath: string): Promise<Browser> {
+  return chromium.launch({
+    executablePath,
+    // playwright-core adds its own --headless; the brief's flags keep Chromium from reaching out.
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+}
+
+export interface WatchedPage {
+  page: Page;
+  context: BrowserContext;
+  /** Console errors and page errors so far, minus those an `allow` pattern matched. */
+  errors(): string[];
+  /** Console errors matching this pattern are expected (e.g. the 401 before a key is given). */
+  allow(pattern: RegExp): void;
+  screenshot(name: string): Promise<string>;
+}
+
+export async function watchedPage(browser: Browser, viewport = { width: 1366, height: 860 }): Promise<WatchedPage> {
+  const context = await browser.newContext({ viewport, locale: "en-GB" });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  const allowed: RegExp[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(`console: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => errors.push(`page error: ${error.message}`));
+  page.on("crash", () => errors.push("the page crashed"));
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  return {
+    page,
+    context,
+    errors: () => errors.filter((e) => !allowed.some((p) => p.test(e))),
+    allow: (pattern) => allowed.push(pattern),
+    async screenshot(name) {
+      const path = join(SCREENSHOT_DIR, `${name}.png`);
+      await page.screenshot({ path, fullPage: true });
+      return path;
+    },
+  };
+}
