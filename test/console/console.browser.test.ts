@@ -1,14 +1,17 @@
 // The console in headless Chromium against an embedded Quarry, through the UI only: create a
 // knowledge base, upload generated fixtures (picker and drag-and-drop), watch them reach ready (or
 // fail with a reason), preview chunks, run a retrieval test, chat and open a citation's source,
-// then turn keys on and log in with one. Any console error the step did not expect fails it.
+// then turn keys on and log in with one. Any console error the step did not expect fails it. A
+// second suite does the same with real documents from ../shared/corpus/docs when they are there.
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { fixtureBytes, type FixtureName } from "../fixtures/fixture-documents.ts";
 import { CHINESE_RULES_FACT, COMPANY_FACT } from "../fixtures/fixture-texts.ts";
 import { chromiumRequirement, ensureConsoleBuilt, launchChromium, watchedPage, type WatchedPage } from "../support/console-browser.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
-import { describeWith } from "../support/engines.ts";
+import { checkRequirement, describeWith } from "../support/engines.ts";
+import { describeWithShared } from "../support/shared-material.ts";
 
 const KB = "handbook";
 const FIXTURES: FixtureName[] = ["company.md", "lighthouses.pdf", "rules-zh.md", "customers.csv", "scanned.pdf"];
@@ -83,6 +86,7 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
 
     const rows = page.locator("tr[data-status]");
     await expect.poll(() => rows.count(), { timeout: 60_000 }).toBe(FIXTURES.length + 1);
+    await tab.screenshot("documents-ingesting");
     await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: 120_000 }).toBe(FIXTURES.length);
     const failed = page.locator('tr[data-status="failed"]');
     await expect.poll(() => failed.count()).toBe(1);
@@ -132,7 +136,7 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
     await page.getByLabel("Chunk size", { exact: true }).focus();
     await page.keyboard.press("Home");
     await expect.poll(async () => Number(await total.textContent()), { timeout: 20_000 }).toBeGreaterThan(before);
-    await tab.screenshot("chunk-preview");
+    await tab.screenshot("chunk-preview", { fullPage: false });
 
     await page.getByLabel("File to preview").setInputFiles(await filePayload("lighthouses.pdf"));
     await page.locator(".chunk .pill", { hasText: /^page 2$/ }).first().waitFor({ timeout: 20_000 });
@@ -151,17 +155,27 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
     expect(await first.locator("mark").count()).toBeGreaterThan(0);
     expect(await first.locator("mark").first().textContent()).toMatch(/\p{Script=Han}/u);
     const explain = await first.getByLabel("explain").textContent();
-    expect(explain).toMatch(/fused/);
+    expect(explain).toMatch(/fused[\d.]+/);
     expect(explain).toMatch(/BM25#\d+ · [\d.]+/);
-    await expect(first.locator(".score").first().getAttribute("class")).resolves.toMatch(/score-(high|mid|low)/);
+    await tab.screenshot("retrieval-test-zh");
 
-    await form.getByLabel("Mode").selectOption({ label: "bm25" });
+    // English in hybrid mode: both lists; the badge is the vector similarity, coloured by its band.
     await form.getByLabel("Query").fill(COMPANY_FACT.question);
     await form.getByRole("button", { name: "Search" }).click();
     await expect.poll(() => first.locator(".file").textContent()).toBe("company.md");
-    expect(await first.getByLabel("explain").textContent()).toMatch(/vectornot in list/);
+    const hybrid = (await first.getByLabel("explain").textContent())!;
+    const similarity = Number(/vector#\d+ · ([\d.]+)/.exec(hybrid)?.[1]);
+    expect(similarity, hybrid).toBeGreaterThan(0);
+    const band = similarity >= 0.8 ? "high" : similarity >= 0.6 ? "mid" : "low";
+    expect(await first.locator(".hit-head .score").getAttribute("class")).toBe(`score score-${band}`);
     await first.locator("mark", { hasText: /^headquartered$/i }).first().waitFor();
     await tab.screenshot("retrieval-test");
+
+    // BM25 alone: no vector list, so no similarity to colour.
+    await form.getByLabel("Mode").selectOption({ label: "bm25" });
+    await form.getByRole("button", { name: "Search" }).click();
+    await expect.poll(() => first.getByLabel("explain").textContent()).toMatch(/vectornot in list/);
+    expect(await first.locator(".hit-head .score").count()).toBe(0);
     noErrors();
   });
 
@@ -232,5 +246,51 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
     expect(fresh.errors()).toEqual([]);
     await fresh.context.close();
     noErrors();
+  });
+});
+
+describeWithShared("corpus/docs", "the console with the real corpus (../shared/corpus/docs)", (docs) => {
+  const FILES = ["zh_distributed_training_principles.md", "csv-comma.csv", "wiki.md", "book-war-and-peace-1p.txt"];
+  let quarry: EmbeddedQuarryFixture;
+  let browser: Browser;
+  let tab: WatchedPage;
+
+  beforeAll(async () => {
+    const executablePath = checkRequirement(chromiumRequirement, '"the console with the real corpus"');
+    if (!executablePath) return;
+    ensureConsoleBuilt();
+    quarry = await startEmbeddedQuarry();
+    browser = await launchChromium(executablePath);
+    tab = await watchedPage(browser);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await quarry?.stop();
+  });
+
+  it("ingests real documents through the UI and finds a Chinese passage", async (context) => {
+    if (!browser) return context.skip();
+    const page = tab.page;
+    await page.goto(quarry.url);
+    await page.getByRole("button", { name: "New knowledge base" }).click();
+    const form = page.getByRole("form", { name: "New knowledge base" });
+    await form.getByLabel("Name").fill("corpus");
+    await form.getByLabel("Name").press("Enter");
+    await page.getByRole("article", { name: "corpus" }).getByRole("link", { name: "corpus" }).click();
+    await page.getByLabel("Files to upload").setInputFiles(FILES.map((name) => join(docs, name)));
+    const settled = page.locator('tr[data-status="ready"], tr[data-status="failed"]');
+    await expect.poll(() => settled.count(), { timeout: 100_000 }).toBe(FILES.length);
+    await tab.screenshot("documents-real-corpus");
+    expect(await page.locator('tr[data-status="failed"]').allTextContents()).toEqual([]);
+
+    await page.getByRole("link", { name: "Retrieval test" }).click();
+    const search = page.getByRole("form", { name: "Retrieval test" });
+    await search.getByLabel("Query").fill("FSDP 分片参数 峰值内存");
+    await search.getByLabel("Query").press("Enter");
+    const first = page.getByRole("article", { name: "result 1", exact: true });
+    await expect.poll(() => first.locator(".file").textContent(), { timeout: 20_000 }).toBe("zh_distributed_training_principles.md");
+    expect(await first.locator("mark", { hasText: "峰值" }).count()).toBeGreaterThan(0);
+    expect(tab.errors()).toEqual([]);
   });
 });

@@ -43,7 +43,7 @@ export interface WatchedPage {
   errors(): string[];
   /** Console errors matching this pattern are expected (e.g. the 401 before a key is given). */
   allow(pattern: RegExp): void;
-  screenshot(name: string): Promise<string>;
+  screenshot(name: string, options?: { fullPage?: boolean }): Promise<string>;
 }
 
 export async function watchedPage(browser: Browser, viewport = { width: 1366, height: 860 }): Promise<WatchedPage> {
@@ -62,9 +62,9 @@ export async function watchedPage(browser: Browser, viewport = { width: 1366, he
     context,
     errors: () => errors.filter((e) => !allowed.some((p) => p.test(e))),
     allow: (pattern) => allowed.push(pattern),
-    async screenshot(name) {
+    async screenshot(name, { fullPage = true } = {}) {
       const path = join(SCREENSHOT_DIR, `${name}.png`);
-      await page.screenshot({ path, fullPage: true });
+      await page.screenshot({ path, fullPage });
       return path;
     },
   };

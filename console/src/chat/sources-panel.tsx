@@ -18,7 +18,7 @@ export function SourcesPanel({ citations, selected }: { citations: Citation[]; s
             <header>
               <span className="cite static">{c.marker}</span>
               <strong className="file">{c.fileName}</strong>
-              <ScoreBadge score={c.score} />
+              <ScoreBadge score={c.score} title="retrieval score" />
             </header>
             <p className="muted small">
               {c.page > 0 && <>page {c.pageEnd > c.page ? `${c.page}–${c.pageEnd}` : c.page} · </>}

@@ -9,13 +9,17 @@ export function HitCard({ hit, rank, terms }: { hit: SearchHit; rank: number; te
     <article className="card hit" aria-label={`result ${rank}`}>
       <header className="hit-head">
         <span className="rank">{rank}</span>
-        <ScoreBadge score={hit.score} title="score" />
+        {x?.vectorRank ? <ScoreBadge score={x.vectorScore} similarity title="vector similarity" /> : <span className="pill">keyword match</span>}
         <span className="file">{hit.fileName}</span>
         {chunk.page > 0 && <span className="pill">page {chunk.page}</span>}
         {chunk.sectionPath.length > 0 && <span className="section-path">{chunk.sectionPath.join(" › ")}</span>}
       </header>
       {x && (
         <dl className="explain" aria-label="explain">
+          <div>
+            <dt>score</dt>
+            <dd>{hit.score.toFixed(4)}</dd>
+          </div>
           <div>
             <dt>fused</dt>
             <dd>{x.fusedScore.toFixed(4)}</dd>

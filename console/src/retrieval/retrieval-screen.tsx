@@ -78,6 +78,7 @@ export function RetrievalScreen() {
         <p className="summary" role="status">
           {result.res.hits.length} results in {result.res.tookMs.toFixed(0)} ms
           <span className="legend">
+            <span className="muted small">similarity</span>
             <span className="score score-high">≥ 0.8</span>
             <span className="score score-mid">≥ 0.6</span>
             <span className="score score-low">below</span>
