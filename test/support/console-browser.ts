@@ -1,7 +1,7 @@
-// The console in a real browser: Debian's Chromium driven by playwright-core, with the flags that
-// keep it off the network. The suite needs /usr/bin/chromium; without it the suite is skipped with
-// one loud line, or fails when QUARRY_REQUIRE_ENGINES=1 (CI installs it in .ci/run). Every page
-// records its console errors and uncaught exceptions, and a test fails on any it did not expect.
+// The console in a real browser: Debian's Chromium (/usr/bin/chromium) driven by playwright-core,
+// with the flags that keep it off the network. Without it a suite is skipped with one loud line, or
+// fails when QUARRY_REQUIRE_ENGINES=1 (CI installs it in .ci/run). Every page records its console
+// errors and uncaught exceptions, and a test fails on any it did not expect.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
@@ -10,7 +10,8 @@ import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import type { Requirement } from "./engines.ts";
 
-export const CHROMIUM = "/usr/bin/chromium";
+/** Debian's Chromium; QUARRY_CHROMIUM names another build (or a missing one, to see the skip). */
+export const CHROMIUM = process.env.QUARRY_CHROMIUM?.trim() || "/usr/bin/chromium";
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** Screenshots of each screen, to look at (docs/console/ holds the chosen ones). */
 export const SCREENSHOT_DIR = join(REPO_ROOT, "test-output", "console");

@@ -20,6 +20,12 @@ export function PreviewScreen() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
 
+  // Overlap stays under half a chunk, as the slider's own range does.
+  const resize = (next: number) => {
+    setSize(next);
+    setOverlap((o) => Math.min(o ?? 0, Math.floor(next / 2)));
+  };
+
   useEffect(() => {
     if (!file) return;
     const abort = new AbortController();
@@ -62,11 +68,15 @@ export function PreviewScreen() {
           />
         </label>
         <label>
-          Chunk size <output>{size ?? "—"}</output> tokens
-          <input type="range" min={32} max={1024} step={8} value={size ?? 256} disabled={size === undefined} aria-label="Chunk size" onChange={(e) => setSize(Number(e.target.value))} />
+          <span>
+            Chunk size <output>{size ?? "—"}</output> tokens
+          </span>
+          <input type="range" min={32} max={1024} step={8} value={size ?? 256} disabled={size === undefined} aria-label="Chunk size" onChange={(e) => resize(Number(e.target.value))} />
         </label>
         <label>
-          Overlap <output>{overlap ?? "—"}</output> tokens
+          <span>
+            Overlap <output>{overlap ?? "—"}</output> tokens
+          </span>
           <input type="range" min={0} max={Math.max(0, Math.floor((size ?? 256) / 2))} step={4} value={overlap ?? 0} disabled={size === undefined} aria-label="Chunk overlap" onChange={(e) => setOverlap(Number(e.target.value))} />
         </label>
       </div>
