@@ -2,7 +2,8 @@
 // knowledge base, upload generated fixtures (picker and drag-and-drop), watch them reach ready (or
 // fail with a reason), preview chunks, run a retrieval test, chat and open a citation's source,
 // then turn keys on and log in with one. Any console error the step did not expect fails it. A
-// second suite does the same with real documents from ../shared/corpus/docs when they are there.
+// second suite does the same with real documents from ../shared/corpus/docs when they are there; a
+// third chats with a language model (the OpenAI stub) to see its answer stream and a false citation marked.
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
@@ -11,6 +12,7 @@ import { CHINESE_RULES_FACT, COMPANY_FACT } from "../fixtures/fixture-texts.ts";
 import { chromiumRequirement, ensureConsoleBuilt, launchChromium, watchedPage, type WatchedPage } from "../support/console-browser.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { checkRequirement, describeWith } from "../support/engines.ts";
+import { startOpenAiStub, type OpenAiStub } from "../support/openai-stub.ts";
 import { describeWithShared } from "../support/shared-material.ts";
 
 const KB = "handbook";
@@ -291,6 +293,70 @@ describeWithShared("corpus/docs", "the console with the real corpus (../shared/c
     const first = page.getByRole("article", { name: "result 1", exact: true });
     await expect.poll(() => first.locator(".file").textContent(), { timeout: 20_000 }).toBe("zh_distributed_training_principles.md");
     expect(await first.locator("mark", { hasText: "峰值" }).count()).toBeGreaterThan(0);
+    expect(tab.errors()).toEqual([]);
+  });
+});
+
+describeWith(chromiumRequirement, "the console's chat with a language model (the OpenAI stub)", (executablePath) => {
+  let stub: OpenAiStub;
+  let quarry: EmbeddedQuarryFixture;
+  let browser: Browser;
+  let tab: WatchedPage;
+
+  beforeAll(async () => {
+    ensureConsoleBuilt();
+    // The first sentence is what [1] says; the second cites [1] for something it does not say.
+    stub = await startOpenAiStub({
+      reply: () => "Tallis Instruments is headquartered in Ely, Cambridgeshire [1]. It also builds racing bicycles for the moon [1].",
+      split: (reply) => reply.match(/[^ ]+ ?/g) ?? [reply],
+      deltaDelayMs: 40,
+    });
+    quarry = await startEmbeddedQuarry({ env: { OPENAI_BASE_URL: stub.url, QUARRY_CHAT_MODEL: "stub-chat", OPENAI_API_KEY: "test-key" } });
+    browser = await launchChromium(executablePath);
+    tab = await watchedPage(browser);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await quarry?.stop();
+    await stub?.close();
+  });
+
+  it("streams the model's answer in pieces and marks the citation its passage does not support", async () => {
+    const page = tab.page;
+    await page.goto(quarry.url);
+    await page.getByRole("button", { name: "New knowledge base" }).click();
+    await page.getByRole("form", { name: "New knowledge base" }).getByLabel("Name").fill(KB);
+    await page.getByRole("form", { name: "New knowledge base" }).getByLabel("Name").press("Enter");
+    await page.getByRole("article", { name: KB }).getByRole("link", { name: KB }).click();
+    await page.getByLabel("Files to upload").setInputFiles(await filePayload("company.md"));
+    await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: 60_000 }).toBe(1);
+
+    await page.getByRole("link", { name: "Chat" }).click();
+    await expect.poll(() => page.getByRole("checkbox", { name: KB }).isChecked()).toBe(true);
+    // Every length the answer had on screen: more than a couple means it arrived in pieces.
+    await page.evaluate(() => {
+      const lengths: number[] = ((window as unknown as { answerLengths: number[] }).answerLengths = []);
+      new MutationObserver(() => {
+        const n = document.querySelector(".answer-text")?.textContent?.length ?? 0;
+        if (n !== lengths.at(-1)) lengths.push(n);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await page.getByLabel("Question").fill(COMPANY_FACT.question);
+    await page.getByLabel("Question").press("Enter");
+    await page.locator(".answer-meta").waitFor({ timeout: 60_000 });
+    const lengths = await page.evaluate(() => (window as unknown as { answerLengths: number[] }).answerLengths);
+    expect(lengths.length, `answer lengths seen: ${lengths.join(", ")}`).toBeGreaterThan(3);
+
+    const chips = page.locator(".answer-text button.cite");
+    await expect.poll(() => chips.count()).toBe(2);
+    expect(await chips.nth(0).getAttribute("class")).toBe("cite");
+    expect(await chips.nth(1).getAttribute("class")).toBe("cite unsupported");
+    expect(await chips.nth(1).getAttribute("aria-label")).toBe("citation 1 (unsupported)");
+    await expect(page.locator(".answer-meta").textContent()).resolves.toMatch(/stub-chat.*1 citation\(s\) not supported/);
+    await chips.nth(1).click();
+    await expect(page.getByRole("complementary", { name: "Sources" }).locator("li.selected").textContent()).resolves.toContain("company.md");
+    await tab.screenshot("chat-unsupported");
     expect(tab.errors()).toEqual([]);
   });
 });

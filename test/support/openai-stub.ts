@@ -29,6 +29,8 @@ export interface OpenAiStubOptions {
   reply?: (messages: StubChatMessage[], body: any) => string;
   /** How a reply is cut into streamed deltas; defaults to 3 characters each so markers split across deltas. */
   split?: (reply: string) => string[];
+  /** A pause between streamed deltas, as a real model takes (0 by default: all at once). */
+  deltaDelayMs?: number;
   /** Vector length /v1/embeddings returns when the request does not ask for `dimensions`. */
   embeddingDimension?: number;
   /** Multiplies every returned vector, to imitate servers that do not normalise. Default 1. */
@@ -84,7 +86,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: OpenAi
   sendError(res, 404, `Invalid URL (${req.method} ${path})`, "invalid_request_error");
 }
 
-function chat(res: ServerResponse, body: any, options: OpenAiStubOptions): void {
+async function chat(res: ServerResponse, body: any, options: OpenAiStubOptions): Promise<void> {
   const messages: StubChatMessage[] = body?.messages ?? [];
   if (!body?.model || messages.length === 0) {
     return sendError(res, 400, "you must provide a model parameter and at least one message", "invalid_request_error");
@@ -120,7 +122,10 @@ function chat(res: ServerResponse, body: any, options: OpenAiStubOptions): void 
   const choice = (delta: Record<string, unknown>, finish: string | null = null) => ({ index: 0, delta, logprobs: null, finish_reason: finish });
   // The real API opens with the role and an empty content, then content deltas, then the finish reason.
   send([choice({ role: "assistant", content: "", refusal: null })]);
-  for (const piece of (options.split ?? splitEvery(3))(reply)) send([choice({ content: piece })]);
+  for (const piece of (options.split ?? splitEvery(3))(reply)) {
+    send([choice({ content: piece })]);
+    if (options.deltaDelayMs) await new Promise((resolve) => setTimeout(resolve, options.deltaDelayMs));
+  }
   send([choice({}, "stop")]);
   if (includeUsage) send([], { usage });
   res.end("data: [DONE]\n\n");
