@@ -103,6 +103,11 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
       expect(mine.length, `${name}: ${mine.join(" → ")}`).toBeGreaterThan(1);
     }
     await tab.screenshot("documents");
+    // A narrow window: the table scrolls inside its frame, the page itself never sideways.
+    await page.setViewportSize({ width: 420, height: 900 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(420);
+    await tab.screenshot("documents-narrow");
+    await page.setViewportSize({ width: 1366, height: 860 });
 
     await page.getByRole("radio", { name: /Failed/ }).click();
     await expect.poll(() => rows.count()).toBe(1);
@@ -130,6 +135,11 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
     await page.getByLabel("File to preview").setInputFiles(await filePayload("rules-zh.md"));
     const total = page.getByTestId("total-chunks");
     await total.waitFor();
+    // The knowledge base's settings (200 tokens, 20 overlap, chosen at creation) replace the defaults.
+    await page.getByLabel("Settings from").selectOption({ label: KB });
+    const sizeShown = page.locator("label", { hasText: "Chunk size" }).locator("output");
+    await expect.poll(() => sizeShown.textContent()).toBe("200");
+    await expect.poll(() => page.locator("label", { hasText: "Overlap" }).locator("output").textContent()).toBe("20");
     const before = Number(await total.textContent());
     expect(before).toBeGreaterThan(0);
     await expect(page.locator(".chunk").first().textContent()).resolves.toMatch(/tokens/);

@@ -6,6 +6,7 @@ import { quarry } from "../api/client.ts";
 import { describeError, isAbort } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { formatBytes, formatCount } from "../format.ts";
+import { useLoad } from "../use-load.ts";
 import { ChunkCard } from "./chunk-card.tsx";
 import { useDebounced } from "./use-debounced.ts";
 
@@ -13,6 +14,9 @@ const MAX_CHUNKS = 100;
 
 export function PreviewScreen() {
   const [file, setFile] = useState<{ name: string; type: string; bytes: Uint8Array }>();
+  // Start from a knowledge base's chunking settings (its model counts the tokens), or the defaults.
+  const [base, setBase] = useState("");
+  const bases = useLoad(() => quarry.listKnowledgeBases({}).then((r) => r.knowledgeBases), []);
   const [size, setSize] = useState<number>();
   const [overlap, setOverlap] = useState<number>();
   const settings = useDebounced({ size, overlap }, 300);
@@ -33,7 +37,7 @@ export function PreviewScreen() {
     setError(undefined);
     const chosen = settings.size !== undefined ? { chunkSize: settings.size, chunkOverlap: settings.overlap ?? 0 } : undefined;
     quarry
-      .previewChunks({ fileName: file.name, mimeType: file.type, content: file.bytes, settings: chosen, maxChunks: MAX_CHUNKS }, { signal: abort.signal })
+      .previewChunks({ fileName: file.name, mimeType: file.type, content: file.bytes, settings: chosen, knowledgeBase: base, maxChunks: MAX_CHUNKS }, { signal: abort.signal })
       .then((res) => {
         setResult(res);
         // The first preview shows the defaults the chunker chose; the sliders start there.
@@ -45,7 +49,7 @@ export function PreviewScreen() {
       .catch((e) => !isAbort(e) && setError(describeError(e)))
       .finally(() => !abort.signal.aborted && setBusy(false));
     return () => abort.abort();
-  }, [file, settings.size, settings.overlap]);
+  }, [file, base, settings.size, settings.overlap]);
 
   return (
     <section className="screen">
@@ -66,6 +70,25 @@ export function PreviewScreen() {
               setFile({ name: f.name, type: f.type, bytes: new Uint8Array(await f.arrayBuffer()) });
             }}
           />
+        </label>
+        <label>
+          Settings from
+          <select
+            value={base}
+            onChange={(e) => {
+              setBase(e.target.value);
+              // The sliders start again from what the chosen settings resolve to.
+              setSize(undefined);
+              setOverlap(undefined);
+            }}
+          >
+            <option value="">the defaults</option>
+            {bases.data?.map((kb) => (
+              <option key={kb.id} value={kb.name}>
+                {kb.name}
+              </option>
+            ))}
+          </select>
         </label>
         <label>
           <span>
