@@ -122,9 +122,17 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
     const docs = (await quarry.client.listDocuments({ knowledgeBase: KB })).documents;
     expect(docs.find((d) => d.fileName === "customers.csv")?.enabled).toBe(false);
 
+    // Delete the failed one, after its confirmation.
+    const scanned = page.getByRole("row", { name: "scanned.pdf" });
+    await scanned.getByRole("button", { name: "Delete" }).click();
+    await scanned.getByRole("button", { name: "Cancel" }).waitFor();
+    await scanned.getByRole("button", { name: "Delete" }).click();
+    await expect.poll(() => rows.count()).toBe(FIXTURES.length);
+    expect((await quarry.client.listDocuments({ knowledgeBase: KB })).documents.map((d) => d.fileName)).not.toContain("scanned.pdf");
+
     await page.getByRole("link", { name: "Knowledge bases" }).first().click();
     const card = page.getByRole("article", { name: KB });
-    await expect.poll(async () => Number(await card.locator('[data-count="documents"]').textContent())).toBe(FIXTURES.length + 1);
+    await expect.poll(async () => Number(await card.locator('[data-count="documents"]').textContent())).toBe(FIXTURES.length);
     expect(Number((await card.locator('[data-count="chunks"]').textContent())?.replace(/,/g, ""))).toBeGreaterThan(5);
     await tab.screenshot("knowledge-bases");
     noErrors();
@@ -367,6 +375,14 @@ describeWith(chromiumRequirement, "the console's chat with a language model (the
     await chips.nth(1).click();
     await expect(page.getByRole("complementary", { name: "Sources" }).locator("li.selected").textContent()).resolves.toContain("company.md");
     await tab.screenshot("chat-unsupported");
+
+    // Delete the knowledge base from its card, after the confirmation.
+    await page.getByRole("link", { name: "Knowledge bases" }).first().click();
+    const card = page.getByRole("article", { name: KB });
+    await card.getByRole("button", { name: "Delete" }).click();
+    await card.getByRole("button", { name: `Delete ${KB} and its documents` }).click();
+    await page.getByText("No knowledge bases yet").waitFor();
+    expect((await quarry.client.listKnowledgeBases({})).knowledgeBases).toEqual([]);
     expect(tab.errors()).toEqual([]);
   });
 });
