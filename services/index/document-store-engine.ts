@@ -2,9 +2,9 @@
 // document-store-port.ts): one index per knowledge base behind an alias (quarry-chunks-<kb> →
 // quarry-chunks-<kb>-v1, so a re-index can swap indices), shaped by one index template, holding the
 // chunk records of search-documents.ts. BM25 runs over the field pre-segmented by text-segmenter.ts;
-// kNN over the engine's vector field. Hybrid sends both queries in one _msearch and fuses them with
-// rrf-fusion.ts, like the embedded engine, unless a backend answers it natively (hybridOverride), so
-// every hit explains its rank and score in each list. What differs per engine (the vector mapping,
+// kNN over the engine's vector field. Both lists go out in one _msearch and feed the shared ladder of
+// search/hybrid-search.ts, like the embedded engine's, unless a backend answers hybrid natively
+// (hybridOverride); either way every hit explains its rank and score in each list. What differs per engine (the vector mapping,
 // the kNN query, the template's analysis) comes from a ChunkIndexDialect.
 //
 // Chunk indices do not refresh on a timer: each write refreshes once when it is complete, so a
@@ -13,7 +13,8 @@ import { withHeadingPath } from "../../lib/chunk-context.ts";
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../lib/errors.ts";
 import { findRecord, type DocumentStorePort, type StoredHit } from "./document-store-port.ts";
-import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "./rrf-fusion.ts";
+import { DEFAULT_RRF_K, type EngineHit } from "./rrf-fusion.ts";
+import { hybridSearch } from "./search/hybrid-search.ts";
 import {
   bm25EngineHit,
   bm25SearchBody,
@@ -30,7 +31,7 @@ import {
   type ChunkSource,
 } from "./search-documents.ts";
 import type { SearchEngine } from "./search-engine.ts";
-import { applyMinScore, hybridCandidates, requireQueryVector, uniqueChunkIds, validateSearchQuery } from "./search-query.ts";
+import { uniqueChunkIds } from "./search-query.ts";
 import { segmentForIndex, segmentQuery } from "./text-segmenter.ts";
 
 export interface DocumentStoreEngineOptions {
@@ -202,42 +203,32 @@ export class DocumentStoreEngine implements SearchEngine {
 
   /**
    * The search, with hybridOverride answering a hybrid search natively when it returns hits (before
-   * min-score and top-k); undefined takes the _msearch path.
+   * min-score and top-k); undefined fuses the _msearch lists.
    */
-  protected async searchChunks(query: SearchQuery, hybridOverride?: (search: HybridSearch) => Promise<SearchHit[]> | undefined): Promise<SearchHit[]> {
-    validateSearchQuery(query);
-    return this.call("search", async () => {
-      const dimensions = await Promise.all(
-        query.knowledgeBaseIds.map(async (knowledgeBaseId) => ({ knowledgeBaseId, dimension: await this.requireDimension(knowledgeBaseId) })),
-      );
-      const index = query.knowledgeBaseIds.map((id) => this.aliasFor(id)).join(",");
-      const k = query.rrfK ?? DEFAULT_RRF_K;
-      const terms = segmentQuery(query.text);
-      if (query.mode === "bm25") {
-        const [hits] = terms.length > 0 ? await this.msearch(index, [bm25SearchBody(query, terms, query.topK)], [bm25Hit]) : [[]];
-        return applyMinScore(fuseHits([{ name: "bm25", hits }], { k, scoreFrom: "bm25" }), query.minScore);
-      }
-      const vector = requireQueryVector(query, dimensions);
-      if (query.mode === "vector") {
-        const [hits] = await this.msearch(index, [this.dialect.knnBody(query, vector, query.topK)], [vectorHit]);
-        return applyMinScore(fuseHits([{ name: "vector", hits }], { k, scoreFrom: "vector" }), query.minScore);
-      }
-      const candidates = hybridCandidates(query);
-      const native = hybridOverride?.({ index, query, terms, vector, candidates, k });
-      if (native) return applyMinScore(await native, query.minScore).slice(0, query.topK);
-      const knn = this.dialect.knnBody(query, vector, candidates);
-      const [bm25, vectorHits] =
-        terms.length > 0
-          ? await this.msearch(index, [bm25SearchBody(query, terms, candidates), knn], [bm25Hit, vectorHit])
-          : [[], ...(await this.msearch(index, [knn], [vectorHit]))];
-      const fused = fuseHits(
-        [
-          { name: "bm25", hits: bm25, weight: query.weights?.bm25 },
-          { name: "vector", hits: vectorHits, weight: query.weights?.vector },
-        ],
-        { k },
-      );
-      return applyMinScore(fused, query.minScore).slice(0, query.topK);
+  protected searchChunks(query: SearchQuery, hybridOverride?: (search: HybridSearch) => Promise<SearchHit[]> | undefined): Promise<SearchHit[]> {
+    const index = query.knowledgeBaseIds.map((id) => this.aliasFor(id)).join(",");
+    const terms = segmentQuery(query.text);
+    return hybridSearch(query, {
+      dimensions: (knowledgeBaseIds) =>
+        this.call("search", () =>
+          Promise.all(knowledgeBaseIds.map(async (knowledgeBaseId) => ({ knowledgeBaseId, dimension: await this.requireDimension(knowledgeBaseId) }))),
+        ),
+      // Both lists in one _msearch round trip; a query without searchable words sends no BM25 search.
+      lists: (request) =>
+        this.call("search", async () => {
+          const searches: { name: "bm25" | "vector"; body: Record<string, unknown>; toHit: (hit: StoredHit<ChunkSource>) => EngineHit }[] = [];
+          if (request.bm25 && terms.length > 0) searches.push({ name: "bm25", body: bm25SearchBody(query, terms, request.bm25.limit), toHit: bm25Hit });
+          if (request.vector) searches.push({ name: "vector", body: this.dialect.knnBody(query, request.vector.vector, request.vector.limit), toHit: vectorHit });
+          if (searches.length === 0) return {};
+          const results = await this.msearch(index, searches.map((search) => search.body), searches.map((search) => search.toHit));
+          return Object.fromEntries(searches.map((search, i) => [search.name, results[i]]));
+        }),
+      fuseNatively: hybridOverride
+        ? (request) => {
+            const native = hybridOverride({ index, query, terms, vector: request.vector.vector, candidates: request.vector.limit, k: query.rrfK ?? DEFAULT_RRF_K });
+            return native && this.call("search", () => native);
+          }
+        : undefined,
     });
   }
 

@@ -22,7 +22,6 @@ import {
   SCORE_THEN_CHUNK_ID,
   type ChunkSource,
 } from "../search-documents.ts";
-import { validateSearchQuery } from "../search-query.ts";
 import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
 import {
   BM25_QUERY_NAME,
@@ -100,15 +99,17 @@ export class OpenSearchSearchEngine extends DocumentStoreEngine {
     });
   }
 
+  // The native path is not a pair of list fetchers for the shared ladder: it is one `hybrid` query
+  // that the server fuses through a search pipeline (and the only way to get normalized fusion), so
+  // it stays this engine's own alternative to fusing the _msearch lists.
   override async search(query: SearchQuery, options: SearchOptions = {}): Promise<SearchHit[]> {
-    validateSearchQuery(query);
     const fusion = options.fusion ?? this.defaultFusion;
-    if (query.mode === "hybrid" && fusion === "normalized" && !this.pipelines) {
-      throw new FailedPreconditionError("normalized fusion needs OpenSearch's native hybrid query, which this engine does not use");
-    }
-    return this.searchChunks(query, (hybrid) =>
-      fusion === "normalized" || this.nativeRrfFits(query, hybrid.k) ? this.nativeHybrid(hybrid, fusion) : undefined,
-    );
+    return this.searchChunks(query, (hybrid) => {
+      if (fusion === "normalized" && !this.pipelines) {
+        return Promise.reject(new FailedPreconditionError("normalized fusion needs OpenSearch's native hybrid query, which this engine does not use"));
+      }
+      return fusion === "normalized" || this.nativeRrfFits(query, hybrid.k) ? this.nativeHybrid(hybrid, fusion) : undefined;
+    });
   }
 
   private get defaultFusion(): HybridFusion {

@@ -1,13 +1,14 @@
 // The embedded search engine: chunk rows in SQLite, BM25 through FTS5 over jieba-segmented terms,
 // and exact cosine kNN through one sqlite-vec vec0 table per knowledge base (vectors of different
-// dimensions cannot share a vec0 column). Hybrid fuses both lists with rrf-fusion.ts.
+// dimensions cannot share a vec0 column). Both lists feed the shared ladder of search/hybrid-search.ts.
 import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import { createHash } from "node:crypto";
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
-import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "../rrf-fusion.ts";
+import type { EngineHit } from "../rrf-fusion.ts";
+import { hybridSearch } from "../search/hybrid-search.ts";
 import type { SearchEngine } from "../search-engine.ts";
-import { applyMinScore, hybridCandidates, requireQueryVector, uniqueChunkIds, validateSearchQuery } from "../search-query.ts";
+import { uniqueChunkIds } from "../search-query.ts";
 import { segmentForIndex, segmentQuery } from "../text-segmenter.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { withDatabase } from "./sqlite-errors.ts";
@@ -207,34 +208,20 @@ export class SqliteSearchEngine implements SearchEngine {
   }
 
   async search(query: SearchQuery): Promise<SearchHit[]> {
-    validateSearchQuery(query);
-    return this.run("search", () => {
+    return hybridSearch(query, {
+      dimensions: (knowledgeBaseIds) =>
+        this.run("search", () => knowledgeBaseIds.map((id) => this.requireSpace(id)).map((space) => ({ knowledgeBaseId: space.knowledge_base_id, dimension: space.dimension }))),
       // One read transaction: both lists see the same snapshot even while a writer replaces chunks.
-      return this.db.transaction(() => {
-        const spaces = query.knowledgeBaseIds.map((id) => this.requireSpace(id));
-        const k = query.rrfK ?? DEFAULT_RRF_K;
-        if (query.mode === "bm25") {
-          const hits = this.bm25Hits(query, query.topK);
-          return applyMinScore(fuseHits([{ name: "bm25", hits }], { k, scoreFrom: "bm25" }), query.minScore);
-        }
-        const vector = requireQueryVector(
-          query,
-          spaces.map((space) => ({ knowledgeBaseId: space.knowledge_base_id, dimension: space.dimension })),
-        );
-        if (query.mode === "vector") {
-          const hits = this.vectorHits(spaces, vector, query, query.topK);
-          return applyMinScore(fuseHits([{ name: "vector", hits }], { k, scoreFrom: "vector" }), query.minScore);
-        }
-        const candidates = hybridCandidates(query);
-        const fused = fuseHits(
-          [
-            { name: "bm25", hits: this.bm25Hits(query, candidates), weight: query.weights?.bm25 },
-            { name: "vector", hits: this.vectorHits(spaces, vector, query, candidates), weight: query.weights?.vector },
-          ],
-          { k },
-        );
-        return applyMinScore(fused, query.minScore).slice(0, query.topK);
-      })();
+      lists: (request) =>
+        this.run("search", () =>
+          this.db.transaction(() => {
+            const spaces = query.knowledgeBaseIds.map((id) => this.requireSpace(id));
+            return {
+              bm25: request.bm25 && this.bm25Hits(query, request.bm25.limit),
+              vector: request.vector && this.vectorHits(spaces, request.vector.vector, query, request.vector.limit),
+            };
+          })(),
+        ),
     });
   }
 
