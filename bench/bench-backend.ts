@@ -15,7 +15,7 @@ import type { RetrievalMode, SearchQuery } from "../lib/domain.ts";
 import { silentLogger, type Logger } from "../lib/logger.ts";
 import { indexConfig } from "../services/index/config.ts";
 import type { SearchEngine } from "../services/index/search-engine.ts";
-import { hybridCandidates } from "../services/index/search-query.ts";
+import { hybridCandidates } from "../services/index/search/search-query.ts";
 import { openDatabase, type SqliteDatabase } from "../services/index/sqlite/open-database.ts";
 import { ftsMatchExpression, SqliteSearchEngine } from "../services/index/sqlite/sqlite-search-engine.ts";
 
@@ -187,7 +187,7 @@ async function openOpenSearchHandle(env: Env): Promise<OpenSearchHandle> {
   const { detectNeuralSearch, resolveNativeHybrid } = await import("../services/index/opensearch/opensearch-native-hybrid.ts");
   const config = indexConfig(env);
   if (config.backend !== "opensearch") throw new Error("OPENSEARCH_URL is not set");
-  const { openSearchClientOptions } = await import("../services/index/engine-connection.ts");
+  const { openSearchClientOptions } = await import("../services/index/document-store/engine-connection.ts");
   const client = new Client(openSearchClientOptions(config.connection ?? { url: config.url }));
   // The same decisions open-stores.ts makes for the index service, so both engines send the same requests.
   const native = await resolveNativeHybrid(config.nativeHybrid, config.fusion, () => detectNeuralSearch(client));

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { QuarryClient } from "../cli/gateway-client.ts";
 import { modelsDir, optional, type Env } from "../lib/config.ts";
 import { KnownTokenShare } from "../services/embedder/known-token-share.ts";
-import { DEFAULT_RRF_K, fuseReciprocalRank } from "../services/index/rrf-fusion.ts";
+import { DEFAULT_RRF_K, fuseReciprocalRank } from "../services/index/search/rrf-fusion.ts";
 import type { BeirQuery } from "./beir-dataset.ts";
 import { documentRanking } from "./metrics.ts";
 import { beirIdOfHit, HITS_PER_QUERY, MODE_TO_PROTO, type ModeRun } from "./run-eval.ts";

@@ -1,5 +1,5 @@
 // The catalog: knowledge bases and documents with their ingestion status. Implementations: SQLite
-// (embedded) and OpenSearch (distributed); both run catalog.contract.ts.
+// (embedded), OpenSearch and Elasticsearch (distributed); all three run testing/catalog.contract.ts.
 import type { DocumentRecord, IngestionProgress, KnowledgeBase } from "../../lib/domain.ts";
 
 export type NewKnowledgeBase = Pick<KnowledgeBase, "name" | "description" | "embeddingModel" | "embeddingDimension" | "chunking">;

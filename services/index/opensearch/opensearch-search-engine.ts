@@ -4,15 +4,15 @@
 // the embedded engine (FTS5 porter tokenizer) matches; kNN uses Lucene HNSW with cosine.
 // Hybrid runs natively (a `hybrid` query through a neural-search pipeline, opensearch-native-hybrid.ts)
 // when the engine is given nativeHybrid and the search fits what 2.19's pipelines compute; otherwise
-// it sends both queries in one _msearch and fuses them with rrf-fusion.ts, like the embedded engine.
+// it sends both queries in one _msearch and fuses them in search/hybrid-search.ts, like the embedded engine.
 // Either way every hit explains its rank and score in each list.
 import type { Client } from "@opensearch-project/opensearch";
 import type { SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError } from "../../../lib/errors.ts";
 import type { HybridFusion } from "../config.ts";
-import type { StoredHit } from "../document-store-port.ts";
-import { DocumentStoreEngine, type ChunkIndexDialect, type DocumentStoreEngineOptions, type HybridSearch } from "../document-store-engine.ts";
-import { DEFAULT_RRF_K } from "../rrf-fusion.ts";
+import type { StoredHit } from "../document-store/document-store-port.ts";
+import { DocumentStoreEngine, type ChunkIndexDialect, type DocumentStoreEngineOptions, type HybridSearch } from "../document-store/document-store-engine.ts";
+import { DEFAULT_RRF_K } from "../search/rrf-fusion.ts";
 import {
   bm25BoolQuery,
   CHUNK_SOURCE_EXCLUDES,
@@ -21,7 +21,7 @@ import {
   cosineFromLuceneScore,
   SCORE_THEN_CHUNK_ID,
   type ChunkSource,
-} from "../search-documents.ts";
+} from "../document-store/search-documents.ts";
 import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
 import {
   BM25_QUERY_NAME,

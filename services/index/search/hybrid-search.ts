@@ -5,8 +5,8 @@
 // reads its stored dimensions and fetches its lists, so thresholds, depths and explanations cannot
 // drift apart between backends.
 import type { SearchHit, SearchQuery } from "../../../lib/domain.ts";
-import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "../rrf-fusion.ts";
-import { applyMinScore, hybridCandidates, requireQueryVector, validateSearchQuery } from "../search-query.ts";
+import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "./rrf-fusion.ts";
+import { applyMinScore, hybridCandidates, requireQueryVector, validateSearchQuery } from "./search-query.ts";
 
 /** One searched knowledge base's stored vector dimension. */
 export interface StoredDimension {

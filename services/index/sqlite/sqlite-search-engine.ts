@@ -5,11 +5,11 @@ import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import { createHash } from "node:crypto";
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
-import type { EngineHit } from "../rrf-fusion.ts";
+import type { EngineHit } from "../search/rrf-fusion.ts";
 import { hybridSearch } from "../search/hybrid-search.ts";
 import type { SearchEngine } from "../search-engine.ts";
-import { uniqueChunkIds } from "../search-query.ts";
-import { segmentForIndex, segmentQuery } from "../text-segmenter.ts";
+import { uniqueChunkIds } from "../search/search-query.ts";
+import { segmentForIndex, segmentQuery } from "../search/text-segmenter.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { withDatabase } from "./sqlite-errors.ts";
 

@@ -1,7 +1,7 @@
 // Per-suite OpenSearch isolation for tests: every factory call gets its own prefix for indices and
 // search pipelines, and cleanup deletes everything under it (indices, aliases, the template, the
 // pipelines) with a separate client, so a test that closed the engine's client can still clean up.
-import { deleteOpenSearchNamespace } from "./opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../opensearch/opensearch-namespace.ts";
 import { randomUUID } from "node:crypto";
 import { Client } from "@opensearch-project/opensearch";
 

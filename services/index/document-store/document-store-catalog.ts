@@ -4,9 +4,9 @@
 // read-decide-write with optimistic concurrency (if_seq_no/if_primary_term), retried on conflict;
 // the decisions themselves are the shared rules in document-lifecycle.ts. A knowledge base's name is
 // reserved by creating a record whose id derives from the name, which the engine can only create once.
-import type { DocumentRecord, IngestionProgress, KnowledgeBase } from "../../lib/domain.ts";
-import { AlreadyExistsError, InvalidInputError, NotFoundError, UnavailableError } from "../../lib/errors.ts";
-import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "./catalog.ts";
+import type { DocumentRecord, IngestionProgress, KnowledgeBase } from "../../../lib/domain.ts";
+import { AlreadyExistsError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog.ts";
 import {
   CATALOG_MAPPINGS,
   countsSearchBody,
@@ -30,8 +30,8 @@ import {
   type SortOrder,
   type VersionedSource,
 } from "./catalog-documents.ts";
-import { documentIdFor, newKnowledgeBaseId } from "../../lib/catalog-ids.ts";
-import { decideRegistration, progressedDocument } from "./document-lifecycle.ts";
+import { documentIdFor, newKnowledgeBaseId } from "../../../lib/catalog-ids.ts";
+import { decideRegistration, progressedDocument } from "../document-lifecycle.ts";
 import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 
 export interface DocumentStoreCatalogOptions {

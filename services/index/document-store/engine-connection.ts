@@ -4,8 +4,8 @@
 // as the local engines run. The result goes straight into each client's constructor.
 import type { ClientOptions as ElasticsearchClientOptions } from "@elastic/elasticsearch";
 import type { ClientOptions as OpenSearchClientOptions } from "@opensearch-project/opensearch";
-import { ConfigError, optional, type Env } from "../../lib/config.ts";
-import { caFile, credentialPair } from "../../lib/engine-tls.ts";
+import { ConfigError, optional, type Env } from "../../../lib/config.ts";
+import { caFile, credentialPair } from "../../../lib/engine-tls.ts";
 
 export interface EngineConnection {
   url: string;

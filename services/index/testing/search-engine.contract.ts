@@ -4,9 +4,9 @@
 // so the expected neighbours are plain to see and the expected scores are computed, not recorded.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Chunk, EmbeddedChunk, RetrievalMode, SearchHit, SearchQuery } from "../../lib/domain.ts";
-import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../lib/errors.ts";
-import type { SearchEngine } from "./search-engine.ts";
+import type { Chunk, EmbeddedChunk, RetrievalMode, SearchHit, SearchQuery } from "../../../lib/domain.ts";
+import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import type { SearchEngine } from "../search-engine.ts";
 
 export interface SearchEngineFixture {
   engine: SearchEngine;

@@ -9,12 +9,12 @@
 //
 // Chunk indices do not refresh on a timer: each write refreshes once when it is complete, so a
 // document's replacement (upsert the new chunks, delete the stale ones) becomes visible in one step.
-import { withHeadingPath } from "../../lib/chunk-context.ts";
-import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
-import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../lib/errors.ts";
+import { withHeadingPath } from "../../../lib/chunk-context.ts";
+import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
+import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import { findRecord, type DocumentStorePort, type StoredHit } from "./document-store-port.ts";
-import { DEFAULT_RRF_K, type EngineHit } from "./rrf-fusion.ts";
-import { hybridSearch } from "./search/hybrid-search.ts";
+import { DEFAULT_RRF_K, type EngineHit } from "../search/rrf-fusion.ts";
+import { hybridSearch } from "../search/hybrid-search.ts";
 import {
   bm25EngineHit,
   bm25SearchBody,
@@ -30,9 +30,9 @@ import {
   vectorEngineHit,
   type ChunkSource,
 } from "./search-documents.ts";
-import type { SearchEngine } from "./search-engine.ts";
-import { uniqueChunkIds } from "./search-query.ts";
-import { segmentForIndex, segmentQuery } from "./text-segmenter.ts";
+import type { SearchEngine } from "../search-engine.ts";
+import { uniqueChunkIds } from "../search/search-query.ts";
+import { segmentForIndex, segmentQuery } from "../search/text-segmenter.ts";
 
 export interface DocumentStoreEngineOptions {
   /** Alias and index names start with this; tests use their own prefix and delete it afterwards. */

@@ -1,9 +1,9 @@
 // The behaviour every ApiKeyStore must show, run against SQLite, OpenSearch and Elasticsearch.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newApiKey } from "../../lib/auth/api-key.ts";
-import { AlreadyExistsError, NotFoundError } from "../../lib/errors.ts";
-import type { ApiKeyStore, StoredApiKey } from "./api-key-store.ts";
+import { newApiKey } from "../../../lib/auth/api-key.ts";
+import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
+import type { ApiKeyStore, StoredApiKey } from "../api-key-store.ts";
 
 export interface ApiKeyStoreFixture {
   store: ApiKeyStore;

@@ -1,8 +1,8 @@
 // Reciprocal Rank Fusion (Cormack et al., 2009) of the BM25 and vector result lists. Pure and
 // backend-free: the SQLite engine and the OpenSearch engine (when it cannot fuse natively) share it,
 // so both explain a hybrid hit the same way.
-import type { Chunk, HitExplain, SearchHit } from "../../lib/domain.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
+import type { Chunk, HitExplain, SearchHit } from "../../../lib/domain.ts";
+import { InvalidInputError } from "../../../lib/errors.ts";
 
 export type RankedListName = "bm25" | "vector";
 

@@ -4,8 +4,8 @@
 // and the same BM25 query; only what differs between them (the vector field, the kNN query, the
 // client calls) stays in each backend.
 import { createHash } from "node:crypto";
-import type { Chunk, EmbeddedChunk, SearchQuery } from "../../lib/domain.ts";
-import type { EngineHit } from "./rrf-fusion.ts";
+import type { Chunk, EmbeddedChunk, SearchQuery } from "../../../lib/domain.ts";
+import type { EngineHit } from "../search/rrf-fusion.ts";
 
 export type ChunkRecordType = "chunk" | "document";
 

@@ -3,7 +3,7 @@
 // @elastic/elasticsearch both derive from the old elasticsearch-js transport): unreachable or
 // overloaded → Unavailable; a missing index → NotFound; the rest keep the engine's reason in the
 // message (never a silent empty result).
-import { NotFoundError, QuarryError, UnavailableError } from "../../lib/errors.ts";
+import { NotFoundError, QuarryError, UnavailableError } from "../../../lib/errors.ts";
 
 type ErrorClass = abstract new (...args: never[]) => Error;
 

@@ -3,7 +3,7 @@
 // counts aggregation, and the retry loop around optimistic-concurrency conflicts. Backend-free (no
 // client import): each backend only makes the calls.
 import { createHash } from "node:crypto";
-import type { ChunkingSettings, DocumentRecord, DocumentStatus, KnowledgeBase } from "../../lib/domain.ts";
+import type { ChunkingSettings, DocumentRecord, DocumentStatus, KnowledgeBase } from "../../../lib/domain.ts";
 
 export interface KnowledgeBaseSource {
   record_type: "knowledge_base";

@@ -4,9 +4,9 @@
 // rather than fields added to it. A key's name is reserved the way a knowledge base's is: a record
 // whose id derives from the name, which the engine can create only once.
 import { createHash } from "node:crypto";
-import type { ApiKeyRecord, ApiKeyRole } from "../../lib/auth/api-key.ts";
-import { AlreadyExistsError, NotFoundError, UnavailableError } from "../../lib/errors.ts";
-import type { ApiKeyStore, StoredApiKey } from "./api-key-store.ts";
+import type { ApiKeyRecord, ApiKeyRole } from "../../../lib/auth/api-key.ts";
+import { AlreadyExistsError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import type { ApiKeyStore, StoredApiKey } from "../api-key-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 

@@ -6,12 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "../../lib/config.ts";
-import { engineAddress } from "../../test/support/engines.ts";
-import { startTcpProxy } from "../../test/support/tcp-proxy.ts";
-import { indexConfig } from "./config.ts";
+import { ConfigError } from "../../../lib/config.ts";
+import { engineAddress } from "../../../test/support/engines.ts";
+import { startTcpProxy } from "../../../test/support/tcp-proxy.ts";
+import { indexConfig } from "../config.ts";
 import { elasticsearchClientOptions, engineConnection, openSearchClientOptions } from "./engine-connection.ts";
-import { deleteOpenSearchNamespace } from "./opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../opensearch/opensearch-namespace.ts";
 
 describe("engine connection settings", () => {
   it("puts basic auth, an API key and the CA file into each client's options", () => {
@@ -60,7 +60,7 @@ describe.skipIf(!opensearch)("OpenSearch credentials on the wire", () => {
     const wire = await onTheWire(opensearch!, async (url) => {
       const config = indexConfig({ OPENSEARCH_URL: url, OPENSEARCH_USERNAME: "quarry-index", OPENSEARCH_PASSWORD: "s3cret", QUARRY_OPENSEARCH_PREFIX: prefix });
       if (config.backend !== "opensearch") throw new Error("expected OpenSearch");
-      const { openOpenSearchStores } = await import("./opensearch/open-stores.ts");
+      const { openOpenSearchStores } = await import("../opensearch/open-stores.ts");
       const stores = await openOpenSearchStores(config);
       try {
         await stores.catalog.listKnowledgeBases();
@@ -84,7 +84,7 @@ describe.skipIf(!elasticsearch)("Elasticsearch credentials on the wire", () => {
     const wire = await onTheWire(elasticsearch!, async (url) => {
       const config = indexConfig({ ELASTICSEARCH_URL: url, ELASTICSEARCH_API_KEY: "cXVhcnJ5OmtleQ==", QUARRY_ELASTICSEARCH_PREFIX: prefix });
       if (config.backend !== "elasticsearch") throw new Error("expected Elasticsearch");
-      const { openElasticsearchStores } = await import("./elasticsearch/open-stores.ts");
+      const { openElasticsearchStores } = await import("../elasticsearch/open-stores.ts");
       const stores = await openElasticsearchStores(config);
       try {
         await stores.catalog.listKnowledgeBases();

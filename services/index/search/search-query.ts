@@ -1,8 +1,8 @@
 // Checks and defaults every SearchEngine applies the same way to a SearchQuery, whatever stores the
 // chunks: which queries are malformed (InvalidInput), which do not fit the stored vectors
 // (FailedPrecondition), how many candidates hybrid fuses, and what minScore drops.
-import type { EmbeddedChunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
-import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
+import type { EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
+import { FailedPreconditionError, InvalidInputError } from "../../../lib/errors.ts";
 
 export function validateSearchQuery(query: SearchQuery): void {
   if (query.knowledgeBaseIds.length === 0) throw new InvalidInputError("a search needs at least one knowledge base");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Chunk } from "../../lib/domain.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
+import type { Chunk } from "../../../lib/domain.ts";
+import { InvalidInputError } from "../../../lib/errors.ts";
 import { fuseHits, fuseReciprocalRank } from "./rrf-fusion.ts";
 
 function hits(...ids: string[]): { id: string; score: number }[] {

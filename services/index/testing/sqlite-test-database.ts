@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase, type SqliteDatabase } from "./open-database.ts";
+import { openDatabase, type SqliteDatabase } from "../sqlite/open-database.ts";
 
 export function openTestDatabase(): { db: SqliteDatabase; file: string; cleanup(): Promise<void> } {
   const dir = mkdtempSync(join(tmpdir(), "quarry-index-"));

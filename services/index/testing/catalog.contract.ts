@@ -1,12 +1,12 @@
 // The behaviour every Catalog must show, written only against the interface: the SQLite and the
 // OpenSearch catalogs run this same suite. Each test makes its own uniquely named knowledge bases,
 // so suites can run in parallel against one shared backend.
-import { RETRYING_MARK } from "../../lib/domain.ts";
+import { RETRYING_MARK } from "../../../lib/domain.ts";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DocumentStatus, IngestionProgress } from "../../lib/domain.ts";
-import { AlreadyExistsError, NotFoundError } from "../../lib/errors.ts";
-import type { Catalog, NewDocumentVersion, NewKnowledgeBase } from "./catalog.ts";
+import type { DocumentStatus, IngestionProgress } from "../../../lib/domain.ts";
+import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
+import type { Catalog, NewDocumentVersion, NewKnowledgeBase } from "../catalog.ts";
 
 export interface CatalogFixture {
   catalog: Catalog;
