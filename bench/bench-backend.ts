@@ -17,7 +17,7 @@ import { indexConfig } from "../services/index/config.ts";
 import type { SearchEngine } from "../services/index/search-engine.ts";
 import { hybridCandidates } from "../services/index/search/search-query.ts";
 import { openDatabase, type SqliteDatabase } from "../services/index/sqlite/open-database.ts";
-import { ftsMatchExpression, SqliteSearchEngine } from "../services/index/sqlite/sqlite-search-engine.ts";
+import { BM25_SQL, CHUNKS_BY_ROWID_SQL, ftsMatchExpression, knnSql, SqliteSearchEngine } from "../services/index/sqlite/sqlite-search-engine.ts";
 
 export type BackendName = "embedded" | "opensearch";
 
@@ -124,18 +124,9 @@ function sqliteRawQuery(db: SqliteDatabase, query: SearchQuery): RawQuery {
     | { vector_table: string }
     | undefined;
   if (!space) throw new Error(`knowledge base ${query.knowledgeBaseIds[0]} has no vector table`);
-  const bm25 = db.prepare(
-    `SELECT c.*, -bm25(chunks_fts) AS score
-     FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-     WHERE chunks_fts MATCH @match
-       AND c.knowledge_base_id IN (SELECT value FROM json_each(@knowledgeBases))
-       AND c.enabled = 1
-       AND (@documents IS NULL OR c.document_id IN (SELECT value FROM json_each(@documents)))
-     ORDER BY score DESC, c.id
-     LIMIT @limit`,
-  );
-  const knn = db.prepare(`SELECT rowid, distance FROM "${space.vector_table}" WHERE embedding MATCH ? AND k = ? AND enabled = 1`);
-  const rows = db.prepare(`SELECT * FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))`);
+  const bm25 = db.prepare(BM25_SQL);
+  const knn = db.prepare(knnSql(space.vector_table, false));
+  const rows = db.prepare(CHUNKS_BY_ROWID_SQL);
   const match = ftsMatchExpression(query.text);
   const blob = query.vector ? Buffer.from(query.vector.buffer, query.vector.byteOffset, query.vector.byteLength) : undefined;
   const runBm25 = (limit: number) =>

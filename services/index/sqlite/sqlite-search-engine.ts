@@ -285,18 +285,8 @@ export class SqliteSearchEngine implements SearchEngine {
   private bm25Hits(query: SearchQuery, limit: number): EngineHit[] {
     const match = ftsMatchExpression(query.text);
     if (!match) return [];
-    // bm25() is negative with smaller meaning better; negated it is a positive score, larger better.
     const rows = this.db
-      .prepare(
-        `SELECT c.*, -bm25(chunks_fts) AS score
-         FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-         WHERE chunks_fts MATCH @match
-           AND c.knowledge_base_id IN (SELECT value FROM json_each(@knowledgeBases))
-           AND c.enabled = 1
-           AND (@documents IS NULL OR c.document_id IN (SELECT value FROM json_each(@documents)))
-         ORDER BY score DESC, c.id
-         LIMIT @limit`,
-      )
+      .prepare(BM25_SQL)
       .all({
         match,
         knowledgeBases: JSON.stringify(query.knowledgeBaseIds),
@@ -310,15 +300,11 @@ export class SqliteSearchEngine implements SearchEngine {
     const k = Math.min(limit, MAX_KNN_K);
     const blob = vectorBlob(vector);
     const documents = query.documentIds.length > 0 ? JSON.stringify(query.documentIds) : null;
-    const loadChunks = this.db.prepare(`SELECT * FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))`);
+    const loadChunks = this.db.prepare(CHUNKS_BY_ROWID_SQL);
     const hits: EngineHit[] = [];
     for (const space of spaces) {
       const neighbours = this.db
-        .prepare(
-          `SELECT rowid, distance FROM "${space.vector_table}"
-           WHERE embedding MATCH ? AND k = ? AND enabled = 1
-           ${documents ? "AND document_id IN (SELECT value FROM json_each(?))" : ""}`,
-        )
+        .prepare(knnSql(space.vector_table, documents !== null))
         .all(...[blob, BigInt(k), ...(documents ? [documents] : [])]) as { rowid: number; distance: number }[];
       if (neighbours.length === 0) continue;
       const rows = loadChunks.all(JSON.stringify(neighbours.map((n) => n.rowid))) as ChunkRow[];
@@ -333,6 +319,26 @@ export class SqliteSearchEngine implements SearchEngine {
     return hits.slice(0, k);
   }
 }
+
+// The statements behind the two lists, exported so bench/ replays exactly what the engine runs.
+// bm25() is negative with smaller meaning better; negated it is a positive score, larger better.
+export const BM25_SQL = `SELECT c.*, -bm25(chunks_fts) AS score
+  FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
+  WHERE chunks_fts MATCH @match
+    AND c.knowledge_base_id IN (SELECT value FROM json_each(@knowledgeBases))
+    AND c.enabled = 1
+    AND (@documents IS NULL OR c.document_id IN (SELECT value FROM json_each(@documents)))
+  ORDER BY score DESC, c.id
+  LIMIT @limit`;
+
+/** One knowledge base's kNN: parameters are the vector blob, k, and the document ids' JSON when filtered. */
+export function knnSql(vectorTable: string, filterDocuments: boolean): string {
+  return `SELECT rowid, distance FROM "${vectorTable}"
+    WHERE embedding MATCH ? AND k = ? AND enabled = 1
+    ${filterDocuments ? "AND document_id IN (SELECT value FROM json_each(?))" : ""}`;
+}
+
+export const CHUNKS_BY_ROWID_SQL = `SELECT * FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))`;
 
 /** Quotes every query term and ORs them: user text can never form FTS5 syntax (or a syntax error). */
 export function ftsMatchExpression(text: string): string | null {
