@@ -1,33 +1,21 @@
-// Per-suite Elasticsearch isolation for tests: every factory call gets its own index prefix, and
-// cleanup deletes everything under it (indices, aliases, templates) with a separate client, so
-// a test that closed the engine's client can still clean up.
-import { randomUUID } from "node:crypto";
+// Per-suite Elasticsearch isolation for tests: its own index prefix; cleanup deletes everything
+// under it (indices, aliases, templates).
 import { Client } from "@elastic/elasticsearch";
+import { engineTestSpace, type EngineTestSpace } from "./engine-test-space.ts";
 
-export interface ElasticsearchTestSpace {
-  client: Client;
-  prefix: string;
-  cleanup(): Promise<void>;
-}
+export type ElasticsearchTestSpace = EngineTestSpace<Client>;
 
 export function elasticsearchTestSpace(url: string): ElasticsearchTestSpace {
-  const prefix = `quarry-test-${randomUUID().replaceAll("-", "").slice(0, 12)}-`;
-  const client = new Client({ node: url });
-  return {
-    client,
-    prefix,
-    async cleanup() {
-      const admin = new Client({ node: url });
-      try {
-        // Elasticsearch 8 refuses wildcard deletes (action.destructive_requires_name), so names are resolved first.
-        const indices = Object.keys(await admin.indices.get({ index: `${prefix}*`, expand_wildcards: "all", allow_no_indices: true }));
-        if (indices.length > 0) await admin.indices.delete({ index: indices.join(",") });
-        const templates = await admin.indices.getIndexTemplate({ name: `${prefix}*` }).catch(() => ({ index_templates: [] }));
-        for (const { name } of templates.index_templates) await admin.indices.deleteIndexTemplate({ name });
-      } finally {
-        await admin.close();
-        await client.close().catch(() => undefined);
-      }
-    },
-  };
+  return engineTestSpace(new Client({ node: url }), async (prefix) => {
+    const admin = new Client({ node: url });
+    try {
+      // Elasticsearch 8 refuses wildcard deletes (action.destructive_requires_name), so names are resolved first.
+      const indices = Object.keys(await admin.indices.get({ index: `${prefix}*`, expand_wildcards: "all", allow_no_indices: true }));
+      if (indices.length > 0) await admin.indices.delete({ index: indices.join(",") });
+      const templates = await admin.indices.getIndexTemplate({ name: `${prefix}*` }).catch(() => ({ index_templates: [] }));
+      for (const { name } of templates.index_templates) await admin.indices.deleteIndexTemplate({ name });
+    } finally {
+      await admin.close();
+    }
+  });
 }

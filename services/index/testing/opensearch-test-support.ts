@@ -1,28 +1,11 @@
-// Per-suite OpenSearch isolation for tests: every factory call gets its own prefix for indices and
-// search pipelines, and cleanup deletes everything under it (indices, aliases, the template, the
-// pipelines) with a separate client, so a test that closed the engine's client can still clean up.
-import { deleteOpenSearchNamespace } from "../opensearch/opensearch-namespace.ts";
-import { randomUUID } from "node:crypto";
+// Per-suite OpenSearch isolation for tests: its own prefix for indices and search pipelines;
+// cleanup deletes everything under it (indices, aliases, the template, the pipelines).
 import { Client } from "@opensearch-project/opensearch";
+import { deleteOpenSearchNamespace } from "../opensearch/opensearch-namespace.ts";
+import { engineTestSpace, type EngineTestSpace } from "./engine-test-space.ts";
 
-export interface OpenSearchTestSpace {
-  client: Client;
-  prefix: string;
-  cleanup(): Promise<void>;
-}
+export type OpenSearchTestSpace = EngineTestSpace<Client>;
 
 export function openSearchTestSpace(url: string): OpenSearchTestSpace {
-  const prefix = `quarry-test-${randomUUID().replaceAll("-", "").slice(0, 12)}-`;
-  const client = new Client({ node: url });
-  return {
-    client,
-    prefix,
-    async cleanup() {
-      try {
-        await deleteOpenSearchNamespace(url, prefix);
-      } finally {
-        await client.close().catch(() => undefined);
-      }
-    },
-  };
+  return engineTestSpace(new Client({ node: url }), (prefix) => deleteOpenSearchNamespace(url, prefix));
 }
