@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../lib/config.ts";
 import { FailedPreconditionError } from "../lib/errors.ts";
 import { codeName, reportLine, UsageError } from "./error-report.ts";
-import { GatewayUnreachableError } from "./gateway-client.ts";
+import { GatewayUnreachableError } from "../client/gateway-client.ts";
 
 describe("reportLine", () => {
   it("prints a Connect error's message with its code as gRPC tools name it", () => {
