@@ -13,7 +13,7 @@ const TEST = "(\\.test\\.ts$|\\.contract\\.ts$|/testing/|^test/)";
 const EDGE =
   "(/(routes|server|main|worker)\\.ts$|-routes\\.ts$|-client\\.ts$|/engine-[^/]*\\.ts$" +
   "|^gateway/access/|^services/[^/]+/(opensearch|elasticsearch|sqlite|document-store|adapters)/)";
-const TRANSPORT = "^node_modules/(@connectrpc|kafkajs|@opensearch-project|@elastic)/";
+const TRANSPORT = "(^|/)node_modules/(@connectrpc|kafkajs|@opensearch-project|@elastic)/";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -71,7 +71,7 @@ module.exports = {
       severity: "error",
       comment: "gen/ is generated from proto/ and depends on nothing of ours.",
       from: { path: "^gen/" },
-      to: { pathNot: "^(gen/|node_modules/)" },
+      to: { pathNot: "^gen/|(^|/)node_modules/" },
     },
     {
       name: "nothing-imports-cli",
@@ -121,7 +121,7 @@ module.exports = {
       severity: "error",
       comment: "Test support (test/, testing/ folders, contract suites, vitest) is never loaded by the product.",
       from: { path: "^(lib|services|gateway|app|client|cli|gen|bin)/", pathNot: TEST },
-      to: { path: [TEST, "^node_modules/vitest/"] },
+      to: { path: [TEST, "(^|/)node_modules/vitest/"] },
     },
     {
       name: "bench-eval-import-no-test-code",
@@ -130,7 +130,7 @@ module.exports = {
       severity: "warn",
       comment: "bench/ and eval/ are shipped commands: what they share with tests belongs in a testing/ folder, not test/.",
       from: { path: "^(bench|eval)/", pathNot: TEST },
-      to: { path: ["^test/", "^node_modules/vitest/"] },
+      to: { path: ["^test/", "(^|/)node_modules/vitest/"] },
     },
     {
       name: "not-to-unresolvable",
