@@ -8,7 +8,7 @@
 // measures exactly what the engine would fuse.
 import { DEFAULT_MODEL } from "../lib/models/model-catalog.ts";
 import { join } from "node:path";
-import type { QuarryClient } from "../cli/gateway-client.ts";
+import type { QuarryClient } from "../client/gateway-client.ts";
 import { modelsDir, optional, type Env } from "../lib/config.ts";
 import { KnownTokenShare } from "../services/embedder/known-token-share.ts";
 import { DEFAULT_RRF_K, fuseReciprocalRank } from "../services/index/search/rrf-fusion.ts";
