@@ -3,7 +3,7 @@
 // against a shared broker never see each other's messages.
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { deadLetterTopic, REJECTED_BY_HEADER, RejectedMessageError, type BusMessage, type EventBus, type Subscription } from "./event-bus.ts";
+import { deadLetterTopic, REJECTED_BY_HEADER, RejectedMessageError, type BusMessage, type EventBus, type Subscription } from "../event-bus.ts";
 
 export interface EventBusFixture {
   bus: EventBus;
