@@ -5,7 +5,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { createClient, type Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DocumentStatus, RetrievalMode } from "../gen/quarry/common/v1/common_pb.ts";
 import { QuarryService } from "../gen/quarry/gateway/v1/gateway_pb.ts";
@@ -24,6 +24,7 @@ import { assembleEmbedder } from "../services/embedder/main.ts";
 import { assembleIndex } from "../services/index/main.ts";
 import { assembleParser } from "../services/parser/main.ts";
 import { assembleGateway } from "./main.ts";
+import { codeOf } from "../lib/rpc/testing/connect-code.ts";
 
 let dir: string;
 let bus: EventBus;
@@ -62,12 +63,6 @@ afterAll(async () => {
   await bus?.close({ graceMs: 0 });
   await rm(dir, { recursive: true, force: true });
 });
-
-const codeOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => "succeeded",
-    (error: unknown) => Code[ConnectError.from(error).code],
-  );
 
 const text = (s: string) => new TextEncoder().encode(s);
 

@@ -2,7 +2,7 @@
 // input limit learned from a real embedder service (the hashing embedder behind its own routes),
 // with the production error mapping.
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createClient } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ChunkerService } from "../../gen/quarry/chunker/v1/chunker_pb.ts";
 import { ParsedDocumentSchema } from "../../gen/quarry/common/v1/common_pb.ts";
@@ -14,6 +14,7 @@ import { SingleModelPool } from "../embedder/embedder-pool.ts";
 import { HashingEmbedder } from "../embedder/hashing-embedder.ts";
 import { embedderRoutes } from "../embedder/routes.ts";
 import { assembleChunker } from "./main.ts";
+import { codeOf } from "../../lib/rpc/testing/connect-code.ts";
 
 const embedder = inProcessTransport(embedderRoutes(new SingleModelPool(new HashingEmbedder({ dimension: 16, maxInputTokens: 128 }))), [rpcEdgeInterceptor(silentLogger)]);
 const chunker = assembleChunker(process.env, { transport: () => embedder }, { logger: silentLogger } as SharedDeps);
@@ -22,12 +23,6 @@ beforeAll(() => chunker.prepare!((_what, attempt) => attempt()));
 
 const paragraphs = Array.from({ length: 12 }, (_, i) => `Paragraph ${i + 1} says something about leave, expenses and the cafeteria hours.`);
 const document = create(ParsedDocumentSchema, { text: paragraphs.join("\n\n"), mimeType: "text/plain", parser: "builtin:text" });
-
-const codeOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => "succeeded",
-    (error: unknown) => Code[ConnectError.from(error).code],
-  );
 
 describe("chunker routes", () => {
   it("resolves unset settings to defaults within the embedder's limit", async () => {

@@ -9,17 +9,12 @@ import { inProcessTransport } from "../../lib/rpc/transports.ts";
 import { SingleModelPool } from "./embedder-pool.ts";
 import { HashingEmbedder } from "./hashing-embedder.ts";
 import { embedderRoutes } from "./routes.ts";
+import { codeOf } from "../../lib/rpc/testing/connect-code.ts";
 
 const client = createClient(
   EmbedderService,
   inProcessTransport(embedderRoutes(new SingleModelPool(new HashingEmbedder({ dimension: 16, maxInputTokens: 128 }))), [rpcEdgeInterceptor(silentLogger)]),
 );
-const codeOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => "succeeded",
-    (error: unknown) => Code[ConnectError.from(error).code],
-  );
-
 describe("embedder routes", () => {
   it("embeds each text with its model's name, dimension and known-token share", async () => {
     const res = await client.embed({ texts: ["reset my password", "two-factor codes"], kind: EmbeddingKind.QUERY });
