@@ -3,7 +3,7 @@
 // against a shared broker never see each other's messages.
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { deadLetterTopic, REJECTED_BY_HEADER, RejectedMessageError, type BusMessage, type EventBus, type Subscription } from "./event-bus.ts";
+import { deadLetterTopic, REJECTED_BY_HEADER, RejectedMessageError, type BusMessage, type EventBus, type Subscription } from "../event-bus.ts";
 
 export interface EventBusFixture {
   bus: EventBus;
@@ -411,99 +411,82 @@ export function describeEventBusContract(name: string, factory: () => Promise<Ev
       expect(dead.values()).toEqual(["marker"]);
     });
 
-    it("dead-letters a rejected message at once, without retries, with the reason and the rejecting group in its headers", { timeout: TEST_TIMEOUT_MS }, async () => {
-      const topic = unique("reject");
+    /**
+     * Publishes a bad message then a good one to a fresh topic, fails the bad one with `failure` on
+     * each attempt, and waits until the good one is handled and the bad one is on the dead-letter topic.
+     */
+    async function deadLetterRun(options: { prefix: string; badKey: string; badValue: string; trace: string; maxAttempts: number; failure: () => Error }) {
+      const topic = unique(options.prefix);
       const group = unique("g");
       await bus.ensureTopics([topic, deadLetterTopic(topic)]);
       await bus.publish(topic, [
-        { key: "doc-junk", value: bytes("junk"), headers: { "x-trace": "t-2" } },
+        { key: options.badKey, value: bytes(options.badValue), headers: { "x-trace": options.trace } },
         { key: "doc-good", value: bytes("fine") },
       ]);
-      let junkAttempts = 0;
-      let junkOffset = "";
-      const handled: string[] = [];
+      const run = { topic, group, attempts: 0, offset: "", handled: [] as string[], dead: recorder() };
       await subscribe({
         group,
         topics: [topic],
-        maxAttempts: 5,
+        maxAttempts: options.maxAttempts,
         ...FAST_RETRY,
         handler: async (message) => {
-          if (text(message.value) === "junk") {
-            junkAttempts++;
-            junkOffset = message.offset;
-            throw new RejectedMessageError("the payload is not a Greeting");
+          if (text(message.value) === options.badValue) {
+            run.attempts++;
+            run.offset = message.offset;
+            throw options.failure();
           }
-          handled.push(text(message.value));
+          run.handled.push(text(message.value));
         },
       });
-
-      const dead = recorder();
-      await subscribe({ group: unique("dlq-reader"), topics: [deadLetterTopic(topic)], handler: dead.handler });
+      await subscribe({ group: unique("dlq-reader"), topics: [deadLetterTopic(topic)], handler: run.dead.handler });
       await eventually(() => {
-        expect(handled).toEqual(["fine"]);
-        expect(dead.messages).toHaveLength(1);
+        expect(run.handled).toEqual(["fine"]);
+        expect(run.dead.messages).toHaveLength(1);
+      });
+      return run;
+    }
+
+    it("dead-letters a rejected message at once, without retries, with the reason and the rejecting group in its headers", { timeout: TEST_TIMEOUT_MS }, async () => {
+      const run = await deadLetterRun({
+        prefix: "reject",
+        badKey: "doc-junk",
+        badValue: "junk",
+        trace: "t-2",
+        maxAttempts: 5,
+        failure: () => new RejectedMessageError("the payload is not a Greeting"),
       });
       await sleep(SETTLE_MS);
-      expect(junkAttempts).toBe(1);
-      const [letter] = dead.messages;
+      expect(run.attempts).toBe(1);
+      const [letter] = run.dead.messages;
       expect(letter.key).toBe("doc-junk");
       expect(text(letter.value)).toBe("junk");
       expect(letter.headers["x-error"]).toBe("the payload is not a Greeting");
-      expect(letter.headers[REJECTED_BY_HEADER]).toBe(group);
-      expect(letter.headers["x-original-topic"]).toBe(topic);
-      expect(letter.headers["x-original-offset"]).toBe(junkOffset);
+      expect(letter.headers[REJECTED_BY_HEADER]).toBe(run.group);
+      expect(letter.headers["x-original-topic"]).toBe(run.topic);
+      expect(letter.headers["x-original-offset"]).toBe(run.offset);
       expect(letter.headers["x-attempts"]).toBe("1");
       expect(letter.headers["x-trace"]).toBe("t-2");
     });
 
     it("dead-letters a message that keeps failing, with the error in its headers, and keeps going", { timeout: TEST_TIMEOUT_MS }, async () => {
-      const topic = unique("dlq");
-      await bus.ensureTopics([topic, deadLetterTopic(topic)]);
-      await bus.publish(topic, [
-        { key: "doc-bad", value: bytes("poison"), headers: { "x-trace": "t-1" } },
-        { key: "doc-good", value: bytes("fine") },
-      ]);
-      let poisonAttempts = 0;
-      let poisonOffset = "";
-      const handled: string[] = [];
-      await subscribe({
-        group: unique("g"),
-        topics: [topic],
-        maxAttempts: 3,
-        ...FAST_RETRY,
-        handler: async (message) => {
-          if (text(message.value) === "poison") {
-            poisonAttempts++;
-            poisonOffset = message.offset;
-            throw new TypeError("cannot parse poison");
-          }
-          handled.push(text(message.value));
-        },
-      });
-
-      const dead = recorder();
-      await subscribe({ group: unique("dlq-reader"), topics: [deadLetterTopic(topic)], handler: dead.handler });
-      await eventually(() => {
-        expect(handled).toEqual(["fine"]);
-        expect(dead.messages).toHaveLength(1);
-      });
-      expect(poisonAttempts).toBe(3);
-      const [letter] = dead.messages;
-      expect(letter.topic).toBe(deadLetterTopic(topic));
+      const run = await deadLetterRun({ prefix: "dlq", badKey: "doc-bad", badValue: "poison", trace: "t-1", maxAttempts: 3, failure: () => new TypeError("cannot parse poison") });
+      expect(run.attempts).toBe(3);
+      const [letter] = run.dead.messages;
+      expect(letter.topic).toBe(deadLetterTopic(run.topic));
       expect(letter.key).toBe("doc-bad");
       expect(text(letter.value)).toBe("poison");
       expect(letter.headers["x-error"]).toContain("cannot parse poison");
-      expect(letter.headers["x-original-topic"]).toBe(topic);
-      expect(letter.headers["x-original-offset"]).toBe(poisonOffset);
+      expect(letter.headers["x-original-topic"]).toBe(run.topic);
+      expect(letter.headers["x-original-offset"]).toBe(run.offset);
       expect(letter.headers["x-attempts"]).toBe("3");
       expect(letter.headers["x-trace"]).toBe("t-1");
 
       // Later messages still flow, and the poison message is not retried again.
-      await publishValues(topic, ["later"]);
-      await eventually(() => expect(handled).toEqual(["fine", "later"]));
+      await publishValues(run.topic, ["later"]);
+      await eventually(() => expect(run.handled).toEqual(["fine", "later"]));
       await sleep(SETTLE_MS);
-      expect(poisonAttempts).toBe(3);
-      expect(dead.messages).toHaveLength(1);
+      expect(run.attempts).toBe(3);
+      expect(run.dead.messages).toHaveLength(1);
     });
 
     it("shares a group's work between two subscriptions without double delivery", { timeout: TEST_TIMEOUT_MS }, async () => {

@@ -1,7 +1,7 @@
 // A consumer process for the crash test in sqlite-event-bus.test.ts: it handles messages until it
 // reaches the one named on the command line, then hangs in the handler until the test kills it.
 // Run as: node --import tsx sqlite-event-bus.crash-child.ts <db> <topic> <group> <hang-on-value>
-import { SqliteEventBus } from "./sqlite-event-bus.ts";
+import { SqliteEventBus } from "../sqlite-event-bus.ts";
 
 const [file, topic, group, hangOn] = process.argv.slice(2);
 const bus = new SqliteEventBus(file, { leaseMs: 600 });
