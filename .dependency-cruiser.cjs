@@ -9,10 +9,12 @@ const TEST = "(\\.test\\.ts$|\\.contract\\.ts$|/testing/|^test/)";
 // Edges and wiring of a service, the only places that may speak a transport: the RPC edge
 // (routes.ts, *-routes.ts), its server and main, the bus worker, clients of other systems
 // (*-client.ts), the gateway's access interceptors, and the engine adapters (a folder named for the
-// engine or for the document-store layer, or a file named engine-*.ts).
+// engine or for the document-store layer, or a file named engine-*.ts). The gateway's
+// knowledge-bases.ts is its application layer, but the gateway owns no domain: that layer
+// coordinates its peers' clients on the contracts' messages, so it is an edge too.
 const EDGE =
   "(/(routes|server|main|worker)\\.ts$|-routes\\.ts$|-client\\.ts$|/engine-[^/]*\\.ts$" +
-  "|^gateway/access/|^services/[^/]+/(opensearch|elasticsearch|sqlite|document-store|adapters)/)";
+  "|^gateway/access/|^gateway/knowledge-bases\\.ts$|^services/[^/]+/(opensearch|elasticsearch|sqlite|document-store|adapters)/)";
 const TRANSPORT = "(^|/)node_modules/(@connectrpc|kafkajs|@opensearch-project|@elastic)/";
 
 /** @type {import('dependency-cruiser').IConfiguration} */

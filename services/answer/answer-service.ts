@@ -1,7 +1,7 @@
 // The answer service's application layer, between its routes and its adapters: it checks a request
 // once (before any look-up or model time is spent), finds the knowledge bases through the
 // retriever, and runs the retrieval or the answer pipeline. No transport here: routes.ts translates
-// protobuf, index-retriever.ts talks to the peers.
+// protobuf, adapters/index-retriever.ts talks to the peers.
 import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
 import { answerChecked, type AnswerEvent } from "./answer-pipeline.ts";
 import type { ChatModel } from "./chat-model.ts";
@@ -23,7 +23,7 @@ export interface OpenedRetrieval {
   deps: RetrievalDeps;
 }
 
-/** Where the knowledge bases, the question's vector and the search come from (index-retriever.ts). */
+/** Where the knowledge bases, the question's vector and the search come from (adapters/index-retriever.ts). */
 export interface Retriever {
   /** Looks the knowledge bases up (NotFoundError for a missing one) and readies their search; the question is already accepted. */
   open(question: string, mode: RetrievalMode, knowledgeBases: string[]): Promise<OpenedRetrieval>;

@@ -5,7 +5,7 @@ import type { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { buildServer } from "../../lib/rpc/server.ts";
 import { AnswerApplication, type AnswerApplicationDeps } from "./answer-service.ts";
-import { IndexRetriever } from "./index-retriever.ts";
+import { IndexRetriever } from "./adapters/index-retriever.ts";
 import { answerRoutes } from "./routes.ts";
 
 export interface AnswerServiceDeps extends Omit<AnswerApplicationDeps, "retriever"> {

@@ -1,13 +1,13 @@
 // Retrieval over Connect: the knowledge bases and the search from the index service, the question's
 // vector from the embedder service. The answer service's only adapter to its peers.
 import type { Client } from "@connectrpc/connect";
-import { EmbedderService, EmbeddingKind } from "../../gen/quarry/embedder/v1/embedder_pb.ts";
-import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
-import { assertDimension } from "../../lib/dimension-check.ts";
-import type { KnowledgeBase, RetrievalMode } from "../../lib/domain.ts";
-import { hitFromProto, knowledgeBaseFromProto, modeToProto } from "../../lib/proto-convert.ts";
-import type { OpenedRetrieval, Retriever } from "./answer-service.ts";
-import type { QueryEmbedding, RetrievalDeps } from "./retrieval-stage.ts";
+import { EmbedderService, EmbeddingKind } from "../../../gen/quarry/embedder/v1/embedder_pb.ts";
+import { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
+import { assertDimension } from "../../../lib/dimension-check.ts";
+import type { KnowledgeBase, RetrievalMode } from "../../../lib/domain.ts";
+import { hitFromProto, knowledgeBaseFromProto, modeToProto } from "../../../lib/proto-convert.ts";
+import type { OpenedRetrieval, Retriever } from "../answer-service.ts";
+import type { QueryEmbedding, RetrievalDeps } from "../retrieval-stage.ts";
 
 /** A question's vector with what produced it, so a dimension mismatch can name the model. */
 interface EmbeddedQuestion extends QueryEmbedding {
