@@ -89,7 +89,7 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
     const rows = page.locator("tr[data-status]");
     await expect.poll(() => rows.count(), { timeout: 60_000 }).toBe(FIXTURES.length + 1);
     await tab.screenshot("documents-ingesting");
-    await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: 120_000 }).toBe(FIXTURES.length);
+    await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: 180_000 }).toBe(FIXTURES.length);
     const failed = page.locator('tr[data-status="failed"]');
     await expect.poll(() => failed.count()).toBe(1);
     await expect(failed.getAttribute("aria-label")).resolves.toBe("scanned.pdf");
@@ -136,7 +136,7 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
     expect(Number((await card.locator('[data-count="chunks"]').textContent())?.replace(/,/g, ""))).toBeGreaterThan(5);
     await tab.screenshot("knowledge-bases");
     noErrors();
-  });
+  }, 240_000);
 
   it("previews a file's chunks and re-chunks them as the size changes", async () => {
     await page.getByRole("link", { name: "Chunk preview" }).click();
@@ -300,7 +300,7 @@ describeWithShared("corpus/docs", "the console with the real corpus (../shared/c
     await page.getByRole("article", { name: "corpus" }).getByRole("link", { name: "corpus" }).click();
     await page.getByLabel("Files to upload").setInputFiles(FILES.map((name) => join(docs, name)));
     const settled = page.locator('tr[data-status="ready"], tr[data-status="failed"]');
-    await expect.poll(() => settled.count(), { timeout: 100_000 }).toBe(FILES.length);
+    await expect.poll(() => settled.count(), { timeout: 180_000 }).toBe(FILES.length);
     await tab.screenshot("documents-real-corpus");
     expect(await page.locator('tr[data-status="failed"]').allTextContents()).toEqual([]);
 
@@ -312,7 +312,7 @@ describeWithShared("corpus/docs", "the console with the real corpus (../shared/c
     await expect.poll(() => first.locator(".file").textContent(), { timeout: 20_000 }).toBe("zh_distributed_training_principles.md");
     expect(await first.locator("mark", { hasText: "峰值" }).count()).toBeGreaterThan(0);
     expect(tab.errors()).toEqual([]);
-  });
+  }, 240_000);
 });
 
 describeWith(chromiumRequirement, "the console's chat with a language model (the OpenAI stub)", (executablePath) => {
@@ -348,7 +348,7 @@ describeWith(chromiumRequirement, "the console's chat with a language model (the
     await page.getByRole("form", { name: "New knowledge base" }).getByLabel("Name").press("Enter");
     await page.getByRole("article", { name: KB }).getByRole("link", { name: KB }).click();
     await page.getByLabel("Files to upload").setInputFiles(await filePayload("company.md"));
-    await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: 60_000 }).toBe(1);
+    await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: 120_000 }).toBe(1);
 
     await page.getByRole("link", { name: "Chat" }).click();
     await expect.poll(() => page.getByRole("checkbox", { name: KB }).isChecked()).toBe(true);
@@ -384,5 +384,5 @@ describeWith(chromiumRequirement, "the console's chat with a language model (the
     await page.getByText("No knowledge bases yet").waitFor();
     expect((await quarry.client.listKnowledgeBases({})).knowledgeBases).toEqual([]);
     expect(tab.errors()).toEqual([]);
-  });
+  }, 180_000);
 });

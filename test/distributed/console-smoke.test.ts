@@ -38,7 +38,7 @@ describeWithAllEngines("the console on the distributed gateway", (engines) => {
       await form.getByLabel("Name").press("Enter");
       await page.getByRole("article", { name: "smoke" }).getByRole("link", { name: "smoke" }).click();
       await page.getByLabel("Files to upload").setInputFiles({ name: "company.md", mimeType: "text/markdown", buffer: await fixtureBytes("company.md") });
-      await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: 90_000 }).toBe(1);
+      await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: 150_000 }).toBe(1);
       await tab.screenshot("distributed-documents");
 
       await page.getByRole("link", { name: "Chat" }).click();
@@ -50,6 +50,6 @@ describeWithAllEngines("the console on the distributed gateway", (engines) => {
       const source = page.getByRole("complementary", { name: "Sources" }).locator("li.selected");
       await expect(source.textContent()).resolves.toContain("company.md");
       expect(tab.errors()).toEqual([]);
-    });
+    }, 240_000);
   });
 });
