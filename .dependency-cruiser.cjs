@@ -45,14 +45,31 @@ module.exports = {
     },
     {
       name: "service-tests-stay-in-their-service",
-      // A warning while tests that wire two services still live inside one (they belong in test/, or
-      // use that service's testing/ folder); every run of `npm run check` lists them.
-      severity: "warn",
+      severity: "error",
       comment:
-        "A service's tests import lib/, gen/, their own service, test/support/, test/fixtures/ and testing/ " +
-        "folders; not another service's non-testing files (a test that wires two services belongs in test/).",
+        "A service's tests (its *.test.ts, *.contract.ts and testing/ folders) import lib/ (lib/testing/ holds " +
+        "what every level of test and bench share: the hashing embedder, the OpenAI stub, the document " +
+        "generators), gen/, their own service, test/support/, test/fixtures/ and other services' testing/ " +
+        "folders; never another service's or the gateway's other files. A test that wires two services " +
+        "belongs in test/ (test/wiring/ for in-process ones).",
       from: { path: "^services/([^/]+)/(testing/|.*/testing/|.*\\.test\\.ts$|.*\\.contract\\.ts$)" },
       to: { path: "^(services/|gateway/)", pathNot: ["^services/$1/", "/testing/"] },
+    },
+    {
+      name: "lib-tests-import-no-service",
+      severity: "error",
+      comment:
+        "lib/'s tests and testing/ folders know no service either: what a test of a service's code needs runs " +
+        "in that service's folder, and lib/testing/ is the shared support under every service's tests.",
+      from: { path: "^lib/(testing/|.*/testing/|.*\\.test\\.ts$|.*\\.contract\\.ts$)" },
+      to: { path: "^(services/|gateway/|app/|cli/|client/|bench/|eval/|scripts/|examples/)" },
+    },
+    {
+      name: "lib-testing-imports-no-test-tree",
+      severity: "error",
+      comment: "bench/ imports lib/'s testing/ folders, so they import nothing from test/ (which bench may not).",
+      from: { path: "^lib/(testing/|.*/testing/)" },
+      to: { path: "^test/" },
     },
     {
       name: "lib-imports-only-lib-gen",
@@ -127,10 +144,10 @@ module.exports = {
     },
     {
       name: "bench-eval-import-no-test-code",
-      // A warning: `quarry bench` reuses test/support's document generator and OpenAI stub today;
-      // those belong in a testing/ folder both can import downward. Every run lists them.
-      severity: "warn",
-      comment: "bench/ and eval/ are shipped commands: what they share with tests belongs in a testing/ folder, not test/.",
+      severity: "error",
+      comment:
+        "bench/ and eval/ are shipped commands: they never import test/ or vitest. What they share with the " +
+        "tests (the OpenAI stub, the document generators) lives in lib/testing/, which both import downward.",
       from: { path: "^(bench|eval)/", pathNot: TEST },
       to: { path: ["^test/", "(^|/)node_modules/vitest/"] },
     },
