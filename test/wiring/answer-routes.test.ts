@@ -1,6 +1,6 @@
 // The answer service's RPC wiring against a real embedder service (the hashing embedder behind its
 // own routes) and an index whose knowledge-base lookup can be slowed down, all over in-memory
-// Connect transports with the production error mapping.
+// Connect transports with the production error mapping. It wires two services, so it lives in test/.
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type ConnectRouter } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
@@ -12,12 +12,12 @@ import { NotFoundError } from "../../lib/errors.ts";
 import { createLogger } from "../../lib/logger.ts";
 import { rpcEdgeInterceptor } from "../../lib/rpc/interceptors.ts";
 import { inProcessTransport } from "../../lib/rpc/transports.ts";
-import type { EmbeddingKind } from "../embedder/embedder.ts";
-import { HashingEmbedder } from "../embedder/hashing-embedder.ts";
-import { SingleModelPool } from "../embedder/embedder-pool.ts";
-import { embedderRoutes } from "../embedder/routes.ts";
-import { answerRoutes } from "./routes.ts";
-import { answerApplication } from "./server.ts";
+import type { EmbeddingKind } from "../../services/embedder/embedder.ts";
+import { HashingEmbedder } from "../../lib/testing/hashing-embedder.ts";
+import { SingleModelPool } from "../../services/embedder/embedder-pool.ts";
+import { embedderRoutes } from "../../services/embedder/routes.ts";
+import { answerRoutes } from "../../services/answer/routes.ts";
+import { answerApplication } from "../../services/answer/server.ts";
 
 const logger = createLogger("test", "silent");
 const edge = [rpcEdgeInterceptor(logger)];
