@@ -23,7 +23,12 @@ const logger = createLogger("test", "silent");
 const edge = [rpcEdgeInterceptor(logger)];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function setup(options: { lookupMs?: number; dimension?: number } = {}) {
+/** Resolves when `done()` holds, or after `limitMs` regardless (so a sequential caller is seen as one). */
+async function until(done: () => boolean, limitMs: number): Promise<void> {
+  for (const start = Date.now(); !done() && Date.now() - start < limitMs; ) await sleep(5);
+}
+
+function setup(options: { lookupWaitsForEmbedding?: boolean; dimension?: number } = {}) {
   const timeline: string[] = [];
   const embedded: string[] = [];
   const searched: { mode: RetrievalMode; vectorLength: number }[] = [];
@@ -39,7 +44,9 @@ function setup(options: { lookupMs?: number; dimension?: number } = {}) {
     (router: ConnectRouter) =>
       router.service(IndexService, {
         async getKnowledgeBase(request) {
-          await sleep(options.lookupMs ?? 0);
+          // The look-up holds until the embedding has started (2 s at most): a retriever that embeds
+          // while it looks up passes on any machine; one that waits for the look-up first fails.
+          if (options.lookupWaitsForEmbedding) await until(() => timeline.includes("embed started"), 2_000);
           timeline.push("lookup done");
           if (request.knowledgeBase !== "docs") throw new NotFoundError(`knowledge base "${request.knowledgeBase}" does not exist`);
           return {
@@ -70,7 +77,7 @@ function setup(options: { lookupMs?: number; dimension?: number } = {}) {
 
 describe("answer routes", () => {
   it("embeds a hybrid question while the knowledge base is being looked up, once", async () => {
-    const t = setup({ lookupMs: 50 });
+    const t = setup({ lookupWaitsForEmbedding: true });
     await t.client.retrieve({ query: "  reset my password ", knowledgeBaseIds: ["docs"], settings: { mode: RetrievalMode.HYBRID } });
     expect(t.timeline).toEqual(["embed started", "lookup done"]);
     expect(t.embedded).toEqual(["reset my password"]);
