@@ -12,7 +12,7 @@ import { CHINESE_RULES_FACT, COMPANY_FACT } from "../fixtures/fixture-texts.ts";
 import { chromiumRequirement, ensureConsoleBuilt, launchChromium, watchedPage, type WatchedPage } from "../support/console-browser.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { checkRequirement, describeWith } from "../support/engines.ts";
-import { startOpenAiStub, type OpenAiStub } from "../support/openai-stub.ts";
+import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
 import { describeWithShared } from "../support/shared-material.ts";
 
 const KB = "handbook";
