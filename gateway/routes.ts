@@ -140,7 +140,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
         const resolved = await chunker.resolveChunkingSettings({ settings });
         const { document } = await parser.parse({ content: request.content, fileName: request.fileName, mimeType: request.mimeType });
         const preview = await chunker.previewChunks({ document, settings: resolved.settings, maxChunks: request.maxChunks });
-        return { chunks: preview.chunks, totalChunks: preview.totalChunks, totalTokens: preview.totalTokens, settings: resolved.settings };
+        return { chunks: preview.chunks, totalChunks: preview.totalChunks, totalTokens: preview.totalTokens, settings: resolved.settings, parents: preview.parents };
       },
       async search(request) {
         const started = performance.now();

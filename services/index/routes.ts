@@ -41,7 +41,13 @@ export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
           description: request.description,
           embeddingModel: request.embeddingModel,
           embeddingDimension: request.embeddingDimension,
-          chunking: { strategy: "recursive", chunkSize: chunking.chunkSize, chunkOverlap: chunking.chunkOverlap ?? 0, separators: chunking.separators ?? [] },
+          chunking: {
+            strategy: "recursive",
+            chunkSize: chunking.chunkSize,
+            chunkOverlap: chunking.chunkOverlap ?? 0,
+            separators: chunking.separators ?? [],
+            ...(chunking.parent ? { parent: chunking.parent, parentMaxTokens: chunking.parentMaxTokens } : {}),
+          },
         });
         await engine.ensureKnowledgeBase(kb.id, kb.embeddingDimension);
         return { knowledgeBase: knowledgeBaseToProto(kb) };
