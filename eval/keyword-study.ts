@@ -14,7 +14,7 @@ import { WordPieceTokenCounter } from "../lib/tokens/wordpiece-token-counter.ts"
 import { chunkDocument, defaultChunkingSettings } from "../services/chunker/chunk-document.ts";
 import { defaultModelDir } from "../services/embedder/onnx-embedder.ts";
 import { ftsMatchExpression } from "../services/index/sqlite/sqlite-search-engine.ts";
-import { segmentForIndex } from "../services/index/text-segmenter.ts";
+import { segmentForIndex } from "../services/index/search/text-segmenter.ts";
 import { parseMarkdown } from "../services/parser/parsers/markdown-parser.ts";
 import { loadBeirDataset, type BeirDocument } from "./beir-dataset.ts";
 import { documentRanking, summarize } from "./metrics.ts";

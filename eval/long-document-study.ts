@@ -13,14 +13,14 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { gatewayClient } from "../cli/gateway-client.ts";
+import { gatewayClient } from "../client/gateway-client.ts";
 import type { ChunkingSettings } from "../lib/domain.ts";
 import { withHeadingPath } from "../lib/chunk-context.ts";
 import { WordPieceTokenCounter } from "../lib/tokens/wordpiece-token-counter.ts";
 import { chunkDocument, defaultChunkingSettings } from "../services/chunker/chunk-document.ts";
 import { defaultModelDir, OnnxEmbedder } from "../services/embedder/onnx-embedder.ts";
 import { parseMarkdown } from "../services/parser/parsers/markdown-parser.ts";
-import { DEFAULT_RRF_K } from "../services/index/rrf-fusion.ts";
+import { DEFAULT_RRF_K } from "../services/index/search/rrf-fusion.ts";
 import { loadBeirDataset, type BeirDocument } from "./beir-dataset.ts";
 import { denseRuns, embedCorpus, wholeDocument, type DenseHit, type Representation } from "./dense-baseline.ts";
 import { documentRanking, summarize } from "./metrics.ts";

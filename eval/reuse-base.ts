@@ -2,7 +2,7 @@
 // documents takes most of a run, and experiments on search settings do not change the index.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
-import type { QuarryClient } from "../cli/gateway-client.ts";
+import type { QuarryClient } from "../client/gateway-client.ts";
 import type { IngestResult } from "./run-eval.ts";
 
 /**
