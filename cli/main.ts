@@ -8,6 +8,7 @@ import { shutdownGraceMs, stopOnSignals } from "../lib/service-runtime.ts";
 import { ask, ingest, listKnowledgeBases, MODES, search, type ModeName } from "./commands.ts";
 import { reportLine } from "./error-report.ts";
 import { gatewayClient } from "../client/gateway-client.ts";
+import { chunkingFromFlags, describeChunking, PARENT_CHOICES, type ChunkingFlags } from "./chunking-options.ts";
 import { registerEvalCommand } from "../eval/eval-command.ts";
 import { registerEvalAnswersCommand } from "../eval/eval-answers-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";
@@ -89,17 +90,19 @@ kb.command("create")
   .option("--description <text>", "", "")
   .option("--chunk-size <tokens>", "tokens per chunk", wholeNumber(1))
   .option("--chunk-overlap <tokens>", "tokens of overlap", wholeNumber(0))
+  .addOption(new Option("--parent <mode>", "two-level chunking: chunks are matched, their section or whole document is what answers read").choices(PARENT_CHOICES))
+  .option("--parent-size <tokens>", "the most tokens of one parent (default 1024)", wholeNumber(1))
   .option("--embedding-model <name>", "the base's embedding model (see `quarry models list`); default: the embedder's")
   .addOption(urlOption())
-  .action(async (name: string, o: { description: string; chunkSize?: number; chunkOverlap?: number; embeddingModel?: string; url: string }) => {
+  .action(async (name: string, o: ChunkingFlags & { description: string; embeddingModel?: string; url: string }) => {
     const res = await gatewayClient(o.url).createKnowledgeBase({
       name,
       description: o.description,
       embeddingModel: o.embeddingModel ?? "",
-      chunking: o.chunkSize !== undefined || o.chunkOverlap !== undefined ? { chunkSize: o.chunkSize ?? 0, chunkOverlap: o.chunkOverlap ?? 0 } : undefined,
+      chunking: chunkingFromFlags(o),
     });
     const k = res.knowledgeBase!;
-    process.stdout.write(`${k.name} (${k.id}) — ${k.embeddingModel}, ${k.embeddingDimension} dims, chunks of ${k.chunking?.chunkSize} tokens with ${k.chunking?.chunkOverlap} overlap\n`);
+    process.stdout.write(`${k.name} (${k.id}) — ${k.embeddingModel}, ${k.embeddingDimension} dims, ${describeChunking(k.chunking)}\n`);
   });
 kb.command("list")
   .addOption(urlOption())

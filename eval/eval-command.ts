@@ -20,6 +20,7 @@ import {
   type EvalResult,
 } from "./run-eval.ts";
 import { runGatedFusion } from "./fusion-prototype.ts";
+import { ingestedBase } from "./reuse-base.ts";
 
 export interface EvalOptions {
   dataset: string;
@@ -35,6 +36,10 @@ export interface EvalOptions {
   embeddingModel?: string;
   /** Also score the client-side prototype of gated fusion (see fusion-prototype.ts). */
   prototypeFusion?: boolean;
+  /** The embedded instance's data dir, kept after the run so a later run can reuse its base. */
+  dataDir?: string;
+  /** The knowledge base to evaluate: reused as it is when it already holds documents. */
+  knowledgeBase?: string;
 }
 
 export interface EvalIo {
@@ -78,20 +83,26 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
 
   const results: EvalResult[] = [];
   for (const backend of backends) {
-    const target = options.url ? { backend, url: options.url, stop: async () => {} } : await startEvalTarget(backend, env, logger);
+    const target = options.url
+      ? { backend, url: options.url, stop: async () => {} }
+      : await startEvalTarget(backend, env, logger, { dataDir: options.dataDir && resolve(options.dataDir) });
     const client = gatewayClient(target.url);
-    const knowledgeBase = `beir-${context.dataset.replace(/[^A-Za-z0-9_-]/g, "-")}-${randomBytes(3).toString("hex")}`;
+    const knowledgeBase = options.knowledgeBase ?? `beir-${context.dataset.replace(/[^A-Za-z0-9_-]/g, "-")}-${randomBytes(3).toString("hex")}`;
+    // A named base that was kept is kept again; only a base this run made up is deleted after it.
+    const keepBase = options.knowledgeBase !== undefined;
     try {
       const ingestUpload = progress(err, `${backend} upload`);
       const ingestWatch = progress(err, `${backend} ingest`);
-      const ingest = await ingestCorpus(client, knowledgeBase, dataset.corpus, {
-        concurrency: options.concurrency,
-        embeddingModel: options.embeddingModel,
-        onProgress: (done, total, phase) => (phase === "upload" ? ingestUpload : ingestWatch)(done, total),
-      });
+      const ingest =
+        (keepBase ? await ingestedBase(client, knowledgeBase) : undefined) ??
+        (await ingestCorpus(client, knowledgeBase, dataset.corpus, {
+          concurrency: options.concurrency,
+          embeddingModel: options.embeddingModel,
+          onProgress: (done, total, phase) => (phase === "upload" ? ingestUpload : ingestWatch)(done, total),
+        }));
       context.ingestSeconds[backend] = ingest.seconds;
       context.embeddingModel = (await client.getKnowledgeBase({ knowledgeBase })).knowledgeBase?.embeddingModel;
-      err.write(`${backend}: ${ingest.documents} documents, ${ingest.chunks} chunks in ${ingest.seconds.toFixed(1)} s\n`);
+      err.write(`${backend}: ${ingest.documents} documents, ${ingest.chunks} chunks${ingest.seconds ? ` in ${ingest.seconds.toFixed(1)} s` : " (reused)"}\n`);
       if (ingest.failed.length > 0) {
         err.write(`${backend}: ${ingest.failed.length} documents failed to ingest, e.g. ${ingest.failed[0].beirId}: ${ingest.failed[0].error}\n`);
       }
@@ -115,7 +126,7 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
       }
     } finally {
       // Embedded SQLite goes with its temp dir; a server or OpenSearch keeps what is not deleted.
-      if (options.url || backend === "opensearch") await client.deleteKnowledgeBase({ knowledgeBase }).catch(() => {});
+      if (!keepBase && (options.url || backend === "opensearch")) await client.deleteKnowledgeBase({ knowledgeBase }).catch(() => {});
       await target.stop();
     }
   }
@@ -144,6 +155,8 @@ export function registerEvalCommand(program: Command): void {
     .option("--embedding-model <name>", "the embedding model of the knowledge base the run creates (see `quarry models list`)")
     .option("--prototype-fusion", "also score a client-side prototype of gated hybrid fusion")
     .option("--url <url>", "evaluate a running Quarry instead of starting an embedded one")
+    .option("--data-dir <dir>", "the embedded Quarry's data dir, kept after the run (with --knowledge-base: ingest once, evaluate many times)")
+    .option("--knowledge-base <name>", "evaluate this knowledge base, reusing it when it already holds documents; it is not deleted")
     .action(async (options: EvalOptions) => {
       await runEval(options, { out: process.stdout, err: process.stderr, env: { ...process.env } });
     });

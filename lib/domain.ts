@@ -44,6 +44,25 @@ export interface ChunkingSettings {
   chunkOverlap: number;
   /** Separators tried in order; empty means the default ladder (paragraph → line → sentence → clause → space → character). */
   separators: string[];
+  /**
+   * Two-level chunking: chunks are the children search matches, their parent (the section, or the
+   * whole document) is what an answer reads. Absent: "none" (bases made before it existed).
+   */
+  parent?: ParentMode;
+  /** The most tokens one parent may hold; absent: DEFAULT_PARENT_MAX_TOKENS of the chunker. */
+  parentMaxTokens?: number;
+}
+
+export type ParentMode = "none" | "section" | "document";
+
+/** The span a child chunk belongs to; children never cross it. */
+export interface ChunkParent {
+  /** 0-based, in text order within the document. */
+  index: number;
+  start: number;
+  end: number;
+  tokenCount: number;
+  sectionPath: string[];
 }
 
 /** A chunk as the chunker makes it: no ids yet beyond its position. */
@@ -58,6 +77,8 @@ export interface ChunkDraft {
   sectionPath: string[];
   start: number;
   end: number;
+  /** Set with two-level chunking. */
+  parent?: ChunkParent;
 }
 
 /** A chunk that belongs to a document, with its stable id. */

@@ -4,13 +4,16 @@ import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   ChunkingStrategy,
+  ChunkParentSchema,
   ChunkSchema,
+  ParentMode,
   DocumentSchema,
   KnowledgeBaseSchema,
   ParsedDocumentSchema,
   RetrievalMode,
   SearchHitSchema,
   type Chunk as ChunkProto,
+  type ChunkParent as ChunkParentProto,
   type ChunkingSettings as ChunkingSettingsProto,
   type Document as DocumentProto,
   type KnowledgeBase as KnowledgeBaseProto,
@@ -20,7 +23,9 @@ import {
 import { SearchRequestSchema, type RegisterDocumentRequest, type SearchRequest as SearchRequestProto } from "../gen/quarry/index/v1/index_pb.ts";
 import type {
   Chunk,
+  ChunkParent,
   ChunkingSettings,
+  ParentMode as DomainParentMode,
   DocumentRecord,
   KnowledgeBase,
   NewDocumentVersion,
@@ -38,7 +43,19 @@ export function chunkingToProto(s: ChunkingSettings): ChunkingSettingsProto {
     chunkSize: s.chunkSize,
     chunkOverlap: s.chunkOverlap,
     separators: [...s.separators],
+    parent: PARENT_TO_PROTO[s.parent ?? "none"],
+    parentMaxTokens: s.parentMaxTokens ?? 0,
   };
+}
+
+const PARENT_TO_PROTO: Record<DomainParentMode, ParentMode> = {
+  none: ParentMode.NONE,
+  section: ParentMode.SECTION,
+  document: ParentMode.DOCUMENT,
+};
+
+export function parentModeFromProto(p: ParentMode): DomainParentMode | undefined {
+  return p === ParentMode.UNSPECIFIED ? undefined : (Object.entries(PARENT_TO_PROTO).find(([, v]) => v === p)?.[0] as DomainParentMode | undefined);
 }
 
 /** Unset fields (zero values) stay undefined so the chunker's defaults can fill them. */
@@ -49,6 +66,8 @@ export function chunkingFromProto(p: ChunkingSettingsProto | undefined): Partial
     ...(p.chunkSize ? { chunkSize: p.chunkSize } : {}),
     ...(p.chunkOverlap || p.chunkSize ? { chunkOverlap: p.chunkOverlap } : {}),
     ...(p.separators.length ? { separators: [...p.separators] } : {}),
+    ...(p.parent !== ParentMode.UNSPECIFIED ? { parent: parentModeFromProto(p.parent) ?? (String(p.parent) as DomainParentMode) } : {}),
+    ...(p.parentMaxTokens ? { parentMaxTokens: p.parentMaxTokens } : {}),
   };
 }
 
@@ -80,6 +99,7 @@ export function knowledgeBaseFromProto(p: KnowledgeBaseProto): KnowledgeBase {
       chunkSize: p.chunking?.chunkSize ?? 0,
       chunkOverlap: p.chunking?.chunkOverlap ?? 0,
       separators: [...(p.chunking?.separators ?? [])],
+      ...(p.chunking ? chunkingFromProto(p.chunking) : {}),
     },
     documentCount: Number(p.documentCount),
     chunkCount: Number(p.chunkCount),
@@ -178,7 +198,16 @@ export function chunkToProto(c: Chunk): ChunkProto {
     sectionPath: [...c.sectionPath],
     startOffset: c.start,
     endOffset: c.end,
+    ...(c.parent ? { parent: chunkParentToProto(c.parent) } : {}),
   });
+}
+
+export function chunkParentToProto(p: ChunkParent): ChunkParentProto {
+  return create(ChunkParentSchema, { index: p.index, startOffset: p.start, endOffset: p.end, tokenCount: p.tokenCount, sectionPath: [...p.sectionPath] });
+}
+
+export function chunkParentFromProto(p: ChunkParentProto): ChunkParent {
+  return { index: p.index, start: p.startOffset, end: p.endOffset, tokenCount: p.tokenCount, sectionPath: [...p.sectionPath] };
 }
 
 export function chunkFromProto(p: ChunkProto): Chunk {
@@ -194,6 +223,7 @@ export function chunkFromProto(p: ChunkProto): Chunk {
     sectionPath: [...p.sectionPath],
     start: p.startOffset,
     end: p.endOffset,
+    ...(p.parent ? { parent: chunkParentFromProto(p.parent) } : {}),
   };
 }
 

@@ -2,6 +2,7 @@ import type { ChunkDraft, ChunkingSettings, PageSpan, ParsedDocument, SectionSpa
 import { InvalidInputError, QuarryError, TooLargeError } from "../../lib/errors.ts";
 import { RecursiveSplitter } from "./recursive-splitter.ts";
 import type { TokenCounter } from "../../lib/tokens/tokenizer.ts";
+import { DEFAULT_PARENT_MAX_TOKENS, parentSpans, validateParentSettings } from "./parent-spans.ts";
 
 /** Smallest chunk size we accept: below it chunks stop carrying enough meaning to retrieve. */
 export const MIN_CHUNK_SIZE = 16;
@@ -63,6 +64,7 @@ export function validateChunkingSettings(settings: ChunkingSettings, maxInputTok
   if (!Array.isArray(separators) || separators.some((s) => typeof s !== "string")) {
     throw new InvalidInputError("separators must be a list of strings");
   }
+  validateParentSettings(settings.parent ?? "none", settings.parentMaxTokens ?? DEFAULT_PARENT_MAX_TOKENS, chunkSize);
 }
 
 /**
@@ -91,7 +93,18 @@ export function chunkDocument(
   const drafts: ChunkDraft[] = [];
   const maxChunks = limits.maxChunks ?? Infinity;
   try {
-    for (const region of foldBareHeadings(doc.text, sectionRegions(doc.text.length, doc.sections))) {
+    const regions = foldBareHeadings(doc.text, sectionRegions(doc.text.length, doc.sections));
+    const parent = settings.parent ?? "none";
+    // With two levels, children are cut inside each parent, and still never cross a section.
+    const units =
+      parent === "none"
+        ? regions.map((region) => ({ region, parent: undefined }))
+        : parentSpans(doc.text, regions, parent, settings.parentMaxTokens ?? DEFAULT_PARENT_MAX_TOKENS, counter).flatMap((p) =>
+            regions
+              .filter((r) => r.start < p.end && p.start < r.end)
+              .map((r) => ({ region: { start: Math.max(r.start, p.start), end: Math.min(r.end, p.end), path: r.path }, parent: p })),
+          );
+    for (const { region, parent: parentSpan } of units) {
       for (const chunk of splitter.split(doc.text, region.start, region.end)) {
         if (drafts.length === maxChunks) {
           throw new TooLargeError(
@@ -108,6 +121,7 @@ export function chunkDocument(
           sectionPath: [...region.path],
           start: chunk.start,
           end: chunk.end,
+          ...(parentSpan ? { parent: { ...parentSpan, sectionPath: [...parentSpan.sectionPath] } } : {}),
         });
       }
     }

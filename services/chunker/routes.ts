@@ -6,6 +6,8 @@ import { chunkingFromProto, chunkingToProto, chunkToProto, parsedFromProto } fro
 import type { ChunkingSettings } from "../../lib/domain.ts";
 import { chunkDocument, defaultChunkingSettings, maxChunkTokens, validateChunkingSettings } from "./chunk-document.ts";
 import { toChunks } from "./chunk-id.ts";
+import { previewParents } from "./preview-parents.ts";
+import { DEFAULT_PARENT_MAX_TOKENS } from "./parent-spans.ts";
 import type { ModelTokens } from "./model-tokens.ts";
 import type { TokenCounter } from "../../lib/tokens/tokenizer.ts";
 
@@ -27,7 +29,9 @@ async function tokensOf(deps: ChunkerDeps, model: string): Promise<ModelTokens> 
 
 /** Unset fields take the defaults; the result is validated against the model's limit. */
 export function resolveSettings(deps: ModelTokens, proto: ChunkingSettingsProto | undefined): ChunkingSettings {
-  const settings = { ...defaultChunkingSettings(deps.maxInputTokens), ...chunkingFromProto(proto) };
+  const settings: ChunkingSettings = { ...defaultChunkingSettings(deps.maxInputTokens), ...chunkingFromProto(proto) };
+  // A parent mode without a size takes the default, stored with the base so it never drifts.
+  if (settings.parent && settings.parent !== "none") settings.parentMaxTokens ??= DEFAULT_PARENT_MAX_TOKENS;
   validateChunkingSettings(settings, deps.maxInputTokens);
   return settings;
 }
@@ -48,6 +52,7 @@ export function chunkerRoutes(deps: ChunkerDeps) {
         const shown = drafts.slice(0, request.maxChunks || 50);
         return {
           chunks: toChunks(shown, "preview", "").map(chunkToProto),
+          parents: previewParents(request.document.text, shown),
           totalChunks: drafts.length,
           totalTokens: drafts.reduce((sum, d) => sum + d.tokenCount, 0),
         };

@@ -37,7 +37,13 @@ export class IndexService {
     const kb = await this.stores.catalog.createKnowledgeBase({
       ...request,
       name,
-      chunking: { strategy: "recursive", chunkSize: chunking.chunkSize, chunkOverlap: chunking.chunkOverlap ?? 0, separators: chunking.separators ?? [] },
+      chunking: {
+        strategy: "recursive",
+        chunkSize: chunking.chunkSize,
+        chunkOverlap: chunking.chunkOverlap ?? 0,
+        separators: chunking.separators ?? [],
+        ...(chunking.parent ? { parent: chunking.parent, parentMaxTokens: chunking.parentMaxTokens } : {}),
+      },
     });
     await this.stores.engine.ensureKnowledgeBase(kb.id, kb.embeddingDimension);
     return kb;

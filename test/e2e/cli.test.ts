@@ -256,6 +256,17 @@ describe("the quarry CLI speaks plainly", () => {
     expect(documents.map((d) => d.fileName).sort()).toEqual(["basalt.txt", "granite.md", "quarries.csv"]);
   });
 
+  it("kb create --parent section makes a two-level base and says so; an unknown mode is refused", async () => {
+    const run = await quarryCli(["kb", "create", "handbook-parents", "--chunk-size", "64", "--parent", "section", "--url", quarry.url], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/chunks of 64 tokens with \d+ overlap, each read with its section \(parents up to 1024 tokens\)/);
+    const kb = (await quarry.client.getKnowledgeBase({ knowledgeBase: "handbook-parents" })).knowledgeBase!;
+    expect(kb.chunking).toMatchObject({ chunkSize: 64, parentMaxTokens: 1024 });
+    const wrong = await quarryCli(["kb", "create", "chapters", "--parent", "chapter", "--url", quarry.url], env);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/--parent.*chapter.*(section|choices)/s);
+  });
+
   it("lists knowledge bases under a header, with singular and plural counts", async () => {
     await quarry.client.createKnowledgeBase({ name: "empty-shelf" });
     const run = await quarryCli(["kb", "list", "--url", quarry.url], env);

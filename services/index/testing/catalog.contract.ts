@@ -89,6 +89,13 @@ export function describeCatalogContract(name: string, factory: () => Promise<Cat
         expect(listed.map((kb) => kb.id)).toContain(created.id);
       });
 
+      it("keeps a base's two-level chunking settings (parent mode and size) as they were given", async () => {
+        const input = newKnowledgeBase({ chunking: { strategy: "recursive", chunkSize: 128, chunkOverlap: 16, separators: [], parent: "document", parentMaxTokens: 1024 } });
+        const created = await catalog.createKnowledgeBase(input);
+        expect((await catalog.getKnowledgeBase(created.id))!.chunking).toEqual(input.chunking);
+        expect((await catalog.listKnowledgeBases()).find((kb) => kb.id === created.id)!.chunking).toEqual(input.chunking);
+      });
+
       it("rejects a second knowledge base with the same name", async () => {
         const input = newKnowledgeBase();
         const first = await catalog.createKnowledgeBase(input);

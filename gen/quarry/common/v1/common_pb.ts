@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/common/v1/common.proto.
  */
 export const file_quarry_common_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvY29tbW9uL3YxL2NvbW1vbi5wcm90bxIQcXVhcnJ5LmNvbW1vbi52MSKHAQoQQ2h1bmtpbmdTZXR0aW5ncxI0CghzdHJhdGVneRgBIAEoDjIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTdHJhdGVneRISCgpjaHVua19zaXplGAIgASgNEhUKDWNodW5rX292ZXJsYXAYAyABKA0SEgoKc2VwYXJhdG9ycxgEIAMoCSLMAgoNS25vd2xlZGdlQmFzZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEhcKD2VtYmVkZGluZ19tb2RlbBgEIAEoCRIbChNlbWJlZGRpbmdfZGltZW5zaW9uGAUgASgNEjQKCGNodW5raW5nGAYgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhYKDmRvY3VtZW50X2NvdW50GAcgASgEEhMKC2NodW5rX2NvdW50GAggASgEEhMKC3Rva2VuX2NvdW50GAkgASgEEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIv0DCghEb2N1bWVudBIKCgJpZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIRCglmaWxlX25hbWUYAyABKAkSEQoJbWltZV90eXBlGAQgASgJEhIKCnNpemVfYnl0ZXMYBSABKAQSFAoMY29udGVudF9oYXNoGAYgASgJEg8KB3ZlcnNpb24YByABKAMSMAoGc3RhdHVzGAggASgOMiAucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudFN0YXR1cxIYChBwcm9ncmVzc19wZXJjZW50GAkgASgNEhMKC2NodW5rX2NvdW50GAogASgNEhMKC3Rva2VuX2NvdW50GAsgASgNEhUKDWVycm9yX21lc3NhZ2UYDCABKAkSDwoHZW5hYmxlZBgNIAEoCBI6CghtZXRhZGF0YRgOIAMoCzIoLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQuTWV0YWRhdGFFbnRyeRIuCgpjcmVhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiRAoIUGFnZVNwYW4SDgoGbnVtYmVyGAEgASgNEhQKDHN0YXJ0X29mZnNldBgCIAEoDRISCgplbmRfb2Zmc2V0GAMgASgNIlQKC1NlY3Rpb25TcGFuEgwKBHBhdGgYASADKAkSDQoFbGV2ZWwYAiABKA0SFAoMc3RhcnRfb2Zmc2V0GAMgASgNEhIKCmVuZF9vZmZzZXQYBCABKA0ikAIKDlBhcnNlZERvY3VtZW50EgwKBHRleHQYASABKAkSEQoJbWltZV90eXBlGAIgASgJEg4KBnBhcnNlchgDIAEoCRIpCgVwYWdlcxgEIAMoCzIaLnF1YXJyeS5jb21tb24udjEuUGFnZVNwYW4SLwoIc2VjdGlvbnMYBSADKAsyHS5xdWFycnkuY29tbW9uLnYxLlNlY3Rpb25TcGFuEkAKCG1ldGFkYXRhGAYgAygLMi4ucXVhcnJ5LmNvbW1vbi52MS5QYXJzZWREb2N1bWVudC5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLVAQoFQ2h1bmsSCgoCaWQYASABKAkSEwoLZG9jdW1lbnRfaWQYAiABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYAyABKAkSDQoFaW5kZXgYBCABKA0SDAoEdGV4dBgFIAEoCRITCgt0b2tlbl9jb3VudBgGIAEoDRIMCgRwYWdlGAcgASgNEhAKCHBhZ2VfZW5kGAggASgNEhQKDHNlY3Rpb25fcGF0aBgJIAMoCRIUCgxzdGFydF9vZmZzZXQYCiABKA0SEgoKZW5kX29mZnNldBgLIAEoDSJzCgpIaXRFeHBsYWluEhEKCWJtMjVfcmFuaxgBIAEoDRISCgpibTI1X3Njb3JlGAIgASgBEhMKC3ZlY3Rvcl9yYW5rGAMgASgNEhQKDHZlY3Rvcl9zY29yZRgEIAEoARITCgtmdXNlZF9zY29yZRgFIAEoASKEAQoJU2VhcmNoSGl0EiYKBWNodW5rGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxIRCglmaWxlX25hbWUYAiABKAkSDQoFc2NvcmUYAyABKAESLQoHZXhwbGFpbhgEIAEoCzIcLnF1YXJyeS5jb21tb24udjEuSGl0RXhwbGFpbiLUAQoIQ2l0YXRpb24SDgoGbWFya2VyGAEgASgNEhAKCGNodW5rX2lkGAIgASgJEhMKC2RvY3VtZW50X2lkGAMgASgJEhEKCWZpbGVfbmFtZRgEIAEoCRIMCgRwYWdlGAUgASgNEhAKCHBhZ2VfZW5kGAYgASgNEhQKDHNlY3Rpb25fcGF0aBgHIAMoCRIUCgxzdGFydF9vZmZzZXQYCCABKA0SEgoKZW5kX29mZnNldBgJIAEoDRIPCgdzbmlwcGV0GAogASgJEg0KBXNjb3JlGAsgASgBIlMKBVVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SGAoQZW1iZWRkaW5nX3Rva2VucxgDIAEoDSpWChBDaHVua2luZ1N0cmF0ZWd5EiEKHUNIVU5LSU5HX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASHwobQ0hVTktJTkdfU1RSQVRFR1lfUkVDVVJTSVZFEAEq/QEKDkRvY3VtZW50U3RhdHVzEh8KG0RPQ1VNRU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0RPQ1VNRU5UX1NUQVRVU19QRU5ESU5HEAESGwoXRE9DVU1FTlRfU1RBVFVTX1BBUlNJTkcQAhIcChhET0NVTUVOVF9TVEFUVVNfQ0hVTktJTkcQAxIdChlET0NVTUVOVF9TVEFUVVNfRU1CRURESU5HEAQSHAoYRE9DVU1FTlRfU1RBVFVTX0lOREVYSU5HEAUSGQoVRE9DVU1FTlRfU1RBVFVTX1JFQURZEAYSGgoWRE9DVU1FTlRfU1RBVFVTX0ZBSUxFRBAHKn4KDVJldHJpZXZhbE1vZGUSHgoaUkVUUklFVkFMX01PREVfVU5TUEVDSUZJRUQQABIZChVSRVRSSUVWQUxfTU9ERV9IWUJSSUQQARIXChNSRVRSSUVWQUxfTU9ERV9CTTI1EAISGQoVUkVUUklFVkFMX01PREVfVkVDVE9SEANiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Ch1xdWFycnkvY29tbW9uL3YxL2NvbW1vbi5wcm90bxIQcXVhcnJ5LmNvbW1vbi52MSLQAQoQQ2h1bmtpbmdTZXR0aW5ncxI0CghzdHJhdGVneRgBIAEoDjIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTdHJhdGVneRISCgpjaHVua19zaXplGAIgASgNEhUKDWNodW5rX292ZXJsYXAYAyABKA0SEgoKc2VwYXJhdG9ycxgEIAMoCRIsCgZwYXJlbnQYBSABKA4yHC5xdWFycnkuY29tbW9uLnYxLlBhcmVudE1vZGUSGQoRcGFyZW50X21heF90b2tlbnMYBiABKA0iYwoNUHJldmlld1BhcmVudBItCgZwYXJlbnQYASABKAsyHS5xdWFycnkuY29tbW9uLnYxLkNodW5rUGFyZW50EgwKBHRleHQYAiABKAkSFQoNY2h1bmtfaW5kZXhlcxgDIAMoDSJxCgtDaHVua1BhcmVudBINCgVpbmRleBgBIAEoDRIUCgxzdGFydF9vZmZzZXQYAiABKA0SEgoKZW5kX29mZnNldBgDIAEoDRITCgt0b2tlbl9jb3VudBgEIAEoDRIUCgxzZWN0aW9uX3BhdGgYBSADKAkizAIKDUtub3dsZWRnZUJhc2USCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYBCABKAkSGwoTZW1iZWRkaW5nX2RpbWVuc2lvbhgFIAEoDRI0CghjaHVua2luZxgGIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncxIWCg5kb2N1bWVudF9jb3VudBgHIAEoBBITCgtjaHVua19jb3VudBgIIAEoBBITCgt0b2tlbl9jb3VudBgJIAEoBBIuCgpjcmVhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL9AwoIRG9jdW1lbnQSCgoCaWQYASABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYAiABKAkSEQoJZmlsZV9uYW1lGAMgASgJEhEKCW1pbWVfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgEEhQKDGNvbnRlbnRfaGFzaBgGIAEoCRIPCgd2ZXJzaW9uGAcgASgDEjAKBnN0YXR1cxgIIAEoDjIgLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnRTdGF0dXMSGAoQcHJvZ3Jlc3NfcGVyY2VudBgJIAEoDRITCgtjaHVua19jb3VudBgKIAEoDRITCgt0b2tlbl9jb3VudBgLIAEoDRIVCg1lcnJvcl9tZXNzYWdlGAwgASgJEg8KB2VuYWJsZWQYDSABKAgSOgoIbWV0YWRhdGEYDiADKAsyKC5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50Lk1ldGFkYXRhRW50cnkSLgoKY3JlYXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkQKCFBhZ2VTcGFuEg4KBm51bWJlchgBIAEoDRIUCgxzdGFydF9vZmZzZXQYAiABKA0SEgoKZW5kX29mZnNldBgDIAEoDSJUCgtTZWN0aW9uU3BhbhIMCgRwYXRoGAEgAygJEg0KBWxldmVsGAIgASgNEhQKDHN0YXJ0X29mZnNldBgDIAEoDRISCgplbmRfb2Zmc2V0GAQgASgNIpACCg5QYXJzZWREb2N1bWVudBIMCgR0ZXh0GAEgASgJEhEKCW1pbWVfdHlwZRgCIAEoCRIOCgZwYXJzZXIYAyABKAkSKQoFcGFnZXMYBCADKAsyGi5xdWFycnkuY29tbW9uLnYxLlBhZ2VTcGFuEi8KCHNlY3Rpb25zGAUgAygLMh0ucXVhcnJ5LmNvbW1vbi52MS5TZWN0aW9uU3BhbhJACghtZXRhZGF0YRgGIAMoCzIuLnF1YXJyeS5jb21tb24udjEuUGFyc2VkRG9jdW1lbnQuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEihAIKBUNodW5rEgoKAmlkGAEgASgJEhMKC2RvY3VtZW50X2lkGAIgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAMgASgJEg0KBWluZGV4GAQgASgNEgwKBHRleHQYBSABKAkSEwoLdG9rZW5fY291bnQYBiABKA0SDAoEcGFnZRgHIAEoDRIQCghwYWdlX2VuZBgIIAEoDRIUCgxzZWN0aW9uX3BhdGgYCSADKAkSFAoMc3RhcnRfb2Zmc2V0GAogASgNEhIKCmVuZF9vZmZzZXQYCyABKA0SLQoGcGFyZW50GAwgASgLMh0ucXVhcnJ5LmNvbW1vbi52MS5DaHVua1BhcmVudCJzCgpIaXRFeHBsYWluEhEKCWJtMjVfcmFuaxgBIAEoDRISCgpibTI1X3Njb3JlGAIgASgBEhMKC3ZlY3Rvcl9yYW5rGAMgASgNEhQKDHZlY3Rvcl9zY29yZRgEIAEoARITCgtmdXNlZF9zY29yZRgFIAEoASKEAQoJU2VhcmNoSGl0EiYKBWNodW5rGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxIRCglmaWxlX25hbWUYAiABKAkSDQoFc2NvcmUYAyABKAESLQoHZXhwbGFpbhgEIAEoCzIcLnF1YXJyeS5jb21tb24udjEuSGl0RXhwbGFpbiLUAQoIQ2l0YXRpb24SDgoGbWFya2VyGAEgASgNEhAKCGNodW5rX2lkGAIgASgJEhMKC2RvY3VtZW50X2lkGAMgASgJEhEKCWZpbGVfbmFtZRgEIAEoCRIMCgRwYWdlGAUgASgNEhAKCHBhZ2VfZW5kGAYgASgNEhQKDHNlY3Rpb25fcGF0aBgHIAMoCRIUCgxzdGFydF9vZmZzZXQYCCABKA0SEgoKZW5kX29mZnNldBgJIAEoDRIPCgdzbmlwcGV0GAogASgJEg0KBXNjb3JlGAsgASgBIlMKBVVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SGAoQZW1iZWRkaW5nX3Rva2VucxgDIAEoDSpWChBDaHVua2luZ1N0cmF0ZWd5EiEKHUNIVU5LSU5HX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASHwobQ0hVTktJTkdfU1RSQVRFR1lfUkVDVVJTSVZFEAEqcgoKUGFyZW50TW9kZRIbChdQQVJFTlRfTU9ERV9VTlNQRUNJRklFRBAAEhQKEFBBUkVOVF9NT0RFX05PTkUQARIXChNQQVJFTlRfTU9ERV9TRUNUSU9OEAISGAoUUEFSRU5UX01PREVfRE9DVU1FTlQQAyr9AQoORG9jdW1lbnRTdGF0dXMSHwobRE9DVU1FTlRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXRE9DVU1FTlRfU1RBVFVTX1BFTkRJTkcQARIbChdET0NVTUVOVF9TVEFUVVNfUEFSU0lORxACEhwKGERPQ1VNRU5UX1NUQVRVU19DSFVOS0lORxADEh0KGURPQ1VNRU5UX1NUQVRVU19FTUJFRERJTkcQBBIcChhET0NVTUVOVF9TVEFUVVNfSU5ERVhJTkcQBRIZChVET0NVTUVOVF9TVEFUVVNfUkVBRFkQBhIaChZET0NVTUVOVF9TVEFUVVNfRkFJTEVEEAcqfgoNUmV0cmlldmFsTW9kZRIeChpSRVRSSUVWQUxfTU9ERV9VTlNQRUNJRklFRBAAEhkKFVJFVFJJRVZBTF9NT0RFX0hZQlJJRBABEhcKE1JFVFJJRVZBTF9NT0RFX0JNMjUQAhIZChVSRVRSSUVWQUxfTU9ERV9WRUNUT1IQA2IGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message quarry.common.v1.ChunkingSettings
@@ -46,6 +46,22 @@ export type ChunkingSettings = Message<"quarry.common.v1.ChunkingSettings"> & {
    * @generated from field: repeated string separators = 4;
    */
   separators: string[];
+
+  /**
+   * Two-level chunking: the chunks above (children) are what search matches; their parent is what
+   * an answer reads and a citation opens. Unspecified: none.
+   *
+   * @generated from field: quarry.common.v1.ParentMode parent = 5;
+   */
+  parent: ParentMode;
+
+  /**
+   * The most tokens one parent may hold (the answer's context budget per parent); 0: the default.
+   * A section or document longer than this is cut into consecutive parents of at most this size.
+   *
+   * @generated from field: uint32 parent_max_tokens = 6;
+   */
+  parentMaxTokens: number;
 };
 
 /**
@@ -54,6 +70,78 @@ export type ChunkingSettings = Message<"quarry.common.v1.ChunkingSettings"> & {
  */
 export const ChunkingSettingsSchema: GenMessage<ChunkingSettings> = /*@__PURE__*/
   messageDesc(file_quarry_common_v1_common, 0);
+
+/**
+ * A parent as PreviewChunks shows it: its span and text, and the indexes of its child chunks.
+ *
+ * @generated from message quarry.common.v1.PreviewParent
+ */
+export type PreviewParent = Message<"quarry.common.v1.PreviewParent"> & {
+  /**
+   * @generated from field: quarry.common.v1.ChunkParent parent = 1;
+   */
+  parent?: ChunkParent | undefined;
+
+  /**
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * @generated from field: repeated uint32 chunk_indexes = 3;
+   */
+  chunkIndexes: number[];
+};
+
+/**
+ * Describes the message quarry.common.v1.PreviewParent.
+ * Use `create(PreviewParentSchema)` to create a new message.
+ */
+export const PreviewParentSchema: GenMessage<PreviewParent> = /*@__PURE__*/
+  messageDesc(file_quarry_common_v1_common, 1);
+
+/**
+ * The span a child chunk belongs to; children never cross their parent's bounds.
+ *
+ * @generated from message quarry.common.v1.ChunkParent
+ */
+export type ChunkParent = Message<"quarry.common.v1.ChunkParent"> & {
+  /**
+   * 0-based, in text order within the document.
+   *
+   * @generated from field: uint32 index = 1;
+   */
+  index: number;
+
+  /**
+   * [start, end) UTF-16 offsets into the parsed text.
+   *
+   * @generated from field: uint32 start_offset = 2;
+   */
+  startOffset: number;
+
+  /**
+   * @generated from field: uint32 end_offset = 3;
+   */
+  endOffset: number;
+
+  /**
+   * @generated from field: uint32 token_count = 4;
+   */
+  tokenCount: number;
+
+  /**
+   * @generated from field: repeated string section_path = 5;
+   */
+  sectionPath: string[];
+};
+
+/**
+ * Describes the message quarry.common.v1.ChunkParent.
+ * Use `create(ChunkParentSchema)` to create a new message.
+ */
+export const ChunkParentSchema: GenMessage<ChunkParent> = /*@__PURE__*/
+  messageDesc(file_quarry_common_v1_common, 2);
 
 /**
  * @generated from message quarry.common.v1.KnowledgeBase
@@ -122,7 +210,7 @@ export type KnowledgeBase = Message<"quarry.common.v1.KnowledgeBase"> & {
  * Use `create(KnowledgeBaseSchema)` to create a new message.
  */
 export const KnowledgeBaseSchema: GenMessage<KnowledgeBase> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 1);
+  messageDesc(file_quarry_common_v1_common, 3);
 
 /**
  * @generated from message quarry.common.v1.Document
@@ -220,7 +308,7 @@ export type Document = Message<"quarry.common.v1.Document"> & {
  * Use `create(DocumentSchema)` to create a new message.
  */
 export const DocumentSchema: GenMessage<Document> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 2);
+  messageDesc(file_quarry_common_v1_common, 4);
 
 /**
  * @generated from message quarry.common.v1.PageSpan
@@ -247,7 +335,7 @@ export type PageSpan = Message<"quarry.common.v1.PageSpan"> & {
  * Use `create(PageSpanSchema)` to create a new message.
  */
 export const PageSpanSchema: GenMessage<PageSpan> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 3);
+  messageDesc(file_quarry_common_v1_common, 5);
 
 /**
  * @generated from message quarry.common.v1.SectionSpan
@@ -279,7 +367,7 @@ export type SectionSpan = Message<"quarry.common.v1.SectionSpan"> & {
  * Use `create(SectionSpanSchema)` to create a new message.
  */
 export const SectionSpanSchema: GenMessage<SectionSpan> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 4);
+  messageDesc(file_quarry_common_v1_common, 6);
 
 /**
  * A parsed document: readable text plus page and section spans as offsets into it.
@@ -323,7 +411,7 @@ export type ParsedDocument = Message<"quarry.common.v1.ParsedDocument"> & {
  * Use `create(ParsedDocumentSchema)` to create a new message.
  */
 export const ParsedDocumentSchema: GenMessage<ParsedDocument> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 5);
+  messageDesc(file_quarry_common_v1_common, 7);
 
 /**
  * @generated from message quarry.common.v1.Chunk
@@ -389,6 +477,13 @@ export type Chunk = Message<"quarry.common.v1.Chunk"> & {
    * @generated from field: uint32 end_offset = 11;
    */
   endOffset: number;
+
+  /**
+   * Set when the knowledge base chunks in two levels (ChunkingSettings.parent).
+   *
+   * @generated from field: quarry.common.v1.ChunkParent parent = 12;
+   */
+  parent?: ChunkParent | undefined;
 };
 
 /**
@@ -396,7 +491,7 @@ export type Chunk = Message<"quarry.common.v1.Chunk"> & {
  * Use `create(ChunkSchema)` to create a new message.
  */
 export const ChunkSchema: GenMessage<Chunk> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 6);
+  messageDesc(file_quarry_common_v1_common, 8);
 
 /**
  * Why a hit ranks where it does. Ranks are 1-based; 0 means the hit was not in that list.
@@ -435,7 +530,7 @@ export type HitExplain = Message<"quarry.common.v1.HitExplain"> & {
  * Use `create(HitExplainSchema)` to create a new message.
  */
 export const HitExplainSchema: GenMessage<HitExplain> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 7);
+  messageDesc(file_quarry_common_v1_common, 9);
 
 /**
  * @generated from message quarry.common.v1.SearchHit
@@ -467,7 +562,7 @@ export type SearchHit = Message<"quarry.common.v1.SearchHit"> & {
  * Use `create(SearchHitSchema)` to create a new message.
  */
 export const SearchHitSchema: GenMessage<SearchHit> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 8);
+  messageDesc(file_quarry_common_v1_common, 10);
 
 /**
  * @generated from message quarry.common.v1.Citation
@@ -536,7 +631,7 @@ export type Citation = Message<"quarry.common.v1.Citation"> & {
  * Use `create(CitationSchema)` to create a new message.
  */
 export const CitationSchema: GenMessage<Citation> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 9);
+  messageDesc(file_quarry_common_v1_common, 11);
 
 /**
  * @generated from message quarry.common.v1.Usage
@@ -563,7 +658,7 @@ export type Usage = Message<"quarry.common.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 10);
+  messageDesc(file_quarry_common_v1_common, 12);
 
 /**
  * @generated from enum quarry.common.v1.ChunkingStrategy
@@ -587,6 +682,43 @@ export enum ChunkingStrategy {
  */
 export const ChunkingStrategySchema: GenEnum<ChunkingStrategy> = /*@__PURE__*/
   enumDesc(file_quarry_common_v1_common, 0);
+
+/**
+ * @generated from enum quarry.common.v1.ParentMode
+ */
+export enum ParentMode {
+  /**
+   * @generated from enum value: PARENT_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Chunks stand alone.
+   *
+   * @generated from enum value: PARENT_MODE_NONE = 1;
+   */
+  NONE = 1,
+
+  /**
+   * A chunk's parent is its section (the text under its deepest heading).
+   *
+   * @generated from enum value: PARENT_MODE_SECTION = 2;
+   */
+  SECTION = 2,
+
+  /**
+   * A chunk's parent is the whole document when it fits parent_max_tokens, else its section.
+   *
+   * @generated from enum value: PARENT_MODE_DOCUMENT = 3;
+   */
+  DOCUMENT = 3,
+}
+
+/**
+ * Describes the enum quarry.common.v1.ParentMode.
+ */
+export const ParentModeSchema: GenEnum<ParentMode> = /*@__PURE__*/
+  enumDesc(file_quarry_common_v1_common, 1);
 
 /**
  * @generated from enum quarry.common.v1.DocumentStatus
@@ -637,7 +769,7 @@ export enum DocumentStatus {
  * Describes the enum quarry.common.v1.DocumentStatus.
  */
 export const DocumentStatusSchema: GenEnum<DocumentStatus> = /*@__PURE__*/
-  enumDesc(file_quarry_common_v1_common, 1);
+  enumDesc(file_quarry_common_v1_common, 2);
 
 /**
  * @generated from enum quarry.common.v1.RetrievalMode
@@ -668,5 +800,5 @@ export enum RetrievalMode {
  * Describes the enum quarry.common.v1.RetrievalMode.
  */
 export const RetrievalModeSchema: GenEnum<RetrievalMode> = /*@__PURE__*/
-  enumDesc(file_quarry_common_v1_common, 2);
+  enumDesc(file_quarry_common_v1_common, 3);
 

@@ -1,0 +1,35 @@
+import { create } from "@bufbuild/protobuf";
+import { ChunkingSettingsSchema, ParentMode, type ChunkingSettings } from "../gen/quarry/common/v1/common_pb.ts";
+
+export const PARENT_CHOICES = ["none", "section", "document"] as const;
+
+const PARENT_MODE: Record<(typeof PARENT_CHOICES)[number], ParentMode> = {
+  none: ParentMode.NONE,
+  section: ParentMode.SECTION,
+  document: ParentMode.DOCUMENT,
+};
+
+export interface ChunkingFlags {
+  chunkSize?: number;
+  chunkOverlap?: number;
+  parent?: (typeof PARENT_CHOICES)[number];
+  parentSize?: number;
+}
+
+/** The chunking settings `kb create` sends; undefined when no flag was given, so the server's defaults apply. */
+export function chunkingFromFlags(o: ChunkingFlags): ChunkingSettings | undefined {
+  if (o.chunkSize === undefined && o.chunkOverlap === undefined && o.parent === undefined && o.parentSize === undefined) return undefined;
+  return create(ChunkingSettingsSchema, {
+    chunkSize: o.chunkSize ?? 0,
+    chunkOverlap: o.chunkOverlap ?? 0,
+    parent: o.parent ? PARENT_MODE[o.parent] : ParentMode.UNSPECIFIED,
+    parentMaxTokens: o.parentSize ?? 0,
+  });
+}
+
+/** How `kb create` describes a base's chunking. */
+export function describeChunking(c: ChunkingSettings | undefined): string {
+  const chunks = `chunks of ${c?.chunkSize} tokens with ${c?.chunkOverlap} overlap`;
+  const parent = PARENT_CHOICES.find((name) => PARENT_MODE[name] === c?.parent);
+  return parent && parent !== "none" ? `${chunks}, each read with its ${parent} (parents up to ${c?.parentMaxTokens} tokens)` : chunks;
+}

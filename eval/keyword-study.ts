@@ -1,0 +1,71 @@
+// The keyword half of issue #14's study, offline and cheap: Quarry's own FTS5 setup (the table,
+// tokenizer and query expression of services/index/sqlite) on an in-memory database, fed with
+// different units of a BEIR corpus — whole documents or Quarry's chunks, with or without the
+// heading path — so each cause is measured alone without a full ingest.
+//
+//   node --import tsx eval/keyword-study.ts --dataset ../shared/eval/arguana-public [--cache DIR]
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import Database from "better-sqlite3";
+import type { ChunkingSettings } from "../lib/domain.ts";
+import { withHeadingPath } from "../lib/chunk-context.ts";
+import { WordPieceTokenCounter } from "../lib/tokens/wordpiece-token-counter.ts";
+import { chunkDocument, defaultChunkingSettings } from "../services/chunker/chunk-document.ts";
+import { defaultModelDir } from "../services/embedder/onnx-embedder.ts";
+import { ftsMatchExpression } from "../services/index/sqlite/sqlite-search-engine.ts";
+import { segmentForIndex } from "../services/index/search/text-segmenter.ts";
+import { parseMarkdown } from "../services/parser/parsers/markdown-parser.ts";
+import { loadBeirDataset, type BeirDocument } from "./beir-dataset.ts";
+import { documentRanking, summarize } from "./metrics.ts";
+import { documentText } from "./run-eval.ts";
+
+const { values } = parseArgs({ options: { dataset: { type: "string" }, cache: { type: "string", default: "/tmp/long-document-study" } } });
+if (!values.dataset) throw new Error("--dataset DIR is required");
+const dataset = await loadBeirDataset(values.dataset);
+const counter = WordPieceTokenCounter.fromModelDir(defaultModelDir());
+const maxInputTokens = 256;
+
+type Units = (doc: BeirDocument) => string[];
+const chunks =
+  (settings: ChunkingSettings, headingPath: boolean): Units =>
+  (doc) => {
+    const parsed = { ...parseMarkdown(documentText(doc)), mimeType: "text/markdown", parser: "builtin:markdown" };
+    return chunkDocument(parsed, settings, counter, { maxInputTokens }).map((c) => (headingPath ? withHeadingPath(c.text, c.sectionPath) : c.text));
+  };
+const defaults = defaultChunkingSettings(maxInputTokens);
+const variants: [string, Units][] = [
+  ["whole document, title + text", (doc) => [`${doc.title}\n${doc.text}`]],
+  ["whole document, text only", (doc) => [doc.text]],
+  [`quarry chunks ${defaults.chunkSize}/${defaults.chunkOverlap} + heading path (today)`, chunks(defaults, true)],
+  [`quarry chunks ${defaults.chunkSize}/${defaults.chunkOverlap}, no heading path`, chunks(defaults, false)],
+  ["quarry chunks 254/38 + heading path", chunks({ ...defaults, chunkSize: 254, chunkOverlap: 38 }, true)],
+];
+
+const lines: string[] = ["| keyword units | units | nDCG@10 | Recall@100 | MRR@10 |", "| --- | ---: | ---: | ---: | ---: |"];
+process.stdout.write(lines.join("\n") + "\n");
+const lists: Record<string, [string, string[]][]> = {};
+for (const [name, units] of variants) {
+  const db = new Database(":memory:");
+  db.exec(`CREATE VIRTUAL TABLE fts USING fts5(terms, tokenize = 'porter unicode61 remove_diacritics 2')`);
+  const owner: string[] = [];
+  const insert = db.prepare(`INSERT INTO fts (rowid, terms) VALUES (?, ?)`);
+  db.transaction(() => {
+    for (const doc of dataset.corpus) for (const text of units(doc)) insert.run(owner.push(doc.id), segmentForIndex(text));
+  })();
+  const search = db.prepare(`SELECT rowid, -bm25(fts) AS score FROM fts WHERE fts MATCH ? ORDER BY score DESC, rowid LIMIT 1000`);
+  const runs = new Map<string, string[]>();
+  for (const q of dataset.queries) {
+    const match = ftsMatchExpression(q.text);
+    const rows = match ? (search.all(match) as { rowid: number }[]) : [];
+    runs.set(q.id, documentRanking(q.id, rows.map((r) => owner[r.rowid - 1])));
+  }
+  lists[name] = [...runs];
+  const m = summarize(dataset.qrels, runs);
+  const line = `| ${name} | ${owner.length} | ${m.ndcgAt10.toFixed(4)} | ${m.recallAt100.toFixed(4)} | ${m.mrrAt10.toFixed(4)} |`;
+  lines.push(line);
+  process.stdout.write(line + "\n");
+  db.close();
+}
+await mkdir(values.cache!, { recursive: true });
+await writeFile(join(values.cache!, "keyword-lists.json"), JSON.stringify(lists));
