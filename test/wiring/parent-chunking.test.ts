@@ -4,10 +4,10 @@ import { describe, expect, it } from "vitest";
 import type { ChunkDraft, ChunkingSettings, ParsedDocument } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
-import { COMPANY_MARKDOWN } from "../../test/fixtures/fixture-texts.ts";
-import { parseMarkdown } from "../parser/parsers/markdown-parser.ts";
-import { chunkDocument, validateChunkingSettings } from "./chunk-document.ts";
-import { previewParents } from "./preview-parents.ts";
+import { COMPANY_MARKDOWN } from "../fixtures/fixture-texts.ts";
+import { parseMarkdown } from "../../services/parser/parsers/markdown-parser.ts";
+import { chunkDocument, validateChunkingSettings } from "../../services/chunker/chunk-document.ts";
+import { previewParents } from "../../services/chunker/preview-parents.ts";
 
 const counter = WordPieceTokenCounter.fromModelDir(
   path.join(process.env.QUARRY_MODELS_DIR ?? path.join(homedir(), ".cache", "quarry", "models"), "all-MiniLM-L6-v2-int8"),
