@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
+import { pino } from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
 import { gatewayClient, type QuarryClient } from "../cli/gateway-client.ts";
@@ -47,12 +48,16 @@ export interface AnswererResult extends AnswerMetrics {
   refused: number;
 }
 
-const CHAT_MODEL_VARIABLES = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "QUARRY_CHAT_MODEL"];
+const CHAT_MODEL_VARIABLES = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "QUARRY_CHAT_MODEL", "QUARRY_CHAT_PROVIDER"];
 
-/** The environments to answer with: extractive (no chat model), then the chat model when one is configured. */
+/**
+ * The environments to answer with: extractive (no chat model), then the chat model when one is
+ * configured — the local one (QUARRY_CHAT_PROVIDER=local) or an OpenAI-compatible endpoint.
+ */
 export function answererEnvs(env: Env): Env[] {
   const extractive: Env = { ...env };
   for (const name of CHAT_MODEL_VARIABLES) delete extractive[name];
+  if (env.QUARRY_CHAT_PROVIDER?.trim() === "local") return [extractive, env];
   if (!env.OPENAI_BASE_URL?.trim()) return [extractive];
   if (!env.QUARRY_CHAT_MODEL?.trim()) throw new ConfigError("OPENAI_BASE_URL is set but QUARRY_CHAT_MODEL is not: name the chat model to evaluate");
   return [extractive, env];
@@ -60,7 +65,8 @@ export function answererEnvs(env: Env): Env[] {
 
 export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswersIo): Promise<AnswererResult[]> {
   const { out, err, env } = io;
-  const logger = io.logger ?? createLogger("eval-answers", env.QUARRY_LOG_LEVEL ?? "warn");
+  // Logs go to stderr: stdout carries the --json lines and nothing else.
+  const logger = io.logger ?? createLogger("eval-answers", env.QUARRY_LOG_LEVEL ?? "warn", pino.destination(2));
   const dir = resolve(options.dataset);
   const golds = await readAnswers(dir);
   const dataset = await loadBeirDataset(dir);
