@@ -11,7 +11,7 @@ import type { Command } from "commander";
 import { pino } from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
-import { gatewayClient, type QuarryClient } from "../cli/gateway-client.ts";
+import { gatewayClient, type QuarryClient } from "../client/gateway-client.ts";
 import { ConfigError, type Env } from "../lib/config.ts";
 import { FailedPreconditionError, InvalidInputError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";

@@ -12,7 +12,7 @@ import { describeWith } from "../../test/support/engines.ts";
 import { answer, type AnswerEvent } from "./answer-pipeline.ts";
 import { LocalChatModel } from "./local-chat-model.ts";
 import { buildMessages } from "./prompt.ts";
-import { makeHit } from "./test-hits.ts";
+import { makeHit } from "./testing/test-hits.ts";
 
 const NAME = CHAT_MODEL_CATALOG[0].name;
 const dir = modelsDir(process.env);

@@ -1,24 +1,10 @@
 // The catalog: knowledge bases and documents with their ingestion status. Implementations: SQLite
-// (embedded) and OpenSearch (distributed); both run catalog.contract.ts.
-import type { ChunkingSettings, DocumentRecord, IngestionProgress, KnowledgeBase } from "../../lib/domain.ts";
+// (embedded), OpenSearch and Elasticsearch (distributed); all three run testing/catalog.contract.ts.
+import type { DocumentRecord, IngestionProgress, KnowledgeBase, NewDocumentVersion } from "../../lib/domain.ts";
 
-export interface NewKnowledgeBase {
-  name: string;
-  description: string;
-  embeddingModel: string;
-  embeddingDimension: number;
-  chunking: ChunkingSettings;
-}
+export type { NewDocumentVersion };
 
-export interface NewDocumentVersion {
-  knowledgeBaseId: string;
-  fileName: string;
-  mimeType: string;
-  sizeBytes: number;
-  contentHash: string;
-  version: number;
-  metadata: Record<string, string>;
-}
+export type NewKnowledgeBase = Pick<KnowledgeBase, "name" | "description" | "embeddingModel" | "embeddingDimension" | "chunking">;
 
 export interface RegisteredDocument {
   document: DocumentRecord;
