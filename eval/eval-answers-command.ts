@@ -3,14 +3,17 @@
 // goes through Chat once per answerer: the extractive one always, and the configured chat model
 // when OPENAI_BASE_URL is set — a second embedded Quarry on the same data dir, so the corpus is not
 // ingested twice.
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
-import { gatewayClient } from "../client/gateway-client.ts";
+import { pino } from "pino";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
+import { gatewayClient, type QuarryClient } from "../client/gateway-client.ts";
 import { ConfigError, type Env } from "../lib/config.ts";
-import { InvalidInputError } from "../lib/errors.ts";
+import { FailedPreconditionError, InvalidInputError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { EXTRACTIVE_NOTICES } from "../services/answer/extractive-answerer.ts";
 import { summarizeAnswers, type AnswerMetrics } from "./answer-metrics.ts";
@@ -25,6 +28,12 @@ export interface EvalAnswersOptions {
   limitQueries?: number;
   json?: boolean;
   concurrency?: number;
+  /**
+   * Keep Quarry's data here instead of a temporary folder: the first run ingests the corpus into
+   * it, later runs with the same folder and dataset answer from what is already there, so changing
+   * the answerer does not cost a re-ingest.
+   */
+  dataDir?: string;
 }
 
 export interface EvalAnswersIo {
@@ -39,12 +48,16 @@ export interface AnswererResult extends AnswerMetrics {
   refused: number;
 }
 
-const CHAT_MODEL_VARIABLES = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "QUARRY_CHAT_MODEL"];
+const CHAT_MODEL_VARIABLES = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "QUARRY_CHAT_MODEL", "QUARRY_CHAT_PROVIDER"];
 
-/** The environments to answer with: extractive (no chat model), then the chat model when one is configured. */
+/**
+ * The environments to answer with: extractive (no chat model), then the chat model when one is
+ * configured — the local one (QUARRY_CHAT_PROVIDER=local) or an OpenAI-compatible endpoint.
+ */
 export function answererEnvs(env: Env): Env[] {
   const extractive: Env = { ...env };
   for (const name of CHAT_MODEL_VARIABLES) delete extractive[name];
+  if (env.QUARRY_CHAT_PROVIDER?.trim() === "local") return [extractive, env];
   if (!env.OPENAI_BASE_URL?.trim()) return [extractive];
   if (!env.QUARRY_CHAT_MODEL?.trim()) throw new ConfigError("OPENAI_BASE_URL is set but QUARRY_CHAT_MODEL is not: name the chat model to evaluate");
   return [extractive, env];
@@ -52,7 +65,8 @@ export function answererEnvs(env: Env): Env[] {
 
 export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswersIo): Promise<AnswererResult[]> {
   const { out, err, env } = io;
-  const logger = io.logger ?? createLogger("eval-answers", env.QUARRY_LOG_LEVEL ?? "warn");
+  // Logs go to stderr: stdout carries the --json lines and nothing else.
+  const logger = io.logger ?? createLogger("eval-answers", env.QUARRY_LOG_LEVEL ?? "warn", pino.destination(2));
   const dir = resolve(options.dataset);
   const golds = await readAnswers(dir);
   const dataset = await loadBeirDataset(dir);
@@ -63,8 +77,11 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
   const name = basename(dir);
   err.write(`${name}: ${queries.length} queries with gold answers, ingesting ${dataset.corpus.length} documents, ${envs.length} answerer(s)\n`);
 
-  const dataDir = await mkdtemp(join(tmpdir(), "quarry-eval-answers-"));
-  const knowledgeBase = `answers-${name.replace(/[^A-Za-z0-9_-]/g, "-")}-${randomBytes(3).toString("hex")}`;
+  const keep = options.dataDir !== undefined;
+  const dataDir = keep ? resolve(options.dataDir!) : await mkdtemp(join(tmpdir(), "quarry-eval-answers-"));
+  if (keep) await mkdir(dataDir, { recursive: true });
+  // A kept folder names its knowledge base after the dataset alone, so the next run finds it.
+  const knowledgeBase = `answers-${name.replace(/[^A-Za-z0-9_-]/g, "-")}${keep ? "" : `-${randomBytes(3).toString("hex")}`}`;
   const results: AnswererResult[] = [];
   let docs: Map<string, BeirDocument> | undefined;
   try {
@@ -72,6 +89,7 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
       const target: EvalTarget = await startEvalTarget("embedded", answererEnv, logger, { dataDir });
       try {
         const client = gatewayClient(target.url);
+        if (!docs && keep) docs = await ingestedBefore(client, knowledgeBase, dataset.corpus, err);
         if (!docs) {
           const uploaded = progress(err, "upload");
           const ingested = progress(err, "ingest");
@@ -98,10 +116,31 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
       }
     }
   } finally {
-    await rm(dataDir, { recursive: true, force: true });
+    if (!keep) await rm(dataDir, { recursive: true, force: true });
   }
   if (!options.json) out.write(formatAnswerTable(results, name, queries.length));
   return results;
+}
+
+/**
+ * The corpus a kept data folder already holds, as Quarry document id → corpus document; undefined
+ * when the knowledge base is not there yet. A half-ingested one is an error, not a silent subset.
+ */
+async function ingestedBefore(client: QuarryClient, knowledgeBase: string, corpus: readonly BeirDocument[], err: NodeJS.WritableStream): Promise<Map<string, BeirDocument> | undefined> {
+  try {
+    await client.getKnowledgeBase({ knowledgeBase });
+  } catch (error) {
+    if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
+    throw error;
+  }
+  const { documents } = await client.listDocuments({ knowledgeBase });
+  const byBeirId = new Map(corpus.map((d) => [d.id, d]));
+  const ready = documents.filter((d) => d.status === DocumentStatus.READY && byBeirId.has(d.metadata.beir_id));
+  if (ready.length < corpus.length) {
+    throw new FailedPreconditionError(`${knowledgeBase} in the data folder holds ${ready.length} of the dataset's ${corpus.length} documents ready: delete the folder to ingest again`);
+  }
+  err.write(`reusing ${knowledgeBase}: ${ready.length} documents already ingested\n`);
+  return new Map(ready.map((d) => [d.id, byBeirId.get(d.metadata.beir_id)!]));
 }
 
 /** One JSON object per answerer, snake_case like `quarry eval`'s lines; numbers unrounded. */
@@ -158,6 +197,7 @@ export function registerEvalAnswersCommand(program: Command): void {
     .option("--limit-queries <n>", "evaluate the first n queries that have gold answers", positiveInt("--limit-queries"))
     .option("--json", "one JSON object per answerer on stdout")
     .option("--concurrency <n>", "uploads in flight", positiveInt("--concurrency"), 8)
+    .option("--data-dir <dir>", "keep Quarry's data here; a later run with the same folder reuses the ingested corpus")
     .action(async (options: EvalAnswersOptions) => {
       await runEvalAnswers(options, { out: process.stdout, err: process.stderr, env: { ...process.env } });
     });

@@ -57,4 +57,12 @@ describe("answerUnits", () => {
     expect(units.map((u) => u.text)).toEqual(["本作以三大故事为主轴，", "分别是以武田信玄等人为主的关东三国志，", "织田信长等人为主的战国三杰，", "丰富游戏内的剧情。"]);
     expect(units.every((u) => u.kind === "clause" && u.sentence === 0)).toBe(true);
   });
+
+  it("keeps the whole clauses of a Chinese sentence the chunk's edge cut, however short", () => {
+    const units = answerUnits("单斑笛鲷分布于印度太平洋区，包括东非、马达加斯加、", { locale: "zh", startsDocument: true, longSentenceChars: 200 });
+    expect(units.map((u) => [u.text, u.kind, u.fragment])).toEqual([
+      ["单斑笛鲷分布于印度太平洋区，", "clause", false],
+      ["包括东非、马达加斯加、", "clause", true],
+    ]);
+  });
 });

@@ -20,7 +20,8 @@ export interface UnitOptions {
   startsDocument: boolean;
   /**
    * Chinese sentences longer than this many characters are split at their clauses (，；): a
-   * Chinese sentence can run a whole paragraph, and its clauses often each state one fact.
+   * Chinese sentence can run a whole paragraph, and its clauses often each state one fact. One
+   * cut by the chunk's edge is split whatever its length, so its whole clauses can still be quoted.
    */
   longSentenceChars: number;
 }
@@ -107,7 +108,9 @@ export function answerUnits(chunkText: string, options: UnitOptions): AnswerUnit
       const cutAtStart = atChunkStart && !options.startsDocument && CONTINUATION.test(text);
       const cutAtEnd = atChunkEnd && !TERMINAL.test(text) && !LIST_ITEM.test(s.text);
       const index = sentence++;
-      if (HAN.test(text) && [...text].length > options.longSentenceChars) {
+      // A Chinese sentence the chunk's edge cut still has whole clauses before (or after) the cut:
+      // Chinese runs many facts into one sentence, and a fact in its first clause is not lost.
+      if (HAN.test(text) && ([...text].length > options.longSentenceChars || cutAtStart || cutAtEnd)) {
         const clauses = text.match(CLAUSE) ?? [text];
         clauses.forEach((clause, c) => {
           const fragment = (c === 0 && cutAtStart) || (c === clauses.length - 1 && cutAtEnd && !/[，；]$/.test(clause));

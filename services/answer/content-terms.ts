@@ -28,6 +28,11 @@ export function terms(text: string): string[] {
     .filter((t) => /[\p{L}\p{N}]/u.test(t) && !STOPWORDS.has(t) && (t.length > 1 || HAN.test(t) || /\p{N}/u.test(t)));
 }
 
+/** The part-of-speech tags jieba gives the words of a Chinese text (ns: place name, nr: person name, …). */
+export function namedEntityTags(text: string): Set<string> {
+  return new Set(segmenter().tag(text.normalize("NFKC"), true).map((t) => t.tag));
+}
+
 /** English plural and verb endings folded ("citations" finds "citation"); other scripts unchanged. */
 export function stem(term: string): string {
   if (!/^[a-z]+$/.test(term) || term.length <= 4) return term;
@@ -38,10 +43,12 @@ export function stem(term: string): string {
 export interface TermBag {
   terms: Set<string>;
   normalized: string;
+  /** As written, for tests that need case or script (names, places). */
+  text: string;
 }
 
 export function termBag(text: string): TermBag {
-  return { terms: new Set(terms(text).map(stem)), normalized: text.normalize("NFKC").toLowerCase() };
+  return { terms: new Set(terms(text).map(stem)), normalized: text.normalize("NFKC").toLowerCase(), text };
 }
 
 /**

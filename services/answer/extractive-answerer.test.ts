@@ -104,6 +104,26 @@ describe("extractiveAnswer", () => {
     expect(body(extractiveAnswer("海宁西站哪一年建成？", station, { maxSentences: 1 }).text)).toBe("海宁西站于2010年正式开通。[1]");
   });
 
+  it("counts the words of a chunk's title for each of its sentences, so the rest of the question picks the sentence", () => {
+    const name = "艾蒂安·保罗·马利·拉莫特";
+    const text = `${name}生于比利时迪南，是一名天主教神父。1953年，获得法朗基奖。`;
+    const question = `1953年，${name}获得了什么奖？`;
+    const titled = [{ number: 1, hit: makeHit("t1", text, { sectionPath: [name] }), tokens: 1 }];
+    expect(body(extractiveAnswer(question, titled, { maxSentences: 1 }).text)).toBe("1953年，获得法朗基奖。[1]");
+    // Untitled, the sentence repeating the name's four parts outweighs the one that answers.
+    expect(body(extractiveAnswer(question, makeContext([text]), { maxSentences: 1 }).text)).toContain("天主教神父");
+  });
+
+  it("prefers a sentence naming a place when the question asks where", () => {
+    const context = makeContext(["陈荣捷是著名的华人哲学家，研究朱熹。陈荣捷是广东开平人。"]);
+    expect(body(extractiveAnswer("陈荣捷是哪里人？", context, { maxSentences: 1 }).text)).toBe("陈荣捷是广东开平人。[1]");
+  });
+
+  it("quotes the whole clauses of a Chinese sentence the chunk's end cut off", () => {
+    const context = midDocument(["本鱼体长椭圆形。单斑笛鲷分布于印度太平洋区，包括东非、马达加斯加、模里西斯、"]);
+    expect(body(extractiveAnswer("单斑笛鲷分布在哪一大洋区？", context).text)).toBe("单斑笛鲷分布于印度太平洋区。[1]");
+  });
+
   it("says so when nothing matches", () => {
     const result = extractiveAnswer("What is the parking policy?", english);
     expect(result.found).toBe(false);

@@ -30,10 +30,15 @@ export const EXTRACTIVE_NOTICES = ["Extractive answer (no language model configu
 /** A sentence from another document must cover at least this share of the question the answer does not yet cover. */
 const MIN_NEW_COVERAGE = 0.25;
 
+/** What being next to the first sentence adds to a further sentence's coverage score. */
+const NEIGHBOUR_BONUS = 0.2;
+
 interface Candidate {
   chunkIndex: number;
   unit: AnswerUnit;
   bag: TermBag;
+  /** The chunk's section path (a document's title, its headings): what every sentence under it is about. */
+  topic: TermBag;
   chars: number;
   score: number;
 }
@@ -41,8 +46,9 @@ interface Candidate {
 /**
  * An answer made without a language model. Sentences score by the share of the question they
  * cover: its content words, each weighted by its rarity among the retrieved sentences (IDF), so a
- * word every passage shares — often the subject's own name — decides little; and, when the
- * question asks "when" or "how many", whether the sentence states a time or a quantity. The answer
+ * word every passage shares — often the subject's own name — decides little; words of the chunk's
+ * title (section path) count for every sentence under it; and, when the question asks when, how
+ * many, where or who, whether the sentence states a time, a quantity, a place or a name. The answer
  * opens with the best sentence of the highest-ranked document that has one, then adds the next
  * best of that document that still fit the reading budget (another document's only if it covers
  * a part of the question not yet covered). Only whole sentences are quoted (a chunk's edges
@@ -61,7 +67,9 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   // The answer-type cue is one more thing to match, weighted by its rarity like a word.
   const CUE = "\u0000cue";
   const queryTerms = [...analysis.terms, ...(analysis.cue ? [CUE] : [])];
-  const holds = (bag: TermBag, t: string) => (t === CUE ? analysis.cue!.pattern.test(bag.normalized) : holdsTerm(bag, t));
+  const cueHeld = new Map<TermBag, boolean>();
+  const holdsCue = (bag: TermBag) => cueHeld.get(bag) ?? cueHeld.set(bag, analysis.cue!.test(bag.text)).get(bag)!;
+  const holds = (bag: TermBag, t: string) => (t === CUE ? holdsCue(bag) : holdsTerm(bag, t));
 
   const chunks = context.slice(0, options.maxChunks ?? context.length);
   const unitsOf = chunks.map((chunk) =>
@@ -71,19 +79,24 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
       longSentenceChars: budget * 2,
     }),
   );
+  const topics = chunks.map((chunk) => termBag(chunk.hit.chunk.sectionPath.join(" ")));
   const candidates: Candidate[] = unitsOf.flatMap((list, chunkIndex) =>
     list
       .filter((u) => !u.fragment && u.kind !== "code")
-      .map((unit) => ({ chunkIndex, unit, bag: termBag(unit.text), chars: [...unit.text].length, score: 0 })),
+      .map((unit) => ({ chunkIndex, unit, bag: termBag(unit.text), topic: topics[chunkIndex], chars: [...unit.text].length, score: 0 })),
   );
+  // A sentence under a title that names the question's subject need not repeat the name to be
+  // about it ("1994年病逝于美国。" under 陈荣捷): terms the section path holds count for each of its
+  // sentences, so within one document they decide nothing and the rest of the question decides.
+  const has = (c: Candidate, t: string) => holds(c.bag, t) || (t !== CUE && holds(c.topic, t));
   const weight = new Map(
     queryTerms.map((t) => {
-      const df = candidates.filter((c) => holds(c.bag, t)).length;
+      const df = candidates.filter((c) => has(c, t)).length;
       return [t, Math.log(1 + (candidates.length + 1) / (df + 0.5))];
     }),
   );
   const total = [...weight.values()].reduce((a, b) => a + b, 0) || 1;
-  for (const c of candidates) c.score = queryTerms.filter((t) => holds(c.bag, t)).reduce((sum, t) => sum + weight.get(t)!, 0) / total;
+  for (const c of candidates) c.score = queryTerms.filter((t) => has(c, t)).reduce((sum, t) => sum + weight.get(t)!, 0) / total;
 
   const scored = candidates.filter((c) => c.score > 0);
   if (scored.length === 0) return { text: none, found: false, sources: [] };
@@ -97,18 +110,21 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   const first = [...scored].sort((a, b) => rankOf(a) - rankOf(b) || b.score - a.score || a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order)[0];
 
   // Further sentences come from the same document, which says more about the same subject; another
-  // document is quoted only for a part of the question the answer does not yet cover.
+  // document is quoted only for a part of the question the answer does not yet cover. A sentence
+  // next to the first one gets a little more: it often finishes what the first began (the clause
+  // after "前身为", the sentence after the one naming the subject).
   const chosen: Candidate[] = [first];
-  const covered = new Set(queryTerms.filter((t) => holds(first.bag, t)));
-  const newCoverage = (c: Candidate) => queryTerms.filter((t) => !covered.has(t) && holds(c.bag, t)).reduce((sum, t) => sum + weight.get(t)!, 0) / total;
+  const covered = new Set(queryTerms.filter((t) => has(first, t)));
+  const newCoverage = (c: Candidate) => queryTerms.filter((t) => !covered.has(t) && has(c, t)).reduce((sum, t) => sum + weight.get(t)!, 0) / total;
+  const beside = (c: Candidate) => (c.chunkIndex === first.chunkIndex && Math.abs(c.unit.order - first.unit.order) === 1 ? NEIGHBOUR_BONUS : 0);
   let length = first.chars;
-  for (const next of scored.sort((a, b) => b.score - a.score || a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order)) {
+  for (const next of scored.sort((a, b) => b.score + beside(b) - a.score - beside(a) || a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order)) {
     if (chosen.length >= (options.maxSentences ?? 3)) break;
     if (length + next.chars > budget || chosen.some((c) => repeats(c.unit.text, next.unit.text))) continue;
     if (rankOf(next) !== rankOf(first) && newCoverage(next) < MIN_NEW_COVERAGE) continue;
     chosen.push(next);
     length += next.chars;
-    for (const t of queryTerms) if (holds(next.bag, t)) covered.add(t);
+    for (const t of queryTerms) if (has(next, t)) covered.add(t);
   }
   chosen.sort((a, b) => a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order);
 

