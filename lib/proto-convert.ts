@@ -202,6 +202,9 @@ export function hitFromProto(p: SearchHitProto): SearchHit {
       vectorRank: p.explain?.vectorRank ?? 0,
       vectorScore: p.explain?.vectorScore ?? 0,
       fusedScore: p.explain?.fusedScore ?? 0,
+      ...(p.explain?.fallback ? { fallback: true } : {}),
+      ...(p.explain?.rerankScore !== undefined ? { rerankScore: p.explain.rerankScore } : {}),
+      ...(p.explain?.mergedChunkIds.length ? { mergedChunkIds: [...p.explain.mergedChunkIds] } : {}),
     },
   };
 }
