@@ -19,6 +19,7 @@ import {
   bm25SearchBody,
   chunkFieldMappings,
   chunkFromSource,
+  chunksAtSearchBody,
   chunksByIdSearchBody,
   documentChunksQuery,
   documentMarkerId,
@@ -29,8 +30,8 @@ import {
   vectorEngineHit,
   type ChunkSource,
 } from "./search-documents.ts";
-import type { SearchEngine } from "./search-engine.ts";
-import { applyMinScore, hybridCandidates, requireQueryVector, uniqueChunkIds, validateSearchQuery } from "./search-query.ts";
+import type { ChunkPosition, SearchEngine } from "./search-engine.ts";
+import { applyMinScore, hybridCandidates, orderByPosition, requireQueryVector, uniqueChunkIds, validateSearchQuery } from "./search-query.ts";
 import { segmentForIndex, segmentQuery } from "./text-segmenter.ts";
 
 export interface DocumentStoreEngineOptions {
@@ -191,6 +192,14 @@ export class DocumentStoreEngine implements SearchEngine {
       const byId = new Map<string, Chunk>();
       for (const hit of result.hits) if (hit._source) byId.set(hit._id, chunkFromSource(hit._source));
       return ids.flatMap((id) => byId.get(id) ?? []);
+    });
+  }
+
+  async getChunksAt(positions: ChunkPosition[]): Promise<Chunk[]> {
+    if (positions.length === 0) return [];
+    return this.call("get chunks at positions", async () => {
+      const result = await this.store.search<ChunkSource>(`${this.prefix}*`, chunksAtSearchBody(positions), { ignoreUnavailable: true });
+      return orderByPosition(positions, result.hits.flatMap((hit) => (hit._source ? [chunkFromSource(hit._source)] : [])));
     });
   }
 

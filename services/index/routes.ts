@@ -23,6 +23,8 @@ export interface IndexDeps {
 
 /** A search can name at most this many results; more is a mistake, not a use. */
 const MAX_TOP_K = 1000;
+/** Neighbour look-ups ask for a few chunks around each hit; thousands would be a document dump. */
+const MAX_POSITIONS = 1000;
 
 export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
   return (router: ConnectRouter) =>
@@ -120,7 +122,12 @@ export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
         return { hits: hits.map(hitToProto) };
       },
       async getChunks(request) {
-        return { chunks: (await engine.getChunks([...request.chunkIds])).map(chunkToProto) };
+        if (request.positions.length > MAX_POSITIONS) throw new InvalidInputError(`at most ${MAX_POSITIONS} chunk positions at once, got ${request.positions.length}`);
+        const [byId, byPosition] = await Promise.all([
+          engine.getChunks([...request.chunkIds]),
+          engine.getChunksAt(request.positions.map((p) => ({ documentId: p.documentId, index: p.index }))),
+        ]);
+        return { chunks: [...byId, ...byPosition].map(chunkToProto) };
       },
     });
 }

@@ -2,6 +2,11 @@
 // (distributed); both run search-engine.contract.ts.
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
 
+export interface ChunkPosition {
+  documentId: string;
+  index: number;
+}
+
 export interface SearchEngine {
   /** Prepares storage for a knowledge base's chunks (vector dimension fixed here). Idempotent. */
   ensureKnowledgeBase(knowledgeBaseId: string, embeddingDimension: number): Promise<void>;
@@ -18,5 +23,7 @@ export interface SearchEngine {
   search(query: SearchQuery): Promise<SearchHit[]>;
   /** Chunks by id, in the order asked; unknown ids are left out. */
   getChunks(ids: string[]): Promise<Chunk[]>;
+  /** Chunks by document and index (a hit's neighbours), in the order asked; places with no chunk are left out. */
+  getChunksAt(positions: ChunkPosition[]): Promise<Chunk[]>;
   close(): Promise<void>;
 }

@@ -1,7 +1,8 @@
 // Checks and defaults every SearchEngine applies the same way to a SearchQuery, whatever stores the
 // chunks: which queries are malformed (InvalidInput), which do not fit the stored vectors
 // (FailedPrecondition), how many candidates hybrid fuses, and what minScore drops.
-import type { EmbeddedChunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
+import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
+import type { ChunkPosition } from "./search-engine.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
 
 export function validateSearchQuery(query: SearchQuery): void {
@@ -44,4 +45,17 @@ export function uniqueChunkIds(chunks: readonly EmbeddedChunk[]): Set<string> {
     seen.add(chunk.id);
   }
   return seen;
+}
+
+/** Chunks found by position, in the order the positions were asked (each once), the unfound left out. */
+export function orderByPosition(positions: ChunkPosition[], found: Chunk[]): Chunk[] {
+  const at = new Map(found.map((c) => [`${c.documentId}\u0000${c.index}`, c]));
+  const seen = new Set<string>();
+  return positions.flatMap((p) => {
+    const key = `${p.documentId}\u0000${p.index}`;
+    const chunk = at.get(key);
+    if (!chunk || seen.has(key)) return [];
+    seen.add(key);
+    return [chunk];
+  });
 }

@@ -6,8 +6,8 @@ import { createHash } from "node:crypto";
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "../rrf-fusion.ts";
-import type { SearchEngine } from "../search-engine.ts";
-import { applyMinScore, hybridCandidates, requireQueryVector, uniqueChunkIds, validateSearchQuery } from "../search-query.ts";
+import type { ChunkPosition, SearchEngine } from "../search-engine.ts";
+import { applyMinScore, hybridCandidates, orderByPosition, requireQueryVector, uniqueChunkIds, validateSearchQuery } from "../search-query.ts";
 import { segmentForIndex, segmentQuery } from "../text-segmenter.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { withDatabase } from "./sqlite-errors.ts";
@@ -244,6 +244,19 @@ export class SqliteSearchEngine implements SearchEngine {
       const rows = this.db.prepare(`SELECT * FROM chunks WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as ChunkRow[];
       const byId = new Map(rows.map((row) => [row.id, toChunk(row)]));
       return ids.flatMap((id) => byId.get(id) ?? []);
+    });
+  }
+
+  async getChunksAt(positions: ChunkPosition[]): Promise<Chunk[]> {
+    if (positions.length === 0) return [];
+    return this.run("get chunks at positions", () => {
+      const rows = this.db
+        .prepare(
+          `SELECT c.* FROM chunks c JOIN json_each(?) p
+             ON c.document_id = json_extract(p.value, '$.documentId') AND c.chunk_index = json_extract(p.value, '$.index')`,
+        )
+        .all(JSON.stringify(positions)) as ChunkRow[];
+      return orderByPosition(positions, rows.map(toChunk));
     });
   }
 
