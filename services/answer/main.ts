@@ -8,18 +8,24 @@ import type { AssembledService } from "../../lib/service-runtime.ts";
 import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
 import { answerConfig } from "./config.ts";
 import { OpenAiChatModel } from "./openai-chat-model.ts";
+import { HttpReranker } from "./rerank/http-reranker.ts";
+import { LlmReranker } from "./rerank/llm-reranker.ts";
 import { build } from "./server.ts";
 
 export function assembleAnswer(env: Env, peers: Peers, shared: { logger: Logger }): AssembledService {
   const config = answerConfig(env);
   const logger = shared.logger.child({ service: "answer" });
   const counter = WordPieceTokenCounter.fromModelDir(config.tokenizerDir);
+  const chatModel = config.llm ? new OpenAiChatModel(config.llm) : undefined;
+  // An HTTP reranker when one is configured, else the chat model pointwise, else none (rerank is refused).
+  const reranker = config.rerank ? new HttpReranker(config.rerank) : chatModel ? new LlmReranker(chatModel) : undefined;
   return {
     name: "answer",
     server: build({
       index: createClient(IndexService, peers.transport("index")),
       embedder: createClient(EmbedderService, peers.transport("embedder")),
-      chatModel: config.llm ? new OpenAiChatModel(config.llm) : undefined,
+      chatModel,
+      reranker,
       countTokens: (text) => counter.count(text),
       contextTokenBudget: config.contextTokenBudget,
       maxQuestionChars: config.maxQuestionChars,

@@ -21,6 +21,8 @@ export interface RetrievalSettings {
    * vector and hybrid searches embed the question once per model (see cross-model-merge.ts).
    */
   embeddingModels?: Record<string, string>;
+  /** Only documents whose metadata has every one of these key/value pairs. */
+  metadataEquals?: Record<string, string>;
 }
 
 export interface QueryEmbedding {
@@ -98,6 +100,7 @@ export async function retrieve(question: string, deps: RetrievalDeps, settings: 
     candidates: settings.candidates,
     rrfK: settings.rrfK,
     weights: settings.mode === "hybrid" ? weights : settings.weights,
+    ...(settings.metadataEquals ? { metadataEquals: settings.metadataEquals } : {}),
   });
   return {
     hits,

@@ -4,6 +4,7 @@ import {
   AnswerService,
   ChatResponseSchema,
   ChatStage,
+  QueryExpansion,
   type ChatResponse,
   type RetrievalSettings as RetrievalSettingsProto,
 } from "../../gen/quarry/answer/v1/answer_pb.ts";
@@ -12,15 +13,20 @@ import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
 import { assertDimension } from "../../lib/dimension-check.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
-import { hitFromProto, hitToProto, knowledgeBaseFromProto, modeFromProto, modeToProto } from "../../lib/proto-convert.ts";
+import { chunkFromProto, hitFromProto, hitToProto, knowledgeBaseFromProto, modeFromProto, modeToProto } from "../../lib/proto-convert.ts";
+import { toDomainError } from "../../lib/rpc/error-mapping.ts";
 import { answer, type AnswerEvent } from "./answer-pipeline.ts";
 import type { ChatModel } from "./chat-model.ts";
-import { retrieve, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
+import type { Reranker } from "./rerank/reranker.ts";
+import { retrieveWithOptions, type OptionDeps, type RetrievalNotes, type RetrievalOptions } from "./retrieval-options.ts";
+import type { RetrievalSettings } from "./retrieval-stage.ts";
 
 export interface AnswerServiceDeps {
   index: Client<typeof IndexService>;
   embedder: Client<typeof EmbedderService>;
   chatModel?: ChatModel;
+  /** Absent when neither a rerank server nor a chat model is configured. */
+  reranker?: Reranker;
   countTokens(text: string): number;
   contextTokenBudget: number;
   maxQuestionChars: number;
@@ -69,10 +75,30 @@ export function answerRoutes(deps: AnswerServiceDeps) {
     return early;
   };
 
-  const retrievalDeps = (kbs: KnowledgeBase[], early?: Promise<EmbeddedQuestion>): RetrievalDeps => ({
+  /** Errors of the other services as the domain errors they stand for, so retrieval can tell an outage from a refusal. */
+  const domainErrors = async <T>(call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (err) {
+      throw toDomainError(err);
+    }
+  };
+
+  const retrievalDeps = (kbs: KnowledgeBase[], early?: Promise<EmbeddedQuestion>, signal?: AbortSignal): OptionDeps & { countTokens(text: string): number } => ({
+    chatModel: deps.chatModel,
+    reranker: deps.reranker,
+    countTokens: deps.countTokens,
+    signal,
+    async chunksAt(positions) {
+      const res = await domainErrors(() => deps.index.getChunks({ positions }));
+      return res.chunks.map(chunkFromProto);
+    },
     async embed(question, model = kbs[0].embeddingModel) {
-      const started = await early;
-      const embedded = started?.text === question && (started.model === model || started.requested === model) ? started : await embedQuestion(question, model);
+      const started = await early?.catch((err: unknown) => {
+        throw toDomainError(err);
+      });
+      const embedded =
+        started?.text === question && (started.model === model || started.requested === model) ? started : await domainErrors(() => embedQuestion(question, model));
       const kb = kbs.find((k) => k.embeddingModel === model) ?? kbs[0];
       assertDimension([embedded.vector], kb.embeddingDimension, {
         knowledgeBase: kb.name,
@@ -82,7 +108,7 @@ export function answerRoutes(deps: AnswerServiceDeps) {
       return { vector: embedded.vector, knownTokenShare: embedded.knownTokenShare };
     },
     async search(q) {
-      const res = await deps.index.search({
+      const res = await domainErrors(() => deps.index.search({
         knowledgeBaseIds: q.knowledgeBaseIds,
         text: q.text,
         vector: q.vector ? Array.from(q.vector) : [],
@@ -93,7 +119,8 @@ export function answerRoutes(deps: AnswerServiceDeps) {
         candidates: q.candidates ?? 0,
         rrfK: q.rrfK ?? 0,
         weights: q.weights,
-      });
+        metadataEquals: q.metadataEquals ?? {},
+      }));
       return res.hits.map(hitFromProto);
     },
   });
@@ -106,6 +133,7 @@ export function answerRoutes(deps: AnswerServiceDeps) {
     documentIds: [...(s?.documentIds ?? [])],
     maxQuestionChars: deps.maxQuestionChars,
     embeddingModels: Object.fromEntries(kbs.map((kb) => [kb.id, kb.embeddingModel])),
+    ...(s && Object.keys(s.metadataEquals).length > 0 ? { metadataEquals: { ...s.metadataEquals } } : {}),
   });
 
   return (router: ConnectRouter) =>
@@ -114,8 +142,14 @@ export function answerRoutes(deps: AnswerServiceDeps) {
         const started = performance.now();
         const early = embedEarly(request.query, request.settings, request.knowledgeBaseIds);
         const kbs = await resolve(request.knowledgeBaseIds);
-        const { hits } = await retrieve(request.query, retrievalDeps(kbs, early), settingsOf(kbs, request.settings, 10));
-        return { hits: hits.map(hitToProto), searchMs: performance.now() - started };
+        const { hits, notes } = await retrieveWithOptions(
+          request.query,
+          retrievalDeps(kbs, early),
+          settingsOf(kbs, request.settings, 10),
+          optionsOf(request.settings),
+          deps.contextTokenBudget,
+        );
+        return { hits: hits.map(hitToProto), searchMs: performance.now() - started, notes: notesToProto(notes) };
       },
       async *chat(request, context) {
         const early = embedEarly(request.question, request.settings, request.knowledgeBaseIds);
@@ -124,20 +158,47 @@ export function answerRoutes(deps: AnswerServiceDeps) {
         const events = answer(
           request.question,
           {
-            ...retrievalDeps(kbs, early),
-            countTokens: deps.countTokens,
-            chatModel: deps.chatModel,
+            ...retrievalDeps(kbs, early, context.signal),
             embedForSupport: async (texts) => {
               const res = await deps.embedder.embed({ texts, kind: EmbeddingKind.DOCUMENT });
               return res.vectors.map((v) => ({ vector: Float32Array.from(v.values), knownTokenShare: v.knownTokenShare }));
             },
             signal: context.signal,
           },
-          { retrieval: settings, contextTokenBudget: deps.contextTokenBudget },
+          { retrieval: settings, contextTokenBudget: deps.contextTokenBudget, options: optionsOf(request.settings) },
         );
         for await (const event of events) yield toChatResponse(event, deps.chatModel?.name ?? "extractive");
       },
     });
+}
+
+const EXPANSION = {
+  [QueryExpansion.UNSPECIFIED]: undefined,
+  [QueryExpansion.REWRITE]: "rewrite",
+  [QueryExpansion.HYDE]: "hyde",
+  [QueryExpansion.MULTI_QUERY]: "multi_query",
+} as const;
+
+function optionsOf(s: RetrievalSettingsProto | undefined): RetrievalOptions {
+  if (!s) return {};
+  return {
+    rerank: s.rerank,
+    queryExpansion: EXPANSION[s.queryExpansion],
+    queryVariants: s.queryVariants,
+    neighbourChunks: s.neighbourChunks,
+    bm25Fill: s.bm25Fill,
+  };
+}
+
+function notesToProto(notes: RetrievalNotes) {
+  return {
+    degraded: notes.degraded ?? "",
+    rerankSkipped: notes.rerankSkipped ?? "",
+    queries: notes.queries,
+    fallbackHits: notes.fallbackHits,
+    reranked: notes.reranked,
+    reranker: notes.reranker ?? "",
+  };
 }
 
 function toChatResponse(event: AnswerEvent, model: string): ChatResponse {
@@ -188,6 +249,7 @@ function toChatResponse(event: AnswerEvent, model: string): ChatResponse {
             model,
             resolvedMarkers: event.record.markers.resolved,
             unsupportedMarkers: event.record.markers.unsupported,
+            retrievalNotes: notesToProto(event.notes),
             citationChecks: event.citationChecks.map((c) => ({
               marker: c.marker,
               sentenceStart: c.sentenceStart,

@@ -13,6 +13,7 @@ import type { ApiKeyRegistry } from "./api-key-registry.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
 import { checkKnowledgeBaseName } from "../../lib/catalog-ids.ts";
 import type { Catalog } from "./catalog.ts";
+import { documentsMatching } from "./metadata-filter.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
 export interface IndexDeps {
@@ -107,6 +108,9 @@ export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
           }
         }
         if (mode === "bm25" && !request.text.trim()) throw new InvalidInputError("keyword search needs query text");
+        const filtered = await documentsMatching(catalog, kbs.map((kb) => kb.id), request.metadataEquals, request.documentIds);
+        // No document has the metadata: nothing can match (an empty id list would mean "all").
+        if (filtered?.length === 0) return { hits: [] };
         const hits = await engine.search({
           knowledgeBaseIds: kbs.map((kb) => kb.id),
           text: request.text,
@@ -114,7 +118,7 @@ export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
           mode,
           topK: request.topK || 10,
           minScore: request.minScore,
-          documentIds: [...request.documentIds],
+          documentIds: filtered ?? [...request.documentIds],
           candidates: request.candidates || undefined,
           rrfK: request.rrfK || undefined,
           weights: request.weights ? { bm25: request.weights.bm25, vector: request.weights.vector } : undefined,
