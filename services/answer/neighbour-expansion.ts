@@ -95,7 +95,7 @@ export function joinSpans(pieces: Pick<Chunk, "text" | "start" | "end">[]): stri
   for (const piece of pieces.slice(1)) {
     const exact = piece.end - piece.start === piece.text.length;
     if (exact && piece.start < end) text += piece.text.slice(Math.min(end - piece.start, piece.text.length));
-    else text += (piece.start === end && exact ? "" : "\n") + piece.text;
+    else text += (piece.start === end && exact ? "" : piece.start - end >= 2 ? "\n\n" : "\n") + piece.text;
     end = Math.max(end, piece.end);
   }
   return text;

@@ -194,8 +194,9 @@ describe("neighbour expansion", () => {
     await expect(retrieveWithOptions("q", deps([hitOf(0)]), settings, { neighbourChunks: 9 }, 1000)).rejects.toBeInstanceOf(InvalidInputError);
   });
 
-  it("joins chunks with a gap by a line break", () => {
+  it("joins chunks with a gap by a line break, a wider gap by a blank line", () => {
     expect(joinSpans([{ text: "ab", start: 0, end: 2 }, { text: "cd", start: 3, end: 5 }])).toBe("ab\ncd");
+    expect(joinSpans([{ text: "ab", start: 0, end: 2 }, { text: "cd", start: 4, end: 6 }])).toBe("ab\n\ncd");
   });
 });
 
