@@ -1,6 +1,7 @@
 import type { Chunk, SearchHit } from "../../lib/domain.ts";
 
 export interface ChunkPosition {
+  knowledgeBaseId: string;
   documentId: string;
   index: number;
 }
@@ -36,8 +37,9 @@ export async function expandNeighbours(hits: SearchHit[], window: number, tokenB
   const wanted: ChunkPosition[] = [];
   for (const hit of hits) {
     for (let d = 1; d <= reach; d++) {
-      if (hit.chunk.index - d >= 0) wanted.push({ documentId: hit.chunk.documentId, index: hit.chunk.index - d });
-      wanted.push({ documentId: hit.chunk.documentId, index: hit.chunk.index + d });
+      const { knowledgeBaseId, documentId, index } = hit.chunk;
+      if (index - d >= 0) wanted.push({ knowledgeBaseId, documentId, index: index - d });
+      wanted.push({ knowledgeBaseId, documentId, index: index + d });
     }
   }
   const stored = new Map((await deps.chunksAt(wanted)).map((c) => [key(c.documentId, c.index), c]));

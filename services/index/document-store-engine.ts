@@ -198,7 +198,8 @@ export class DocumentStoreEngine implements SearchEngine {
   async getChunksAt(positions: ChunkPosition[]): Promise<Chunk[]> {
     if (positions.length === 0) return [];
     return this.call("get chunks at positions", async () => {
-      const result = await this.store.search<ChunkSource>(`${this.prefix}*`, chunksAtSearchBody(positions), { ignoreUnavailable: true });
+      const indices = [...new Set(positions.map((p) => this.aliasFor(p.knowledgeBaseId)))].join(",");
+      const result = await this.store.search<ChunkSource>(indices, chunksAtSearchBody(positions), { ignoreUnavailable: true });
       return orderByPosition(positions, result.hits.flatMap((hit) => (hit._source ? [chunkFromSource(hit._source)] : [])));
     });
   }

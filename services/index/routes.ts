@@ -129,7 +129,12 @@ export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
         if (request.positions.length > MAX_POSITIONS) throw new InvalidInputError(`at most ${MAX_POSITIONS} chunk positions at once, got ${request.positions.length}`);
         const [byId, byPosition] = await Promise.all([
           engine.getChunks([...request.chunkIds]),
-          engine.getChunksAt(request.positions.map((p) => ({ documentId: p.documentId, index: p.index }))),
+          engine.getChunksAt(
+            request.positions.map((p) => {
+              if (!p.knowledgeBaseId || !p.documentId) throw new InvalidInputError("a chunk position needs its knowledge base id and document id");
+              return { knowledgeBaseId: p.knowledgeBaseId, documentId: p.documentId, index: p.index };
+            }),
+          ),
         ]);
         return { chunks: [...byId, ...byPosition].map(chunkToProto) };
       },

@@ -122,13 +122,14 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
       });
 
       it("returns chunks by document and index in the order asked, leaving empty places out", async () => {
-        const { docA, docB, chunks } = await seed();
+        const { kb, docA, docB, chunks } = await seed();
         const got = await engine.getChunksAt([
-          { documentId: docB, index: 1 },
-          { documentId: docA, index: 7 },
-          { documentId: docA, index: 0 },
-          { documentId: "no-such-document", index: 0 },
-          { documentId: docB, index: 1 },
+          { knowledgeBaseId: kb, documentId: docB, index: 1 },
+          { knowledgeBaseId: kb, documentId: docA, index: 7 },
+          { knowledgeBaseId: kb, documentId: docA, index: 0 },
+          { knowledgeBaseId: kb, documentId: "no-such-document", index: 0 },
+          { knowledgeBaseId: "kb_elsewhere", documentId: docA, index: 1 },
+          { knowledgeBaseId: kb, documentId: docB, index: 1 },
         ]);
         expect(got).toEqual([withoutVector(chunks.b1), withoutVector(chunks.a0)]);
         expect(await engine.getChunksAt([])).toEqual([]);

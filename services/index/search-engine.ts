@@ -3,6 +3,7 @@
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
 
 export interface ChunkPosition {
+  knowledgeBaseId: string;
   documentId: string;
   index: number;
 }

@@ -49,10 +49,11 @@ export function uniqueChunkIds(chunks: readonly EmbeddedChunk[]): Set<string> {
 
 /** Chunks found by position, in the order the positions were asked (each once), the unfound left out. */
 export function orderByPosition(positions: ChunkPosition[], found: Chunk[]): Chunk[] {
-  const at = new Map(found.map((c) => [`${c.documentId}\u0000${c.index}`, c]));
+  const keyOf = (kb: string, doc: string, index: number) => `${kb}\u0000${doc}\u0000${index}`;
+  const at = new Map(found.map((c) => [keyOf(c.knowledgeBaseId, c.documentId, c.index), c]));
   const seen = new Set<string>();
   return positions.flatMap((p) => {
-    const key = `${p.documentId}\u0000${p.index}`;
+    const key = keyOf(p.knowledgeBaseId, p.documentId, p.index);
     const chunk = at.get(key);
     if (!chunk || seen.has(key)) return [];
     seen.add(key);

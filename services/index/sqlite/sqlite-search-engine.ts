@@ -252,8 +252,11 @@ export class SqliteSearchEngine implements SearchEngine {
     return this.run("get chunks at positions", () => {
       const rows = this.db
         .prepare(
-          `SELECT c.* FROM chunks c JOIN json_each(?) p
-             ON c.document_id = json_extract(p.value, '$.documentId') AND c.chunk_index = json_extract(p.value, '$.index')`,
+          // The positions drive the loop (CROSS JOIN keeps them outer), each a look-up in chunks_by_document.
+          `SELECT c.* FROM json_each(?) p CROSS JOIN chunks c
+             ON c.knowledge_base_id = json_extract(p.value, '$.knowledgeBaseId')
+            AND c.document_id = json_extract(p.value, '$.documentId')
+            AND c.chunk_index = json_extract(p.value, '$.index')`,
         )
         .all(JSON.stringify(positions)) as ChunkRow[];
       return orderByPosition(positions, rows.map(toChunk));
