@@ -4,7 +4,7 @@
 import { basename, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Command, Option } from "commander";
-import { gatewayClient } from "../cli/gateway-client.ts";
+import { gatewayClient } from "../client/gateway-client.ts";
 import { ConfigError, type Env } from "../lib/config.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { loadBeirDataset, type BeirDataset } from "./beir-dataset.ts";
@@ -20,7 +20,7 @@ import {
   type EvalResult,
 } from "./run-eval.ts";
 import { runGatedFusion } from "./fusion-prototype.ts";
-import { addRetrievalFlags, retrievalSettingsOf, type RetrievalFlags } from "../cli/retrieval-flags.ts";
+import { addRetrievalFlags, retrievalSettingsOf, type RetrievalFlags } from "../client/retrieval-flags.ts";
 
 export interface EvalOptions extends RetrievalFlags {
   dataset: string;

@@ -6,8 +6,8 @@ import { verifyCitations, type CitationCheck, type SupportEmbedder } from "./cit
 import { buildContext, renderContext, type BuiltContext, type ContextChunk } from "./context-builder.ts";
 import { extractiveAnswer, type ExtractiveOptions } from "./extractive-answerer.ts";
 import { buildMessages } from "./prompt.ts";
-import { retrieveWithOptions, type OptionDeps, type RetrievalNotes, type RetrievalOptions } from "./retrieval-options.ts";
-import { validateQuestion, type RetrievalSettings } from "./retrieval-stage.ts";
+import { retrieveWithOptions, type OptionDeps, type RetrievalNotes, type RetrievalExtras } from "./retrieval-options.ts";
+import { validateRetrieval, type RetrievalSettings } from "./retrieval-stage.ts";
 import type { RetrievalSummary, StageName, StageRun, TurnRecord } from "./turn-record.ts";
 
 export interface AnswerSettings {
@@ -16,7 +16,7 @@ export interface AnswerSettings {
   contextTokenBudget: number;
   extractive?: ExtractiveOptions;
   /** Rerank, query expansion, neighbours, keyword fill (retrieval-options.ts). */
-  options?: RetrievalOptions;
+  options?: RetrievalExtras;
 }
 
 export interface AnswerDeps extends OptionDeps {
@@ -57,8 +57,12 @@ const HAN = /\p{Script=Han}/u;
  * expansion run inside retrieval (retrieval-options.ts), each adding its StageRun.
  */
 export async function* answer(question: string, deps: AnswerDeps, settings: AnswerSettings): AsyncGenerator<AnswerEvent> {
+  yield* answerChecked(validateRetrieval(question, settings.retrieval), deps, settings);
+}
+
+/** answer for a question validateRetrieval has accepted (and trimmed) with these settings. */
+export async function* answerChecked(text: string, deps: AnswerDeps, settings: AnswerSettings): AsyncGenerator<AnswerEvent> {
   const started = performance.now();
-  const text = validateQuestion(question, settings.retrieval);
   const record: TurnRecord = {
     question: text,
     knowledgeBaseIds: [...settings.retrieval.knowledgeBaseIds],

@@ -7,7 +7,7 @@ import { OpenAiChatModel } from "./openai-chat-model.ts";
 import { fuseQueryLists } from "./query-fusion.ts";
 import { retrieveWithOptions, type OptionDeps } from "./retrieval-options.ts";
 import type { RetrievalSettings } from "./retrieval-stage.ts";
-import { makeHit } from "./test-hits.ts";
+import { makeHit } from "./testing/test-hits.ts";
 
 const settings: RetrievalSettings = { knowledgeBaseIds: ["kb-1"], mode: "hybrid", topK: 3, minScore: 0, documentIds: [] };
 

@@ -7,31 +7,10 @@ import { fuseQueryLists } from "./query-fusion.ts";
 import { RERANK_CANDIDATE_FACTOR, rerankHits, type Reranker } from "./rerank/reranker.ts";
 import { retrieveWithFallback } from "./retrieval-fallback.ts";
 import { validateQuestion, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
+import type { RetrievalExtras, RetrievalNotes } from "./retrieval-extras.ts";
 import type { StageName } from "./turn-record.ts";
 
-/** What a caller can ask retrieval to do beyond one search (RetrievalSettings in the protocol). */
-export interface RetrievalOptions {
-  rerank?: boolean;
-  queryExpansion?: QueryExpansionMode;
-  /** Variants for multi_query; 0 or absent means 3. */
-  queryVariants?: number;
-  /** Adjacent chunks to merge on each side of a hit; 0 or absent leaves hits alone. */
-  neighbourChunks?: number;
-  /** Top up a short vector or hybrid list with keyword hits. */
-  bm25Fill?: boolean;
-}
-
-/** What retrieval did beyond the plain search, and what it could not do; shown with the results and kept in the turn. */
-export interface RetrievalNotes {
-  degraded?: string;
-  rerankSkipped?: string;
-  /** The searches run, when the question was rewritten or expanded. */
-  queries: string[];
-  fallbackHits: number;
-  reranked: number;
-  reranker?: string;
-  mergedNeighbours: number;
-}
+export type { RetrievalExtras, RetrievalNotes };
 
 export interface OptionDeps extends RetrievalDeps, Partial<NeighbourDeps> {
   chatModel?: ChatModel;
@@ -63,7 +42,7 @@ export async function retrieveWithOptions(
   question: string,
   deps: OptionDeps,
   settings: RetrievalSettings,
-  options: RetrievalOptions,
+  options: RetrievalExtras,
   tokenBudget: number,
   onStage: StageListener = () => {},
 ): Promise<OptionedRetrieval> {

@@ -2,7 +2,7 @@ import type { HitExplain, RetrievalMode } from "../../lib/domain.ts";
 import type { ChatUsage } from "./chat-model.ts";
 import type { CitationCheck } from "./citation-verifier.ts";
 import type { ExclusionReason } from "./context-builder.ts";
-import type { RetrievalNotes, RetrievalOptions } from "./retrieval-options.ts";
+import type { RetrievalExtras, RetrievalNotes } from "./retrieval-extras.ts";
 import type { RetrievalSettings } from "./retrieval-stage.ts";
 
 /**
@@ -54,7 +54,7 @@ export interface TurnRecord {
   question: string;
   knowledgeBaseIds: string[];
   retrieval: RetrievalSettings;
-  retrievalOptions?: RetrievalOptions;
+  retrievalOptions?: RetrievalExtras;
   /** Degradation, rerank outcome and the queries searched; absent when retrieval failed. */
   retrievalNotes?: RetrievalNotes;
   stages: StageRun[];

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { QueryExpansion } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import { RetrievalMode, type SearchHit } from "../../gen/quarry/common/v1/common_pb.ts";
-import { elasticsearchTestSpace } from "../../services/index/elasticsearch/elasticsearch-test-support.ts";
+import { elasticsearchTestSpace } from "../../services/index/testing/elasticsearch-test-support.ts";
 import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
 import type { Env } from "../../lib/config.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";

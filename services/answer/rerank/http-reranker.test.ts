@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startRerankStub, type RerankStub, type RerankStubProtocol } from "../../../test/support/rerank-stub.ts";
-import { makeHit } from "../test-hits.ts";
+import { makeHit } from "../testing/test-hits.ts";
 import { HttpReranker } from "./http-reranker.ts";
 import { rerankHits } from "./reranker.ts";
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startOpenAiStub, type OpenAiStub } from "../../../test/support/openai-stub.ts";
 import { OpenAiChatModel } from "../openai-chat-model.ts";
-import { makeHit } from "../test-hits.ts";
+import { makeHit } from "../testing/test-hits.ts";
 import { LlmReranker } from "./llm-reranker.ts";
 import { rerankHits } from "./reranker.ts";
 

@@ -4,10 +4,10 @@
 import { Client } from "@elastic/elasticsearch";
 import type { ApiKeyStore } from "../api-key-store.ts";
 import type { Catalog } from "../catalog.ts";
-import { DocumentStoreApiKeyStore } from "../document-store-api-key-store.ts";
+import { DocumentStoreApiKeyStore } from "../document-store/document-store-api-key-store.ts";
 import { ElasticsearchDocumentStore } from "./elasticsearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";
-import { elasticsearchClientOptions } from "../engine-connection.ts";
+import { elasticsearchClientOptions } from "../document-store/engine-connection.ts";
 import type { SearchEngine } from "../search-engine.ts";
 import { ElasticsearchCatalog } from "./elasticsearch-catalog.ts";
 import { ElasticsearchSearchEngine } from "./elasticsearch-search-engine.ts";

@@ -6,10 +6,10 @@
 import { Client } from "@opensearch-project/opensearch";
 import type { ApiKeyStore } from "../api-key-store.ts";
 import type { Catalog } from "../catalog.ts";
-import { DocumentStoreApiKeyStore } from "../document-store-api-key-store.ts";
+import { DocumentStoreApiKeyStore } from "../document-store/document-store-api-key-store.ts";
 import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";
-import { openSearchClientOptions } from "../engine-connection.ts";
+import { openSearchClientOptions } from "../document-store/engine-connection.ts";
 import { OpenSearchCatalog } from "./opensearch-catalog.ts";
 import { toDomainError } from "./opensearch-errors.ts";
 import { detectNeuralSearch, resolveNativeHybrid } from "./opensearch-native-hybrid.ts";

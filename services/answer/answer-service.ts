@@ -1,0 +1,102 @@
+// The answer service's application layer, between its routes and its adapters: it checks a request
+// once (before any look-up or model time is spent), finds the knowledge bases through the
+// retriever, and runs the retrieval or the answer pipeline. No transport here: routes.ts translates
+// protobuf, adapters/index-retriever.ts talks to the peers.
+import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
+import { answerChecked, type AnswerEvent } from "./answer-pipeline.ts";
+import type { ChatModel } from "./chat-model.ts";
+import type { SupportEmbedder } from "./citation-verifier.ts";
+import type { NeighbourDeps } from "./neighbour-expansion.ts";
+import type { Reranker } from "./rerank/reranker.ts";
+import { retrieveWithOptions, type RetrievalExtras, type RetrievalNotes } from "./retrieval-options.ts";
+import { validateRetrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
+
+/** What a caller may choose of a retrieval; topK 0 means the RPC's default. */
+export type RetrievalOptions = Pick<RetrievalSettings, "mode" | "topK" | "minScore" | "documentIds" | "metadataEquals"> & RetrievalExtras;
+
+export interface Question {
+  text: string;
+  /** Knowledge bases by id or name. */
+  knowledgeBases: string[];
+  options: RetrievalOptions;
+}
+
+export interface OpenedRetrieval {
+  knowledgeBases: KnowledgeBase[];
+  /** The search, the question's vector, and chunks by position for neighbour expansion. */
+  deps: RetrievalDeps & Pick<NeighbourDeps, "chunksAt">;
+}
+
+/** Where the knowledge bases, the question's vector and the search come from (adapters/index-retriever.ts). */
+export interface Retriever {
+  /** Looks the knowledge bases up (NotFoundError for a missing one) and readies their search; the question is already accepted. */
+  open(question: string, mode: RetrievalMode, knowledgeBases: string[]): Promise<OpenedRetrieval>;
+  embedForSupport: SupportEmbedder;
+}
+
+export interface AnswerApplicationDeps {
+  retriever: Retriever;
+  /** Absent when no language model is configured: answers are then extractive. */
+  chatModel?: ChatModel;
+  /** Absent when neither a rerank server nor a chat model is configured (rerank is then refused). */
+  reranker?: Reranker;
+  countTokens(text: string): number;
+  contextTokenBudget: number;
+  maxQuestionChars: number;
+}
+
+const DEFAULT_TOP_K = { retrieve: 10, chat: 8 };
+
+export class AnswerApplication {
+  constructor(private readonly deps: AnswerApplicationDeps) {}
+
+  /** The model that writes answers, "extractive" without one. */
+  get modelName(): string {
+    return this.deps.chatModel?.name ?? "extractive";
+  }
+
+  async retrieve(question: Question): Promise<{ hits: SearchHit[]; searchMs: number; notes: RetrievalNotes }> {
+    const started = performance.now();
+    const { text, settings, deps, extras } = await this.open(question, DEFAULT_TOP_K.retrieve);
+    const { hits, notes } = await retrieveWithOptions(text, { ...deps, ...this.optionDeps() }, settings, extras, this.deps.contextTokenBudget);
+    return { hits, searchMs: performance.now() - started, notes };
+  }
+
+  async *chat(question: Question, signal?: AbortSignal): AsyncGenerator<AnswerEvent> {
+    const { text, settings, deps, extras } = await this.open(question, DEFAULT_TOP_K.chat);
+    yield* answerChecked(
+      text,
+      { ...deps, ...this.optionDeps(), embedForSupport: (texts) => this.deps.retriever.embedForSupport(texts), signal },
+      { retrieval: settings, contextTokenBudget: this.deps.contextTokenBudget, options: extras },
+    );
+  }
+
+  /** What the retrieval options use beyond the search: the chat model, the reranker, the token counter. */
+  private optionDeps() {
+    return { chatModel: this.deps.chatModel, reranker: this.deps.reranker, countTokens: this.deps.countTokens };
+  }
+
+  private async open(question: Question, defaultTopK: number) {
+    const o = question.options;
+    const limits = { knowledgeBaseIds: question.knowledgeBases, topK: o.topK || defaultTopK, maxQuestionChars: this.deps.maxQuestionChars };
+    const text = validateRetrieval(question.text, limits);
+    const { knowledgeBases, deps } = await this.deps.retriever.open(text, o.mode, question.knowledgeBases);
+    const settings: RetrievalSettings = {
+      ...limits,
+      knowledgeBaseIds: knowledgeBases.map((kb) => kb.id),
+      mode: o.mode,
+      minScore: o.minScore,
+      documentIds: [...o.documentIds],
+      embeddingModels: Object.fromEntries(knowledgeBases.map((kb) => [kb.id, kb.embeddingModel])),
+      ...(o.metadataEquals && Object.keys(o.metadataEquals).length > 0 ? { metadataEquals: { ...o.metadataEquals } } : {}),
+    };
+    const extras: RetrievalExtras = {
+      rerank: o.rerank,
+      queryExpansion: o.queryExpansion,
+      queryVariants: o.queryVariants,
+      neighbourChunks: o.neighbourChunks,
+      bm25Fill: o.bm25Fill,
+    };
+    return { text, settings, deps, extras };
+  }
+}
