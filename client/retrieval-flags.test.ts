@@ -35,9 +35,8 @@ describe("retrieval flags", () => {
 
   it("describe what retrieval did, one line each", () => {
     const notes = create(RetrievalNotesSchema, { degraded: "vector search unavailable (down)", rerankSkipped: "tei reranker failed: HTTP 500", reranker: "tei", queries: ["a", "b"], fallbackHits: 2 });
-    expect(describeNotes(notes)).toBe(
-      'degraded: vector search unavailable (down)\nrerank skipped: tei reranker failed: HTTP 500\nsearched: "a", "b"\n2 keyword hit(s) filled top-k (marked fallback)\n',
-    );
+    expect(describeNotes(notes)).toBe('degraded: vector search unavailable (down)\nrerank skipped: tei reranker failed: HTTP 500\nsearched: "a", "b"\n');
+    expect(describeNotes(create(RetrievalNotesSchema, { fallbackHits: 2, reranker: "tei", reranked: 9 }))).toBe("reranked 9 candidates with tei\n2 keyword hit(s) filled top-k (marked fallback)\n");
     expect(describeNotes(create(RetrievalNotesSchema, {}))).toBe("");
   });
 });

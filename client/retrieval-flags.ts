@@ -51,7 +51,8 @@ export function describeNotes(notes: RetrievalNotes | undefined): string {
     notes.degraded ? `degraded: ${notes.degraded}` : "",
     notes.rerankSkipped ? `rerank skipped: ${notes.rerankSkipped}` : notes.reranker ? `reranked ${notes.reranked} candidates with ${notes.reranker}` : "",
     notes.queries.length ? `searched: ${notes.queries.map((q) => JSON.stringify(q)).join(", ")}` : "",
-    notes.fallbackHits ? `${notes.fallbackHits} keyword hit(s) filled top-k (marked fallback)` : "",
+    // Degraded, every hit is a keyword hit: the line above says so already.
+    notes.fallbackHits && !notes.degraded ? `${notes.fallbackHits} keyword hit(s) filled top-k (marked fallback)` : "",
   ];
   return lines.filter(Boolean).map((line) => `${line}\n`).join("");
 }

@@ -3,6 +3,7 @@
 // the OpenAI-compatible stub, keyword fill, and degradation when the embedding endpoint goes away
 // for real (the OpenAI-compatible embedding server Quarry was configured with is closed).
 import { randomBytes } from "node:crypto";
+import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { QueryExpansion } from "../../gen/quarry/answer/v1/answer_pb.ts";
@@ -14,6 +15,7 @@ import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embe
 import { engineAddress } from "../support/engines.ts";
 import { startOpenAiStub, type OpenAiStub } from "../support/openai-stub.ts";
 import { startRerankStub, type RerankStub } from "../support/rerank-stub.ts";
+import { search as searchCommand } from "../../cli/commands.ts";
 import { collectChat, failure, watchAll } from "./e2e-helpers.ts";
 
 const KB = "options";
@@ -161,6 +163,12 @@ describe(`retrieval options on the embedded server (${backend})`, () => {
     const answer = await collectChat(quarry.client, { question: "Sedrun ventilation", knowledgeBases: [KB] });
     expect(answer.final.retrievalNotes!.degraded).toMatch(/^vector search unavailable/);
     expect(answer.final.retrieval!.chunksInContext).toBeGreaterThan(0);
+    // `quarry search` says so above the hits, and marks each one.
+    let printed = "";
+    const out = new Writable({ write: (chunk, _enc, done) => ((printed += String(chunk)), done()) });
+    await searchCommand(quarry.client, "Sedrun ventilation", [KB], { mode: "hybrid", topK: 2, out });
+    expect(printed).toMatch(/^degraded: vector search unavailable \(.+\); keyword search answered instead\n1\. tunnel\.txt/);
+    expect(printed).toContain("fallback (keyword)");
     // A vector-only search degrades the same way.
     const vectorOnly = await search("Sedrun", { mode: RetrievalMode.VECTOR });
     expect(vectorOnly.notes!.degraded).toMatch(/^vector search unavailable/);
@@ -174,11 +182,15 @@ const opensearch = engineAddress("OPENSEARCH_URL");
 if (opensearch) {
   const prefix = `quarry-options-${randomBytes(4).toString("hex")}`;
   describeRetrievalOptions("OpenSearch", () => ({ OPENSEARCH_URL: opensearch, QUARRY_OPENSEARCH_PREFIX: prefix }), () => deleteOpenSearchNamespace(opensearch, `${prefix}-`));
+} else {
+  describe.skip("retrieval options on OpenSearch (skipped: OPENSEARCH_URL not set)", () => {});
 }
 const elasticsearch = engineAddress("ELASTICSEARCH_URL");
 if (elasticsearch) {
   const space = elasticsearchTestSpace(elasticsearch);
   describeRetrievalOptions("Elasticsearch", () => ({ ELASTICSEARCH_URL: elasticsearch, QUARRY_ELASTICSEARCH_PREFIX: space.prefix.replace(/-$/, "") }), () => space.cleanup());
+} else {
+  describe.skip("retrieval options on Elasticsearch (skipped: ELASTICSEARCH_URL not set)", () => {});
 }
 
 describe("retrieval options without a chat model or reranker", () => {
