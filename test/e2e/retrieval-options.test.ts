@@ -3,7 +3,8 @@
 // the OpenAI-compatible stub, keyword fill, and degradation when the embedding endpoint goes away
 // for real (the OpenAI-compatible embedding server Quarry was configured with is closed).
 import { randomBytes } from "node:crypto";
-import { Writable } from "node:stream";
+import { execFile } from "node:child_process";
+import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { QueryExpansion } from "../../gen/quarry/answer/v1/answer_pb.ts";
@@ -15,7 +16,6 @@ import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embe
 import { engineAddress } from "../support/engines.ts";
 import { startOpenAiStub, type OpenAiStub } from "../support/openai-stub.ts";
 import { startRerankStub, type RerankStub } from "../support/rerank-stub.ts";
-import { search as searchCommand } from "../../cli/commands.ts";
 import { collectChat, failure, watchAll } from "./e2e-helpers.ts";
 
 const KB = "options";
@@ -164,9 +164,11 @@ describe(`retrieval options on the embedded server (${backend})`, () => {
     expect(answer.final.retrievalNotes!.degraded).toMatch(/^vector search unavailable/);
     expect(answer.final.retrieval!.chunksInContext).toBeGreaterThan(0);
     // `quarry search` says so above the hits, and marks each one.
-    let printed = "";
-    const out = new Writable({ write: (chunk, _enc, done) => ((printed += String(chunk)), done()) });
-    await searchCommand(quarry.client, "Sedrun ventilation", [KB], { mode: "hybrid", topK: 2, out });
+    const printed = await new Promise<string>((done, fail) =>
+      execFile(process.execPath, [resolve("bin/quarry.mjs"), "search", "Sedrun ventilation", "--kb", KB, "--top-k", "2", "--url", quarry.url], { timeout: 120_000 }, (err, stdout) =>
+        err ? fail(err) : done(String(stdout)),
+      ),
+    );
     expect(printed).toMatch(/^degraded: vector search unavailable \(.+\); keyword search answered instead\n1\. tunnel\.txt/);
     expect(printed).toContain("fallback (keyword)");
     // A vector-only search degrades the same way.
