@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Chunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, UnavailableError } from "../../lib/errors.ts";
-import { startOpenAiStub, type OpenAiStub } from "../../test/support/openai-stub.ts";
+import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
 import { joinSpans } from "./neighbour-expansion.ts";
 import { OpenAiChatModel } from "./openai-chat-model.ts";
 import { fuseQueryLists } from "./query-fusion.ts";

@@ -14,8 +14,8 @@ import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opens
 import type { Env } from "../../lib/config.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { engineAddress } from "../support/engines.ts";
-import { startOpenAiStub, type OpenAiStub } from "../support/openai-stub.ts";
-import { startRerankStub, type RerankStub } from "../support/rerank-stub.ts";
+import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
+import { startRerankStub, type RerankStub } from "../../lib/testing/rerank-stub.ts";
 import { collectChat, failure, watchAll } from "./e2e-helpers.ts";
 
 const KB = "options";

@@ -5,7 +5,7 @@ import { EmbedderService, EmbeddingKind } from "../../../gen/quarry/embedder/v1/
 import { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
 import { assertDimension } from "../../../lib/dimension-check.ts";
 import type { KnowledgeBase, RetrievalMode } from "../../../lib/domain.ts";
-import { chunkFromProto, hitFromProto, knowledgeBaseFromProto, modeToProto } from "../../../lib/proto-convert.ts";
+import { chunkFromProto, hitFromProto, knowledgeBaseFromProto, searchToProto } from "../../../lib/proto-convert.ts";
 import { toDomainError } from "../../../lib/rpc/error-mapping.ts";
 import type { OpenedRetrieval, Retriever } from "../answer-service.ts";
 import type { QueryEmbedding } from "../retrieval-stage.ts";
@@ -81,21 +81,7 @@ export class IndexRetriever implements Retriever {
         return { vector: embedded.vector, knownTokenShare: embedded.knownTokenShare };
       },
       search: async (q) => {
-        const res = await domainErrors(() =>
-          this.peers.index.search({
-            knowledgeBaseIds: q.knowledgeBaseIds,
-            text: q.text,
-            vector: q.vector ? Array.from(q.vector) : [],
-            mode: modeToProto(q.mode),
-            topK: q.topK,
-            minScore: q.minScore,
-            documentIds: q.documentIds,
-            candidates: q.candidates ?? 0,
-            rrfK: q.rrfK ?? 0,
-            weights: q.weights,
-            metadataEquals: q.metadataEquals ?? {},
-          }),
-        );
+        const res = await domainErrors(() => this.peers.index.search(searchToProto(q)));
         return res.hits.map(hitFromProto);
       },
       chunksAt: async (positions) => {

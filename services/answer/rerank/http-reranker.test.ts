@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { startRerankStub, type RerankStub, type RerankStubProtocol } from "../../../test/support/rerank-stub.ts";
+import { startRerankStub, type RerankStub, type RerankStubProtocol } from "../../../lib/testing/rerank-stub.ts";
 import { makeHit } from "../testing/test-hits.ts";
 import { HttpReranker } from "./http-reranker.ts";
 import { rerankHits } from "./reranker.ts";

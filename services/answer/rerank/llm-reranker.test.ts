@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { startOpenAiStub, type OpenAiStub } from "../../../test/support/openai-stub.ts";
+import { startOpenAiStub, type OpenAiStub } from "../../../lib/testing/openai-stub.ts";
 import { OpenAiChatModel } from "../openai-chat-model.ts";
 import { makeHit } from "../testing/test-hits.ts";
 import { LlmReranker } from "./llm-reranker.ts";
