@@ -3,7 +3,9 @@ import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { RetrievalMode, DocumentStatus, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
+import type { RetrievalSettings } from "../gen/quarry/answer/v1/answer_pb.ts";
 import { UsageError } from "./error-report.ts";
+import { describeNotes } from "../client/retrieval-flags.ts";
 import { GatewayUnreachableError, type QuarryClient } from "../client/gateway-client.ts";
 import { selectFiles } from "./ingest-files.ts";
 import { plural, startProgress } from "./ingest-progress.ts";
@@ -112,16 +114,21 @@ export async function listKnowledgeBases(client: QuarryClient, out: NodeJS.Writa
   for (const row of rows) out.write(`${row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join("  ")}\n`);
 }
 
-export async function ask(client: QuarryClient, question: string, kbs: string[], options: { mode?: ModeName; topK?: number; out: NodeJS.WritableStream }) {
+/** Retrieval options beyond mode and top-k (cli/retrieval-flags.ts). */
+type MoreSettings = Partial<Omit<RetrievalSettings, "$typeName" | "mode" | "topK">>;
+
+export async function ask(client: QuarryClient, question: string, kbs: string[], options: { mode?: ModeName; topK?: number; retrieval?: MoreSettings; out: NodeJS.WritableStream }) {
   const { out } = options;
   const citations: { marker: number; fileName: string; page: number; sectionPath: string[]; snippet: string; score: number }[] = [];
-  for await (const { event } of client.chat({ question, knowledgeBases: kbs, settings: { mode: MODE_BY_NAME[options.mode ?? "hybrid"], topK: options.topK ?? 0 } })) {
+  const settings = { ...options.retrieval, mode: MODE_BY_NAME[options.mode ?? "hybrid"], topK: options.topK ?? 0 };
+  for await (const { event } of client.chat({ question, knowledgeBases: kbs, settings })) {
     const e = event?.event;
     if (e?.case === "text") out.write(e.value.text);
     else if (e?.case === "citation") citations.push(e.value);
     else if (e?.case === "final") {
       out.write("\n\n");
       if (e.value.droppedMarkers) out.write(`(${e.value.droppedMarkers} citation marker(s) matched no source and were removed)\n`);
+      out.write(describeNotes(e.value.retrievalNotes));
     }
   }
   if (citations.length) out.write("Sources:\n");
@@ -139,13 +146,21 @@ export function formatHit(hit: SearchHit, rank: number, mode: ModeName = "hybrid
   const where = [hit.fileName, c.page ? `p. ${c.page}` : "", c.sectionPath.join(" > ")].filter(Boolean).join(", ");
   const bm25 = `bm25 #${e.bm25Rank || "-"} (${e.bm25Score.toFixed(3)})`;
   const vector = `vector #${e.vectorRank || "-"} (${e.vectorScore.toFixed(3)})`;
-  const lists = mode === "bm25" ? bm25 : mode === "vector" ? vector : `${bm25}, ${vector}, fused ${e.fusedScore.toFixed(4)}`;
+  const lists = [
+    mode === "bm25" ? bm25 : mode === "vector" ? vector : `${bm25}, ${vector}, fused ${e.fusedScore.toFixed(4)}`,
+    e.rerankScore !== undefined ? `rerank ${e.rerankScore.toFixed(3)}` : "",
+    e.fallback ? "fallback (keyword)" : "",
+    e.mergedChunkIds.length ? `+${e.mergedChunkIds.length} adjacent chunk(s)` : "",
+  ]
+    .filter(Boolean)
+    .join(", ");
   return `${rank}. ${where}  score ${hit.score.toFixed(4)}\n   ${lists}\n   ${c.text.replace(/\s+/g, " ").slice(0, 200)}\n`;
 }
 
-export async function search(client: QuarryClient, query: string, kbs: string[], options: { mode?: ModeName; topK?: number; out: NodeJS.WritableStream }) {
+export async function search(client: QuarryClient, query: string, kbs: string[], options: { mode?: ModeName; topK?: number; retrieval?: MoreSettings; out: NodeJS.WritableStream }) {
   const mode = options.mode ?? "hybrid";
-  const res = await client.search({ query, knowledgeBases: kbs, settings: { mode: MODE_BY_NAME[mode], topK: options.topK ?? 0 } });
+  const res = await client.search({ query, knowledgeBases: kbs, settings: { ...options.retrieval, mode: MODE_BY_NAME[mode], topK: options.topK ?? 0 } });
+  options.out.write(describeNotes(res.notes));
   res.hits.forEach((hit, i) => options.out.write(formatHit(hit, i + 1, mode)));
   options.out.write(`${plural(res.hits.length, "hit")} in ${res.tookMs.toFixed(1)} ms\n`);
   return res.hits;

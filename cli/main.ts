@@ -7,6 +7,7 @@ import { installProcessGuards } from "../lib/process-guards.ts";
 import { shutdownGraceMs, stopOnSignals } from "../lib/service-runtime.ts";
 import { ask, ingest, listKnowledgeBases, MODES, search, type ModeName } from "./commands.ts";
 import { reportLine } from "./error-report.ts";
+import { addRetrievalFlags, retrievalSettingsOf, type RetrievalFlags } from "../client/retrieval-flags.ts";
 import { gatewayClient } from "../client/gateway-client.ts";
 import { chunkingFromFlags, describeChunking, PARENT_CHOICES, type ChunkingFlags } from "./chunking-options.ts";
 import { registerEvalCommand } from "../eval/eval-command.ts";
@@ -130,29 +131,31 @@ program
     if (result.failed > 0) process.exitCode = 1;
   });
 
-program
-  .command("ask")
-  .description("ask a question; the answer streams, then its sources")
-  .argument("<question>")
-  .requiredOption("--kb <names...>", "knowledge base(s)")
-  .addOption(modeOption())
-  .option("--top-k <n>", "chunks to retrieve", wholeNumber(1))
-  .addOption(urlOption())
-  .action(async (question: string, o: { kb: string[]; mode: ModeName; topK?: number; url: string }) => {
-    await ask(gatewayClient(o.url), question, o.kb, { mode: o.mode, topK: o.topK, out: process.stdout });
-  });
+addRetrievalFlags(
+  program
+    .command("ask")
+    .description("ask a question; the answer streams, then its sources")
+    .argument("<question>")
+    .requiredOption("--kb <names...>", "knowledge base(s)")
+    .addOption(modeOption())
+    .option("--top-k <n>", "chunks to retrieve", wholeNumber(1))
+    .addOption(urlOption()),
+).action(async (question: string, o: RetrievalFlags & { kb: string[]; mode: ModeName; topK?: number; url: string }) => {
+  await ask(gatewayClient(o.url), question, o.kb, { mode: o.mode, topK: o.topK, retrieval: retrievalSettingsOf(o), out: process.stdout });
+});
 
-program
-  .command("search")
-  .description("a retrieval test: hits with scores and why they rank there")
-  .argument("<query>")
-  .requiredOption("--kb <names...>", "knowledge base(s)")
-  .addOption(modeOption())
-  .option("--top-k <n>", "hits", wholeNumber(1))
-  .addOption(urlOption())
-  .action(async (query: string, o: { kb: string[]; mode: ModeName; topK?: number; url: string }) => {
-    await search(gatewayClient(o.url), query, o.kb, { mode: o.mode, topK: o.topK, out: process.stdout });
-  });
+addRetrievalFlags(
+  program
+    .command("search")
+    .description("a retrieval test: hits with scores and why they rank there")
+    .argument("<query>")
+    .requiredOption("--kb <names...>", "knowledge base(s)")
+    .addOption(modeOption())
+    .option("--top-k <n>", "hits", wholeNumber(1))
+    .addOption(urlOption()),
+).action(async (query: string, o: RetrievalFlags & { kb: string[]; mode: ModeName; topK?: number; url: string }) => {
+  await search(gatewayClient(o.url), query, o.kb, { mode: o.mode, topK: o.topK, retrieval: retrievalSettingsOf(o), out: process.stdout });
+});
 
 registerKeysCommand(program, urlOption);
 registerEvalCommand(program);

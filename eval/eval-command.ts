@@ -21,8 +21,9 @@ import {
 } from "./run-eval.ts";
 import { runGatedFusion } from "./fusion-prototype.ts";
 import { ingestedBase } from "./reuse-base.ts";
+import { addRetrievalFlags, retrievalSettingsOf, type RetrievalFlags } from "../client/retrieval-flags.ts";
 
-export interface EvalOptions {
+export interface EvalOptions extends RetrievalFlags {
   dataset: string;
   mode?: EvalMode;
   backend?: EvalBackend;
@@ -114,6 +115,17 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
         const result = scoreRun(dataset, run, backend, ingest);
         results.push(result);
         if (options.json) out.write(jsonLine(result, context) + "\n");
+        // With retrieval options, each mode runs again with them, on the same index, for a comparison.
+        const label = optionsLabel(options);
+        if (label) {
+          const withOptions = await runQueries(client, knowledgeBase, dataset.queries, mode, ingest.beirIdOf, progress(err, `${backend} ${mode} ${label}`), {
+            settings: retrievalSettingsOf(options),
+            label,
+          });
+          const scored = scoreRun(dataset, withOptions, backend, ingest);
+          results.push(scored);
+          if (options.json) out.write(jsonLine(scored, context) + "\n");
+        }
       }
       if (options.prototypeFusion) {
         const gated = await runGatedFusion(client, knowledgeBase, dataset.queries, ingest.beirIdOf, env, undefined, progress(err, `${backend} gated fusion`));
@@ -134,6 +146,19 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
   return results;
 }
 
+/** How a run with retrieval options is labelled, e.g. "+neighbours=1 +rerank"; "" without options. */
+export function optionsLabel(flags: RetrievalFlags): string {
+  return [
+    flags.neighbours ? `+neighbours=${flags.neighbours}` : "",
+    flags.bm25Fill ? "+bm25-fill" : "",
+    flags.rerank ? "+rerank" : "",
+    flags.expand ? `+${flags.expand}${flags.variants ? `=${flags.variants}` : ""}` : "",
+    flags.filter ? `+filter` : "",
+  ]
+    .filter(Boolean)
+    .join(" ");
+}
+
 export const positiveInt = (name: string) => (value: string) => {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name} must be a positive whole number, not "${value}"`);
@@ -141,7 +166,7 @@ export const positiveInt = (name: string) => (value: string) => {
 };
 
 export function registerEvalCommand(program: Command): void {
-  program
+  const command = program
     .command("eval")
     .description("measure retrieval quality (nDCG@10, Recall@100, MRR@10, latency) on a BEIR-format dataset")
     .requiredOption("--dataset <dir>", "folder with corpus.jsonl, queries.jsonl and qrels/test.tsv")
@@ -156,8 +181,9 @@ export function registerEvalCommand(program: Command): void {
     .option("--prototype-fusion", "also score a client-side prototype of gated hybrid fusion")
     .option("--url <url>", "evaluate a running Quarry instead of starting an embedded one")
     .option("--data-dir <dir>", "the embedded Quarry's data dir, kept after the run (with --knowledge-base: ingest once, evaluate many times)")
-    .option("--knowledge-base <name>", "evaluate this knowledge base, reusing it when it already holds documents; it is not deleted")
-    .action(async (options: EvalOptions) => {
-      await runEval(options, { out: process.stdout, err: process.stderr, env: { ...process.env } });
-    });
+    .option("--knowledge-base <name>", "evaluate this knowledge base, reusing it when it already holds documents; it is not deleted");
+  // With any of these, every mode runs twice on the same index: as it is, then with the options.
+  addRetrievalFlags(command).action(async (options: EvalOptions) => {
+    await runEval(options, { out: process.stdout, err: process.stderr, env: { ...process.env } });
+  });
 }

@@ -2,6 +2,7 @@
 // chunker → embedder → index, exactly as a user's files go), then ask every judged query through
 // the Search RPC in each mode and score the rankings. Talks only to the gateway, so the same code
 // measures an embedded instance or a deployed one.
+import type { RetrievalSettings } from "../gen/quarry/answer/v1/answer_pb.ts";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -183,8 +184,10 @@ export async function runQueries(
   mode: EvalMode,
   beirIdOf: ReadonlyMap<string, string>,
   onProgress?: (done: number, total: number) => void,
+  /** Retrieval options on top of the mode (rerank, neighbours, ...), and how the run is labelled. */
+  options: { settings?: Partial<Omit<RetrievalSettings, "$typeName">>; label?: string } = {},
 ): Promise<ModeRun> {
-  const settings = { mode: MODE_TO_PROTO[mode], topK: HITS_PER_QUERY, minScore: 0 };
+  const settings = { ...options.settings, mode: MODE_TO_PROTO[mode], topK: HITS_PER_QUERY, minScore: 0 };
   // One untimed query first: the first vector query loads the model session and warms caches.
   if (queries.length > 0) await client.search({ query: queries[0].text, knowledgeBases: [knowledgeBase], settings });
   const runs = new Map<string, string[]>();
@@ -205,7 +208,7 @@ export async function runQueries(
     }
     onProgress?.(i + 1, queries.length);
   }
-  return { mode, runs, latenciesMs, refused };
+  return { mode: options.label ? `${mode} ${options.label}` : mode, runs, latenciesMs, refused };
 }
 
 export interface EvalResult extends MetricSummary {

@@ -125,7 +125,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
       async search(request) {
         const started = performance.now();
         const res = await answer.retrieve({ query: request.query, knowledgeBaseIds: request.knowledgeBases, settings: request.settings });
-        return { hits: res.hits, tookMs: performance.now() - started };
+        return { hits: res.hits, tookMs: performance.now() - started, notes: res.notes };
       },
       async *chat(request, context) {
         const stream = answer.chat(

@@ -185,6 +185,8 @@ export interface SearchQuery {
   rrfK?: number;
   /** Per-list weights for fusion, 1 and 1 unless configured. */
   weights?: { bm25: number; vector: number };
+  /** Only documents whose metadata has every one of these key/value pairs. */
+  metadataEquals?: Record<string, string>;
 }
 
 /** Why a hit ranks where it does: each list's rank and raw score (0 when absent from that list). */
@@ -194,6 +196,12 @@ export interface HitExplain {
   vectorRank: number;
   vectorScore: number;
   fusedScore: number;
+  /** A keyword hit that filled top-k, or answered alone because vector search was unavailable. */
+  fallback?: boolean;
+  /** The reranker's score, when the hit was reranked. */
+  rerankScore?: number;
+  /** Adjacent chunks merged into the hit's text by neighbour expansion, in document order. */
+  mergedChunkIds?: string[];
 }
 
 export interface SearchHit {

@@ -247,6 +247,9 @@ export function hitFromProto(p: SearchHitProto): SearchHit {
       vectorRank: p.explain?.vectorRank ?? 0,
       vectorScore: p.explain?.vectorScore ?? 0,
       fusedScore: p.explain?.fusedScore ?? 0,
+      ...(p.explain?.fallback ? { fallback: true } : {}),
+      ...(p.explain?.rerankScore !== undefined ? { rerankScore: p.explain.rerankScore } : {}),
+      ...(p.explain?.mergedChunkIds.length ? { mergedChunkIds: [...p.explain.mergedChunkIds] } : {}),
     },
   };
 }
@@ -278,6 +281,7 @@ export function searchToProto(q: SearchQuery): SearchRequestProto {
     candidates: q.candidates ?? 0,
     rrfK: q.rrfK ?? 0,
     weights: q.weights,
+    metadataEquals: q.metadataEquals ?? {},
   });
 }
 
@@ -294,5 +298,6 @@ export function searchFromProto(p: SearchRequestProto): Omit<SearchQuery, "topK"
     candidates: p.candidates || undefined,
     rrfK: p.rrfK || undefined,
     weights: p.weights ? { bm25: p.weights.bm25, vector: p.weights.vector } : undefined,
+    ...(Object.keys(p.metadataEquals).length > 0 ? { metadataEquals: { ...p.metadataEquals } } : {}),
   };
 }

@@ -177,3 +177,23 @@ describe("answer without a chat model", () => {
     expect(final.record.context.find((c) => c.number === 2)?.chunkId).toBe("2fa");
   });
 });
+
+describe("retrieval options in the turn", () => {
+  it("records the rerank stage, why it was skipped, and the degradation, in the turn and the final event", async () => {
+    const failing = { name: "tei reranker http://x/rerank", rerank: async () => Promise.reject(new Error("HTTP 500")) };
+    const d = deps({
+      embed: async () => Promise.reject(new UnavailableError("embedder down")),
+      reranker: failing,
+    });
+    const { final } = await collect(answer("reset password", d, { ...settings, options: { rerank: true } }));
+    if (final.type !== "final") throw new Error("unreachable");
+    const stages = final.record.stages.map((s) => [s.stage, s.note]);
+    expect(stages[0]).toEqual(["retrieve", expect.stringMatching(/^3 hits \(15 candidates for rerank\); degraded: vector search unavailable \(embedder down\)/)]);
+    expect(stages[1]).toEqual(["rerank", "skipped, fused order kept: tei reranker http://x/rerank failed: HTTP 500"]);
+    expect(final.notes).toMatchObject({ degraded: expect.stringMatching(/^vector search unavailable/), rerankSkipped: "tei reranker http://x/rerank failed: HTTP 500" });
+    expect(final.record.retrievalNotes).toBe(final.notes);
+    expect(final.record.retrievalOptions).toEqual({ rerank: true });
+    // The embedder failed before any hybrid search was sent: only the keyword search ran.
+    expect(d.queries.map((q) => q.mode)).toEqual(["bm25"]);
+  });
+});

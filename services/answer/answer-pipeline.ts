@@ -6,7 +6,8 @@ import { verifyCitations, type CitationCheck, type SupportEmbedder } from "./cit
 import { buildContext, renderContext, type BuiltContext, type ContextChunk } from "./context-builder.ts";
 import { extractiveAnswer, type ExtractiveOptions } from "./extractive-answerer.ts";
 import { buildMessages } from "./prompt.ts";
-import { retrieveChecked, validateRetrieval, type Retrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
+import { retrieveWithOptions, type OptionDeps, type RetrievalNotes, type RetrievalExtras } from "./retrieval-options.ts";
+import { validateRetrieval, type RetrievalSettings } from "./retrieval-stage.ts";
 import type { RetrievalSummary, StageName, StageRun, TurnRecord } from "./turn-record.ts";
 
 export interface AnswerSettings {
@@ -14,9 +15,11 @@ export interface AnswerSettings {
   /** Most tokens the numbered context may take in the prompt. */
   contextTokenBudget: number;
   extractive?: ExtractiveOptions;
+  /** Rerank, query expansion, neighbours, keyword fill (retrieval-options.ts). */
+  options?: RetrievalExtras;
 }
 
-export interface AnswerDeps extends RetrievalDeps {
+export interface AnswerDeps extends OptionDeps {
   /** Counts tokens for the context budget. */
   countTokens(text: string): number;
   /** Absent when no language model is configured: the answer is then extractive. */
@@ -40,6 +43,8 @@ export type AnswerEvent =
       citationChecks: CitationCheck[];
       record: TurnRecord;
       retrievalSummary: RetrievalSummary;
+      /** Degradation, rerank outcome, the queries searched. */
+      notes: RetrievalNotes;
     };
 
 const HAN = /\p{Script=Han}/u;
@@ -48,8 +53,8 @@ const HAN = /\p{Script=Han}/u;
  * Answers one question as a sequence of stages — retrieve, build the numbered context, then
  * generate with the chat model (or extract sentences when there is none) — recording each stage in
  * the turn record. Text streams as the model writes it; each citation is yielded no later than the
- * text of the marker that cites it. Query rewriting, HyDE or multi-query would run before
- * retrieve, reranking between retrieve and build-context, each adding its StageRun.
+ * text of the marker that cites it. Query rewriting, HyDE or multi-query, reranking and neighbour
+ * expansion run inside retrieval (retrieval-options.ts), each adding its StageRun.
  */
 export async function* answer(question: string, deps: AnswerDeps, settings: AnswerSettings): AsyncGenerator<AnswerEvent> {
   yield* answerChecked(validateRetrieval(question, settings.retrieval), deps, settings);
@@ -62,6 +67,7 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
     question: text,
     knowledgeBaseIds: [...settings.retrieval.knowledgeBaseIds],
     retrieval: settings.retrieval,
+    retrievalOptions: settings.options ?? {},
     stages: [],
     hits: [],
     context: [],
@@ -87,7 +93,14 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
   }
 
   yield { type: "status", stage: "retrieving" };
-  const { hits } = await stage("retrieve", () => retrieveChecked(text, deps, settings.retrieval), describeRetrieval);
+  const retrieveStarted = performance.now();
+  const { hits, notes } = await retrieveWithOptions(text, deps, settings.retrieval, settings.options ?? {}, settings.contextTokenBudget, (name, at, note) =>
+    record.stages.push(stageRun(name, started, at, note)),
+  ).catch((err: Error) => {
+    record.stages.push(stageRun("retrieve", started, retrieveStarted, `failed: ${err.name}`));
+    throw err;
+  });
+  record.retrievalNotes = notes;
   const context = await stage(
     "build-context",
     async () => buildContext(hits, { tokenBudget: settings.contextTokenBudget, countTokens: deps.countTokens }),
@@ -163,13 +176,8 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
       topScore: hits.reduce((top, h) => Math.max(top, h.score), 0),
       mode: settings.retrieval.mode,
     },
+    notes,
   };
-}
-
-function describeRetrieval(r: Retrieval): string {
-  const gate = r.knownTokenShare === undefined ? "" : `; the embedder reads ${Math.round(r.knownTokenShare * 100)}% of the question`;
-  const weight = r.vectorWeight === undefined ? "" : `, vector list weight ${r.vectorWeight}`;
-  return `${r.hits.length} hits${gate}${weight}`;
 }
 
 function recordRetrieval(record: TurnRecord, hits: SearchHit[], context: BuiltContext): void {

@@ -6,10 +6,13 @@ import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.t
 import { answerChecked, type AnswerEvent } from "./answer-pipeline.ts";
 import type { ChatModel } from "./chat-model.ts";
 import type { SupportEmbedder } from "./citation-verifier.ts";
-import { retrieveChecked, validateRetrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
+import type { NeighbourDeps } from "./neighbour-expansion.ts";
+import type { Reranker } from "./rerank/reranker.ts";
+import { retrieveWithOptions, type RetrievalExtras, type RetrievalNotes } from "./retrieval-options.ts";
+import { validateRetrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
 
 /** What a caller may choose of a retrieval; topK 0 means the RPC's default. */
-export type RetrievalOptions = Pick<RetrievalSettings, "mode" | "topK" | "minScore" | "documentIds">;
+export type RetrievalOptions = Pick<RetrievalSettings, "mode" | "topK" | "minScore" | "documentIds" | "metadataEquals"> & RetrievalExtras;
 
 export interface Question {
   text: string;
@@ -20,7 +23,8 @@ export interface Question {
 
 export interface OpenedRetrieval {
   knowledgeBases: KnowledgeBase[];
-  deps: RetrievalDeps;
+  /** The search, the question's vector, and chunks by position for neighbour expansion. */
+  deps: RetrievalDeps & Pick<NeighbourDeps, "chunksAt">;
 }
 
 /** Where the knowledge bases, the question's vector and the search come from (adapters/index-retriever.ts). */
@@ -34,6 +38,8 @@ export interface AnswerApplicationDeps {
   retriever: Retriever;
   /** Absent when no language model is configured: answers are then extractive. */
   chatModel?: ChatModel;
+  /** Absent when neither a rerank server nor a chat model is configured (rerank is then refused). */
+  reranker?: Reranker;
   countTokens(text: string): number;
   contextTokenBudget: number;
   maxQuestionChars: number;
@@ -49,20 +55,25 @@ export class AnswerApplication {
     return this.deps.chatModel?.name ?? "extractive";
   }
 
-  async retrieve(question: Question): Promise<{ hits: SearchHit[]; searchMs: number }> {
+  async retrieve(question: Question): Promise<{ hits: SearchHit[]; searchMs: number; notes: RetrievalNotes }> {
     const started = performance.now();
-    const { text, settings, deps } = await this.open(question, DEFAULT_TOP_K.retrieve);
-    const { hits } = await retrieveChecked(text, deps, settings);
-    return { hits, searchMs: performance.now() - started };
+    const { text, settings, deps, extras } = await this.open(question, DEFAULT_TOP_K.retrieve);
+    const { hits, notes } = await retrieveWithOptions(text, { ...deps, ...this.optionDeps() }, settings, extras, this.deps.contextTokenBudget);
+    return { hits, searchMs: performance.now() - started, notes };
   }
 
   async *chat(question: Question, signal?: AbortSignal): AsyncGenerator<AnswerEvent> {
-    const { text, settings, deps } = await this.open(question, DEFAULT_TOP_K.chat);
+    const { text, settings, deps, extras } = await this.open(question, DEFAULT_TOP_K.chat);
     yield* answerChecked(
       text,
-      { ...deps, countTokens: this.deps.countTokens, chatModel: this.deps.chatModel, embedForSupport: (texts) => this.deps.retriever.embedForSupport(texts), signal },
-      { retrieval: settings, contextTokenBudget: this.deps.contextTokenBudget },
+      { ...deps, ...this.optionDeps(), embedForSupport: (texts) => this.deps.retriever.embedForSupport(texts), signal },
+      { retrieval: settings, contextTokenBudget: this.deps.contextTokenBudget, options: extras },
     );
+  }
+
+  /** What the retrieval options use beyond the search: the chat model, the reranker, the token counter. */
+  private optionDeps() {
+    return { chatModel: this.deps.chatModel, reranker: this.deps.reranker, countTokens: this.deps.countTokens };
   }
 
   private async open(question: Question, defaultTopK: number) {
@@ -77,7 +88,15 @@ export class AnswerApplication {
       minScore: o.minScore,
       documentIds: [...o.documentIds],
       embeddingModels: Object.fromEntries(knowledgeBases.map((kb) => [kb.id, kb.embeddingModel])),
+      ...(o.metadataEquals && Object.keys(o.metadataEquals).length > 0 ? { metadataEquals: { ...o.metadataEquals } } : {}),
     };
-    return { text, settings, deps };
+    const extras: RetrievalExtras = {
+      rerank: o.rerank,
+      queryExpansion: o.queryExpansion,
+      queryVariants: o.queryVariants,
+      neighbourChunks: o.neighbourChunks,
+      bm25Fill: o.bm25Fill,
+    };
+    return { text, settings, deps, extras };
   }
 }

@@ -1,5 +1,6 @@
 import { DEFAULT_MODEL } from "../../lib/models/model-catalog.ts";
-import { integer, modelsDir, optional, optionalUrl, servicePort, type Env } from "../../lib/config.ts";
+import { ConfigError, integer, modelsDir, optional, optionalUrl, servicePort, type Env } from "../../lib/config.ts";
+import type { RerankProtocol } from "./rerank/http-reranker.ts";
 
 export interface AnswerConfig {
   port: number;
@@ -8,6 +9,8 @@ export interface AnswerConfig {
   contextTokenBudget: number;
   maxQuestionChars: number;
   tokenizerDir: string;
+  /** An HTTP rerank server; without it, rerank asks the chat model (when there is one). */
+  rerank?: { protocol: RerankProtocol; url: string; model?: string; apiKey?: string; timeoutMs: number };
 }
 
 export function answerConfig(env: Env): AnswerConfig {
@@ -20,5 +23,20 @@ export function answerConfig(env: Env): AnswerConfig {
     contextTokenBudget: integer(env, "QUARRY_CONTEXT_TOKENS", 3_000),
     maxQuestionChars: integer(env, "QUARRY_MAX_QUESTION_CHARS", 4_000),
     tokenizerDir: optional(env, "QUARRY_TOKENIZER_DIR") ?? `${modelsDir(env)}/${DEFAULT_MODEL}`,
+    rerank: rerankConfig(env),
+  };
+}
+
+function rerankConfig(env: Env): AnswerConfig["rerank"] {
+  const url = optionalUrl(env, "QUARRY_RERANK_URL", "http://localhost:8080");
+  const protocol = optional(env, "QUARRY_RERANK_PROTOCOL") ?? "cohere";
+  if (protocol !== "tei" && protocol !== "cohere") throw new ConfigError(`QUARRY_RERANK_PROTOCOL must be "tei" or "cohere", not "${protocol}"`);
+  if (!url) return undefined;
+  return {
+    protocol,
+    url,
+    model: optional(env, "QUARRY_RERANK_MODEL"),
+    apiKey: optional(env, "QUARRY_RERANK_API_KEY"),
+    timeoutMs: integer(env, "QUARRY_RERANK_TIMEOUT_MS", 10_000),
   };
 }

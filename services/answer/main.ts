@@ -10,6 +10,8 @@ import { answerConfig } from "./config.ts";
 import { LocalChatModel } from "./local-chat-model.ts";
 import { localChatConfig } from "./local-chat-config.ts";
 import { OpenAiChatModel } from "./openai-chat-model.ts";
+import { HttpReranker } from "./rerank/http-reranker.ts";
+import { LlmReranker } from "./rerank/llm-reranker.ts";
 import { build } from "./server.ts";
 
 export function assembleAnswer(env: Env, peers: Peers, shared: { logger: Logger }): AssembledService {
@@ -18,12 +20,16 @@ export function assembleAnswer(env: Env, peers: Peers, shared: { logger: Logger 
   const counter = WordPieceTokenCounter.fromModelDir(config.tokenizerDir);
   const local = localChatConfig(env);
   const localModel = local ? new LocalChatModel(local) : undefined;
+  const chatModel = localModel ?? (config.llm ? new OpenAiChatModel(config.llm) : undefined);
+  // An HTTP reranker when one is configured, else the chat model pointwise, else none (rerank is refused).
+  const reranker = config.rerank ? new HttpReranker(config.rerank) : chatModel ? new LlmReranker(chatModel) : undefined;
   return {
     name: "answer",
     server: build({
       index: createClient(IndexService, peers.transport("index")),
       embedder: createClient(EmbedderService, peers.transport("embedder")),
-      chatModel: localModel ?? (config.llm ? new OpenAiChatModel(config.llm) : undefined),
+      chatModel,
+      reranker,
       countTokens: (text) => counter.count(text),
       contextTokenBudget: config.contextTokenBudget,
       maxQuestionChars: config.maxQuestionChars,

@@ -5,19 +5,21 @@ import {
   AnswerService,
   ChatResponseSchema,
   ChatStage,
+  QueryExpansion,
   type ChatResponse,
   type RetrievalSettings as RetrievalSettingsProto,
 } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import { hitToProto, modeFromProto, modeToProto } from "../../lib/proto-convert.ts";
 import type { AnswerEvent } from "./answer-pipeline.ts";
 import type { AnswerApplication, RetrievalOptions } from "./answer-service.ts";
+import type { RetrievalNotes } from "./retrieval-options.ts";
 
 export function answerRoutes(app: AnswerApplication) {
   return (router: ConnectRouter) =>
     router.service(AnswerService, {
       async retrieve(request) {
-        const { hits, searchMs } = await app.retrieve({ text: request.query, knowledgeBases: request.knowledgeBaseIds, options: optionsFromProto(request.settings) });
-        return { hits: hits.map(hitToProto), searchMs };
+        const { hits, searchMs, notes } = await app.retrieve({ text: request.query, knowledgeBases: request.knowledgeBaseIds, options: optionsFromProto(request.settings) });
+        return { hits: hits.map(hitToProto), searchMs, notes: notesToProto(notes) };
       },
       async *chat(request, context) {
         const events = app.chat({ text: request.question, knowledgeBases: request.knowledgeBaseIds, options: optionsFromProto(request.settings) }, context.signal);
@@ -26,8 +28,37 @@ export function answerRoutes(app: AnswerApplication) {
     });
 }
 
+const EXPANSION = {
+  [QueryExpansion.UNSPECIFIED]: undefined,
+  [QueryExpansion.REWRITE]: "rewrite",
+  [QueryExpansion.HYDE]: "hyde",
+  [QueryExpansion.MULTI_QUERY]: "multi_query",
+} as const;
+
 function optionsFromProto(s: RetrievalSettingsProto | undefined): RetrievalOptions {
-  return { mode: modeFromProto(s?.mode ?? 0), topK: s?.topK ?? 0, minScore: s?.minScore ?? 0, documentIds: [...(s?.documentIds ?? [])] };
+  return {
+    mode: modeFromProto(s?.mode ?? 0),
+    topK: s?.topK ?? 0,
+    minScore: s?.minScore ?? 0,
+    documentIds: [...(s?.documentIds ?? [])],
+    metadataEquals: { ...s?.metadataEquals },
+    rerank: s?.rerank ?? false,
+    queryExpansion: EXPANSION[s?.queryExpansion ?? QueryExpansion.UNSPECIFIED],
+    queryVariants: s?.queryVariants ?? 0,
+    neighbourChunks: s?.neighbourChunks ?? 0,
+    bm25Fill: s?.bm25Fill ?? false,
+  };
+}
+
+function notesToProto(notes: RetrievalNotes) {
+  return {
+    degraded: notes.degraded ?? "",
+    rerankSkipped: notes.rerankSkipped ?? "",
+    queries: notes.queries,
+    fallbackHits: notes.fallbackHits,
+    reranked: notes.reranked,
+    reranker: notes.reranker ?? "",
+  };
 }
 
 function toChatResponse(event: AnswerEvent, model: string): ChatResponse {
@@ -78,6 +109,7 @@ function toChatResponse(event: AnswerEvent, model: string): ChatResponse {
             model,
             resolvedMarkers: event.record.markers.resolved,
             unsupportedMarkers: event.record.markers.unsupported,
+            retrievalNotes: notesToProto(event.notes),
             citationChecks: event.citationChecks.map((c) => ({
               marker: c.marker,
               sentenceStart: c.sentenceStart,

@@ -2,14 +2,14 @@ import type { HitExplain, RetrievalMode } from "../../lib/domain.ts";
 import type { ChatUsage } from "./chat-model.ts";
 import type { CitationCheck } from "./citation-verifier.ts";
 import type { ExclusionReason } from "./context-builder.ts";
+import type { RetrievalExtras, RetrievalNotes } from "./retrieval-extras.ts";
 import type { RetrievalSettings } from "./retrieval-stage.ts";
 
 /**
- * The stages an answer can go through, in order. Only retrieve, build-context, generate or
- * extract, and verify (the citation check) run today; the others name the places query rewriting, HyDE, multi-query retrieval and
- * reranking slot in, so the record and a retrieval debugger already have a word for them.
+ * The stages an answer can go through, in order. rewrite, hyde or multi-query run when the request
+ * asks for query expansion, rerank and neighbours when it asks for those (retrieval-options.ts).
  */
-export type StageName = "rewrite" | "hyde" | "multi-query" | "retrieve" | "rerank" | "build-context" | "generate" | "extract" | "verify";
+export type StageName = "rewrite" | "hyde" | "multi-query" | "retrieve" | "rerank" | "neighbours" | "build-context" | "generate" | "extract" | "verify";
 
 export interface StageRun {
   stage: StageName;
@@ -54,6 +54,9 @@ export interface TurnRecord {
   question: string;
   knowledgeBaseIds: string[];
   retrieval: RetrievalSettings;
+  retrievalOptions?: RetrievalExtras;
+  /** Degradation, rerank outcome and the queries searched; absent when retrieval failed. */
+  retrievalNotes?: RetrievalNotes;
   stages: StageRun[];
   hits: ConsideredHit[];
   context: ContextEntry[];

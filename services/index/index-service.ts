@@ -7,7 +7,8 @@ import type { Chunk, ChunkingSettings, DocumentRecord, KnowledgeBase, SearchHit,
 import { checkKnowledgeBaseName } from "../../lib/catalog-ids.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "./catalog.ts";
-import type { SearchEngine } from "./search-engine.ts";
+import { documentsMatching } from "./metadata-filter.ts";
+import type { ChunkPosition, SearchEngine } from "./search-engine.ts";
 
 /** A knowledge base to create; chunking settings left out are filled with their defaults. */
 export type KnowledgeBaseRequest = Omit<NewKnowledgeBase, "chunking"> & { chunking: Partial<ChunkingSettings> };
@@ -21,6 +22,8 @@ export type SearchRequest = Omit<SearchQuery, "topK"> & Partial<Pick<SearchQuery
 export const DEFAULT_TOP_K = 10;
 /** A search can name at most this many results; more is a mistake, not a use. */
 export const MAX_TOP_K = 1000;
+/** Neighbour look-ups ask for a few chunks around each hit; thousands would be a document dump. */
+export const MAX_POSITIONS = 1000;
 
 export class IndexService {
   constructor(private readonly stores: { catalog: Catalog; engine: SearchEngine }) {}
@@ -100,10 +103,20 @@ export class IndexService {
     if (topK > MAX_TOP_K) throw new InvalidInputError(`top_k is at most ${MAX_TOP_K}, got ${topK}`);
     if (request.mode === "bm25" && !request.text.trim()) throw new InvalidInputError("keyword search needs query text");
     const kbs = await Promise.all(request.knowledgeBaseIds.map((id) => this.stores.catalog.getKnowledgeBase(id)));
-    return this.stores.engine.search({ ...request, knowledgeBaseIds: kbs.map((kb) => kb.id), topK });
+    const { metadataEquals = {}, ...query } = request;
+    const knowledgeBaseIds = kbs.map((kb) => kb.id);
+    // The metadata filter becomes the document filter every engine applies (metadata-filter.ts).
+    const matching = await documentsMatching(this.stores.catalog, knowledgeBaseIds, metadataEquals, request.documentIds);
+    // No document has the metadata: nothing can match (an empty id list would mean "all").
+    if (matching?.length === 0) return [];
+    return this.stores.engine.search({ ...query, knowledgeBaseIds, topK, documentIds: matching ?? request.documentIds });
   }
 
-  getChunks(ids: string[]): Promise<Chunk[]> {
-    return this.stores.engine.getChunks(ids);
+  /** Chunks by id, then chunks by position (a hit's neighbours). */
+  async getChunks(ids: string[], positions: ChunkPosition[] = []): Promise<Chunk[]> {
+    if (positions.length > MAX_POSITIONS) throw new InvalidInputError(`at most ${MAX_POSITIONS} chunk positions at once, got ${positions.length}`);
+    if (positions.some((p) => !p.knowledgeBaseId || !p.documentId)) throw new InvalidInputError("a chunk position needs its knowledge base id and document id");
+    const [byId, byPosition] = await Promise.all([this.stores.engine.getChunks(ids), this.stores.engine.getChunksAt(positions)]);
+    return [...byId, ...byPosition];
   }
 }

@@ -49,8 +49,8 @@ describe("index routes", () => {
   }
 
   /** Registers a document and indexes one chunk for it through the engine, as the indexing stage does. */
-  async function indexDocument(knowledgeBaseId: string, fileName: string, text: string, vector: number[]) {
-    const { document } = await client.registerDocument({ knowledgeBaseId, fileName, mimeType: "text/plain", sizeBytes: 10n, contentHash: fileName, version: 1n });
+  async function indexDocument(knowledgeBaseId: string, fileName: string, text: string, vector: number[], metadata: Record<string, string> = {}) {
+    const { document } = await client.registerDocument({ knowledgeBaseId, fileName, mimeType: "text/plain", sizeBytes: 10n, contentHash: fileName, version: 1n, metadata });
     const chunk: EmbeddedChunk = {
       id: `${document!.id}-0`,
       documentId: document!.id,
@@ -127,5 +127,29 @@ describe("index routes", () => {
     expect(await codeOf(client.getKnowledgeBase({ knowledgeBase: kb.id }))).toBe(Code.NotFound);
     expect(await codeOf(bm25())).toBe(Code.NotFound);
     expect(await codeOf(client.deleteKnowledgeBase({ knowledgeBaseId: kb.id }))).toBe(Code.NotFound);
+  });
+
+  it("filters a search by document metadata, every pair ANDed, in every mode", async () => {
+    const kb = await createKb();
+    await indexDocument(kb.id, "fox-en.txt", "the quick brown fox", [1, 0, 0, 0], { lang: "en", team: "a" });
+    await indexDocument(kb.id, "fox-de.txt", "the fox in German", [0.9, 0.1, 0, 0], { lang: "de", team: "a" });
+    await indexDocument(kb.id, "fox-none.txt", "a fox without metadata", [0.8, 0.2, 0, 0]);
+    const files = async (metadataEquals: Record<string, string>, mode = RetrievalMode.HYBRID) =>
+      (await client.search({ knowledgeBaseIds: [kb.id], text: "fox", vector: [1, 0, 0, 0], mode, metadataEquals })).hits.map((h) => h.fileName).sort();
+    expect(await files({})).toEqual(["fox-de.txt", "fox-en.txt", "fox-none.txt"]);
+    expect(await files({ team: "a" })).toEqual(["fox-de.txt", "fox-en.txt"]);
+    expect(await files({ team: "a", lang: "de" }, RetrievalMode.BM25)).toEqual(["fox-de.txt"]);
+    expect(await files({ team: "a", lang: "de" }, RetrievalMode.VECTOR)).toEqual(["fox-de.txt"]);
+    expect(await files({ team: "b" })).toEqual([]);
+  });
+
+  it("returns chunks by position and refuses a position without its knowledge base or document", async () => {
+    const kb = await createKb();
+    const fox = await indexDocument(kb.id, "fox.txt", "the quick brown fox jumps", [1, 0, 0, 0]);
+    const { chunks } = await client.getChunks({ positions: [{ knowledgeBaseId: kb.id, documentId: fox.id, index: 0 }, { knowledgeBaseId: kb.id, documentId: fox.id, index: 1 }] });
+    expect(chunks.map((c) => c.id)).toEqual([`${fox.id}-0`]);
+    expect(await codeOf(client.getChunks({ positions: [{ documentId: fox.id, index: 0 }] }))).toBe(Code.InvalidArgument);
+    const many = Array.from({ length: 1001 }, (_, index) => ({ knowledgeBaseId: kb.id, documentId: fox.id, index }));
+    expect(await codeOf(client.getChunks({ positions: many }))).toBe(Code.InvalidArgument);
   });
 });

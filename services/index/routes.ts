@@ -61,7 +61,8 @@ export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
         return { hits: (await index.search(searchFromProto(request))).map(hitToProto) };
       },
       async getChunks(request) {
-        return { chunks: (await index.getChunks([...request.chunkIds])).map(chunkToProto) };
+        const positions = request.positions.map((p) => ({ knowledgeBaseId: p.knowledgeBaseId, documentId: p.documentId, index: p.index }));
+        return { chunks: (await index.getChunks([...request.chunkIds], positions)).map(chunkToProto) };
       },
     });
 }

@@ -3,6 +3,12 @@
 // one ladder of search/hybrid-search.ts.
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
 
+export interface ChunkPosition {
+  knowledgeBaseId: string;
+  documentId: string;
+  index: number;
+}
+
 export interface SearchEngine {
   /** Prepares storage for a knowledge base's chunks (vector dimension fixed here). Idempotent. */
   ensureKnowledgeBase(knowledgeBaseId: string, embeddingDimension: number): Promise<void>;
@@ -19,5 +25,7 @@ export interface SearchEngine {
   search(query: SearchQuery): Promise<SearchHit[]>;
   /** Chunks by id, in the order asked; unknown ids are left out. */
   getChunks(ids: string[]): Promise<Chunk[]>;
+  /** Chunks by document and index (a hit's neighbours), in the order asked; places with no chunk are left out. */
+  getChunksAt(positions: ChunkPosition[]): Promise<Chunk[]>;
   close(): Promise<void>;
 }

@@ -5,9 +5,10 @@ import { EmbedderService, EmbeddingKind } from "../../../gen/quarry/embedder/v1/
 import { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
 import { assertDimension } from "../../../lib/dimension-check.ts";
 import type { KnowledgeBase, RetrievalMode } from "../../../lib/domain.ts";
-import { hitFromProto, knowledgeBaseFromProto, searchToProto } from "../../../lib/proto-convert.ts";
+import { chunkFromProto, hitFromProto, knowledgeBaseFromProto, searchToProto } from "../../../lib/proto-convert.ts";
+import { toDomainError } from "../../../lib/rpc/error-mapping.ts";
 import type { OpenedRetrieval, Retriever } from "../answer-service.ts";
-import type { QueryEmbedding, RetrievalDeps } from "../retrieval-stage.ts";
+import type { QueryEmbedding } from "../retrieval-stage.ts";
 
 /** A question's vector with what produced it, so a dimension mismatch can name the model. */
 interface EmbeddedQuestion extends QueryEmbedding {
@@ -63,11 +64,14 @@ export class IndexRetriever implements Retriever {
     return early;
   }
 
-  private depsFor(kbs: KnowledgeBase[], early?: Promise<EmbeddedQuestion>): RetrievalDeps {
+  private depsFor(kbs: KnowledgeBase[], early?: Promise<EmbeddedQuestion>): OpenedRetrieval["deps"] {
     return {
       embed: async (question, model = kbs[0].embeddingModel) => {
-        const started = await early;
-        const embedded = started?.text === question && (started.model === model || started.requested === model) ? started : await this.embedQuestion(question, model);
+        const started = await early?.catch((err: unknown) => {
+          throw toDomainError(err);
+        });
+        const embedded =
+          started?.text === question && (started.model === model || started.requested === model) ? started : await domainErrors(() => this.embedQuestion(question, model));
         const kb = kbs.find((k) => k.embeddingModel === model) ?? kbs[0];
         assertDimension([embedded.vector], kb.embeddingDimension, {
           knowledgeBase: kb.name,
@@ -77,9 +81,25 @@ export class IndexRetriever implements Retriever {
         return { vector: embedded.vector, knownTokenShare: embedded.knownTokenShare };
       },
       search: async (q) => {
-        const res = await this.peers.index.search(searchToProto(q));
+        const res = await domainErrors(() => this.peers.index.search(searchToProto(q)));
         return res.hits.map(hitFromProto);
       },
+      chunksAt: async (positions) => {
+        const res = await domainErrors(() => this.peers.index.getChunks({ positions }));
+        return res.chunks.map(chunkFromProto);
+      },
     };
+  }
+}
+
+/**
+ * Calls a peer, turning its errors into the domain errors they stand for, so retrieval can tell an
+ * outage (degrade to keyword search) from a refusal (report it).
+ */
+async function domainErrors<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw toDomainError(err);
   }
 }

@@ -20,6 +20,7 @@ import {
   bm25SearchBody,
   chunkFieldMappings,
   chunkFromSource,
+  chunksAtSearchBody,
   chunksByIdSearchBody,
   documentChunksQuery,
   documentMarkerId,
@@ -30,8 +31,8 @@ import {
   vectorEngineHit,
   type ChunkSource,
 } from "./search-documents.ts";
-import type { SearchEngine } from "../search-engine.ts";
-import { uniqueChunkIds } from "../search/search-query.ts";
+import type { ChunkPosition, SearchEngine } from "../search-engine.ts";
+import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { segmentForIndex, segmentQuery } from "../search/text-segmenter.ts";
 
 export interface DocumentStoreEngineOptions {
@@ -192,6 +193,15 @@ export class DocumentStoreEngine implements SearchEngine {
       const byId = new Map<string, Chunk>();
       for (const hit of result.hits) if (hit._source) byId.set(hit._id, chunkFromSource(hit._source));
       return ids.flatMap((id) => byId.get(id) ?? []);
+    });
+  }
+
+  async getChunksAt(positions: ChunkPosition[]): Promise<Chunk[]> {
+    if (positions.length === 0) return [];
+    return this.call("get chunks at positions", async () => {
+      const indices = [...new Set(positions.map((p) => this.aliasFor(p.knowledgeBaseId)))].join(",");
+      const result = await this.store.search<ChunkSource>(indices, chunksAtSearchBody(positions), { ignoreUnavailable: true });
+      return orderByPosition(positions, result.hits.flatMap((hit) => (hit._source ? [chunkFromSource(hit._source)] : [])));
     });
   }
 

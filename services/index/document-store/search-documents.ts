@@ -147,6 +147,25 @@ export function chunksByIdSearchBody(ids: string[]): Record<string, unknown> {
   };
 }
 
+/** Chunks at these places in their documents, one filter per document. */
+export function chunksAtSearchBody(positions: { documentId: string; index: number }[]): Record<string, unknown> {
+  const byDocument = new Map<string, number[]>();
+  for (const p of positions) byDocument.set(p.documentId, [...(byDocument.get(p.documentId) ?? []), p.index]);
+  return {
+    size: positions.length,
+    _source: { excludes: CHUNK_SOURCE_EXCLUDES },
+    query: {
+      bool: {
+        filter: [{ term: { record_type: "chunk" } }],
+        should: [...byDocument].map(([documentId, indexes]) => ({
+          bool: { filter: [{ term: { document_id: documentId } }, { terms: { chunk_index: indexes } }] },
+        })),
+        minimum_should_match: 1,
+      },
+    },
+  };
+}
+
 /** Ties in score are broken by chunk id, so equal inputs always rank the same. */
 export const SCORE_THEN_CHUNK_ID = [{ _score: "desc" }, { chunk_id: "asc" }];
 

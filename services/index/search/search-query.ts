@@ -1,8 +1,9 @@
 // Checks and defaults every SearchEngine applies the same way to a SearchQuery, whatever stores the
 // chunks: which queries are malformed (InvalidInput), which do not fit the stored vectors
 // (FailedPrecondition), how many candidates hybrid fuses, and what minScore drops.
-import type { EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
+import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../../lib/errors.ts";
+import type { ChunkPosition } from "../search-engine.ts";
 
 export function validateSearchQuery(query: SearchQuery): void {
   if (query.knowledgeBaseIds.length === 0) throw new InvalidInputError("a search needs at least one knowledge base");
@@ -44,4 +45,18 @@ export function uniqueChunkIds(chunks: readonly EmbeddedChunk[]): Set<string> {
     seen.add(chunk.id);
   }
   return seen;
+}
+
+/** Chunks found by position, in the order the positions were asked (each once), the unfound left out. */
+export function orderByPosition(positions: ChunkPosition[], found: Chunk[]): Chunk[] {
+  const keyOf = (kb: string, doc: string, index: number) => `${kb}\u0000${doc}\u0000${index}`;
+  const at = new Map(found.map((c) => [keyOf(c.knowledgeBaseId, c.documentId, c.index), c]));
+  const seen = new Set<string>();
+  return positions.flatMap((p) => {
+    const key = keyOf(p.knowledgeBaseId, p.documentId, p.index);
+    const chunk = at.get(key);
+    if (!chunk || seen.has(key)) return [];
+    seen.add(key);
+    return [chunk];
+  });
 }

@@ -7,8 +7,8 @@ import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import type { EngineHit } from "../search/rrf-fusion.ts";
 import { hybridSearch } from "../search/hybrid-search.ts";
-import type { SearchEngine } from "../search-engine.ts";
-import { uniqueChunkIds } from "../search/search-query.ts";
+import type { ChunkPosition, SearchEngine } from "../search-engine.ts";
+import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { segmentForIndex, segmentQuery } from "../search/text-segmenter.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { withDatabase } from "./sqlite-errors.ts";
@@ -231,6 +231,22 @@ export class SqliteSearchEngine implements SearchEngine {
       const rows = this.db.prepare(`SELECT * FROM chunks WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as ChunkRow[];
       const byId = new Map(rows.map((row) => [row.id, toChunk(row)]));
       return ids.flatMap((id) => byId.get(id) ?? []);
+    });
+  }
+
+  async getChunksAt(positions: ChunkPosition[]): Promise<Chunk[]> {
+    if (positions.length === 0) return [];
+    return this.run("get chunks at positions", () => {
+      const rows = this.db
+        .prepare(
+          // The positions drive the loop (CROSS JOIN keeps them outer), each a look-up in chunks_by_document.
+          `SELECT c.* FROM json_each(?) p CROSS JOIN chunks c
+             ON c.knowledge_base_id = json_extract(p.value, '$.knowledgeBaseId')
+            AND c.document_id = json_extract(p.value, '$.documentId')
+            AND c.chunk_index = json_extract(p.value, '$.index')`,
+        )
+        .all(JSON.stringify(positions)) as ChunkRow[];
+      return orderByPosition(positions, rows.map(toChunk));
     });
   }
 

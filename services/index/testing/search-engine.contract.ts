@@ -121,6 +121,20 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         expect(await engine.getChunks([])).toEqual([]);
       });
 
+      it("returns chunks by document and index in the order asked, leaving empty places out", async () => {
+        const { kb, docA, docB, chunks } = await seed();
+        const got = await engine.getChunksAt([
+          { knowledgeBaseId: kb, documentId: docB, index: 1 },
+          { knowledgeBaseId: kb, documentId: docA, index: 7 },
+          { knowledgeBaseId: kb, documentId: docA, index: 0 },
+          { knowledgeBaseId: kb, documentId: "no-such-document", index: 0 },
+          { knowledgeBaseId: "kb_elsewhere", documentId: docA, index: 1 },
+          { knowledgeBaseId: kb, documentId: docB, index: 1 },
+        ]);
+        expect(got).toEqual([withoutVector(chunks.b1), withoutVector(chunks.a0)]);
+        expect(await engine.getChunksAt([])).toEqual([]);
+      });
+
       it("is idempotent in ensureKnowledgeBase but refuses a different dimension", async () => {
         const { kb, chunks } = await seed();
         await engine.ensureKnowledgeBase(kb, DIM);

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/answer/v1/answer.proto.
  */
 export const file_quarry_answer_v1_answer: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvYW5zd2VyL3YxL2Fuc3dlci5wcm90bxIQcXVhcnJ5LmFuc3dlci52MSJ6ChFSZXRyaWV2YWxTZXR0aW5ncxItCgRtb2RlGAEgASgOMh8ucXVhcnJ5LmNvbW1vbi52MS5SZXRyaWV2YWxNb2RlEg0KBXRvcF9rGAIgASgNEhEKCW1pbl9zY29yZRgDIAEoARIUCgxkb2N1bWVudF9pZHMYBCADKAkicwoPUmV0cmlldmVSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEhoKEmtub3dsZWRnZV9iYXNlX2lkcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MiYgoQUmV0cmlldmVSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSEAoIZW1iZWRfbXMYAiABKAESEQoJc2VhcmNoX21zGAMgASgBInIKC0NoYXRSZXF1ZXN0EhAKCHF1ZXN0aW9uGAEgASgJEhoKEmtub3dsZWRnZV9iYXNlX2lkcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MiOAoKQ2hhdFN0YXR1cxIqCgVzdGFnZRgBIAEoDjIbLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdFN0YWdlIh0KDUNoYXRUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSKeAQoQUmV0cmlldmFsU3VtbWFyeRItCgRtb2RlGAEgASgOMh8ucXVhcnJ5LmNvbW1vbi52MS5SZXRyaWV2YWxNb2RlEhcKD2hpdHNfY29uc2lkZXJlZBgCIAEoDRIZChFjaHVua3NfaW5fY29udGV4dBgDIAEoDRIRCgl0b3Bfc2NvcmUYBCABKAESFAoMcmV0cmlldmFsX21zGAUgASgBIpcCCglDaGF0RmluYWwSJgoFdXNhZ2UYASABKAsyFy5xdWFycnkuY29tbW9uLnYxLlVzYWdlEjUKCXJldHJpZXZhbBgCIAEoCzIiLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU3VtbWFyeRISCgpleHRyYWN0aXZlGAMgASgIEhcKD2Ryb3BwZWRfbWFya2VycxgEIAEoDRINCgVtb2RlbBgFIAEoCRIYChByZXNvbHZlZF9tYXJrZXJzGAYgASgNEhsKE3Vuc3VwcG9ydGVkX21hcmtlcnMYByABKA0SOAoPY2l0YXRpb25fY2hlY2tzGAggAygLMh8ucXVhcnJ5LmFuc3dlci52MS5DaXRhdGlvbkNoZWNrIq8BCg1DaXRhdGlvbkNoZWNrEg4KBm1hcmtlchgBIAEoDRIWCg5zZW50ZW5jZV9zdGFydBgCIAEoDRIUCgxzZW50ZW5jZV9lbmQYAyABKA0SFwoPbGV4aWNhbF9zdXBwb3J0GAQgASgBEh4KEWVtYmVkZGluZ19zdXBwb3J0GAUgASgBSACIAQESEQoJc3VwcG9ydGVkGAYgASgIQhQKEl9lbWJlZGRpbmdfc3VwcG9ydCLWAQoMQ2hhdFJlc3BvbnNlEi4KBnN0YXR1cxgBIAEoCzIcLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdFN0YXR1c0gAEi8KBHRleHQYAiABKAsyHy5xdWFycnkuYW5zd2VyLnYxLkNoYXRUZXh0RGVsdGFIABIuCghjaXRhdGlvbhgDIAEoCzIaLnF1YXJyeS5jb21tb24udjEuQ2l0YXRpb25IABIsCgVmaW5hbBgEIAEoCzIbLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdEZpbmFsSABCBwoFZXZlbnQqXQoJQ2hhdFN0YWdlEhoKFkNIQVRfU1RBR0VfVU5TUEVDSUZJRUQQABIZChVDSEFUX1NUQUdFX1JFVFJJRVZJTkcQARIZChVDSEFUX1NUQUdFX0dFTkVSQVRJTkcQAjKrAQoNQW5zd2VyU2VydmljZRJRCghSZXRyaWV2ZRIhLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmVSZXF1ZXN0GiIucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2ZVJlc3BvbnNlEkcKBENoYXQSHS5xdWFycnkuYW5zd2VyLnYxLkNoYXRSZXF1ZXN0Gh4ucXVhcnJ5LmFuc3dlci52MS5DaGF0UmVzcG9uc2UwAWIGcHJvdG8z", [file_quarry_common_v1_common]);
+  fileDesc("Ch1xdWFycnkvYW5zd2VyL3YxL2Fuc3dlci5wcm90bxIQcXVhcnJ5LmFuc3dlci52MSKTAwoRUmV0cmlldmFsU2V0dGluZ3MSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRINCgV0b3BfaxgCIAEoDRIRCgltaW5fc2NvcmUYAyABKAESFAoMZG9jdW1lbnRfaWRzGAQgAygJEg4KBnJlcmFuaxgFIAEoCBI5Cg9xdWVyeV9leHBhbnNpb24YBiABKA4yIC5xdWFycnkuYW5zd2VyLnYxLlF1ZXJ5RXhwYW5zaW9uEhYKDnF1ZXJ5X3ZhcmlhbnRzGAcgASgNEhgKEG5laWdoYm91cl9jaHVua3MYCCABKA0SUAoPbWV0YWRhdGFfZXF1YWxzGAkgAygLMjcucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncy5NZXRhZGF0YUVxdWFsc0VudHJ5EhEKCWJtMjVfZmlsbBgKIAEoCBo1ChNNZXRhZGF0YUVxdWFsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEihgEKDlJldHJpZXZhbE5vdGVzEhAKCGRlZ3JhZGVkGAEgASgJEhYKDnJlcmFua19za2lwcGVkGAIgASgJEg8KB3F1ZXJpZXMYAyADKAkSFQoNZmFsbGJhY2tfaGl0cxgEIAEoDRIQCghyZXJhbmtlZBgFIAEoDRIQCghyZXJhbmtlchgGIAEoCSJzCg9SZXRyaWV2ZVJlcXVlc3QSDQoFcXVlcnkYASABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncyKTAQoQUmV0cmlldmVSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSEAoIZW1iZWRfbXMYAiABKAESEQoJc2VhcmNoX21zGAMgASgBEi8KBW5vdGVzGAQgASgLMiAucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxOb3RlcyJyCgtDaGF0UmVxdWVzdBIQCghxdWVzdGlvbhgBIAEoCRIaChJrbm93bGVkZ2VfYmFzZV9pZHMYAiADKAkSNQoIc2V0dGluZ3MYAyABKAsyIy5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFNldHRpbmdzIjgKCkNoYXRTdGF0dXMSKgoFc3RhZ2UYASABKA4yGy5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGFnZSIdCg1DaGF0VGV4dERlbHRhEgwKBHRleHQYASABKAkingEKEFJldHJpZXZhbFN1bW1hcnkSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRIXCg9oaXRzX2NvbnNpZGVyZWQYAiABKA0SGQoRY2h1bmtzX2luX2NvbnRleHQYAyABKA0SEQoJdG9wX3Njb3JlGAQgASgBEhQKDHJldHJpZXZhbF9tcxgFIAEoASLSAgoJQ2hhdEZpbmFsEiYKBXVzYWdlGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5Vc2FnZRI1CglyZXRyaWV2YWwYAiABKAsyIi5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFN1bW1hcnkSEgoKZXh0cmFjdGl2ZRgDIAEoCBIXCg9kcm9wcGVkX21hcmtlcnMYBCABKA0SDQoFbW9kZWwYBSABKAkSGAoQcmVzb2x2ZWRfbWFya2VycxgGIAEoDRIbChN1bnN1cHBvcnRlZF9tYXJrZXJzGAcgASgNEjgKD2NpdGF0aW9uX2NoZWNrcxgIIAMoCzIfLnF1YXJyeS5hbnN3ZXIudjEuQ2l0YXRpb25DaGVjaxI5Cg9yZXRyaWV2YWxfbm90ZXMYCSABKAsyIC5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbE5vdGVzIq8BCg1DaXRhdGlvbkNoZWNrEg4KBm1hcmtlchgBIAEoDRIWCg5zZW50ZW5jZV9zdGFydBgCIAEoDRIUCgxzZW50ZW5jZV9lbmQYAyABKA0SFwoPbGV4aWNhbF9zdXBwb3J0GAQgASgBEh4KEWVtYmVkZGluZ19zdXBwb3J0GAUgASgBSACIAQESEQoJc3VwcG9ydGVkGAYgASgIQhQKEl9lbWJlZGRpbmdfc3VwcG9ydCLWAQoMQ2hhdFJlc3BvbnNlEi4KBnN0YXR1cxgBIAEoCzIcLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdFN0YXR1c0gAEi8KBHRleHQYAiABKAsyHy5xdWFycnkuYW5zd2VyLnYxLkNoYXRUZXh0RGVsdGFIABIuCghjaXRhdGlvbhgDIAEoCzIaLnF1YXJyeS5jb21tb24udjEuQ2l0YXRpb25IABIsCgVmaW5hbBgEIAEoCzIbLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdEZpbmFsSABCBwoFZXZlbnQqiQEKDlF1ZXJ5RXhwYW5zaW9uEh8KG1FVRVJZX0VYUEFOU0lPTl9VTlNQRUNJRklFRBAAEhsKF1FVRVJZX0VYUEFOU0lPTl9SRVdSSVRFEAESGAoUUVVFUllfRVhQQU5TSU9OX0hZREUQAhIfChtRVUVSWV9FWFBBTlNJT05fTVVMVElfUVVFUlkQAypdCglDaGF0U3RhZ2USGgoWQ0hBVF9TVEFHRV9VTlNQRUNJRklFRBAAEhkKFUNIQVRfU1RBR0VfUkVUUklFVklORxABEhkKFUNIQVRfU1RBR0VfR0VORVJBVElORxACMqsBCg1BbnN3ZXJTZXJ2aWNlElEKCFJldHJpZXZlEiEucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2ZVJlcXVlc3QaIi5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZlUmVzcG9uc2USRwoEQ2hhdBIdLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdFJlcXVlc3QaHi5xdWFycnkuYW5zd2VyLnYxLkNoYXRSZXNwb25zZTABYgZwcm90bzM", [file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.answer.v1.RetrievalSettings
@@ -41,6 +41,52 @@ export type RetrievalSettings = Message<"quarry.answer.v1.RetrievalSettings"> & 
    * @generated from field: repeated string document_ids = 4;
    */
   documentIds: string[];
+
+  /**
+   * Rerank the fused candidates with the configured reranker (QUARRY_RERANK_URL, or the chat model
+   * pointwise). The candidate set is widened to 3 × top_k first; if the reranker fails, the fused
+   * order stands and the response says why (rerank_skipped).
+   *
+   * @generated from field: bool rerank = 5;
+   */
+  rerank: boolean;
+
+  /**
+   * Rewrite the question through the chat model before retrieval; FAILED_PRECONDITION without one.
+   *
+   * @generated from field: quarry.answer.v1.QueryExpansion query_expansion = 6;
+   */
+  queryExpansion: QueryExpansion;
+
+  /**
+   * Variants for QUERY_EXPANSION_MULTI_QUERY; 0 means 3.
+   *
+   * @generated from field: uint32 query_variants = 7;
+   */
+  queryVariants: number;
+
+  /**
+   * Merge each hit with up to this many adjacent chunks of its document on each side, within the
+   * context token budget; 0 leaves hits as they are.
+   *
+   * @generated from field: uint32 neighbour_chunks = 8;
+   */
+  neighbourChunks: number;
+
+  /**
+   * Only documents whose metadata has every one of these key/value pairs (exact match).
+   *
+   * @generated from field: map<string, string> metadata_equals = 9;
+   */
+  metadataEquals: { [key: string]: string };
+
+  /**
+   * When vector or hybrid search returns fewer than top_k hits, fill the rest with keyword hits,
+   * each marked fallback in its explain.
+   *
+   * @generated from field: bool bm25_fill = 10;
+   */
+  bm25Fill: boolean;
 };
 
 /**
@@ -49,6 +95,62 @@ export type RetrievalSettings = Message<"quarry.answer.v1.RetrievalSettings"> & 
  */
 export const RetrievalSettingsSchema: GenMessage<RetrievalSettings> = /*@__PURE__*/
   messageDesc(file_quarry_answer_v1_answer, 0);
+
+/**
+ * What retrieval did beyond the plain search, and what it could not do.
+ *
+ * @generated from message quarry.answer.v1.RetrievalNotes
+ */
+export type RetrievalNotes = Message<"quarry.answer.v1.RetrievalNotes"> & {
+  /**
+   * Set when vector search could not run and keyword search answered instead, with the reason.
+   *
+   * @generated from field: string degraded = 1;
+   */
+  degraded: string;
+
+  /**
+   * Set when rerank was asked for but the fused order was kept, with the reason.
+   *
+   * @generated from field: string rerank_skipped = 2;
+   */
+  rerankSkipped: string;
+
+  /**
+   * The queries actually searched when the question was rewritten or expanded.
+   *
+   * @generated from field: repeated string queries = 3;
+   */
+  queries: string[];
+
+  /**
+   * Hits added by bm25_fill.
+   *
+   * @generated from field: uint32 fallback_hits = 4;
+   */
+  fallbackHits: number;
+
+  /**
+   * Hits reordered by the reranker (the widened candidate set).
+   *
+   * @generated from field: uint32 reranked = 5;
+   */
+  reranked: number;
+
+  /**
+   * The reranker that ordered the hits, e.g. "tei http://host/rerank".
+   *
+   * @generated from field: string reranker = 6;
+   */
+  reranker: string;
+};
+
+/**
+ * Describes the message quarry.answer.v1.RetrievalNotes.
+ * Use `create(RetrievalNotesSchema)` to create a new message.
+ */
+export const RetrievalNotesSchema: GenMessage<RetrievalNotes> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 1);
 
 /**
  * @generated from message quarry.answer.v1.RetrieveRequest
@@ -75,7 +177,7 @@ export type RetrieveRequest = Message<"quarry.answer.v1.RetrieveRequest"> & {
  * Use `create(RetrieveRequestSchema)` to create a new message.
  */
 export const RetrieveRequestSchema: GenMessage<RetrieveRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 1);
+  messageDesc(file_quarry_answer_v1_answer, 2);
 
 /**
  * @generated from message quarry.answer.v1.RetrieveResponse
@@ -95,6 +197,11 @@ export type RetrieveResponse = Message<"quarry.answer.v1.RetrieveResponse"> & {
    * @generated from field: double search_ms = 3;
    */
   searchMs: number;
+
+  /**
+   * @generated from field: quarry.answer.v1.RetrievalNotes notes = 4;
+   */
+  notes?: RetrievalNotes | undefined;
 };
 
 /**
@@ -102,7 +209,7 @@ export type RetrieveResponse = Message<"quarry.answer.v1.RetrieveResponse"> & {
  * Use `create(RetrieveResponseSchema)` to create a new message.
  */
 export const RetrieveResponseSchema: GenMessage<RetrieveResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 2);
+  messageDesc(file_quarry_answer_v1_answer, 3);
 
 /**
  * @generated from message quarry.answer.v1.ChatRequest
@@ -129,7 +236,7 @@ export type ChatRequest = Message<"quarry.answer.v1.ChatRequest"> & {
  * Use `create(ChatRequestSchema)` to create a new message.
  */
 export const ChatRequestSchema: GenMessage<ChatRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 3);
+  messageDesc(file_quarry_answer_v1_answer, 4);
 
 /**
  * @generated from message quarry.answer.v1.ChatStatus
@@ -146,7 +253,7 @@ export type ChatStatus = Message<"quarry.answer.v1.ChatStatus"> & {
  * Use `create(ChatStatusSchema)` to create a new message.
  */
 export const ChatStatusSchema: GenMessage<ChatStatus> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 4);
+  messageDesc(file_quarry_answer_v1_answer, 5);
 
 /**
  * @generated from message quarry.answer.v1.ChatTextDelta
@@ -163,7 +270,7 @@ export type ChatTextDelta = Message<"quarry.answer.v1.ChatTextDelta"> & {
  * Use `create(ChatTextDeltaSchema)` to create a new message.
  */
 export const ChatTextDeltaSchema: GenMessage<ChatTextDelta> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 5);
+  messageDesc(file_quarry_answer_v1_answer, 6);
 
 /**
  * @generated from message quarry.answer.v1.RetrievalSummary
@@ -200,7 +307,7 @@ export type RetrievalSummary = Message<"quarry.answer.v1.RetrievalSummary"> & {
  * Use `create(RetrievalSummarySchema)` to create a new message.
  */
 export const RetrievalSummarySchema: GenMessage<RetrievalSummary> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 6);
+  messageDesc(file_quarry_answer_v1_answer, 7);
 
 /**
  * @generated from message quarry.answer.v1.ChatFinal
@@ -255,6 +362,11 @@ export type ChatFinal = Message<"quarry.answer.v1.ChatFinal"> & {
    * @generated from field: repeated quarry.answer.v1.CitationCheck citation_checks = 8;
    */
   citationChecks: CitationCheck[];
+
+  /**
+   * @generated from field: quarry.answer.v1.RetrievalNotes retrieval_notes = 9;
+   */
+  retrievalNotes?: RetrievalNotes | undefined;
 };
 
 /**
@@ -262,7 +374,7 @@ export type ChatFinal = Message<"quarry.answer.v1.ChatFinal"> & {
  * Use `create(ChatFinalSchema)` to create a new message.
  */
 export const ChatFinalSchema: GenMessage<ChatFinal> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 7);
+  messageDesc(file_quarry_answer_v1_answer, 8);
 
 /**
  * Whether the sentence a marker stands after is supported by the chunk it cites. Supported means
@@ -317,7 +429,7 @@ export type CitationCheck = Message<"quarry.answer.v1.CitationCheck"> & {
  * Use `create(CitationCheckSchema)` to create a new message.
  */
 export const CitationCheckSchema: GenMessage<CitationCheck> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 8);
+  messageDesc(file_quarry_answer_v1_answer, 9);
 
 /**
  * @generated from message quarry.answer.v1.ChatResponse
@@ -358,7 +470,46 @@ export type ChatResponse = Message<"quarry.answer.v1.ChatResponse"> & {
  * Use `create(ChatResponseSchema)` to create a new message.
  */
 export const ChatResponseSchema: GenMessage<ChatResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 9);
+  messageDesc(file_quarry_answer_v1_answer, 10);
+
+/**
+ * @generated from enum quarry.answer.v1.QueryExpansion
+ */
+export enum QueryExpansion {
+  /**
+   * @generated from enum value: QUERY_EXPANSION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The chat model restates the question as a standalone search query.
+   *
+   * @generated from enum value: QUERY_EXPANSION_REWRITE = 1;
+   */
+  REWRITE = 1,
+
+  /**
+   * The chat model writes a hypothetical answer passage; its vector searches the vector list while
+   * the keyword list keeps the question.
+   *
+   * @generated from enum value: QUERY_EXPANSION_HYDE = 2;
+   */
+  HYDE = 2,
+
+  /**
+   * The chat model writes variants of the question; each is retrieved and the lists are fused by
+   * reciprocal rank (k = 60).
+   *
+   * @generated from enum value: QUERY_EXPANSION_MULTI_QUERY = 3;
+   */
+  MULTI_QUERY = 3,
+}
+
+/**
+ * Describes the enum quarry.answer.v1.QueryExpansion.
+ */
+export const QueryExpansionSchema: GenEnum<QueryExpansion> = /*@__PURE__*/
+  enumDesc(file_quarry_answer_v1_answer, 0);
 
 /**
  * @generated from enum quarry.answer.v1.ChatStage
@@ -384,7 +535,7 @@ export enum ChatStage {
  * Describes the enum quarry.answer.v1.ChatStage.
  */
 export const ChatStageSchema: GenEnum<ChatStage> = /*@__PURE__*/
-  enumDesc(file_quarry_answer_v1_answer, 0);
+  enumDesc(file_quarry_answer_v1_answer, 1);
 
 /**
  * @generated from service quarry.answer.v1.AnswerService

@@ -1,0 +1,72 @@
+// The retrieval options `quarry search`, `quarry ask` and `quarry eval` share: flags in, RetrievalSettings fields
+// out, and the lines that report what retrieval did (degradation, rerank, rewritten queries).
+import { InvalidArgumentError, Option, type Command } from "commander";
+import { QueryExpansion, type RetrievalNotes, type RetrievalSettings } from "../gen/quarry/answer/v1/answer_pb.ts";
+
+export const EXPANSIONS = ["rewrite", "hyde", "multi-query"] as const;
+type ExpansionName = (typeof EXPANSIONS)[number];
+
+const EXPANSION_BY_NAME: Record<ExpansionName, QueryExpansion> = {
+  rewrite: QueryExpansion.REWRITE,
+  hyde: QueryExpansion.HYDE,
+  "multi-query": QueryExpansion.MULTI_QUERY,
+};
+
+export interface RetrievalFlags {
+  rerank?: boolean;
+  expand?: ExpansionName;
+  variants?: number;
+  neighbours?: number;
+  bm25Fill?: boolean;
+  filter?: Record<string, string>;
+}
+
+/** Adds the retrieval option flags to a command. */
+export function addRetrievalFlags(command: Command): Command {
+  return command
+    .option("--rerank", "rerank the fused hits (QUARRY_RERANK_URL, or the chat model)")
+    .addOption(new Option("--expand <how>", "rewrite the question through the chat model first").choices(EXPANSIONS))
+    .option("--variants <n>", "queries for --expand multi-query (default 3)", count(1, 8))
+    .option("--neighbours <n>", "merge each hit with n adjacent chunks on each side", count(0, 5))
+    .option("--bm25-fill", "fill a short vector/hybrid list with keyword hits")
+    .option("--filter <key=value...>", "only documents whose metadata has these values", metadataPair, undefined);
+}
+
+/** The settings fields the flags stand for. */
+export function retrievalSettingsOf(flags: RetrievalFlags): Partial<RetrievalSettings> {
+  return {
+    rerank: Boolean(flags.rerank),
+    queryExpansion: flags.expand ? EXPANSION_BY_NAME[flags.expand] : QueryExpansion.UNSPECIFIED,
+    queryVariants: flags.variants ?? 0,
+    neighbourChunks: flags.neighbours ?? 0,
+    bm25Fill: Boolean(flags.bm25Fill),
+    metadataEquals: flags.filter ?? {},
+  };
+}
+
+/** One line per thing retrieval did or could not do; none when it just searched. */
+export function describeNotes(notes: RetrievalNotes | undefined): string {
+  if (!notes) return "";
+  const lines = [
+    notes.degraded ? `degraded: ${notes.degraded}` : "",
+    notes.rerankSkipped ? `rerank skipped: ${notes.rerankSkipped}` : notes.reranker ? `reranked ${notes.reranked} candidates with ${notes.reranker}` : "",
+    notes.queries.length ? `searched: ${notes.queries.map((q) => JSON.stringify(q)).join(", ")}` : "",
+    // Degraded, every hit is a keyword hit: the line above says so already.
+    notes.fallbackHits && !notes.degraded ? `${notes.fallbackHits} keyword hit(s) filled top-k (marked fallback)` : "",
+  ];
+  return lines.filter(Boolean).map((line) => `${line}\n`).join("");
+}
+
+function count(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`It must be a whole number from ${min} to ${max}.`);
+    return n;
+  };
+}
+
+function metadataPair(value: string, previous: Record<string, string> | undefined): Record<string, string> {
+  const at = value.indexOf("=");
+  if (at <= 0) throw new InvalidArgumentError("It must be key=value, e.g. --filter lang=en.");
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
