@@ -6,8 +6,12 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Turn } from "../../answer/v1/answer_pb.ts";
+import { file_quarry_answer_v1_answer } from "../../answer/v1/answer_pb.ts";
 import type { ApiKey, ApiKeyRole } from "../../common/v1/api_key_pb.ts";
 import { file_quarry_common_v1_api_key } from "../../common/v1/api_key_pb.ts";
+import type { Assistant, Conversation } from "../../common/v1/assistant_pb.ts";
+import { file_quarry_common_v1_assistant } from "../../common/v1/assistant_pb.ts";
 import type { Chunk, ChunkingSettings, Document, KnowledgeBase, RetrievalMode, SearchHit } from "../../common/v1/common_pb.ts";
 import { file_quarry_common_v1_common } from "../../common/v1/common_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -16,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/index/v1/index.proto.
  */
 export const file_quarry_index_v1_index: GenFile = /*@__PURE__*/
-  fileDesc("ChtxdWFycnkvaW5kZXgvdjEvaW5kZXgucHJvdG8SD3F1YXJyeS5pbmRleC52MSKrAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSGwoTZW1iZWRkaW5nX2RpbWVuc2lvbhgEIAEoDRI0CghjaHVua2luZxgFIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncyJWChtDcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiMQoXR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiUwoYR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIhsKGUxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QiVgoaTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USOAoPa25vd2xlZGdlX2Jhc2VzGAEgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjcKGkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJIh0KG0RlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZSKQAgoXUmVnaXN0ZXJEb2N1bWVudFJlcXVlc3QSGQoRa25vd2xlZGdlX2Jhc2VfaWQYASABKAkSEQoJZmlsZV9uYW1lGAIgASgJEhEKCW1pbWVfdHlwZRgDIAEoCRISCgpzaXplX2J5dGVzGAQgASgEEhQKDGNvbnRlbnRfaGFzaBgFIAEoCRIPCgd2ZXJzaW9uGAYgASgDEkgKCG1ldGFkYXRhGAcgAygLMjYucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlsKGFJlZ2lzdGVyRG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIikKEkdldERvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSJDChNHZXREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIxChRMaXN0RG9jdW1lbnRzUmVxdWVzdBIZChFrbm93bGVkZ2VfYmFzZV9pZBgBIAEoCSJGChVMaXN0RG9jdW1lbnRzUmVzcG9uc2USLQoJZG9jdW1lbnRzGAEgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCJBChlTZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiSgoaU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50IiwKFURlbGV0ZURvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSIYChZEZWxldGVEb2N1bWVudFJlc3BvbnNlIi0KDUZ1c2lvbldlaWdodHMSDAoEYm0yNRgBIAEoARIOCgZ2ZWN0b3IYAiABKAEihAIKDVNlYXJjaFJlcXVlc3QSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAEgAygJEgwKBHRleHQYAiABKAkSDgoGdmVjdG9yGAMgAygCEi0KBG1vZGUYBCABKA4yHy5xdWFycnkuY29tbW9uLnYxLlJldHJpZXZhbE1vZGUSDQoFdG9wX2sYBSABKA0SEQoJbWluX3Njb3JlGAYgASgBEhQKDGRvY3VtZW50X2lkcxgHIAMoCRISCgpjYW5kaWRhdGVzGAggASgNEg0KBXJyZl9rGAkgASgNEi8KB3dlaWdodHMYCiABKAsyHi5xdWFycnkuaW5kZXgudjEuRnVzaW9uV2VpZ2h0cyI7Cg5TZWFyY2hSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQiJQoQR2V0Q2h1bmtzUmVxdWVzdBIRCgljaHVua19pZHMYASADKAkiPAoRR2V0Q2h1bmtzUmVzcG9uc2USJwoGY2h1bmtzGAEgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuayJoChNDcmVhdGVBcGlLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEcm9sZRgCIAEoDjIcLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Um9sZRIXCg9rbm93bGVkZ2VfYmFzZXMYAyADKAkiUQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5IiYKE1Jldm9rZUFwaUtleVJlcXVlc3QSDwoHYXBpX2tleRgBIAEoCSIWChRSZXZva2VBcGlLZXlSZXNwb25zZSI9ChlBdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCRIQCghrZXlfaGFzaBgCIAEoDCJHChpBdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRIpCgdhcGlfa2V5GAEgASgLMhgucXVhcnJ5LmNvbW1vbi52MS5BcGlLZXky4QsKDEluZGV4U2VydmljZRJwChNDcmVhdGVLbm93bGVkZ2VCYXNlEisucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0GiwucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRJnChBHZXRLbm93bGVkZ2VCYXNlEigucXVhcnJ5LmluZGV4LnYxLkdldEtub3dsZWRnZUJhc2VSZXF1ZXN0GikucXVhcnJ5LmluZGV4LnYxLkdldEtub3dsZWRnZUJhc2VSZXNwb25zZRJtChJMaXN0S25vd2xlZGdlQmFzZXMSKi5xdWFycnkuaW5kZXgudjEuTGlzdEtub3dsZWRnZUJhc2VzUmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRJwChNEZWxldGVLbm93bGVkZ2VCYXNlEisucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0GiwucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRJnChBSZWdpc3RlckRvY3VtZW50EigucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0GikucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXNwb25zZRJYCgtHZXREb2N1bWVudBIjLnF1YXJyeS5pbmRleC52MS5HZXREb2N1bWVudFJlcXVlc3QaJC5xdWFycnkuaW5kZXgudjEuR2V0RG9jdW1lbnRSZXNwb25zZRJeCg1MaXN0RG9jdW1lbnRzEiUucXVhcnJ5LmluZGV4LnYxLkxpc3REb2N1bWVudHNSZXF1ZXN0GiYucXVhcnJ5LmluZGV4LnYxLkxpc3REb2N1bWVudHNSZXNwb25zZRJtChJTZXREb2N1bWVudEVuYWJsZWQSKi5xdWFycnkuaW5kZXgudjEuU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5TZXREb2N1bWVudEVuYWJsZWRSZXNwb25zZRJhCg5EZWxldGVEb2N1bWVudBImLnF1YXJyeS5pbmRleC52MS5EZWxldGVEb2N1bWVudFJlcXVlc3QaJy5xdWFycnkuaW5kZXgudjEuRGVsZXRlRG9jdW1lbnRSZXNwb25zZRJJCgZTZWFyY2gSHi5xdWFycnkuaW5kZXgudjEuU2VhcmNoUmVxdWVzdBofLnF1YXJyeS5pbmRleC52MS5TZWFyY2hSZXNwb25zZRJSCglHZXRDaHVua3MSIS5xdWFycnkuaW5kZXgudjEuR2V0Q2h1bmtzUmVxdWVzdBoiLnF1YXJyeS5pbmRleC52MS5HZXRDaHVua3NSZXNwb25zZRJbCgxDcmVhdGVBcGlLZXkSJC5xdWFycnkuaW5kZXgudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBolLnF1YXJyeS5pbmRleC52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJYCgtMaXN0QXBpS2V5cxIjLnF1YXJyeS5pbmRleC52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJC5xdWFycnkuaW5kZXgudjEuTGlzdEFwaUtleXNSZXNwb25zZRJbCgxSZXZva2VBcGlLZXkSJC5xdWFycnkuaW5kZXgudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBolLnF1YXJyeS5pbmRleC52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJtChJBdXRoZW50aWNhdGVBcGlLZXkSKi5xdWFycnkuaW5kZXgudjEuQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZWIGcHJvdG8z", [file_quarry_common_v1_api_key, file_quarry_common_v1_common]);
+  fileDesc("ChtxdWFycnkvaW5kZXgvdjEvaW5kZXgucHJvdG8SD3F1YXJyeS5pbmRleC52MSKrAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSGwoTZW1iZWRkaW5nX2RpbWVuc2lvbhgEIAEoDRI0CghjaHVua2luZxgFIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncyJWChtDcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiMQoXR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiUwoYR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIhsKGUxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QiVgoaTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USOAoPa25vd2xlZGdlX2Jhc2VzGAEgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjcKGkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJIh0KG0RlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZSKQAgoXUmVnaXN0ZXJEb2N1bWVudFJlcXVlc3QSGQoRa25vd2xlZGdlX2Jhc2VfaWQYASABKAkSEQoJZmlsZV9uYW1lGAIgASgJEhEKCW1pbWVfdHlwZRgDIAEoCRISCgpzaXplX2J5dGVzGAQgASgEEhQKDGNvbnRlbnRfaGFzaBgFIAEoCRIPCgd2ZXJzaW9uGAYgASgDEkgKCG1ldGFkYXRhGAcgAygLMjYucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlsKGFJlZ2lzdGVyRG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIikKEkdldERvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSJDChNHZXREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIxChRMaXN0RG9jdW1lbnRzUmVxdWVzdBIZChFrbm93bGVkZ2VfYmFzZV9pZBgBIAEoCSJGChVMaXN0RG9jdW1lbnRzUmVzcG9uc2USLQoJZG9jdW1lbnRzGAEgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCJBChlTZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiSgoaU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50IiwKFURlbGV0ZURvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSIYChZEZWxldGVEb2N1bWVudFJlc3BvbnNlIi0KDUZ1c2lvbldlaWdodHMSDAoEYm0yNRgBIAEoARIOCgZ2ZWN0b3IYAiABKAEihAIKDVNlYXJjaFJlcXVlc3QSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAEgAygJEgwKBHRleHQYAiABKAkSDgoGdmVjdG9yGAMgAygCEi0KBG1vZGUYBCABKA4yHy5xdWFycnkuY29tbW9uLnYxLlJldHJpZXZhbE1vZGUSDQoFdG9wX2sYBSABKA0SEQoJbWluX3Njb3JlGAYgASgBEhQKDGRvY3VtZW50X2lkcxgHIAMoCRISCgpjYW5kaWRhdGVzGAggASgNEg0KBXJyZl9rGAkgASgNEi8KB3dlaWdodHMYCiABKAsyHi5xdWFycnkuaW5kZXgudjEuRnVzaW9uV2VpZ2h0cyI7Cg5TZWFyY2hSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQiJQoQR2V0Q2h1bmtzUmVxdWVzdBIRCgljaHVua19pZHMYASADKAkiPAoRR2V0Q2h1bmtzUmVzcG9uc2USJwoGY2h1bmtzGAEgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuayJoChNDcmVhdGVBcGlLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEcm9sZRgCIAEoDjIcLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Um9sZRIXCg9rbm93bGVkZ2VfYmFzZXMYAyADKAkiUQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5IiYKE1Jldm9rZUFwaUtleVJlcXVlc3QSDwoHYXBpX2tleRgBIAEoCSIWChRSZXZva2VBcGlLZXlSZXNwb25zZSI9ChlBdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCRIQCghrZXlfaGFzaBgCIAEoDCJHChpBdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRIpCgdhcGlfa2V5GAEgASgLMhgucXVhcnJ5LmNvbW1vbi52MS5BcGlLZXkiSAoWQ3JlYXRlQXNzaXN0YW50UmVxdWVzdBIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJJChdDcmVhdGVBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIoChNHZXRBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSJGChRHZXRBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIXChVMaXN0QXNzaXN0YW50c1JlcXVlc3QiSQoWTGlzdEFzc2lzdGFudHNSZXNwb25zZRIvCgphc3Npc3RhbnRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiWAoWVXBkYXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkSKwoGdXBkYXRlGAIgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiSQoXVXBkYXRlQXNzaXN0YW50UmVzcG9uc2USLgoJYXNzaXN0YW50GAEgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiKwoWRGVsZXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkiGQoXRGVsZXRlQXNzaXN0YW50UmVzcG9uc2UiXAoZQ3JlYXRlQ29udmVyc2F0aW9uUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIUCgxhc3Npc3RhbnRfaWQYAiABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAMgAygJIlIKGkNyZWF0ZUNvbnZlcnNhdGlvblJlc3BvbnNlEjQKDGNvbnZlcnNhdGlvbhgBIAEoCzIeLnF1YXJyeS5jb21tb24udjEuQ29udmVyc2F0aW9uIkgKFkdldENvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEhUKDWluY2x1ZGVfdHVybnMYAiABKAgidgoXR2V0Q29udmVyc2F0aW9uUmVzcG9uc2USNAoMY29udmVyc2F0aW9uGAEgASgLMh4ucXVhcnJ5LmNvbW1vbi52MS5Db252ZXJzYXRpb24SJQoFdHVybnMYAiADKAsyFi5xdWFycnkuYW5zd2VyLnYxLlR1cm4iMAoYTGlzdENvbnZlcnNhdGlvbnNSZXF1ZXN0EhQKDGFzc2lzdGFudF9pZBgBIAEoCSJSChlMaXN0Q29udmVyc2F0aW9uc1Jlc3BvbnNlEjUKDWNvbnZlcnNhdGlvbnMYASADKAsyHi5xdWFycnkuY29tbW9uLnYxLkNvbnZlcnNhdGlvbiI0ChlEZWxldGVDb252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCSIcChpEZWxldGVDb252ZXJzYXRpb25SZXNwb25zZSI3Cg9TYXZlVHVyblJlcXVlc3QSJAoEdHVybhgBIAEoCzIWLnF1YXJyeS5hbnN3ZXIudjEuVHVybiI4ChBTYXZlVHVyblJlc3BvbnNlEiQKBHR1cm4YASABKAsyFi5xdWFycnkuYW5zd2VyLnYxLlR1cm4iIQoOR2V0VHVyblJlcXVlc3QSDwoHdHVybl9pZBgBIAEoCSI3Cg9HZXRUdXJuUmVzcG9uc2USJAoEdHVybhgBIAEoCzIWLnF1YXJyeS5hbnN3ZXIudjEuVHVybjKiFAoMSW5kZXhTZXJ2aWNlEnAKE0NyZWF0ZUtub3dsZWRnZUJhc2USKy5xdWFycnkuaW5kZXgudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLC5xdWFycnkuaW5kZXgudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEmcKEEdldEtub3dsZWRnZUJhc2USKC5xdWFycnkuaW5kZXgudjEuR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QaKS5xdWFycnkuaW5kZXgudjEuR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEm0KEkxpc3RLbm93bGVkZ2VCYXNlcxIqLnF1YXJyeS5pbmRleC52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXF1ZXN0GisucXVhcnJ5LmluZGV4LnYxLkxpc3RLbm93bGVkZ2VCYXNlc1Jlc3BvbnNlEnAKE0RlbGV0ZUtub3dsZWRnZUJhc2USKy5xdWFycnkuaW5kZXgudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLC5xdWFycnkuaW5kZXgudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEmcKEFJlZ2lzdGVyRG9jdW1lbnQSKC5xdWFycnkuaW5kZXgudjEuUmVnaXN0ZXJEb2N1bWVudFJlcXVlc3QaKS5xdWFycnkuaW5kZXgudjEuUmVnaXN0ZXJEb2N1bWVudFJlc3BvbnNlElgKC0dldERvY3VtZW50EiMucXVhcnJ5LmluZGV4LnYxLkdldERvY3VtZW50UmVxdWVzdBokLnF1YXJyeS5pbmRleC52MS5HZXREb2N1bWVudFJlc3BvbnNlEl4KDUxpc3REb2N1bWVudHMSJS5xdWFycnkuaW5kZXgudjEuTGlzdERvY3VtZW50c1JlcXVlc3QaJi5xdWFycnkuaW5kZXgudjEuTGlzdERvY3VtZW50c1Jlc3BvbnNlEm0KElNldERvY3VtZW50RW5hYmxlZBIqLnF1YXJyeS5pbmRleC52MS5TZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0GisucXVhcnJ5LmluZGV4LnYxLlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEmEKDkRlbGV0ZURvY3VtZW50EiYucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZURvY3VtZW50UmVxdWVzdBonLnF1YXJyeS5pbmRleC52MS5EZWxldGVEb2N1bWVudFJlc3BvbnNlEkkKBlNlYXJjaBIeLnF1YXJyeS5pbmRleC52MS5TZWFyY2hSZXF1ZXN0Gh8ucXVhcnJ5LmluZGV4LnYxLlNlYXJjaFJlc3BvbnNlElIKCUdldENodW5rcxIhLnF1YXJyeS5pbmRleC52MS5HZXRDaHVua3NSZXF1ZXN0GiIucXVhcnJ5LmluZGV4LnYxLkdldENodW5rc1Jlc3BvbnNlElsKDENyZWF0ZUFwaUtleRIkLnF1YXJyeS5pbmRleC52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GiUucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlElgKC0xpc3RBcGlLZXlzEiMucXVhcnJ5LmluZGV4LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBokLnF1YXJyeS5pbmRleC52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlElsKDFJldm9rZUFwaUtleRIkLnF1YXJyeS5pbmRleC52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiUucXVhcnJ5LmluZGV4LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEm0KEkF1dGhlbnRpY2F0ZUFwaUtleRIqLnF1YXJyeS5pbmRleC52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0GisucXVhcnJ5LmluZGV4LnYxLkF1dGhlbnRpY2F0ZUFwaUtleVJlc3BvbnNlEmQKD0NyZWF0ZUFzc2lzdGFudBInLnF1YXJyeS5pbmRleC52MS5DcmVhdGVBc3Npc3RhbnRSZXF1ZXN0GigucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUFzc2lzdGFudFJlc3BvbnNlElsKDEdldEFzc2lzdGFudBIkLnF1YXJyeS5pbmRleC52MS5HZXRBc3Npc3RhbnRSZXF1ZXN0GiUucXVhcnJ5LmluZGV4LnYxLkdldEFzc2lzdGFudFJlc3BvbnNlEmEKDkxpc3RBc3Npc3RhbnRzEiYucXVhcnJ5LmluZGV4LnYxLkxpc3RBc3Npc3RhbnRzUmVxdWVzdBonLnF1YXJyeS5pbmRleC52MS5MaXN0QXNzaXN0YW50c1Jlc3BvbnNlEmQKD1VwZGF0ZUFzc2lzdGFudBInLnF1YXJyeS5pbmRleC52MS5VcGRhdGVBc3Npc3RhbnRSZXF1ZXN0GigucXVhcnJ5LmluZGV4LnYxLlVwZGF0ZUFzc2lzdGFudFJlc3BvbnNlEmQKD0RlbGV0ZUFzc2lzdGFudBInLnF1YXJyeS5pbmRleC52MS5EZWxldGVBc3Npc3RhbnRSZXF1ZXN0GigucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUFzc2lzdGFudFJlc3BvbnNlEm0KEkNyZWF0ZUNvbnZlcnNhdGlvbhIqLnF1YXJyeS5pbmRleC52MS5DcmVhdGVDb252ZXJzYXRpb25SZXF1ZXN0GisucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUNvbnZlcnNhdGlvblJlc3BvbnNlEmQKD0dldENvbnZlcnNhdGlvbhInLnF1YXJyeS5pbmRleC52MS5HZXRDb252ZXJzYXRpb25SZXF1ZXN0GigucXVhcnJ5LmluZGV4LnYxLkdldENvbnZlcnNhdGlvblJlc3BvbnNlEmoKEUxpc3RDb252ZXJzYXRpb25zEikucXVhcnJ5LmluZGV4LnYxLkxpc3RDb252ZXJzYXRpb25zUmVxdWVzdBoqLnF1YXJyeS5pbmRleC52MS5MaXN0Q29udmVyc2F0aW9uc1Jlc3BvbnNlEm0KEkRlbGV0ZUNvbnZlcnNhdGlvbhIqLnF1YXJyeS5pbmRleC52MS5EZWxldGVDb252ZXJzYXRpb25SZXF1ZXN0GisucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUNvbnZlcnNhdGlvblJlc3BvbnNlEk8KCFNhdmVUdXJuEiAucXVhcnJ5LmluZGV4LnYxLlNhdmVUdXJuUmVxdWVzdBohLnF1YXJyeS5pbmRleC52MS5TYXZlVHVyblJlc3BvbnNlEkwKB0dldFR1cm4SHy5xdWFycnkuaW5kZXgudjEuR2V0VHVyblJlcXVlc3QaIC5xdWFycnkuaW5kZXgudjEuR2V0VHVyblJlc3BvbnNlYgZwcm90bzM", [file_quarry_answer_v1_answer, file_quarry_common_v1_api_key, file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.index.v1.CreateKnowledgeBaseRequest
@@ -674,6 +678,407 @@ export const AuthenticateApiKeyResponseSchema: GenMessage<AuthenticateApiKeyResp
   messageDesc(file_quarry_index_v1_index, 30);
 
 /**
+ * @generated from message quarry.index.v1.CreateAssistantRequest
+ */
+export type CreateAssistantRequest = Message<"quarry.index.v1.CreateAssistantRequest"> & {
+  /**
+   * id, created_at and updated_at are set by the index.
+   *
+   * @generated from field: quarry.common.v1.Assistant assistant = 1;
+   */
+  assistant?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.CreateAssistantRequest.
+ * Use `create(CreateAssistantRequestSchema)` to create a new message.
+ */
+export const CreateAssistantRequestSchema: GenMessage<CreateAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 31);
+
+/**
+ * @generated from message quarry.index.v1.CreateAssistantResponse
+ */
+export type CreateAssistantResponse = Message<"quarry.index.v1.CreateAssistantResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Assistant assistant = 1;
+   */
+  assistant?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.CreateAssistantResponse.
+ * Use `create(CreateAssistantResponseSchema)` to create a new message.
+ */
+export const CreateAssistantResponseSchema: GenMessage<CreateAssistantResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 32);
+
+/**
+ * @generated from message quarry.index.v1.GetAssistantRequest
+ */
+export type GetAssistantRequest = Message<"quarry.index.v1.GetAssistantRequest"> & {
+  /**
+   * An id or a name.
+   *
+   * @generated from field: string assistant = 1;
+   */
+  assistant: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.GetAssistantRequest.
+ * Use `create(GetAssistantRequestSchema)` to create a new message.
+ */
+export const GetAssistantRequestSchema: GenMessage<GetAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 33);
+
+/**
+ * @generated from message quarry.index.v1.GetAssistantResponse
+ */
+export type GetAssistantResponse = Message<"quarry.index.v1.GetAssistantResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Assistant assistant = 1;
+   */
+  assistant?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.GetAssistantResponse.
+ * Use `create(GetAssistantResponseSchema)` to create a new message.
+ */
+export const GetAssistantResponseSchema: GenMessage<GetAssistantResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 34);
+
+/**
+ * @generated from message quarry.index.v1.ListAssistantsRequest
+ */
+export type ListAssistantsRequest = Message<"quarry.index.v1.ListAssistantsRequest"> & {
+};
+
+/**
+ * Describes the message quarry.index.v1.ListAssistantsRequest.
+ * Use `create(ListAssistantsRequestSchema)` to create a new message.
+ */
+export const ListAssistantsRequestSchema: GenMessage<ListAssistantsRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 35);
+
+/**
+ * @generated from message quarry.index.v1.ListAssistantsResponse
+ */
+export type ListAssistantsResponse = Message<"quarry.index.v1.ListAssistantsResponse"> & {
+  /**
+   * @generated from field: repeated quarry.common.v1.Assistant assistants = 1;
+   */
+  assistants: Assistant[];
+};
+
+/**
+ * Describes the message quarry.index.v1.ListAssistantsResponse.
+ * Use `create(ListAssistantsResponseSchema)` to create a new message.
+ */
+export const ListAssistantsResponseSchema: GenMessage<ListAssistantsResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 36);
+
+/**
+ * @generated from message quarry.index.v1.UpdateAssistantRequest
+ */
+export type UpdateAssistantRequest = Message<"quarry.index.v1.UpdateAssistantRequest"> & {
+  /**
+   * An id or a name: the assistant to replace.
+   *
+   * @generated from field: string assistant = 1;
+   */
+  assistant: string;
+
+  /**
+   * Its new configuration, whole.
+   *
+   * @generated from field: quarry.common.v1.Assistant update = 2;
+   */
+  update?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.UpdateAssistantRequest.
+ * Use `create(UpdateAssistantRequestSchema)` to create a new message.
+ */
+export const UpdateAssistantRequestSchema: GenMessage<UpdateAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 37);
+
+/**
+ * @generated from message quarry.index.v1.UpdateAssistantResponse
+ */
+export type UpdateAssistantResponse = Message<"quarry.index.v1.UpdateAssistantResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Assistant assistant = 1;
+   */
+  assistant?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.UpdateAssistantResponse.
+ * Use `create(UpdateAssistantResponseSchema)` to create a new message.
+ */
+export const UpdateAssistantResponseSchema: GenMessage<UpdateAssistantResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 38);
+
+/**
+ * @generated from message quarry.index.v1.DeleteAssistantRequest
+ */
+export type DeleteAssistantRequest = Message<"quarry.index.v1.DeleteAssistantRequest"> & {
+  /**
+   * @generated from field: string assistant = 1;
+   */
+  assistant: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.DeleteAssistantRequest.
+ * Use `create(DeleteAssistantRequestSchema)` to create a new message.
+ */
+export const DeleteAssistantRequestSchema: GenMessage<DeleteAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 39);
+
+/**
+ * @generated from message quarry.index.v1.DeleteAssistantResponse
+ */
+export type DeleteAssistantResponse = Message<"quarry.index.v1.DeleteAssistantResponse"> & {
+};
+
+/**
+ * Describes the message quarry.index.v1.DeleteAssistantResponse.
+ * Use `create(DeleteAssistantResponseSchema)` to create a new message.
+ */
+export const DeleteAssistantResponseSchema: GenMessage<DeleteAssistantResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 40);
+
+/**
+ * @generated from message quarry.index.v1.CreateConversationRequest
+ */
+export type CreateConversationRequest = Message<"quarry.index.v1.CreateConversationRequest"> & {
+  /**
+   * @generated from field: string title = 1;
+   */
+  title: string;
+
+  /**
+   * @generated from field: string assistant_id = 2;
+   */
+  assistantId: string;
+
+  /**
+   * @generated from field: repeated string knowledge_base_ids = 3;
+   */
+  knowledgeBaseIds: string[];
+};
+
+/**
+ * Describes the message quarry.index.v1.CreateConversationRequest.
+ * Use `create(CreateConversationRequestSchema)` to create a new message.
+ */
+export const CreateConversationRequestSchema: GenMessage<CreateConversationRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 41);
+
+/**
+ * @generated from message quarry.index.v1.CreateConversationResponse
+ */
+export type CreateConversationResponse = Message<"quarry.index.v1.CreateConversationResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Conversation conversation = 1;
+   */
+  conversation?: Conversation | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.CreateConversationResponse.
+ * Use `create(CreateConversationResponseSchema)` to create a new message.
+ */
+export const CreateConversationResponseSchema: GenMessage<CreateConversationResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 42);
+
+/**
+ * @generated from message quarry.index.v1.GetConversationRequest
+ */
+export type GetConversationRequest = Message<"quarry.index.v1.GetConversationRequest"> & {
+  /**
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * Also return its turns, oldest first.
+   *
+   * @generated from field: bool include_turns = 2;
+   */
+  includeTurns: boolean;
+};
+
+/**
+ * Describes the message quarry.index.v1.GetConversationRequest.
+ * Use `create(GetConversationRequestSchema)` to create a new message.
+ */
+export const GetConversationRequestSchema: GenMessage<GetConversationRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 43);
+
+/**
+ * @generated from message quarry.index.v1.GetConversationResponse
+ */
+export type GetConversationResponse = Message<"quarry.index.v1.GetConversationResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Conversation conversation = 1;
+   */
+  conversation?: Conversation | undefined;
+
+  /**
+   * @generated from field: repeated quarry.answer.v1.Turn turns = 2;
+   */
+  turns: Turn[];
+};
+
+/**
+ * Describes the message quarry.index.v1.GetConversationResponse.
+ * Use `create(GetConversationResponseSchema)` to create a new message.
+ */
+export const GetConversationResponseSchema: GenMessage<GetConversationResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 44);
+
+/**
+ * @generated from message quarry.index.v1.ListConversationsRequest
+ */
+export type ListConversationsRequest = Message<"quarry.index.v1.ListConversationsRequest"> & {
+  /**
+   * Only this assistant's conversations (its id); empty: all.
+   *
+   * @generated from field: string assistant_id = 1;
+   */
+  assistantId: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.ListConversationsRequest.
+ * Use `create(ListConversationsRequestSchema)` to create a new message.
+ */
+export const ListConversationsRequestSchema: GenMessage<ListConversationsRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 45);
+
+/**
+ * @generated from message quarry.index.v1.ListConversationsResponse
+ */
+export type ListConversationsResponse = Message<"quarry.index.v1.ListConversationsResponse"> & {
+  /**
+   * Most recently updated first.
+   *
+   * @generated from field: repeated quarry.common.v1.Conversation conversations = 1;
+   */
+  conversations: Conversation[];
+};
+
+/**
+ * Describes the message quarry.index.v1.ListConversationsResponse.
+ * Use `create(ListConversationsResponseSchema)` to create a new message.
+ */
+export const ListConversationsResponseSchema: GenMessage<ListConversationsResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 46);
+
+/**
+ * @generated from message quarry.index.v1.DeleteConversationRequest
+ */
+export type DeleteConversationRequest = Message<"quarry.index.v1.DeleteConversationRequest"> & {
+  /**
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.DeleteConversationRequest.
+ * Use `create(DeleteConversationRequestSchema)` to create a new message.
+ */
+export const DeleteConversationRequestSchema: GenMessage<DeleteConversationRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 47);
+
+/**
+ * @generated from message quarry.index.v1.DeleteConversationResponse
+ */
+export type DeleteConversationResponse = Message<"quarry.index.v1.DeleteConversationResponse"> & {
+};
+
+/**
+ * Describes the message quarry.index.v1.DeleteConversationResponse.
+ * Use `create(DeleteConversationResponseSchema)` to create a new message.
+ */
+export const DeleteConversationResponseSchema: GenMessage<DeleteConversationResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 48);
+
+/**
+ * @generated from message quarry.index.v1.SaveTurnRequest
+ */
+export type SaveTurnRequest = Message<"quarry.index.v1.SaveTurnRequest"> & {
+  /**
+   * @generated from field: quarry.answer.v1.Turn turn = 1;
+   */
+  turn?: Turn | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.SaveTurnRequest.
+ * Use `create(SaveTurnRequestSchema)` to create a new message.
+ */
+export const SaveTurnRequestSchema: GenMessage<SaveTurnRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 49);
+
+/**
+ * @generated from message quarry.index.v1.SaveTurnResponse
+ */
+export type SaveTurnResponse = Message<"quarry.index.v1.SaveTurnResponse"> & {
+  /**
+   * @generated from field: quarry.answer.v1.Turn turn = 1;
+   */
+  turn?: Turn | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.SaveTurnResponse.
+ * Use `create(SaveTurnResponseSchema)` to create a new message.
+ */
+export const SaveTurnResponseSchema: GenMessage<SaveTurnResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 50);
+
+/**
+ * @generated from message quarry.index.v1.GetTurnRequest
+ */
+export type GetTurnRequest = Message<"quarry.index.v1.GetTurnRequest"> & {
+  /**
+   * @generated from field: string turn_id = 1;
+   */
+  turnId: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.GetTurnRequest.
+ * Use `create(GetTurnRequestSchema)` to create a new message.
+ */
+export const GetTurnRequestSchema: GenMessage<GetTurnRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 51);
+
+/**
+ * @generated from message quarry.index.v1.GetTurnResponse
+ */
+export type GetTurnResponse = Message<"quarry.index.v1.GetTurnResponse"> & {
+  /**
+   * @generated from field: quarry.answer.v1.Turn turn = 1;
+   */
+  turn?: Turn | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.GetTurnResponse.
+ * Use `create(GetTurnResponseSchema)` to create a new message.
+ */
+export const GetTurnResponseSchema: GenMessage<GetTurnResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 52);
+
+/**
  * @generated from service quarry.index.v1.IndexService
  */
 export const IndexService: GenService<{
@@ -802,6 +1207,98 @@ export const IndexService: GenService<{
     methodKind: "unary";
     input: typeof AuthenticateApiKeyRequestSchema;
     output: typeof AuthenticateApiKeyResponseSchema;
+  },
+  /**
+   * Assistants, conversations and their turns live in the catalog's store too.
+   *
+   * @generated from rpc quarry.index.v1.IndexService.CreateAssistant
+   */
+  createAssistant: {
+    methodKind: "unary";
+    input: typeof CreateAssistantRequestSchema;
+    output: typeof CreateAssistantResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.GetAssistant
+   */
+  getAssistant: {
+    methodKind: "unary";
+    input: typeof GetAssistantRequestSchema;
+    output: typeof GetAssistantResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.ListAssistants
+   */
+  listAssistants: {
+    methodKind: "unary";
+    input: typeof ListAssistantsRequestSchema;
+    output: typeof ListAssistantsResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.UpdateAssistant
+   */
+  updateAssistant: {
+    methodKind: "unary";
+    input: typeof UpdateAssistantRequestSchema;
+    output: typeof UpdateAssistantResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.DeleteAssistant
+   */
+  deleteAssistant: {
+    methodKind: "unary";
+    input: typeof DeleteAssistantRequestSchema;
+    output: typeof DeleteAssistantResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.CreateConversation
+   */
+  createConversation: {
+    methodKind: "unary";
+    input: typeof CreateConversationRequestSchema;
+    output: typeof CreateConversationResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.GetConversation
+   */
+  getConversation: {
+    methodKind: "unary";
+    input: typeof GetConversationRequestSchema;
+    output: typeof GetConversationResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.ListConversations
+   */
+  listConversations: {
+    methodKind: "unary";
+    input: typeof ListConversationsRequestSchema;
+    output: typeof ListConversationsResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.DeleteConversation
+   */
+  deleteConversation: {
+    methodKind: "unary";
+    input: typeof DeleteConversationRequestSchema;
+    output: typeof DeleteConversationResponseSchema;
+  },
+  /**
+   * Appends the turn to its conversation, which must exist; the index numbers it.
+   *
+   * @generated from rpc quarry.index.v1.IndexService.SaveTurn
+   */
+  saveTurn: {
+    methodKind: "unary";
+    input: typeof SaveTurnRequestSchema;
+    output: typeof SaveTurnResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.GetTurn
+   */
+  getTurn: {
+    methodKind: "unary";
+    input: typeof GetTurnRequestSchema;
+    output: typeof GetTurnResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_quarry_index_v1_index, 0);

@@ -1,0 +1,9 @@
+import { describeAnswerStoresContract } from "../conversation-store.contract.ts";
+import { SqliteAssistantStore } from "./sqlite-assistant-store.ts";
+import { SqliteConversationStore } from "./sqlite-conversation-store.ts";
+import { openTestDatabase } from "./sqlite-test-database.ts";
+
+describeAnswerStoresContract("SQLite", async () => {
+  const { db, cleanup } = openTestDatabase();
+  return { assistants: new SqliteAssistantStore(db), conversations: new SqliteConversationStore(db), cleanup };
+});
