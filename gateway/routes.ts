@@ -14,6 +14,7 @@ import type { ProgressHub } from "../lib/pipeline/progress-hub.ts";
 import { toProtoStatus } from "../lib/pipeline/progress.ts";
 import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
+import { conversationHandlers } from "./conversation-routes.ts";
 import { submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
 import { watchIngestion } from "./watch-ingestion.ts";
 
@@ -60,6 +61,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
   return (router: ConnectRouter) =>
     router.service(QuarryService, {
       ...apiKeyHandlers(index, deps.keysChanged ?? (() => {})),
+      ...conversationHandlers(index),
       async createKnowledgeBase(request) {
         // The embedder answers for the model (loading it if it is local and installed), so a base is
         // never created for a model nothing can embed with; empty means the embedder's default.
@@ -149,7 +151,13 @@ export function gatewayRoutes(deps: GatewayDeps) {
       },
       async *chat(request, context) {
         const stream = answer.chat(
-          { question: request.question, knowledgeBaseIds: request.knowledgeBases, settings: request.settings },
+          {
+            question: request.question,
+            knowledgeBaseIds: request.knowledgeBases,
+            settings: request.settings,
+            conversationId: request.conversationId,
+            assistant: request.assistant,
+          },
           { signal: context.signal },
         );
         for await (const event of stream) yield { event };

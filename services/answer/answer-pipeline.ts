@@ -1,5 +1,5 @@
 import type { SearchHit } from "../../lib/domain.ts";
-import type { ChatModel, ChatUsage } from "./chat-model.ts";
+import type { ChatMessage, ChatModel, ChatUsage } from "./chat-model.ts";
 import type { Citation } from "./citation.ts";
 import { CitationMapper, type MappedEvent } from "./citation-mapper.ts";
 import { verifyCitations, type CitationCheck, type SupportEmbedder } from "./citation-verifier.ts";
@@ -14,6 +14,10 @@ export interface AnswerSettings {
   /** Most tokens the numbered context may take in the prompt. */
   contextTokenBudget: number;
   extractive?: ExtractiveOptions;
+  /** What retrieval searches for when it differs from the question (a conversation's standalone rewrite). */
+  retrievalQuery?: string;
+  /** The chat model's messages, when not the default prompt (a conversation's history, an assistant's instructions). */
+  messagesFor?: (question: string, context: readonly ContextChunk[]) => ChatMessage[];
 }
 
 export interface AnswerDeps extends RetrievalDeps {
@@ -24,6 +28,8 @@ export interface AnswerDeps extends RetrievalDeps {
   /** Embeds cited sentences and chunk sentences for citation verification; lexical checks only without it. */
   embedForSupport?: SupportEmbedder;
   signal?: AbortSignal;
+  /** Retrieval other than one search over the settings' bases (an assistant's bases, each on its own). */
+  retrieveFor?: (query: string) => Promise<Retrieval>;
 }
 
 export type AnswerEvent =
@@ -83,7 +89,8 @@ export async function* answer(question: string, deps: AnswerDeps, settings: Answ
   }
 
   yield { type: "status", stage: "retrieving" };
-  const { hits } = await stage("retrieve", () => retrieve(text, deps, settings.retrieval), describeRetrieval);
+  const query = settings.retrievalQuery ?? text;
+  const { hits } = await stage("retrieve", () => (deps.retrieveFor ? deps.retrieveFor(query) : retrieve(query, deps, settings.retrieval)), describeRetrieval);
   const context = await stage(
     "build-context",
     async () => buildContext(hits, { tokenBudget: settings.contextTokenBudget, countTokens: deps.countTokens }),
@@ -105,7 +112,7 @@ export async function* answer(question: string, deps: AnswerDeps, settings: Answ
   /** For an extract: the context number of each source as shown ([n] cites context number shownAs[n - 1]). */
   let shownAs: number[] | undefined;
   if (model && context.chunks.length > 0) {
-    const messages = buildMessages(text, renderContext(context.chunks));
+    const messages = settings.messagesFor ? settings.messagesFor(text, context.chunks) : buildMessages(text, renderContext(context.chunks));
     try {
       for await (const delta of model.stream(messages, { signal: deps.signal, onUsage: (usage) => (record.usage = usage) })) {
         yield* shown(mapper.push(delta));

@@ -13,8 +13,9 @@ import { assertDimension } from "../../lib/dimension-check.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import { hitFromProto, hitToProto, knowledgeBaseFromProto, modeFromProto, modeToProto } from "../../lib/proto-convert.ts";
-import { answer, type AnswerEvent } from "./answer-pipeline.ts";
 import type { ChatModel } from "./chat-model.ts";
+import { chatTurn, citationToProto, type ChatTurnEvent } from "./chat-turn.ts";
+import { indexConversations } from "./index-conversations.ts";
 import { retrieve, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
 
 export interface AnswerServiceDeps {
@@ -24,6 +25,10 @@ export interface AnswerServiceDeps {
   countTokens(text: string): number;
   contextTokenBudget: number;
   maxQuestionChars: number;
+  /** Earlier rounds of a conversation given to the chat model (and to the follow-up rewrite). */
+  historyRounds?: number;
+  /** A turn answered but not stored (the index failed): logged, the answer stands. */
+  onTurnNotSaved?: (error: unknown) => void;
 }
 
 /** A question's vector with what produced it, so a dimension mismatch can name the model. */
@@ -108,6 +113,8 @@ export function answerRoutes(deps: AnswerServiceDeps) {
     embeddingModels: Object.fromEntries(kbs.map((kb) => [kb.id, kb.embeddingModel])),
   });
 
+  const conversations = indexConversations(deps.index);
+
   return (router: ConnectRouter) =>
     router.service(AnswerService, {
       async retrieve(request) {
@@ -118,13 +125,24 @@ export function answerRoutes(deps: AnswerServiceDeps) {
         return { hits: hits.map(hitToProto), searchMs: performance.now() - started };
       },
       async *chat(request, context) {
-        const early = embedEarly(request.question, request.settings, request.knowledgeBaseIds);
-        const kbs = await resolve(request.knowledgeBaseIds);
-        const settings = settingsOf(kbs, request.settings, 8);
-        const events = answer(
-          request.question,
+        // A new conversation over named bases: the question can be embedded while they are looked up.
+        const early = request.conversationId || request.assistant ? undefined : embedEarly(request.question, request.settings, request.knowledgeBaseIds);
+        const events = chatTurn(
           {
-            ...retrievalDeps(kbs, early),
+            question: request.question,
+            knowledgeBases: [...request.knowledgeBaseIds],
+            assistant: request.assistant,
+            conversationId: request.conversationId,
+            settings: {
+              mode: request.settings?.mode ? modeFromProto(request.settings.mode) : undefined,
+              topK: request.settings?.topK ?? 0,
+              minScore: request.settings?.minScore ?? 0,
+              documentIds: [...(request.settings?.documentIds ?? [])],
+            },
+          },
+          {
+            port: conversations,
+            retrievalDeps: (kbs) => retrievalDeps(kbs, early),
             countTokens: deps.countTokens,
             chatModel: deps.chatModel,
             embedForSupport: async (texts) => {
@@ -132,43 +150,32 @@ export function answerRoutes(deps: AnswerServiceDeps) {
               return res.vectors.map((v) => ({ vector: Float32Array.from(v.values), knownTokenShare: v.knownTokenShare }));
             },
             signal: context.signal,
+            contextTokenBudget: deps.contextTokenBudget,
+            maxQuestionChars: deps.maxQuestionChars,
+            historyRounds: deps.historyRounds ?? DEFAULT_HISTORY_ROUNDS,
+            onSaveFailure: deps.onTurnNotSaved,
           },
-          { retrieval: settings, contextTokenBudget: deps.contextTokenBudget },
         );
         for await (const event of events) yield toChatResponse(event, deps.chatModel?.name ?? "extractive");
       },
     });
 }
 
-function toChatResponse(event: AnswerEvent, model: string): ChatResponse {
+/** Rounds of history when the configuration names none (QUARRY_CHAT_HISTORY_ROUNDS). */
+export const DEFAULT_HISTORY_ROUNDS = 5;
+
+function toChatResponse(event: ChatTurnEvent, model: string): ChatResponse {
   switch (event.type) {
+    case "started":
+      return create(ChatResponseSchema, { event: { case: "started", value: { conversationId: event.conversationId, turnId: event.turnId } } });
     case "status":
       return create(ChatResponseSchema, {
         event: { case: "status", value: { stage: event.stage === "retrieving" ? ChatStage.RETRIEVING : ChatStage.GENERATING } },
       });
     case "text":
       return create(ChatResponseSchema, { event: { case: "text", value: { text: event.delta } } });
-    case "citation": {
-      const c = event.citation;
-      return create(ChatResponseSchema, {
-        event: {
-          case: "citation",
-          value: {
-            marker: c.marker,
-            chunkId: c.chunkId,
-            documentId: c.documentId,
-            fileName: c.fileName,
-            page: c.page,
-            pageEnd: c.pageEnd,
-            sectionPath: c.sectionPath,
-            startOffset: c.start,
-            endOffset: c.end,
-            snippet: c.snippet,
-            score: c.score,
-          },
-        },
-      });
-    }
+    case "citation":
+      return create(ChatResponseSchema, { event: { case: "citation", value: citationToProto(event.citation) } });
     case "final": {
       const retrievalStage = event.record.stages.find((s) => s.stage === "retrieve");
       return create(ChatResponseSchema, {
@@ -196,6 +203,8 @@ function toChatResponse(event: AnswerEvent, model: string): ChatResponse {
               embeddingSupport: c.embeddingSupport,
               supported: c.supported,
             })),
+            retrievalQuery: event.retrievalQuery,
+            rewrite: event.rewrite,
           },
         },
       });

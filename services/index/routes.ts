@@ -11,6 +11,9 @@ import {
 } from "../../lib/proto-convert.ts";
 import type { ApiKeyRegistry } from "./api-key-registry.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
+import type { AssistantRegistry } from "./assistant-registry.ts";
+import type { ConversationRegistry } from "./conversation-registry.ts";
+import { conversationHandlers } from "./conversation-routes.ts";
 import { checkKnowledgeBaseName } from "../../lib/catalog-ids.ts";
 import type { Catalog } from "./catalog.ts";
 import type { SearchEngine } from "./search-engine.ts";
@@ -19,15 +22,18 @@ export interface IndexDeps {
   catalog: Catalog;
   engine: SearchEngine;
   apiKeys: ApiKeyRegistry;
+  assistants: AssistantRegistry;
+  conversations: ConversationRegistry;
 }
 
 /** A search can name at most this many results; more is a mistake, not a use. */
 const MAX_TOP_K = 1000;
 
-export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
+export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations }: IndexDeps) {
   return (router: ConnectRouter) =>
     router.service(IndexService, {
       ...apiKeyHandlers(apiKeys),
+      ...conversationHandlers(assistants, conversations),
       async createKnowledgeBase(request) {
         const chunking = chunkingFromProto(request.chunking);
         if (!request.name.trim()) throw new InvalidInputError("a knowledge base needs a name");

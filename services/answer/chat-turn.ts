@@ -1,0 +1,271 @@
+// One turn of a conversation: find the conversation (or start one) and the assistant or knowledge
+// bases it is held with, announce where the turn will be stored, rewrite a follow-up into a
+// standalone question when a chat model can, answer (answer-pipeline.ts) with the history and the
+// assistant's instructions, then store the turn with its provenance. The conversation store is
+// reached through ConversationPort, so this module knows no transport.
+import { randomBytes } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { QueryRewrite, TurnSchema, type Turn } from "../../gen/quarry/answer/v1/answer_pb.ts";
+import type { Assistant, Conversation } from "../../gen/quarry/common/v1/assistant_pb.ts";
+import { CitationSchema, type Citation as CitationProto } from "../../gen/quarry/common/v1/common_pb.ts";
+import type { KnowledgeBase, RetrievalMode } from "../../lib/domain.ts";
+import { InvalidInputError } from "../../lib/errors.ts";
+import { modeFromProto } from "../../lib/proto-convert.ts";
+import { answer, type AnswerDeps, type AnswerEvent } from "./answer-pipeline.ts";
+import type { Citation } from "./citation.ts";
+import { conversationMessages, historyMessages } from "./conversation-prompt.ts";
+import { rewriteFollowUp } from "./follow-up-rewriter.ts";
+import { FUSION_RULE, retrieveMounted, type CandidateList, type Mount } from "./mounted-retrieval.ts";
+import { retrieve, validateQuestion, type QueryEmbedding, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
+import type { StageRun } from "./turn-record.ts";
+import { turnProvenance } from "./turn-provenance.ts";
+
+export interface ConversationPort {
+  /** By id or name; NotFoundError when there is none. */
+  getAssistant(idOrName: string): Promise<Assistant>;
+  /** By ids or names, in order; NotFoundError for one that does not exist. */
+  knowledgeBases(idsOrNames: string[]): Promise<KnowledgeBase[]>;
+  /** With its turns, oldest first; NotFoundError when there is none. */
+  getConversation(id: string): Promise<{ conversation: Conversation; turns: Turn[] }>;
+  createConversation(input: { title: string; assistantId: string; knowledgeBaseIds: string[] }): Promise<Conversation>;
+  saveTurn(turn: Turn): Promise<Turn>;
+}
+
+export interface ChatTurnDeps extends Omit<AnswerDeps, keyof RetrievalDeps | "retrieveFor"> {
+  port: ConversationPort;
+  retrievalDeps(kbs: KnowledgeBase[]): RetrievalDeps;
+  contextTokenBudget: number;
+  maxQuestionChars: number;
+  /** Earlier rounds (question and answer) given to the chat model and the rewrite. */
+  historyRounds: number;
+  /** Reports a turn that could not be stored; the answer has been streamed already. */
+  onSaveFailure?: (error: unknown) => void;
+}
+
+export interface ChatTurnRequest {
+  question: string;
+  /** Ids or names; not with an assistant. */
+  knowledgeBases: string[];
+  /** An id or a name; empty: none. */
+  assistant: string;
+  /** Empty: a new conversation. */
+  conversationId: string;
+  /** Overrides of the assistant's defaults; unset fields are undefined or 0. */
+  settings: { mode?: RetrievalMode; topK: number; minScore: number; documentIds: string[] };
+}
+
+export type ChatTurnEvent =
+  | { type: "started"; conversationId: string; turnId: string }
+  | Exclude<AnswerEvent, { type: "final" }>
+  | (Extract<AnswerEvent, { type: "final" }> & { retrievalQuery: string; rewrite: QueryRewrite });
+
+const DEFAULT_TOP_K = 8;
+
+export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): AsyncGenerator<ChatTurnEvent> {
+  const started = performance.now();
+  const question = validateQuestion(request.question, { maxQuestionChars: deps.maxQuestionChars });
+  const held = request.conversationId.trim() ? await deps.port.getConversation(request.conversationId.trim()) : undefined;
+  const scope = await resolveScope(request, held?.conversation, deps.port);
+  const settings = retrievalSettings(scope, request.settings, deps.maxQuestionChars);
+
+  const conversation =
+    held?.conversation ?? (await deps.port.createConversation({ title: question, assistantId: scope.assistant?.id ?? "", knowledgeBaseIds: scope.kbs.map((kb) => kb.id) }));
+  const turnId = `tn_${randomBytes(10).toString("hex")}`;
+  yield { type: "started", conversationId: conversation.id, turnId };
+
+  const earlier = (held?.turns ?? []).map((t) => ({ question: t.question, answer: t.answer }));
+  const history = historyMessages(earlier, deps.historyRounds);
+  const stages: StageRun[] = [];
+  let retrievalQuery = question;
+  let rewrite = QueryRewrite.FIRST_TURN;
+  let rewriteNote = "the first turn: searched as asked";
+  if (earlier.length > 0 && deps.historyRounds <= 0) {
+    rewrite = QueryRewrite.FAILED;
+    rewriteNote = "history is off (QUARRY_CHAT_HISTORY_ROUNDS=0): searched as asked";
+  } else if (earlier.length > 0 && !deps.chatModel) {
+    rewrite = QueryRewrite.NO_MODEL;
+    rewriteNote = "no chat model is configured to rewrite a follow-up: searched as asked";
+  } else if (earlier.length > 0 && deps.chatModel) {
+    const at = performance.now();
+    try {
+      const outcome = await rewriteFollowUp(deps.chatModel, history, question, { maxChars: deps.maxQuestionChars, signal: deps.signal });
+      rewriteNote = outcome.note;
+      if (outcome.query) {
+        retrievalQuery = outcome.query;
+        rewrite = QueryRewrite.REWRITTEN;
+      } else rewrite = QueryRewrite.FAILED;
+    } catch (error) {
+      if (deps.signal?.aborted) throw error;
+      rewrite = QueryRewrite.FAILED;
+      rewriteNote = `the rewrite failed (${(error as Error).name}: ${(error as Error).message}); searched as asked`;
+    }
+    stages.push({ stage: "rewrite", startedAtMs: at - started, durationMs: performance.now() - at, note: rewriteNote });
+  }
+
+  const retrievalDeps = memoisedEmbedding(deps.retrievalDeps(scope.kbs));
+  let lists: CandidateList[] = [];
+  let listRank = new Map<string, number>();
+  const retrieveFor = async (query: string) => {
+    if (scope.mounts) {
+      const fused = await retrieveMounted(query, retrievalDeps, scope.mounts, settings);
+      lists = fused.lists;
+      listRank = fused.listRank;
+      return fused;
+    }
+    const run = await retrieve(query, retrievalDeps, settings);
+    lists = [{ ...run, knowledgeBaseId: "", priority: 0, topK: settings.topK }];
+    listRank = new Map(run.hits.map((h, i) => [h.chunk.id, i + 1]));
+    return run;
+  };
+  const hideFileNames = scope.assistant?.hideFileNames ?? false;
+  const baseNames = new Map(scope.kbs.map((kb) => [kb.id, kb.name]));
+
+  let text = "";
+  const citations: Citation[] = [];
+  const turn = create(TurnSchema, { id: turnId, conversationId: conversation.id, question, createdAt: timestampFromDate(new Date()) });
+  const provenanceBase = {
+    assistantId: scope.assistant?.id ?? "",
+    knowledgeBaseIds: scope.kbs.map((kb) => kb.id),
+    retrievalQuery,
+    rewrite,
+    rewriteNote,
+    historyTurns: Math.min(earlier.length, Math.max(0, deps.historyRounds)),
+    settings,
+    rewriteMode: scope.assistant?.retrieval?.rewrite ?? 0,
+    rerank: scope.assistant?.retrieval?.rerank ?? false,
+    hideFileNames,
+    fusionRule: scope.mounts ? FUSION_RULE : "one search over the named knowledge bases",
+  };
+  try {
+    const events = answer(
+      question,
+      { ...retrievalDeps, ...deps, retrieveFor },
+      {
+        retrieval: settings,
+        contextTokenBudget: deps.contextTokenBudget,
+        retrievalQuery,
+        messagesFor: (q, chunks) => conversationMessages(q, chunks, { systemPrompt: scope.assistant?.systemPrompt ?? "", history, hideFileNames, baseNames }),
+      },
+    );
+    for await (const event of events) {
+      if (event.type === "text") text += event.delta;
+      if (event.type === "citation") citations.push(event.citation);
+      if (event.type !== "final") {
+        yield event;
+        continue;
+      }
+      event.record.stages.unshift(...stages);
+      turn.answer = text;
+      turn.citations = citations.map(citationToProto);
+      turn.provenance = turnProvenance({ ...provenanceBase, record: event.record, lists, listRank, durationMs: performance.now() - started });
+      await save(turn, deps);
+      yield { ...event, retrievalQuery, rewrite };
+    }
+  } catch (error) {
+    // A turn that failed is kept too, with what it got to and why it stopped.
+    turn.answer = text;
+    turn.provenance = turnProvenance({ ...provenanceBase, lists, listRank, durationMs: performance.now() - started, error });
+    await save(turn, deps);
+    throw error;
+  }
+}
+
+async function save(turn: Turn, deps: ChatTurnDeps): Promise<void> {
+  try {
+    await deps.port.saveTurn(turn);
+  } catch (error) {
+    deps.onSaveFailure?.(error);
+  }
+}
+
+interface Scope {
+  assistant?: Assistant;
+  kbs: KnowledgeBase[];
+  /** Set for an assistant: each base searched on its own. */
+  mounts?: Mount[];
+}
+
+/** The assistant or bases the turn searches: the conversation's, or the request's for a new one. */
+async function resolveScope(request: ChatTurnRequest, conversation: Conversation | undefined, port: ConversationPort): Promise<Scope> {
+  const named = request.knowledgeBases.map((k) => k.trim()).filter(Boolean);
+  const assistantName = request.assistant.trim();
+  if (assistantName && named.length > 0) throw new InvalidInputError("ask an assistant or name knowledge bases, not both");
+  if (conversation) {
+    if (conversation.assistantId && named.length > 0) {
+      throw new InvalidInputError(`conversation ${conversation.id} is held with an assistant; send no knowledge bases, or start a new conversation`);
+    }
+    if (!conversation.assistantId && assistantName) {
+      throw new InvalidInputError(`conversation ${conversation.id} is held over knowledge bases, not an assistant; start a new conversation to ask one`);
+    }
+  }
+  const assistantRef = conversation ? conversation.assistantId : assistantName;
+  if (assistantRef) {
+    const assistant = await port.getAssistant(assistantRef);
+    if (conversation && assistantName && assistantName !== assistant.id && assistantName !== assistant.name) {
+      throw new InvalidInputError(`conversation ${conversation.id} is held with the assistant ${assistant.name}, not ${assistantName}`);
+    }
+    if (assistant.knowledgeBases.length === 0) throw new InvalidInputError(`the assistant ${assistant.name} mounts no knowledge base`);
+    const kbs = await port.knowledgeBases(assistant.knowledgeBases.map((m) => m.knowledgeBase));
+    return { assistant, kbs, mounts: assistant.knowledgeBases.map((m, i) => ({ knowledgeBaseId: kbs[i].id, topK: m.topK, priority: m.priority })) };
+  }
+  const names = conversation && named.length === 0 ? conversation.knowledgeBaseIds : named;
+  if (names.length === 0) throw new InvalidInputError("choose at least one knowledge base, or an assistant");
+  const kbs = await port.knowledgeBases(names);
+  if (conversation && !sameSet(kbs.map((kb) => kb.id), conversation.knowledgeBaseIds)) {
+    throw new InvalidInputError(`conversation ${conversation.id} is held over other knowledge bases; send none, or start a new conversation`);
+  }
+  return { kbs };
+}
+
+/** The assistant's defaults, overridden by what the request sets. */
+function retrievalSettings(scope: Scope, overrides: ChatTurnRequest["settings"], maxQuestionChars: number): RetrievalSettings {
+  const defaults = scope.assistant?.retrieval;
+  return {
+    knowledgeBaseIds: scope.kbs.map((kb) => kb.id),
+    mode: overrides.mode ?? (defaults?.mode ? modeFromProto(defaults.mode) : "hybrid"),
+    topK: overrides.topK || defaults?.topK || DEFAULT_TOP_K,
+    minScore: overrides.minScore || defaults?.minScore || 0,
+    documentIds: [...overrides.documentIds],
+    maxQuestionChars,
+    embeddingModels: Object.fromEntries(scope.kbs.map((kb) => [kb.id, kb.embeddingModel])),
+  };
+}
+
+/** Several bases of one model need the question's vector once, not once per base. */
+function memoisedEmbedding(deps: RetrievalDeps): RetrievalDeps {
+  const cache = new Map<string, Promise<QueryEmbedding>>();
+  return {
+    ...deps,
+    embed(question, model) {
+      const key = `${model ?? ""}\0${question}`;
+      let vector = cache.get(key);
+      if (!vector) {
+        vector = deps.embed(question, model);
+        vector.catch(() => cache.delete(key));
+        cache.set(key, vector);
+      }
+      return vector;
+    },
+  };
+}
+
+function sameSet(a: string[], b: string[]): boolean {
+  return a.length === new Set(b).size && a.every((x) => b.includes(x));
+}
+
+export function citationToProto(c: Citation): CitationProto {
+  return create(CitationSchema, {
+    marker: c.marker,
+    chunkId: c.chunkId,
+    documentId: c.documentId,
+    fileName: c.fileName,
+    page: c.page,
+    pageEnd: c.pageEnd,
+    sectionPath: c.sectionPath,
+    startOffset: c.start,
+    endOffset: c.end,
+    snippet: c.snippet,
+    score: c.score,
+  });
+}
