@@ -11,6 +11,7 @@ import { gatewayClient } from "./gateway-client.ts";
 import { registerEvalCommand } from "../eval/eval-command.ts";
 import { registerEvalAnswersCommand } from "../eval/eval-answers-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";
+import { registerAssistantCommands } from "./assistant-commands.ts";
 import { registerKeysCommand } from "./keys-command.ts";
 import { registerModelsCommand } from "./models-command.ts";
 
@@ -151,6 +152,7 @@ program
   });
 
 registerKeysCommand(program, urlOption);
+registerAssistantCommands(program, urlOption);
 registerEvalCommand(program);
 registerEvalAnswersCommand(program);
 registerBenchCommand(program);

@@ -13,7 +13,7 @@ import { REWRITE_INSTRUCTION } from "../../services/answer/follow-up-rewriter.ts
 import { failure, upload, watchAll } from "../e2e/e2e-helpers.ts";
 import { isRewriteRequest, startOpenAiStub, type OpenAiStub, type StubChatMessage } from "./openai-stub.ts";
 
-const MANUAL = `# Skerry Point lighthouse
+export const MANUAL = `# Skerry Point lighthouse
 
 The Fresnel lens of the Skerry Point lighthouse was ground in Paris by Henry-Lepaute in 1858 and first lit that autumn.
 `;
