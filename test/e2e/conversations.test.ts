@@ -1,4 +1,4 @@
-// Conversations and assistants on the embedded Quarry (SQLite catalog), over real HTTP, with the
+// Conversations and assistants on the embedded Quarry (SQLite catalog, and Elasticsearch when ELASTICSEARCH_URL is set), over real HTTP, with the
 // OpenAI-compatible stub as the chat model: see test/support/conversation-scenario.ts.
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
@@ -13,6 +13,8 @@ import {
   startConversationStub,
   STUB_MODEL,
 } from "../support/conversation-scenario.ts";
+import { elasticsearchTestSpace } from "../../services/index/elasticsearch/elasticsearch-test-support.ts";
+import { describeWithEngine } from "../support/engines.ts";
 import { upload, watchAll } from "./e2e-helpers.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import type { OpenAiStub } from "../support/openai-stub.ts";
@@ -27,6 +29,24 @@ describe("conversations and assistants on embedded Quarry", () => {
   afterAll(async () => {
     await quarry?.stop();
     await stub?.close();
+  });
+
+  conversationScenario(() => ({ client: quarry.client, stub }));
+});
+
+// The same with the index on Elasticsearch: assistants, conversations and turns in its catalog.
+describeWithEngine("ELASTICSEARCH_URL", "conversations and assistants on embedded Quarry with the Elasticsearch catalog", (url) => {
+  let quarry: EmbeddedQuarryFixture;
+  let stub: OpenAiStub;
+  const space = elasticsearchTestSpace(url);
+  beforeAll(async () => {
+    stub = await startConversationStub();
+    quarry = await startEmbeddedQuarry({ env: { ...conversationStubEnv(stub), ELASTICSEARCH_URL: url, QUARRY_ELASTICSEARCH_PREFIX: space.prefix.replace(/-$/, "") } });
+  }, 120_000);
+  afterAll(async () => {
+    await quarry?.stop();
+    await stub?.close();
+    await space.cleanup();
   });
 
   conversationScenario(() => ({ client: quarry.client, stub }));
