@@ -26,8 +26,8 @@ export interface ConversationPort {
   getAssistant(idOrName: string): Promise<Assistant>;
   /** By ids or names, in order; NotFoundError for one that does not exist. */
   knowledgeBases(idsOrNames: string[]): Promise<KnowledgeBase[]>;
-  /** With its turns, oldest first; NotFoundError when there is none. */
-  getConversation(id: string): Promise<{ conversation: Conversation; turns: Turn[] }>;
+  /** With its last `lastTurns` turns, oldest first; NotFoundError when there is none. */
+  getConversation(id: string, lastTurns: number): Promise<{ conversation: Conversation; turns: Turn[] }>;
   createConversation(input: { title: string; assistantId: string; knowledgeBaseIds: string[] }): Promise<Conversation>;
   saveTurn(turn: Turn): Promise<Turn>;
 }
@@ -65,7 +65,8 @@ const DEFAULT_TOP_K = 8;
 export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): AsyncGenerator<ChatTurnEvent> {
   const started = performance.now();
   const question = validateQuestion(request.question, { maxQuestionChars: deps.maxQuestionChars });
-  const held = request.conversationId.trim() ? await deps.port.getConversation(request.conversationId.trim()) : undefined;
+  // One earlier turn at least: whether the question is a follow-up decides the rewrite.
+  const held = request.conversationId.trim() ? await deps.port.getConversation(request.conversationId.trim(), Math.max(1, deps.historyRounds)) : undefined;
   const scope = await resolveScope(request, held?.conversation, deps.port);
   const settings = retrievalSettings(scope, request.settings, deps.maxQuestionChars);
 

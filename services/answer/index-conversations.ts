@@ -13,8 +13,8 @@ export function indexConversations(index: Client<typeof IndexService>): Conversa
     async knowledgeBases(idsOrNames) {
       return Promise.all(idsOrNames.map(async (n) => knowledgeBaseFromProto((await index.getKnowledgeBase({ knowledgeBase: n })).knowledgeBase!)));
     },
-    async getConversation(id) {
-      const res = await index.getConversation({ conversationId: id, includeTurns: true });
+    async getConversation(id, lastTurns) {
+      const res = await index.getConversation({ conversationId: id, includeTurns: true, lastTurns });
       return { conversation: res.conversation!, turns: res.turns };
     },
     async createConversation(input) {

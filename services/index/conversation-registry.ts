@@ -30,9 +30,9 @@ export class ConversationRegistry {
     );
   }
 
-  async get(id: string, includeTurns: boolean): Promise<{ conversation: Conversation; turns: Turn[] }> {
+  async get(id: string, includeTurns: boolean, lastTurns = 0): Promise<{ conversation: Conversation; turns: Turn[] }> {
     const conversation = toConversation(await this.store.get(checkId(id, "conversation")));
-    return { conversation, turns: includeTurns ? (await this.store.turns(conversation.id)).map(toTurn) : [] };
+    return { conversation, turns: includeTurns ? (await this.store.turns(conversation.id, lastTurns ? { last: lastTurns } : {})).map(toTurn) : [] };
   }
 
   async list(assistantId = ""): Promise<Conversation[]> {

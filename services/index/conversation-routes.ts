@@ -44,7 +44,7 @@ export function conversationHandlers(assistants: AssistantRegistry, conversation
       return { conversation: await conversations.create({ title: request.title, assistantId: request.assistantId, knowledgeBaseIds: [...request.knowledgeBaseIds] }) };
     },
     async getConversation(request) {
-      return conversations.get(request.conversationId, request.includeTurns);
+      return conversations.get(request.conversationId, request.includeTurns, request.lastTurns);
     },
     async listConversations(request) {
       return { conversations: await conversations.list(request.assistantId) };

@@ -107,8 +107,11 @@ export function describeAnswerStoresContract(name: string, factory: () => Promis
       expect(await fixture.conversations.getTurn(first.id)).toEqual(first);
       expect(first.body).toEqual(body);
       expect((await fixture.conversations.turns(c.id)).map((t) => t.id)).toEqual([first.id, second.id]);
+      const third = await fixture.conversations.appendTurn({ id: turnId(), conversationId: c.id, createdAt: at(2), body: {} });
+      expect((await fixture.conversations.turns(c.id, { last: 2 })).map((t) => t.id)).toEqual([second.id, third.id]);
+      expect((await fixture.conversations.turns(c.id, { last: 5 })).map((t) => t.number)).toEqual([1, 2, 3]);
       const after = await fixture.conversations.get(c.id);
-      expect(after.turnCount).toBe(2);
+      expect(after.turnCount).toBe(3);
       expect(after.updatedAt).toEqual(at(2));
     });
 

@@ -37,8 +37,8 @@ export interface ConversationStore {
    * updatedAt to the turn's time; NotFoundError when the conversation does not exist.
    */
   appendTurn(turn: Omit<StoredTurn, "number">): Promise<StoredTurn>;
-  /** The conversation's turns, oldest first. */
-  turns(conversationId: string): Promise<StoredTurn[]>;
+  /** The conversation's turns, oldest first; only the last `last` of them when given. */
+  turns(conversationId: string, options?: { last?: number }): Promise<StoredTurn[]>;
   /** Throws NotFoundError. */
   getTurn(id: string): Promise<StoredTurn>;
 }

@@ -140,14 +140,15 @@ export class DocumentStoreConversationStore implements ConversationStore {
     });
   }
 
-  async turns(conversationId: string): Promise<StoredTurn[]> {
+  async turns(conversationId: string, options: { last?: number } = {}): Promise<StoredTurn[]> {
     return this.call("list turns", async () => {
       const result = await this.store.search<TurnSource>(this.index, {
-        size: MAX_LISTED,
+        size: options.last ? Math.min(options.last, MAX_LISTED) : MAX_LISTED,
         query: { bool: { filter: [{ term: { record_type: "turn" } }, { term: { conversation_id: conversationId } }] } },
-        sort: [{ number: "asc" }],
+        sort: [{ number: options.last ? "desc" : "asc" }],
       });
-      return result.hits.map((hit) => toTurn(hit._source!));
+      const turns = result.hits.map((hit) => toTurn(hit._source!));
+      return options.last ? turns.reverse() : turns;
     });
   }
 

@@ -119,10 +119,13 @@ export class SqliteConversationStore implements ConversationStore {
     );
   }
 
-  async turns(conversationId: string): Promise<StoredTurn[]> {
-    return withDatabase(this.db, "list turns", () =>
-      (this.db.prepare("SELECT * FROM conversation_turns WHERE conversation_id = ? ORDER BY number").all(conversationId) as TurnRow[]).map(toTurn),
-    );
+  async turns(conversationId: string, options: { last?: number } = {}): Promise<StoredTurn[]> {
+    return withDatabase(this.db, "list turns", () => {
+      const rows = options.last
+        ? (this.db.prepare("SELECT * FROM conversation_turns WHERE conversation_id = ? ORDER BY number DESC LIMIT ?").all(conversationId, options.last) as TurnRow[]).reverse()
+        : (this.db.prepare("SELECT * FROM conversation_turns WHERE conversation_id = ? ORDER BY number").all(conversationId) as TurnRow[]);
+      return rows.map(toTurn);
+    });
   }
 
   async getTurn(id: string): Promise<StoredTurn> {
