@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { conversationMessages, historyMessages, renderGroupedContext } from "./conversation-prompt.ts";
-import { cleanRewrite } from "./follow-up-rewriter.ts";
+import { cleanRewrite, rewriteFollowUp, REWRITE_INSTRUCTION } from "./follow-up-rewriter.ts";
 import { makeHit } from "./test-hits.ts";
 
 const chunk = (number: number, kb: string, text: string, fileName = `${kb}.md`) => {
@@ -63,5 +63,33 @@ describe("cleanRewrite", () => {
     expect(cleanRewrite('\n  Question: "When was the lens lit?"\nBecause…')).toBe("When was the lens lit?");
     expect(cleanRewrite("「灯塔的透镜是哪年点亮的？」")).toBe("灯塔的透镜是哪年点亮的？");
     expect(cleanRewrite("   \n")).toBe("");
+  });
+});
+
+describe("rewriteFollowUp", () => {
+  const model = (reply: string) => {
+    const seen: { role: string; content: string }[][] = [];
+    return {
+      seen,
+      name: "m",
+      async *stream(messages: { role: "system" | "user" | "assistant"; content: string }[]) {
+        seen.push(messages);
+        yield* reply.match(/.{1,3}/gs) ?? [];
+      },
+    };
+  };
+  const history = historyMessages([{ question: "Where was the lens made?", answer: "In Paris [1]." }], 3);
+
+  it("sends the conversation as a transcript and returns the model's standalone question", async () => {
+    const m = model("Question: When was the lens made?\n");
+    const outcome = await rewriteFollowUp(m, history, "And when?", { maxChars: 100 });
+    expect(outcome).toEqual({ query: "When was the lens made?", note: "rewritten by m" });
+    expect(m.seen[0][0].content).toContain(REWRITE_INSTRUCTION);
+    expect(m.seen[0][1].content).toBe("Conversation:\nUser: Where was the lens made?\nAssistant: In Paris.\n\nLast question: And when?");
+  });
+
+  it("gives no query for an empty or overlong reply, saying why", async () => {
+    expect(await rewriteFollowUp(model("  \n"), history, "And when?", { maxChars: 100 })).toEqual({ note: "m returned no question; searched as asked" });
+    expect((await rewriteFollowUp(model("x".repeat(101)), history, "And when?", { maxChars: 100 })).note).toContain("longer than 100 characters");
   });
 });
