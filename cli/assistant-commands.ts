@@ -8,6 +8,7 @@ import { QueryRewrite, TurnSchema, type Turn } from "../gen/quarry/answer/v1/ans
 import { AssistantRetrievalSchema, AssistantSchema, KnowledgeBaseMountSchema, QueryRewriteMode, type Assistant } from "../gen/quarry/common/v1/assistant_pb.ts";
 import { RetrievalMode } from "../gen/quarry/common/v1/common_pb.ts";
 import { chatSession } from "./chat-session.ts";
+import { reportLine } from "./error-report.ts";
 import { MODE_BY_NAME, MODES, type ModeName } from "./commands.ts";
 import { gatewayClient } from "./gateway-client.ts";
 
@@ -231,6 +232,10 @@ export function registerAssistantCommands(program: Command, urlOption: () => Opt
         input: process.stdin,
         out: process.stdout,
         interactive: Boolean(process.stdin.isTTY),
+        onError: (error) => {
+          process.stderr.write(`quarry: ${reportLine(error)}\n`);
+          process.exitCode = 1;
+        },
       });
     });
 }

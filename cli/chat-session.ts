@@ -17,6 +17,8 @@ export interface ChatSessionOptions {
   out: NodeJS.WritableStream;
   /** Show a prompt before each question (a terminal). */
   interactive: boolean;
+  /** A question that failed: reported, and the session goes on (the conversation is kept). */
+  onError(error: unknown): void;
 }
 
 /** Runs the session until end of input or `/exit`; returns the conversation's id ("" when nothing was asked). */
@@ -33,7 +35,11 @@ export async function chatSession(client: QuarryClient, options: ChatSessionOpti
       prompt();
       continue;
     }
-    conversationId = await askInConversation(client, question, conversationId, options);
+    try {
+      conversationId = await askInConversation(client, question, conversationId, options);
+    } catch (error) {
+      options.onError(error);
+    }
     prompt();
   }
   lines.close();

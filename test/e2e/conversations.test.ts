@@ -138,6 +138,10 @@ describe("quarry chat, assistant, conversations and turn on embedded Quarry", ()
     const gone = await quarryCli(["conversations", "show", conversation, "--url", quarry.url]);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain("(not_found)");
+    // A question that fails is reported and the session goes on; the exit code says something failed.
+    const partly = await quarryCli(["chat", "--assistant", "no-such-assistant", "--url", quarry.url], `${FIRST_QUESTION}\n`);
+    expect(partly.code).toBe(1);
+    expect(partly.stderr).toContain("no assistant has the id or name no-such-assistant (not_found)");
     const missing = await quarryCli(["chat", "--url", quarry.url], "hello\n");
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("name an --assistant");
