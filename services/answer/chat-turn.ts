@@ -115,7 +115,8 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
       return fused;
     }
     const run = await retrieve(query, retrievalDeps, settings);
-    lists = [{ ...run, knowledgeBaseId: "", priority: 0, topK: settings.topK }];
+    // One search over every named base: the list is that base's, or "" for several together.
+    lists = [{ ...run, knowledgeBaseId: settings.knowledgeBaseIds.length === 1 ? settings.knowledgeBaseIds[0] : "", priority: 0, topK: settings.topK }];
     listRank = new Map(run.hits.map((h, i) => [h.chunk.id, i + 1]));
     return run;
   };
