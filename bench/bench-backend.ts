@@ -7,17 +7,17 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { startEmbedded, type EmbeddedQuarry } from "../cli/embedded.ts";
-import { gatewayClient, type QuarryClient } from "../cli/gateway-client.ts";
+import { startEmbedded, type EmbeddedQuarry } from "../app/embedded.ts";
+import { gatewayClient, type QuarryClient } from "../client/gateway-client.ts";
 import { withHeadingPath } from "../lib/chunk-context.ts";
 import { sqlitePath, type Env } from "../lib/config.ts";
 import type { RetrievalMode, SearchQuery } from "../lib/domain.ts";
 import { silentLogger, type Logger } from "../lib/logger.ts";
 import { indexConfig } from "../services/index/config.ts";
 import type { SearchEngine } from "../services/index/search-engine.ts";
-import { hybridCandidates } from "../services/index/search-query.ts";
+import { hybridCandidates } from "../services/index/search/search-query.ts";
 import { openDatabase, type SqliteDatabase } from "../services/index/sqlite/open-database.ts";
-import { ftsMatchExpression, SqliteSearchEngine } from "../services/index/sqlite/sqlite-search-engine.ts";
+import { BM25_SQL, CHUNKS_BY_ROWID_SQL, ftsMatchExpression, knnSql, SqliteSearchEngine } from "../services/index/sqlite/sqlite-search-engine.ts";
 
 export type BackendName = "embedded" | "opensearch";
 
@@ -124,18 +124,9 @@ function sqliteRawQuery(db: SqliteDatabase, query: SearchQuery): RawQuery {
     | { vector_table: string }
     | undefined;
   if (!space) throw new Error(`knowledge base ${query.knowledgeBaseIds[0]} has no vector table`);
-  const bm25 = db.prepare(
-    `SELECT c.*, -bm25(chunks_fts) AS score
-     FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-     WHERE chunks_fts MATCH @match
-       AND c.knowledge_base_id IN (SELECT value FROM json_each(@knowledgeBases))
-       AND c.enabled = 1
-       AND (@documents IS NULL OR c.document_id IN (SELECT value FROM json_each(@documents)))
-     ORDER BY score DESC, c.id
-     LIMIT @limit`,
-  );
-  const knn = db.prepare(`SELECT rowid, distance FROM "${space.vector_table}" WHERE embedding MATCH ? AND k = ? AND enabled = 1`);
-  const rows = db.prepare(`SELECT * FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))`);
+  const bm25 = db.prepare(BM25_SQL);
+  const knn = db.prepare(knnSql(space.vector_table, false));
+  const rows = db.prepare(CHUNKS_BY_ROWID_SQL);
   const match = ftsMatchExpression(query.text);
   const blob = query.vector ? Buffer.from(query.vector.buffer, query.vector.byteOffset, query.vector.byteLength) : undefined;
   const runBm25 = (limit: number) =>
@@ -187,7 +178,7 @@ async function openOpenSearchHandle(env: Env): Promise<OpenSearchHandle> {
   const { detectNeuralSearch, resolveNativeHybrid } = await import("../services/index/opensearch/opensearch-native-hybrid.ts");
   const config = indexConfig(env);
   if (config.backend !== "opensearch") throw new Error("OPENSEARCH_URL is not set");
-  const { openSearchClientOptions } = await import("../services/index/engine-connection.ts");
+  const { openSearchClientOptions } = await import("../services/index/document-store/engine-connection.ts");
   const client = new Client(openSearchClientOptions(config.connection ?? { url: config.url }));
   // The same decisions open-stores.ts makes for the index service, so both engines send the same requests.
   const native = await resolveNativeHybrid(config.nativeHybrid, config.fusion, () => detectNeuralSearch(client));

@@ -10,7 +10,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gatewayClient } from "../cli/gateway-client.ts";
+import { gatewayClient } from "../client/gateway-client.ts";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
 import { uploadAndTrack } from "./document-timing.ts";
 import { describeMachine, loadAverageNow, type MachineInfo } from "./machine.ts";

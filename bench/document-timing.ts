@@ -1,7 +1,7 @@
 // Uploads one document and follows it on WatchIngestion: when it started vectorizing and when it
 // was ready. The fairness test and `quarry bench fairness` time a small document behind a large one
 // with it.
-import type { QuarryClient } from "../cli/gateway-client.ts";
+import type { QuarryClient } from "../client/gateway-client.ts";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
 import type { WatchIngestionResponse } from "../gen/quarry/gateway/v1/gateway_pb.ts";
 import { seededRandom } from "./synthetic-corpus.ts";

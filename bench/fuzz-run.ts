@@ -5,7 +5,7 @@
 // that is down. Anything else (internal, unavailable, a stack trace, a document stuck or lost) is
 // a problem the report lists with the input's index, so it can be rebuilt from the seed.
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { QuarryClient } from "../cli/gateway-client.ts";
+import type { QuarryClient } from "../client/gateway-client.ts";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
 import { RETRYING_MARK } from "../lib/domain.ts";
 import type { FuzzInput } from "./fuzz-inputs.ts";

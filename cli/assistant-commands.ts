@@ -10,7 +10,7 @@ import { RetrievalMode } from "../gen/quarry/common/v1/common_pb.ts";
 import { chatSession } from "./chat-session.ts";
 import { reportLine } from "./error-report.ts";
 import { MODE_BY_NAME, MODES, type ModeName } from "./commands.ts";
-import { gatewayClient } from "./gateway-client.ts";
+import { gatewayClient } from "../client/gateway-client.ts";
 
 const REWRITES: Record<string, QueryRewriteMode> = {
   none: QueryRewriteMode.NONE,

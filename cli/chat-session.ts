@@ -5,7 +5,7 @@
 import { createInterface } from "node:readline";
 import { QueryRewrite } from "../gen/quarry/answer/v1/answer_pb.ts";
 import type { RetrievalMode } from "../gen/quarry/common/v1/common_pb.ts";
-import type { QuarryClient } from "./gateway-client.ts";
+import type { QuarryClient } from "../client/gateway-client.ts";
 
 export interface ChatSessionOptions {
   assistant?: string;

@@ -4,7 +4,7 @@ import { basename } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { RetrievalMode, DocumentStatus, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
 import { UsageError } from "./error-report.ts";
-import { GatewayUnreachableError, type QuarryClient } from "./gateway-client.ts";
+import { GatewayUnreachableError, type QuarryClient } from "../client/gateway-client.ts";
 import { selectFiles } from "./ingest-files.ts";
 import { plural, startProgress } from "./ingest-progress.ts";
 import { chooseModelForFiles } from "./model-choice.ts";

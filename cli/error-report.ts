@@ -3,7 +3,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ConfigError } from "../lib/config.ts";
 import { QuarryError } from "../lib/errors.ts";
-import { GatewayUnreachableError } from "./gateway-client.ts";
+import { GatewayUnreachableError } from "../client/gateway-client.ts";
 
 /** A mistake in what the person typed (a path that does not exist, a folder with nothing to ingest). */
 export class UsageError extends Error {

@@ -4,7 +4,7 @@ import type { Command, Option } from "commander";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ApiKey } from "../gen/quarry/common/v1/api_key_pb.ts";
 import { roleFromName, roleName } from "../lib/auth/api-key-convert.ts";
-import { gatewayClient } from "./gateway-client.ts";
+import { gatewayClient } from "../client/gateway-client.ts";
 
 const describeKey = (k: ApiKey) =>
   `${k.id}\t${k.name}\t${roleName(k.role)}\t${k.knowledgeBaseIds.length ? k.knowledgeBaseIds.join(",") : "all knowledge bases"}\t${k.createdAt ? timestampDate(k.createdAt).toISOString() : ""}`;

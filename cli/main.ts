@@ -7,7 +7,7 @@ import { installProcessGuards } from "../lib/process-guards.ts";
 import { shutdownGraceMs, stopOnSignals } from "../lib/service-runtime.ts";
 import { ask, ingest, listKnowledgeBases, MODES, search, type ModeName } from "./commands.ts";
 import { reportLine } from "./error-report.ts";
-import { gatewayClient } from "./gateway-client.ts";
+import { gatewayClient } from "../client/gateway-client.ts";
 import { registerEvalCommand } from "../eval/eval-command.ts";
 import { registerEvalAnswersCommand } from "../eval/eval-answers-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";
@@ -66,7 +66,7 @@ program
   .option("--insecure", "allow a non-loopback --host with no API key (QUARRY_INSECURE=1)")
   .action(async (service: (typeof SERVICES)[number] | "all" | undefined, options: { port?: number; host?: string; dataDir?: string; insecure?: boolean }) => {
     if (service === "all") {
-      const { serveAll } = await import("./serve-all.ts");
+      const { serveAll } = await import("../app/serve-all.ts");
       return serveAll({ ...options, port: options.port === undefined ? undefined : String(options.port) }, options.insecure ? { ...process.env, QUARRY_INSECURE: "1" } : process.env);
     }
     const env = { ...process.env };
@@ -77,8 +77,8 @@ program
     const logger = createLogger(service ?? "quarry");
     installProcessGuards(logger);
     const running = service
-      ? await (await import("./serve-service.ts")).startService(service, env, logger)
-      : await (await import("./embedded.ts")).startEmbedded(env, logger);
+      ? await (await import("../app/serve-service.ts")).startService(service, env, logger)
+      : await (await import("../app/embedded.ts")).startEmbedded(env, logger);
     process.stdout.write(`Quarry ${service ?? "embedded"} listening on ${running.url}\n`);
     stopOnSignals(() => running.stop(), logger, shutdownGraceMs(env));
   });

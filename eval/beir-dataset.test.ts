@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InvalidInputError, NotFoundError } from "../lib/errors.ts";
 import { loadBeirDataset, readAnswers, readQrels } from "./beir-dataset.ts";
-import { FIXTURE_DOCS, FIXTURE_QUERIES, writeFixtureDataset } from "./eval-fixture.ts";
+import { FIXTURE_DOCS, FIXTURE_QUERIES, writeFixtureDataset } from "./testing/eval-fixture.ts";
 
 describe("loadBeirDataset", () => {
   let dir: string;

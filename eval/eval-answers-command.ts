@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
-import { gatewayClient } from "../cli/gateway-client.ts";
+import { gatewayClient } from "../client/gateway-client.ts";
 import { ConfigError, type Env } from "../lib/config.ts";
 import { InvalidInputError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";

@@ -4,7 +4,7 @@
 import { basename, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Command, Option } from "commander";
-import { gatewayClient } from "../cli/gateway-client.ts";
+import { gatewayClient } from "../client/gateway-client.ts";
 import { ConfigError, type Env } from "../lib/config.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { loadBeirDataset, type BeirDataset } from "./beir-dataset.ts";

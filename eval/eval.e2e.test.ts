@@ -7,7 +7,7 @@ import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../lib/logger.ts";
 import { runEval } from "./eval-command.ts";
-import { FIXTURE_DOCS, FIXTURE_QUERIES, writeFixtureDataset } from "./eval-fixture.ts";
+import { FIXTURE_DOCS, FIXTURE_QUERIES, writeFixtureDataset } from "./testing/eval-fixture.ts";
 
 function collect(stream: PassThrough): () => string {
   const parts: string[] = [];

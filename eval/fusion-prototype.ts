@@ -8,10 +8,10 @@
 // measures exactly what the engine would fuse.
 import { DEFAULT_MODEL } from "../lib/models/model-catalog.ts";
 import { join } from "node:path";
-import type { QuarryClient } from "../cli/gateway-client.ts";
+import type { QuarryClient } from "../client/gateway-client.ts";
 import { modelsDir, optional, type Env } from "../lib/config.ts";
 import { KnownTokenShare } from "../services/embedder/known-token-share.ts";
-import { DEFAULT_RRF_K, fuseReciprocalRank } from "../services/index/rrf-fusion.ts";
+import { DEFAULT_RRF_K, fuseReciprocalRank } from "../services/index/search/rrf-fusion.ts";
 import type { BeirQuery } from "./beir-dataset.ts";
 import { documentRanking } from "./metrics.ts";
 import { beirIdOfHit, HITS_PER_QUERY, MODE_TO_PROTO, type ModeRun } from "./run-eval.ts";

@@ -1,7 +1,7 @@
 // Asks each query through the Chat RPC, as a user's client would, and keeps what answer metrics
 // need: the streamed text, the chunks it cites, the citation checks of the final event, timings.
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { QuarryClient } from "../cli/gateway-client.ts";
+import type { QuarryClient } from "../client/gateway-client.ts";
 import type { BeirDocument, BeirQuery } from "./beir-dataset.ts";
 import type { AnsweredQuery } from "./answer-metrics.ts";
 import { documentText } from "./run-eval.ts";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus, RetrievalMode, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
-import type { QuarryClient } from "../cli/gateway-client.ts";
+import type { QuarryClient } from "../client/gateway-client.ts";
 import { ConfigError, type Env } from "../lib/config.ts";
 import { FailedPreconditionError } from "../lib/errors.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -52,7 +52,7 @@ export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger
   } else {
     delete env.OPENSEARCH_URL;
   }
-  const { startEmbedded } = await import("../cli/embedded.ts");
+  const { startEmbedded } = await import("../app/embedded.ts");
   let running;
   try {
     running = await startEmbedded(env, logger);

@@ -1,5 +1,6 @@
-// The public API. Thin on purpose: it checks uploads, relays to the services, and streams.
-// No retrieval or chunking logic lives here.
+// The public API. Thin on purpose: it checks uploads, relays to the services (through
+// knowledge-bases.ts where a call takes more than one), and streams. No retrieval or chunking
+// logic lives here.
 import { create } from "@bufbuild/protobuf";
 import type { Client, ConnectRouter } from "@connectrpc/connect";
 import { AnswerService } from "../gen/quarry/answer/v1/answer_pb.ts";
@@ -15,6 +16,7 @@ import { toProtoStatus } from "../lib/pipeline/progress.ts";
 import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
 import { conversationHandlers } from "./conversation-routes.ts";
+import { KnowledgeBases } from "./knowledge-bases.ts";
 import { submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
 import { watchIngestion } from "./watch-ingestion.ts";
 
@@ -32,7 +34,8 @@ export interface GatewayDeps {
 }
 
 export function gatewayRoutes(deps: GatewayDeps) {
-  const { index, chunker, parser, answer } = deps;
+  const { index, answer } = deps;
+  const knowledgeBases = new KnowledgeBases(deps);
 
   const upload = async (header: DocumentHeader | undefined, content: Uint8Array) => {
     if (!header) throw new InvalidInputError("the upload needs a header (knowledge base and file name)");
@@ -47,7 +50,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
       {
         bus: deps.bus,
         limits: deps.limits,
-        resolveKnowledgeBase: async (kb) => (await index.getKnowledgeBase({ knowledgeBase: kb })).knowledgeBase!,
+        resolveKnowledgeBase: (kb) => knowledgeBases.get(kb),
         register: async (r) => {
           const res = await index.registerDocument({ ...r, sizeBytes: BigInt(r.sizeBytes), version: BigInt(r.version) });
           return { document: documentFromProto(res.document!), unchanged: res.unchanged };
@@ -63,28 +66,16 @@ export function gatewayRoutes(deps: GatewayDeps) {
       ...apiKeyHandlers(index, deps.keysChanged ?? (() => {})),
       ...conversationHandlers(index),
       async createKnowledgeBase(request) {
-        // The embedder answers for the model (loading it if it is local and installed), so a base is
-        // never created for a model nothing can embed with; empty means the embedder's default.
-        const model = await deps.embedder.getModelInfo({ model: request.embeddingModel });
-        const { settings } = await chunker.resolveChunkingSettings({ settings: request.chunking, embeddingModel: model.model });
-        const res = await index.createKnowledgeBase({
-          name: request.name,
-          description: request.description,
-          embeddingModel: model.model,
-          embeddingDimension: model.dimension,
-          chunking: settings,
-        });
-        return { knowledgeBase: res.knowledgeBase };
+        return { knowledgeBase: await knowledgeBases.create(request) };
       },
       async getKnowledgeBase(request) {
-        return { knowledgeBase: (await index.getKnowledgeBase({ knowledgeBase: request.knowledgeBase })).knowledgeBase };
+        return { knowledgeBase: await knowledgeBases.get(request.knowledgeBase) };
       },
       async listKnowledgeBases() {
         return { knowledgeBases: (await index.listKnowledgeBases({})).knowledgeBases };
       },
       async deleteKnowledgeBase(request) {
-        const { knowledgeBase } = await index.getKnowledgeBase({ knowledgeBase: request.knowledgeBase });
-        await index.deleteKnowledgeBase({ knowledgeBaseId: knowledgeBase!.id });
+        await knowledgeBases.delete(request.knowledgeBase);
         return {};
       },
       uploadDocument: (request) => upload(request.header, request.content),
@@ -111,8 +102,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
         return { document: (await index.getDocument({ documentId: request.documentId })).document };
       },
       async listDocuments(request) {
-        const { knowledgeBase } = await index.getKnowledgeBase({ knowledgeBase: request.knowledgeBase });
-        return { documents: (await index.listDocuments({ knowledgeBaseId: knowledgeBase!.id })).documents };
+        return { documents: await knowledgeBases.listDocuments(request.knowledgeBase) };
       },
       async setDocumentEnabled(request) {
         return { document: (await index.setDocumentEnabled({ documentId: request.documentId, enabled: request.enabled })).document };
@@ -124,7 +114,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
       async *watchIngestion(request, context) {
         const ids = [...request.documentIds];
         if (ids.length === 0 && !request.knowledgeBase) throw new InvalidInputError("name documents or a knowledge base to watch");
-        const kb = ids.length === 0 ? (await index.getKnowledgeBase({ knowledgeBase: request.knowledgeBase })).knowledgeBase! : undefined;
+        const kb = ids.length === 0 ? await knowledgeBases.get(request.knowledgeBase) : undefined;
         const snapshot = async () =>
           kb
             ? (await index.listDocuments({ knowledgeBaseId: kb.id })).documents.map(documentFromProto)
@@ -133,17 +123,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
           yield { ...update, status: toProtoStatus(update.status) };
         }
       },
-      async previewChunks(request) {
-        if (request.content.byteLength === 0) throw new InvalidInputError("the preview needs a non-empty file");
-        let settings = request.settings;
-        if (!settings && request.knowledgeBase) {
-          settings = (await index.getKnowledgeBase({ knowledgeBase: request.knowledgeBase })).knowledgeBase!.chunking;
-        }
-        const resolved = await chunker.resolveChunkingSettings({ settings });
-        const { document } = await parser.parse({ content: request.content, fileName: request.fileName, mimeType: request.mimeType });
-        const preview = await chunker.previewChunks({ document, settings: resolved.settings, maxChunks: request.maxChunks });
-        return { chunks: preview.chunks, totalChunks: preview.totalChunks, totalTokens: preview.totalTokens, settings: resolved.settings };
-      },
+      previewChunks: (request) => knowledgeBases.previewChunks(request),
       async search(request) {
         const started = performance.now();
         const res = await answer.retrieve({ query: request.query, knowledgeBaseIds: request.knowledgeBases, settings: request.settings });

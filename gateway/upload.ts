@@ -7,7 +7,7 @@ import { pathToFileURL } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { DocumentSubmittedSchema } from "../gen/quarry/events/v1/events_pb.ts";
 import { Topics, type EventBus } from "../lib/bus/event-bus.ts";
-import type { DocumentRecord } from "../lib/domain.ts";
+import type { DocumentRecord, NewDocumentVersion } from "../lib/domain.ts";
 import { InvalidInputError, TooLargeError } from "../lib/errors.ts";
 
 export interface UploadLimits {
@@ -21,15 +21,7 @@ export interface UploadDeps {
   bus: EventBus;
   limits: UploadLimits;
   resolveKnowledgeBase(idOrName: string): Promise<{ id: string; name: string }>;
-  register(input: {
-    knowledgeBaseId: string;
-    fileName: string;
-    mimeType: string;
-    sizeBytes: number;
-    contentHash: string;
-    version: number;
-    metadata: Record<string, string>;
-  }): Promise<{ document: DocumentRecord; unchanged: boolean }>;
+  register(input: NewDocumentVersion): Promise<{ document: DocumentRecord; unchanged: boolean }>;
 }
 
 export interface UploadInput {

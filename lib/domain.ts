@@ -115,6 +115,9 @@ export interface DocumentRecord {
   updatedAt: Date;
 }
 
+/** What registering a new version of a document tells the catalog; the rest is the catalog's to fill in. */
+export type NewDocumentVersion = Pick<DocumentRecord, "knowledgeBaseId" | "fileName" | "mimeType" | "sizeBytes" | "contentHash" | "version" | "metadata">;
+
 /**
  * A failure caused by a backend that was down (Tika, the embedding endpoint, a broker) is reported
  * as failed with this mark at the end of its reason: the document will be retried, so the failure

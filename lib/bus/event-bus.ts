@@ -1,5 +1,5 @@
 // The ingestion event bus. Implementations: a durable log in SQLite (embedded) and Kafka
-// (distributed). Both run the same contract suite (event-bus.contract.ts).
+// (distributed). Both run the same contract suite (testing/event-bus.contract.ts).
 
 /** Topics of the ingestion pipeline, in order. Payloads are quarry.events.v1 protobuf messages. */
 export const Topics = {

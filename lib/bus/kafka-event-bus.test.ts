@@ -1,6 +1,6 @@
 import { Kafka, logLevel } from "kafkajs";
 import { describeWithEngine } from "../../test/support/engines.ts";
-import { describeEventBusContract } from "./event-bus.contract.ts";
+import { describeEventBusContract } from "./testing/event-bus.contract.ts";
 import { deadLetterTopic } from "./event-bus.ts";
 import { KafkaEventBus, type KafkaEventBusOptions } from "./kafka-event-bus.ts";
 

@@ -18,6 +18,7 @@ import {
   type Producer,
 } from "kafkajs";
 import { FailedPreconditionError, InvalidInputError, UnavailableError } from "../errors.ts";
+import { checkSubscribeOptions, validTopic } from "./bus-arguments.ts";
 import {
   deadLetterTopic,
   type BusMessage,
@@ -164,8 +165,7 @@ export class KafkaEventBus implements EventBus {
 
   async subscribe(options: SubscribeOptions): Promise<Subscription> {
     this.assertOpen();
-    if (options.topics.length === 0) throw new InvalidInputError("subscribe needs at least one topic");
-    if (!options.group) throw new InvalidInputError("subscribe needs a consumer group");
+    checkSubscribeOptions(options);
     await this.ensureTopics(options.topics);
     const latest = options.from === "latest";
     const groupId = latest ? `${options.group}.latest.${randomUUID()}` : options.group;
@@ -547,9 +547,4 @@ function onlyTopicExists(error: unknown): boolean {
   const errors = (error as { errors?: { type?: string }[] })?.errors;
   if (Array.isArray(errors) && errors.length > 0) return errors.every((e) => e.type === "TOPIC_ALREADY_EXISTS");
   return (error as { type?: string })?.type === "TOPIC_ALREADY_EXISTS";
-}
-
-function validTopic(topic: string): string {
-  if (!topic || topic.trim() !== topic) throw new InvalidInputError(`invalid topic name ${JSON.stringify(topic)}`);
-  return topic;
 }

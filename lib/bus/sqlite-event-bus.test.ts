@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { FailedPreconditionError } from "../errors.ts";
-import { describeEventBusContract } from "./event-bus.contract.ts";
+import { describeEventBusContract } from "./testing/event-bus.contract.ts";
 import type { BusMessage } from "./event-bus.ts";
 import { PrefixedEventBus } from "./prefixed-event-bus.ts";
 import { SqliteEventBus } from "./sqlite-event-bus.ts";
@@ -62,7 +62,7 @@ describe("SqliteEventBus", () => {
 
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", fileURLToPath(new URL("./sqlite-event-bus.crash-child.ts", import.meta.url)), file, "crash", "stage", "m4"],
+      ["--import", "tsx", fileURLToPath(new URL("./testing/sqlite-event-bus.crash-child.ts", import.meta.url)), file, "crash", "stage", "m4"],
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     let output = "";

@@ -13,7 +13,8 @@
 // handled through an OrderedWindow (per-key order, commits in log order).
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
-import { FailedPreconditionError, InvalidInputError } from "../errors.ts";
+import { FailedPreconditionError } from "../errors.ts";
+import { checkSubscribeOptions, validTopic } from "./bus-arguments.ts";
 import {
   deadLetterTopic,
   type BusMessage,
@@ -188,8 +189,7 @@ export class SqliteEventBus implements EventBus {
 
   async subscribe(options: SubscribeOptions): Promise<Subscription> {
     this.assertOpen();
-    if (options.topics.length === 0) throw new InvalidInputError("subscribe needs at least one topic");
-    if (!options.group) throw new InvalidInputError("subscribe needs a consumer group");
+    checkSubscribeOptions(options);
     await this.ensureTopics(options.topics);
     const subscription = new SqliteSubscription(this, options, this.options.pollIntervalMs, this.options.batchSize, this.options.leaseMs);
     this.subscriptions.add(subscription);
@@ -449,9 +449,4 @@ class SqliteSubscription implements Subscription {
     this.positions.delete(topic);
     this.bus.logger.warn({ group: this.group, topic }, "event bus subscription lost its lease to another member");
   }
-}
-
-function validTopic(topic: string): string {
-  if (!topic || topic.trim() !== topic) throw new InvalidInputError(`invalid topic name ${JSON.stringify(topic)}`);
-  return topic;
 }

@@ -15,6 +15,11 @@ export interface DocumentRef {
   version: number;
 }
 
+/** The document a pipeline event (parsed, chunks created or embedded) is about. */
+export function documentOfEvent(event: { documentId: string; knowledgeBaseId: string; version: bigint }): DocumentRef {
+  return { documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: Number(event.version) };
+}
+
 export interface ProgressUpdate {
   phase: DomainStatus;
   percent: number;

@@ -12,11 +12,6 @@ import { isRetryable, toDomainError } from "../rpc/error-mapping.ts";
 import { publishProgress, type DocumentRef } from "./progress.ts";
 import { startRedrive, type RedriveSettings } from "./redrive.ts";
 
-/**
- * Ends the error of a failure the pipeline will still retry (in the bus, then by redrive). Such a
- * status is not final: later progress of the same version may move the document on to ready.
- */
-
 export interface StageOptions<S extends DescMessage> {
   name: string;
   bus: EventBus;

@@ -5,7 +5,7 @@ import { startOpenAiStub, type OpenAiStub, type StubChatMessage } from "../../te
 import { HashingEmbedder } from "../embedder/hashing-embedder.ts";
 import { answer, type AnswerDeps, type AnswerEvent, type AnswerSettings } from "./answer-pipeline.ts";
 import { OpenAiChatModel } from "./openai-chat-model.ts";
-import { makeHit } from "./test-hits.ts";
+import { makeHit } from "./testing/test-hits.ts";
 
 const hits = [
   makeHit("pw", "To reset your password, open Settings and choose Security.", { fileName: "guide.pdf", page: 4, sectionPath: ["Account"], score: 0.9 }),

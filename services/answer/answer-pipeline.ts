@@ -6,7 +6,7 @@ import { verifyCitations, type CitationCheck, type SupportEmbedder } from "./cit
 import { buildContext, renderContext, type BuiltContext, type ContextChunk } from "./context-builder.ts";
 import { extractiveAnswer, type ExtractiveOptions } from "./extractive-answerer.ts";
 import { buildMessages } from "./prompt.ts";
-import { retrieve, validateQuestion, type Retrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
+import { retrieveChecked, validateRetrieval, type Retrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
 import type { RetrievalSummary, StageName, StageRun, TurnRecord } from "./turn-record.ts";
 
 export interface AnswerSettings {
@@ -58,8 +58,12 @@ const HAN = /\p{Script=Han}/u;
  * retrieve, reranking between retrieve and build-context, each adding its StageRun.
  */
 export async function* answer(question: string, deps: AnswerDeps, settings: AnswerSettings): AsyncGenerator<AnswerEvent> {
+  yield* answerChecked(validateRetrieval(question, settings.retrieval), deps, settings);
+}
+
+/** answer for a question validateRetrieval has accepted (and trimmed) with these settings. */
+export async function* answerChecked(text: string, deps: AnswerDeps, settings: AnswerSettings): AsyncGenerator<AnswerEvent> {
   const started = performance.now();
-  const text = validateQuestion(question, settings.retrieval);
   const record: TurnRecord = {
     question: text,
     knowledgeBaseIds: [...settings.retrieval.knowledgeBaseIds],
@@ -90,7 +94,7 @@ export async function* answer(question: string, deps: AnswerDeps, settings: Answ
 
   yield { type: "status", stage: "retrieving" };
   const query = settings.retrievalQuery ?? text;
-  const { hits } = await stage("retrieve", () => (deps.retrieveFor ? deps.retrieveFor(query) : retrieve(query, deps, settings.retrieval)), describeRetrieval);
+  const { hits } = await stage("retrieve", () => (deps.retrieveFor ? deps.retrieveFor(query) : retrieveChecked(query, deps, settings.retrieval)), describeRetrieval);
   const context = await stage(
     "build-context",
     async () => buildContext(hits, { tokenBudget: settings.contextTokenBudget, countTokens: deps.countTokens }),

@@ -6,7 +6,8 @@ import type { KnowledgeBase, SearchQuery } from "../../lib/domain.ts";
 import { InvalidInputError, NotFoundError, UnavailableError } from "../../lib/errors.ts";
 import type { ChatMessage, ChatModel } from "./chat-model.ts";
 import { chatTurn, type ChatTurnDeps, type ChatTurnEvent, type ConversationPort } from "./chat-turn.ts";
-import { makeHit } from "./test-hits.ts";
+import type { RetrievalDeps } from "./retrieval-stage.ts";
+import { makeHit } from "./testing/test-hits.ts";
 
 const kb = (id: string): KnowledgeBase =>
   ({ id, name: `${id}-name`, description: "", embeddingModel: "m", embeddingDimension: 2, chunking: { strategy: "recursive", chunkSize: 100, chunkOverlap: 0, separators: [] } }) as unknown as KnowledgeBase;
@@ -18,9 +19,6 @@ function world() {
     async getAssistant(name) {
       if (name !== "helper") throw new NotFoundError(`no assistant ${name}`);
       return create(AssistantSchema, { id: "as_1", name: "helper", systemPrompt: "Be brief.", knowledgeBases: [{ knowledgeBase: "kb_a", topK: 1, priority: 1 }], hideFileNames: true });
-    },
-    async knowledgeBases(names) {
-      return names.map((n) => kb(n.replace(/-name$/, "")));
     },
     async getConversation(id) {
       const found = conversations.get(id);
@@ -40,22 +38,24 @@ function world() {
     },
   };
   const queries: SearchQuery[] = [];
+  const searchDeps: RetrievalDeps = {
+    embed: async () => ({ vector: new Float32Array([1, 0]), knownTokenShare: 1 }),
+    search: async (q) => {
+      queries.push(q);
+      return [makeHit(`${q.knowledgeBaseIds[0]}-1`, "The lamp was lit in 1858 at Skerry Point.")];
+    },
+  };
+  const opened = (names: string[], retrieval: RetrievalDeps = searchDeps) => ({ knowledgeBases: names.map((n) => kb(n.replace(/-name$/, ""))), deps: retrieval });
   const deps = (over: Partial<ChatTurnDeps> = {}): ChatTurnDeps => ({
     port,
-    retrievalDeps: () => ({
-      embed: async () => ({ vector: new Float32Array([1, 0]), knownTokenShare: 1 }),
-      search: async (q) => {
-        queries.push(q);
-        return [makeHit(`${q.knowledgeBaseIds[0]}-1`, "The lamp was lit in 1858 at Skerry Point.")];
-      },
-    }),
+    open: async (_query, _mode, names) => opened(names),
     countTokens: (t) => t.split(/\s+/).length,
     contextTokenBudget: 1000,
     maxQuestionChars: 4000,
     historyRounds: 3,
     ...over,
   });
-  return { conversations, saved, queries, deps };
+  return { conversations, saved, queries, deps, opened };
 }
 
 async function run(events: AsyncIterable<ChatTurnEvent>) {
@@ -149,14 +149,15 @@ describe("chatTurn", () => {
   });
 
   it("keeps a turn that failed, with the error, and rethrows", async () => {
-    const { saved, deps } = world();
+    const { saved, deps, opened } = world();
     const failing = deps({
-      retrievalDeps: () => ({
-        embed: async () => ({ vector: new Float32Array([1, 0]), knownTokenShare: 1 }),
-        search: async () => {
-          throw new UnavailableError("the engine is down");
-        },
-      }),
+      open: async (_query, _mode, names) =>
+        opened(names, {
+          embed: async () => ({ vector: new Float32Array([1, 0]), knownTokenShare: 1 }),
+          search: async () => {
+            throw new UnavailableError("the engine is down");
+          },
+        }),
     });
     await expect(run(chatTurn(request, failing))).rejects.toBeInstanceOf(UnavailableError);
     expect(saved).toHaveLength(1);

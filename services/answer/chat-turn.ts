@@ -12,11 +12,11 @@ import { CitationSchema, type Citation as CitationProto } from "../../gen/quarry
 import type { KnowledgeBase, RetrievalMode } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import { modeFromProto } from "../../lib/proto-convert.ts";
-import { answer, type AnswerDeps, type AnswerEvent } from "./answer-pipeline.ts";
+import { answerChecked, type AnswerDeps, type AnswerEvent } from "./answer-pipeline.ts";
 import type { Citation } from "./citation.ts";
 import { conversationMessages, historyMessages } from "./conversation-prompt.ts";
 import { rewriteFollowUp } from "./follow-up-rewriter.ts";
-import { FUSION_RULE, retrieveMounted, type CandidateList, type Mount } from "./mounted-retrieval.ts";
+import { FUSION_RULE, retrieveMounted, type CandidateList } from "./mounted-retrieval.ts";
 import { retrieve, validateQuestion, type QueryEmbedding, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
 import type { StageRun } from "./turn-record.ts";
 import { turnProvenance } from "./turn-provenance.ts";
@@ -24,8 +24,6 @@ import { turnProvenance } from "./turn-provenance.ts";
 export interface ConversationPort {
   /** By id or name; NotFoundError when there is none. */
   getAssistant(idOrName: string): Promise<Assistant>;
-  /** By ids or names, in order; NotFoundError for one that does not exist. */
-  knowledgeBases(idsOrNames: string[]): Promise<KnowledgeBase[]>;
   /** With its last `lastTurns` turns, oldest first; NotFoundError when there is none. */
   getConversation(id: string, lastTurns: number): Promise<{ conversation: Conversation; turns: Turn[] }>;
   createConversation(input: { title: string; assistantId: string; knowledgeBaseIds: string[] }): Promise<Conversation>;
@@ -34,7 +32,8 @@ export interface ConversationPort {
 
 export interface ChatTurnDeps extends Omit<AnswerDeps, keyof RetrievalDeps | "retrieveFor"> {
   port: ConversationPort;
-  retrievalDeps(kbs: KnowledgeBase[]): RetrievalDeps;
+  /** Looks the knowledge bases up (ids or names, in order; NotFoundError for a missing one) and readies their search for this query. */
+  open(query: string, mode: RetrievalMode, knowledgeBases: string[]): Promise<{ knowledgeBases: KnowledgeBase[]; deps: RetrievalDeps }>;
   contextTokenBudget: number;
   maxQuestionChars: number;
   /** Earlier rounds (question and answer) given to the chat model and the rewrite. */
@@ -68,10 +67,14 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
   // One earlier turn at least: whether the question is a follow-up decides the rewrite.
   const held = request.conversationId.trim() ? await deps.port.getConversation(request.conversationId.trim(), Math.max(1, deps.historyRounds)) : undefined;
   const scope = await resolveScope(request, held?.conversation, deps.port);
-  const settings = retrievalSettings(scope, request.settings, deps.maxQuestionChars);
+  const mode = request.settings.mode ?? (scope.assistant?.retrieval?.mode ? modeFromProto(scope.assistant.retrieval.mode) : "hybrid");
 
+  // A new conversation is stored only once its bases are known to exist; a follow-up's bases are
+  // looked up for the query it is rewritten into.
+  let opened = held ? undefined : await deps.open(question, mode, scope.names);
   const conversation =
-    held?.conversation ?? (await deps.port.createConversation({ title: question, assistantId: scope.assistant?.id ?? "", knowledgeBaseIds: scope.kbs.map((kb) => kb.id) }));
+    held?.conversation ??
+    (await deps.port.createConversation({ title: question, assistantId: scope.assistant?.id ?? "", knowledgeBaseIds: opened!.knowledgeBases.map((kb) => kb.id) }));
   const turnId = `tn_${randomBytes(10).toString("hex")}`;
   yield { type: "started", conversationId: conversation.id, turnId };
 
@@ -104,12 +107,19 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
     stages.push({ stage: "rewrite", startedAtMs: at - started, durationMs: performance.now() - at, note: rewriteNote });
   }
 
-  const retrievalDeps = memoisedEmbedding(deps.retrievalDeps(scope.kbs));
+  opened ??= await deps.open(retrievalQuery, mode, scope.names);
+  const kbs = opened.knowledgeBases;
+  if (held && !scope.assistant && !sameSet(kbs.map((kb) => kb.id), held.conversation.knowledgeBaseIds)) {
+    throw new InvalidInputError(`conversation ${held.conversation.id} is held over other knowledge bases; send none, or start a new conversation`);
+  }
+  const mounts = scope.mounts?.map((m, i) => ({ ...m, knowledgeBaseId: kbs[i].id }));
+  const settings = retrievalSettings(scope, kbs, mode, request.settings, deps.maxQuestionChars);
+  const retrievalDeps = memoisedEmbedding(opened.deps);
   let lists: CandidateList[] = [];
   let listRank = new Map<string, number>();
   const retrieveFor = async (query: string) => {
-    if (scope.mounts) {
-      const fused = await retrieveMounted(query, retrievalDeps, scope.mounts, settings);
+    if (mounts) {
+      const fused = await retrieveMounted(query, retrievalDeps, mounts, settings);
       lists = fused.lists;
       listRank = fused.listRank;
       return fused;
@@ -121,14 +131,14 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
     return run;
   };
   const hideFileNames = scope.assistant?.hideFileNames ?? false;
-  const baseNames = new Map(scope.kbs.map((kb) => [kb.id, kb.name]));
+  const baseNames = new Map(kbs.map((kb) => [kb.id, kb.name]));
 
   let text = "";
   const citations: Citation[] = [];
   const turn = create(TurnSchema, { id: turnId, conversationId: conversation.id, question, createdAt: timestampFromDate(new Date()) });
   const provenanceBase = {
     assistantId: scope.assistant?.id ?? "",
-    knowledgeBaseIds: scope.kbs.map((kb) => kb.id),
+    knowledgeBaseIds: kbs.map((kb) => kb.id),
     retrievalQuery,
     rewrite,
     rewriteNote,
@@ -137,10 +147,10 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
     rewriteMode: scope.assistant?.retrieval?.rewrite ?? 0,
     rerank: scope.assistant?.retrieval?.rerank ?? false,
     hideFileNames,
-    fusionRule: scope.mounts ? FUSION_RULE : "one search over the named knowledge bases",
+    fusionRule: mounts ? FUSION_RULE : "one search over the named knowledge bases",
   };
   try {
-    const events = answer(
+    const events = answerChecked(
       question,
       { ...retrievalDeps, ...deps, retrieveFor },
       {
@@ -183,9 +193,10 @@ async function save(turn: Turn, deps: ChatTurnDeps): Promise<void> {
 
 interface Scope {
   assistant?: Assistant;
-  kbs: KnowledgeBase[];
-  /** Set for an assistant: each base searched on its own. */
-  mounts?: Mount[];
+  /** The bases to search, ids or names, in mount order for an assistant. */
+  names: string[];
+  /** Set for an assistant, aligned with names: each base searched on its own. */
+  mounts?: { topK: number; priority: number }[];
 }
 
 /** The assistant or bases the turn searches: the conversation's, or the request's for a new one. */
@@ -208,29 +219,24 @@ async function resolveScope(request: ChatTurnRequest, conversation: Conversation
       throw new InvalidInputError(`conversation ${conversation.id} is held with the assistant ${assistant.name}, not ${assistantName}`);
     }
     if (assistant.knowledgeBases.length === 0) throw new InvalidInputError(`the assistant ${assistant.name} mounts no knowledge base`);
-    const kbs = await port.knowledgeBases(assistant.knowledgeBases.map((m) => m.knowledgeBase));
-    return { assistant, kbs, mounts: assistant.knowledgeBases.map((m, i) => ({ knowledgeBaseId: kbs[i].id, topK: m.topK, priority: m.priority })) };
+    return { assistant, names: assistant.knowledgeBases.map((m) => m.knowledgeBase), mounts: assistant.knowledgeBases.map((m) => ({ topK: m.topK, priority: m.priority })) };
   }
   const names = conversation && named.length === 0 ? conversation.knowledgeBaseIds : named;
   if (names.length === 0) throw new InvalidInputError("choose at least one knowledge base, or an assistant");
-  const kbs = await port.knowledgeBases(names);
-  if (conversation && !sameSet(kbs.map((kb) => kb.id), conversation.knowledgeBaseIds)) {
-    throw new InvalidInputError(`conversation ${conversation.id} is held over other knowledge bases; send none, or start a new conversation`);
-  }
-  return { kbs };
+  return { names };
 }
 
 /** The assistant's defaults, overridden by what the request sets. */
-function retrievalSettings(scope: Scope, overrides: ChatTurnRequest["settings"], maxQuestionChars: number): RetrievalSettings {
+function retrievalSettings(scope: Scope, kbs: KnowledgeBase[], mode: RetrievalMode, overrides: ChatTurnRequest["settings"], maxQuestionChars: number): RetrievalSettings {
   const defaults = scope.assistant?.retrieval;
   return {
-    knowledgeBaseIds: scope.kbs.map((kb) => kb.id),
-    mode: overrides.mode ?? (defaults?.mode ? modeFromProto(defaults.mode) : "hybrid"),
+    knowledgeBaseIds: kbs.map((kb) => kb.id),
+    mode,
     topK: overrides.topK || defaults?.topK || DEFAULT_TOP_K,
     minScore: overrides.minScore || defaults?.minScore || 0,
     documentIds: [...overrides.documentIds],
     maxQuestionChars,
-    embeddingModels: Object.fromEntries(scope.kbs.map((kb) => [kb.id, kb.embeddingModel])),
+    embeddingModels: Object.fromEntries(kbs.map((kb) => [kb.id, kb.embeddingModel])),
   };
 }
 

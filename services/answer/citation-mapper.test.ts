@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CitationMapper, type MappedEvent } from "./citation-mapper.ts";
-import { makeContext } from "./test-hits.ts";
+import { makeContext } from "./testing/test-hits.ts";
 
 const context = makeContext(["Passwords are reset from Settings.", "Two-factor codes expire after 30 seconds.", "Third.", "Fourth."]);
 

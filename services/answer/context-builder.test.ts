@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildContext, renderContext } from "./context-builder.ts";
-import { makeHit } from "./test-hits.ts";
+import { makeHit } from "./testing/test-hits.ts";
 
 // Whitespace-separated words stand in for the model's tokens.
 const countWords = (text: string) => text.split(/\s+/).filter(Boolean).length;

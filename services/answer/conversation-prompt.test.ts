@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { conversationMessages, historyMessages, renderGroupedContext } from "./conversation-prompt.ts";
 import { cleanRewrite, rewriteFollowUp, REWRITE_INSTRUCTION } from "./follow-up-rewriter.ts";
-import { makeHit } from "./test-hits.ts";
+import { makeHit } from "./testing/test-hits.ts";
 
 const chunk = (number: number, kb: string, text: string, fileName = `${kb}.md`) => {
   const hit = makeHit(`c${number}`, text, { fileName, page: number === 1 ? 3 : 0 });

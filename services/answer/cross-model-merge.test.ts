@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { SearchQuery } from "../../lib/domain.ts";
 import { groupByModel, mergeByRank } from "./cross-model-merge.ts";
 import { retrieve, type RetrievalSettings } from "./retrieval-stage.ts";
-import { makeHit } from "./test-hits.ts";
+import { makeHit } from "./testing/test-hits.ts";
 
 describe("mergeByRank", () => {
   it("interleaves the groups' lists rank by rank, a tie at one rank going to the higher score", () => {

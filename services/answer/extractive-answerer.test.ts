@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ContextChunk } from "./context-builder.ts";
 import { EXTRACTIVE_NOTICES, extractiveAnswer } from "./extractive-answerer.ts";
-import { makeContext, makeHit } from "./test-hits.ts";
+import { makeContext, makeHit } from "./testing/test-hits.ts";
 
 /** Context chunks that sit inside their documents (not at offset 0), as most retrieved chunks do. */
 function midDocument(texts: string[]): ContextChunk[] {

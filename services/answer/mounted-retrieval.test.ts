@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { fuseByPriority, retrieveMounted } from "./mounted-retrieval.ts";
-import { makeHit } from "./test-hits.ts";
+import { makeHit } from "./testing/test-hits.ts";
 
 const hit = (id: string, score: number, kb: string): SearchHit => {
   const h = makeHit(id, `text of ${id}`, { score });

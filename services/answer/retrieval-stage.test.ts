@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { SearchQuery } from "../../lib/domain.ts";
 import { InvalidInputError, UnavailableError } from "../../lib/errors.ts";
 import { retrieve, type RetrievalSettings } from "./retrieval-stage.ts";
-import { makeHit } from "./test-hits.ts";
+import { makeHit } from "./testing/test-hits.ts";
 
 const settings: RetrievalSettings = { knowledgeBaseIds: ["kb-1"], mode: "hybrid", topK: 5, minScore: 0, documentIds: [] };
 

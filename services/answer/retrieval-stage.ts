@@ -1,19 +1,11 @@
-import type { RetrievalMode, SearchHit, SearchQuery } from "../../lib/domain.ts";
+import type { SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import { groupByModel, mergeByRank } from "./cross-model-merge.ts";
 
 export const DEFAULT_MAX_QUESTION_CHARS = 4_000;
 
-export interface RetrievalSettings {
-  knowledgeBaseIds: string[];
-  mode: RetrievalMode;
-  topK: number;
-  minScore: number;
-  /** Restrict to these documents; empty means all. */
-  documentIds: string[];
-  candidates?: number;
-  rrfK?: number;
-  weights?: { bm25: number; vector: number };
+/** What a retrieval searches with: a search query without the question's text and vector, plus limits. */
+export type RetrievalSettings = Omit<SearchQuery, "text" | "vector"> & {
   /** Longer questions are refused; 4,000 characters unless configured. */
   maxQuestionChars?: number;
   /**
@@ -21,7 +13,7 @@ export interface RetrievalSettings {
    * vector and hybrid searches embed the question once per model (see cross-model-merge.ts).
    */
   embeddingModels?: Record<string, string>;
-}
+};
 
 export interface QueryEmbedding {
   vector: Float32Array;
@@ -64,44 +56,45 @@ export function validateQuestion(question: string, settings: Pick<RetrievalSetti
 }
 
 /**
+ * Checks a question and its settings once, before anything is looked up or embedded; returns the
+ * question trimmed, for retrieveChecked.
+ */
+export function validateRetrieval(question: string, settings: Pick<RetrievalSettings, "maxQuestionChars" | "knowledgeBaseIds" | "topK">): string {
+  const text = validateQuestion(question, settings);
+  if (settings.knowledgeBaseIds.length === 0) throw new InvalidInputError("choose at least one knowledge base");
+  if (!Number.isInteger(settings.topK) || settings.topK < 1) throw new InvalidInputError(`topK must be a positive integer, not ${settings.topK}`);
+  return text;
+}
+
+/**
  * Finds the chunks for a question. The question is embedded only when the mode uses vectors.
  * Failures of the embedder or the search engine propagate: an empty result must mean "nothing
  * matched", never "the index was down", or the model would answer ungrounded.
  */
 export async function retrieve(question: string, deps: RetrievalDeps, settings: RetrievalSettings): Promise<Retrieval> {
-  const text = validateQuestion(question, settings);
-  if (settings.knowledgeBaseIds.length === 0) throw new InvalidInputError("choose at least one knowledge base to ask");
-  if (!Number.isInteger(settings.topK) || settings.topK < 1) throw new InvalidInputError(`topK must be a positive integer, not ${settings.topK}`);
-  if (settings.mode !== "bm25" && settings.embeddingModels) {
-    const groups = groupByModel(settings.embeddingModels, settings.knowledgeBaseIds);
+  return retrieveChecked(validateRetrieval(question, settings), deps, settings);
+}
+
+/** retrieve for a question validateRetrieval has accepted (and trimmed) with these settings. */
+export async function retrieveChecked(text: string, deps: RetrievalDeps, settings: RetrievalSettings): Promise<Retrieval> {
+  const { maxQuestionChars: _limit, embeddingModels, ...query } = settings;
+  if (query.mode !== "bm25" && embeddingModels) {
+    const groups = groupByModel(embeddingModels, query.knowledgeBaseIds);
     if (groups.length > 1) {
       const runs = await Promise.all(
-        groups.map((group) =>
-          retrieve(text, { ...deps, embed: (q) => deps.embed(q, group.model) }, { ...settings, knowledgeBaseIds: group.knowledgeBaseIds, embeddingModels: undefined }),
-        ),
+        groups.map((group) => retrieveChecked(text, { ...deps, embed: (q) => deps.embed(q, group.model) }, { ...query, knowledgeBaseIds: group.knowledgeBaseIds })),
       );
-      return { hits: mergeByRank(runs.map((r) => r.hits), settings.topK) };
+      return { hits: mergeByRank(runs.map((r) => r.hits), query.topK) };
     }
   }
-  const only = settings.embeddingModels?.[settings.knowledgeBaseIds[0]];
-  const embedding = settings.mode === "bm25" ? undefined : await deps.embed(text, only);
-  const weights = { bm25: settings.weights?.bm25 ?? 1, vector: settings.weights?.vector ?? 1 };
-  if (settings.mode === "hybrid" && embedding && embedding.knownTokenShare < MIN_KNOWN_TOKEN_SHARE) weights.vector = 0;
-  const hits = await deps.search({
-    knowledgeBaseIds: settings.knowledgeBaseIds,
-    text,
-    vector: embedding?.vector,
-    mode: settings.mode,
-    topK: settings.topK,
-    minScore: settings.minScore,
-    documentIds: settings.documentIds,
-    candidates: settings.candidates,
-    rrfK: settings.rrfK,
-    weights: settings.mode === "hybrid" ? weights : settings.weights,
-  });
+  const only = embeddingModels?.[query.knowledgeBaseIds[0]];
+  const embedding = query.mode === "bm25" ? undefined : await deps.embed(text, only);
+  const weights = { bm25: query.weights?.bm25 ?? 1, vector: query.weights?.vector ?? 1 };
+  if (query.mode === "hybrid" && embedding && embedding.knownTokenShare < MIN_KNOWN_TOKEN_SHARE) weights.vector = 0;
+  const hits = await deps.search({ ...query, text, vector: embedding?.vector, weights: query.mode === "hybrid" ? weights : query.weights });
   return {
     hits,
     knownTokenShare: embedding?.knownTokenShare,
-    vectorWeight: settings.mode === "hybrid" ? weights.vector : undefined,
+    vectorWeight: query.mode === "hybrid" ? weights.vector : undefined,
   };
 }

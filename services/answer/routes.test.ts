@@ -17,6 +17,7 @@ import { HashingEmbedder } from "../embedder/hashing-embedder.ts";
 import { SingleModelPool } from "../embedder/embedder-pool.ts";
 import { embedderRoutes } from "../embedder/routes.ts";
 import { answerRoutes } from "./routes.ts";
+import { answerApplication } from "./server.ts";
 
 const logger = createLogger("test", "silent");
 const edge = [rpcEdgeInterceptor(logger)];
@@ -53,13 +54,15 @@ function setup(options: { lookupMs?: number; dimension?: number } = {}) {
     edge,
   );
   const answer = inProcessTransport(
-    answerRoutes({
-      index: createClient(IndexService, index),
-      embedder: createClient(EmbedderService, embedder),
-      countTokens: (text) => text.length,
-      contextTokenBudget: 1000,
-      maxQuestionChars: 100,
-    }),
+    answerRoutes(
+      answerApplication({
+        index: createClient(IndexService, index),
+        embedder: createClient(EmbedderService, embedder),
+        countTokens: (text) => text.length,
+        contextTokenBudget: 1000,
+        maxQuestionChars: 100,
+      }),
+    ),
     edge,
   );
   return { client: createClient(AnswerService, answer), timeline, embedded, searched };

@@ -5,7 +5,7 @@ import { Topics, type EventBus } from "../../lib/bus/event-bus.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
+import { documentOfEvent, PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { chunkToProto, parsedFromProto } from "../../lib/proto-convert.ts";
@@ -35,9 +35,9 @@ export function startChunkerWorker(deps: ChunkerWorkerDeps) {
     topic: Topics.documentsParsed,
     schema: DocumentParsedSchema,
     logger: deps.logger,
-    documentOf: (e) => ({ documentId: e.documentId, knowledgeBaseId: e.knowledgeBaseId, version: Number(e.version) }),
+    documentOf: documentOfEvent,
     async handle(event) {
-      const doc = { documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: Number(event.version) };
+      const doc = documentOfEvent(event);
       await publishProgress(bus, doc, { phase: "chunking", percent: PhasePercent.chunking, message: "splitting" });
       if (!event.parsed) throw new InvalidInputError("documents.parsed event without a parsed document");
       const kb = await deps.knowledgeBase(event.knowledgeBaseId);

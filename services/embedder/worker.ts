@@ -4,7 +4,7 @@ import { ChunksCreatedSchema, ChunksEmbeddedSchema } from "../../gen/quarry/even
 import { Topics, type EventBus } from "../../lib/bus/event-bus.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
+import { documentOfEvent, PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { withHeadingPath } from "../../lib/chunk-context.ts";
@@ -43,9 +43,9 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
     topic: Topics.chunksCreated,
     schema: ChunksCreatedSchema,
     logger: deps.logger,
-    documentOf: (e) => ({ documentId: e.documentId, knowledgeBaseId: e.knowledgeBaseId, version: Number(e.version) }),
+    documentOf: documentOfEvent,
     async handle(event) {
-      const doc = { documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: Number(event.version) };
+      const doc = documentOfEvent(event);
       const kb = await deps.knowledgeBase(event.knowledgeBaseId);
       const embedder = await models.get(kb.embeddingModel);
       const total = event.chunks.length;

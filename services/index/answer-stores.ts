@@ -2,9 +2,9 @@
 // On OpenSearch and Elasticsearch each has an index of its own next to <prefix>-api-keys.
 import type { AssistantStore } from "./assistant-store.ts";
 import type { ConversationStore } from "./conversation-store.ts";
-import { DocumentStoreAssistantStore } from "./document-store-assistant-store.ts";
-import { DocumentStoreConversationStore } from "./document-store-conversation-store.ts";
-import type { DocumentStorePort } from "./document-store-port.ts";
+import { DocumentStoreAssistantStore } from "./document-store/document-store-assistant-store.ts";
+import { DocumentStoreConversationStore } from "./document-store/document-store-conversation-store.ts";
+import type { DocumentStorePort } from "./document-store/document-store-port.ts";
 
 export interface AnswerStores {
   assistants: AssistantStore;

@@ -1,6 +1,7 @@
 // Where API keys are kept: next to the catalog, in the same backend (the index's SQLite file, or
 // the catalog's search engine). Only the SHA-256 of a key is stored (see lib/auth/api-key.ts).
-// Implementations: SQLite and the document stores; both run api-key-store.contract.ts.
+// Implementations: SQLite and the document stores (OpenSearch, Elasticsearch); all run
+// testing/api-key-store.contract.ts.
 import type { ApiKeyRecord } from "../../lib/auth/api-key.ts";
 
 export interface StoredApiKey extends ApiKeyRecord {

@@ -1,24 +1,13 @@
 // The catalog: knowledge bases and documents with their ingestion status. Implementations: SQLite
-// (embedded) and OpenSearch (distributed); both run catalog.contract.ts.
-import type { ChunkingSettings, DocumentRecord, IngestionProgress, KnowledgeBase } from "../../lib/domain.ts";
+// (embedded), OpenSearch and Elasticsearch (distributed); all three run testing/catalog.contract.ts.
+import type { DocumentRecord, IngestionProgress, KnowledgeBase } from "../../lib/domain.ts";
 
-export interface NewKnowledgeBase {
-  name: string;
-  description: string;
-  embeddingModel: string;
-  embeddingDimension: number;
-  chunking: ChunkingSettings;
-}
+export type NewKnowledgeBase = Pick<KnowledgeBase, "name" | "description" | "embeddingModel" | "embeddingDimension" | "chunking">;
 
-export interface NewDocumentVersion {
-  knowledgeBaseId: string;
-  fileName: string;
-  mimeType: string;
-  sizeBytes: number;
-  contentHash: string;
-  version: number;
-  metadata: Record<string, string>;
-}
+export type NewDocumentVersion = Pick<
+  DocumentRecord,
+  "knowledgeBaseId" | "fileName" | "mimeType" | "sizeBytes" | "contentHash" | "version" | "metadata"
+>;
 
 export interface RegisteredDocument {
   document: DocumentRecord;

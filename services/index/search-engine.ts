@@ -1,5 +1,6 @@
-// Chunk storage and retrieval. Implementations: SQLite FTS5 + sqlite-vec (embedded) and OpenSearch
-// (distributed); both run search-engine.contract.ts.
+// Chunk storage and retrieval. Implementations: SQLite FTS5 + sqlite-vec (embedded), OpenSearch and
+// Elasticsearch (distributed); all three run testing/search-engine.contract.ts and search through the
+// one ladder of search/hybrid-search.ts.
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
 
 export interface SearchEngine {

@@ -5,7 +5,7 @@ import { Topics, type EventBus, type Subscription } from "../../lib/bus/event-bu
 import type { EmbeddedChunk } from "../../lib/domain.ts";
 import { FailedPreconditionError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { PhasePercent, progressFromProto, publishProgress } from "../../lib/pipeline/progress.ts";
+import { documentOfEvent, PhasePercent, progressFromProto, publishProgress } from "../../lib/pipeline/progress.ts";
 import { startRedrive, type RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { decodeOrReject, runStage } from "../../lib/pipeline/stage.ts";
 import { chunkFromProto } from "../../lib/proto-convert.ts";
@@ -48,10 +48,10 @@ function startIndexingStage(deps: IndexWorkerDeps) {
     topic: Topics.chunksEmbedded,
     schema: ChunksEmbeddedSchema,
     logger,
-    documentOf: (e) => ({ documentId: e.documentId, knowledgeBaseId: e.knowledgeBaseId, version: Number(e.version) }),
+    documentOf: documentOfEvent,
     async handle(event) {
-      const version = Number(event.version);
-      const ref = { documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version };
+      const ref = documentOfEvent(event);
+      const { version } = ref;
       let current;
       try {
         current = await catalog.getDocument(event.documentId);

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gatewayClient, type QuarryClient } from "../../cli/gateway-client.ts";
+import { gatewayClient, type QuarryClient } from "../../client/gateway-client.ts";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.ts";
 import { ServerReflection } from "../../gen/grpc/reflection/v1/reflection_pb.ts";
 import { ApiKeyRole } from "../../gen/quarry/common/v1/api_key_pb.ts";

@@ -13,7 +13,7 @@ import {
   startConversationStub,
   STUB_MODEL,
 } from "../support/conversation-scenario.ts";
-import { elasticsearchTestSpace } from "../../services/index/elasticsearch/elasticsearch-test-support.ts";
+import { elasticsearchTestSpace } from "../../services/index/testing/elasticsearch-test-support.ts";
 import { describeWithEngine } from "../support/engines.ts";
 import { upload, watchAll } from "./e2e-helpers.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";

@@ -8,7 +8,7 @@ import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import type { ChatFinal, ChatStatus } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ChatRequestSchema, WatchIngestionResponse } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
-import type { QuarryClient } from "../../cli/gateway-client.ts";
+import type { QuarryClient } from "../../client/gateway-client.ts";
 
 /** Collapses every run of whitespace to one space, as the citation snippets do. */
 export function flat(text: string): string {

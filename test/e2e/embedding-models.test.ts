@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
-import type { QuarryClient } from "../../cli/gateway-client.ts";
+import type { QuarryClient } from "../../client/gateway-client.ts";
 import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
 import { describeWithAllEngines } from "../distributed/engines-all.ts";
 import { startDistributedQuarry } from "../support/distributed-quarry.ts";

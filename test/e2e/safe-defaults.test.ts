@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gatewayClient } from "../../cli/gateway-client.ts";
+import { gatewayClient } from "../../client/gateway-client.ts";
 import { ApiKeyRole } from "../../gen/quarry/common/v1/api_key_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 

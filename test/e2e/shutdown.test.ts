@@ -9,7 +9,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, describe, expect, it } from "vitest";
 import { largeTextDocument, uploadAndTrack } from "../../bench/document-timing.ts";
 import { connectionRefused, startQuarryProcess, type QuarryProcess } from "../../bench/quarry-process.ts";
-import { gatewayClient } from "../../cli/gateway-client.ts";
+import { gatewayClient } from "../../client/gateway-client.ts";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
 import { describeWithEngine } from "../support/engines.ts";

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { expect, it } from "vitest";
-import type { QuarryClient } from "../../cli/gateway-client.ts";
+import type { QuarryClient } from "../../client/gateway-client.ts";
 import { QueryRewrite, type ChatResponse } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import { RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { REWRITE_INSTRUCTION } from "../../services/answer/follow-up-rewriter.ts";

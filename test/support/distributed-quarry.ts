@@ -14,7 +14,7 @@ import { join, resolve } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Kafka, logLevel } from "kafkajs";
-import type { QuarryClient } from "../../cli/gateway-client.ts";
+import type { QuarryClient } from "../../client/gateway-client.ts";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.ts";
 import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
 import type { Env, ServiceName } from "../../lib/config.ts";

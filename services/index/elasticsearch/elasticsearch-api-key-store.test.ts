@@ -1,8 +1,8 @@
 import { describeWithEngine } from "../../../test/support/engines.ts";
-import { describeApiKeyStoreContract } from "../api-key-store.contract.ts";
-import { DocumentStoreApiKeyStore } from "../document-store-api-key-store.ts";
+import { describeApiKeyStoreContract } from "../testing/api-key-store.contract.ts";
+import { DocumentStoreApiKeyStore } from "../document-store/document-store-api-key-store.ts";
 import { ElasticsearchDocumentStore } from "./elasticsearch-document-store.ts";
-import { elasticsearchTestSpace } from "./elasticsearch-test-support.ts";
+import { elasticsearchTestSpace } from "../testing/elasticsearch-test-support.ts";
 
 describeWithEngine("ELASTICSEARCH_URL", "DocumentStoreApiKeyStore on Elasticsearch", (url) => {
   describeApiKeyStoreContract("Elasticsearch", async () => {

@@ -1,7 +1,7 @@
 import { describeWithEngine } from "../../../test/support/engines.ts";
-import { describeCatalogContract } from "../catalog.contract.ts";
+import { describeCatalogContract } from "../testing/catalog.contract.ts";
 import { ElasticsearchCatalog } from "./elasticsearch-catalog.ts";
-import { elasticsearchTestSpace } from "./elasticsearch-test-support.ts";
+import { elasticsearchTestSpace } from "../testing/elasticsearch-test-support.ts";
 
 describeWithEngine("ELASTICSEARCH_URL", "ElasticsearchCatalog", (url) => {
   describeCatalogContract("Elasticsearch", async () => {

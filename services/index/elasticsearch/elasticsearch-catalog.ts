@@ -1,7 +1,7 @@
 // The catalog on Elasticsearch: the shared steps of document-store-catalog.ts over the
 // Elasticsearch client (elasticsearch-document-store.ts).
 import type { Client } from "@elastic/elasticsearch";
-import { DocumentStoreCatalog, type DocumentStoreCatalogOptions } from "../document-store-catalog.ts";
+import { DocumentStoreCatalog, type DocumentStoreCatalogOptions } from "../document-store/document-store-catalog.ts";
 import { ElasticsearchDocumentStore } from "./elasticsearch-document-store.ts";
 
 export type ElasticsearchCatalogOptions = DocumentStoreCatalogOptions;

@@ -3,9 +3,9 @@
 // _update_by_query) nor lang-painless, deleting or updating by query collects the ids with a scroll
 // and writes them with _bulk (elasticsearch-bulk.ts).
 import type { Client } from "@elastic/elasticsearch";
-import type { VersionedSource } from "../catalog-documents.ts";
-import { putParams, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store-port.ts";
-import type { ChunkSource } from "../search-documents.ts";
+import type { VersionedSource } from "../document-store/catalog-documents.ts";
+import { putParams, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
+import type { ChunkSource } from "../document-store/search-documents.ts";
 import { bulkWrite, matchingIds } from "./elasticsearch-bulk.ts";
 import { elasticsearchErrors } from "./elasticsearch-errors.ts";
 

@@ -1,7 +1,7 @@
 import { describeWithEngine } from "../../../test/support/engines.ts";
-import { describeSearchEngineContract } from "../search-engine.contract.ts";
+import { describeSearchEngineContract } from "../testing/search-engine.contract.ts";
 import { ElasticsearchSearchEngine } from "./elasticsearch-search-engine.ts";
-import { elasticsearchTestSpace } from "./elasticsearch-test-support.ts";
+import { elasticsearchTestSpace } from "../testing/elasticsearch-test-support.ts";
 
 describeWithEngine("ELASTICSEARCH_URL", "ElasticsearchSearchEngine", (url) => {
   describeSearchEngineContract("Elasticsearch", async () => {

@@ -5,8 +5,8 @@
 // retriever does not exist there, and every hit must explain its rank in each list anyway.
 import type { Client } from "@elastic/elasticsearch";
 import type { SearchQuery } from "../../../lib/domain.ts";
-import { DocumentStoreEngine, type ChunkIndexDialect, type DocumentStoreEngineOptions } from "../document-store-engine.ts";
-import { CHUNK_SOURCE_EXCLUDES, chunkFilters, SCORE_THEN_CHUNK_ID } from "../search-documents.ts";
+import { DocumentStoreEngine, type ChunkIndexDialect, type DocumentStoreEngineOptions } from "../document-store/document-store-engine.ts";
+import { CHUNK_SOURCE_EXCLUDES, chunkFilters, SCORE_THEN_CHUNK_ID } from "../document-store/search-documents.ts";
 import { ElasticsearchDocumentStore } from "./elasticsearch-document-store.ts";
 
 export type ElasticsearchSearchEngineOptions = DocumentStoreEngineOptions;

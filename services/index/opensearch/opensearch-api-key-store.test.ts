@@ -1,8 +1,8 @@
 import { describeWithEngine } from "../../../test/support/engines.ts";
-import { describeApiKeyStoreContract } from "../api-key-store.contract.ts";
-import { DocumentStoreApiKeyStore } from "../document-store-api-key-store.ts";
+import { describeApiKeyStoreContract } from "../testing/api-key-store.contract.ts";
+import { DocumentStoreApiKeyStore } from "../document-store/document-store-api-key-store.ts";
 import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
-import { openSearchTestSpace } from "./opensearch-test-support.ts";
+import { openSearchTestSpace } from "../testing/opensearch-test-support.ts";
 
 describeWithEngine("OPENSEARCH_URL", "DocumentStoreApiKeyStore on OpenSearch", (url) => {
   describeApiKeyStoreContract("OpenSearch", async () => {

@@ -1,7 +1,7 @@
 import { describeWithEngine } from "../../../test/support/engines.ts";
-import { describeCatalogContract } from "../catalog.contract.ts";
+import { describeCatalogContract } from "../testing/catalog.contract.ts";
 import { OpenSearchCatalog } from "./opensearch-catalog.ts";
-import { openSearchTestSpace } from "./opensearch-test-support.ts";
+import { openSearchTestSpace } from "../testing/opensearch-test-support.ts";
 
 describeWithEngine("OPENSEARCH_URL", "OpenSearchCatalog", (url) => {
   describeCatalogContract("OpenSearch", async () => {

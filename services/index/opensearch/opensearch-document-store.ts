@@ -2,9 +2,9 @@
 // come back as `{ body }`, and deleting or updating by query are the engine's own
 // _delete_by_query / _update_by_query.
 import type { Client } from "@opensearch-project/opensearch";
-import type { VersionedSource } from "../catalog-documents.ts";
-import { putParams, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store-port.ts";
-import type { ChunkSource } from "../search-documents.ts";
+import type { VersionedSource } from "../document-store/catalog-documents.ts";
+import { putParams, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
+import type { ChunkSource } from "../document-store/search-documents.ts";
 import { openSearchErrors } from "./opensearch-errors.ts";
 
 type Body = Record<string, unknown>;

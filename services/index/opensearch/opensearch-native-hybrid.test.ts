@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../../lib/errors.ts";
 import { describeWithEngine } from "../../../test/support/engines.ts";
-import { segmentQuery } from "../text-segmenter.ts";
+import { segmentQuery } from "../search/text-segmenter.ts";
 import { openOpenSearchStores } from "./open-stores.ts";
 import { detectNeuralSearch, explainNativeHits, normalizedWeights, resolveNativeHybrid, type NativeHit } from "./opensearch-native-hybrid.ts";
 import { OpenSearchSearchEngine } from "./opensearch-search-engine.ts";
-import { openSearchTestSpace, type OpenSearchTestSpace } from "./opensearch-test-support.ts";
+import { openSearchTestSpace, type OpenSearchTestSpace } from "../testing/opensearch-test-support.ts";
 
 describe("resolveNativeHybrid", () => {
   const present = async () => true;

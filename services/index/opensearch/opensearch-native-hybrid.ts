@@ -21,7 +21,7 @@ import type { Client } from "@opensearch-project/opensearch";
 import type { HitExplain } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../../lib/errors.ts";
 import type { HybridFusion, NativeHybridSetting } from "../config.ts";
-import { fuseReciprocalRank, type RankedList } from "../rrf-fusion.ts";
+import { fuseReciprocalRank, type RankedList } from "../search/rrf-fusion.ts";
 
 export const NEURAL_SEARCH_PLUGIN = "opensearch-neural-search";
 /** Names of the hybrid sub-queries; they key each hit's matched_queries. */

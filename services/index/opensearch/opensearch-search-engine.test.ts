@@ -3,9 +3,9 @@
 // 2.19's pipeline cannot compute the same way — weights, several knowledge bases — still take the
 // _msearch path there; opensearch-native-hybrid.test.ts checks which path ran).
 import { describeWithEngine } from "../../../test/support/engines.ts";
-import { describeSearchEngineContract } from "../search-engine.contract.ts";
+import { describeSearchEngineContract } from "../testing/search-engine.contract.ts";
 import { OpenSearchSearchEngine, type OpenSearchSearchEngineOptions } from "./opensearch-search-engine.ts";
-import { openSearchTestSpace } from "./opensearch-test-support.ts";
+import { openSearchTestSpace } from "../testing/opensearch-test-support.ts";
 
 describeWithEngine("OPENSEARCH_URL", "OpenSearchSearchEngine", (url) => {
   const variants: [string, (prefix: string) => OpenSearchSearchEngineOptions][] = [

@@ -4,15 +4,15 @@
 // the embedded engine (FTS5 porter tokenizer) matches; kNN uses Lucene HNSW with cosine.
 // Hybrid runs natively (a `hybrid` query through a neural-search pipeline, opensearch-native-hybrid.ts)
 // when the engine is given nativeHybrid and the search fits what 2.19's pipelines compute; otherwise
-// it sends both queries in one _msearch and fuses them with rrf-fusion.ts, like the embedded engine.
+// it sends both queries in one _msearch and fuses them in search/hybrid-search.ts, like the embedded engine.
 // Either way every hit explains its rank and score in each list.
 import type { Client } from "@opensearch-project/opensearch";
 import type { SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError } from "../../../lib/errors.ts";
 import type { HybridFusion } from "../config.ts";
-import type { StoredHit } from "../document-store-port.ts";
-import { DocumentStoreEngine, type ChunkIndexDialect, type DocumentStoreEngineOptions, type HybridSearch } from "../document-store-engine.ts";
-import { DEFAULT_RRF_K } from "../rrf-fusion.ts";
+import type { StoredHit } from "../document-store/document-store-port.ts";
+import { DocumentStoreEngine, type ChunkIndexDialect, type DocumentStoreEngineOptions, type HybridSearch } from "../document-store/document-store-engine.ts";
+import { DEFAULT_RRF_K } from "../search/rrf-fusion.ts";
 import {
   bm25BoolQuery,
   CHUNK_SOURCE_EXCLUDES,
@@ -21,8 +21,7 @@ import {
   cosineFromLuceneScore,
   SCORE_THEN_CHUNK_ID,
   type ChunkSource,
-} from "../search-documents.ts";
-import { validateSearchQuery } from "../search-query.ts";
+} from "../document-store/search-documents.ts";
 import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
 import {
   BM25_QUERY_NAME,
@@ -100,15 +99,17 @@ export class OpenSearchSearchEngine extends DocumentStoreEngine {
     });
   }
 
+  // The native path is not a pair of list fetchers for the shared ladder: it is one `hybrid` query
+  // that the server fuses through a search pipeline (and the only way to get normalized fusion), so
+  // it stays this engine's own alternative to fusing the _msearch lists.
   override async search(query: SearchQuery, options: SearchOptions = {}): Promise<SearchHit[]> {
-    validateSearchQuery(query);
     const fusion = options.fusion ?? this.defaultFusion;
-    if (query.mode === "hybrid" && fusion === "normalized" && !this.pipelines) {
-      throw new FailedPreconditionError("normalized fusion needs OpenSearch's native hybrid query, which this engine does not use");
-    }
-    return this.searchChunks(query, (hybrid) =>
-      fusion === "normalized" || this.nativeRrfFits(query, hybrid.k) ? this.nativeHybrid(hybrid, fusion) : undefined,
-    );
+    return this.searchChunks(query, (hybrid) => {
+      if (fusion === "normalized" && !this.pipelines) {
+        return Promise.reject(new FailedPreconditionError("normalized fusion needs OpenSearch's native hybrid query, which this engine does not use"));
+      }
+      return fusion === "normalized" || this.nativeRrfFits(query, hybrid.k) ? this.nativeHybrid(hybrid, fusion) : undefined;
+    });
   }
 
   private get defaultFusion(): HybridFusion {

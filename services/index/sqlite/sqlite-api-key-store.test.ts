@@ -1,6 +1,6 @@
-import { describeApiKeyStoreContract } from "../api-key-store.contract.ts";
+import { describeApiKeyStoreContract } from "../testing/api-key-store.contract.ts";
 import { SqliteApiKeyStore } from "./sqlite-api-key-store.ts";
-import { openTestDatabase } from "./sqlite-test-database.ts";
+import { openTestDatabase } from "../testing/sqlite-test-database.ts";
 
 describeApiKeyStoreContract("SQLite", async () => {
   const { db, cleanup } = openTestDatabase();

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { UnavailableError } from "../../../lib/errors.ts";
-import { describeCatalogContract } from "../catalog.contract.ts";
+import { describeCatalogContract } from "../testing/catalog.contract.ts";
 import { documentIdFor } from "../../../lib/catalog-ids.ts";
 import { openDatabase } from "./open-database.ts";
 import { SqliteCatalog } from "./sqlite-catalog.ts";
-import { openTestDatabase } from "./sqlite-test-database.ts";
+import { openTestDatabase } from "../testing/sqlite-test-database.ts";
 
 describeCatalogContract("SQLite", async () => {
   const { db, cleanup } = openTestDatabase();

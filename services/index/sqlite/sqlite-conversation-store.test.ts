@@ -1,7 +1,7 @@
-import { describeAnswerStoresContract } from "../conversation-store.contract.ts";
+import { describeAnswerStoresContract } from "../testing/conversation-store.contract.ts";
 import { SqliteAssistantStore } from "./sqlite-assistant-store.ts";
 import { SqliteConversationStore } from "./sqlite-conversation-store.ts";
-import { openTestDatabase } from "./sqlite-test-database.ts";
+import { openTestDatabase } from "../testing/sqlite-test-database.ts";
 
 describeAnswerStoresContract("SQLite", async () => {
   const { db, cleanup } = openTestDatabase();

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { UnavailableError } from "../../../lib/errors.ts";
-import { describeSearchEngineContract } from "../search-engine.contract.ts";
+import { describeSearchEngineContract } from "../testing/search-engine.contract.ts";
 import { schemaVersion } from "./open-database.ts";
 import { SqliteSearchEngine, ftsMatchExpression } from "./sqlite-search-engine.ts";
-import { openTestDatabase } from "./sqlite-test-database.ts";
+import { openTestDatabase } from "../testing/sqlite-test-database.ts";
 
 describeSearchEngineContract("SQLite FTS5 + sqlite-vec", async () => {
   const { db, cleanup } = openTestDatabase();

@@ -1,14 +1,15 @@
 // The embedded search engine: chunk rows in SQLite, BM25 through FTS5 over jieba-segmented terms,
 // and exact cosine kNN through one sqlite-vec vec0 table per knowledge base (vectors of different
-// dimensions cannot share a vec0 column). Hybrid fuses both lists with rrf-fusion.ts.
+// dimensions cannot share a vec0 column). Both lists feed the shared ladder of search/hybrid-search.ts.
 import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import { createHash } from "node:crypto";
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
-import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "../rrf-fusion.ts";
+import type { EngineHit } from "../search/rrf-fusion.ts";
+import { hybridSearch } from "../search/hybrid-search.ts";
 import type { SearchEngine } from "../search-engine.ts";
-import { applyMinScore, hybridCandidates, requireQueryVector, uniqueChunkIds, validateSearchQuery } from "../search-query.ts";
-import { segmentForIndex, segmentQuery } from "../text-segmenter.ts";
+import { uniqueChunkIds } from "../search/search-query.ts";
+import { segmentForIndex, segmentQuery } from "../search/text-segmenter.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { withDatabase } from "./sqlite-errors.ts";
 
@@ -207,34 +208,20 @@ export class SqliteSearchEngine implements SearchEngine {
   }
 
   async search(query: SearchQuery): Promise<SearchHit[]> {
-    validateSearchQuery(query);
-    return this.run("search", () => {
+    return hybridSearch(query, {
+      dimensions: (knowledgeBaseIds) =>
+        this.run("search", () => knowledgeBaseIds.map((id) => this.requireSpace(id)).map((space) => ({ knowledgeBaseId: space.knowledge_base_id, dimension: space.dimension }))),
       // One read transaction: both lists see the same snapshot even while a writer replaces chunks.
-      return this.db.transaction(() => {
-        const spaces = query.knowledgeBaseIds.map((id) => this.requireSpace(id));
-        const k = query.rrfK ?? DEFAULT_RRF_K;
-        if (query.mode === "bm25") {
-          const hits = this.bm25Hits(query, query.topK);
-          return applyMinScore(fuseHits([{ name: "bm25", hits }], { k, scoreFrom: "bm25" }), query.minScore);
-        }
-        const vector = requireQueryVector(
-          query,
-          spaces.map((space) => ({ knowledgeBaseId: space.knowledge_base_id, dimension: space.dimension })),
-        );
-        if (query.mode === "vector") {
-          const hits = this.vectorHits(spaces, vector, query, query.topK);
-          return applyMinScore(fuseHits([{ name: "vector", hits }], { k, scoreFrom: "vector" }), query.minScore);
-        }
-        const candidates = hybridCandidates(query);
-        const fused = fuseHits(
-          [
-            { name: "bm25", hits: this.bm25Hits(query, candidates), weight: query.weights?.bm25 },
-            { name: "vector", hits: this.vectorHits(spaces, vector, query, candidates), weight: query.weights?.vector },
-          ],
-          { k },
-        );
-        return applyMinScore(fused, query.minScore).slice(0, query.topK);
-      })();
+      lists: (request) =>
+        this.run("search", () =>
+          this.db.transaction(() => {
+            const spaces = query.knowledgeBaseIds.map((id) => this.requireSpace(id));
+            return {
+              bm25: request.bm25 && this.bm25Hits(query, request.bm25.limit),
+              vector: request.vector && this.vectorHits(spaces, request.vector.vector, query, request.vector.limit),
+            };
+          })(),
+        ),
     });
   }
 
@@ -298,18 +285,8 @@ export class SqliteSearchEngine implements SearchEngine {
   private bm25Hits(query: SearchQuery, limit: number): EngineHit[] {
     const match = ftsMatchExpression(query.text);
     if (!match) return [];
-    // bm25() is negative with smaller meaning better; negated it is a positive score, larger better.
     const rows = this.db
-      .prepare(
-        `SELECT c.*, -bm25(chunks_fts) AS score
-         FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-         WHERE chunks_fts MATCH @match
-           AND c.knowledge_base_id IN (SELECT value FROM json_each(@knowledgeBases))
-           AND c.enabled = 1
-           AND (@documents IS NULL OR c.document_id IN (SELECT value FROM json_each(@documents)))
-         ORDER BY score DESC, c.id
-         LIMIT @limit`,
-      )
+      .prepare(BM25_SQL)
       .all({
         match,
         knowledgeBases: JSON.stringify(query.knowledgeBaseIds),
@@ -323,15 +300,11 @@ export class SqliteSearchEngine implements SearchEngine {
     const k = Math.min(limit, MAX_KNN_K);
     const blob = vectorBlob(vector);
     const documents = query.documentIds.length > 0 ? JSON.stringify(query.documentIds) : null;
-    const loadChunks = this.db.prepare(`SELECT * FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))`);
+    const loadChunks = this.db.prepare(CHUNKS_BY_ROWID_SQL);
     const hits: EngineHit[] = [];
     for (const space of spaces) {
       const neighbours = this.db
-        .prepare(
-          `SELECT rowid, distance FROM "${space.vector_table}"
-           WHERE embedding MATCH ? AND k = ? AND enabled = 1
-           ${documents ? "AND document_id IN (SELECT value FROM json_each(?))" : ""}`,
-        )
+        .prepare(knnSql(space.vector_table, documents !== null))
         .all(...[blob, BigInt(k), ...(documents ? [documents] : [])]) as { rowid: number; distance: number }[];
       if (neighbours.length === 0) continue;
       const rows = loadChunks.all(JSON.stringify(neighbours.map((n) => n.rowid))) as ChunkRow[];
@@ -346,6 +319,26 @@ export class SqliteSearchEngine implements SearchEngine {
     return hits.slice(0, k);
   }
 }
+
+// The statements behind the two lists, exported so bench/ replays exactly what the engine runs.
+// bm25() is negative with smaller meaning better; negated it is a positive score, larger better.
+export const BM25_SQL = `SELECT c.*, -bm25(chunks_fts) AS score
+  FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
+  WHERE chunks_fts MATCH @match
+    AND c.knowledge_base_id IN (SELECT value FROM json_each(@knowledgeBases))
+    AND c.enabled = 1
+    AND (@documents IS NULL OR c.document_id IN (SELECT value FROM json_each(@documents)))
+  ORDER BY score DESC, c.id
+  LIMIT @limit`;
+
+/** One knowledge base's kNN: parameters are the vector blob, k, and the document ids' JSON when filtered. */
+export function knnSql(vectorTable: string, filterDocuments: boolean): string {
+  return `SELECT rowid, distance FROM "${vectorTable}"
+    WHERE embedding MATCH ? AND k = ? AND enabled = 1
+    ${filterDocuments ? "AND document_id IN (SELECT value FROM json_each(?))" : ""}`;
+}
+
+export const CHUNKS_BY_ROWID_SQL = `SELECT * FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))`;
 
 /** Quotes every query term and ORs them: user text can never form FTS5 syntax (or a syntax error). */
 export function ftsMatchExpression(text: string): string | null {

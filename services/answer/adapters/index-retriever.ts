@@ -1,0 +1,96 @@
+// Retrieval over Connect: the knowledge bases and the search from the index service, the question's
+// vector from the embedder service. The answer service's only adapter to its peers.
+import type { Client } from "@connectrpc/connect";
+import { EmbedderService, EmbeddingKind } from "../../../gen/quarry/embedder/v1/embedder_pb.ts";
+import { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
+import { assertDimension } from "../../../lib/dimension-check.ts";
+import type { KnowledgeBase, RetrievalMode } from "../../../lib/domain.ts";
+import { hitFromProto, knowledgeBaseFromProto, modeToProto } from "../../../lib/proto-convert.ts";
+import type { OpenedRetrieval, Retriever } from "../answer-service.ts";
+import type { QueryEmbedding, RetrievalDeps } from "../retrieval-stage.ts";
+
+/** A question's vector with what produced it, so a dimension mismatch can name the model. */
+interface EmbeddedQuestion extends QueryEmbedding {
+  text: string;
+  /** The model asked for ("" for the embedder's default). */
+  requested: string;
+  model: string;
+}
+
+export class IndexRetriever implements Retriever {
+  /** Each knowledge base's model as last looked up (by the name it was asked by), for embedEarly. */
+  private readonly modelOf = new Map<string, string>();
+
+  constructor(private readonly peers: { index: Client<typeof IndexService>; embedder: Client<typeof EmbedderService> }) {}
+
+  async open(question: string, mode: RetrievalMode, names: string[]): Promise<OpenedRetrieval> {
+    const early = this.embedEarly(question, mode, names);
+    const knowledgeBases = await this.lookUp(names);
+    return { knowledgeBases, deps: this.depsFor(knowledgeBases, early) };
+  }
+
+  async embedForSupport(texts: string[]): Promise<QueryEmbedding[]> {
+    const res = await this.peers.embedder.embed({ texts, kind: EmbeddingKind.DOCUMENT });
+    return res.vectors.map((v) => ({ vector: Float32Array.from(v.values), knownTokenShare: v.knownTokenShare }));
+  }
+
+  private async lookUp(names: string[]): Promise<KnowledgeBase[]> {
+    const index = this.peers.index;
+    const kbs = await Promise.all(names.map(async (n) => knowledgeBaseFromProto((await index.getKnowledgeBase({ knowledgeBase: n })).knowledgeBase!)));
+    if (this.modelOf.size > 10_000) this.modelOf.clear();
+    kbs.forEach((kb, i) => this.modelOf.set(names[i], kb.embeddingModel));
+    return kbs;
+  }
+
+  private async embedQuestion(question: string, model = ""): Promise<EmbeddedQuestion> {
+    const res = await this.peers.embedder.embed({ texts: [question], kind: EmbeddingKind.QUERY, model });
+    return { text: question, requested: model, model: res.model, vector: Float32Array.from(res.vectors[0].values), knownTokenShare: res.vectors[0].knownTokenShare };
+  }
+
+  /**
+   * Starts embedding the question while the knowledge bases are still being looked up: the two do
+   * not depend on each other, and a hybrid search otherwise pays for both one after the other. The
+   * question has been accepted already, so a refused one costs no model time. The model is the one
+   * the bases had when last looked up (the embedder's default for bases not seen yet); a guess that
+   * turns out wrong is embedded again with the right model.
+   */
+  private embedEarly(question: string, mode: RetrievalMode, names: string[]): Promise<EmbeddedQuestion> | undefined {
+    if (mode === "bm25") return undefined;
+    const models = new Set(names.map((n) => this.modelOf.get(n) ?? ""));
+    if (models.size !== 1) return undefined;
+    const early = this.embedQuestion(question, [...models][0]);
+    early.catch(() => {}); // Awaited (and its error reported) by retrieval; unawaited if the lookup fails first.
+    return early;
+  }
+
+  private depsFor(kbs: KnowledgeBase[], early?: Promise<EmbeddedQuestion>): RetrievalDeps {
+    return {
+      embed: async (question, model = kbs[0].embeddingModel) => {
+        const started = await early;
+        const embedded = started?.text === question && (started.model === model || started.requested === model) ? started : await this.embedQuestion(question, model);
+        const kb = kbs.find((k) => k.embeddingModel === model) ?? kbs[0];
+        assertDimension([embedded.vector], kb.embeddingDimension, {
+          knowledgeBase: kb.name,
+          expectedModel: kb.embeddingModel,
+          actualModel: embedded.model,
+        });
+        return { vector: embedded.vector, knownTokenShare: embedded.knownTokenShare };
+      },
+      search: async (q) => {
+        const res = await this.peers.index.search({
+          knowledgeBaseIds: q.knowledgeBaseIds,
+          text: q.text,
+          vector: q.vector ? Array.from(q.vector) : [],
+          mode: modeToProto(q.mode),
+          topK: q.topK,
+          minScore: q.minScore,
+          documentIds: q.documentIds,
+          candidates: q.candidates ?? 0,
+          rrfK: q.rrfK ?? 0,
+          weights: q.weights,
+        });
+        return res.hits.map(hitFromProto);
+      },
+    };
+  }
+}

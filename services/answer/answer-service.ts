@@ -1,0 +1,99 @@
+// The answer service's application layer, between its routes and its adapters: it checks a request
+// once (before any look-up or model time is spent), finds the knowledge bases through the
+// retriever, and runs the retrieval or the answer pipeline. No transport here: routes.ts translates
+// protobuf, adapters/index-retriever.ts talks to the peers.
+import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
+import type { ChatModel } from "./chat-model.ts";
+import { chatTurn, type ChatTurnEvent, type ChatTurnRequest, type ConversationPort } from "./chat-turn.ts";
+import type { SupportEmbedder } from "./citation-verifier.ts";
+import { retrieveChecked, validateRetrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
+
+/** What a caller may choose of a retrieval; topK 0 means the RPC's default. */
+export type RetrievalOptions = Pick<RetrievalSettings, "mode" | "topK" | "minScore" | "documentIds">;
+
+export interface Question {
+  text: string;
+  /** Knowledge bases by id or name. */
+  knowledgeBases: string[];
+  options: RetrievalOptions;
+}
+
+export interface OpenedRetrieval {
+  knowledgeBases: KnowledgeBase[];
+  deps: RetrievalDeps;
+}
+
+/** Where the knowledge bases, the question's vector and the search come from (adapters/index-retriever.ts). */
+export interface Retriever {
+  /** Looks the knowledge bases up (NotFoundError for a missing one) and readies their search; the question is already accepted. */
+  open(question: string, mode: RetrievalMode, knowledgeBases: string[]): Promise<OpenedRetrieval>;
+  embedForSupport: SupportEmbedder;
+}
+
+export interface AnswerApplicationDeps {
+  retriever: Retriever;
+  /** Absent when no language model is configured: answers are then extractive. */
+  chatModel?: ChatModel;
+  countTokens(text: string): number;
+  contextTokenBudget: number;
+  maxQuestionChars: number;
+  /** Where assistants, conversations and turns are kept (adapters/index-conversations.ts). */
+  conversations: ConversationPort;
+  /** Earlier rounds of a conversation given to the chat model (and to the follow-up rewrite); 5 unless configured. */
+  historyRounds?: number;
+  /** A turn answered but not stored (the index failed): logged, the answer stands. */
+  onTurnNotSaved?: (error: unknown) => void;
+}
+
+/** Rounds of history when the configuration names none (QUARRY_CHAT_HISTORY_ROUNDS). */
+export const DEFAULT_HISTORY_ROUNDS = 5;
+
+const DEFAULT_TOP_K = { retrieve: 10, chat: 8 };
+
+export class AnswerApplication {
+  constructor(private readonly deps: AnswerApplicationDeps) {}
+
+  /** The model that writes answers, "extractive" without one. */
+  get modelName(): string {
+    return this.deps.chatModel?.name ?? "extractive";
+  }
+
+  async retrieve(question: Question): Promise<{ hits: SearchHit[]; searchMs: number }> {
+    const started = performance.now();
+    const { text, settings, deps } = await this.open(question, DEFAULT_TOP_K.retrieve);
+    const { hits } = await retrieveChecked(text, deps, settings);
+    return { hits, searchMs: performance.now() - started };
+  }
+
+  /** One turn of a conversation (a new one when the request names none); see chat-turn.ts. */
+  chat(request: ChatTurnRequest, signal?: AbortSignal): AsyncGenerator<ChatTurnEvent> {
+    return chatTurn(request, {
+      port: this.deps.conversations,
+      open: (query, mode, knowledgeBases) => this.deps.retriever.open(query, mode, knowledgeBases),
+      countTokens: this.deps.countTokens,
+      chatModel: this.deps.chatModel,
+      embedForSupport: (texts) => this.deps.retriever.embedForSupport(texts),
+      signal,
+      contextTokenBudget: this.deps.contextTokenBudget,
+      maxQuestionChars: this.deps.maxQuestionChars,
+      historyRounds: this.deps.historyRounds ?? DEFAULT_HISTORY_ROUNDS,
+      onSaveFailure: this.deps.onTurnNotSaved,
+    });
+  }
+
+  private async open(question: Question, defaultTopK: number) {
+    const o = question.options;
+    const limits = { knowledgeBaseIds: question.knowledgeBases, topK: o.topK || defaultTopK, maxQuestionChars: this.deps.maxQuestionChars };
+    const text = validateRetrieval(question.text, limits);
+    const { knowledgeBases, deps } = await this.deps.retriever.open(text, o.mode, question.knowledgeBases);
+    const settings: RetrievalSettings = {
+      ...limits,
+      knowledgeBaseIds: knowledgeBases.map((kb) => kb.id),
+      mode: o.mode,
+      minScore: o.minScore,
+      documentIds: [...o.documentIds],
+      embeddingModels: Object.fromEntries(knowledgeBases.map((kb) => [kb.id, kb.embeddingModel])),
+    };
+    return { text, settings, deps };
+  }
+}

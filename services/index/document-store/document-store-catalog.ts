@@ -1,0 +1,256 @@
+// The catalog on a search engine (OpenSearch or Elasticsearch, through document-store-port.ts):
+// knowledge bases and documents as records in one index (quarry-catalog), with the shared record
+// shapes of catalog-documents.ts. These engines have no transactions, so each document change is a
+// read-decide-write with optimistic concurrency (if_seq_no/if_primary_term), retried on conflict;
+// the decisions themselves are the shared rules in document-lifecycle.ts. A knowledge base's name is
+// reserved by creating a record whose id derives from the name, which the engine can only create once.
+import type { DocumentRecord, IngestionProgress, KnowledgeBase } from "../../../lib/domain.ts";
+import { AlreadyExistsError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog.ts";
+import {
+  CATALOG_MAPPINGS,
+  countsSearchBody,
+  documentRecordId,
+  DOCUMENTS_SORT,
+  documentsOfKnowledgeBaseQuery,
+  knowledgeBaseRecordId,
+  KNOWLEDGE_BASES_QUERY,
+  KNOWLEDGE_BASES_SORT,
+  MAX_LISTED,
+  nameRecordId,
+  parseCounts,
+  retryOnConflict,
+  toDocument,
+  toDocumentSource,
+  toKnowledgeBase,
+  type Counts,
+  type DocumentSource,
+  type KnowledgeBaseNameSource,
+  type KnowledgeBaseSource,
+  type SortOrder,
+  type VersionedSource,
+} from "./catalog-documents.ts";
+import { documentIdFor, newKnowledgeBaseId } from "../../../lib/catalog-ids.ts";
+import { decideRegistration, progressedDocument } from "../document-lifecycle.ts";
+import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
+
+export interface DocumentStoreCatalogOptions {
+  /** The catalog index; tests use their own and delete it afterwards. */
+  index?: string;
+  replicas?: number;
+  /** Close the client on close(); false when the search engine shares it. */
+  ownsClient?: boolean;
+  /** Records per page when listing (default 10,000, the engines' max_result_window); tests page small. */
+  listPageSize?: number;
+}
+
+export class DocumentStoreCatalog implements Catalog {
+  private readonly index: string;
+  private readonly ensureIndex: () => Promise<void>;
+  private closed = false;
+  private readonly isConflict = (error: unknown): boolean => this.store.errors.isResponseError(error, 409);
+
+  constructor(
+    private readonly store: DocumentStorePort,
+    private readonly options: DocumentStoreCatalogOptions = {},
+  ) {
+    this.index = options.index ?? "quarry-catalog";
+    this.ensureIndex = indexCreator(store, this.index, () => ({
+      settings: { number_of_shards: 1, number_of_replicas: options.replicas ?? 0 },
+      mappings: CATALOG_MAPPINGS,
+    }));
+  }
+
+  async createKnowledgeBase(input: NewKnowledgeBase): Promise<KnowledgeBase> {
+    const name = input.name.trim();
+    if (!name) throw new InvalidInputError("a knowledge base needs a name");
+    if (!Number.isInteger(input.embeddingDimension) || input.embeddingDimension <= 0) {
+      throw new InvalidInputError(`embedding dimension must be a positive integer, got ${input.embeddingDimension}`);
+    }
+    return this.call("create knowledge base", async () => {
+      const id = newKnowledgeBaseId();
+      const reservation: KnowledgeBaseNameSource = { record_type: "knowledge_base_name", id, name };
+      try {
+        await this.store.create(this.index, nameRecordId(name), reservation);
+      } catch (error) {
+        if (this.isConflict(error)) throw new AlreadyExistsError(`a knowledge base named "${name}" already exists`, { cause: error });
+        throw error;
+      }
+      const now = Date.now();
+      const source: KnowledgeBaseSource = {
+        record_type: "knowledge_base",
+        id,
+        name,
+        description: input.description,
+        embedding_model: input.embeddingModel,
+        embedding_dimension: input.embeddingDimension,
+        chunking: input.chunking,
+        created_at: now,
+        updated_at: now,
+      };
+      try {
+        await this.store.create(this.index, knowledgeBaseRecordId(id), source);
+      } catch (error) {
+        // Release the name so a retry can take it.
+        await this.store.delete(this.index, nameRecordId(name)).catch(() => undefined);
+        throw error;
+      }
+      return toKnowledgeBase(source);
+    });
+  }
+
+  async getKnowledgeBase(idOrName: string): Promise<KnowledgeBase> {
+    return this.call("get knowledge base", async () => {
+      // An id wins over a name that happens to equal another knowledge base's id.
+      let found = await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(idOrName));
+      if (!found) {
+        const reserved = await this.getSource<KnowledgeBaseNameSource>(nameRecordId(idOrName));
+        if (reserved) found = await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(reserved.source.id));
+      }
+      if (!found) throw new NotFoundError(`knowledge base ${idOrName} not found`);
+      const counts = await this.counts([found.source.id]);
+      return toKnowledgeBase(found.source, counts.get(found.source.id));
+    });
+  }
+
+  async listKnowledgeBases(): Promise<KnowledgeBase[]> {
+    return this.call("list knowledge bases", async () => {
+      const sources = await this.searchSources<KnowledgeBaseSource>(KNOWLEDGE_BASES_QUERY, KNOWLEDGE_BASES_SORT);
+      const counts = await this.counts(sources.map((source) => source.id));
+      return sources.map((source) => toKnowledgeBase(source, counts.get(source.id)));
+    });
+  }
+
+  async deleteKnowledgeBase(id: string): Promise<void> {
+    await this.call("delete knowledge base", async () => {
+      const found = await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(id));
+      if (!found) throw new NotFoundError(`knowledge base ${id} not found`);
+      // Catalog writes refresh, so the query sees every document record.
+      await this.store.deleteWhere("delete knowledge base", this.index, documentsOfKnowledgeBaseQuery(id), {
+        refresh: true,
+        requireAlias: false,
+        alsoIds: [knowledgeBaseRecordId(id), nameRecordId(found.source.name)],
+      });
+    });
+  }
+
+  async registerDocument(input: NewDocumentVersion): Promise<RegisteredDocument> {
+    if (!input.fileName) throw new InvalidInputError("a document needs a file name");
+    return this.call("register document", async () => {
+      if (!(await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(input.knowledgeBaseId)))) {
+        throw new NotFoundError(`knowledge base ${input.knowledgeBaseId} not found`);
+      }
+      const id = documentIdFor(input.knowledgeBaseId, input.fileName);
+      return retryOnConflict(async () => {
+        const existing = await this.getSource<DocumentSource>(documentRecordId(id));
+        const decision = decideRegistration(id, existing && toDocument(existing.source), input, new Date());
+        if (decision.write) await this.saveDocument(decision.result.document, existing);
+        return decision.result;
+      }, this.isConflict);
+    });
+  }
+
+  async getDocument(id: string): Promise<DocumentRecord> {
+    return this.call("get document", async () => {
+      const found = await this.getSource<DocumentSource>(documentRecordId(id));
+      if (!found) throw new NotFoundError(`document ${id} not found`);
+      return toDocument(found.source);
+    });
+  }
+
+  async listDocuments(knowledgeBaseId: string): Promise<DocumentRecord[]> {
+    return this.call("list documents", async () => {
+      if (!(await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(knowledgeBaseId)))) {
+        throw new NotFoundError(`knowledge base ${knowledgeBaseId} not found`);
+      }
+      const sources = await this.searchSources<DocumentSource>(documentsOfKnowledgeBaseQuery(knowledgeBaseId), DOCUMENTS_SORT);
+      return sources.map(toDocument);
+    });
+  }
+
+  async applyProgress(progress: IngestionProgress): Promise<DocumentRecord | null> {
+    return this.call("apply progress", () =>
+      retryOnConflict(async () => {
+        const existing = await this.getSource<DocumentSource>(documentRecordId(progress.documentId));
+        if (!existing || existing.source.knowledge_base_id !== progress.knowledgeBaseId) return null;
+        const current = toDocument(existing.source);
+        const next = progressedDocument(current, progress, new Date());
+        if (next && next !== current) await this.saveDocument(next, existing);
+        return next;
+      }, this.isConflict),
+    );
+  }
+
+  async setDocumentEnabled(id: string, enabled: boolean): Promise<DocumentRecord> {
+    return this.call("set document enabled", () =>
+      retryOnConflict(async () => {
+        const existing = await this.getSource<DocumentSource>(documentRecordId(id));
+        if (!existing) throw new NotFoundError(`document ${id} not found`);
+        const next = { ...toDocument(existing.source), enabled, updatedAt: new Date() };
+        await this.saveDocument(next, existing);
+        return next;
+      }, this.isConflict),
+    );
+  }
+
+  async deleteDocument(id: string): Promise<void> {
+    await this.call("delete document", async () => {
+      if (!(await deleteRecord(this.store, this.index, documentRecordId(id)))) throw new NotFoundError(`document ${id} not found`);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.options.ownsClient) await this.store.close();
+  }
+
+  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new UnavailableError(`${what}: the catalog is closed`);
+    try {
+      await this.ensureIndex();
+      return await fn();
+    } catch (error) {
+      throw this.store.errors.toDomainError(error, what);
+    }
+  }
+
+  /** A real-time read by id (no refresh needed), with the version numbers a conditional write needs. */
+  private getSource<T>(id: string): Promise<VersionedSource<T> | undefined> {
+    return findRecord<T>(this.store, this.index, id);
+  }
+
+  /**
+   * Every record matching the query, page by page with search_after: one search returns at most
+   * max_result_window (10,000) hits, and a knowledge base holds more documents than that (cMedIR's
+   * 19,237 titles: WatchIngestion saw 10,000 of them and called the ingest done). The record id
+   * breaks ties so pages neither repeat nor skip records.
+   */
+  private async searchSources<T>(query: Record<string, unknown>, sort: SortOrder): Promise<T[]> {
+    const size = Math.max(1, this.options.listPageSize ?? MAX_LISTED);
+    const order = [...sort, { id: "asc" as const }];
+    const sources: T[] = [];
+    let after: unknown[] | undefined;
+    for (;;) {
+      const result = await this.store.search<T>(this.index, { size, query, sort: order, ...(after ? { search_after: after } : {}) });
+      sources.push(...result.hits.map((hit) => hit._source!));
+      if (result.hits.length < size) return sources;
+      after = result.hits[result.hits.length - 1].sort;
+      if (!after) throw new Error("the engine returned no sort values to page on");
+    }
+  }
+
+  private async counts(knowledgeBaseIds: string[]): Promise<Map<string, Counts>> {
+    if (knowledgeBaseIds.length === 0) return new Map();
+    const result = await this.store.search(this.index, countsSearchBody(knowledgeBaseIds));
+    return parseCounts(result.aggregations);
+  }
+
+  /** Writes the record only if nobody changed it since it was read (creates it only if still absent). */
+  private async saveDocument(document: DocumentRecord, read: VersionedSource<DocumentSource> | undefined): Promise<void> {
+    const source = toDocumentSource(document);
+    const id = documentRecordId(document.id);
+    if (read) await this.store.put(this.index, id, source, { refresh: true, ifUnchanged: read });
+    else await this.store.create(this.index, id, source);
+  }
+}

@@ -1,0 +1,168 @@
+// How a chunk is stored as a search-engine document, for the engines that speak the OpenSearch /
+// Elasticsearch query DSL: the source shape, its field mappings, the filters every search applies
+// and the BM25 request. Backend-free (no client import), so both backends build the same records
+// and the same BM25 query; only what differs between them (the vector field, the kNN query, the
+// client calls) stays in each backend.
+import { createHash } from "node:crypto";
+import type { Chunk, EmbeddedChunk, SearchQuery } from "../../../lib/domain.ts";
+import type { EngineHit } from "../search/rrf-fusion.ts";
+
+export type ChunkRecordType = "chunk" | "document";
+
+export interface ChunkSource {
+  record_type: ChunkRecordType;
+  chunk_id: string;
+  knowledge_base_id: string;
+  document_id: string;
+  file_name: string;
+  chunk_index: number;
+  text: string;
+  token_count: number;
+  page: number;
+  page_end: number;
+  section_path: string[];
+  start_offset: number;
+  end_offset: number;
+  enabled: boolean;
+}
+
+/** Fields searches never need back: the vector and the segmented copy of the text. */
+export const CHUNK_SOURCE_EXCLUDES = ["embedding", "search_terms"];
+
+// The per-document marker that remembers a disabled document even before it has chunks.
+const DOCUMENT_MARKER_PREFIX = "__document__:";
+
+export function documentMarkerId(documentId: string): string {
+  return `${DOCUMENT_MARKER_PREFIX}${documentId}`;
+}
+
+/** The marker record written beside a document's chunks. */
+export function documentMarkerSource(knowledgeBaseId: string, documentId: string, enabled: boolean, fileName?: string): Record<string, unknown> {
+  return { record_type: "document", document_id: documentId, knowledge_base_id: knowledgeBaseId, ...(fileName === undefined ? {} : { file_name: fileName }), enabled };
+}
+
+/** A valid index-name part for a knowledge base id. */
+export function indexSlug(knowledgeBaseId: string): string {
+  // Ids are meant to be kb_<hex>; anything else is hashed so the name stays a valid index name.
+  if (/^[a-z0-9][a-z0-9_]{0,100}$/.test(knowledgeBaseId)) return knowledgeBaseId;
+  return `h${createHash("sha256").update(knowledgeBaseId).digest("hex").slice(0, 32)}`;
+}
+
+/**
+ * Mappings of every chunk-index field except the vector (whose type differs per engine).
+ * searchTermsAnalyzer must split on whitespace only: the text is segmented before indexing.
+ */
+export function chunkFieldMappings(searchTermsAnalyzer: string): Record<string, Record<string, unknown>> {
+  return {
+    record_type: { type: "keyword" },
+    chunk_id: { type: "keyword" },
+    knowledge_base_id: { type: "keyword" },
+    document_id: { type: "keyword" },
+    file_name: { type: "keyword" },
+    chunk_index: { type: "integer" },
+    text: { type: "text", index: false },
+    search_terms: { type: "text", analyzer: searchTermsAnalyzer },
+    token_count: { type: "integer" },
+    page: { type: "integer" },
+    page_end: { type: "integer" },
+    section_path: { type: "keyword" },
+    start_offset: { type: "integer" },
+    end_offset: { type: "integer" },
+    enabled: { type: "boolean" },
+  };
+}
+
+export function toChunkSource(chunk: EmbeddedChunk, knowledgeBaseId: string, documentId: string, fileName: string, enabled: boolean): ChunkSource {
+  return {
+    record_type: "chunk",
+    chunk_id: chunk.id,
+    knowledge_base_id: knowledgeBaseId,
+    document_id: documentId,
+    file_name: fileName,
+    chunk_index: chunk.index,
+    text: chunk.text,
+    token_count: chunk.tokenCount,
+    page: chunk.page,
+    page_end: chunk.pageEnd,
+    section_path: chunk.sectionPath,
+    start_offset: chunk.start,
+    end_offset: chunk.end,
+    enabled,
+  };
+}
+
+export function chunkFromSource(source: ChunkSource): Chunk {
+  return {
+    id: source.chunk_id,
+    documentId: source.document_id,
+    knowledgeBaseId: source.knowledge_base_id,
+    index: source.chunk_index,
+    text: source.text,
+    tokenCount: source.token_count,
+    page: source.page,
+    pageEnd: source.page_end,
+    sectionPath: source.section_path ?? [],
+    start: source.start_offset,
+    end: source.end_offset,
+  };
+}
+
+export function bm25EngineHit(source: ChunkSource, score: number | null | undefined): EngineHit {
+  return { chunk: chunkFromSource(source), fileName: source.file_name, score: score ?? 0 };
+}
+
+/** Lucene's cosine score is (1 + cos) / 2; hits report the cosine itself, like the embedded engine. */
+export function cosineFromLuceneScore(score: number): number {
+  return 2 * score - 1;
+}
+
+export function vectorEngineHit(source: ChunkSource, score: number | null | undefined): EngineHit {
+  return { chunk: chunkFromSource(source), fileName: source.file_name, score: cosineFromLuceneScore(score ?? 0) };
+}
+
+/** What every search keeps: enabled chunks, of the asked documents when any are named. */
+export function chunkFilters(query: SearchQuery): Record<string, unknown>[] {
+  const clauses: Record<string, unknown>[] = [{ term: { record_type: "chunk" } }, { term: { enabled: true } }];
+  if (query.documentIds.length > 0) clauses.push({ terms: { document_id: query.documentIds } });
+  return clauses;
+}
+
+/** The chunks of one document (its marker excluded), but for the ids in except. */
+export function documentChunksQuery(documentId: string, except: string[] = []): Record<string, unknown> {
+  const filter = [{ term: { record_type: "chunk" } }, { term: { document_id: documentId } }];
+  return { bool: except.length > 0 ? { filter, must_not: [{ ids: { values: except } }] } : { filter } };
+}
+
+/** Every record of one document: its chunks and its marker. */
+export function documentRecordsQuery(documentId: string): Record<string, unknown> {
+  return { term: { document_id: documentId } };
+}
+
+/** Chunks by id (never a marker), without the fields searches never need back. */
+export function chunksByIdSearchBody(ids: string[]): Record<string, unknown> {
+  return {
+    size: ids.length,
+    _source: { excludes: CHUNK_SOURCE_EXCLUDES },
+    query: { bool: { filter: [{ ids: { values: ids } }, { term: { record_type: "chunk" } }] } },
+  };
+}
+
+/** Ties in score are broken by chunk id, so equal inputs always rank the same. */
+export const SCORE_THEN_CHUNK_ID = [{ _score: "desc" }, { chunk_id: "asc" }];
+
+/** The body of the BM25 bool query over the pre-segmented terms (text-segmenter.ts segmentQuery). */
+export function bm25BoolQuery(query: SearchQuery, terms: string[]): { must: Record<string, unknown>[]; filter: Record<string, unknown>[] } {
+  // The terms are already segmented and lower-cased; match (not query_string) takes them as plain words.
+  return { must: [{ match: { search_terms: { query: terms.join(" "), operator: "or" } } }], filter: chunkFilters(query) };
+}
+
+/** The BM25 request over the pre-segmented terms. */
+export function bm25SearchBody(query: SearchQuery, terms: string[], size: number): Record<string, unknown> {
+  return {
+    size,
+    _source: { excludes: CHUNK_SOURCE_EXCLUDES },
+    query: { bool: bm25BoolQuery(query, terms) },
+    sort: SCORE_THEN_CHUNK_ID,
+    track_scores: true,
+  };
+}

@@ -1,0 +1,103 @@
+// The index's application layer, between routes.ts (protobuf ↔ domain) and the adapters (Catalog,
+// SearchEngine): each request's checks that need the catalog or are the service's policy, once, and
+// the order in which the two stores change. The query's own shape and its vector's dimension are
+// checked by the engine's search ladder (search/hybrid-search.ts), which every backend runs, so they
+// are not repeated here.
+import type { Chunk, ChunkingSettings, DocumentRecord, KnowledgeBase, SearchHit, SearchQuery } from "../../lib/domain.ts";
+import { checkKnowledgeBaseName } from "../../lib/catalog-ids.ts";
+import { InvalidInputError } from "../../lib/errors.ts";
+import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "./catalog.ts";
+import type { SearchEngine } from "./search-engine.ts";
+
+/** A knowledge base to create; chunking settings left out are filled with their defaults. */
+export type KnowledgeBaseRequest = Omit<NewKnowledgeBase, "chunking"> & { chunking: Partial<ChunkingSettings> };
+
+/** A document version to register; knowledgeBaseId may also be the knowledge base's name. */
+export type DocumentVersionRequest = NewDocumentVersion;
+
+/** A search; knowledgeBaseIds may also name knowledge bases, and topK defaults to DEFAULT_TOP_K. */
+export type SearchRequest = Omit<SearchQuery, "topK"> & Partial<Pick<SearchQuery, "topK">>;
+
+export const DEFAULT_TOP_K = 10;
+/** A search can name at most this many results; more is a mistake, not a use. */
+export const MAX_TOP_K = 1000;
+
+export class IndexService {
+  constructor(private readonly stores: { catalog: Catalog; engine: SearchEngine }) {}
+
+  async createKnowledgeBase(request: KnowledgeBaseRequest): Promise<KnowledgeBase> {
+    const name = request.name.trim();
+    if (!name) throw new InvalidInputError("a knowledge base needs a name");
+    checkKnowledgeBaseName(name);
+    if (!request.embeddingModel || !request.embeddingDimension) {
+      throw new InvalidInputError("a knowledge base needs its embedding model and dimension");
+    }
+    const { chunking } = request;
+    if (!chunking.chunkSize) throw new InvalidInputError("a knowledge base needs its chunking settings");
+    const kb = await this.stores.catalog.createKnowledgeBase({
+      ...request,
+      name,
+      chunking: { strategy: "recursive", chunkSize: chunking.chunkSize, chunkOverlap: chunking.chunkOverlap ?? 0, separators: chunking.separators ?? [] },
+    });
+    await this.stores.engine.ensureKnowledgeBase(kb.id, kb.embeddingDimension);
+    return kb;
+  }
+
+  getKnowledgeBase(idOrName: string): Promise<KnowledgeBase> {
+    return this.stores.catalog.getKnowledgeBase(idOrName);
+  }
+
+  listKnowledgeBases(): Promise<KnowledgeBase[]> {
+    return this.stores.catalog.listKnowledgeBases();
+  }
+
+  /**
+   * The engine's chunks go first: if that fails, the catalog still names the knowledge base and the
+   * delete can be retried, where the other order would leave chunks no catalog entry leads to.
+   */
+  async deleteKnowledgeBase(idOrName: string): Promise<void> {
+    const kb = await this.stores.catalog.getKnowledgeBase(idOrName);
+    await this.stores.engine.dropKnowledgeBase(kb.id);
+    await this.stores.catalog.deleteKnowledgeBase(kb.id);
+  }
+
+  async registerDocument(request: DocumentVersionRequest): Promise<RegisteredDocument> {
+    const kb = await this.stores.catalog.getKnowledgeBase(request.knowledgeBaseId);
+    return this.stores.catalog.registerDocument({ ...request, knowledgeBaseId: kb.id });
+  }
+
+  getDocument(id: string): Promise<DocumentRecord> {
+    return this.stores.catalog.getDocument(id);
+  }
+
+  async listDocuments(knowledgeBase: string): Promise<DocumentRecord[]> {
+    const kb = await this.stores.catalog.getKnowledgeBase(knowledgeBase);
+    return this.stores.catalog.listDocuments(kb.id);
+  }
+
+  /** The engine first, so the catalog never shows a state the search does not honour. */
+  async setDocumentEnabled(id: string, enabled: boolean): Promise<DocumentRecord> {
+    const doc = await this.stores.catalog.getDocument(id);
+    await this.stores.engine.setDocumentEnabled(doc.knowledgeBaseId, doc.id, enabled);
+    return this.stores.catalog.setDocumentEnabled(doc.id, enabled);
+  }
+
+  /** The engine first, as for a knowledge base: a failed delete stays visible and retryable. */
+  async deleteDocument(id: string): Promise<void> {
+    const doc = await this.stores.catalog.getDocument(id);
+    await this.stores.engine.deleteDocument(doc.knowledgeBaseId, doc.id);
+    await this.stores.catalog.deleteDocument(doc.id);
+  }
+
+  async search(request: SearchRequest): Promise<SearchHit[]> {
+    const topK = request.topK || DEFAULT_TOP_K;
+    if (topK > MAX_TOP_K) throw new InvalidInputError(`top_k is at most ${MAX_TOP_K}, got ${topK}`);
+    if (request.mode === "bm25" && !request.text.trim()) throw new InvalidInputError("keyword search needs query text");
+    const kbs = await Promise.all(request.knowledgeBaseIds.map((id) => this.stores.catalog.getKnowledgeBase(id)));
+    return this.stores.engine.search({ ...request, knowledgeBaseIds: kbs.map((kb) => kb.id), topK });
+  }
+
+  getChunks(ids: string[]): Promise<Chunk[]> {
+    return this.stores.engine.getChunks(ids);
+  }
+}

@@ -1,0 +1,142 @@
+// The index service's RPCs through an in-memory router transport (createRouterTransport) with the
+// server's own interceptors, on a real SQLite index in a temp file: protobuf in, domain rules and
+// stores behind, Connect codes out.
+import { Code, ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
+import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
+import type { EmbeddedChunk } from "../../lib/domain.ts";
+import { silentLogger } from "../../lib/logger.ts";
+import { AssistantRegistry } from "./assistant-registry.ts";
+import { ConversationRegistry } from "./conversation-registry.ts";
+import { SqliteAssistantStore } from "./sqlite/sqlite-assistant-store.ts";
+import { SqliteConversationStore } from "./sqlite/sqlite-conversation-store.ts";
+import { ApiKeyRegistry } from "./api-key-registry.ts";
+import { build } from "./server.ts";
+import { SqliteApiKeyStore } from "./sqlite/sqlite-api-key-store.ts";
+import { SqliteCatalog } from "./sqlite/sqlite-catalog.ts";
+import { SqliteSearchEngine } from "./sqlite/sqlite-search-engine.ts";
+import { openTestDatabase } from "./testing/sqlite-test-database.ts";
+
+const DIM = 4;
+
+async function codeOf(call: Promise<unknown>): Promise<Code> {
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => ConnectError.from(e),
+  );
+  if (!error) throw new Error("the call succeeded; an error was expected");
+  return error.code;
+}
+
+describe("index routes", () => {
+  let cleanup: () => Promise<void>;
+  let engine: SqliteSearchEngine;
+  let client: Client<typeof IndexService>;
+
+  beforeEach(() => {
+    const database = openTestDatabase();
+    const catalog = new SqliteCatalog(database.db);
+    engine = new SqliteSearchEngine(database.db);
+    const server = build({
+      catalog,
+      engine,
+      apiKeys: new ApiKeyRegistry(new SqliteApiKeyStore(database.db), catalog),
+      assistants: new AssistantRegistry(new SqliteAssistantStore(database.db), catalog),
+      conversations: new ConversationRegistry(new SqliteConversationStore(database.db)),
+      logger: silentLogger,
+    });
+    client = createClient(IndexService, createRouterTransport(server.routes, { router: { interceptors: server.interceptors } }));
+    cleanup = async () => {
+      await engine.close();
+      await database.cleanup();
+    };
+  });
+  afterEach(() => cleanup());
+
+  async function createKb(name = "manuals") {
+    const { knowledgeBase } = await client.createKnowledgeBase({ name: ` ${name} `, embeddingModel: "test-model", embeddingDimension: DIM, chunking: { chunkSize: 200 } });
+    return knowledgeBase!;
+  }
+
+  /** Registers a document and indexes one chunk for it through the engine, as the indexing stage does. */
+  async function indexDocument(knowledgeBaseId: string, fileName: string, text: string, vector: number[]) {
+    const { document } = await client.registerDocument({ knowledgeBaseId, fileName, mimeType: "text/plain", sizeBytes: 10n, contentHash: fileName, version: 1n });
+    const chunk: EmbeddedChunk = {
+      id: `${document!.id}-0`,
+      documentId: document!.id,
+      knowledgeBaseId,
+      index: 0,
+      text,
+      tokenCount: 5,
+      page: 0,
+      pageEnd: 0,
+      sectionPath: [],
+      start: 0,
+      end: text.length,
+      vector: Float32Array.from(vector),
+    };
+    await engine.replaceDocumentChunks(knowledgeBaseId, document!.id, fileName, [chunk]);
+    return document!;
+  }
+
+  it("creates a knowledge base with a trimmed name and chunking defaults, finds it by name and lists it", async () => {
+    const kb = await createKb();
+    expect(kb.name).toBe("manuals");
+    expect(kb.chunking).toMatchObject({ chunkSize: 200, chunkOverlap: 0, separators: [] });
+    expect((await client.getKnowledgeBase({ knowledgeBase: "manuals" })).knowledgeBase?.id).toBe(kb.id);
+    expect((await client.listKnowledgeBases({})).knowledgeBases.map((k) => k.id)).toEqual([kb.id]);
+  });
+
+  it("maps bad and conflicting knowledge bases to InvalidArgument and AlreadyExists", async () => {
+    await createKb();
+    expect(await codeOf(client.createKnowledgeBase({ name: "  ", embeddingModel: "m", embeddingDimension: DIM, chunking: { chunkSize: 200 } }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(client.createKnowledgeBase({ name: "nodim", embeddingModel: "m", chunking: { chunkSize: 200 } }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(client.createKnowledgeBase({ name: "nochunking", embeddingModel: "m", embeddingDimension: DIM }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(client.createKnowledgeBase({ name: "manuals", embeddingModel: "m", embeddingDimension: DIM, chunking: { chunkSize: 200 } }))).toBe(Code.AlreadyExists);
+    expect(await codeOf(client.getKnowledgeBase({ knowledgeBase: "missing" }))).toBe(Code.NotFound);
+    expect(await codeOf(client.registerDocument({ knowledgeBaseId: "missing", fileName: "a.txt", contentHash: "x", version: 1n }))).toBe(Code.NotFound);
+  });
+
+  it("searches in every mode, with the explanation, and maps bad searches to the right codes", async () => {
+    const kb = await createKb();
+    await indexDocument(kb.id, "fox.txt", "the quick brown fox jumps", [1, 0, 0, 0]);
+    await indexDocument(kb.id, "tea.txt", "green tea leaves steeped slowly", [0, 1, 0, 0]);
+
+    const hybrid = await client.search({ knowledgeBaseIds: ["manuals"], text: "fox", vector: [1, 0, 0, 0], mode: RetrievalMode.HYBRID });
+    expect(hybrid.hits.map((h) => h.fileName)).toEqual(["fox.txt", "tea.txt"]);
+    expect(hybrid.hits[0].explain).toMatchObject({ bm25Rank: 1, vectorRank: 1 });
+    const bm25 = await client.search({ knowledgeBaseIds: [kb.id], text: "tea", mode: RetrievalMode.BM25, topK: 1 });
+    expect(bm25.hits.map((h) => h.fileName)).toEqual(["tea.txt"]);
+
+    const search = (overrides: Parameters<typeof client.search>[0]) => client.search({ knowledgeBaseIds: [kb.id], text: "fox", vector: [1, 0, 0, 0], ...overrides });
+    expect(await codeOf(search({ knowledgeBaseIds: [] }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(search({ topK: 1001 }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(search({ mode: RetrievalMode.BM25, text: " " }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(search({ mode: RetrievalMode.VECTOR, vector: [] }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(search({ mode: RetrievalMode.VECTOR, vector: [1, 0, 0] }))).toBe(Code.FailedPrecondition);
+    expect(await codeOf(search({ knowledgeBaseIds: [kb.id, "missing"] }))).toBe(Code.NotFound);
+  });
+
+  it("disables, deletes documents and knowledge bases in the engine and the catalog together", async () => {
+    const kb = await createKb();
+    const fox = await indexDocument(kb.id, "fox.txt", "the quick brown fox jumps", [1, 0, 0, 0]);
+    const bm25 = () => client.search({ knowledgeBaseIds: [kb.id], text: "fox", mode: RetrievalMode.BM25 });
+
+    expect((await client.setDocumentEnabled({ documentId: fox.id, enabled: false })).document?.enabled).toBe(false);
+    expect((await bm25()).hits).toEqual([]);
+    await client.setDocumentEnabled({ documentId: fox.id, enabled: true });
+    expect((await bm25()).hits).toHaveLength(1);
+
+    await client.deleteDocument({ documentId: fox.id });
+    expect((await bm25()).hits).toEqual([]);
+    expect((await client.getChunks({ chunkIds: [`${fox.id}-0`] })).chunks).toEqual([]);
+    expect(await codeOf(client.getDocument({ documentId: fox.id }))).toBe(Code.NotFound);
+    expect(await codeOf(client.deleteDocument({ documentId: fox.id }))).toBe(Code.NotFound);
+
+    await client.deleteKnowledgeBase({ knowledgeBaseId: "manuals" });
+    expect(await codeOf(client.getKnowledgeBase({ knowledgeBase: kb.id }))).toBe(Code.NotFound);
+    expect(await codeOf(bm25())).toBe(Code.NotFound);
+    expect(await codeOf(client.deleteKnowledgeBase({ knowledgeBaseId: kb.id }))).toBe(Code.NotFound);
+  });
+});

@@ -1,0 +1,74 @@
+// The one search ladder every SearchEngine runs: validate the query, check its vector against the
+// dimensions the engine stores, fetch the lists the mode needs (BM25, kNN or both, each as deep as
+// the mode asks), fuse them by reciprocal rank (rrf-fusion.ts) so every hit explains its rank and
+// score in each list, drop hits under minScore and keep the top k. An engine supplies only how it
+// reads its stored dimensions and fetches its lists, so thresholds, depths and explanations cannot
+// drift apart between backends.
+import type { SearchHit, SearchQuery } from "../../../lib/domain.ts";
+import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "./rrf-fusion.ts";
+import { applyMinScore, hybridCandidates, requireQueryVector, validateSearchQuery } from "./search-query.ts";
+
+/** One searched knowledge base's stored vector dimension. */
+export interface StoredDimension {
+  knowledgeBaseId: string;
+  dimension: number;
+}
+
+/** Which lists a search needs and how many hits of each; a list the mode does not use is absent. */
+export interface ListRequest {
+  bm25?: { limit: number };
+  /** The query vector, already checked against every searched knowledge base's dimension. */
+  vector?: { vector: Float32Array; limit: number };
+}
+
+/** The lists fetched for a ListRequest, best first; an absent list counts as empty. */
+export interface FetchedLists {
+  bm25?: EngineHit[];
+  vector?: EngineHit[];
+}
+
+/** A hybrid search's request with both lists present. */
+export type HybridListRequest = Required<ListRequest>;
+
+export interface SearchLists {
+  /** The stored dimension of each knowledge base asked for; NotFoundError for one without storage. */
+  dimensions(knowledgeBaseIds: string[]): StoredDimension[] | Promise<StoredDimension[]>;
+  /**
+   * Fetches the lists the request names, filtered by the query's knowledge bases, documents and the
+   * enabled flag. The engine fetches them together (one snapshot, one round trip) when it can.
+   */
+  lists(request: ListRequest): FetchedLists | Promise<FetchedLists>;
+  /**
+   * An engine that can run hybrid search as a query of its own (fused on the server) returns its
+   * fused, explained hits here, before min-score and top-k; undefined fuses the fetched lists.
+   */
+  fuseNatively?(request: HybridListRequest): Promise<SearchHit[]> | undefined;
+}
+
+export async function hybridSearch(query: SearchQuery, source: SearchLists): Promise<SearchHit[]> {
+  validateSearchQuery(query);
+  const stored = await source.dimensions(query.knowledgeBaseIds);
+  const k = query.rrfK ?? DEFAULT_RRF_K;
+  if (query.mode === "bm25") {
+    const { bm25 = [] } = await source.lists({ bm25: { limit: query.topK } });
+    return applyMinScore(fuseHits([{ name: "bm25", hits: bm25 }], { k, scoreFrom: "bm25" }), query.minScore);
+  }
+  const vector = requireQueryVector(query, stored);
+  if (query.mode === "vector") {
+    const { vector: hits = [] } = await source.lists({ vector: { vector, limit: query.topK } });
+    return applyMinScore(fuseHits([{ name: "vector", hits }], { k, scoreFrom: "vector" }), query.minScore);
+  }
+  const candidates = hybridCandidates(query);
+  const request: HybridListRequest = { bm25: { limit: candidates }, vector: { vector, limit: candidates } };
+  const native = source.fuseNatively?.(request);
+  if (native) return applyMinScore(await native, query.minScore).slice(0, query.topK);
+  const lists = await source.lists(request);
+  const fused = fuseHits(
+    [
+      { name: "bm25", hits: lists.bm25 ?? [], weight: query.weights?.bm25 },
+      { name: "vector", hits: lists.vector ?? [], weight: query.weights?.vector },
+    ],
+    { k },
+  );
+  return applyMinScore(fused, query.minScore).slice(0, query.topK);
+}

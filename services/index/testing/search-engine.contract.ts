@@ -1,0 +1,420 @@
+// The behaviour every SearchEngine must show, written only against the interface: the SQLite,
+// OpenSearch and Elasticsearch engines run this same suite. Each test seeds its own randomly named
+// knowledge base, so suites can run in parallel against one shared backend. Vectors are 4-dimensional and hand-made,
+// so the expected neighbours are plain to see and the expected scores are computed, not recorded.
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Chunk, EmbeddedChunk, RetrievalMode, SearchHit, SearchQuery } from "../../../lib/domain.ts";
+import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import type { SearchEngine } from "../search-engine.ts";
+
+export interface SearchEngineFixture {
+  engine: SearchEngine;
+  cleanup(): Promise<void>;
+}
+
+const DIM = 4;
+
+function uniqueId(prefix: string): string {
+  return `${prefix}_${randomUUID().replaceAll("-", "").slice(0, 16)}`;
+}
+
+function cosine(a: number[], b: number[]): number {
+  const dot = a.reduce((sum, x, i) => sum + x * b[i], 0);
+  const norm = (v: number[]) => Math.sqrt(v.reduce((sum, x) => sum + x * x, 0));
+  return dot / (norm(a) * norm(b));
+}
+
+function makeChunk(knowledgeBaseId: string, documentId: string, index: number, text: string, vector: number[], id = `${documentId}-${index}`): EmbeddedChunk {
+  return {
+    id,
+    documentId,
+    knowledgeBaseId,
+    index,
+    text,
+    tokenCount: text.length,
+    page: index + 1,
+    pageEnd: index + 2,
+    sectionPath: ["Contract", `Section ${index}`],
+    start: index * 100,
+    end: index * 100 + text.length,
+    vector: new Float32Array(vector),
+  };
+}
+
+function withoutVector(chunk: EmbeddedChunk): Chunk {
+  const { vector: _vector, ...rest } = chunk;
+  return rest;
+}
+
+function ids(hits: SearchHit[]): string[] {
+  return hits.map((hit) => hit.chunk.id);
+}
+
+interface Seeded {
+  kb: string;
+  docA: string;
+  docB: string;
+  docC: string;
+  chunks: Record<"a0" | "a1" | "b0" | "b1" | "c0", EmbeddedChunk>;
+  vectors: Record<"a0" | "a1" | "b0" | "b1" | "c0", number[]>;
+}
+
+export interface SearchEngineContractOptions {
+  /**
+   * Whether BM25 stems English terms (Porter) on both sides. True unless the backend's analysis
+   * lacks a stemmer (the Elasticsearch integ-test distribution has no analysis-common module).
+   */
+  stemsEnglish?: boolean;
+}
+
+export function describeSearchEngineContract(name: string, factory: () => Promise<SearchEngineFixture>, options: SearchEngineContractOptions = {}): void {
+  const stemsEnglish = options.stemsEnglish ?? true;
+
+  describe(`SearchEngine contract: ${name}`, () => {
+    let fixture: SearchEngineFixture;
+    let engine: SearchEngine;
+
+    beforeAll(async () => {
+      fixture = await factory();
+      engine = fixture.engine;
+    });
+    afterAll(async () => {
+      await fixture?.cleanup();
+    });
+
+    async function seed(): Promise<Seeded> {
+      const kb = uniqueId("kb_contract");
+      const docA = uniqueId("doc_a");
+      const docB = uniqueId("doc_b");
+      const docC = uniqueId("doc_c");
+      const vectors = {
+        a0: [1, 0, 0, 0],
+        a1: [0, 1, 0, 0],
+        b0: [0, 0, 1, 0],
+        b1: [0, 0, 0, 1],
+        c0: [0.6, 0.8, 0, 0],
+      };
+      const chunks = {
+        a0: makeChunk(kb, docA, 0, "The quick brown fox jumps over the lazy dog near the river bank.", vectors.a0),
+        a1: makeChunk(kb, docA, 1, "Photosynthesis converts sunlight into chemical energy inside green plants.", vectors.a1),
+        b0: makeChunk(kb, docB, 0, "Income tax returns are due in April for most residents.", vectors.b0),
+        b1: makeChunk(kb, docB, 1, "最高人民检察院依法对刑事诉讼实行法律监督。", vectors.b1),
+        c0: makeChunk(kb, docC, 0, "人民法院审理民事案件，保护当事人的合法权益。", vectors.c0),
+      };
+      await engine.ensureKnowledgeBase(kb, DIM);
+      await engine.replaceDocumentChunks(kb, docA, "animals-and-plants.txt", [chunks.a0, chunks.a1]);
+      await engine.replaceDocumentChunks(kb, docB, "tax-and-law.md", [chunks.b0, chunks.b1]);
+      await engine.replaceDocumentChunks(kb, docC, "court.pdf", [chunks.c0]);
+      return { kb, docA, docB, docC, chunks, vectors };
+    }
+
+    function query(kb: string | string[], mode: RetrievalMode, overrides: Partial<SearchQuery> = {}): SearchQuery {
+      return { knowledgeBaseIds: Array.isArray(kb) ? kb : [kb], text: "", mode, topK: 10, minScore: 0, documentIds: [], ...overrides };
+    }
+
+    describe("storage", () => {
+      it("returns chunks by id in the order asked, leaving unknown ids out", async () => {
+        const { chunks } = await seed();
+        const got = await engine.getChunks([chunks.c0.id, "no-such-chunk", chunks.b1.id, chunks.a0.id]);
+        expect(got).toEqual([withoutVector(chunks.c0), withoutVector(chunks.b1), withoutVector(chunks.a0)]);
+        expect(await engine.getChunks([])).toEqual([]);
+      });
+
+      it("is idempotent in ensureKnowledgeBase but refuses a different dimension", async () => {
+        const { kb, chunks } = await seed();
+        await engine.ensureKnowledgeBase(kb, DIM);
+        expect(await engine.getChunks([chunks.a0.id])).toHaveLength(1);
+        await expect(engine.ensureKnowledgeBase(kb, DIM + 1)).rejects.toBeInstanceOf(FailedPreconditionError);
+      });
+
+      it("replaces a document's chunks: old ones gone, no duplicates when the same ids come again", async () => {
+        const { kb, docA, chunks } = await seed();
+        const replacement = [
+          makeChunk(kb, docA, 0, "Quantum computers manipulate qubits with microwave pulses.", [1, 0, 0, 0], chunks.a0.id),
+          makeChunk(kb, docA, 1, "Superconducting circuits need cryogenic temperatures.", [0.9, 0.1, 0, 0], uniqueId("chunk")),
+        ];
+        await engine.replaceDocumentChunks(kb, docA, "physics.txt", replacement);
+        await engine.replaceDocumentChunks(kb, docA, "physics.txt", replacement);
+
+        expect(await engine.getChunks([chunks.a0.id, chunks.a1.id, replacement[1].id])).toEqual(replacement.map(withoutVector));
+        expect(await engine.search(query(kb, "bm25", { text: "photosynthesis" }))).toEqual([]);
+        const qubits = await engine.search(query(kb, "bm25", { text: "qubits" }));
+        expect(ids(qubits)).toEqual([chunks.a0.id]);
+        expect(qubits[0].fileName).toBe("physics.txt");
+
+        const all = await engine.search(query(kb, "vector", { vector: new Float32Array([1, 0, 0, 0]), topK: 50 }));
+        expect(new Set(ids(all)).size).toBe(all.length);
+        expect(all).toHaveLength(5);
+        expect(all.filter((hit) => hit.chunk.documentId === docA)).toHaveLength(2);
+      });
+
+      it("writes nothing when a vector has the wrong dimension", async () => {
+        const { kb, docA, chunks } = await seed();
+        const bad = [
+          makeChunk(kb, docA, 0, "Zebras graze on the savanna.", [1, 0, 0, 0], uniqueId("chunk")),
+          makeChunk(kb, docA, 1, "Giraffes browse acacia leaves.", [1, 0, 0], uniqueId("chunk")),
+        ];
+        await expect(engine.replaceDocumentChunks(kb, docA, "animals.txt", bad)).rejects.toBeInstanceOf(FailedPreconditionError);
+        expect(await engine.getChunks([bad[0].id, bad[1].id])).toEqual([]);
+        expect(await engine.getChunks([chunks.a0.id, chunks.a1.id])).toEqual([withoutVector(chunks.a0), withoutVector(chunks.a1)]);
+        expect(await engine.search(query(kb, "bm25", { text: "zebras giraffes" }))).toEqual([]);
+        expect(ids(await engine.search(query(kb, "bm25", { text: "photosynthesis" })))).toEqual([chunks.a1.id]);
+      });
+
+      it("deletes a document's chunks from storage and from every retrieval mode", async () => {
+        const { kb, docA, chunks } = await seed();
+        await engine.deleteDocument(kb, docA);
+        expect(await engine.getChunks([chunks.a0.id, chunks.a1.id])).toEqual([]);
+        expect(await engine.search(query(kb, "bm25", { text: "photosynthesis fox" }))).toEqual([]);
+        const vector = await engine.search(query(kb, "vector", { vector: new Float32Array([1, 0, 0, 0]) }));
+        expect(ids(vector).sort()).toEqual([chunks.b0.id, chunks.b1.id, chunks.c0.id].sort());
+      });
+
+      it("drops a knowledge base: its chunks are gone and searching it is NotFound", async () => {
+        const { kb, chunks } = await seed();
+        await engine.dropKnowledgeBase(kb);
+        expect(await engine.getChunks([chunks.a0.id, chunks.c0.id])).toEqual([]);
+        await expect(engine.search(query(kb, "bm25", { text: "fox" }))).rejects.toBeInstanceOf(NotFoundError);
+      });
+    });
+
+    describe("bm25", () => {
+      it("ranks the chunk with the English query words first", async () => {
+        const { kb, chunks } = await seed();
+        const hits = await engine.search(query(kb, "bm25", { text: "How does photosynthesis turn sunlight into energy?" }));
+        expect(hits[0].chunk).toEqual(withoutVector(chunks.a1));
+        expect(hits[0].fileName).toBe("animals-and-plants.txt");
+        expect(hits[0].score).toBeGreaterThan(0);
+        for (let i = 1; i < hits.length; i++) expect(hits[i - 1].score).toBeGreaterThanOrEqual(hits[i].score);
+      });
+
+      it.each(["检察", "诉讼"])("matches the two-character Chinese word %s inside a longer sentence", async (word) => {
+        const { kb, chunks } = await seed();
+        const hits = await engine.search(query(kb, "bm25", { text: word }));
+        expect(ids(hits)).toEqual([chunks.b1.id]);
+      });
+
+      it("ranks a Chinese question's best chunk first", async () => {
+        const { kb, chunks } = await seed();
+        const hits = await engine.search(query(kb, "bm25", { text: "法院如何审理民事案件？" }));
+        expect(hits[0].chunk.id).toBe(chunks.c0.id);
+      });
+
+      it("fills the explanation with the BM25 rank and score", async () => {
+        const { kb } = await seed();
+        const hits = await engine.search(query(kb, "bm25", { text: "人民 energy tax" }));
+        expect(hits.length).toBeGreaterThan(1);
+        hits.forEach((hit, i) => {
+          expect(hit.explain).toMatchObject({ bm25Rank: i + 1, bm25Score: hit.score, vectorRank: 0, vectorScore: 0 });
+        });
+      });
+
+      it(`${stemsEnglish ? "matches" : "does not match"} inflected English forms through Porter stemming`, async () => {
+        // Its own knowledge base, so the seeded chunks' rankings elsewhere stay as they are.
+        const kb = uniqueId("kb_contract");
+        const doc = uniqueId("doc_stem");
+        const cited = makeChunk(kb, doc, 0, "Every answer carries a citation of its source passage.", [1, 0, 0, 0]);
+        const river = makeChunk(kb, doc, 1, "The river floods its banks every spring.", [0, 1, 0, 0]);
+        await engine.ensureKnowledgeBase(kb, DIM);
+        await engine.replaceDocumentChunks(kb, doc, "stemming.txt", [cited, river]);
+        expect(ids(await engine.search(query(kb, "bm25", { text: "citations" })))).toEqual(stemsEnglish ? [cited.id] : []);
+        expect(ids(await engine.search(query(kb, "bm25", { text: "Flooding" })))).toEqual(stemsEnglish ? [river.id] : []);
+        // The unstemmed form matches either way.
+        expect(ids(await engine.search(query(kb, "bm25", { text: "citation" })))).toEqual([cited.id]);
+      });
+
+      it("finds a chunk by the headings above it, not only by its own text", async () => {
+        const kb = uniqueId("kb_contract");
+        const doc = uniqueId("doc_heading");
+        const titled = { ...makeChunk(kb, doc, 0, "The trial enrolled 412 adults over two years.", [1, 0, 0, 0]), sectionPath: ["Vitamin D and bone density"] };
+        const other = { ...makeChunk(kb, doc, 1, "Participants were asked about their diet.", [0, 1, 0, 0]), sectionPath: ["Methods"] };
+        await engine.ensureKnowledgeBase(kb, DIM);
+        await engine.replaceDocumentChunks(kb, doc, "paper.md", [titled, other]);
+        const hits = await engine.search(query(kb, "bm25", { text: "vitamin bone" }));
+        expect(ids(hits)).toEqual([titled.id]);
+        // The stored text is still exactly the chunk's own span.
+        expect(hits[0].chunk.text).toBe("The trial enrolled 412 adults over two years.");
+      });
+
+      it("never turns user text into query syntax", async () => {
+        const { kb, chunks } = await seed();
+        for (const text of ['"unbalanced quote', "fox AND (OR NOT* ^text: NEAR(", "tax* OR -river", "{col}: 'x'"]) {
+          await expect(engine.search(query(kb, "bm25", { text }))).resolves.toBeInstanceOf(Array);
+        }
+        expect(ids(await engine.search(query(kb, "bm25", { text: '"photosynthesis' })))).toEqual([chunks.a1.id]);
+        expect(await engine.search(query(kb, "bm25", { text: "?!… ，。" }))).toEqual([]);
+      });
+    });
+
+    describe("vector", () => {
+      it("returns the nearest chunks by cosine similarity", async () => {
+        const { kb, chunks, vectors } = await seed();
+        const q = [0.9, 0.3, 0, 0];
+        const hits = await engine.search(query(kb, "vector", { vector: new Float32Array(q), topK: 3 }));
+        expect(ids(hits)).toEqual([chunks.a0.id, chunks.c0.id, chunks.a1.id]);
+        expect(hits[0].score).toBeCloseTo(cosine(q, vectors.a0), 4);
+        expect(hits[1].score).toBeCloseTo(cosine(q, vectors.c0), 4);
+        expect(hits[2].score).toBeCloseTo(cosine(q, vectors.a1), 4);
+        hits.forEach((hit, i) => expect(hit.explain).toMatchObject({ vectorRank: i + 1, vectorScore: hit.score, bm25Rank: 0, bm25Score: 0 }));
+      });
+
+      it("rejects a missing query vector and one of the wrong dimension", async () => {
+        const { kb } = await seed();
+        await expect(engine.search(query(kb, "vector", {}))).rejects.toBeInstanceOf(InvalidInputError);
+        await expect(engine.search(query(kb, "hybrid", { text: "fox" }))).rejects.toBeInstanceOf(InvalidInputError);
+        await expect(engine.search(query(kb, "vector", { vector: new Float32Array([1, 0, 0]) }))).rejects.toBeInstanceOf(FailedPreconditionError);
+      });
+    });
+
+    describe("hybrid", () => {
+      it("fuses both lists by reciprocal rank, with ranks that match the separate lists", async () => {
+        const { kb, chunks } = await seed();
+        const text = "green plants energy river";
+        const vector = new Float32Array([1, 0.2, 0.1, 0.05]);
+        const candidates = 20;
+        const bm25 = await engine.search(query(kb, "bm25", { text, topK: candidates }));
+        const knn = await engine.search(query(kb, "vector", { vector, topK: candidates }));
+        const hybrid = await engine.search(query(kb, "hybrid", { text, vector, topK: 10, candidates }));
+
+        expect(ids(hybrid).sort()).toEqual([...new Set([...ids(bm25), ...ids(knn)])].sort());
+        for (const hit of hybrid) {
+          const bm25Rank = ids(bm25).indexOf(hit.chunk.id) + 1;
+          const vectorRank = ids(knn).indexOf(hit.chunk.id) + 1;
+          expect(hit.explain.bm25Rank).toBe(bm25Rank);
+          expect(hit.explain.vectorRank).toBe(vectorRank);
+          expect(hit.explain.bm25Score).toBeCloseTo(bm25Rank ? bm25[bm25Rank - 1].score : 0, 4);
+          expect(hit.explain.vectorScore).toBeCloseTo(vectorRank ? knn[vectorRank - 1].score : 0, 4);
+          const expected = (bm25Rank ? 1 / (60 + bm25Rank) : 0) + (vectorRank ? 1 / (60 + vectorRank) : 0);
+          expect(hit.explain.fusedScore).toBeCloseTo(expected, 10);
+          expect(hit.score).toBeCloseTo(hit.explain.fusedScore, 10);
+        }
+        for (let i = 1; i < hybrid.length; i++) expect(hybrid[i - 1].score).toBeGreaterThanOrEqual(hybrid[i].score);
+        // The fox chunk is second for the words and first for the vector: only fusion puts it on top.
+        expect(hybrid[0].chunk.id).toBe(chunks.a0.id);
+        expect(hybrid[0].explain.bm25Rank).toBeGreaterThan(0);
+        expect(hybrid[0].explain.vectorRank).toBe(1);
+      });
+
+      it("honours the RRF constant and the list weights", async () => {
+        const { kb, chunks } = await seed();
+        const text = "green plants energy river";
+        const vector = new Float32Array([1, 0.2, 0.1, 0.05]);
+        const wordsOnly = await engine.search(query(kb, "hybrid", { text, vector, weights: { bm25: 1, vector: 0 }, rrfK: 10 }));
+        expect(wordsOnly[0].chunk.id).toBe(chunks.a1.id);
+        expect(wordsOnly[0].explain.fusedScore).toBeCloseTo(1 / (10 + wordsOnly[0].explain.bm25Rank), 10);
+        const vectorOnly = await engine.search(query(kb, "hybrid", { text, vector, weights: { bm25: 0, vector: 2 }, rrfK: 10 }));
+        expect(vectorOnly[0].chunk.id).toBe(chunks.a0.id);
+        expect(vectorOnly[0].explain.fusedScore).toBeCloseTo(2 / (10 + 1), 10);
+      });
+    });
+
+    describe("filters and limits", () => {
+      it("searches only the documents asked for, in every mode", async () => {
+        const { kb, docB, chunks } = await seed();
+        const onlyB = { documentIds: [docB] };
+        const bm25 = await engine.search(query(kb, "bm25", { text: "tax fox photosynthesis 检察", ...onlyB }));
+        expect(ids(bm25).sort()).toEqual([chunks.b0.id, chunks.b1.id].sort());
+        // B's chunks are the farthest from this vector: a filter applied after a top-2 cut would find none.
+        const vector = await engine.search(query(kb, "vector", { vector: new Float32Array([1, 0.1, 0, 0]), topK: 2, ...onlyB }));
+        expect(ids(vector).sort()).toEqual([chunks.b0.id, chunks.b1.id].sort());
+        const hybrid = await engine.search(query(kb, "hybrid", { text: "fox tax", vector: new Float32Array([1, 0, 0, 0]), ...onlyB }));
+        expect(hybrid.length).toBeGreaterThan(0);
+        expect(hybrid.every((hit) => hit.chunk.documentId === docB)).toBe(true);
+      });
+
+      it("never returns a disabled document's chunks, and returns them again once enabled", async () => {
+        const { kb, docA, chunks } = await seed();
+        await engine.setDocumentEnabled(kb, docA, false);
+        expect(await engine.search(query(kb, "bm25", { text: "photosynthesis fox" }))).toEqual([]);
+        const vector = await engine.search(query(kb, "vector", { vector: new Float32Array([1, 0, 0, 0]), topK: 2 }));
+        expect(vector).toHaveLength(2);
+        expect(vector.every((hit) => hit.chunk.documentId !== docA)).toBe(true);
+        const hybrid = await engine.search(query(kb, "hybrid", { text: "fox", vector: new Float32Array([1, 0, 0, 0]) }));
+        expect(hybrid.every((hit) => hit.chunk.documentId !== docA)).toBe(true);
+        // Still stored.
+        expect(await engine.getChunks([chunks.a0.id])).toEqual([withoutVector(chunks.a0)]);
+
+        await engine.setDocumentEnabled(kb, docA, true);
+        expect(ids(await engine.search(query(kb, "bm25", { text: "photosynthesis" })))).toEqual([chunks.a1.id]);
+        expect(ids(await engine.search(query(kb, "vector", { vector: new Float32Array([1, 0, 0, 0]), topK: 1 })))).toEqual([chunks.a0.id]);
+      });
+
+      it("keeps a disabled document disabled when its chunks are replaced", async () => {
+        const { kb, docA, chunks } = await seed();
+        await engine.setDocumentEnabled(kb, docA, false);
+        await engine.replaceDocumentChunks(kb, docA, "animals-and-plants.txt", [chunks.a0, chunks.a1]);
+        expect(await engine.search(query(kb, "bm25", { text: "photosynthesis fox" }))).toEqual([]);
+      });
+
+      it("returns at most topK hits", async () => {
+        const { kb } = await seed();
+        expect(await engine.search(query(kb, "bm25", { text: "人民", topK: 1 }))).toHaveLength(1);
+        expect(await engine.search(query(kb, "vector", { vector: new Float32Array([1, 1, 1, 1]), topK: 2 }))).toHaveLength(2);
+        expect(await engine.search(query(kb, "hybrid", { text: "人民 fox tax", vector: new Float32Array([1, 1, 1, 1]), topK: 3 }))).toHaveLength(3);
+      });
+
+      it("drops hits below minScore in the mode's own score", async () => {
+        const { kb, chunks } = await seed();
+        const vector = new Float32Array([0.9, 0.3, 0, 0]);
+        const all = await engine.search(query(kb, "vector", { vector }));
+        const close = await engine.search(query(kb, "vector", { vector, minScore: 0.5 }));
+        expect(all.length).toBeGreaterThan(close.length);
+        expect(ids(close)).toEqual([chunks.a0.id, chunks.c0.id]);
+
+        const words = await engine.search(query(kb, "bm25", { text: "人民 energy plants" }));
+        expect(words.length).toBeGreaterThan(1);
+        const best = await engine.search(query(kb, "bm25", { text: "人民 energy plants", minScore: words[0].score * 0.999 }));
+        expect(ids(best)).toEqual([words[0].chunk.id]);
+
+        const fusedAll = await engine.search(query(kb, "hybrid", { text: "fox", vector: new Float32Array([1, 0, 0, 0]) }));
+        const fusedTop = await engine.search(query(kb, "hybrid", { text: "fox", vector: new Float32Array([1, 0, 0, 0]), minScore: 1 / 61 + 1 / 62 }));
+        expect(fusedAll.length).toBeGreaterThan(1);
+        expect(ids(fusedTop)).toEqual([chunks.a0.id]);
+      });
+    });
+
+    describe("several knowledge bases", () => {
+      it("merges hits from every knowledge base asked for by score", async () => {
+        const first = await seed();
+        const kb2 = uniqueId("kb_contract");
+        const doc = uniqueId("doc_algae");
+        const algae = makeChunk(kb2, doc, 0, "Photosynthesis in algae also produces oxygen.", [0.1, 1, 0, 0]);
+        await engine.ensureKnowledgeBase(kb2, DIM);
+        await engine.replaceDocumentChunks(kb2, doc, "algae.txt", [algae]);
+
+        const words = await engine.search(query([first.kb, kb2], "bm25", { text: "photosynthesis" }));
+        expect(ids(words).sort()).toEqual([first.chunks.a1.id, algae.id].sort());
+        const vector = await engine.search(query([first.kb, kb2], "vector", { vector: new Float32Array([0, 1, 0, 0]), topK: 2 }));
+        expect(ids(vector)).toEqual([first.chunks.a1.id, algae.id]);
+        expect(vector[1].fileName).toBe("algae.txt");
+        expect(vector[1].chunk.knowledgeBaseId).toBe(kb2);
+        const hybrid = await engine.search(query([first.kb, kb2], "hybrid", { text: "algae", vector: new Float32Array([0, 1, 0, 0]), topK: 1 }));
+        expect(ids(hybrid)).toEqual([algae.id]);
+      });
+
+      it("reports a knowledge base without storage as NotFound", async () => {
+        const { kb } = await seed();
+        await expect(engine.search(query([kb, uniqueId("kb_missing")], "bm25", { text: "fox" }))).rejects.toBeInstanceOf(NotFoundError);
+        await expect(
+          engine.replaceDocumentChunks(uniqueId("kb_missing"), "doc", "x.txt", [makeChunk("kb", "doc", 0, "text", [1, 0, 0, 0], uniqueId("chunk"))]),
+        ).rejects.toBeInstanceOf(NotFoundError);
+      });
+    });
+
+    describe("availability", () => {
+      it("fails with UnavailableError after close, never with an empty result", async () => {
+        const own = await factory();
+        try {
+          const kb = uniqueId("kb_contract");
+          await own.engine.ensureKnowledgeBase(kb, DIM);
+          await own.engine.close();
+          await expect(own.engine.search(query(kb, "bm25", { text: "fox" }))).rejects.toBeInstanceOf(UnavailableError);
+          await expect(own.engine.getChunks(["x"])).rejects.toBeInstanceOf(UnavailableError);
+        } finally {
+          await own.cleanup();
+        }
+      });
+    });
+  });
+}
