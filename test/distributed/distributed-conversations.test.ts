@@ -4,7 +4,7 @@
 import { afterAll, beforeAll } from "vitest";
 import { conversationScenario, conversationStubEnv, startConversationStub } from "../support/conversation-scenario.ts";
 import { startDistributedQuarry, type DistributedQuarry } from "../support/distributed-quarry.ts";
-import type { OpenAiStub } from "../support/openai-stub.ts";
+import type { OpenAiStub } from "../../lib/testing/openai-stub.ts";
 import { describeWithAllEngines } from "./engines-all.ts";
 
 describeWithAllEngines("conversations and assistants on distributed Quarry", (engines) => {

@@ -17,7 +17,7 @@ import { elasticsearchTestSpace } from "../../services/index/testing/elasticsear
 import { describeWithEngine } from "../support/engines.ts";
 import { upload, watchAll } from "./e2e-helpers.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
-import type { OpenAiStub } from "../support/openai-stub.ts";
+import type { OpenAiStub } from "../../lib/testing/openai-stub.ts";
 
 describe("conversations and assistants on embedded Quarry", () => {
   let quarry: EmbeddedQuarryFixture;

@@ -11,7 +11,7 @@ import { QueryRewrite, type ChatResponse } from "../../gen/quarry/answer/v1/answ
 import { RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { REWRITE_INSTRUCTION } from "../../services/answer/follow-up-rewriter.ts";
 import { failure, upload, watchAll } from "../e2e/e2e-helpers.ts";
-import { isRewriteRequest, startOpenAiStub, type OpenAiStub, type StubChatMessage } from "./openai-stub.ts";
+import { isRewriteRequest, startOpenAiStub, type OpenAiStub, type StubChatMessage } from "../../lib/testing/openai-stub.ts";
 
 export const MANUAL = `# Skerry Point lighthouse
 
