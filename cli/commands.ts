@@ -14,7 +14,7 @@ import { chooseModelForFiles } from "./model-choice.ts";
 export const MODES = ["hybrid", "bm25", "vector"] as const;
 export type ModeName = (typeof MODES)[number];
 
-const MODE_BY_NAME: Record<ModeName, RetrievalMode> = {
+export const MODE_BY_NAME: Record<ModeName, RetrievalMode> = {
   hybrid: RetrievalMode.HYBRID,
   bm25: RetrievalMode.BM25,
   vector: RetrievalMode.VECTOR,

@@ -13,6 +13,7 @@ import { chunkingFromFlags, describeChunking, PARENT_CHOICES, type ChunkingFlags
 import { registerEvalCommand } from "../eval/eval-command.ts";
 import { registerEvalAnswersCommand } from "../eval/eval-answers-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";
+import { registerAssistantCommands } from "./assistant-commands.ts";
 import { registerKeysCommand } from "./keys-command.ts";
 import { registerModelsCommand } from "./models-command.ts";
 
@@ -158,6 +159,7 @@ addRetrievalFlags(
 });
 
 registerKeysCommand(program, urlOption);
+registerAssistantCommands(program, urlOption);
 registerEvalCommand(program);
 registerEvalAnswersCommand(program);
 registerBenchCommand(program);

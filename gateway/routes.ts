@@ -15,6 +15,7 @@ import type { ProgressHub } from "../lib/pipeline/progress-hub.ts";
 import { toProtoStatus } from "../lib/pipeline/progress.ts";
 import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
+import { conversationHandlers } from "./conversation-routes.ts";
 import { KnowledgeBases } from "./knowledge-bases.ts";
 import { submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
 import { watchIngestion } from "./watch-ingestion.ts";
@@ -63,6 +64,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
   return (router: ConnectRouter) =>
     router.service(QuarryService, {
       ...apiKeyHandlers(index, deps.keysChanged ?? (() => {})),
+      ...conversationHandlers(index),
       async createKnowledgeBase(request) {
         return { knowledgeBase: await knowledgeBases.create(request) };
       },
@@ -129,7 +131,13 @@ export function gatewayRoutes(deps: GatewayDeps) {
       },
       async *chat(request, context) {
         const stream = answer.chat(
-          { question: request.question, knowledgeBaseIds: request.knowledgeBases, settings: request.settings },
+          {
+            question: request.question,
+            knowledgeBaseIds: request.knowledgeBases,
+            settings: request.settings,
+            conversationId: request.conversationId,
+            assistant: request.assistant,
+          },
           { signal: context.signal },
         );
         for await (const event of stream) yield { event };

@@ -17,7 +17,7 @@ const OPEN_SERVICES = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.Serv
 
 export interface AccessDeps {
   authenticator: ApiKeyAuthenticator;
-  index: Pick<Client<typeof IndexService>, "getKnowledgeBase" | "getDocument">;
+  index: Pick<Client<typeof IndexService>, "getKnowledgeBase" | "getDocument" | "getAssistant" | "getConversation" | "getTurn">;
 }
 
 // One message for "not in scope" and "does not exist": a scoped key must not learn what other tenants have.
@@ -27,11 +27,17 @@ export function accessInterceptor(deps: AccessDeps): Interceptor {
   const inScope = async (who: Principal, targets: Targets) => {
     if (targets.unbounded) throw new PermissionDeniedError(`the API key "${who.name}" is limited to knowledge bases: name them`);
     const allowed = new Set(who.knowledgeBaseIds);
-    const ids = await Promise.all([
-      ...(targets.knowledgeBases ?? []).map((name) => deps.index.getKnowledgeBase({ knowledgeBase: name }).then((r) => r.knowledgeBase?.id, notFound)),
-      ...(targets.documents ?? []).map((id) => deps.index.getDocument({ documentId: id }).then((r) => r.document?.knowledgeBaseId, notFound)),
+    // Each target stands for the bases it reaches; undefined when it does not exist.
+    const reached = await Promise.all([
+      ...(targets.knowledgeBases ?? []).map((name) => deps.index.getKnowledgeBase({ knowledgeBase: name }).then((r) => r.knowledgeBase && [r.knowledgeBase.id], notFound)),
+      ...(targets.documents ?? []).map((id) => deps.index.getDocument({ documentId: id }).then((r) => r.document && [r.document.knowledgeBaseId], notFound)),
+      ...(targets.assistants ?? []).map((a) => deps.index.getAssistant({ assistant: a }).then((r) => r.assistant?.knowledgeBases.map((m) => m.knowledgeBase), notFound)),
+      ...(targets.conversations ?? []).map((id) =>
+        deps.index.getConversation({ conversationId: id }).then((r) => r.conversation?.knowledgeBaseIds, notFound),
+      ),
+      ...(targets.turns ?? []).map((id) => deps.index.getTurn({ turnId: id }).then((r) => r.turn?.provenance?.knowledgeBaseIds, notFound)),
     ]);
-    if (ids.some((id) => !id || !allowed.has(id))) throw OUT_OF_SCOPE(who);
+    if (reached.some((ids) => !ids || ids.length === 0 || ids.some((id) => !allowed.has(id)))) throw OUT_OF_SCOPE(who);
   };
 
   return (next) => async (request) => {

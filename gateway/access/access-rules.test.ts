@@ -25,4 +25,18 @@ describe("ACCESS_RULES", () => {
     for (const m of ["uploadDocument", "uploadDocumentStream", "deleteDocument", "setDocumentEnabled", "createKnowledgeBase", "deleteKnowledgeBase"]) expect(role(m), m).toBe("editor");
     for (const m of ["createApiKey", "listApiKeys", "revokeApiKey"]) expect(role(m), m).toBe("admin");
   });
+
+  it("lets readers read assistants, conversations and turns, and editors change them", () => {
+    const role = (m: string) => ruleFor(m)!.role;
+    for (const m of ["getAssistant", "listAssistants", "listConversations", "getConversation", "getTurn"]) expect(role(m), m).toBe("reader");
+    for (const m of ["createAssistant", "updateAssistant", "deleteAssistant", "deleteConversation"]) expect(role(m), m).toBe("editor");
+  });
+
+  it("checks a scoped key against the bases an assistant, a conversation or a turn reaches", () => {
+    const targets = (m: string, request: unknown) => ruleFor(m)!.targets!(request as never);
+    expect(targets("chat", { knowledgeBases: [], assistant: "helper", conversationId: "" })).toEqual({ knowledgeBases: [], assistants: ["helper"], conversations: [], unbounded: false });
+    expect(targets("chat", { knowledgeBases: [], assistant: "", conversationId: "" }).unbounded).toBe(true);
+    expect(targets("getTurn", { turnId: "tn_1" })).toEqual({ turns: ["tn_1"] });
+    expect(targets("updateAssistant", { assistant: "helper", update: { knowledgeBases: [{ knowledgeBase: "kb_x" }] } })).toEqual({ assistants: ["helper"], knowledgeBases: ["kb_x"] });
+  });
 });

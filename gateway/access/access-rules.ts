@@ -9,10 +9,16 @@ import type { ApiKeyRole } from "../../lib/auth/api-key.ts";
 type Methods = typeof QuarryService.method;
 export type MethodName = keyof Methods;
 
-/** Knowledge bases (ids or names) and documents (ids) a request names. */
+/**
+ * Knowledge bases (ids or names) and documents (ids) a request names, and the assistants,
+ * conversations and turns it names, which are in scope when every base they search is.
+ */
 export interface Targets {
   knowledgeBases?: string[];
   documents?: string[];
+  assistants?: string[];
+  conversations?: string[];
+  turns?: string[];
   /** The request names no base and so could mean all of them: a scoped key is refused (fail closed). */
   unbounded?: boolean;
 }
@@ -29,6 +35,7 @@ export interface AccessRule<M extends MethodName = MethodName> {
 }
 
 const kb = (name: string): Targets => ({ knowledgeBases: [name] });
+const present = (value: string) => (value ? [value] : []);
 const doc = (id: string): Targets => ({ documents: [id] });
 
 export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
@@ -58,7 +65,45 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   // Parses and chunks without storing: part of preparing an upload, so an editor's call.
   previewChunks: { role: "editor", scoped: "check", targets: (r) => ({ knowledgeBases: r.knowledgeBase ? [r.knowledgeBase] : [] }) },
   search: { role: "reader", scoped: "check", targets: (r) => ({ knowledgeBases: [...r.knowledgeBases], unbounded: r.knowledgeBases.length === 0 }) },
-  chat: { role: "reader", scoped: "check", targets: (r) => ({ knowledgeBases: [...r.knowledgeBases], unbounded: r.knowledgeBases.length === 0 }) },
+  chat: {
+    role: "reader",
+    scoped: "check",
+    targets: (r) => ({
+      knowledgeBases: [...r.knowledgeBases],
+      assistants: present(r.assistant),
+      conversations: present(r.conversationId),
+      unbounded: r.knowledgeBases.length === 0 && !r.assistant && !r.conversationId,
+    }),
+  },
+  // Assistants: a scoped key sees and uses only those whose mounted bases are all in its scope.
+  createAssistant: { role: "editor", scoped: "check", targets: (r) => ({ knowledgeBases: (r.assistant?.knowledgeBases ?? []).map((m) => m.knowledgeBase) }) },
+  getAssistant: { role: "reader", scoped: "check", targets: (r) => ({ assistants: [r.assistant] }) },
+  listAssistants: {
+    role: "reader",
+    scoped: "filter",
+    filter: (res, allowed) => {
+      res.assistants = res.assistants.filter((a) => a.knowledgeBases.every((m) => allowed.has(m.knowledgeBase)));
+    },
+  },
+  updateAssistant: {
+    role: "editor",
+    scoped: "check",
+    targets: (r) => ({ assistants: [r.assistant], knowledgeBases: (r.update?.knowledgeBases ?? []).map((m) => m.knowledgeBase) }),
+  },
+  deleteAssistant: { role: "editor", scoped: "check", targets: (r) => ({ assistants: [r.assistant] }) },
+  // Conversations and turns: in scope when every base the conversation searched is.
+  listConversations: {
+    role: "reader",
+    scoped: "filter",
+    targets: (r) => ({ assistants: present(r.assistant) }),
+    filter: (res, allowed) => {
+      res.conversations = res.conversations.filter((c) => c.knowledgeBaseIds.every((id) => allowed.has(id)));
+    },
+  },
+  getConversation: { role: "reader", scoped: "check", targets: (r) => ({ conversations: [r.conversationId] }) },
+  // Deleting discards what others may rely on (provenance), so it is a write.
+  deleteConversation: { role: "editor", scoped: "check", targets: (r) => ({ conversations: [r.conversationId] }) },
+  getTurn: { role: "reader", scoped: "check", targets: (r) => ({ turns: [r.turnId] }) },
   // Admin keys are never scoped, so "deny" only restates that a scoped key cannot manage keys.
   createApiKey: { role: "admin", scoped: "deny" },
   listApiKeys: { role: "admin", scoped: "deny" },

@@ -37,6 +37,17 @@ export interface OpenAiStubOptions {
   embeddingScale?: number;
   /** Return a failure to make the stub answer that request with an error instead. */
   fail?: (request: RecordedRequest) => StubFailure | undefined;
+  /**
+   * Scripts query rewriting: a chat request whose system message contains `marker` (the rewrite
+   * prompt's wording) is answered by `reply` instead of the answer script. The last user message
+   * carries the conversation and the question to rewrite.
+   */
+  rewrite?: { marker: string; reply: (lastUser: string, messages: StubChatMessage[]) => string };
+}
+
+/** Whether a recorded chat request was a rewrite request (see OpenAiStubOptions.rewrite). */
+export function isRewriteRequest(request: RecordedRequest, marker: string): boolean {
+  return request.path === "/v1/chat/completions" && (request.body?.messages ?? []).some((m: StubChatMessage) => m.role === "system" && m.content.includes(marker));
 }
 
 export interface OpenAiStub {
@@ -91,7 +102,8 @@ async function chat(res: ServerResponse, body: any, options: OpenAiStubOptions):
   if (!body?.model || messages.length === 0) {
     return sendError(res, 400, "you must provide a model parameter and at least one message", "invalid_request_error");
   }
-  const reply = (options.reply ?? echoLastUser)(messages, body);
+  const rewrite = options.rewrite && messages.some((m) => m.role === "system" && m.content.includes(options.rewrite!.marker));
+  const reply = rewrite ? options.rewrite!.reply(echoLastUser(messages), messages) : (options.reply ?? echoLastUser)(messages, body);
   const id = `chatcmpl-stub${Date.now()}`;
   const created = Math.floor(Date.now() / 1000);
   const usage = {

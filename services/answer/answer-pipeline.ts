@@ -1,5 +1,5 @@
 import type { SearchHit } from "../../lib/domain.ts";
-import type { ChatModel, ChatUsage } from "./chat-model.ts";
+import type { ChatMessage, ChatModel, ChatUsage } from "./chat-model.ts";
 import type { Citation } from "./citation.ts";
 import { CitationMapper, type MappedEvent } from "./citation-mapper.ts";
 import { verifyCitations, type CitationCheck, type SupportEmbedder } from "./citation-verifier.ts";
@@ -17,6 +17,10 @@ export interface AnswerSettings {
   extractive?: ExtractiveOptions;
   /** Rerank, query expansion, neighbours, keyword fill (retrieval-options.ts). */
   options?: RetrievalExtras;
+  /** What retrieval searches for when it differs from the question (a conversation's standalone rewrite). */
+  retrievalQuery?: string;
+  /** The chat model's messages, when not the default prompt (a conversation's history, an assistant's instructions). */
+  messagesFor?: (question: string, context: readonly ContextChunk[]) => ChatMessage[];
 }
 
 export interface AnswerDeps extends OptionDeps {
@@ -93,8 +97,10 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
   }
 
   yield { type: "status", stage: "retrieving" };
+  // A conversation's standalone rewrite when there is one; the question otherwise.
+  const query = settings.retrievalQuery ?? text;
   const retrieveStarted = performance.now();
-  const { hits, notes } = await retrieveWithOptions(text, deps, settings.retrieval, settings.options ?? {}, settings.contextTokenBudget, (name, at, note) =>
+  const { hits, notes } = await retrieveWithOptions(query, deps, settings.retrieval, settings.options ?? {}, settings.contextTokenBudget, (name, at, note) =>
     record.stages.push(stageRun(name, started, at, note)),
   ).catch((err: Error) => {
     record.stages.push(stageRun("retrieve", started, retrieveStarted, `failed: ${err.name}`));
@@ -122,7 +128,7 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
   /** For an extract: the context number of each source as shown ([n] cites context number shownAs[n - 1]). */
   let shownAs: number[] | undefined;
   if (model && context.chunks.length > 0) {
-    const messages = buildMessages(text, renderContext(context.chunks));
+    const messages = settings.messagesFor ? settings.messagesFor(text, context.chunks) : buildMessages(text, renderContext(context.chunks));
     try {
       for await (const delta of model.stream(messages, { signal: deps.signal, onUsage: (usage) => (record.usage = usage) })) {
         yield* shown(mapper.push(delta));

@@ -3,8 +3,8 @@
 // retriever, and runs the retrieval or the answer pipeline. No transport here: routes.ts translates
 // protobuf, adapters/index-retriever.ts talks to the peers.
 import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
-import { answerChecked, type AnswerEvent } from "./answer-pipeline.ts";
 import type { ChatModel } from "./chat-model.ts";
+import { chatTurn, type ChatTurnEvent, type ChatTurnRequest, type ConversationPort } from "./chat-turn.ts";
 import type { SupportEmbedder } from "./citation-verifier.ts";
 import type { NeighbourDeps } from "./neighbour-expansion.ts";
 import type { Reranker } from "./rerank/reranker.ts";
@@ -43,7 +43,16 @@ export interface AnswerApplicationDeps {
   countTokens(text: string): number;
   contextTokenBudget: number;
   maxQuestionChars: number;
+  /** Where assistants, conversations and turns are kept (adapters/index-conversations.ts). */
+  conversations: ConversationPort;
+  /** Earlier rounds of a conversation given to the chat model (and to the follow-up rewrite); 5 unless configured. */
+  historyRounds?: number;
+  /** A turn answered but not stored (the index failed): logged, the answer stands. */
+  onTurnNotSaved?: (error: unknown) => void;
 }
+
+/** Rounds of history when the configuration names none (QUARRY_CHAT_HISTORY_ROUNDS). */
+export const DEFAULT_HISTORY_ROUNDS = 5;
 
 const DEFAULT_TOP_K = { retrieve: 10, chat: 8 };
 
@@ -62,13 +71,21 @@ export class AnswerApplication {
     return { hits, searchMs: performance.now() - started, notes };
   }
 
-  async *chat(question: Question, signal?: AbortSignal): AsyncGenerator<AnswerEvent> {
-    const { text, settings, deps, extras } = await this.open(question, DEFAULT_TOP_K.chat);
-    yield* answerChecked(
-      text,
-      { ...deps, ...this.optionDeps(), embedForSupport: (texts) => this.deps.retriever.embedForSupport(texts), signal },
-      { retrieval: settings, contextTokenBudget: this.deps.contextTokenBudget, options: extras },
-    );
+  /** One turn of a conversation (a new one when the request names none); see chat-turn.ts. */
+  chat(request: ChatTurnRequest, signal?: AbortSignal): AsyncGenerator<ChatTurnEvent> {
+    return chatTurn(request, {
+      port: this.deps.conversations,
+      open: (query, mode, knowledgeBases) => this.deps.retriever.open(query, mode, knowledgeBases),
+      countTokens: this.deps.countTokens,
+      chatModel: this.deps.chatModel,
+      reranker: this.deps.reranker,
+      embedForSupport: (texts) => this.deps.retriever.embedForSupport(texts),
+      signal,
+      contextTokenBudget: this.deps.contextTokenBudget,
+      maxQuestionChars: this.deps.maxQuestionChars,
+      historyRounds: this.deps.historyRounds ?? DEFAULT_HISTORY_ROUNDS,
+      onSaveFailure: this.deps.onTurnNotSaved,
+    });
   }
 
   /** What the retrieval options use beyond the search: the chat model, the reranker, the token counter. */

@@ -8,6 +8,8 @@ export interface AnswerConfig {
   llm?: { baseURL: string; apiKey: string; model: string };
   contextTokenBudget: number;
   maxQuestionChars: number;
+  /** Earlier rounds of a conversation the chat model sees (0: none, and follow-ups are not rewritten). */
+  historyRounds: number;
   tokenizerDir: string;
   /** An HTTP rerank server; without it, rerank asks the chat model (when there is one). */
   rerank?: { protocol: RerankProtocol; url: string; model?: string; apiKey?: string; timeoutMs: number };
@@ -22,6 +24,7 @@ export function answerConfig(env: Env): AnswerConfig {
     llm: baseURL && model ? { baseURL, model, apiKey: optional(env, "OPENAI_API_KEY") ?? "not-needed" } : undefined,
     contextTokenBudget: integer(env, "QUARRY_CONTEXT_TOKENS", 3_000),
     maxQuestionChars: integer(env, "QUARRY_MAX_QUESTION_CHARS", 4_000),
+    historyRounds: integer(env, "QUARRY_CHAT_HISTORY_ROUNDS", 5),
     tokenizerDir: optional(env, "QUARRY_TOKENIZER_DIR") ?? `${modelsDir(env)}/${DEFAULT_MODEL}`,
     rerank: rerankConfig(env),
   };

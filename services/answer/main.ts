@@ -33,6 +33,8 @@ export function assembleAnswer(env: Env, peers: Peers, shared: { logger: Logger 
       countTokens: (text) => counter.count(text),
       contextTokenBudget: config.contextTokenBudget,
       maxQuestionChars: config.maxQuestionChars,
+      historyRounds: config.historyRounds,
+      onTurnNotSaved: (err) => logger.warn({ err }, "a turn was answered but could not be stored"),
       logger,
     }),
     startWorkers: async () => [],

@@ -1,6 +1,6 @@
 import type { SearchHit } from "../../lib/domain.ts";
 import { QuarryError, UnavailableError } from "../../lib/errors.ts";
-import { retrieve, type Retrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
+import { retrieve as retrieveOnce, type Retrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
 
 export interface DegradableRetrieval extends Retrieval {
   /** Set when vector search could not run and keyword search answered instead, with why. */
@@ -20,6 +20,7 @@ export interface DegradableRetrieval extends Retrieval {
  * hits it lacks, each marked fallback.
  */
 export async function retrieveWithFallback(question: string, deps: RetrievalDeps, settings: RetrievalSettings, fill = false): Promise<DegradableRetrieval> {
+  const retrieve = deps.retrieveFor ?? retrieveOnce;
   if (settings.mode === "bm25") return { ...(await retrieve(question, deps, settings)), filled: 0 };
   let primary: Retrieval;
   try {

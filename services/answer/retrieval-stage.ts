@@ -42,6 +42,12 @@ export interface RetrievalDeps {
   /** The question's vector from the given embedding model (the knowledge bases' when absent). */
   embed(question: string, model?: string): Promise<QueryEmbedding>;
   search(query: SearchQuery): Promise<SearchHit[]>;
+  /**
+   * Retrieval other than one search over the settings' bases (an assistant's bases, each on its
+   * own). The retrieval options (fallback, fill, HyDE, multi-query) call it in place of retrieve,
+   * with the settings and embedding they chose.
+   */
+  retrieveFor?: (question: string, deps: RetrievalDeps, settings: RetrievalSettings) => Promise<Retrieval>;
 }
 
 /** Checks a question against the settings' limits; returns it trimmed. */

@@ -10,7 +10,7 @@ import {
   type RetrievalSettings as RetrievalSettingsProto,
 } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import { hitToProto, modeFromProto, modeToProto } from "../../lib/proto-convert.ts";
-import type { AnswerEvent } from "./answer-pipeline.ts";
+import { citationToProto, type ChatTurnEvent } from "./chat-turn.ts";
 import type { AnswerApplication, RetrievalOptions } from "./answer-service.ts";
 import type { RetrievalNotes } from "./retrieval-options.ts";
 
@@ -22,7 +22,25 @@ export function answerRoutes(app: AnswerApplication) {
         return { hits: hits.map(hitToProto), searchMs, notes: notesToProto(notes) };
       },
       async *chat(request, context) {
-        const events = app.chat({ text: request.question, knowledgeBases: request.knowledgeBaseIds, options: optionsFromProto(request.settings) }, context.signal);
+        const { metadataEquals, rerank, queryExpansion, queryVariants, neighbourChunks, bm25Fill } = optionsFromProto(request.settings);
+        const events = app.chat(
+          {
+            question: request.question,
+            knowledgeBases: [...request.knowledgeBaseIds],
+            assistant: request.assistant,
+            conversationId: request.conversationId,
+            // Unset fields stay unset, so an assistant's defaults apply.
+            settings: {
+              mode: request.settings?.mode ? modeFromProto(request.settings.mode) : undefined,
+              topK: request.settings?.topK ?? 0,
+              minScore: request.settings?.minScore ?? 0,
+              documentIds: [...(request.settings?.documentIds ?? [])],
+              metadataEquals,
+            },
+            options: { rerank, queryExpansion, queryVariants, neighbourChunks, bm25Fill },
+          },
+          context.signal,
+        );
         for await (const event of events) yield toChatResponse(event, app.modelName);
       },
     });
@@ -61,35 +79,18 @@ function notesToProto(notes: RetrievalNotes) {
   };
 }
 
-function toChatResponse(event: AnswerEvent, model: string): ChatResponse {
+function toChatResponse(event: ChatTurnEvent, model: string): ChatResponse {
   switch (event.type) {
+    case "started":
+      return create(ChatResponseSchema, { event: { case: "started", value: { conversationId: event.conversationId, turnId: event.turnId } } });
     case "status":
       return create(ChatResponseSchema, {
         event: { case: "status", value: { stage: event.stage === "retrieving" ? ChatStage.RETRIEVING : ChatStage.GENERATING } },
       });
     case "text":
       return create(ChatResponseSchema, { event: { case: "text", value: { text: event.delta } } });
-    case "citation": {
-      const c = event.citation;
-      return create(ChatResponseSchema, {
-        event: {
-          case: "citation",
-          value: {
-            marker: c.marker,
-            chunkId: c.chunkId,
-            documentId: c.documentId,
-            fileName: c.fileName,
-            page: c.page,
-            pageEnd: c.pageEnd,
-            sectionPath: c.sectionPath,
-            startOffset: c.start,
-            endOffset: c.end,
-            snippet: c.snippet,
-            score: c.score,
-          },
-        },
-      });
-    }
+    case "citation":
+      return create(ChatResponseSchema, { event: { case: "citation", value: citationToProto(event.citation) } });
     case "final": {
       const retrievalStage = event.record.stages.find((s) => s.stage === "retrieve");
       return create(ChatResponseSchema, {
@@ -118,6 +119,8 @@ function toChatResponse(event: AnswerEvent, model: string): ChatResponse {
               embeddingSupport: c.embeddingSupport,
               supported: c.supported,
             })),
+            retrievalQuery: event.retrievalQuery,
+            rewrite: event.rewrite,
           },
         },
       });

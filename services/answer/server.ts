@@ -5,17 +5,22 @@ import type { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { buildServer } from "../../lib/rpc/server.ts";
 import { AnswerApplication, type AnswerApplicationDeps } from "./answer-service.ts";
+import { indexConversations } from "./adapters/index-conversations.ts";
 import { IndexRetriever } from "./adapters/index-retriever.ts";
 import { answerRoutes } from "./routes.ts";
 
-export interface AnswerServiceDeps extends Omit<AnswerApplicationDeps, "retriever"> {
+export interface AnswerServiceDeps extends Omit<AnswerApplicationDeps, "retriever" | "conversations"> {
   index: Client<typeof IndexService>;
   embedder: Client<typeof EmbedderService>;
 }
 
 /** The application over its Connect peers (the index and the embedder services). */
 export function answerApplication(deps: AnswerServiceDeps): AnswerApplication {
-  return new AnswerApplication({ ...deps, retriever: new IndexRetriever({ index: deps.index, embedder: deps.embedder }) });
+  return new AnswerApplication({
+    ...deps,
+    retriever: new IndexRetriever({ index: deps.index, embedder: deps.embedder }),
+    conversations: indexConversations(deps.index),
+  });
 }
 
 export function build(deps: AnswerServiceDeps & { logger: Logger }) {

@@ -7,6 +7,10 @@ import { RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
 import type { EmbeddedChunk } from "../../lib/domain.ts";
 import { silentLogger } from "../../lib/logger.ts";
+import { AssistantRegistry } from "./assistant-registry.ts";
+import { ConversationRegistry } from "./conversation-registry.ts";
+import { SqliteAssistantStore } from "./sqlite/sqlite-assistant-store.ts";
+import { SqliteConversationStore } from "./sqlite/sqlite-conversation-store.ts";
 import { ApiKeyRegistry } from "./api-key-registry.ts";
 import { build } from "./server.ts";
 import { SqliteApiKeyStore } from "./sqlite/sqlite-api-key-store.ts";
@@ -34,7 +38,14 @@ describe("index routes", () => {
     const database = openTestDatabase();
     const catalog = new SqliteCatalog(database.db);
     engine = new SqliteSearchEngine(database.db);
-    const server = build({ catalog, engine, apiKeys: new ApiKeyRegistry(new SqliteApiKeyStore(database.db), catalog), logger: silentLogger });
+    const server = build({
+      catalog,
+      engine,
+      apiKeys: new ApiKeyRegistry(new SqliteApiKeyStore(database.db), catalog),
+      assistants: new AssistantRegistry(new SqliteAssistantStore(database.db), catalog),
+      conversations: new ConversationRegistry(new SqliteConversationStore(database.db)),
+      logger: silentLogger,
+    });
     client = createClient(IndexService, createRouterTransport(server.routes, { router: { interceptors: server.interceptors } }));
     cleanup = async () => {
       await engine.close();

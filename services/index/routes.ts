@@ -5,6 +5,9 @@ import { IndexService as IndexRpc } from "../../gen/quarry/index/v1/index_pb.ts"
 import { chunkingFromProto, chunkToProto, documentToProto, documentVersionFromProto, hitToProto, knowledgeBaseToProto, searchFromProto } from "../../lib/proto-convert.ts";
 import type { ApiKeyRegistry } from "./api-key-registry.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
+import type { AssistantRegistry } from "./assistant-registry.ts";
+import type { ConversationRegistry } from "./conversation-registry.ts";
+import { conversationHandlers } from "./conversation-routes.ts";
 import type { Catalog } from "./catalog.ts";
 import { IndexService } from "./index-service.ts";
 import type { SearchEngine } from "./search-engine.ts";
@@ -13,13 +16,16 @@ export interface IndexDeps {
   catalog: Catalog;
   engine: SearchEngine;
   apiKeys: ApiKeyRegistry;
+  assistants: AssistantRegistry;
+  conversations: ConversationRegistry;
 }
 
-export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
+export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations }: IndexDeps) {
   const index = new IndexService({ catalog, engine });
   return (router: ConnectRouter) =>
     router.service(IndexRpc, {
       ...apiKeyHandlers(apiKeys),
+      ...conversationHandlers(assistants, conversations),
       async createKnowledgeBase(request) {
         const kb = await index.createKnowledgeBase({
           name: request.name,

@@ -31,9 +31,19 @@ const drain = async (stream: AsyncIterable<unknown>, first = false) => {
   for await (const _ of stream) if (first) break;
 };
 
+interface Tenant {
+  id: string;
+  name: string;
+  docId: string;
+  /** An assistant over this base alone, a conversation held with it and that conversation's turn. */
+  assistant: string;
+  conversationId: string;
+  turnId: string;
+}
+
 interface World {
-  a: { id: string; name: string; docId: string };
-  b: { id: string; name: string; docId: string };
+  a: Tenant;
+  b: Tenant;
 }
 
 /**
@@ -89,6 +99,25 @@ const PROBES: Record<string, Probe> = {
   createApiKey: { other: (c) => c.createApiKey({ name: "escalate", role: ApiKeyRole.ADMIN }), own: async () => "a scoped key manages no keys" },
   listApiKeys: { other: (c) => c.listApiKeys({}), own: async () => "a scoped key manages no keys" },
   revokeApiKey: { other: (c) => c.revokeApiKey({ apiKey: "tenant-a-editor" }), own: async () => "a scoped key manages no keys" },
+  createAssistant: {
+    other: (c, w) => c.createAssistant({ assistant: { name: `other-${randomBytes(3).toString("hex")}`, knowledgeBases: [{ knowledgeBase: w.a.id }, { knowledgeBase: w.b.id }] } }),
+    own: (c, w) => c.createAssistant({ assistant: { name: `own-${randomBytes(3).toString("hex")}`, knowledgeBases: [{ knowledgeBase: w.a.name }] } }),
+  },
+  getAssistant: { other: (c, w) => c.getAssistant({ assistant: w.b.assistant }), own: (c, w) => c.getAssistant({ assistant: w.a.assistant }) },
+  listAssistants: { other: async () => "filtered, checked separately", own: (c) => c.listAssistants({}) },
+  updateAssistant: {
+    other: (c, w) => c.updateAssistant({ assistant: w.b.assistant, update: { name: w.b.assistant, knowledgeBases: [{ knowledgeBase: w.a.id }] } }),
+    own: (c, w) => c.updateAssistant({ assistant: w.a.assistant, update: { name: w.a.assistant, knowledgeBases: [{ knowledgeBase: w.a.id, topK: 3 }] } }),
+  },
+  deleteAssistant: { other: (c, w) => c.deleteAssistant({ assistant: w.b.assistant }), own: (c, w) => c.deleteAssistant({ assistant: w.a.assistant }), destructive: 1 },
+  listConversations: { other: (c, w) => c.listConversations({ assistant: w.b.assistant }), own: (c) => c.listConversations({}) },
+  getConversation: { other: (c, w) => c.getConversation({ conversationId: w.b.conversationId }), own: (c, w) => c.getConversation({ conversationId: w.a.conversationId }) },
+  deleteConversation: {
+    other: (c, w) => c.deleteConversation({ conversationId: w.b.conversationId }),
+    own: (c, w) => c.deleteConversation({ conversationId: w.a.conversationId }),
+    destructive: 1,
+  },
+  getTurn: { other: (c, w) => c.getTurn({ turnId: w.b.turnId }), own: (c, w) => c.getTurn({ turnId: w.a.turnId }) },
 };
 
 function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: () => Promise<void> = async () => {}) {
@@ -105,7 +134,14 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
       const make = async (name: string) => {
         const kb = (await admin.createKnowledgeBase({ name: `${name}-${randomBytes(3).toString("hex")}` })).knowledgeBase!;
         const doc = (await admin.uploadDocument({ header: { knowledgeBase: kb.id, fileName: "secret.txt" }, content: text(`the ${name} secret is 42`) })).document!;
-        return { id: kb.id, name: kb.name, docId: doc.id };
+        const assistant = (await admin.createAssistant({ assistant: { name: `${name}-assistant-${randomBytes(3).toString("hex")}`, knowledgeBases: [{ knowledgeBase: kb.id }] } }))
+          .assistant!.name;
+        let conversationId = "";
+        let turnId = "";
+        for await (const { event } of admin.chat({ question: "what is secret?", assistant })) {
+          if (event?.event.case === "started") ({ conversationId, turnId } = event.event.value);
+        }
+        return { id: kb.id, name: kb.name, docId: doc.id, assistant, conversationId, turnId };
       };
       world = { a: await make("tenant-a"), b: await make("tenant-b") };
       const create = async (name: string, role: ApiKeyRole, kbs: string[] = []) => {
@@ -188,11 +224,19 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
         const scoped = gatewayClient(quarry.url, keys[name]);
         for (const method of QuarryService.methods) {
           const code = await codeOf(() => PROBES[method.localName].other(scoped, world));
-          if (method.localName === "listKnowledgeBases") continue;
+          if (method.localName === "listKnowledgeBases" || method.localName === "listAssistants") continue;
           expect(code, `${name} calling ${method.name} on the other tenant`).toBe(Code.PermissionDenied);
         }
         // Listing shows only its own base; a base that does not exist is refused like a foreign one.
         expect((await scoped.listKnowledgeBases({})).knowledgeBases.map((k) => k.id)).toEqual([world.a.id]);
+        // Assistants and conversations: only those whose every base is in scope.
+        expect((await scoped.listAssistants({})).assistants.map((a) => a.name)).not.toContain(world.b.assistant);
+        expect((await scoped.listAssistants({})).assistants.map((a) => a.name)).toContain(world.a.assistant);
+        const conversations = (await scoped.listConversations({})).conversations.map((c) => c.id);
+        expect(conversations).toContain(world.a.conversationId);
+        expect(conversations).not.toContain(world.b.conversationId);
+        expect(await codeOf(() => drain(scoped.chat({ question: "what is secret?", assistant: world.b.assistant })))).toBe(Code.PermissionDenied);
+        expect(await codeOf(() => drain(scoped.chat({ question: "and then?", conversationId: world.b.conversationId })))).toBe(Code.PermissionDenied);
         expect(await codeOf(() => scoped.getKnowledgeBase({ knowledgeBase: "no-such-base" }))).toBe(Code.PermissionDenied);
         // Naming no base could mean every base: refused outright rather than left to the services.
         expect(await codeOf(() => scoped.search({ query: "secret", knowledgeBases: [] }))).toBe(Code.PermissionDenied);

@@ -4,6 +4,7 @@
 import { Client } from "@elastic/elasticsearch";
 import type { ApiKeyStore } from "../api-key-store.ts";
 import type { Catalog } from "../catalog.ts";
+import { documentStoreAnswerStores, type AnswerStores } from "../answer-stores.ts";
 import { DocumentStoreApiKeyStore } from "../document-store/document-store-api-key-store.ts";
 import { ElasticsearchDocumentStore } from "./elasticsearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";
@@ -14,7 +15,7 @@ import { ElasticsearchSearchEngine } from "./elasticsearch-search-engine.ts";
 
 export type ElasticsearchIndexConfig = Extract<IndexConfig, { backend: "elasticsearch" }>;
 
-export async function openElasticsearchStores(config: ElasticsearchIndexConfig): Promise<{ catalog: Catalog; engine: SearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> }> {
+export async function openElasticsearchStores(config: ElasticsearchIndexConfig): Promise<{ catalog: Catalog; engine: SearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> } & AnswerStores> {
   const client = new Client(elasticsearchClientOptions(config.connection ?? { url: config.url }));
   const engine = new ElasticsearchSearchEngine(client, { indexPrefix: `${config.indexPrefix}-chunks-` });
   const catalog = new ElasticsearchCatalog(client, { index: `${config.indexPrefix}-catalog` });
@@ -22,6 +23,7 @@ export async function openElasticsearchStores(config: ElasticsearchIndexConfig):
     catalog,
     engine,
     apiKeys: new DocumentStoreApiKeyStore(new ElasticsearchDocumentStore(client), `${config.indexPrefix}-api-keys`),
+    ...documentStoreAnswerStores(new ElasticsearchDocumentStore(client), config.indexPrefix),
     async close() {
       await engine.close();
       await catalog.close();

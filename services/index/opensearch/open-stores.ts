@@ -6,6 +6,7 @@
 import { Client } from "@opensearch-project/opensearch";
 import type { ApiKeyStore } from "../api-key-store.ts";
 import type { Catalog } from "../catalog.ts";
+import { documentStoreAnswerStores, type AnswerStores } from "../answer-stores.ts";
 import { DocumentStoreApiKeyStore } from "../document-store/document-store-api-key-store.ts";
 import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";
@@ -19,7 +20,7 @@ export type OpenSearchIndexConfig = Extract<IndexConfig, { backend: "opensearch"
 
 export async function openOpenSearchStores(
   config: OpenSearchIndexConfig,
-): Promise<{ catalog: Catalog; engine: OpenSearchSearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> }> {
+): Promise<{ catalog: Catalog; engine: OpenSearchSearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> } & AnswerStores> {
   const client = new Client(openSearchClientOptions(config.connection ?? { url: config.url }));
   try {
     const native = await resolveNativeHybrid(config.nativeHybrid, config.fusion, async () => {
@@ -39,6 +40,7 @@ export async function openOpenSearchStores(
       catalog,
       engine,
       apiKeys: new DocumentStoreApiKeyStore(new OpenSearchDocumentStore(client), `${config.indexPrefix}-api-keys`),
+      ...documentStoreAnswerStores(new OpenSearchDocumentStore(client), config.indexPrefix),
       async close() {
         await engine.close();
         await catalog.close();

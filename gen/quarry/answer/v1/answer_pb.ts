@@ -6,7 +6,11 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Citation, RetrievalMode, SearchHit, Usage } from "../../common/v1/common_pb.ts";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { QueryRewriteMode } from "../../common/v1/assistant_pb.ts";
+import { file_quarry_common_v1_assistant } from "../../common/v1/assistant_pb.ts";
+import type { Citation, HitExplain, RetrievalMode, SearchHit, Usage } from "../../common/v1/common_pb.ts";
 import { file_quarry_common_v1_common } from "../../common/v1/common_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/answer/v1/answer.proto.
  */
 export const file_quarry_answer_v1_answer: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvYW5zd2VyL3YxL2Fuc3dlci5wcm90bxIQcXVhcnJ5LmFuc3dlci52MSKTAwoRUmV0cmlldmFsU2V0dGluZ3MSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRINCgV0b3BfaxgCIAEoDRIRCgltaW5fc2NvcmUYAyABKAESFAoMZG9jdW1lbnRfaWRzGAQgAygJEg4KBnJlcmFuaxgFIAEoCBI5Cg9xdWVyeV9leHBhbnNpb24YBiABKA4yIC5xdWFycnkuYW5zd2VyLnYxLlF1ZXJ5RXhwYW5zaW9uEhYKDnF1ZXJ5X3ZhcmlhbnRzGAcgASgNEhgKEG5laWdoYm91cl9jaHVua3MYCCABKA0SUAoPbWV0YWRhdGFfZXF1YWxzGAkgAygLMjcucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncy5NZXRhZGF0YUVxdWFsc0VudHJ5EhEKCWJtMjVfZmlsbBgKIAEoCBo1ChNNZXRhZGF0YUVxdWFsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEihgEKDlJldHJpZXZhbE5vdGVzEhAKCGRlZ3JhZGVkGAEgASgJEhYKDnJlcmFua19za2lwcGVkGAIgASgJEg8KB3F1ZXJpZXMYAyADKAkSFQoNZmFsbGJhY2tfaGl0cxgEIAEoDRIQCghyZXJhbmtlZBgFIAEoDRIQCghyZXJhbmtlchgGIAEoCSJzCg9SZXRyaWV2ZVJlcXVlc3QSDQoFcXVlcnkYASABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncyKTAQoQUmV0cmlldmVSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSEAoIZW1iZWRfbXMYAiABKAESEQoJc2VhcmNoX21zGAMgASgBEi8KBW5vdGVzGAQgASgLMiAucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxOb3RlcyJyCgtDaGF0UmVxdWVzdBIQCghxdWVzdGlvbhgBIAEoCRIaChJrbm93bGVkZ2VfYmFzZV9pZHMYAiADKAkSNQoIc2V0dGluZ3MYAyABKAsyIy5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFNldHRpbmdzIjgKCkNoYXRTdGF0dXMSKgoFc3RhZ2UYASABKA4yGy5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGFnZSIdCg1DaGF0VGV4dERlbHRhEgwKBHRleHQYASABKAkingEKEFJldHJpZXZhbFN1bW1hcnkSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRIXCg9oaXRzX2NvbnNpZGVyZWQYAiABKA0SGQoRY2h1bmtzX2luX2NvbnRleHQYAyABKA0SEQoJdG9wX3Njb3JlGAQgASgBEhQKDHJldHJpZXZhbF9tcxgFIAEoASLSAgoJQ2hhdEZpbmFsEiYKBXVzYWdlGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5Vc2FnZRI1CglyZXRyaWV2YWwYAiABKAsyIi5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFN1bW1hcnkSEgoKZXh0cmFjdGl2ZRgDIAEoCBIXCg9kcm9wcGVkX21hcmtlcnMYBCABKA0SDQoFbW9kZWwYBSABKAkSGAoQcmVzb2x2ZWRfbWFya2VycxgGIAEoDRIbChN1bnN1cHBvcnRlZF9tYXJrZXJzGAcgASgNEjgKD2NpdGF0aW9uX2NoZWNrcxgIIAMoCzIfLnF1YXJyeS5hbnN3ZXIudjEuQ2l0YXRpb25DaGVjaxI5Cg9yZXRyaWV2YWxfbm90ZXMYCSABKAsyIC5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbE5vdGVzIq8BCg1DaXRhdGlvbkNoZWNrEg4KBm1hcmtlchgBIAEoDRIWCg5zZW50ZW5jZV9zdGFydBgCIAEoDRIUCgxzZW50ZW5jZV9lbmQYAyABKA0SFwoPbGV4aWNhbF9zdXBwb3J0GAQgASgBEh4KEWVtYmVkZGluZ19zdXBwb3J0GAUgASgBSACIAQESEQoJc3VwcG9ydGVkGAYgASgIQhQKEl9lbWJlZGRpbmdfc3VwcG9ydCLWAQoMQ2hhdFJlc3BvbnNlEi4KBnN0YXR1cxgBIAEoCzIcLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdFN0YXR1c0gAEi8KBHRleHQYAiABKAsyHy5xdWFycnkuYW5zd2VyLnYxLkNoYXRUZXh0RGVsdGFIABIuCghjaXRhdGlvbhgDIAEoCzIaLnF1YXJyeS5jb21tb24udjEuQ2l0YXRpb25IABIsCgVmaW5hbBgEIAEoCzIbLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdEZpbmFsSABCBwoFZXZlbnQqiQEKDlF1ZXJ5RXhwYW5zaW9uEh8KG1FVRVJZX0VYUEFOU0lPTl9VTlNQRUNJRklFRBAAEhsKF1FVRVJZX0VYUEFOU0lPTl9SRVdSSVRFEAESGAoUUVVFUllfRVhQQU5TSU9OX0hZREUQAhIfChtRVUVSWV9FWFBBTlNJT05fTVVMVElfUVVFUlkQAypdCglDaGF0U3RhZ2USGgoWQ0hBVF9TVEFHRV9VTlNQRUNJRklFRBAAEhkKFUNIQVRfU1RBR0VfUkVUUklFVklORxABEhkKFUNIQVRfU1RBR0VfR0VORVJBVElORxACMqsBCg1BbnN3ZXJTZXJ2aWNlElEKCFJldHJpZXZlEiEucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2ZVJlcXVlc3QaIi5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZlUmVzcG9uc2USRwoEQ2hhdBIdLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdFJlcXVlc3QaHi5xdWFycnkuYW5zd2VyLnYxLkNoYXRSZXNwb25zZTABYgZwcm90bzM", [file_quarry_common_v1_common]);
+  fileDesc("Ch1xdWFycnkvYW5zd2VyL3YxL2Fuc3dlci5wcm90bxIQcXVhcnJ5LmFuc3dlci52MSKTAwoRUmV0cmlldmFsU2V0dGluZ3MSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRINCgV0b3BfaxgCIAEoDRIRCgltaW5fc2NvcmUYAyABKAESFAoMZG9jdW1lbnRfaWRzGAQgAygJEg4KBnJlcmFuaxgFIAEoCBI5Cg9xdWVyeV9leHBhbnNpb24YBiABKA4yIC5xdWFycnkuYW5zd2VyLnYxLlF1ZXJ5RXhwYW5zaW9uEhYKDnF1ZXJ5X3ZhcmlhbnRzGAcgASgNEhgKEG5laWdoYm91cl9jaHVua3MYCCABKA0SUAoPbWV0YWRhdGFfZXF1YWxzGAkgAygLMjcucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncy5NZXRhZGF0YUVxdWFsc0VudHJ5EhEKCWJtMjVfZmlsbBgKIAEoCBo1ChNNZXRhZGF0YUVxdWFsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEihgEKDlJldHJpZXZhbE5vdGVzEhAKCGRlZ3JhZGVkGAEgASgJEhYKDnJlcmFua19za2lwcGVkGAIgASgJEg8KB3F1ZXJpZXMYAyADKAkSFQoNZmFsbGJhY2tfaGl0cxgEIAEoDRIQCghyZXJhbmtlZBgFIAEoDRIQCghyZXJhbmtlchgGIAEoCSJzCg9SZXRyaWV2ZVJlcXVlc3QSDQoFcXVlcnkYASABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncyKTAQoQUmV0cmlldmVSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSEAoIZW1iZWRfbXMYAiABKAESEQoJc2VhcmNoX21zGAMgASgBEi8KBW5vdGVzGAQgASgLMiAucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxOb3RlcyKeAQoLQ2hhdFJlcXVlc3QSEAoIcXVlc3Rpb24YASABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncxIXCg9jb252ZXJzYXRpb25faWQYBCABKAkSEQoJYXNzaXN0YW50GAUgASgJIjcKC0NoYXRTdGFydGVkEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIjgKCkNoYXRTdGF0dXMSKgoFc3RhZ2UYASABKA4yGy5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGFnZSIdCg1DaGF0VGV4dERlbHRhEgwKBHRleHQYASABKAkingEKEFJldHJpZXZhbFN1bW1hcnkSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRIXCg9oaXRzX2NvbnNpZGVyZWQYAiABKA0SGQoRY2h1bmtzX2luX2NvbnRleHQYAyABKA0SEQoJdG9wX3Njb3JlGAQgASgBEhQKDHJldHJpZXZhbF9tcxgFIAEoASKcAwoJQ2hhdEZpbmFsEiYKBXVzYWdlGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5Vc2FnZRI1CglyZXRyaWV2YWwYAiABKAsyIi5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFN1bW1hcnkSEgoKZXh0cmFjdGl2ZRgDIAEoCBIXCg9kcm9wcGVkX21hcmtlcnMYBCABKA0SDQoFbW9kZWwYBSABKAkSGAoQcmVzb2x2ZWRfbWFya2VycxgGIAEoDRIbChN1bnN1cHBvcnRlZF9tYXJrZXJzGAcgASgNEjgKD2NpdGF0aW9uX2NoZWNrcxgIIAMoCzIfLnF1YXJyeS5hbnN3ZXIudjEuQ2l0YXRpb25DaGVjaxI5Cg9yZXRyaWV2YWxfbm90ZXMYCSABKAsyIC5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbE5vdGVzEhcKD3JldHJpZXZhbF9xdWVyeRgKIAEoCRIvCgdyZXdyaXRlGAsgASgOMh4ucXVhcnJ5LmFuc3dlci52MS5RdWVyeVJld3JpdGUirwEKDUNpdGF0aW9uQ2hlY2sSDgoGbWFya2VyGAEgASgNEhYKDnNlbnRlbmNlX3N0YXJ0GAIgASgNEhQKDHNlbnRlbmNlX2VuZBgDIAEoDRIXCg9sZXhpY2FsX3N1cHBvcnQYBCABKAESHgoRZW1iZWRkaW5nX3N1cHBvcnQYBSABKAFIAIgBARIRCglzdXBwb3J0ZWQYBiABKAhCFAoSX2VtYmVkZGluZ19zdXBwb3J0IogCCgxDaGF0UmVzcG9uc2USLgoGc3RhdHVzGAEgASgLMhwucXVhcnJ5LmFuc3dlci52MS5DaGF0U3RhdHVzSAASLwoEdGV4dBgCIAEoCzIfLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdFRleHREZWx0YUgAEi4KCGNpdGF0aW9uGAMgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5DaXRhdGlvbkgAEiwKBWZpbmFsGAQgASgLMhsucXVhcnJ5LmFuc3dlci52MS5DaGF0RmluYWxIABIwCgdzdGFydGVkGAUgASgLMh0ucXVhcnJ5LmFuc3dlci52MS5DaGF0U3RhcnRlZEgAQgcKBWV2ZW50IvIBCgRUdXJuEgoKAmlkGAEgASgJEhcKD2NvbnZlcnNhdGlvbl9pZBgCIAEoCRIOCgZudW1iZXIYAyABKA0SEAoIcXVlc3Rpb24YBCABKAkSDgoGYW5zd2VyGAUgASgJEi0KCWNpdGF0aW9ucxgGIAMoCzIaLnF1YXJyeS5jb21tb24udjEuQ2l0YXRpb24SNAoKcHJvdmVuYW5jZRgHIAEoCzIgLnF1YXJyeS5hbnN3ZXIudjEuVHVyblByb3ZlbmFuY2USLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiywYKDlR1cm5Qcm92ZW5hbmNlEhQKDGFzc2lzdGFudF9pZBgBIAEoCRIaChJrbm93bGVkZ2VfYmFzZV9pZHMYAiADKAkSFwoPcmV0cmlldmFsX3F1ZXJ5GAMgASgJEi8KB3Jld3JpdGUYBCABKA4yHi5xdWFycnkuYW5zd2VyLnYxLlF1ZXJ5UmV3cml0ZRIUCgxyZXdyaXRlX25vdGUYBSABKAkSFQoNaGlzdG9yeV90dXJucxgGIAEoDRI2CglyZXRyaWV2YWwYByABKAsyIy5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFNldHRpbmdzEjgKDHJld3JpdGVfbW9kZRgIIAEoDjIiLnF1YXJyeS5jb21tb24udjEuUXVlcnlSZXdyaXRlTW9kZRIOCgZyZXJhbmsYCSABKAgSFwoPaGlkZV9maWxlX25hbWVzGAogASgIEi4KBWxpc3RzGAsgAygLMh8ucXVhcnJ5LmFuc3dlci52MS5DYW5kaWRhdGVMaXN0EhMKC2Z1c2lvbl9ydWxlGAwgASgJEikKBWZ1c2VkGA0gAygLMhoucXVhcnJ5LmFuc3dlci52MS5GdXNlZEhpdBIvCgdjb250ZXh0GA4gAygLMh4ucXVhcnJ5LmFuc3dlci52MS5Db250ZXh0RW50cnkSFgoOY29udGV4dF90b2tlbnMYDyABKA0SDQoFbW9kZWwYECABKAkSEgoKZXh0cmFjdGl2ZRgRIAEoCBImCgV1c2FnZRgSIAEoCzIXLnF1YXJyeS5jb21tb24udjEuVXNhZ2USOAoPY2l0YXRpb25fY2hlY2tzGBMgAygLMh8ucXVhcnJ5LmFuc3dlci52MS5DaXRhdGlvbkNoZWNrEhQKDG1hcmtlcnNfdXNlZBgUIAMoDRIXCg9tYXJrZXJzX2Ryb3BwZWQYFSADKA0SGAoQcmVzb2x2ZWRfbWFya2VycxgWIAEoDRIbChN1bnN1cHBvcnRlZF9tYXJrZXJzGBcgASgNEi0KBnN0YWdlcxgYIAMoCzIdLnF1YXJyeS5hbnN3ZXIudjEuU3RhZ2VUaW1pbmcSEwoLZHVyYXRpb25fbXMYGSABKAESDQoFZXJyb3IYGiABKAki3QEKDUNhbmRpZGF0ZUxpc3QSGQoRa25vd2xlZGdlX2Jhc2VfaWQYASABKAkSEAoIcHJpb3JpdHkYAiABKAUSDQoFdG9wX2sYAyABKA0SHgoRa25vd25fdG9rZW5fc2hhcmUYBCABKAFIAIgBARIaCg12ZWN0b3Jfd2VpZ2h0GAUgASgBSAGIAQESLAoEaGl0cxgGIAMoCzIeLnF1YXJyeS5hbnN3ZXIudjEuQ2FuZGlkYXRlSGl0QhQKEl9rbm93bl90b2tlbl9zaGFyZUIQCg5fdmVjdG9yX3dlaWdodCKUAQoMQ2FuZGlkYXRlSGl0EgwKBHJhbmsYASABKA0SEAoIY2h1bmtfaWQYAiABKAkSEwoLZG9jdW1lbnRfaWQYAyABKAkSEQoJZmlsZV9uYW1lGAQgASgJEg0KBXNjb3JlGAUgASgBEi0KB2V4cGxhaW4YBiABKAsyHC5xdWFycnkuY29tbW9uLnYxLkhpdEV4cGxhaW4irgEKCEZ1c2VkSGl0EgwKBHJhbmsYASABKA0SEAoIY2h1bmtfaWQYAiABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYAyABKAkSEQoJbGlzdF9yYW5rGAQgASgNEg0KBXNjb3JlGAUgASgBEhYKDmNvbnRleHRfbnVtYmVyGAYgASgNEhcKD2V4Y2x1ZGVkX3JlYXNvbhgHIAEoCRIUCgxkdXBsaWNhdGVfb2YYCCABKA0ipwEKDENvbnRleHRFbnRyeRIOCgZudW1iZXIYASABKA0SEAoIY2h1bmtfaWQYAiABKAkSEwoLZG9jdW1lbnRfaWQYAyABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYBCABKAkSEQoJZmlsZV9uYW1lGAUgASgJEgwKBHBhZ2UYBiABKA0SFAoMc2VjdGlvbl9wYXRoGAcgAygJEg4KBnRva2VucxgIIAEoDSJWCgtTdGFnZVRpbWluZxINCgVzdGFnZRgBIAEoCRIVCg1zdGFydGVkX2F0X21zGAIgASgBEhMKC2R1cmF0aW9uX21zGAMgASgBEgwKBG5vdGUYBCABKAkqiQEKDlF1ZXJ5RXhwYW5zaW9uEh8KG1FVRVJZX0VYUEFOU0lPTl9VTlNQRUNJRklFRBAAEhsKF1FVRVJZX0VYUEFOU0lPTl9SRVdSSVRFEAESGAoUUVVFUllfRVhQQU5TSU9OX0hZREUQAhIfChtRVUVSWV9FWFBBTlNJT05fTVVMVElfUVVFUlkQAypdCglDaGF0U3RhZ2USGgoWQ0hBVF9TVEFHRV9VTlNQRUNJRklFRBAAEhkKFUNIQVRfU1RBR0VfUkVUUklFVklORxABEhkKFUNIQVRfU1RBR0VfR0VORVJBVElORxACKp4BCgxRdWVyeVJld3JpdGUSHQoZUVVFUllfUkVXUklURV9VTlNQRUNJRklFRBAAEhwKGFFVRVJZX1JFV1JJVEVfRklSU1RfVFVSThABEhsKF1FVRVJZX1JFV1JJVEVfUkVXUklUVEVOEAISGgoWUVVFUllfUkVXUklURV9OT19NT0RFTBADEhgKFFFVRVJZX1JFV1JJVEVfRkFJTEVEEAQyqwEKDUFuc3dlclNlcnZpY2USUQoIUmV0cmlldmUSIS5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZlUmVxdWVzdBoiLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmVSZXNwb25zZRJHCgRDaGF0Eh0ucXVhcnJ5LmFuc3dlci52MS5DaGF0UmVxdWVzdBoeLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdFJlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.answer.v1.RetrievalSettings
@@ -221,14 +225,32 @@ export type ChatRequest = Message<"quarry.answer.v1.ChatRequest"> & {
   question: string;
 
   /**
+   * Ids or names; not with assistant.
+   *
    * @generated from field: repeated string knowledge_base_ids = 2;
    */
   knowledgeBaseIds: string[];
 
   /**
+   * Overrides the assistant's retrieval defaults where set.
+   *
    * @generated from field: quarry.answer.v1.RetrievalSettings settings = 3;
    */
   settings?: RetrievalSettings | undefined;
+
+  /**
+   * Continue this conversation; empty starts a new one.
+   *
+   * @generated from field: string conversation_id = 4;
+   */
+  conversationId: string;
+
+  /**
+   * An assistant's id or name: its knowledge bases, prompt and defaults.
+   *
+   * @generated from field: string assistant = 5;
+   */
+  assistant: string;
 };
 
 /**
@@ -237,6 +259,30 @@ export type ChatRequest = Message<"quarry.answer.v1.ChatRequest"> & {
  */
 export const ChatRequestSchema: GenMessage<ChatRequest> = /*@__PURE__*/
   messageDesc(file_quarry_answer_v1_answer, 4);
+
+/**
+ * The first event of every answer: where the turn is stored.
+ *
+ * @generated from message quarry.answer.v1.ChatStarted
+ */
+export type ChatStarted = Message<"quarry.answer.v1.ChatStarted"> & {
+  /**
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * @generated from field: string turn_id = 2;
+   */
+  turnId: string;
+};
+
+/**
+ * Describes the message quarry.answer.v1.ChatStarted.
+ * Use `create(ChatStartedSchema)` to create a new message.
+ */
+export const ChatStartedSchema: GenMessage<ChatStarted> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 5);
 
 /**
  * @generated from message quarry.answer.v1.ChatStatus
@@ -253,7 +299,7 @@ export type ChatStatus = Message<"quarry.answer.v1.ChatStatus"> & {
  * Use `create(ChatStatusSchema)` to create a new message.
  */
 export const ChatStatusSchema: GenMessage<ChatStatus> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 5);
+  messageDesc(file_quarry_answer_v1_answer, 6);
 
 /**
  * @generated from message quarry.answer.v1.ChatTextDelta
@@ -270,7 +316,7 @@ export type ChatTextDelta = Message<"quarry.answer.v1.ChatTextDelta"> & {
  * Use `create(ChatTextDeltaSchema)` to create a new message.
  */
 export const ChatTextDeltaSchema: GenMessage<ChatTextDelta> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 6);
+  messageDesc(file_quarry_answer_v1_answer, 7);
 
 /**
  * @generated from message quarry.answer.v1.RetrievalSummary
@@ -307,7 +353,7 @@ export type RetrievalSummary = Message<"quarry.answer.v1.RetrievalSummary"> & {
  * Use `create(RetrievalSummarySchema)` to create a new message.
  */
 export const RetrievalSummarySchema: GenMessage<RetrievalSummary> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 7);
+  messageDesc(file_quarry_answer_v1_answer, 8);
 
 /**
  * @generated from message quarry.answer.v1.ChatFinal
@@ -367,6 +413,18 @@ export type ChatFinal = Message<"quarry.answer.v1.ChatFinal"> & {
    * @generated from field: quarry.answer.v1.RetrievalNotes retrieval_notes = 9;
    */
   retrievalNotes?: RetrievalNotes | undefined;
+
+  /**
+   * What retrieval searched for: the question, or its standalone rewrite in a conversation.
+   *
+   * @generated from field: string retrieval_query = 10;
+   */
+  retrievalQuery: string;
+
+  /**
+   * @generated from field: quarry.answer.v1.QueryRewrite rewrite = 11;
+   */
+  rewrite: QueryRewrite;
 };
 
 /**
@@ -374,7 +432,7 @@ export type ChatFinal = Message<"quarry.answer.v1.ChatFinal"> & {
  * Use `create(ChatFinalSchema)` to create a new message.
  */
 export const ChatFinalSchema: GenMessage<ChatFinal> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 8);
+  messageDesc(file_quarry_answer_v1_answer, 9);
 
 /**
  * Whether the sentence a marker stands after is supported by the chunk it cites. Supported means
@@ -429,7 +487,7 @@ export type CitationCheck = Message<"quarry.answer.v1.CitationCheck"> & {
  * Use `create(CitationCheckSchema)` to create a new message.
  */
 export const CitationCheckSchema: GenMessage<CitationCheck> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 9);
+  messageDesc(file_quarry_answer_v1_answer, 10);
 
 /**
  * @generated from message quarry.answer.v1.ChatResponse
@@ -462,6 +520,12 @@ export type ChatResponse = Message<"quarry.answer.v1.ChatResponse"> & {
      */
     value: ChatFinal;
     case: "final";
+  } | {
+    /**
+     * @generated from field: quarry.answer.v1.ChatStarted started = 5;
+     */
+    value: ChatStarted;
+    case: "started";
   } | { case: undefined; value?: undefined };
 };
 
@@ -470,7 +534,459 @@ export type ChatResponse = Message<"quarry.answer.v1.ChatResponse"> & {
  * Use `create(ChatResponseSchema)` to create a new message.
  */
 export const ChatResponseSchema: GenMessage<ChatResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 10);
+  messageDesc(file_quarry_answer_v1_answer, 11);
+
+/**
+ * One question and answer of a conversation, with everything that produced it.
+ *
+ * @generated from message quarry.answer.v1.Turn
+ */
+export type Turn = Message<"quarry.answer.v1.Turn"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string conversation_id = 2;
+   */
+  conversationId: string;
+
+  /**
+   * 1-based position in the conversation.
+   *
+   * @generated from field: uint32 number = 3;
+   */
+  number: number;
+
+  /**
+   * @generated from field: string question = 4;
+   */
+  question: string;
+
+  /**
+   * The answer text as streamed.
+   *
+   * @generated from field: string answer = 5;
+   */
+  answer: string;
+
+  /**
+   * @generated from field: repeated quarry.common.v1.Citation citations = 6;
+   */
+  citations: Citation[];
+
+  /**
+   * @generated from field: quarry.answer.v1.TurnProvenance provenance = 7;
+   */
+  provenance?: TurnProvenance | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 8;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message quarry.answer.v1.Turn.
+ * Use `create(TurnSchema)` to create a new message.
+ */
+export const TurnSchema: GenMessage<Turn> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 12);
+
+/**
+ * How a turn's answer came about, enough to rerun its retrieval: the settings, each base's raw
+ * candidates, their fusion, the numbered context, the model and its usage, the checked citations
+ * and the time each stage took. Holds ids and scores, not document text.
+ *
+ * @generated from message quarry.answer.v1.TurnProvenance
+ */
+export type TurnProvenance = Message<"quarry.answer.v1.TurnProvenance"> & {
+  /**
+   * @generated from field: string assistant_id = 1;
+   */
+  assistantId: string;
+
+  /**
+   * @generated from field: repeated string knowledge_base_ids = 2;
+   */
+  knowledgeBaseIds: string[];
+
+  /**
+   * @generated from field: string retrieval_query = 3;
+   */
+  retrievalQuery: string;
+
+  /**
+   * @generated from field: quarry.answer.v1.QueryRewrite rewrite = 4;
+   */
+  rewrite: QueryRewrite;
+
+  /**
+   * Why the rewrite is what it is ("rewritten by gpt-x", "no chat model: searched as asked").
+   *
+   * @generated from field: string rewrite_note = 5;
+   */
+  rewriteNote: string;
+
+  /**
+   * Earlier turns given to the chat model as history.
+   *
+   * @generated from field: uint32 history_turns = 6;
+   */
+  historyTurns: number;
+
+  /**
+   * The settings retrieval ran with (assistant defaults merged with the request's).
+   *
+   * @generated from field: quarry.answer.v1.RetrievalSettings retrieval = 7;
+   */
+  retrieval?: RetrievalSettings | undefined;
+
+  /**
+   * @generated from field: quarry.common.v1.QueryRewriteMode rewrite_mode = 8;
+   */
+  rewriteMode: QueryRewriteMode;
+
+  /**
+   * @generated from field: bool rerank = 9;
+   */
+  rerank: boolean;
+
+  /**
+   * @generated from field: bool hide_file_names = 10;
+   */
+  hideFileNames: boolean;
+
+  /**
+   * One list per knowledge base searched, as its search returned it.
+   *
+   * @generated from field: repeated quarry.answer.v1.CandidateList lists = 11;
+   */
+  lists: CandidateList[];
+
+  /**
+   * How the lists became one ranking.
+   *
+   * @generated from field: string fusion_rule = 12;
+   */
+  fusionRule: string;
+
+  /**
+   * @generated from field: repeated quarry.answer.v1.FusedHit fused = 13;
+   */
+  fused: FusedHit[];
+
+  /**
+   * The number chunks were cited by, in prompt order.
+   *
+   * @generated from field: repeated quarry.answer.v1.ContextEntry context = 14;
+   */
+  context: ContextEntry[];
+
+  /**
+   * @generated from field: uint32 context_tokens = 15;
+   */
+  contextTokens: number;
+
+  /**
+   * @generated from field: string model = 16;
+   */
+  model: string;
+
+  /**
+   * @generated from field: bool extractive = 17;
+   */
+  extractive: boolean;
+
+  /**
+   * @generated from field: quarry.common.v1.Usage usage = 18;
+   */
+  usage?: Usage | undefined;
+
+  /**
+   * @generated from field: repeated quarry.answer.v1.CitationCheck citation_checks = 19;
+   */
+  citationChecks: CitationCheck[];
+
+  /**
+   * @generated from field: repeated uint32 markers_used = 20;
+   */
+  markersUsed: number[];
+
+  /**
+   * @generated from field: repeated uint32 markers_dropped = 21;
+   */
+  markersDropped: number[];
+
+  /**
+   * @generated from field: uint32 resolved_markers = 22;
+   */
+  resolvedMarkers: number;
+
+  /**
+   * @generated from field: uint32 unsupported_markers = 23;
+   */
+  unsupportedMarkers: number;
+
+  /**
+   * @generated from field: repeated quarry.answer.v1.StageTiming stages = 24;
+   */
+  stages: StageTiming[];
+
+  /**
+   * @generated from field: double duration_ms = 25;
+   */
+  durationMs: number;
+
+  /**
+   * Set when the turn failed before its answer was complete.
+   *
+   * @generated from field: string error = 26;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message quarry.answer.v1.TurnProvenance.
+ * Use `create(TurnProvenanceSchema)` to create a new message.
+ */
+export const TurnProvenanceSchema: GenMessage<TurnProvenance> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 13);
+
+/**
+ * @generated from message quarry.answer.v1.CandidateList
+ */
+export type CandidateList = Message<"quarry.answer.v1.CandidateList"> & {
+  /**
+   * @generated from field: string knowledge_base_id = 1;
+   */
+  knowledgeBaseId: string;
+
+  /**
+   * @generated from field: int32 priority = 2;
+   */
+  priority: number;
+
+  /**
+   * @generated from field: uint32 top_k = 3;
+   */
+  topK: number;
+
+  /**
+   * The share of the question's word pieces the embedder reads (vector and hybrid), 0..1.
+   *
+   * @generated from field: optional double known_token_share = 4;
+   */
+  knownTokenShare?: number | undefined;
+
+  /**
+   * The vector list's weight in hybrid fusion (0 when the embedder cannot read the question).
+   *
+   * @generated from field: optional double vector_weight = 5;
+   */
+  vectorWeight?: number | undefined;
+
+  /**
+   * @generated from field: repeated quarry.answer.v1.CandidateHit hits = 6;
+   */
+  hits: CandidateHit[];
+};
+
+/**
+ * Describes the message quarry.answer.v1.CandidateList.
+ * Use `create(CandidateListSchema)` to create a new message.
+ */
+export const CandidateListSchema: GenMessage<CandidateList> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 14);
+
+/**
+ * @generated from message quarry.answer.v1.CandidateHit
+ */
+export type CandidateHit = Message<"quarry.answer.v1.CandidateHit"> & {
+  /**
+   * 1-based, in the list.
+   *
+   * @generated from field: uint32 rank = 1;
+   */
+  rank: number;
+
+  /**
+   * @generated from field: string chunk_id = 2;
+   */
+  chunkId: string;
+
+  /**
+   * @generated from field: string document_id = 3;
+   */
+  documentId: string;
+
+  /**
+   * @generated from field: string file_name = 4;
+   */
+  fileName: string;
+
+  /**
+   * @generated from field: double score = 5;
+   */
+  score: number;
+
+  /**
+   * @generated from field: quarry.common.v1.HitExplain explain = 6;
+   */
+  explain?: HitExplain | undefined;
+};
+
+/**
+ * Describes the message quarry.answer.v1.CandidateHit.
+ * Use `create(CandidateHitSchema)` to create a new message.
+ */
+export const CandidateHitSchema: GenMessage<CandidateHit> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 15);
+
+/**
+ * @generated from message quarry.answer.v1.FusedHit
+ */
+export type FusedHit = Message<"quarry.answer.v1.FusedHit"> & {
+  /**
+   * @generated from field: uint32 rank = 1;
+   */
+  rank: number;
+
+  /**
+   * @generated from field: string chunk_id = 2;
+   */
+  chunkId: string;
+
+  /**
+   * @generated from field: string knowledge_base_id = 3;
+   */
+  knowledgeBaseId: string;
+
+  /**
+   * The rank it had in its base's list.
+   *
+   * @generated from field: uint32 list_rank = 4;
+   */
+  listRank: number;
+
+  /**
+   * @generated from field: double score = 5;
+   */
+  score: number;
+
+  /**
+   * Its number in the context, or 0 when it was left out.
+   *
+   * @generated from field: uint32 context_number = 6;
+   */
+  contextNumber: number;
+
+  /**
+   * "duplicate" or "over-budget" when left out.
+   *
+   * @generated from field: string excluded_reason = 7;
+   */
+  excludedReason: string;
+
+  /**
+   * @generated from field: uint32 duplicate_of = 8;
+   */
+  duplicateOf: number;
+};
+
+/**
+ * Describes the message quarry.answer.v1.FusedHit.
+ * Use `create(FusedHitSchema)` to create a new message.
+ */
+export const FusedHitSchema: GenMessage<FusedHit> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 16);
+
+/**
+ * @generated from message quarry.answer.v1.ContextEntry
+ */
+export type ContextEntry = Message<"quarry.answer.v1.ContextEntry"> & {
+  /**
+   * @generated from field: uint32 number = 1;
+   */
+  number: number;
+
+  /**
+   * @generated from field: string chunk_id = 2;
+   */
+  chunkId: string;
+
+  /**
+   * @generated from field: string document_id = 3;
+   */
+  documentId: string;
+
+  /**
+   * @generated from field: string knowledge_base_id = 4;
+   */
+  knowledgeBaseId: string;
+
+  /**
+   * @generated from field: string file_name = 5;
+   */
+  fileName: string;
+
+  /**
+   * @generated from field: uint32 page = 6;
+   */
+  page: number;
+
+  /**
+   * @generated from field: repeated string section_path = 7;
+   */
+  sectionPath: string[];
+
+  /**
+   * @generated from field: uint32 tokens = 8;
+   */
+  tokens: number;
+};
+
+/**
+ * Describes the message quarry.answer.v1.ContextEntry.
+ * Use `create(ContextEntrySchema)` to create a new message.
+ */
+export const ContextEntrySchema: GenMessage<ContextEntry> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 17);
+
+/**
+ * @generated from message quarry.answer.v1.StageTiming
+ */
+export type StageTiming = Message<"quarry.answer.v1.StageTiming"> & {
+  /**
+   * rewrite, retrieve, fuse, build-context, generate, extract, verify, …
+   *
+   * @generated from field: string stage = 1;
+   */
+  stage: string;
+
+  /**
+   * @generated from field: double started_at_ms = 2;
+   */
+  startedAtMs: number;
+
+  /**
+   * @generated from field: double duration_ms = 3;
+   */
+  durationMs: number;
+
+  /**
+   * @generated from field: string note = 4;
+   */
+  note: string;
+};
+
+/**
+ * Describes the message quarry.answer.v1.StageTiming.
+ * Use `create(StageTimingSchema)` to create a new message.
+ */
+export const StageTimingSchema: GenMessage<StageTiming> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 18);
 
 /**
  * @generated from enum quarry.answer.v1.QueryExpansion
@@ -538,6 +1054,52 @@ export const ChatStageSchema: GenEnum<ChatStage> = /*@__PURE__*/
   enumDesc(file_quarry_answer_v1_answer, 1);
 
 /**
+ * Whether and why the question retrieval used differs from the one asked.
+ *
+ * @generated from enum quarry.answer.v1.QueryRewrite
+ */
+export enum QueryRewrite {
+  /**
+   * @generated from enum value: QUERY_REWRITE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The first turn of a conversation: the question stands alone.
+   *
+   * @generated from enum value: QUERY_REWRITE_FIRST_TURN = 1;
+   */
+  FIRST_TURN = 1,
+
+  /**
+   * A follow-up, rewritten into a standalone question by the chat model.
+   *
+   * @generated from enum value: QUERY_REWRITE_REWRITTEN = 2;
+   */
+  REWRITTEN = 2,
+
+  /**
+   * A follow-up searched as asked: no chat model is configured to rewrite it.
+   *
+   * @generated from enum value: QUERY_REWRITE_NO_MODEL = 3;
+   */
+  NO_MODEL = 3,
+
+  /**
+   * A follow-up searched as asked: the rewrite failed or came back empty (the turn says why).
+   *
+   * @generated from enum value: QUERY_REWRITE_FAILED = 4;
+   */
+  FAILED = 4,
+}
+
+/**
+ * Describes the enum quarry.answer.v1.QueryRewrite.
+ */
+export const QueryRewriteSchema: GenEnum<QueryRewrite> = /*@__PURE__*/
+  enumDesc(file_quarry_answer_v1_answer, 2);
+
+/**
  * @generated from service quarry.answer.v1.AnswerService
  */
 export const AnswerService: GenService<{
@@ -552,6 +1114,9 @@ export const AnswerService: GenService<{
     output: typeof RetrieveResponseSchema;
   },
   /**
+   * Answers within a conversation (a new one when none is named) and stores the turn with its
+   * provenance in the index.
+   *
    * @generated from rpc quarry.answer.v1.AnswerService.Chat
    */
   chat: {

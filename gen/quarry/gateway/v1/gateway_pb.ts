@@ -6,10 +6,12 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { ChatResponse as ChatResponse$1, RetrievalNotes, RetrievalSettings } from "../../answer/v1/answer_pb.ts";
+import type { ChatResponse as ChatResponse$1, RetrievalNotes, RetrievalSettings, Turn } from "../../answer/v1/answer_pb.ts";
 import { file_quarry_answer_v1_answer } from "../../answer/v1/answer_pb.ts";
 import type { ApiKey, ApiKeyRole } from "../../common/v1/api_key_pb.ts";
 import { file_quarry_common_v1_api_key } from "../../common/v1/api_key_pb.ts";
+import type { Assistant, Conversation } from "../../common/v1/assistant_pb.ts";
+import { file_quarry_common_v1_assistant } from "../../common/v1/assistant_pb.ts";
 import type { Chunk, ChunkingSettings, Document, DocumentStatus, KnowledgeBase, PreviewParent, SearchHit } from "../../common/v1/common_pb.ts";
 import { file_quarry_common_v1_common } from "../../common/v1/common_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -18,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/gateway/v1/gateway.proto.
  */
 export const file_quarry_gateway_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Ch9xdWFycnkvZ2F0ZXdheS92MS9nYXRld2F5LnByb3RvEhFxdWFycnkuZ2F0ZXdheS52MSKOAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSNAoIY2h1bmtpbmcYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MiVgobQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjEKF0dldEtub3dsZWRnZUJhc2VSZXF1ZXN0EhYKDmtub3dsZWRnZV9iYXNlGAEgASgJIlMKGEdldEtub3dsZWRnZUJhc2VSZXNwb25zZRI3Cg5rbm93bGVkZ2VfYmFzZRgBIAEoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSIbChlMaXN0S25vd2xlZGdlQmFzZXNSZXF1ZXN0IlYKGkxpc3RLbm93bGVkZ2VCYXNlc1Jlc3BvbnNlEjgKD2tub3dsZWRnZV9iYXNlcxgBIAMoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSI0ChpEZWxldGVLbm93bGVkZ2VCYXNlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSIdChtEZWxldGVLbm93bGVkZ2VCYXNlUmVzcG9uc2UiwgEKDkRvY3VtZW50SGVhZGVyEhYKDmtub3dsZWRnZV9iYXNlGAEgASgJEhEKCWZpbGVfbmFtZRgCIAEoCRIRCgltaW1lX3R5cGUYAyABKAkSQQoIbWV0YWRhdGEYBCADKAsyLy5xdWFycnkuZ2F0ZXdheS52MS5Eb2N1bWVudEhlYWRlci5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJbChVVcGxvYWREb2N1bWVudFJlcXVlc3QSMQoGaGVhZGVyGAEgASgLMiEucXVhcnJ5LmdhdGV3YXkudjEuRG9jdW1lbnRIZWFkZXISDwoHY29udGVudBgCIAEoDCJZChZVcGxvYWREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudBIRCgl1bmNoYW5nZWQYAiABKAgibQobVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXF1ZXN0EjMKBmhlYWRlchgBIAEoCzIhLnF1YXJyeS5nYXRld2F5LnYxLkRvY3VtZW50SGVhZGVySAASEQoHY29udGVudBgCIAEoDEgAQgYKBHBhcnQiXwocVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIikKEkdldERvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSJDChNHZXREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIuChRMaXN0RG9jdW1lbnRzUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSJGChVMaXN0RG9jdW1lbnRzUmVzcG9uc2USLQoJZG9jdW1lbnRzGAEgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCJBChlTZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiSgoaU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50IiwKFURlbGV0ZURvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSIYChZEZWxldGVEb2N1bWVudFJlc3BvbnNlIkUKFVdhdGNoSW5nZXN0aW9uUmVxdWVzdBIUCgxkb2N1bWVudF9pZHMYASADKAkSFgoOa25vd2xlZGdlX2Jhc2UYAiABKAkiuAEKFldhdGNoSW5nZXN0aW9uUmVzcG9uc2USEwoLZG9jdW1lbnRfaWQYASABKAkSEQoJZmlsZV9uYW1lGAIgASgJEjAKBnN0YXR1cxgDIAEoDjIgLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnRTdGF0dXMSDwoHcGVyY2VudBgEIAEoDRIPCgdtZXNzYWdlGAUgASgJEg0KBWVycm9yGAYgASgJEhMKC2NodW5rX2NvdW50GAcgASgNIq8BChRQcmV2aWV3Q2h1bmtzUmVxdWVzdBIRCglmaWxlX25hbWUYASABKAkSDwoHY29udGVudBgCIAEoDBIRCgltaW1lX3R5cGUYAyABKAkSNAoIc2V0dGluZ3MYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSFgoOa25vd2xlZGdlX2Jhc2UYBSABKAkSEgoKbWF4X2NodW5rcxgGIAEoDSLUAQoVUHJldmlld0NodW5rc1Jlc3BvbnNlEicKBmNodW5rcxgBIAMoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsSFAoMdG90YWxfY2h1bmtzGAIgASgNEhQKDHRvdGFsX3Rva2VucxgDIAEoDRI0CghzZXR0aW5ncxgEIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncxIwCgdwYXJlbnRzGAUgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5QcmV2aWV3UGFyZW50Im4KDVNlYXJjaFJlcXVlc3QSDQoFcXVlcnkYASABKAkSFwoPa25vd2xlZGdlX2Jhc2VzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncyJ9Cg5TZWFyY2hSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSDwoHdG9va19tcxgCIAEoARIvCgVub3RlcxgDIAEoCzIgLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsTm90ZXMibwoLQ2hhdFJlcXVlc3QSEAoIcXVlc3Rpb24YASABKAkSFwoPa25vd2xlZGdlX2Jhc2VzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncyI9CgxDaGF0UmVzcG9uc2USLQoFZXZlbnQYASABKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNoYXRSZXNwb25zZSJoChNDcmVhdGVBcGlLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEcm9sZRgCIAEoDjIcLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Um9sZRIXCg9rbm93bGVkZ2VfYmFzZXMYAyADKAkiUQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5IiYKE1Jldm9rZUFwaUtleVJlcXVlc3QSDwoHYXBpX2tleRgBIAEoCSIWChRSZXZva2VBcGlLZXlSZXNwb25zZTLgDQoNUXVhcnJ5U2VydmljZRJ0ChNDcmVhdGVLbm93bGVkZ2VCYXNlEi0ucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLi5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USawoQR2V0S25vd2xlZGdlQmFzZRIqLnF1YXJyeS5nYXRld2F5LnYxLkdldEtub3dsZWRnZUJhc2VSZXF1ZXN0GisucXVhcnJ5LmdhdGV3YXkudjEuR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEnEKEkxpc3RLbm93bGVkZ2VCYXNlcxIsLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QaLS5xdWFycnkuZ2F0ZXdheS52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRJ0ChNEZWxldGVLbm93bGVkZ2VCYXNlEi0ucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLi5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USZQoOVXBsb2FkRG9jdW1lbnQSKC5xdWFycnkuZ2F0ZXdheS52MS5VcGxvYWREb2N1bWVudFJlcXVlc3QaKS5xdWFycnkuZ2F0ZXdheS52MS5VcGxvYWREb2N1bWVudFJlc3BvbnNlEnkKFFVwbG9hZERvY3VtZW50U3RyZWFtEi4ucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXF1ZXN0Gi8ucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXNwb25zZSgBElwKC0dldERvY3VtZW50EiUucXVhcnJ5LmdhdGV3YXkudjEuR2V0RG9jdW1lbnRSZXF1ZXN0GiYucXVhcnJ5LmdhdGV3YXkudjEuR2V0RG9jdW1lbnRSZXNwb25zZRJiCg1MaXN0RG9jdW1lbnRzEicucXVhcnJ5LmdhdGV3YXkudjEuTGlzdERvY3VtZW50c1JlcXVlc3QaKC5xdWFycnkuZ2F0ZXdheS52MS5MaXN0RG9jdW1lbnRzUmVzcG9uc2UScQoSU2V0RG9jdW1lbnRFbmFibGVkEiwucXVhcnJ5LmdhdGV3YXkudjEuU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBotLnF1YXJyeS5nYXRld2F5LnYxLlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEmUKDkRlbGV0ZURvY3VtZW50EigucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlRG9jdW1lbnRSZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlRG9jdW1lbnRSZXNwb25zZRJnCg5XYXRjaEluZ2VzdGlvbhIoLnF1YXJyeS5nYXRld2F5LnYxLldhdGNoSW5nZXN0aW9uUmVxdWVzdBopLnF1YXJyeS5nYXRld2F5LnYxLldhdGNoSW5nZXN0aW9uUmVzcG9uc2UwARJiCg1QcmV2aWV3Q2h1bmtzEicucXVhcnJ5LmdhdGV3YXkudjEuUHJldmlld0NodW5rc1JlcXVlc3QaKC5xdWFycnkuZ2F0ZXdheS52MS5QcmV2aWV3Q2h1bmtzUmVzcG9uc2USTQoGU2VhcmNoEiAucXVhcnJ5LmdhdGV3YXkudjEuU2VhcmNoUmVxdWVzdBohLnF1YXJyeS5nYXRld2F5LnYxLlNlYXJjaFJlc3BvbnNlEkkKBENoYXQSHi5xdWFycnkuZ2F0ZXdheS52MS5DaGF0UmVxdWVzdBofLnF1YXJyeS5nYXRld2F5LnYxLkNoYXRSZXNwb25zZTABEl8KDENyZWF0ZUFwaUtleRImLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaJy5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJcCgtMaXN0QXBpS2V5cxIlLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBomLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USXwoMUmV2b2tlQXBpS2V5EiYucXVhcnJ5LmdhdGV3YXkudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBonLnF1YXJyeS5nYXRld2F5LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlYgZwcm90bzM", [file_quarry_answer_v1_answer, file_quarry_common_v1_api_key, file_quarry_common_v1_common]);
+  fileDesc("Ch9xdWFycnkvZ2F0ZXdheS92MS9nYXRld2F5LnByb3RvEhFxdWFycnkuZ2F0ZXdheS52MSKOAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSNAoIY2h1bmtpbmcYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MiVgobQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjEKF0dldEtub3dsZWRnZUJhc2VSZXF1ZXN0EhYKDmtub3dsZWRnZV9iYXNlGAEgASgJIlMKGEdldEtub3dsZWRnZUJhc2VSZXNwb25zZRI3Cg5rbm93bGVkZ2VfYmFzZRgBIAEoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSIbChlMaXN0S25vd2xlZGdlQmFzZXNSZXF1ZXN0IlYKGkxpc3RLbm93bGVkZ2VCYXNlc1Jlc3BvbnNlEjgKD2tub3dsZWRnZV9iYXNlcxgBIAMoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSI0ChpEZWxldGVLbm93bGVkZ2VCYXNlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSIdChtEZWxldGVLbm93bGVkZ2VCYXNlUmVzcG9uc2UiwgEKDkRvY3VtZW50SGVhZGVyEhYKDmtub3dsZWRnZV9iYXNlGAEgASgJEhEKCWZpbGVfbmFtZRgCIAEoCRIRCgltaW1lX3R5cGUYAyABKAkSQQoIbWV0YWRhdGEYBCADKAsyLy5xdWFycnkuZ2F0ZXdheS52MS5Eb2N1bWVudEhlYWRlci5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJbChVVcGxvYWREb2N1bWVudFJlcXVlc3QSMQoGaGVhZGVyGAEgASgLMiEucXVhcnJ5LmdhdGV3YXkudjEuRG9jdW1lbnRIZWFkZXISDwoHY29udGVudBgCIAEoDCJZChZVcGxvYWREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudBIRCgl1bmNoYW5nZWQYAiABKAgibQobVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXF1ZXN0EjMKBmhlYWRlchgBIAEoCzIhLnF1YXJyeS5nYXRld2F5LnYxLkRvY3VtZW50SGVhZGVySAASEQoHY29udGVudBgCIAEoDEgAQgYKBHBhcnQiXwocVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIikKEkdldERvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSJDChNHZXREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIuChRMaXN0RG9jdW1lbnRzUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSJGChVMaXN0RG9jdW1lbnRzUmVzcG9uc2USLQoJZG9jdW1lbnRzGAEgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCJBChlTZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiSgoaU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50IiwKFURlbGV0ZURvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSIYChZEZWxldGVEb2N1bWVudFJlc3BvbnNlIkUKFVdhdGNoSW5nZXN0aW9uUmVxdWVzdBIUCgxkb2N1bWVudF9pZHMYASADKAkSFgoOa25vd2xlZGdlX2Jhc2UYAiABKAkiuAEKFldhdGNoSW5nZXN0aW9uUmVzcG9uc2USEwoLZG9jdW1lbnRfaWQYASABKAkSEQoJZmlsZV9uYW1lGAIgASgJEjAKBnN0YXR1cxgDIAEoDjIgLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnRTdGF0dXMSDwoHcGVyY2VudBgEIAEoDRIPCgdtZXNzYWdlGAUgASgJEg0KBWVycm9yGAYgASgJEhMKC2NodW5rX2NvdW50GAcgASgNIq8BChRQcmV2aWV3Q2h1bmtzUmVxdWVzdBIRCglmaWxlX25hbWUYASABKAkSDwoHY29udGVudBgCIAEoDBIRCgltaW1lX3R5cGUYAyABKAkSNAoIc2V0dGluZ3MYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSFgoOa25vd2xlZGdlX2Jhc2UYBSABKAkSEgoKbWF4X2NodW5rcxgGIAEoDSLUAQoVUHJldmlld0NodW5rc1Jlc3BvbnNlEicKBmNodW5rcxgBIAMoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsSFAoMdG90YWxfY2h1bmtzGAIgASgNEhQKDHRvdGFsX3Rva2VucxgDIAEoDRI0CghzZXR0aW5ncxgEIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncxIwCgdwYXJlbnRzGAUgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5QcmV2aWV3UGFyZW50Im4KDVNlYXJjaFJlcXVlc3QSDQoFcXVlcnkYASABKAkSFwoPa25vd2xlZGdlX2Jhc2VzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncyJ9Cg5TZWFyY2hSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSDwoHdG9va19tcxgCIAEoARIvCgVub3RlcxgDIAEoCzIgLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsTm90ZXMimwEKC0NoYXRSZXF1ZXN0EhAKCHF1ZXN0aW9uGAEgASgJEhcKD2tub3dsZWRnZV9iYXNlcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MSFwoPY29udmVyc2F0aW9uX2lkGAQgASgJEhEKCWFzc2lzdGFudBgFIAEoCSI9CgxDaGF0UmVzcG9uc2USLQoFZXZlbnQYASABKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNoYXRSZXNwb25zZSJoChNDcmVhdGVBcGlLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEcm9sZRgCIAEoDjIcLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Um9sZRIXCg9rbm93bGVkZ2VfYmFzZXMYAyADKAkiUQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5IiYKE1Jldm9rZUFwaUtleVJlcXVlc3QSDwoHYXBpX2tleRgBIAEoCSIWChRSZXZva2VBcGlLZXlSZXNwb25zZSJIChZDcmVhdGVBc3Npc3RhbnRSZXF1ZXN0Ei4KCWFzc2lzdGFudBgBIAEoCzIbLnF1YXJyeS5jb21tb24udjEuQXNzaXN0YW50IkkKF0NyZWF0ZUFzc2lzdGFudFJlc3BvbnNlEi4KCWFzc2lzdGFudBgBIAEoCzIbLnF1YXJyeS5jb21tb24udjEuQXNzaXN0YW50IigKE0dldEFzc2lzdGFudFJlcXVlc3QSEQoJYXNzaXN0YW50GAEgASgJIkYKFEdldEFzc2lzdGFudFJlc3BvbnNlEi4KCWFzc2lzdGFudBgBIAEoCzIbLnF1YXJyeS5jb21tb24udjEuQXNzaXN0YW50IhcKFUxpc3RBc3Npc3RhbnRzUmVxdWVzdCJJChZMaXN0QXNzaXN0YW50c1Jlc3BvbnNlEi8KCmFzc2lzdGFudHMYASADKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJYChZVcGRhdGVBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCRIrCgZ1cGRhdGUYAiABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJJChdVcGRhdGVBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIrChZEZWxldGVBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSIZChdEZWxldGVBc3Npc3RhbnRSZXNwb25zZSItChhMaXN0Q29udmVyc2F0aW9uc1JlcXVlc3QSEQoJYXNzaXN0YW50GAEgASgJIlIKGUxpc3RDb252ZXJzYXRpb25zUmVzcG9uc2USNQoNY29udmVyc2F0aW9ucxgBIAMoCzIeLnF1YXJyeS5jb21tb24udjEuQ29udmVyc2F0aW9uIjEKFkdldENvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJInYKF0dldENvbnZlcnNhdGlvblJlc3BvbnNlEjQKDGNvbnZlcnNhdGlvbhgBIAEoCzIeLnF1YXJyeS5jb21tb24udjEuQ29udmVyc2F0aW9uEiUKBXR1cm5zGAIgAygLMhYucXVhcnJ5LmFuc3dlci52MS5UdXJuIjQKGURlbGV0ZUNvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJIhwKGkRlbGV0ZUNvbnZlcnNhdGlvblJlc3BvbnNlIiEKDkdldFR1cm5SZXF1ZXN0Eg8KB3R1cm5faWQYASABKAkiNwoPR2V0VHVyblJlc3BvbnNlEiQKBHR1cm4YASABKAsyFi5xdWFycnkuYW5zd2VyLnYxLlR1cm4yhRUKDVF1YXJyeVNlcnZpY2USdAoTQ3JlYXRlS25vd2xlZGdlQmFzZRItLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0Gi4ucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEmsKEEdldEtub3dsZWRnZUJhc2USKi5xdWFycnkuZ2F0ZXdheS52MS5HZXRLbm93bGVkZ2VCYXNlUmVxdWVzdBorLnF1YXJyeS5nYXRld2F5LnYxLkdldEtub3dsZWRnZUJhc2VSZXNwb25zZRJxChJMaXN0S25vd2xlZGdlQmFzZXMSLC5xdWFycnkuZ2F0ZXdheS52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXF1ZXN0Gi0ucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USdAoTRGVsZXRlS25vd2xlZGdlQmFzZRItLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0Gi4ucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEmUKDlVwbG9hZERvY3VtZW50EigucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRSZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRSZXNwb25zZRJ5ChRVcGxvYWREb2N1bWVudFN0cmVhbRIuLnF1YXJyeS5nYXRld2F5LnYxLlVwbG9hZERvY3VtZW50U3RyZWFtUmVxdWVzdBovLnF1YXJyeS5nYXRld2F5LnYxLlVwbG9hZERvY3VtZW50U3RyZWFtUmVzcG9uc2UoARJcCgtHZXREb2N1bWVudBIlLnF1YXJyeS5nYXRld2F5LnYxLkdldERvY3VtZW50UmVxdWVzdBomLnF1YXJyeS5nYXRld2F5LnYxLkdldERvY3VtZW50UmVzcG9uc2USYgoNTGlzdERvY3VtZW50cxInLnF1YXJyeS5nYXRld2F5LnYxLkxpc3REb2N1bWVudHNSZXF1ZXN0GigucXVhcnJ5LmdhdGV3YXkudjEuTGlzdERvY3VtZW50c1Jlc3BvbnNlEnEKElNldERvY3VtZW50RW5hYmxlZBIsLnF1YXJyeS5nYXRld2F5LnYxLlNldERvY3VtZW50RW5hYmxlZFJlcXVlc3QaLS5xdWFycnkuZ2F0ZXdheS52MS5TZXREb2N1bWVudEVuYWJsZWRSZXNwb25zZRJlCg5EZWxldGVEb2N1bWVudBIoLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZURvY3VtZW50UmVxdWVzdBopLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZURvY3VtZW50UmVzcG9uc2USZwoOV2F0Y2hJbmdlc3Rpb24SKC5xdWFycnkuZ2F0ZXdheS52MS5XYXRjaEluZ2VzdGlvblJlcXVlc3QaKS5xdWFycnkuZ2F0ZXdheS52MS5XYXRjaEluZ2VzdGlvblJlc3BvbnNlMAESYgoNUHJldmlld0NodW5rcxInLnF1YXJyeS5nYXRld2F5LnYxLlByZXZpZXdDaHVua3NSZXF1ZXN0GigucXVhcnJ5LmdhdGV3YXkudjEuUHJldmlld0NodW5rc1Jlc3BvbnNlEk0KBlNlYXJjaBIgLnF1YXJyeS5nYXRld2F5LnYxLlNlYXJjaFJlcXVlc3QaIS5xdWFycnkuZ2F0ZXdheS52MS5TZWFyY2hSZXNwb25zZRJJCgRDaGF0Eh4ucXVhcnJ5LmdhdGV3YXkudjEuQ2hhdFJlcXVlc3QaHy5xdWFycnkuZ2F0ZXdheS52MS5DaGF0UmVzcG9uc2UwARJfCgxDcmVhdGVBcGlLZXkSJi5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GicucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USXAoLTGlzdEFwaUtleXMSJS5xdWFycnkuZ2F0ZXdheS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJi5xdWFycnkuZ2F0ZXdheS52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlEl8KDFJldm9rZUFwaUtleRImLnF1YXJyeS5nYXRld2F5LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJy5xdWFycnkuZ2F0ZXdheS52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJoCg9DcmVhdGVBc3Npc3RhbnQSKS5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVBc3Npc3RhbnRSZXF1ZXN0GioucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlQXNzaXN0YW50UmVzcG9uc2USXwoMR2V0QXNzaXN0YW50EiYucXVhcnJ5LmdhdGV3YXkudjEuR2V0QXNzaXN0YW50UmVxdWVzdBonLnF1YXJyeS5nYXRld2F5LnYxLkdldEFzc2lzdGFudFJlc3BvbnNlEmUKDkxpc3RBc3Npc3RhbnRzEigucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEFzc2lzdGFudHNSZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEFzc2lzdGFudHNSZXNwb25zZRJoCg9VcGRhdGVBc3Npc3RhbnQSKS5xdWFycnkuZ2F0ZXdheS52MS5VcGRhdGVBc3Npc3RhbnRSZXF1ZXN0GioucXVhcnJ5LmdhdGV3YXkudjEuVXBkYXRlQXNzaXN0YW50UmVzcG9uc2USaAoPRGVsZXRlQXNzaXN0YW50EikucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlQXNzaXN0YW50UmVxdWVzdBoqLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUFzc2lzdGFudFJlc3BvbnNlEm4KEUxpc3RDb252ZXJzYXRpb25zEisucXVhcnJ5LmdhdGV3YXkudjEuTGlzdENvbnZlcnNhdGlvbnNSZXF1ZXN0GiwucXVhcnJ5LmdhdGV3YXkudjEuTGlzdENvbnZlcnNhdGlvbnNSZXNwb25zZRJoCg9HZXRDb252ZXJzYXRpb24SKS5xdWFycnkuZ2F0ZXdheS52MS5HZXRDb252ZXJzYXRpb25SZXF1ZXN0GioucXVhcnJ5LmdhdGV3YXkudjEuR2V0Q29udmVyc2F0aW9uUmVzcG9uc2UScQoSRGVsZXRlQ29udmVyc2F0aW9uEiwucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlQ29udmVyc2F0aW9uUmVxdWVzdBotLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUNvbnZlcnNhdGlvblJlc3BvbnNlElAKB0dldFR1cm4SIS5xdWFycnkuZ2F0ZXdheS52MS5HZXRUdXJuUmVxdWVzdBoiLnF1YXJyeS5nYXRld2F5LnYxLkdldFR1cm5SZXNwb25zZWIGcHJvdG8z", [file_quarry_answer_v1_answer, file_quarry_common_v1_api_key, file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.gateway.v1.CreateKnowledgeBaseRequest
@@ -663,16 +665,32 @@ export type ChatRequest = Message<"quarry.gateway.v1.ChatRequest"> & {
   question: string;
 
   /**
-   * Ids or names.
+   * Ids or names; not with assistant.
    *
    * @generated from field: repeated string knowledge_bases = 2;
    */
   knowledgeBases: string[];
 
   /**
+   * Overrides the assistant's retrieval defaults where set.
+   *
    * @generated from field: quarry.answer.v1.RetrievalSettings settings = 3;
    */
   settings?: RetrievalSettings | undefined;
+
+  /**
+   * Continue this conversation (the id the first event of an earlier answer gave); empty: a new one.
+   *
+   * @generated from field: string conversation_id = 4;
+   */
+  conversationId: string;
+
+  /**
+   * An assistant's id or name.
+   *
+   * @generated from field: string assistant = 5;
+   */
+  assistant: string;
 };
 
 /**
@@ -813,6 +831,320 @@ export type RevokeApiKeyResponse = Message<"quarry.gateway.v1.RevokeApiKeyRespon
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
   messageDesc(file_quarry_gateway_v1_gateway, 34);
+
+/**
+ * @generated from message quarry.gateway.v1.CreateAssistantRequest
+ */
+export type CreateAssistantRequest = Message<"quarry.gateway.v1.CreateAssistantRequest"> & {
+  /**
+   * Knowledge bases by id or name; id and timestamps are set by Quarry.
+   *
+   * @generated from field: quarry.common.v1.Assistant assistant = 1;
+   */
+  assistant?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.CreateAssistantRequest.
+ * Use `create(CreateAssistantRequestSchema)` to create a new message.
+ */
+export const CreateAssistantRequestSchema: GenMessage<CreateAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 35);
+
+/**
+ * @generated from message quarry.gateway.v1.CreateAssistantResponse
+ */
+export type CreateAssistantResponse = Message<"quarry.gateway.v1.CreateAssistantResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Assistant assistant = 1;
+   */
+  assistant?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.CreateAssistantResponse.
+ * Use `create(CreateAssistantResponseSchema)` to create a new message.
+ */
+export const CreateAssistantResponseSchema: GenMessage<CreateAssistantResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 36);
+
+/**
+ * @generated from message quarry.gateway.v1.GetAssistantRequest
+ */
+export type GetAssistantRequest = Message<"quarry.gateway.v1.GetAssistantRequest"> & {
+  /**
+   * An id or a name.
+   *
+   * @generated from field: string assistant = 1;
+   */
+  assistant: string;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.GetAssistantRequest.
+ * Use `create(GetAssistantRequestSchema)` to create a new message.
+ */
+export const GetAssistantRequestSchema: GenMessage<GetAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 37);
+
+/**
+ * @generated from message quarry.gateway.v1.GetAssistantResponse
+ */
+export type GetAssistantResponse = Message<"quarry.gateway.v1.GetAssistantResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Assistant assistant = 1;
+   */
+  assistant?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.GetAssistantResponse.
+ * Use `create(GetAssistantResponseSchema)` to create a new message.
+ */
+export const GetAssistantResponseSchema: GenMessage<GetAssistantResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 38);
+
+/**
+ * @generated from message quarry.gateway.v1.ListAssistantsRequest
+ */
+export type ListAssistantsRequest = Message<"quarry.gateway.v1.ListAssistantsRequest"> & {
+};
+
+/**
+ * Describes the message quarry.gateway.v1.ListAssistantsRequest.
+ * Use `create(ListAssistantsRequestSchema)` to create a new message.
+ */
+export const ListAssistantsRequestSchema: GenMessage<ListAssistantsRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 39);
+
+/**
+ * @generated from message quarry.gateway.v1.ListAssistantsResponse
+ */
+export type ListAssistantsResponse = Message<"quarry.gateway.v1.ListAssistantsResponse"> & {
+  /**
+   * @generated from field: repeated quarry.common.v1.Assistant assistants = 1;
+   */
+  assistants: Assistant[];
+};
+
+/**
+ * Describes the message quarry.gateway.v1.ListAssistantsResponse.
+ * Use `create(ListAssistantsResponseSchema)` to create a new message.
+ */
+export const ListAssistantsResponseSchema: GenMessage<ListAssistantsResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 40);
+
+/**
+ * @generated from message quarry.gateway.v1.UpdateAssistantRequest
+ */
+export type UpdateAssistantRequest = Message<"quarry.gateway.v1.UpdateAssistantRequest"> & {
+  /**
+   * An id or a name.
+   *
+   * @generated from field: string assistant = 1;
+   */
+  assistant: string;
+
+  /**
+   * The whole new configuration (read it with GetAssistant, change, send back).
+   *
+   * @generated from field: quarry.common.v1.Assistant update = 2;
+   */
+  update?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.UpdateAssistantRequest.
+ * Use `create(UpdateAssistantRequestSchema)` to create a new message.
+ */
+export const UpdateAssistantRequestSchema: GenMessage<UpdateAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 41);
+
+/**
+ * @generated from message quarry.gateway.v1.UpdateAssistantResponse
+ */
+export type UpdateAssistantResponse = Message<"quarry.gateway.v1.UpdateAssistantResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Assistant assistant = 1;
+   */
+  assistant?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.UpdateAssistantResponse.
+ * Use `create(UpdateAssistantResponseSchema)` to create a new message.
+ */
+export const UpdateAssistantResponseSchema: GenMessage<UpdateAssistantResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 42);
+
+/**
+ * @generated from message quarry.gateway.v1.DeleteAssistantRequest
+ */
+export type DeleteAssistantRequest = Message<"quarry.gateway.v1.DeleteAssistantRequest"> & {
+  /**
+   * @generated from field: string assistant = 1;
+   */
+  assistant: string;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.DeleteAssistantRequest.
+ * Use `create(DeleteAssistantRequestSchema)` to create a new message.
+ */
+export const DeleteAssistantRequestSchema: GenMessage<DeleteAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 43);
+
+/**
+ * @generated from message quarry.gateway.v1.DeleteAssistantResponse
+ */
+export type DeleteAssistantResponse = Message<"quarry.gateway.v1.DeleteAssistantResponse"> & {
+};
+
+/**
+ * Describes the message quarry.gateway.v1.DeleteAssistantResponse.
+ * Use `create(DeleteAssistantResponseSchema)` to create a new message.
+ */
+export const DeleteAssistantResponseSchema: GenMessage<DeleteAssistantResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 44);
+
+/**
+ * @generated from message quarry.gateway.v1.ListConversationsRequest
+ */
+export type ListConversationsRequest = Message<"quarry.gateway.v1.ListConversationsRequest"> & {
+  /**
+   * Only this assistant's (id or name); empty: all.
+   *
+   * @generated from field: string assistant = 1;
+   */
+  assistant: string;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.ListConversationsRequest.
+ * Use `create(ListConversationsRequestSchema)` to create a new message.
+ */
+export const ListConversationsRequestSchema: GenMessage<ListConversationsRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 45);
+
+/**
+ * @generated from message quarry.gateway.v1.ListConversationsResponse
+ */
+export type ListConversationsResponse = Message<"quarry.gateway.v1.ListConversationsResponse"> & {
+  /**
+   * @generated from field: repeated quarry.common.v1.Conversation conversations = 1;
+   */
+  conversations: Conversation[];
+};
+
+/**
+ * Describes the message quarry.gateway.v1.ListConversationsResponse.
+ * Use `create(ListConversationsResponseSchema)` to create a new message.
+ */
+export const ListConversationsResponseSchema: GenMessage<ListConversationsResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 46);
+
+/**
+ * @generated from message quarry.gateway.v1.GetConversationRequest
+ */
+export type GetConversationRequest = Message<"quarry.gateway.v1.GetConversationRequest"> & {
+  /**
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.GetConversationRequest.
+ * Use `create(GetConversationRequestSchema)` to create a new message.
+ */
+export const GetConversationRequestSchema: GenMessage<GetConversationRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 47);
+
+/**
+ * @generated from message quarry.gateway.v1.GetConversationResponse
+ */
+export type GetConversationResponse = Message<"quarry.gateway.v1.GetConversationResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Conversation conversation = 1;
+   */
+  conversation?: Conversation | undefined;
+
+  /**
+   * @generated from field: repeated quarry.answer.v1.Turn turns = 2;
+   */
+  turns: Turn[];
+};
+
+/**
+ * Describes the message quarry.gateway.v1.GetConversationResponse.
+ * Use `create(GetConversationResponseSchema)` to create a new message.
+ */
+export const GetConversationResponseSchema: GenMessage<GetConversationResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 48);
+
+/**
+ * @generated from message quarry.gateway.v1.DeleteConversationRequest
+ */
+export type DeleteConversationRequest = Message<"quarry.gateway.v1.DeleteConversationRequest"> & {
+  /**
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.DeleteConversationRequest.
+ * Use `create(DeleteConversationRequestSchema)` to create a new message.
+ */
+export const DeleteConversationRequestSchema: GenMessage<DeleteConversationRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 49);
+
+/**
+ * @generated from message quarry.gateway.v1.DeleteConversationResponse
+ */
+export type DeleteConversationResponse = Message<"quarry.gateway.v1.DeleteConversationResponse"> & {
+};
+
+/**
+ * Describes the message quarry.gateway.v1.DeleteConversationResponse.
+ * Use `create(DeleteConversationResponseSchema)` to create a new message.
+ */
+export const DeleteConversationResponseSchema: GenMessage<DeleteConversationResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 50);
+
+/**
+ * @generated from message quarry.gateway.v1.GetTurnRequest
+ */
+export type GetTurnRequest = Message<"quarry.gateway.v1.GetTurnRequest"> & {
+  /**
+   * @generated from field: string turn_id = 1;
+   */
+  turnId: string;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.GetTurnRequest.
+ * Use `create(GetTurnRequestSchema)` to create a new message.
+ */
+export const GetTurnRequestSchema: GenMessage<GetTurnRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 51);
+
+/**
+ * @generated from message quarry.gateway.v1.GetTurnResponse
+ */
+export type GetTurnResponse = Message<"quarry.gateway.v1.GetTurnResponse"> & {
+  /**
+   * @generated from field: quarry.answer.v1.Turn turn = 1;
+   */
+  turn?: Turn | undefined;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.GetTurnResponse.
+ * Use `create(GetTurnResponseSchema)` to create a new message.
+ */
+export const GetTurnResponseSchema: GenMessage<GetTurnResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 52);
 
 /**
  * @generated from service quarry.gateway.v1.QuarryService
@@ -965,6 +1297,82 @@ export const QuarryService: GenService<{
     methodKind: "unary";
     input: typeof RevokeApiKeyRequestSchema;
     output: typeof RevokeApiKeyResponseSchema;
+  },
+  /**
+   * Assistants: a system prompt, knowledge bases with their top-k and priority, retrieval defaults.
+   *
+   * @generated from rpc quarry.gateway.v1.QuarryService.CreateAssistant
+   */
+  createAssistant: {
+    methodKind: "unary";
+    input: typeof CreateAssistantRequestSchema;
+    output: typeof CreateAssistantResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.gateway.v1.QuarryService.GetAssistant
+   */
+  getAssistant: {
+    methodKind: "unary";
+    input: typeof GetAssistantRequestSchema;
+    output: typeof GetAssistantResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.gateway.v1.QuarryService.ListAssistants
+   */
+  listAssistants: {
+    methodKind: "unary";
+    input: typeof ListAssistantsRequestSchema;
+    output: typeof ListAssistantsResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.gateway.v1.QuarryService.UpdateAssistant
+   */
+  updateAssistant: {
+    methodKind: "unary";
+    input: typeof UpdateAssistantRequestSchema;
+    output: typeof UpdateAssistantResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.gateway.v1.QuarryService.DeleteAssistant
+   */
+  deleteAssistant: {
+    methodKind: "unary";
+    input: typeof DeleteAssistantRequestSchema;
+    output: typeof DeleteAssistantResponseSchema;
+  },
+  /**
+   * Conversations held through Chat, and each turn's provenance.
+   *
+   * @generated from rpc quarry.gateway.v1.QuarryService.ListConversations
+   */
+  listConversations: {
+    methodKind: "unary";
+    input: typeof ListConversationsRequestSchema;
+    output: typeof ListConversationsResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.gateway.v1.QuarryService.GetConversation
+   */
+  getConversation: {
+    methodKind: "unary";
+    input: typeof GetConversationRequestSchema;
+    output: typeof GetConversationResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.gateway.v1.QuarryService.DeleteConversation
+   */
+  deleteConversation: {
+    methodKind: "unary";
+    input: typeof DeleteConversationRequestSchema;
+    output: typeof DeleteConversationResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.gateway.v1.QuarryService.GetTurn
+   */
+  getTurn: {
+    methodKind: "unary";
+    input: typeof GetTurnRequestSchema;
+    output: typeof GetTurnResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_quarry_gateway_v1_gateway, 0);

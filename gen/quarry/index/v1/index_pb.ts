@@ -6,8 +6,12 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Turn } from "../../answer/v1/answer_pb.ts";
+import { file_quarry_answer_v1_answer } from "../../answer/v1/answer_pb.ts";
 import type { ApiKey, ApiKeyRole } from "../../common/v1/api_key_pb.ts";
 import { file_quarry_common_v1_api_key } from "../../common/v1/api_key_pb.ts";
+import type { Assistant, Conversation } from "../../common/v1/assistant_pb.ts";
+import { file_quarry_common_v1_assistant } from "../../common/v1/assistant_pb.ts";
 import type { Chunk, ChunkingSettings, Document, KnowledgeBase, RetrievalMode, SearchHit } from "../../common/v1/common_pb.ts";
 import { file_quarry_common_v1_common } from "../../common/v1/common_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -16,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/index/v1/index.proto.
  */
 export const file_quarry_index_v1_index: GenFile = /*@__PURE__*/
-  fileDesc("ChtxdWFycnkvaW5kZXgvdjEvaW5kZXgucHJvdG8SD3F1YXJyeS5pbmRleC52MSKrAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSGwoTZW1iZWRkaW5nX2RpbWVuc2lvbhgEIAEoDRI0CghjaHVua2luZxgFIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncyJWChtDcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiMQoXR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiUwoYR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIhsKGUxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QiVgoaTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USOAoPa25vd2xlZGdlX2Jhc2VzGAEgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjcKGkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJIh0KG0RlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZSKQAgoXUmVnaXN0ZXJEb2N1bWVudFJlcXVlc3QSGQoRa25vd2xlZGdlX2Jhc2VfaWQYASABKAkSEQoJZmlsZV9uYW1lGAIgASgJEhEKCW1pbWVfdHlwZRgDIAEoCRISCgpzaXplX2J5dGVzGAQgASgEEhQKDGNvbnRlbnRfaGFzaBgFIAEoCRIPCgd2ZXJzaW9uGAYgASgDEkgKCG1ldGFkYXRhGAcgAygLMjYucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlsKGFJlZ2lzdGVyRG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIikKEkdldERvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSJDChNHZXREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIxChRMaXN0RG9jdW1lbnRzUmVxdWVzdBIZChFrbm93bGVkZ2VfYmFzZV9pZBgBIAEoCSJGChVMaXN0RG9jdW1lbnRzUmVzcG9uc2USLQoJZG9jdW1lbnRzGAEgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCJBChlTZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiSgoaU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50IiwKFURlbGV0ZURvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSIYChZEZWxldGVEb2N1bWVudFJlc3BvbnNlIi0KDUZ1c2lvbldlaWdodHMSDAoEYm0yNRgBIAEoARIOCgZ2ZWN0b3IYAiABKAEiiAMKDVNlYXJjaFJlcXVlc3QSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAEgAygJEgwKBHRleHQYAiABKAkSDgoGdmVjdG9yGAMgAygCEi0KBG1vZGUYBCABKA4yHy5xdWFycnkuY29tbW9uLnYxLlJldHJpZXZhbE1vZGUSDQoFdG9wX2sYBSABKA0SEQoJbWluX3Njb3JlGAYgASgBEhQKDGRvY3VtZW50X2lkcxgHIAMoCRISCgpjYW5kaWRhdGVzGAggASgNEg0KBXJyZl9rGAkgASgNEi8KB3dlaWdodHMYCiABKAsyHi5xdWFycnkuaW5kZXgudjEuRnVzaW9uV2VpZ2h0cxJLCg9tZXRhZGF0YV9lcXVhbHMYCyADKAsyMi5xdWFycnkuaW5kZXgudjEuU2VhcmNoUmVxdWVzdC5NZXRhZGF0YUVxdWFsc0VudHJ5GjUKE01ldGFkYXRhRXF1YWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI7Cg5TZWFyY2hSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQiWAoQR2V0Q2h1bmtzUmVxdWVzdBIRCgljaHVua19pZHMYASADKAkSMQoJcG9zaXRpb25zGAIgAygLMh4ucXVhcnJ5LmluZGV4LnYxLkNodW5rUG9zaXRpb24iTgoNQ2h1bmtQb3NpdGlvbhITCgtkb2N1bWVudF9pZBgBIAEoCRINCgVpbmRleBgCIAEoDRIZChFrbm93bGVkZ2VfYmFzZV9pZBgDIAEoCSI8ChFHZXRDaHVua3NSZXNwb25zZRInCgZjaHVua3MYASADKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rImgKE0NyZWF0ZUFwaUtleVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIqCgRyb2xlGAIgASgOMhwucXVhcnJ5LmNvbW1vbi52MS5BcGlLZXlSb2xlEhcKD2tub3dsZWRnZV9iYXNlcxgDIAMoCSJRChRDcmVhdGVBcGlLZXlSZXNwb25zZRIpCgdhcGlfa2V5GAEgASgLMhgucXVhcnJ5LmNvbW1vbi52MS5BcGlLZXkSDgoGc2VjcmV0GAIgASgJIhQKEkxpc3RBcGlLZXlzUmVxdWVzdCJBChNMaXN0QXBpS2V5c1Jlc3BvbnNlEioKCGFwaV9rZXlzGAEgAygLMhgucXVhcnJ5LmNvbW1vbi52MS5BcGlLZXkiJgoTUmV2b2tlQXBpS2V5UmVxdWVzdBIPCgdhcGlfa2V5GAEgASgJIhYKFFJldm9rZUFwaUtleVJlc3BvbnNlIj0KGUF1dGhlbnRpY2F0ZUFwaUtleVJlcXVlc3QSDgoGa2V5X2lkGAEgASgJEhAKCGtleV9oYXNoGAIgASgMIkcKGkF1dGhlbnRpY2F0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleTLhCwoMSW5kZXhTZXJ2aWNlEnAKE0NyZWF0ZUtub3dsZWRnZUJhc2USKy5xdWFycnkuaW5kZXgudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLC5xdWFycnkuaW5kZXgudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEmcKEEdldEtub3dsZWRnZUJhc2USKC5xdWFycnkuaW5kZXgudjEuR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QaKS5xdWFycnkuaW5kZXgudjEuR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEm0KEkxpc3RLbm93bGVkZ2VCYXNlcxIqLnF1YXJyeS5pbmRleC52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXF1ZXN0GisucXVhcnJ5LmluZGV4LnYxLkxpc3RLbm93bGVkZ2VCYXNlc1Jlc3BvbnNlEnAKE0RlbGV0ZUtub3dsZWRnZUJhc2USKy5xdWFycnkuaW5kZXgudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLC5xdWFycnkuaW5kZXgudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEmcKEFJlZ2lzdGVyRG9jdW1lbnQSKC5xdWFycnkuaW5kZXgudjEuUmVnaXN0ZXJEb2N1bWVudFJlcXVlc3QaKS5xdWFycnkuaW5kZXgudjEuUmVnaXN0ZXJEb2N1bWVudFJlc3BvbnNlElgKC0dldERvY3VtZW50EiMucXVhcnJ5LmluZGV4LnYxLkdldERvY3VtZW50UmVxdWVzdBokLnF1YXJyeS5pbmRleC52MS5HZXREb2N1bWVudFJlc3BvbnNlEl4KDUxpc3REb2N1bWVudHMSJS5xdWFycnkuaW5kZXgudjEuTGlzdERvY3VtZW50c1JlcXVlc3QaJi5xdWFycnkuaW5kZXgudjEuTGlzdERvY3VtZW50c1Jlc3BvbnNlEm0KElNldERvY3VtZW50RW5hYmxlZBIqLnF1YXJyeS5pbmRleC52MS5TZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0GisucXVhcnJ5LmluZGV4LnYxLlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEmEKDkRlbGV0ZURvY3VtZW50EiYucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZURvY3VtZW50UmVxdWVzdBonLnF1YXJyeS5pbmRleC52MS5EZWxldGVEb2N1bWVudFJlc3BvbnNlEkkKBlNlYXJjaBIeLnF1YXJyeS5pbmRleC52MS5TZWFyY2hSZXF1ZXN0Gh8ucXVhcnJ5LmluZGV4LnYxLlNlYXJjaFJlc3BvbnNlElIKCUdldENodW5rcxIhLnF1YXJyeS5pbmRleC52MS5HZXRDaHVua3NSZXF1ZXN0GiIucXVhcnJ5LmluZGV4LnYxLkdldENodW5rc1Jlc3BvbnNlElsKDENyZWF0ZUFwaUtleRIkLnF1YXJyeS5pbmRleC52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GiUucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlElgKC0xpc3RBcGlLZXlzEiMucXVhcnJ5LmluZGV4LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBokLnF1YXJyeS5pbmRleC52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlElsKDFJldm9rZUFwaUtleRIkLnF1YXJyeS5pbmRleC52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiUucXVhcnJ5LmluZGV4LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEm0KEkF1dGhlbnRpY2F0ZUFwaUtleRIqLnF1YXJyeS5pbmRleC52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0GisucXVhcnJ5LmluZGV4LnYxLkF1dGhlbnRpY2F0ZUFwaUtleVJlc3BvbnNlYgZwcm90bzM", [file_quarry_common_v1_api_key, file_quarry_common_v1_common]);
+  fileDesc("ChtxdWFycnkvaW5kZXgvdjEvaW5kZXgucHJvdG8SD3F1YXJyeS5pbmRleC52MSKrAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSGwoTZW1iZWRkaW5nX2RpbWVuc2lvbhgEIAEoDRI0CghjaHVua2luZxgFIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncyJWChtDcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiMQoXR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiUwoYR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIhsKGUxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QiVgoaTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USOAoPa25vd2xlZGdlX2Jhc2VzGAEgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjcKGkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJIh0KG0RlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZSKQAgoXUmVnaXN0ZXJEb2N1bWVudFJlcXVlc3QSGQoRa25vd2xlZGdlX2Jhc2VfaWQYASABKAkSEQoJZmlsZV9uYW1lGAIgASgJEhEKCW1pbWVfdHlwZRgDIAEoCRISCgpzaXplX2J5dGVzGAQgASgEEhQKDGNvbnRlbnRfaGFzaBgFIAEoCRIPCgd2ZXJzaW9uGAYgASgDEkgKCG1ldGFkYXRhGAcgAygLMjYucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlsKGFJlZ2lzdGVyRG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIikKEkdldERvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSJDChNHZXREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIxChRMaXN0RG9jdW1lbnRzUmVxdWVzdBIZChFrbm93bGVkZ2VfYmFzZV9pZBgBIAEoCSJGChVMaXN0RG9jdW1lbnRzUmVzcG9uc2USLQoJZG9jdW1lbnRzGAEgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCJBChlTZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiSgoaU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50IiwKFURlbGV0ZURvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSIYChZEZWxldGVEb2N1bWVudFJlc3BvbnNlIi0KDUZ1c2lvbldlaWdodHMSDAoEYm0yNRgBIAEoARIOCgZ2ZWN0b3IYAiABKAEiiAMKDVNlYXJjaFJlcXVlc3QSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAEgAygJEgwKBHRleHQYAiABKAkSDgoGdmVjdG9yGAMgAygCEi0KBG1vZGUYBCABKA4yHy5xdWFycnkuY29tbW9uLnYxLlJldHJpZXZhbE1vZGUSDQoFdG9wX2sYBSABKA0SEQoJbWluX3Njb3JlGAYgASgBEhQKDGRvY3VtZW50X2lkcxgHIAMoCRISCgpjYW5kaWRhdGVzGAggASgNEg0KBXJyZl9rGAkgASgNEi8KB3dlaWdodHMYCiABKAsyHi5xdWFycnkuaW5kZXgudjEuRnVzaW9uV2VpZ2h0cxJLCg9tZXRhZGF0YV9lcXVhbHMYCyADKAsyMi5xdWFycnkuaW5kZXgudjEuU2VhcmNoUmVxdWVzdC5NZXRhZGF0YUVxdWFsc0VudHJ5GjUKE01ldGFkYXRhRXF1YWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI7Cg5TZWFyY2hSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQiWAoQR2V0Q2h1bmtzUmVxdWVzdBIRCgljaHVua19pZHMYASADKAkSMQoJcG9zaXRpb25zGAIgAygLMh4ucXVhcnJ5LmluZGV4LnYxLkNodW5rUG9zaXRpb24iTgoNQ2h1bmtQb3NpdGlvbhITCgtkb2N1bWVudF9pZBgBIAEoCRINCgVpbmRleBgCIAEoDRIZChFrbm93bGVkZ2VfYmFzZV9pZBgDIAEoCSI8ChFHZXRDaHVua3NSZXNwb25zZRInCgZjaHVua3MYASADKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rImgKE0NyZWF0ZUFwaUtleVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIqCgRyb2xlGAIgASgOMhwucXVhcnJ5LmNvbW1vbi52MS5BcGlLZXlSb2xlEhcKD2tub3dsZWRnZV9iYXNlcxgDIAMoCSJRChRDcmVhdGVBcGlLZXlSZXNwb25zZRIpCgdhcGlfa2V5GAEgASgLMhgucXVhcnJ5LmNvbW1vbi52MS5BcGlLZXkSDgoGc2VjcmV0GAIgASgJIhQKEkxpc3RBcGlLZXlzUmVxdWVzdCJBChNMaXN0QXBpS2V5c1Jlc3BvbnNlEioKCGFwaV9rZXlzGAEgAygLMhgucXVhcnJ5LmNvbW1vbi52MS5BcGlLZXkiJgoTUmV2b2tlQXBpS2V5UmVxdWVzdBIPCgdhcGlfa2V5GAEgASgJIhYKFFJldm9rZUFwaUtleVJlc3BvbnNlIj0KGUF1dGhlbnRpY2F0ZUFwaUtleVJlcXVlc3QSDgoGa2V5X2lkGAEgASgJEhAKCGtleV9oYXNoGAIgASgMIkcKGkF1dGhlbnRpY2F0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleSJIChZDcmVhdGVBc3Npc3RhbnRSZXF1ZXN0Ei4KCWFzc2lzdGFudBgBIAEoCzIbLnF1YXJyeS5jb21tb24udjEuQXNzaXN0YW50IkkKF0NyZWF0ZUFzc2lzdGFudFJlc3BvbnNlEi4KCWFzc2lzdGFudBgBIAEoCzIbLnF1YXJyeS5jb21tb24udjEuQXNzaXN0YW50IigKE0dldEFzc2lzdGFudFJlcXVlc3QSEQoJYXNzaXN0YW50GAEgASgJIkYKFEdldEFzc2lzdGFudFJlc3BvbnNlEi4KCWFzc2lzdGFudBgBIAEoCzIbLnF1YXJyeS5jb21tb24udjEuQXNzaXN0YW50IhcKFUxpc3RBc3Npc3RhbnRzUmVxdWVzdCJJChZMaXN0QXNzaXN0YW50c1Jlc3BvbnNlEi8KCmFzc2lzdGFudHMYASADKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJYChZVcGRhdGVBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCRIrCgZ1cGRhdGUYAiABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJJChdVcGRhdGVBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIrChZEZWxldGVBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSIZChdEZWxldGVBc3Npc3RhbnRSZXNwb25zZSJcChlDcmVhdGVDb252ZXJzYXRpb25SZXF1ZXN0Eg0KBXRpdGxlGAEgASgJEhQKDGFzc2lzdGFudF9pZBgCIAEoCRIaChJrbm93bGVkZ2VfYmFzZV9pZHMYAyADKAkiUgoaQ3JlYXRlQ29udmVyc2F0aW9uUmVzcG9uc2USNAoMY29udmVyc2F0aW9uGAEgASgLMh4ucXVhcnJ5LmNvbW1vbi52MS5Db252ZXJzYXRpb24iXAoWR2V0Q29udmVyc2F0aW9uUmVxdWVzdBIXCg9jb252ZXJzYXRpb25faWQYASABKAkSFQoNaW5jbHVkZV90dXJucxgCIAEoCBISCgpsYXN0X3R1cm5zGAMgASgNInYKF0dldENvbnZlcnNhdGlvblJlc3BvbnNlEjQKDGNvbnZlcnNhdGlvbhgBIAEoCzIeLnF1YXJyeS5jb21tb24udjEuQ29udmVyc2F0aW9uEiUKBXR1cm5zGAIgAygLMhYucXVhcnJ5LmFuc3dlci52MS5UdXJuIjAKGExpc3RDb252ZXJzYXRpb25zUmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkiUgoZTGlzdENvbnZlcnNhdGlvbnNSZXNwb25zZRI1Cg1jb252ZXJzYXRpb25zGAEgAygLMh4ucXVhcnJ5LmNvbW1vbi52MS5Db252ZXJzYXRpb24iNAoZRGVsZXRlQ29udmVyc2F0aW9uUmVxdWVzdBIXCg9jb252ZXJzYXRpb25faWQYASABKAkiHAoaRGVsZXRlQ29udmVyc2F0aW9uUmVzcG9uc2UiNwoPU2F2ZVR1cm5SZXF1ZXN0EiQKBHR1cm4YASABKAsyFi5xdWFycnkuYW5zd2VyLnYxLlR1cm4iOAoQU2F2ZVR1cm5SZXNwb25zZRIkCgR0dXJuGAEgASgLMhYucXVhcnJ5LmFuc3dlci52MS5UdXJuIiEKDkdldFR1cm5SZXF1ZXN0Eg8KB3R1cm5faWQYASABKAkiNwoPR2V0VHVyblJlc3BvbnNlEiQKBHR1cm4YASABKAsyFi5xdWFycnkuYW5zd2VyLnYxLlR1cm4yohQKDEluZGV4U2VydmljZRJwChNDcmVhdGVLbm93bGVkZ2VCYXNlEisucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0GiwucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRJnChBHZXRLbm93bGVkZ2VCYXNlEigucXVhcnJ5LmluZGV4LnYxLkdldEtub3dsZWRnZUJhc2VSZXF1ZXN0GikucXVhcnJ5LmluZGV4LnYxLkdldEtub3dsZWRnZUJhc2VSZXNwb25zZRJtChJMaXN0S25vd2xlZGdlQmFzZXMSKi5xdWFycnkuaW5kZXgudjEuTGlzdEtub3dsZWRnZUJhc2VzUmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRJwChNEZWxldGVLbm93bGVkZ2VCYXNlEisucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0GiwucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRJnChBSZWdpc3RlckRvY3VtZW50EigucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0GikucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXNwb25zZRJYCgtHZXREb2N1bWVudBIjLnF1YXJyeS5pbmRleC52MS5HZXREb2N1bWVudFJlcXVlc3QaJC5xdWFycnkuaW5kZXgudjEuR2V0RG9jdW1lbnRSZXNwb25zZRJeCg1MaXN0RG9jdW1lbnRzEiUucXVhcnJ5LmluZGV4LnYxLkxpc3REb2N1bWVudHNSZXF1ZXN0GiYucXVhcnJ5LmluZGV4LnYxLkxpc3REb2N1bWVudHNSZXNwb25zZRJtChJTZXREb2N1bWVudEVuYWJsZWQSKi5xdWFycnkuaW5kZXgudjEuU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5TZXREb2N1bWVudEVuYWJsZWRSZXNwb25zZRJhCg5EZWxldGVEb2N1bWVudBImLnF1YXJyeS5pbmRleC52MS5EZWxldGVEb2N1bWVudFJlcXVlc3QaJy5xdWFycnkuaW5kZXgudjEuRGVsZXRlRG9jdW1lbnRSZXNwb25zZRJJCgZTZWFyY2gSHi5xdWFycnkuaW5kZXgudjEuU2VhcmNoUmVxdWVzdBofLnF1YXJyeS5pbmRleC52MS5TZWFyY2hSZXNwb25zZRJSCglHZXRDaHVua3MSIS5xdWFycnkuaW5kZXgudjEuR2V0Q2h1bmtzUmVxdWVzdBoiLnF1YXJyeS5pbmRleC52MS5HZXRDaHVua3NSZXNwb25zZRJbCgxDcmVhdGVBcGlLZXkSJC5xdWFycnkuaW5kZXgudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBolLnF1YXJyeS5pbmRleC52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJYCgtMaXN0QXBpS2V5cxIjLnF1YXJyeS5pbmRleC52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJC5xdWFycnkuaW5kZXgudjEuTGlzdEFwaUtleXNSZXNwb25zZRJbCgxSZXZva2VBcGlLZXkSJC5xdWFycnkuaW5kZXgudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBolLnF1YXJyeS5pbmRleC52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJtChJBdXRoZW50aWNhdGVBcGlLZXkSKi5xdWFycnkuaW5kZXgudjEuQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRJkCg9DcmVhdGVBc3Npc3RhbnQSJy5xdWFycnkuaW5kZXgudjEuQ3JlYXRlQXNzaXN0YW50UmVxdWVzdBooLnF1YXJyeS5pbmRleC52MS5DcmVhdGVBc3Npc3RhbnRSZXNwb25zZRJbCgxHZXRBc3Npc3RhbnQSJC5xdWFycnkuaW5kZXgudjEuR2V0QXNzaXN0YW50UmVxdWVzdBolLnF1YXJyeS5pbmRleC52MS5HZXRBc3Npc3RhbnRSZXNwb25zZRJhCg5MaXN0QXNzaXN0YW50cxImLnF1YXJyeS5pbmRleC52MS5MaXN0QXNzaXN0YW50c1JlcXVlc3QaJy5xdWFycnkuaW5kZXgudjEuTGlzdEFzc2lzdGFudHNSZXNwb25zZRJkCg9VcGRhdGVBc3Npc3RhbnQSJy5xdWFycnkuaW5kZXgudjEuVXBkYXRlQXNzaXN0YW50UmVxdWVzdBooLnF1YXJyeS5pbmRleC52MS5VcGRhdGVBc3Npc3RhbnRSZXNwb25zZRJkCg9EZWxldGVBc3Npc3RhbnQSJy5xdWFycnkuaW5kZXgudjEuRGVsZXRlQXNzaXN0YW50UmVxdWVzdBooLnF1YXJyeS5pbmRleC52MS5EZWxldGVBc3Npc3RhbnRSZXNwb25zZRJtChJDcmVhdGVDb252ZXJzYXRpb24SKi5xdWFycnkuaW5kZXgudjEuQ3JlYXRlQ29udmVyc2F0aW9uUmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5DcmVhdGVDb252ZXJzYXRpb25SZXNwb25zZRJkCg9HZXRDb252ZXJzYXRpb24SJy5xdWFycnkuaW5kZXgudjEuR2V0Q29udmVyc2F0aW9uUmVxdWVzdBooLnF1YXJyeS5pbmRleC52MS5HZXRDb252ZXJzYXRpb25SZXNwb25zZRJqChFMaXN0Q29udmVyc2F0aW9ucxIpLnF1YXJyeS5pbmRleC52MS5MaXN0Q29udmVyc2F0aW9uc1JlcXVlc3QaKi5xdWFycnkuaW5kZXgudjEuTGlzdENvbnZlcnNhdGlvbnNSZXNwb25zZRJtChJEZWxldGVDb252ZXJzYXRpb24SKi5xdWFycnkuaW5kZXgudjEuRGVsZXRlQ29udmVyc2F0aW9uUmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5EZWxldGVDb252ZXJzYXRpb25SZXNwb25zZRJPCghTYXZlVHVybhIgLnF1YXJyeS5pbmRleC52MS5TYXZlVHVyblJlcXVlc3QaIS5xdWFycnkuaW5kZXgudjEuU2F2ZVR1cm5SZXNwb25zZRJMCgdHZXRUdXJuEh8ucXVhcnJ5LmluZGV4LnYxLkdldFR1cm5SZXF1ZXN0GiAucXVhcnJ5LmluZGV4LnYxLkdldFR1cm5SZXNwb25zZWIGcHJvdG8z", [file_quarry_answer_v1_answer, file_quarry_common_v1_api_key, file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.index.v1.CreateKnowledgeBaseRequest
@@ -719,6 +723,414 @@ export const AuthenticateApiKeyResponseSchema: GenMessage<AuthenticateApiKeyResp
   messageDesc(file_quarry_index_v1_index, 31);
 
 /**
+ * @generated from message quarry.index.v1.CreateAssistantRequest
+ */
+export type CreateAssistantRequest = Message<"quarry.index.v1.CreateAssistantRequest"> & {
+  /**
+   * id, created_at and updated_at are set by the index.
+   *
+   * @generated from field: quarry.common.v1.Assistant assistant = 1;
+   */
+  assistant?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.CreateAssistantRequest.
+ * Use `create(CreateAssistantRequestSchema)` to create a new message.
+ */
+export const CreateAssistantRequestSchema: GenMessage<CreateAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 32);
+
+/**
+ * @generated from message quarry.index.v1.CreateAssistantResponse
+ */
+export type CreateAssistantResponse = Message<"quarry.index.v1.CreateAssistantResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Assistant assistant = 1;
+   */
+  assistant?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.CreateAssistantResponse.
+ * Use `create(CreateAssistantResponseSchema)` to create a new message.
+ */
+export const CreateAssistantResponseSchema: GenMessage<CreateAssistantResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 33);
+
+/**
+ * @generated from message quarry.index.v1.GetAssistantRequest
+ */
+export type GetAssistantRequest = Message<"quarry.index.v1.GetAssistantRequest"> & {
+  /**
+   * An id or a name.
+   *
+   * @generated from field: string assistant = 1;
+   */
+  assistant: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.GetAssistantRequest.
+ * Use `create(GetAssistantRequestSchema)` to create a new message.
+ */
+export const GetAssistantRequestSchema: GenMessage<GetAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 34);
+
+/**
+ * @generated from message quarry.index.v1.GetAssistantResponse
+ */
+export type GetAssistantResponse = Message<"quarry.index.v1.GetAssistantResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Assistant assistant = 1;
+   */
+  assistant?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.GetAssistantResponse.
+ * Use `create(GetAssistantResponseSchema)` to create a new message.
+ */
+export const GetAssistantResponseSchema: GenMessage<GetAssistantResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 35);
+
+/**
+ * @generated from message quarry.index.v1.ListAssistantsRequest
+ */
+export type ListAssistantsRequest = Message<"quarry.index.v1.ListAssistantsRequest"> & {
+};
+
+/**
+ * Describes the message quarry.index.v1.ListAssistantsRequest.
+ * Use `create(ListAssistantsRequestSchema)` to create a new message.
+ */
+export const ListAssistantsRequestSchema: GenMessage<ListAssistantsRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 36);
+
+/**
+ * @generated from message quarry.index.v1.ListAssistantsResponse
+ */
+export type ListAssistantsResponse = Message<"quarry.index.v1.ListAssistantsResponse"> & {
+  /**
+   * @generated from field: repeated quarry.common.v1.Assistant assistants = 1;
+   */
+  assistants: Assistant[];
+};
+
+/**
+ * Describes the message quarry.index.v1.ListAssistantsResponse.
+ * Use `create(ListAssistantsResponseSchema)` to create a new message.
+ */
+export const ListAssistantsResponseSchema: GenMessage<ListAssistantsResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 37);
+
+/**
+ * @generated from message quarry.index.v1.UpdateAssistantRequest
+ */
+export type UpdateAssistantRequest = Message<"quarry.index.v1.UpdateAssistantRequest"> & {
+  /**
+   * An id or a name: the assistant to replace.
+   *
+   * @generated from field: string assistant = 1;
+   */
+  assistant: string;
+
+  /**
+   * Its new configuration, whole.
+   *
+   * @generated from field: quarry.common.v1.Assistant update = 2;
+   */
+  update?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.UpdateAssistantRequest.
+ * Use `create(UpdateAssistantRequestSchema)` to create a new message.
+ */
+export const UpdateAssistantRequestSchema: GenMessage<UpdateAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 38);
+
+/**
+ * @generated from message quarry.index.v1.UpdateAssistantResponse
+ */
+export type UpdateAssistantResponse = Message<"quarry.index.v1.UpdateAssistantResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Assistant assistant = 1;
+   */
+  assistant?: Assistant | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.UpdateAssistantResponse.
+ * Use `create(UpdateAssistantResponseSchema)` to create a new message.
+ */
+export const UpdateAssistantResponseSchema: GenMessage<UpdateAssistantResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 39);
+
+/**
+ * @generated from message quarry.index.v1.DeleteAssistantRequest
+ */
+export type DeleteAssistantRequest = Message<"quarry.index.v1.DeleteAssistantRequest"> & {
+  /**
+   * @generated from field: string assistant = 1;
+   */
+  assistant: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.DeleteAssistantRequest.
+ * Use `create(DeleteAssistantRequestSchema)` to create a new message.
+ */
+export const DeleteAssistantRequestSchema: GenMessage<DeleteAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 40);
+
+/**
+ * @generated from message quarry.index.v1.DeleteAssistantResponse
+ */
+export type DeleteAssistantResponse = Message<"quarry.index.v1.DeleteAssistantResponse"> & {
+};
+
+/**
+ * Describes the message quarry.index.v1.DeleteAssistantResponse.
+ * Use `create(DeleteAssistantResponseSchema)` to create a new message.
+ */
+export const DeleteAssistantResponseSchema: GenMessage<DeleteAssistantResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 41);
+
+/**
+ * @generated from message quarry.index.v1.CreateConversationRequest
+ */
+export type CreateConversationRequest = Message<"quarry.index.v1.CreateConversationRequest"> & {
+  /**
+   * @generated from field: string title = 1;
+   */
+  title: string;
+
+  /**
+   * @generated from field: string assistant_id = 2;
+   */
+  assistantId: string;
+
+  /**
+   * @generated from field: repeated string knowledge_base_ids = 3;
+   */
+  knowledgeBaseIds: string[];
+};
+
+/**
+ * Describes the message quarry.index.v1.CreateConversationRequest.
+ * Use `create(CreateConversationRequestSchema)` to create a new message.
+ */
+export const CreateConversationRequestSchema: GenMessage<CreateConversationRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 42);
+
+/**
+ * @generated from message quarry.index.v1.CreateConversationResponse
+ */
+export type CreateConversationResponse = Message<"quarry.index.v1.CreateConversationResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Conversation conversation = 1;
+   */
+  conversation?: Conversation | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.CreateConversationResponse.
+ * Use `create(CreateConversationResponseSchema)` to create a new message.
+ */
+export const CreateConversationResponseSchema: GenMessage<CreateConversationResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 43);
+
+/**
+ * @generated from message quarry.index.v1.GetConversationRequest
+ */
+export type GetConversationRequest = Message<"quarry.index.v1.GetConversationRequest"> & {
+  /**
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+
+  /**
+   * Also return its turns, oldest first.
+   *
+   * @generated from field: bool include_turns = 2;
+   */
+  includeTurns: boolean;
+
+  /**
+   * With include_turns: only the last this many (0: all).
+   *
+   * @generated from field: uint32 last_turns = 3;
+   */
+  lastTurns: number;
+};
+
+/**
+ * Describes the message quarry.index.v1.GetConversationRequest.
+ * Use `create(GetConversationRequestSchema)` to create a new message.
+ */
+export const GetConversationRequestSchema: GenMessage<GetConversationRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 44);
+
+/**
+ * @generated from message quarry.index.v1.GetConversationResponse
+ */
+export type GetConversationResponse = Message<"quarry.index.v1.GetConversationResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Conversation conversation = 1;
+   */
+  conversation?: Conversation | undefined;
+
+  /**
+   * @generated from field: repeated quarry.answer.v1.Turn turns = 2;
+   */
+  turns: Turn[];
+};
+
+/**
+ * Describes the message quarry.index.v1.GetConversationResponse.
+ * Use `create(GetConversationResponseSchema)` to create a new message.
+ */
+export const GetConversationResponseSchema: GenMessage<GetConversationResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 45);
+
+/**
+ * @generated from message quarry.index.v1.ListConversationsRequest
+ */
+export type ListConversationsRequest = Message<"quarry.index.v1.ListConversationsRequest"> & {
+  /**
+   * Only this assistant's conversations (its id); empty: all.
+   *
+   * @generated from field: string assistant_id = 1;
+   */
+  assistantId: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.ListConversationsRequest.
+ * Use `create(ListConversationsRequestSchema)` to create a new message.
+ */
+export const ListConversationsRequestSchema: GenMessage<ListConversationsRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 46);
+
+/**
+ * @generated from message quarry.index.v1.ListConversationsResponse
+ */
+export type ListConversationsResponse = Message<"quarry.index.v1.ListConversationsResponse"> & {
+  /**
+   * Most recently updated first.
+   *
+   * @generated from field: repeated quarry.common.v1.Conversation conversations = 1;
+   */
+  conversations: Conversation[];
+};
+
+/**
+ * Describes the message quarry.index.v1.ListConversationsResponse.
+ * Use `create(ListConversationsResponseSchema)` to create a new message.
+ */
+export const ListConversationsResponseSchema: GenMessage<ListConversationsResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 47);
+
+/**
+ * @generated from message quarry.index.v1.DeleteConversationRequest
+ */
+export type DeleteConversationRequest = Message<"quarry.index.v1.DeleteConversationRequest"> & {
+  /**
+   * @generated from field: string conversation_id = 1;
+   */
+  conversationId: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.DeleteConversationRequest.
+ * Use `create(DeleteConversationRequestSchema)` to create a new message.
+ */
+export const DeleteConversationRequestSchema: GenMessage<DeleteConversationRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 48);
+
+/**
+ * @generated from message quarry.index.v1.DeleteConversationResponse
+ */
+export type DeleteConversationResponse = Message<"quarry.index.v1.DeleteConversationResponse"> & {
+};
+
+/**
+ * Describes the message quarry.index.v1.DeleteConversationResponse.
+ * Use `create(DeleteConversationResponseSchema)` to create a new message.
+ */
+export const DeleteConversationResponseSchema: GenMessage<DeleteConversationResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 49);
+
+/**
+ * @generated from message quarry.index.v1.SaveTurnRequest
+ */
+export type SaveTurnRequest = Message<"quarry.index.v1.SaveTurnRequest"> & {
+  /**
+   * @generated from field: quarry.answer.v1.Turn turn = 1;
+   */
+  turn?: Turn | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.SaveTurnRequest.
+ * Use `create(SaveTurnRequestSchema)` to create a new message.
+ */
+export const SaveTurnRequestSchema: GenMessage<SaveTurnRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 50);
+
+/**
+ * @generated from message quarry.index.v1.SaveTurnResponse
+ */
+export type SaveTurnResponse = Message<"quarry.index.v1.SaveTurnResponse"> & {
+  /**
+   * @generated from field: quarry.answer.v1.Turn turn = 1;
+   */
+  turn?: Turn | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.SaveTurnResponse.
+ * Use `create(SaveTurnResponseSchema)` to create a new message.
+ */
+export const SaveTurnResponseSchema: GenMessage<SaveTurnResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 51);
+
+/**
+ * @generated from message quarry.index.v1.GetTurnRequest
+ */
+export type GetTurnRequest = Message<"quarry.index.v1.GetTurnRequest"> & {
+  /**
+   * @generated from field: string turn_id = 1;
+   */
+  turnId: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.GetTurnRequest.
+ * Use `create(GetTurnRequestSchema)` to create a new message.
+ */
+export const GetTurnRequestSchema: GenMessage<GetTurnRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 52);
+
+/**
+ * @generated from message quarry.index.v1.GetTurnResponse
+ */
+export type GetTurnResponse = Message<"quarry.index.v1.GetTurnResponse"> & {
+  /**
+   * @generated from field: quarry.answer.v1.Turn turn = 1;
+   */
+  turn?: Turn | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.GetTurnResponse.
+ * Use `create(GetTurnResponseSchema)` to create a new message.
+ */
+export const GetTurnResponseSchema: GenMessage<GetTurnResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 53);
+
+/**
  * @generated from service quarry.index.v1.IndexService
  */
 export const IndexService: GenService<{
@@ -847,6 +1259,98 @@ export const IndexService: GenService<{
     methodKind: "unary";
     input: typeof AuthenticateApiKeyRequestSchema;
     output: typeof AuthenticateApiKeyResponseSchema;
+  },
+  /**
+   * Assistants, conversations and their turns live in the catalog's store too.
+   *
+   * @generated from rpc quarry.index.v1.IndexService.CreateAssistant
+   */
+  createAssistant: {
+    methodKind: "unary";
+    input: typeof CreateAssistantRequestSchema;
+    output: typeof CreateAssistantResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.GetAssistant
+   */
+  getAssistant: {
+    methodKind: "unary";
+    input: typeof GetAssistantRequestSchema;
+    output: typeof GetAssistantResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.ListAssistants
+   */
+  listAssistants: {
+    methodKind: "unary";
+    input: typeof ListAssistantsRequestSchema;
+    output: typeof ListAssistantsResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.UpdateAssistant
+   */
+  updateAssistant: {
+    methodKind: "unary";
+    input: typeof UpdateAssistantRequestSchema;
+    output: typeof UpdateAssistantResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.DeleteAssistant
+   */
+  deleteAssistant: {
+    methodKind: "unary";
+    input: typeof DeleteAssistantRequestSchema;
+    output: typeof DeleteAssistantResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.CreateConversation
+   */
+  createConversation: {
+    methodKind: "unary";
+    input: typeof CreateConversationRequestSchema;
+    output: typeof CreateConversationResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.GetConversation
+   */
+  getConversation: {
+    methodKind: "unary";
+    input: typeof GetConversationRequestSchema;
+    output: typeof GetConversationResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.ListConversations
+   */
+  listConversations: {
+    methodKind: "unary";
+    input: typeof ListConversationsRequestSchema;
+    output: typeof ListConversationsResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.DeleteConversation
+   */
+  deleteConversation: {
+    methodKind: "unary";
+    input: typeof DeleteConversationRequestSchema;
+    output: typeof DeleteConversationResponseSchema;
+  },
+  /**
+   * Appends the turn to its conversation, which must exist; the index numbers it.
+   *
+   * @generated from rpc quarry.index.v1.IndexService.SaveTurn
+   */
+  saveTurn: {
+    methodKind: "unary";
+    input: typeof SaveTurnRequestSchema;
+    output: typeof SaveTurnResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.GetTurn
+   */
+  getTurn: {
+    methodKind: "unary";
+    input: typeof GetTurnRequestSchema;
+    output: typeof GetTurnResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_quarry_index_v1_index, 0);

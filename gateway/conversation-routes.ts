@@ -1,0 +1,53 @@
+// The public assistant, conversation and turn RPCs: relays to the index, which keeps them.
+import type { Client, ServiceImpl } from "@connectrpc/connect";
+import type { QuarryService } from "../gen/quarry/gateway/v1/gateway_pb.ts";
+import type { IndexService } from "../gen/quarry/index/v1/index_pb.ts";
+
+type ConversationMethods = Pick<
+  ServiceImpl<typeof QuarryService>,
+  | "createAssistant"
+  | "getAssistant"
+  | "listAssistants"
+  | "updateAssistant"
+  | "deleteAssistant"
+  | "listConversations"
+  | "getConversation"
+  | "deleteConversation"
+  | "getTurn"
+>;
+
+export function conversationHandlers(index: Client<typeof IndexService>): ConversationMethods {
+  return {
+    async createAssistant(request) {
+      return { assistant: (await index.createAssistant({ assistant: request.assistant })).assistant };
+    },
+    async getAssistant(request) {
+      return { assistant: (await index.getAssistant({ assistant: request.assistant })).assistant };
+    },
+    async listAssistants() {
+      return { assistants: (await index.listAssistants({})).assistants };
+    },
+    async updateAssistant(request) {
+      return { assistant: (await index.updateAssistant({ assistant: request.assistant, update: request.update })).assistant };
+    },
+    async deleteAssistant(request) {
+      await index.deleteAssistant({ assistant: request.assistant });
+      return {};
+    },
+    async listConversations(request) {
+      const assistantId = request.assistant ? (await index.getAssistant({ assistant: request.assistant })).assistant!.id : "";
+      return { conversations: (await index.listConversations({ assistantId })).conversations };
+    },
+    async getConversation(request) {
+      const res = await index.getConversation({ conversationId: request.conversationId, includeTurns: true });
+      return { conversation: res.conversation, turns: res.turns };
+    },
+    async deleteConversation(request) {
+      await index.deleteConversation({ conversationId: request.conversationId });
+      return {};
+    },
+    async getTurn(request) {
+      return { turn: (await index.getTurn({ turnId: request.turnId })).turn };
+    },
+  };
+}

@@ -1,0 +1,19 @@
+// The stores the answer layer keeps in the index: assistants and conversations, beside the catalog.
+// On OpenSearch and Elasticsearch each has an index of its own next to <prefix>-api-keys.
+import type { AssistantStore } from "./assistant-store.ts";
+import type { ConversationStore } from "./conversation-store.ts";
+import { DocumentStoreAssistantStore } from "./document-store/document-store-assistant-store.ts";
+import { DocumentStoreConversationStore } from "./document-store/document-store-conversation-store.ts";
+import type { DocumentStorePort } from "./document-store/document-store-port.ts";
+
+export interface AnswerStores {
+  assistants: AssistantStore;
+  conversations: ConversationStore;
+}
+
+export function documentStoreAnswerStores(store: DocumentStorePort, indexPrefix: string): AnswerStores {
+  return {
+    assistants: new DocumentStoreAssistantStore(store, `${indexPrefix}-assistants`),
+    conversations: new DocumentStoreConversationStore(store, `${indexPrefix}-conversations`),
+  };
+}
