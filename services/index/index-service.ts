@@ -5,8 +5,9 @@
 // are not repeated here.
 import type { Chunk, ChunkingSettings, DocumentRecord, KnowledgeBase, SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { checkKnowledgeBaseName } from "../../lib/catalog-ids.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
+import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
 import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "./catalog.ts";
+import type { ModelChanges } from "./model-change.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
 /** A knowledge base to create; chunking settings left out are filled with their defaults. */
@@ -23,7 +24,7 @@ export const DEFAULT_TOP_K = 10;
 export const MAX_TOP_K = 1000;
 
 export class IndexService {
-  constructor(private readonly stores: { catalog: Catalog; engine: SearchEngine }) {}
+  constructor(private readonly stores: { catalog: Catalog; engine: SearchEngine; modelChanges?: ModelChanges }) {}
 
   async createKnowledgeBase(request: KnowledgeBaseRequest): Promise<KnowledgeBase> {
     const name = request.name.trim();
@@ -59,6 +60,12 @@ export class IndexService {
     const kb = await this.stores.catalog.getKnowledgeBase(idOrName);
     await this.stores.engine.dropKnowledgeBase(kb.id);
     await this.stores.catalog.deleteKnowledgeBase(kb.id);
+  }
+
+  /** Starts re-embedding the base with the model (model-change.ts); the base comes back with model_change RUNNING. */
+  changeEmbeddingModel(knowledgeBase: string, model: string): Promise<KnowledgeBase> {
+    if (!this.stores.modelChanges) throw new FailedPreconditionError("this index cannot change embedding models: it has no embedder to call");
+    return this.stores.modelChanges.start(knowledgeBase, model);
   }
 
   async registerDocument(request: DocumentVersionRequest): Promise<RegisteredDocument> {

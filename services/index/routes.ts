@@ -6,6 +6,7 @@ import { chunkingFromProto, chunkToProto, documentToProto, hitToProto, knowledge
 import type { ApiKeyRegistry } from "./api-key-registry.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
 import type { Catalog } from "./catalog.ts";
+import type { ModelChanges } from "./model-change.ts";
 import { IndexService, type SearchRequest } from "./index-service.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
@@ -13,10 +14,12 @@ export interface IndexDeps {
   catalog: Catalog;
   engine: SearchEngine;
   apiKeys: ApiKeyRegistry;
+  /** Absent: ChangeEmbeddingModel answers unimplemented. */
+  modelChanges?: ModelChanges;
 }
 
-export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
-  const index = new IndexService({ catalog, engine });
+export function indexRoutes({ catalog, engine, apiKeys, modelChanges }: IndexDeps) {
+  const index = new IndexService({ catalog, engine, modelChanges });
   return (router: ConnectRouter) =>
     router.service(IndexRpc, {
       ...apiKeyHandlers(apiKeys),
@@ -39,6 +42,9 @@ export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
       async deleteKnowledgeBase(request) {
         await index.deleteKnowledgeBase(request.knowledgeBaseId);
         return {};
+      },
+      async changeEmbeddingModel(request) {
+        return { knowledgeBase: knowledgeBaseToProto(await index.changeEmbeddingModel(request.knowledgeBase, request.embeddingModel)) };
       },
       async registerDocument(request) {
         const { document, unchanged } = await index.registerDocument({

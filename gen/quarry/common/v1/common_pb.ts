@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/common/v1/common.proto.
  */
 export const file_quarry_common_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvY29tbW9uL3YxL2NvbW1vbi5wcm90bxIQcXVhcnJ5LmNvbW1vbi52MSKHAQoQQ2h1bmtpbmdTZXR0aW5ncxI0CghzdHJhdGVneRgBIAEoDjIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTdHJhdGVneRISCgpjaHVua19zaXplGAIgASgNEhUKDWNodW5rX292ZXJsYXAYAyABKA0SEgoKc2VwYXJhdG9ycxgEIAMoCSLMAgoNS25vd2xlZGdlQmFzZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEhcKD2VtYmVkZGluZ19tb2RlbBgEIAEoCRIbChNlbWJlZGRpbmdfZGltZW5zaW9uGAUgASgNEjQKCGNodW5raW5nGAYgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhYKDmRvY3VtZW50X2NvdW50GAcgASgEEhMKC2NodW5rX2NvdW50GAggASgEEhMKC3Rva2VuX2NvdW50GAkgASgEEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIv0DCghEb2N1bWVudBIKCgJpZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIRCglmaWxlX25hbWUYAyABKAkSEQoJbWltZV90eXBlGAQgASgJEhIKCnNpemVfYnl0ZXMYBSABKAQSFAoMY29udGVudF9oYXNoGAYgASgJEg8KB3ZlcnNpb24YByABKAMSMAoGc3RhdHVzGAggASgOMiAucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudFN0YXR1cxIYChBwcm9ncmVzc19wZXJjZW50GAkgASgNEhMKC2NodW5rX2NvdW50GAogASgNEhMKC3Rva2VuX2NvdW50GAsgASgNEhUKDWVycm9yX21lc3NhZ2UYDCABKAkSDwoHZW5hYmxlZBgNIAEoCBI6CghtZXRhZGF0YRgOIAMoCzIoLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQuTWV0YWRhdGFFbnRyeRIuCgpjcmVhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiRAoIUGFnZVNwYW4SDgoGbnVtYmVyGAEgASgNEhQKDHN0YXJ0X29mZnNldBgCIAEoDRISCgplbmRfb2Zmc2V0GAMgASgNIlQKC1NlY3Rpb25TcGFuEgwKBHBhdGgYASADKAkSDQoFbGV2ZWwYAiABKA0SFAoMc3RhcnRfb2Zmc2V0GAMgASgNEhIKCmVuZF9vZmZzZXQYBCABKA0ikAIKDlBhcnNlZERvY3VtZW50EgwKBHRleHQYASABKAkSEQoJbWltZV90eXBlGAIgASgJEg4KBnBhcnNlchgDIAEoCRIpCgVwYWdlcxgEIAMoCzIaLnF1YXJyeS5jb21tb24udjEuUGFnZVNwYW4SLwoIc2VjdGlvbnMYBSADKAsyHS5xdWFycnkuY29tbW9uLnYxLlNlY3Rpb25TcGFuEkAKCG1ldGFkYXRhGAYgAygLMi4ucXVhcnJ5LmNvbW1vbi52MS5QYXJzZWREb2N1bWVudC5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLVAQoFQ2h1bmsSCgoCaWQYASABKAkSEwoLZG9jdW1lbnRfaWQYAiABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYAyABKAkSDQoFaW5kZXgYBCABKA0SDAoEdGV4dBgFIAEoCRITCgt0b2tlbl9jb3VudBgGIAEoDRIMCgRwYWdlGAcgASgNEhAKCHBhZ2VfZW5kGAggASgNEhQKDHNlY3Rpb25fcGF0aBgJIAMoCRIUCgxzdGFydF9vZmZzZXQYCiABKA0SEgoKZW5kX29mZnNldBgLIAEoDSJzCgpIaXRFeHBsYWluEhEKCWJtMjVfcmFuaxgBIAEoDRISCgpibTI1X3Njb3JlGAIgASgBEhMKC3ZlY3Rvcl9yYW5rGAMgASgNEhQKDHZlY3Rvcl9zY29yZRgEIAEoARITCgtmdXNlZF9zY29yZRgFIAEoASKEAQoJU2VhcmNoSGl0EiYKBWNodW5rGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxIRCglmaWxlX25hbWUYAiABKAkSDQoFc2NvcmUYAyABKAESLQoHZXhwbGFpbhgEIAEoCzIcLnF1YXJyeS5jb21tb24udjEuSGl0RXhwbGFpbiLUAQoIQ2l0YXRpb24SDgoGbWFya2VyGAEgASgNEhAKCGNodW5rX2lkGAIgASgJEhMKC2RvY3VtZW50X2lkGAMgASgJEhEKCWZpbGVfbmFtZRgEIAEoCRIMCgRwYWdlGAUgASgNEhAKCHBhZ2VfZW5kGAYgASgNEhQKDHNlY3Rpb25fcGF0aBgHIAMoCRIUCgxzdGFydF9vZmZzZXQYCCABKA0SEgoKZW5kX29mZnNldBgJIAEoDRIPCgdzbmlwcGV0GAogASgJEg0KBXNjb3JlGAsgASgBIlMKBVVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SGAoQZW1iZWRkaW5nX3Rva2VucxgDIAEoDSpWChBDaHVua2luZ1N0cmF0ZWd5EiEKHUNIVU5LSU5HX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASHwobQ0hVTktJTkdfU1RSQVRFR1lfUkVDVVJTSVZFEAEq/QEKDkRvY3VtZW50U3RhdHVzEh8KG0RPQ1VNRU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0RPQ1VNRU5UX1NUQVRVU19QRU5ESU5HEAESGwoXRE9DVU1FTlRfU1RBVFVTX1BBUlNJTkcQAhIcChhET0NVTUVOVF9TVEFUVVNfQ0hVTktJTkcQAxIdChlET0NVTUVOVF9TVEFUVVNfRU1CRURESU5HEAQSHAoYRE9DVU1FTlRfU1RBVFVTX0lOREVYSU5HEAUSGQoVRE9DVU1FTlRfU1RBVFVTX1JFQURZEAYSGgoWRE9DVU1FTlRfU1RBVFVTX0ZBSUxFRBAHKn4KDVJldHJpZXZhbE1vZGUSHgoaUkVUUklFVkFMX01PREVfVU5TUEVDSUZJRUQQABIZChVSRVRSSUVWQUxfTU9ERV9IWUJSSUQQARIXChNSRVRSSUVWQUxfTU9ERV9CTTI1EAISGQoVUkVUUklFVkFMX01PREVfVkVDVE9SEANiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Ch1xdWFycnkvY29tbW9uL3YxL2NvbW1vbi5wcm90bxIQcXVhcnJ5LmNvbW1vbi52MSKHAQoQQ2h1bmtpbmdTZXR0aW5ncxI0CghzdHJhdGVneRgBIAEoDjIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTdHJhdGVneRISCgpjaHVua19zaXplGAIgASgNEhUKDWNodW5rX292ZXJsYXAYAyABKA0SEgoKc2VwYXJhdG9ycxgEIAMoCSKBAwoNS25vd2xlZGdlQmFzZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEhcKD2VtYmVkZGluZ19tb2RlbBgEIAEoCRIbChNlbWJlZGRpbmdfZGltZW5zaW9uGAUgASgNEjQKCGNodW5raW5nGAYgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhYKDmRvY3VtZW50X2NvdW50GAcgASgEEhMKC2NodW5rX2NvdW50GAggASgEEhMKC3Rva2VuX2NvdW50GAkgASgEEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKDG1vZGVsX2NoYW5nZRgMIAEoCzIdLnF1YXJyeS5jb21tb24udjEuTW9kZWxDaGFuZ2UiqAIKC01vZGVsQ2hhbmdlEhQKDHRhcmdldF9tb2RlbBgBIAEoCRIYChB0YXJnZXRfZGltZW5zaW9uGAIgASgNEhYKDnByZXZpb3VzX21vZGVsGAMgASgJEjEKBXN0YXRlGAQgASgOMiIucXVhcnJ5LmNvbW1vbi52MS5Nb2RlbENoYW5nZVN0YXRlEhYKDmRvY3VtZW50c19kb25lGAUgASgNEhcKD2RvY3VtZW50c190b3RhbBgGIAEoDRINCgVlcnJvchgHIAEoCRIuCgpzdGFydGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL9AwoIRG9jdW1lbnQSCgoCaWQYASABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYAiABKAkSEQoJZmlsZV9uYW1lGAMgASgJEhEKCW1pbWVfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgEEhQKDGNvbnRlbnRfaGFzaBgGIAEoCRIPCgd2ZXJzaW9uGAcgASgDEjAKBnN0YXR1cxgIIAEoDjIgLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnRTdGF0dXMSGAoQcHJvZ3Jlc3NfcGVyY2VudBgJIAEoDRITCgtjaHVua19jb3VudBgKIAEoDRITCgt0b2tlbl9jb3VudBgLIAEoDRIVCg1lcnJvcl9tZXNzYWdlGAwgASgJEg8KB2VuYWJsZWQYDSABKAgSOgoIbWV0YWRhdGEYDiADKAsyKC5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50Lk1ldGFkYXRhRW50cnkSLgoKY3JlYXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkQKCFBhZ2VTcGFuEg4KBm51bWJlchgBIAEoDRIUCgxzdGFydF9vZmZzZXQYAiABKA0SEgoKZW5kX29mZnNldBgDIAEoDSJUCgtTZWN0aW9uU3BhbhIMCgRwYXRoGAEgAygJEg0KBWxldmVsGAIgASgNEhQKDHN0YXJ0X29mZnNldBgDIAEoDRISCgplbmRfb2Zmc2V0GAQgASgNIpACCg5QYXJzZWREb2N1bWVudBIMCgR0ZXh0GAEgASgJEhEKCW1pbWVfdHlwZRgCIAEoCRIOCgZwYXJzZXIYAyABKAkSKQoFcGFnZXMYBCADKAsyGi5xdWFycnkuY29tbW9uLnYxLlBhZ2VTcGFuEi8KCHNlY3Rpb25zGAUgAygLMh0ucXVhcnJ5LmNvbW1vbi52MS5TZWN0aW9uU3BhbhJACghtZXRhZGF0YRgGIAMoCzIuLnF1YXJyeS5jb21tb24udjEuUGFyc2VkRG9jdW1lbnQuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi1QEKBUNodW5rEgoKAmlkGAEgASgJEhMKC2RvY3VtZW50X2lkGAIgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAMgASgJEg0KBWluZGV4GAQgASgNEgwKBHRleHQYBSABKAkSEwoLdG9rZW5fY291bnQYBiABKA0SDAoEcGFnZRgHIAEoDRIQCghwYWdlX2VuZBgIIAEoDRIUCgxzZWN0aW9uX3BhdGgYCSADKAkSFAoMc3RhcnRfb2Zmc2V0GAogASgNEhIKCmVuZF9vZmZzZXQYCyABKA0icwoKSGl0RXhwbGFpbhIRCglibTI1X3JhbmsYASABKA0SEgoKYm0yNV9zY29yZRgCIAEoARITCgt2ZWN0b3JfcmFuaxgDIAEoDRIUCgx2ZWN0b3Jfc2NvcmUYBCABKAESEwoLZnVzZWRfc2NvcmUYBSABKAEihAEKCVNlYXJjaEhpdBImCgVjaHVuaxgBIAEoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsSEQoJZmlsZV9uYW1lGAIgASgJEg0KBXNjb3JlGAMgASgBEi0KB2V4cGxhaW4YBCABKAsyHC5xdWFycnkuY29tbW9uLnYxLkhpdEV4cGxhaW4i1AEKCENpdGF0aW9uEg4KBm1hcmtlchgBIAEoDRIQCghjaHVua19pZBgCIAEoCRITCgtkb2N1bWVudF9pZBgDIAEoCRIRCglmaWxlX25hbWUYBCABKAkSDAoEcGFnZRgFIAEoDRIQCghwYWdlX2VuZBgGIAEoDRIUCgxzZWN0aW9uX3BhdGgYByADKAkSFAoMc3RhcnRfb2Zmc2V0GAggASgNEhIKCmVuZF9vZmZzZXQYCSABKA0SDwoHc25pcHBldBgKIAEoCRINCgVzY29yZRgLIAEoASJTCgVVc2FnZRIVCg1wcm9tcHRfdG9rZW5zGAEgASgNEhkKEWNvbXBsZXRpb25fdG9rZW5zGAIgASgNEhgKEGVtYmVkZGluZ190b2tlbnMYAyABKA0qVgoQQ2h1bmtpbmdTdHJhdGVneRIhCh1DSFVOS0lOR19TVFJBVEVHWV9VTlNQRUNJRklFRBAAEh8KG0NIVU5LSU5HX1NUUkFURUdZX1JFQ1VSU0lWRRABKpIBChBNb2RlbENoYW5nZVN0YXRlEiIKHk1PREVMX0NIQU5HRV9TVEFURV9VTlNQRUNJRklFRBAAEh4KGk1PREVMX0NIQU5HRV9TVEFURV9SVU5OSU5HEAESGwoXTU9ERUxfQ0hBTkdFX1NUQVRFX0RPTkUQAhIdChlNT0RFTF9DSEFOR0VfU1RBVEVfRkFJTEVEEAMq/QEKDkRvY3VtZW50U3RhdHVzEh8KG0RPQ1VNRU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0RPQ1VNRU5UX1NUQVRVU19QRU5ESU5HEAESGwoXRE9DVU1FTlRfU1RBVFVTX1BBUlNJTkcQAhIcChhET0NVTUVOVF9TVEFUVVNfQ0hVTktJTkcQAxIdChlET0NVTUVOVF9TVEFUVVNfRU1CRURESU5HEAQSHAoYRE9DVU1FTlRfU1RBVFVTX0lOREVYSU5HEAUSGQoVRE9DVU1FTlRfU1RBVFVTX1JFQURZEAYSGgoWRE9DVU1FTlRfU1RBVFVTX0ZBSUxFRBAHKn4KDVJldHJpZXZhbE1vZGUSHgoaUkVUUklFVkFMX01PREVfVU5TUEVDSUZJRUQQABIZChVSRVRSSUVWQUxfTU9ERV9IWUJSSUQQARIXChNSRVRSSUVWQUxfTU9ERV9CTTI1EAISGQoVUkVUUklFVkFMX01PREVfVkVDVE9SEANiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message quarry.common.v1.ChunkingSettings
@@ -75,7 +75,8 @@ export type KnowledgeBase = Message<"quarry.common.v1.KnowledgeBase"> & {
   description: string;
 
   /**
-   * Fixed at creation: vectors of different models never mix in one knowledge base.
+   * Vectors of different models never mix in one knowledge base: changing it (ChangeEmbeddingModel)
+   * re-embeds every chunk beside the live vectors and switches when all are done.
    *
    * @generated from field: string embedding_model = 4;
    */
@@ -115,6 +116,13 @@ export type KnowledgeBase = Message<"quarry.common.v1.KnowledgeBase"> & {
    * @generated from field: google.protobuf.Timestamp updated_at = 11;
    */
   updatedAt?: Timestamp | undefined;
+
+  /**
+   * The last (or running) change of embedding model; unset when there was none.
+   *
+   * @generated from field: quarry.common.v1.ModelChange model_change = 12;
+   */
+  modelChange?: ModelChange | undefined;
 };
 
 /**
@@ -123,6 +131,67 @@ export type KnowledgeBase = Message<"quarry.common.v1.KnowledgeBase"> & {
  */
 export const KnowledgeBaseSchema: GenMessage<KnowledgeBase> = /*@__PURE__*/
   messageDesc(file_quarry_common_v1_common, 1);
+
+/**
+ * @generated from message quarry.common.v1.ModelChange
+ */
+export type ModelChange = Message<"quarry.common.v1.ModelChange"> & {
+  /**
+   * @generated from field: string target_model = 1;
+   */
+  targetModel: string;
+
+  /**
+   * @generated from field: uint32 target_dimension = 2;
+   */
+  targetDimension: number;
+
+  /**
+   * The model the change started from.
+   *
+   * @generated from field: string previous_model = 3;
+   */
+  previousModel: string;
+
+  /**
+   * @generated from field: quarry.common.v1.ModelChangeState state = 4;
+   */
+  state: ModelChangeState;
+
+  /**
+   * @generated from field: uint32 documents_done = 5;
+   */
+  documentsDone: number;
+
+  /**
+   * @generated from field: uint32 documents_total = 6;
+   */
+  documentsTotal: number;
+
+  /**
+   * Why it failed, for a person to read; set with FAILED.
+   *
+   * @generated from field: string error = 7;
+   */
+  error: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp started_at = 8;
+   */
+  startedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 9;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message quarry.common.v1.ModelChange.
+ * Use `create(ModelChangeSchema)` to create a new message.
+ */
+export const ModelChangeSchema: GenMessage<ModelChange> = /*@__PURE__*/
+  messageDesc(file_quarry_common_v1_common, 2);
 
 /**
  * @generated from message quarry.common.v1.Document
@@ -220,7 +289,7 @@ export type Document = Message<"quarry.common.v1.Document"> & {
  * Use `create(DocumentSchema)` to create a new message.
  */
 export const DocumentSchema: GenMessage<Document> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 2);
+  messageDesc(file_quarry_common_v1_common, 3);
 
 /**
  * @generated from message quarry.common.v1.PageSpan
@@ -247,7 +316,7 @@ export type PageSpan = Message<"quarry.common.v1.PageSpan"> & {
  * Use `create(PageSpanSchema)` to create a new message.
  */
 export const PageSpanSchema: GenMessage<PageSpan> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 3);
+  messageDesc(file_quarry_common_v1_common, 4);
 
 /**
  * @generated from message quarry.common.v1.SectionSpan
@@ -279,7 +348,7 @@ export type SectionSpan = Message<"quarry.common.v1.SectionSpan"> & {
  * Use `create(SectionSpanSchema)` to create a new message.
  */
 export const SectionSpanSchema: GenMessage<SectionSpan> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 4);
+  messageDesc(file_quarry_common_v1_common, 5);
 
 /**
  * A parsed document: readable text plus page and section spans as offsets into it.
@@ -323,7 +392,7 @@ export type ParsedDocument = Message<"quarry.common.v1.ParsedDocument"> & {
  * Use `create(ParsedDocumentSchema)` to create a new message.
  */
 export const ParsedDocumentSchema: GenMessage<ParsedDocument> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 5);
+  messageDesc(file_quarry_common_v1_common, 6);
 
 /**
  * @generated from message quarry.common.v1.Chunk
@@ -396,7 +465,7 @@ export type Chunk = Message<"quarry.common.v1.Chunk"> & {
  * Use `create(ChunkSchema)` to create a new message.
  */
 export const ChunkSchema: GenMessage<Chunk> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 6);
+  messageDesc(file_quarry_common_v1_common, 7);
 
 /**
  * Why a hit ranks where it does. Ranks are 1-based; 0 means the hit was not in that list.
@@ -435,7 +504,7 @@ export type HitExplain = Message<"quarry.common.v1.HitExplain"> & {
  * Use `create(HitExplainSchema)` to create a new message.
  */
 export const HitExplainSchema: GenMessage<HitExplain> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 7);
+  messageDesc(file_quarry_common_v1_common, 8);
 
 /**
  * @generated from message quarry.common.v1.SearchHit
@@ -467,7 +536,7 @@ export type SearchHit = Message<"quarry.common.v1.SearchHit"> & {
  * Use `create(SearchHitSchema)` to create a new message.
  */
 export const SearchHitSchema: GenMessage<SearchHit> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 8);
+  messageDesc(file_quarry_common_v1_common, 9);
 
 /**
  * @generated from message quarry.common.v1.Citation
@@ -536,7 +605,7 @@ export type Citation = Message<"quarry.common.v1.Citation"> & {
  * Use `create(CitationSchema)` to create a new message.
  */
 export const CitationSchema: GenMessage<Citation> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 9);
+  messageDesc(file_quarry_common_v1_common, 10);
 
 /**
  * @generated from message quarry.common.v1.Usage
@@ -563,7 +632,7 @@ export type Usage = Message<"quarry.common.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 10);
+  messageDesc(file_quarry_common_v1_common, 11);
 
 /**
  * @generated from enum quarry.common.v1.ChunkingStrategy
@@ -587,6 +656,43 @@ export enum ChunkingStrategy {
  */
 export const ChunkingStrategySchema: GenEnum<ChunkingStrategy> = /*@__PURE__*/
   enumDesc(file_quarry_common_v1_common, 0);
+
+/**
+ * @generated from enum quarry.common.v1.ModelChangeState
+ */
+export enum ModelChangeState {
+  /**
+   * @generated from enum value: MODEL_CHANGE_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Re-embedding beside the live vectors; searches still use embedding_model.
+   *
+   * @generated from enum value: MODEL_CHANGE_STATE_RUNNING = 1;
+   */
+  RUNNING = 1,
+
+  /**
+   * Switched: embedding_model is now target_model.
+   *
+   * @generated from enum value: MODEL_CHANGE_STATE_DONE = 2;
+   */
+  DONE = 2,
+
+  /**
+   * Stopped with error; embedding_model and its vectors were left as they were.
+   *
+   * @generated from enum value: MODEL_CHANGE_STATE_FAILED = 3;
+   */
+  FAILED = 3,
+}
+
+/**
+ * Describes the enum quarry.common.v1.ModelChangeState.
+ */
+export const ModelChangeStateSchema: GenEnum<ModelChangeState> = /*@__PURE__*/
+  enumDesc(file_quarry_common_v1_common, 1);
 
 /**
  * @generated from enum quarry.common.v1.DocumentStatus
@@ -637,7 +743,7 @@ export enum DocumentStatus {
  * Describes the enum quarry.common.v1.DocumentStatus.
  */
 export const DocumentStatusSchema: GenEnum<DocumentStatus> = /*@__PURE__*/
-  enumDesc(file_quarry_common_v1_common, 1);
+  enumDesc(file_quarry_common_v1_common, 2);
 
 /**
  * @generated from enum quarry.common.v1.RetrievalMode
@@ -668,5 +774,5 @@ export enum RetrievalMode {
  * Describes the enum quarry.common.v1.RetrievalMode.
  */
 export const RetrievalModeSchema: GenEnum<RetrievalMode> = /*@__PURE__*/
-  enumDesc(file_quarry_common_v1_common, 2);
+  enumDesc(file_quarry_common_v1_common, 3);
 

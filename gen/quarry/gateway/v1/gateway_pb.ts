@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/gateway/v1/gateway.proto.
  */
 export const file_quarry_gateway_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Ch9xdWFycnkvZ2F0ZXdheS92MS9nYXRld2F5LnByb3RvEhFxdWFycnkuZ2F0ZXdheS52MSKOAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSNAoIY2h1bmtpbmcYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MiVgobQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjEKF0dldEtub3dsZWRnZUJhc2VSZXF1ZXN0EhYKDmtub3dsZWRnZV9iYXNlGAEgASgJIlMKGEdldEtub3dsZWRnZUJhc2VSZXNwb25zZRI3Cg5rbm93bGVkZ2VfYmFzZRgBIAEoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSIbChlMaXN0S25vd2xlZGdlQmFzZXNSZXF1ZXN0IlYKGkxpc3RLbm93bGVkZ2VCYXNlc1Jlc3BvbnNlEjgKD2tub3dsZWRnZV9iYXNlcxgBIAMoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSI0ChpEZWxldGVLbm93bGVkZ2VCYXNlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSIdChtEZWxldGVLbm93bGVkZ2VCYXNlUmVzcG9uc2UiwgEKDkRvY3VtZW50SGVhZGVyEhYKDmtub3dsZWRnZV9iYXNlGAEgASgJEhEKCWZpbGVfbmFtZRgCIAEoCRIRCgltaW1lX3R5cGUYAyABKAkSQQoIbWV0YWRhdGEYBCADKAsyLy5xdWFycnkuZ2F0ZXdheS52MS5Eb2N1bWVudEhlYWRlci5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJbChVVcGxvYWREb2N1bWVudFJlcXVlc3QSMQoGaGVhZGVyGAEgASgLMiEucXVhcnJ5LmdhdGV3YXkudjEuRG9jdW1lbnRIZWFkZXISDwoHY29udGVudBgCIAEoDCJZChZVcGxvYWREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudBIRCgl1bmNoYW5nZWQYAiABKAgibQobVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXF1ZXN0EjMKBmhlYWRlchgBIAEoCzIhLnF1YXJyeS5nYXRld2F5LnYxLkRvY3VtZW50SGVhZGVySAASEQoHY29udGVudBgCIAEoDEgAQgYKBHBhcnQiXwocVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIikKEkdldERvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSJDChNHZXREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIuChRMaXN0RG9jdW1lbnRzUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSJGChVMaXN0RG9jdW1lbnRzUmVzcG9uc2USLQoJZG9jdW1lbnRzGAEgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCJBChlTZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiSgoaU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50IiwKFURlbGV0ZURvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSIYChZEZWxldGVEb2N1bWVudFJlc3BvbnNlIkUKFVdhdGNoSW5nZXN0aW9uUmVxdWVzdBIUCgxkb2N1bWVudF9pZHMYASADKAkSFgoOa25vd2xlZGdlX2Jhc2UYAiABKAkiuAEKFldhdGNoSW5nZXN0aW9uUmVzcG9uc2USEwoLZG9jdW1lbnRfaWQYASABKAkSEQoJZmlsZV9uYW1lGAIgASgJEjAKBnN0YXR1cxgDIAEoDjIgLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnRTdGF0dXMSDwoHcGVyY2VudBgEIAEoDRIPCgdtZXNzYWdlGAUgASgJEg0KBWVycm9yGAYgASgJEhMKC2NodW5rX2NvdW50GAcgASgNIq8BChRQcmV2aWV3Q2h1bmtzUmVxdWVzdBIRCglmaWxlX25hbWUYASABKAkSDwoHY29udGVudBgCIAEoDBIRCgltaW1lX3R5cGUYAyABKAkSNAoIc2V0dGluZ3MYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSFgoOa25vd2xlZGdlX2Jhc2UYBSABKAkSEgoKbWF4X2NodW5rcxgGIAEoDSKiAQoVUHJldmlld0NodW5rc1Jlc3BvbnNlEicKBmNodW5rcxgBIAMoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsSFAoMdG90YWxfY2h1bmtzGAIgASgNEhQKDHRvdGFsX3Rva2VucxgDIAEoDRI0CghzZXR0aW5ncxgEIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncyJuCg1TZWFyY2hSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEhcKD2tub3dsZWRnZV9iYXNlcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MiTAoOU2VhcmNoUmVzcG9uc2USKQoEaGl0cxgBIAMoCzIbLnF1YXJyeS5jb21tb24udjEuU2VhcmNoSGl0Eg8KB3Rvb2tfbXMYAiABKAEibwoLQ2hhdFJlcXVlc3QSEAoIcXVlc3Rpb24YASABKAkSFwoPa25vd2xlZGdlX2Jhc2VzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncyI9CgxDaGF0UmVzcG9uc2USLQoFZXZlbnQYASABKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNoYXRSZXNwb25zZSJoChNDcmVhdGVBcGlLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEcm9sZRgCIAEoDjIcLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Um9sZRIXCg9rbm93bGVkZ2VfYmFzZXMYAyADKAkiUQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5IiYKE1Jldm9rZUFwaUtleVJlcXVlc3QSDwoHYXBpX2tleRgBIAEoCSIWChRSZXZva2VBcGlLZXlSZXNwb25zZTLgDQoNUXVhcnJ5U2VydmljZRJ0ChNDcmVhdGVLbm93bGVkZ2VCYXNlEi0ucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLi5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USawoQR2V0S25vd2xlZGdlQmFzZRIqLnF1YXJyeS5nYXRld2F5LnYxLkdldEtub3dsZWRnZUJhc2VSZXF1ZXN0GisucXVhcnJ5LmdhdGV3YXkudjEuR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEnEKEkxpc3RLbm93bGVkZ2VCYXNlcxIsLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QaLS5xdWFycnkuZ2F0ZXdheS52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRJ0ChNEZWxldGVLbm93bGVkZ2VCYXNlEi0ucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLi5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USZQoOVXBsb2FkRG9jdW1lbnQSKC5xdWFycnkuZ2F0ZXdheS52MS5VcGxvYWREb2N1bWVudFJlcXVlc3QaKS5xdWFycnkuZ2F0ZXdheS52MS5VcGxvYWREb2N1bWVudFJlc3BvbnNlEnkKFFVwbG9hZERvY3VtZW50U3RyZWFtEi4ucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXF1ZXN0Gi8ucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXNwb25zZSgBElwKC0dldERvY3VtZW50EiUucXVhcnJ5LmdhdGV3YXkudjEuR2V0RG9jdW1lbnRSZXF1ZXN0GiYucXVhcnJ5LmdhdGV3YXkudjEuR2V0RG9jdW1lbnRSZXNwb25zZRJiCg1MaXN0RG9jdW1lbnRzEicucXVhcnJ5LmdhdGV3YXkudjEuTGlzdERvY3VtZW50c1JlcXVlc3QaKC5xdWFycnkuZ2F0ZXdheS52MS5MaXN0RG9jdW1lbnRzUmVzcG9uc2UScQoSU2V0RG9jdW1lbnRFbmFibGVkEiwucXVhcnJ5LmdhdGV3YXkudjEuU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBotLnF1YXJyeS5nYXRld2F5LnYxLlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEmUKDkRlbGV0ZURvY3VtZW50EigucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlRG9jdW1lbnRSZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlRG9jdW1lbnRSZXNwb25zZRJnCg5XYXRjaEluZ2VzdGlvbhIoLnF1YXJyeS5nYXRld2F5LnYxLldhdGNoSW5nZXN0aW9uUmVxdWVzdBopLnF1YXJyeS5nYXRld2F5LnYxLldhdGNoSW5nZXN0aW9uUmVzcG9uc2UwARJiCg1QcmV2aWV3Q2h1bmtzEicucXVhcnJ5LmdhdGV3YXkudjEuUHJldmlld0NodW5rc1JlcXVlc3QaKC5xdWFycnkuZ2F0ZXdheS52MS5QcmV2aWV3Q2h1bmtzUmVzcG9uc2USTQoGU2VhcmNoEiAucXVhcnJ5LmdhdGV3YXkudjEuU2VhcmNoUmVxdWVzdBohLnF1YXJyeS5nYXRld2F5LnYxLlNlYXJjaFJlc3BvbnNlEkkKBENoYXQSHi5xdWFycnkuZ2F0ZXdheS52MS5DaGF0UmVxdWVzdBofLnF1YXJyeS5nYXRld2F5LnYxLkNoYXRSZXNwb25zZTABEl8KDENyZWF0ZUFwaUtleRImLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaJy5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJcCgtMaXN0QXBpS2V5cxIlLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBomLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USXwoMUmV2b2tlQXBpS2V5EiYucXVhcnJ5LmdhdGV3YXkudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBonLnF1YXJyeS5nYXRld2F5LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlYgZwcm90bzM", [file_quarry_answer_v1_answer, file_quarry_common_v1_api_key, file_quarry_common_v1_common]);
+  fileDesc("Ch9xdWFycnkvZ2F0ZXdheS92MS9nYXRld2F5LnByb3RvEhFxdWFycnkuZ2F0ZXdheS52MSKOAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSNAoIY2h1bmtpbmcYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MiVgobQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIk4KG0NoYW5nZUVtYmVkZGluZ01vZGVsUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAiABKAkiVwocQ2hhbmdlRW1iZWRkaW5nTW9kZWxSZXNwb25zZRI3Cg5rbm93bGVkZ2VfYmFzZRgBIAEoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSIxChdHZXRLbm93bGVkZ2VCYXNlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSJTChhHZXRLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiGwoZTGlzdEtub3dsZWRnZUJhc2VzUmVxdWVzdCJWChpMaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRI4Cg9rbm93bGVkZ2VfYmFzZXMYASADKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiNAoaRGVsZXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiHQobRGVsZXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlIsIBCg5Eb2N1bWVudEhlYWRlchIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIRCglmaWxlX25hbWUYAiABKAkSEQoJbWltZV90eXBlGAMgASgJEkEKCG1ldGFkYXRhGAQgAygLMi8ucXVhcnJ5LmdhdGV3YXkudjEuRG9jdW1lbnRIZWFkZXIuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiWwoVVXBsb2FkRG9jdW1lbnRSZXF1ZXN0EjEKBmhlYWRlchgBIAEoCzIhLnF1YXJyeS5nYXRld2F5LnYxLkRvY3VtZW50SGVhZGVyEg8KB2NvbnRlbnQYAiABKAwiWQoWVXBsb2FkRG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIm0KG1VwbG9hZERvY3VtZW50U3RyZWFtUmVxdWVzdBIzCgZoZWFkZXIYASABKAsyIS5xdWFycnkuZ2F0ZXdheS52MS5Eb2N1bWVudEhlYWRlckgAEhEKB2NvbnRlbnQYAiABKAxIAEIGCgRwYXJ0Il8KHFVwbG9hZERvY3VtZW50U3RyZWFtUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50EhEKCXVuY2hhbmdlZBgCIAEoCCIpChJHZXREb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiQwoTR2V0RG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiLgoUTGlzdERvY3VtZW50c1JlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiRgoVTGlzdERvY3VtZW50c1Jlc3BvbnNlEi0KCWRvY3VtZW50cxgBIAMoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiQQoZU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkoKGlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIsChVEZWxldGVEb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiGAoWRGVsZXRlRG9jdW1lbnRSZXNwb25zZSJFChVXYXRjaEluZ2VzdGlvblJlcXVlc3QSFAoMZG9jdW1lbnRfaWRzGAEgAygJEhYKDmtub3dsZWRnZV9iYXNlGAIgASgJIrgBChZXYXRjaEluZ2VzdGlvblJlc3BvbnNlEhMKC2RvY3VtZW50X2lkGAEgASgJEhEKCWZpbGVfbmFtZRgCIAEoCRIwCgZzdGF0dXMYAyABKA4yIC5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50U3RhdHVzEg8KB3BlcmNlbnQYBCABKA0SDwoHbWVzc2FnZRgFIAEoCRINCgVlcnJvchgGIAEoCRITCgtjaHVua19jb3VudBgHIAEoDSKvAQoUUHJldmlld0NodW5rc1JlcXVlc3QSEQoJZmlsZV9uYW1lGAEgASgJEg8KB2NvbnRlbnQYAiABKAwSEQoJbWltZV90eXBlGAMgASgJEjQKCHNldHRpbmdzGAQgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhYKDmtub3dsZWRnZV9iYXNlGAUgASgJEhIKCm1heF9jaHVua3MYBiABKA0iogEKFVByZXZpZXdDaHVua3NSZXNwb25zZRInCgZjaHVua3MYASADKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rEhQKDHRvdGFsX2NodW5rcxgCIAEoDRIUCgx0b3RhbF90b2tlbnMYAyABKA0SNAoIc2V0dGluZ3MYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MibgoNU2VhcmNoUmVxdWVzdBINCgVxdWVyeRgBIAEoCRIXCg9rbm93bGVkZ2VfYmFzZXMYAiADKAkSNQoIc2V0dGluZ3MYAyABKAsyIy5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFNldHRpbmdzIkwKDlNlYXJjaFJlc3BvbnNlEikKBGhpdHMYASADKAsyGy5xdWFycnkuY29tbW9uLnYxLlNlYXJjaEhpdBIPCgd0b29rX21zGAIgASgBIm8KC0NoYXRSZXF1ZXN0EhAKCHF1ZXN0aW9uGAEgASgJEhcKD2tub3dsZWRnZV9iYXNlcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MiPQoMQ2hhdFJlc3BvbnNlEi0KBWV2ZW50GAEgASgLMh4ucXVhcnJ5LmFuc3dlci52MS5DaGF0UmVzcG9uc2UiaAoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBHJvbGUYAiABKA4yHC5xdWFycnkuY29tbW9uLnYxLkFwaUtleVJvbGUSFwoPa25vd2xlZGdlX2Jhc2VzGAMgAygJIlEKFENyZWF0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiFAoSTGlzdEFwaUtleXNSZXF1ZXN0IkEKE0xpc3RBcGlLZXlzUmVzcG9uc2USKgoIYXBpX2tleXMYASADKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleSImChNSZXZva2VBcGlLZXlSZXF1ZXN0Eg8KB2FwaV9rZXkYASABKAkiFgoUUmV2b2tlQXBpS2V5UmVzcG9uc2Uy2Q4KDVF1YXJyeVNlcnZpY2USdAoTQ3JlYXRlS25vd2xlZGdlQmFzZRItLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0Gi4ucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEmsKEEdldEtub3dsZWRnZUJhc2USKi5xdWFycnkuZ2F0ZXdheS52MS5HZXRLbm93bGVkZ2VCYXNlUmVxdWVzdBorLnF1YXJyeS5nYXRld2F5LnYxLkdldEtub3dsZWRnZUJhc2VSZXNwb25zZRJxChJMaXN0S25vd2xlZGdlQmFzZXMSLC5xdWFycnkuZ2F0ZXdheS52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXF1ZXN0Gi0ucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USdAoTRGVsZXRlS25vd2xlZGdlQmFzZRItLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0Gi4ucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEncKFENoYW5nZUVtYmVkZGluZ01vZGVsEi4ucXVhcnJ5LmdhdGV3YXkudjEuQ2hhbmdlRW1iZWRkaW5nTW9kZWxSZXF1ZXN0Gi8ucXVhcnJ5LmdhdGV3YXkudjEuQ2hhbmdlRW1iZWRkaW5nTW9kZWxSZXNwb25zZRJlCg5VcGxvYWREb2N1bWVudBIoLnF1YXJyeS5nYXRld2F5LnYxLlVwbG9hZERvY3VtZW50UmVxdWVzdBopLnF1YXJyeS5nYXRld2F5LnYxLlVwbG9hZERvY3VtZW50UmVzcG9uc2USeQoUVXBsb2FkRG9jdW1lbnRTdHJlYW0SLi5xdWFycnkuZ2F0ZXdheS52MS5VcGxvYWREb2N1bWVudFN0cmVhbVJlcXVlc3QaLy5xdWFycnkuZ2F0ZXdheS52MS5VcGxvYWREb2N1bWVudFN0cmVhbVJlc3BvbnNlKAESXAoLR2V0RG9jdW1lbnQSJS5xdWFycnkuZ2F0ZXdheS52MS5HZXREb2N1bWVudFJlcXVlc3QaJi5xdWFycnkuZ2F0ZXdheS52MS5HZXREb2N1bWVudFJlc3BvbnNlEmIKDUxpc3REb2N1bWVudHMSJy5xdWFycnkuZ2F0ZXdheS52MS5MaXN0RG9jdW1lbnRzUmVxdWVzdBooLnF1YXJyeS5nYXRld2F5LnYxLkxpc3REb2N1bWVudHNSZXNwb25zZRJxChJTZXREb2N1bWVudEVuYWJsZWQSLC5xdWFycnkuZ2F0ZXdheS52MS5TZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0Gi0ucXVhcnJ5LmdhdGV3YXkudjEuU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USZQoORGVsZXRlRG9jdW1lbnQSKC5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVEb2N1bWVudFJlcXVlc3QaKS5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVEb2N1bWVudFJlc3BvbnNlEmcKDldhdGNoSW5nZXN0aW9uEigucXVhcnJ5LmdhdGV3YXkudjEuV2F0Y2hJbmdlc3Rpb25SZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuV2F0Y2hJbmdlc3Rpb25SZXNwb25zZTABEmIKDVByZXZpZXdDaHVua3MSJy5xdWFycnkuZ2F0ZXdheS52MS5QcmV2aWV3Q2h1bmtzUmVxdWVzdBooLnF1YXJyeS5nYXRld2F5LnYxLlByZXZpZXdDaHVua3NSZXNwb25zZRJNCgZTZWFyY2gSIC5xdWFycnkuZ2F0ZXdheS52MS5TZWFyY2hSZXF1ZXN0GiEucXVhcnJ5LmdhdGV3YXkudjEuU2VhcmNoUmVzcG9uc2USSQoEQ2hhdBIeLnF1YXJyeS5nYXRld2F5LnYxLkNoYXRSZXF1ZXN0Gh8ucXVhcnJ5LmdhdGV3YXkudjEuQ2hhdFJlc3BvbnNlMAESXwoMQ3JlYXRlQXBpS2V5EiYucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBonLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlElwKC0xpc3RBcGlLZXlzEiUucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEFwaUtleXNSZXF1ZXN0GiYucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEFwaUtleXNSZXNwb25zZRJfCgxSZXZva2VBcGlLZXkSJi5xdWFycnkuZ2F0ZXdheS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GicucXVhcnJ5LmdhdGV3YXkudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2ViBnByb3RvMw", [file_quarry_answer_v1_answer, file_quarry_common_v1_api_key, file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.gateway.v1.CreateKnowledgeBaseRequest
@@ -74,6 +74,47 @@ export const CreateKnowledgeBaseResponseSchema: GenMessage<CreateKnowledgeBaseRe
   messageDesc(file_quarry_gateway_v1_gateway, 1);
 
 /**
+ * @generated from message quarry.gateway.v1.ChangeEmbeddingModelRequest
+ */
+export type ChangeEmbeddingModelRequest = Message<"quarry.gateway.v1.ChangeEmbeddingModelRequest"> & {
+  /**
+   * An id or a name.
+   *
+   * @generated from field: string knowledge_base = 1;
+   */
+  knowledgeBase: string;
+
+  /**
+   * @generated from field: string embedding_model = 2;
+   */
+  embeddingModel: string;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.ChangeEmbeddingModelRequest.
+ * Use `create(ChangeEmbeddingModelRequestSchema)` to create a new message.
+ */
+export const ChangeEmbeddingModelRequestSchema: GenMessage<ChangeEmbeddingModelRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 2);
+
+/**
+ * @generated from message quarry.gateway.v1.ChangeEmbeddingModelResponse
+ */
+export type ChangeEmbeddingModelResponse = Message<"quarry.gateway.v1.ChangeEmbeddingModelResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.KnowledgeBase knowledge_base = 1;
+   */
+  knowledgeBase?: KnowledgeBase | undefined;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.ChangeEmbeddingModelResponse.
+ * Use `create(ChangeEmbeddingModelResponseSchema)` to create a new message.
+ */
+export const ChangeEmbeddingModelResponseSchema: GenMessage<ChangeEmbeddingModelResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 3);
+
+/**
  * @generated from message quarry.gateway.v1.GetKnowledgeBaseRequest
  */
 export type GetKnowledgeBaseRequest = Message<"quarry.gateway.v1.GetKnowledgeBaseRequest"> & {
@@ -90,7 +131,7 @@ export type GetKnowledgeBaseRequest = Message<"quarry.gateway.v1.GetKnowledgeBas
  * Use `create(GetKnowledgeBaseRequestSchema)` to create a new message.
  */
 export const GetKnowledgeBaseRequestSchema: GenMessage<GetKnowledgeBaseRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 2);
+  messageDesc(file_quarry_gateway_v1_gateway, 4);
 
 /**
  * @generated from message quarry.gateway.v1.GetKnowledgeBaseResponse
@@ -107,7 +148,7 @@ export type GetKnowledgeBaseResponse = Message<"quarry.gateway.v1.GetKnowledgeBa
  * Use `create(GetKnowledgeBaseResponseSchema)` to create a new message.
  */
 export const GetKnowledgeBaseResponseSchema: GenMessage<GetKnowledgeBaseResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 3);
+  messageDesc(file_quarry_gateway_v1_gateway, 5);
 
 /**
  * @generated from message quarry.gateway.v1.ListKnowledgeBasesRequest
@@ -120,7 +161,7 @@ export type ListKnowledgeBasesRequest = Message<"quarry.gateway.v1.ListKnowledge
  * Use `create(ListKnowledgeBasesRequestSchema)` to create a new message.
  */
 export const ListKnowledgeBasesRequestSchema: GenMessage<ListKnowledgeBasesRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 4);
+  messageDesc(file_quarry_gateway_v1_gateway, 6);
 
 /**
  * @generated from message quarry.gateway.v1.ListKnowledgeBasesResponse
@@ -137,7 +178,7 @@ export type ListKnowledgeBasesResponse = Message<"quarry.gateway.v1.ListKnowledg
  * Use `create(ListKnowledgeBasesResponseSchema)` to create a new message.
  */
 export const ListKnowledgeBasesResponseSchema: GenMessage<ListKnowledgeBasesResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 5);
+  messageDesc(file_quarry_gateway_v1_gateway, 7);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteKnowledgeBaseRequest
@@ -156,7 +197,7 @@ export type DeleteKnowledgeBaseRequest = Message<"quarry.gateway.v1.DeleteKnowle
  * Use `create(DeleteKnowledgeBaseRequestSchema)` to create a new message.
  */
 export const DeleteKnowledgeBaseRequestSchema: GenMessage<DeleteKnowledgeBaseRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 6);
+  messageDesc(file_quarry_gateway_v1_gateway, 8);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteKnowledgeBaseResponse
@@ -169,7 +210,7 @@ export type DeleteKnowledgeBaseResponse = Message<"quarry.gateway.v1.DeleteKnowl
  * Use `create(DeleteKnowledgeBaseResponseSchema)` to create a new message.
  */
 export const DeleteKnowledgeBaseResponseSchema: GenMessage<DeleteKnowledgeBaseResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 7);
+  messageDesc(file_quarry_gateway_v1_gateway, 9);
 
 /**
  * @generated from message quarry.gateway.v1.DocumentHeader
@@ -203,7 +244,7 @@ export type DocumentHeader = Message<"quarry.gateway.v1.DocumentHeader"> & {
  * Use `create(DocumentHeaderSchema)` to create a new message.
  */
 export const DocumentHeaderSchema: GenMessage<DocumentHeader> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 8);
+  messageDesc(file_quarry_gateway_v1_gateway, 10);
 
 /**
  * @generated from message quarry.gateway.v1.UploadDocumentRequest
@@ -225,7 +266,7 @@ export type UploadDocumentRequest = Message<"quarry.gateway.v1.UploadDocumentReq
  * Use `create(UploadDocumentRequestSchema)` to create a new message.
  */
 export const UploadDocumentRequestSchema: GenMessage<UploadDocumentRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 9);
+  messageDesc(file_quarry_gateway_v1_gateway, 11);
 
 /**
  * @generated from message quarry.gateway.v1.UploadDocumentResponse
@@ -249,7 +290,7 @@ export type UploadDocumentResponse = Message<"quarry.gateway.v1.UploadDocumentRe
  * Use `create(UploadDocumentResponseSchema)` to create a new message.
  */
 export const UploadDocumentResponseSchema: GenMessage<UploadDocumentResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 10);
+  messageDesc(file_quarry_gateway_v1_gateway, 12);
 
 /**
  * @generated from message quarry.gateway.v1.UploadDocumentStreamRequest
@@ -278,7 +319,7 @@ export type UploadDocumentStreamRequest = Message<"quarry.gateway.v1.UploadDocum
  * Use `create(UploadDocumentStreamRequestSchema)` to create a new message.
  */
 export const UploadDocumentStreamRequestSchema: GenMessage<UploadDocumentStreamRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 11);
+  messageDesc(file_quarry_gateway_v1_gateway, 13);
 
 /**
  * @generated from message quarry.gateway.v1.UploadDocumentStreamResponse
@@ -300,7 +341,7 @@ export type UploadDocumentStreamResponse = Message<"quarry.gateway.v1.UploadDocu
  * Use `create(UploadDocumentStreamResponseSchema)` to create a new message.
  */
 export const UploadDocumentStreamResponseSchema: GenMessage<UploadDocumentStreamResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 12);
+  messageDesc(file_quarry_gateway_v1_gateway, 14);
 
 /**
  * @generated from message quarry.gateway.v1.GetDocumentRequest
@@ -317,7 +358,7 @@ export type GetDocumentRequest = Message<"quarry.gateway.v1.GetDocumentRequest">
  * Use `create(GetDocumentRequestSchema)` to create a new message.
  */
 export const GetDocumentRequestSchema: GenMessage<GetDocumentRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 13);
+  messageDesc(file_quarry_gateway_v1_gateway, 15);
 
 /**
  * @generated from message quarry.gateway.v1.GetDocumentResponse
@@ -334,7 +375,7 @@ export type GetDocumentResponse = Message<"quarry.gateway.v1.GetDocumentResponse
  * Use `create(GetDocumentResponseSchema)` to create a new message.
  */
 export const GetDocumentResponseSchema: GenMessage<GetDocumentResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 14);
+  messageDesc(file_quarry_gateway_v1_gateway, 16);
 
 /**
  * @generated from message quarry.gateway.v1.ListDocumentsRequest
@@ -353,7 +394,7 @@ export type ListDocumentsRequest = Message<"quarry.gateway.v1.ListDocumentsReque
  * Use `create(ListDocumentsRequestSchema)` to create a new message.
  */
 export const ListDocumentsRequestSchema: GenMessage<ListDocumentsRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 15);
+  messageDesc(file_quarry_gateway_v1_gateway, 17);
 
 /**
  * @generated from message quarry.gateway.v1.ListDocumentsResponse
@@ -370,7 +411,7 @@ export type ListDocumentsResponse = Message<"quarry.gateway.v1.ListDocumentsResp
  * Use `create(ListDocumentsResponseSchema)` to create a new message.
  */
 export const ListDocumentsResponseSchema: GenMessage<ListDocumentsResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 16);
+  messageDesc(file_quarry_gateway_v1_gateway, 18);
 
 /**
  * @generated from message quarry.gateway.v1.SetDocumentEnabledRequest
@@ -392,7 +433,7 @@ export type SetDocumentEnabledRequest = Message<"quarry.gateway.v1.SetDocumentEn
  * Use `create(SetDocumentEnabledRequestSchema)` to create a new message.
  */
 export const SetDocumentEnabledRequestSchema: GenMessage<SetDocumentEnabledRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 17);
+  messageDesc(file_quarry_gateway_v1_gateway, 19);
 
 /**
  * @generated from message quarry.gateway.v1.SetDocumentEnabledResponse
@@ -409,7 +450,7 @@ export type SetDocumentEnabledResponse = Message<"quarry.gateway.v1.SetDocumentE
  * Use `create(SetDocumentEnabledResponseSchema)` to create a new message.
  */
 export const SetDocumentEnabledResponseSchema: GenMessage<SetDocumentEnabledResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 18);
+  messageDesc(file_quarry_gateway_v1_gateway, 20);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteDocumentRequest
@@ -426,7 +467,7 @@ export type DeleteDocumentRequest = Message<"quarry.gateway.v1.DeleteDocumentReq
  * Use `create(DeleteDocumentRequestSchema)` to create a new message.
  */
 export const DeleteDocumentRequestSchema: GenMessage<DeleteDocumentRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 19);
+  messageDesc(file_quarry_gateway_v1_gateway, 21);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteDocumentResponse
@@ -439,7 +480,7 @@ export type DeleteDocumentResponse = Message<"quarry.gateway.v1.DeleteDocumentRe
  * Use `create(DeleteDocumentResponseSchema)` to create a new message.
  */
 export const DeleteDocumentResponseSchema: GenMessage<DeleteDocumentResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 20);
+  messageDesc(file_quarry_gateway_v1_gateway, 22);
 
 /**
  * @generated from message quarry.gateway.v1.WatchIngestionRequest
@@ -463,7 +504,7 @@ export type WatchIngestionRequest = Message<"quarry.gateway.v1.WatchIngestionReq
  * Use `create(WatchIngestionRequestSchema)` to create a new message.
  */
 export const WatchIngestionRequestSchema: GenMessage<WatchIngestionRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 21);
+  messageDesc(file_quarry_gateway_v1_gateway, 23);
 
 /**
  * @generated from message quarry.gateway.v1.WatchIngestionResponse
@@ -510,7 +551,7 @@ export type WatchIngestionResponse = Message<"quarry.gateway.v1.WatchIngestionRe
  * Use `create(WatchIngestionResponseSchema)` to create a new message.
  */
 export const WatchIngestionResponseSchema: GenMessage<WatchIngestionResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 22);
+  messageDesc(file_quarry_gateway_v1_gateway, 24);
 
 /**
  * @generated from message quarry.gateway.v1.PreviewChunksRequest
@@ -554,7 +595,7 @@ export type PreviewChunksRequest = Message<"quarry.gateway.v1.PreviewChunksReque
  * Use `create(PreviewChunksRequestSchema)` to create a new message.
  */
 export const PreviewChunksRequestSchema: GenMessage<PreviewChunksRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 23);
+  messageDesc(file_quarry_gateway_v1_gateway, 25);
 
 /**
  * @generated from message quarry.gateway.v1.PreviewChunksResponse
@@ -586,7 +627,7 @@ export type PreviewChunksResponse = Message<"quarry.gateway.v1.PreviewChunksResp
  * Use `create(PreviewChunksResponseSchema)` to create a new message.
  */
 export const PreviewChunksResponseSchema: GenMessage<PreviewChunksResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 24);
+  messageDesc(file_quarry_gateway_v1_gateway, 26);
 
 /**
  * @generated from message quarry.gateway.v1.SearchRequest
@@ -615,7 +656,7 @@ export type SearchRequest = Message<"quarry.gateway.v1.SearchRequest"> & {
  * Use `create(SearchRequestSchema)` to create a new message.
  */
 export const SearchRequestSchema: GenMessage<SearchRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 25);
+  messageDesc(file_quarry_gateway_v1_gateway, 27);
 
 /**
  * @generated from message quarry.gateway.v1.SearchResponse
@@ -637,7 +678,7 @@ export type SearchResponse = Message<"quarry.gateway.v1.SearchResponse"> & {
  * Use `create(SearchResponseSchema)` to create a new message.
  */
 export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 26);
+  messageDesc(file_quarry_gateway_v1_gateway, 28);
 
 /**
  * @generated from message quarry.gateway.v1.ChatRequest
@@ -666,7 +707,7 @@ export type ChatRequest = Message<"quarry.gateway.v1.ChatRequest"> & {
  * Use `create(ChatRequestSchema)` to create a new message.
  */
 export const ChatRequestSchema: GenMessage<ChatRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 27);
+  messageDesc(file_quarry_gateway_v1_gateway, 29);
 
 /**
  * @generated from message quarry.gateway.v1.ChatResponse
@@ -683,7 +724,7 @@ export type ChatResponse = Message<"quarry.gateway.v1.ChatResponse"> & {
  * Use `create(ChatResponseSchema)` to create a new message.
  */
 export const ChatResponseSchema: GenMessage<ChatResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 28);
+  messageDesc(file_quarry_gateway_v1_gateway, 30);
 
 /**
  * @generated from message quarry.gateway.v1.CreateApiKeyRequest
@@ -712,7 +753,7 @@ export type CreateApiKeyRequest = Message<"quarry.gateway.v1.CreateApiKeyRequest
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 29);
+  messageDesc(file_quarry_gateway_v1_gateway, 31);
 
 /**
  * @generated from message quarry.gateway.v1.CreateApiKeyResponse
@@ -736,7 +777,7 @@ export type CreateApiKeyResponse = Message<"quarry.gateway.v1.CreateApiKeyRespon
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 30);
+  messageDesc(file_quarry_gateway_v1_gateway, 32);
 
 /**
  * @generated from message quarry.gateway.v1.ListApiKeysRequest
@@ -749,7 +790,7 @@ export type ListApiKeysRequest = Message<"quarry.gateway.v1.ListApiKeysRequest">
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 31);
+  messageDesc(file_quarry_gateway_v1_gateway, 33);
 
 /**
  * @generated from message quarry.gateway.v1.ListApiKeysResponse
@@ -766,7 +807,7 @@ export type ListApiKeysResponse = Message<"quarry.gateway.v1.ListApiKeysResponse
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 32);
+  messageDesc(file_quarry_gateway_v1_gateway, 34);
 
 /**
  * @generated from message quarry.gateway.v1.RevokeApiKeyRequest
@@ -785,7 +826,7 @@ export type RevokeApiKeyRequest = Message<"quarry.gateway.v1.RevokeApiKeyRequest
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 33);
+  messageDesc(file_quarry_gateway_v1_gateway, 35);
 
 /**
  * @generated from message quarry.gateway.v1.RevokeApiKeyResponse
@@ -798,7 +839,7 @@ export type RevokeApiKeyResponse = Message<"quarry.gateway.v1.RevokeApiKeyRespon
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 34);
+  messageDesc(file_quarry_gateway_v1_gateway, 36);
 
 /**
  * @generated from service quarry.gateway.v1.QuarryService
@@ -835,6 +876,17 @@ export const QuarryService: GenService<{
     methodKind: "unary";
     input: typeof DeleteKnowledgeBaseRequestSchema;
     output: typeof DeleteKnowledgeBaseResponseSchema;
+  },
+  /**
+   * Re-embeds the base with another model beside the live vectors and switches when done; returns
+   * at once, progress in GetKnowledgeBase's model_change.
+   *
+   * @generated from rpc quarry.gateway.v1.QuarryService.ChangeEmbeddingModel
+   */
+  changeEmbeddingModel: {
+    methodKind: "unary";
+    input: typeof ChangeEmbeddingModelRequestSchema;
+    output: typeof ChangeEmbeddingModelResponseSchema;
   },
   /**
    * The whole file in one message, up to the configured upload limit.

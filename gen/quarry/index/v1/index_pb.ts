@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/index/v1/index.proto.
  */
 export const file_quarry_index_v1_index: GenFile = /*@__PURE__*/
-  fileDesc("ChtxdWFycnkvaW5kZXgvdjEvaW5kZXgucHJvdG8SD3F1YXJyeS5pbmRleC52MSKrAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSGwoTZW1iZWRkaW5nX2RpbWVuc2lvbhgEIAEoDRI0CghjaHVua2luZxgFIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncyJWChtDcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiMQoXR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiUwoYR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIhsKGUxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QiVgoaTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USOAoPa25vd2xlZGdlX2Jhc2VzGAEgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjcKGkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJIh0KG0RlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZSKQAgoXUmVnaXN0ZXJEb2N1bWVudFJlcXVlc3QSGQoRa25vd2xlZGdlX2Jhc2VfaWQYASABKAkSEQoJZmlsZV9uYW1lGAIgASgJEhEKCW1pbWVfdHlwZRgDIAEoCRISCgpzaXplX2J5dGVzGAQgASgEEhQKDGNvbnRlbnRfaGFzaBgFIAEoCRIPCgd2ZXJzaW9uGAYgASgDEkgKCG1ldGFkYXRhGAcgAygLMjYucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlsKGFJlZ2lzdGVyRG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIikKEkdldERvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSJDChNHZXREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIxChRMaXN0RG9jdW1lbnRzUmVxdWVzdBIZChFrbm93bGVkZ2VfYmFzZV9pZBgBIAEoCSJGChVMaXN0RG9jdW1lbnRzUmVzcG9uc2USLQoJZG9jdW1lbnRzGAEgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCJBChlTZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiSgoaU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50IiwKFURlbGV0ZURvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSIYChZEZWxldGVEb2N1bWVudFJlc3BvbnNlIi0KDUZ1c2lvbldlaWdodHMSDAoEYm0yNRgBIAEoARIOCgZ2ZWN0b3IYAiABKAEihAIKDVNlYXJjaFJlcXVlc3QSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAEgAygJEgwKBHRleHQYAiABKAkSDgoGdmVjdG9yGAMgAygCEi0KBG1vZGUYBCABKA4yHy5xdWFycnkuY29tbW9uLnYxLlJldHJpZXZhbE1vZGUSDQoFdG9wX2sYBSABKA0SEQoJbWluX3Njb3JlGAYgASgBEhQKDGRvY3VtZW50X2lkcxgHIAMoCRISCgpjYW5kaWRhdGVzGAggASgNEg0KBXJyZl9rGAkgASgNEi8KB3dlaWdodHMYCiABKAsyHi5xdWFycnkuaW5kZXgudjEuRnVzaW9uV2VpZ2h0cyI7Cg5TZWFyY2hSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQiJQoQR2V0Q2h1bmtzUmVxdWVzdBIRCgljaHVua19pZHMYASADKAkiPAoRR2V0Q2h1bmtzUmVzcG9uc2USJwoGY2h1bmtzGAEgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuayJoChNDcmVhdGVBcGlLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEcm9sZRgCIAEoDjIcLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Um9sZRIXCg9rbm93bGVkZ2VfYmFzZXMYAyADKAkiUQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5IiYKE1Jldm9rZUFwaUtleVJlcXVlc3QSDwoHYXBpX2tleRgBIAEoCSIWChRSZXZva2VBcGlLZXlSZXNwb25zZSI9ChlBdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCRIQCghrZXlfaGFzaBgCIAEoDCJHChpBdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRIpCgdhcGlfa2V5GAEgASgLMhgucXVhcnJ5LmNvbW1vbi52MS5BcGlLZXky4QsKDEluZGV4U2VydmljZRJwChNDcmVhdGVLbm93bGVkZ2VCYXNlEisucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0GiwucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRJnChBHZXRLbm93bGVkZ2VCYXNlEigucXVhcnJ5LmluZGV4LnYxLkdldEtub3dsZWRnZUJhc2VSZXF1ZXN0GikucXVhcnJ5LmluZGV4LnYxLkdldEtub3dsZWRnZUJhc2VSZXNwb25zZRJtChJMaXN0S25vd2xlZGdlQmFzZXMSKi5xdWFycnkuaW5kZXgudjEuTGlzdEtub3dsZWRnZUJhc2VzUmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRJwChNEZWxldGVLbm93bGVkZ2VCYXNlEisucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0GiwucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRJnChBSZWdpc3RlckRvY3VtZW50EigucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0GikucXVhcnJ5LmluZGV4LnYxLlJlZ2lzdGVyRG9jdW1lbnRSZXNwb25zZRJYCgtHZXREb2N1bWVudBIjLnF1YXJyeS5pbmRleC52MS5HZXREb2N1bWVudFJlcXVlc3QaJC5xdWFycnkuaW5kZXgudjEuR2V0RG9jdW1lbnRSZXNwb25zZRJeCg1MaXN0RG9jdW1lbnRzEiUucXVhcnJ5LmluZGV4LnYxLkxpc3REb2N1bWVudHNSZXF1ZXN0GiYucXVhcnJ5LmluZGV4LnYxLkxpc3REb2N1bWVudHNSZXNwb25zZRJtChJTZXREb2N1bWVudEVuYWJsZWQSKi5xdWFycnkuaW5kZXgudjEuU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5TZXREb2N1bWVudEVuYWJsZWRSZXNwb25zZRJhCg5EZWxldGVEb2N1bWVudBImLnF1YXJyeS5pbmRleC52MS5EZWxldGVEb2N1bWVudFJlcXVlc3QaJy5xdWFycnkuaW5kZXgudjEuRGVsZXRlRG9jdW1lbnRSZXNwb25zZRJJCgZTZWFyY2gSHi5xdWFycnkuaW5kZXgudjEuU2VhcmNoUmVxdWVzdBofLnF1YXJyeS5pbmRleC52MS5TZWFyY2hSZXNwb25zZRJSCglHZXRDaHVua3MSIS5xdWFycnkuaW5kZXgudjEuR2V0Q2h1bmtzUmVxdWVzdBoiLnF1YXJyeS5pbmRleC52MS5HZXRDaHVua3NSZXNwb25zZRJbCgxDcmVhdGVBcGlLZXkSJC5xdWFycnkuaW5kZXgudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBolLnF1YXJyeS5pbmRleC52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJYCgtMaXN0QXBpS2V5cxIjLnF1YXJyeS5pbmRleC52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJC5xdWFycnkuaW5kZXgudjEuTGlzdEFwaUtleXNSZXNwb25zZRJbCgxSZXZva2VBcGlLZXkSJC5xdWFycnkuaW5kZXgudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBolLnF1YXJyeS5pbmRleC52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJtChJBdXRoZW50aWNhdGVBcGlLZXkSKi5xdWFycnkuaW5kZXgudjEuQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBorLnF1YXJyeS5pbmRleC52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZWIGcHJvdG8z", [file_quarry_common_v1_api_key, file_quarry_common_v1_common]);
+  fileDesc("ChtxdWFycnkvaW5kZXgvdjEvaW5kZXgucHJvdG8SD3F1YXJyeS5pbmRleC52MSKrAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSGwoTZW1iZWRkaW5nX2RpbWVuc2lvbhgEIAEoDRI0CghjaHVua2luZxgFIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncyJWChtDcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiMQoXR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiUwoYR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIhsKGUxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QiVgoaTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USOAoPa25vd2xlZGdlX2Jhc2VzGAEgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjcKGkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJIh0KG0RlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZSJOChtDaGFuZ2VFbWJlZGRpbmdNb2RlbFJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkSFwoPZW1iZWRkaW5nX21vZGVsGAIgASgJIlcKHENoYW5nZUVtYmVkZGluZ01vZGVsUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UikAIKF1JlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJEhEKCWZpbGVfbmFtZRgCIAEoCRIRCgltaW1lX3R5cGUYAyABKAkSEgoKc2l6ZV9ieXRlcxgEIAEoBBIUCgxjb250ZW50X2hhc2gYBSABKAkSDwoHdmVyc2lvbhgGIAEoAxJICghtZXRhZGF0YRgHIAMoCzI2LnF1YXJyeS5pbmRleC52MS5SZWdpc3RlckRvY3VtZW50UmVxdWVzdC5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJbChhSZWdpc3RlckRvY3VtZW50UmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50EhEKCXVuY2hhbmdlZBgCIAEoCCIpChJHZXREb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiQwoTR2V0RG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiMQoUTGlzdERvY3VtZW50c1JlcXVlc3QSGQoRa25vd2xlZGdlX2Jhc2VfaWQYASABKAkiRgoVTGlzdERvY3VtZW50c1Jlc3BvbnNlEi0KCWRvY3VtZW50cxgBIAMoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiQQoZU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkoKGlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIsChVEZWxldGVEb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiGAoWRGVsZXRlRG9jdW1lbnRSZXNwb25zZSItCg1GdXNpb25XZWlnaHRzEgwKBGJtMjUYASABKAESDgoGdmVjdG9yGAIgASgBIoQCCg1TZWFyY2hSZXF1ZXN0EhoKEmtub3dsZWRnZV9iYXNlX2lkcxgBIAMoCRIMCgR0ZXh0GAIgASgJEg4KBnZlY3RvchgDIAMoAhItCgRtb2RlGAQgASgOMh8ucXVhcnJ5LmNvbW1vbi52MS5SZXRyaWV2YWxNb2RlEg0KBXRvcF9rGAUgASgNEhEKCW1pbl9zY29yZRgGIAEoARIUCgxkb2N1bWVudF9pZHMYByADKAkSEgoKY2FuZGlkYXRlcxgIIAEoDRINCgVycmZfaxgJIAEoDRIvCgd3ZWlnaHRzGAogASgLMh4ucXVhcnJ5LmluZGV4LnYxLkZ1c2lvbldlaWdodHMiOwoOU2VhcmNoUmVzcG9uc2USKQoEaGl0cxgBIAMoCzIbLnF1YXJyeS5jb21tb24udjEuU2VhcmNoSGl0IiUKEEdldENodW5rc1JlcXVlc3QSEQoJY2h1bmtfaWRzGAEgAygJIjwKEUdldENodW5rc1Jlc3BvbnNlEicKBmNodW5rcxgBIAMoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsiaAoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBHJvbGUYAiABKA4yHC5xdWFycnkuY29tbW9uLnYxLkFwaUtleVJvbGUSFwoPa25vd2xlZGdlX2Jhc2VzGAMgAygJIlEKFENyZWF0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiFAoSTGlzdEFwaUtleXNSZXF1ZXN0IkEKE0xpc3RBcGlLZXlzUmVzcG9uc2USKgoIYXBpX2tleXMYASADKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleSImChNSZXZva2VBcGlLZXlSZXF1ZXN0Eg8KB2FwaV9rZXkYASABKAkiFgoUUmV2b2tlQXBpS2V5UmVzcG9uc2UiPQoZQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBIOCgZrZXlfaWQYASABKAkSEAoIa2V5X2hhc2gYAiABKAwiRwoaQXV0aGVudGljYXRlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5MtYMCgxJbmRleFNlcnZpY2UScAoTQ3JlYXRlS25vd2xlZGdlQmFzZRIrLnF1YXJyeS5pbmRleC52MS5DcmVhdGVLbm93bGVkZ2VCYXNlUmVxdWVzdBosLnF1YXJyeS5pbmRleC52MS5DcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USZwoQR2V0S25vd2xlZGdlQmFzZRIoLnF1YXJyeS5pbmRleC52MS5HZXRLbm93bGVkZ2VCYXNlUmVxdWVzdBopLnF1YXJyeS5pbmRleC52MS5HZXRLbm93bGVkZ2VCYXNlUmVzcG9uc2USbQoSTGlzdEtub3dsZWRnZUJhc2VzEioucXVhcnJ5LmluZGV4LnYxLkxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2UScAoTRGVsZXRlS25vd2xlZGdlQmFzZRIrLnF1YXJyeS5pbmRleC52MS5EZWxldGVLbm93bGVkZ2VCYXNlUmVxdWVzdBosLnF1YXJyeS5pbmRleC52MS5EZWxldGVLbm93bGVkZ2VCYXNlUmVzcG9uc2UScwoUQ2hhbmdlRW1iZWRkaW5nTW9kZWwSLC5xdWFycnkuaW5kZXgudjEuQ2hhbmdlRW1iZWRkaW5nTW9kZWxSZXF1ZXN0Gi0ucXVhcnJ5LmluZGV4LnYxLkNoYW5nZUVtYmVkZGluZ01vZGVsUmVzcG9uc2USZwoQUmVnaXN0ZXJEb2N1bWVudBIoLnF1YXJyeS5pbmRleC52MS5SZWdpc3RlckRvY3VtZW50UmVxdWVzdBopLnF1YXJyeS5pbmRleC52MS5SZWdpc3RlckRvY3VtZW50UmVzcG9uc2USWAoLR2V0RG9jdW1lbnQSIy5xdWFycnkuaW5kZXgudjEuR2V0RG9jdW1lbnRSZXF1ZXN0GiQucXVhcnJ5LmluZGV4LnYxLkdldERvY3VtZW50UmVzcG9uc2USXgoNTGlzdERvY3VtZW50cxIlLnF1YXJyeS5pbmRleC52MS5MaXN0RG9jdW1lbnRzUmVxdWVzdBomLnF1YXJyeS5pbmRleC52MS5MaXN0RG9jdW1lbnRzUmVzcG9uc2USbQoSU2V0RG9jdW1lbnRFbmFibGVkEioucXVhcnJ5LmluZGV4LnYxLlNldERvY3VtZW50RW5hYmxlZFJlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USYQoORGVsZXRlRG9jdW1lbnQSJi5xdWFycnkuaW5kZXgudjEuRGVsZXRlRG9jdW1lbnRSZXF1ZXN0GicucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZURvY3VtZW50UmVzcG9uc2USSQoGU2VhcmNoEh4ucXVhcnJ5LmluZGV4LnYxLlNlYXJjaFJlcXVlc3QaHy5xdWFycnkuaW5kZXgudjEuU2VhcmNoUmVzcG9uc2USUgoJR2V0Q2h1bmtzEiEucXVhcnJ5LmluZGV4LnYxLkdldENodW5rc1JlcXVlc3QaIi5xdWFycnkuaW5kZXgudjEuR2V0Q2h1bmtzUmVzcG9uc2USWwoMQ3JlYXRlQXBpS2V5EiQucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaJS5xdWFycnkuaW5kZXgudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USWAoLTGlzdEFwaUtleXMSIy5xdWFycnkuaW5kZXgudjEuTGlzdEFwaUtleXNSZXF1ZXN0GiQucXVhcnJ5LmluZGV4LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USWwoMUmV2b2tlQXBpS2V5EiQucXVhcnJ5LmluZGV4LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJS5xdWFycnkuaW5kZXgudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USbQoSQXV0aGVudGljYXRlQXBpS2V5EioucXVhcnJ5LmluZGV4LnYxLkF1dGhlbnRpY2F0ZUFwaUtleVJlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuQXV0aGVudGljYXRlQXBpS2V5UmVzcG9uc2ViBnByb3RvMw", [file_quarry_common_v1_api_key, file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.index.v1.CreateKnowledgeBaseRequest
@@ -169,6 +169,47 @@ export const DeleteKnowledgeBaseResponseSchema: GenMessage<DeleteKnowledgeBaseRe
   messageDesc(file_quarry_index_v1_index, 7);
 
 /**
+ * @generated from message quarry.index.v1.ChangeEmbeddingModelRequest
+ */
+export type ChangeEmbeddingModelRequest = Message<"quarry.index.v1.ChangeEmbeddingModelRequest"> & {
+  /**
+   * An id or a name.
+   *
+   * @generated from field: string knowledge_base = 1;
+   */
+  knowledgeBase: string;
+
+  /**
+   * @generated from field: string embedding_model = 2;
+   */
+  embeddingModel: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.ChangeEmbeddingModelRequest.
+ * Use `create(ChangeEmbeddingModelRequestSchema)` to create a new message.
+ */
+export const ChangeEmbeddingModelRequestSchema: GenMessage<ChangeEmbeddingModelRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 8);
+
+/**
+ * @generated from message quarry.index.v1.ChangeEmbeddingModelResponse
+ */
+export type ChangeEmbeddingModelResponse = Message<"quarry.index.v1.ChangeEmbeddingModelResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.KnowledgeBase knowledge_base = 1;
+   */
+  knowledgeBase?: KnowledgeBase | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.ChangeEmbeddingModelResponse.
+ * Use `create(ChangeEmbeddingModelResponseSchema)` to create a new message.
+ */
+export const ChangeEmbeddingModelResponseSchema: GenMessage<ChangeEmbeddingModelResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 9);
+
+/**
  * @generated from message quarry.index.v1.RegisterDocumentRequest
  */
 export type RegisterDocumentRequest = Message<"quarry.index.v1.RegisterDocumentRequest"> & {
@@ -213,7 +254,7 @@ export type RegisterDocumentRequest = Message<"quarry.index.v1.RegisterDocumentR
  * Use `create(RegisterDocumentRequestSchema)` to create a new message.
  */
 export const RegisterDocumentRequestSchema: GenMessage<RegisterDocumentRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 8);
+  messageDesc(file_quarry_index_v1_index, 10);
 
 /**
  * @generated from message quarry.index.v1.RegisterDocumentResponse
@@ -237,7 +278,7 @@ export type RegisterDocumentResponse = Message<"quarry.index.v1.RegisterDocument
  * Use `create(RegisterDocumentResponseSchema)` to create a new message.
  */
 export const RegisterDocumentResponseSchema: GenMessage<RegisterDocumentResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 9);
+  messageDesc(file_quarry_index_v1_index, 11);
 
 /**
  * @generated from message quarry.index.v1.GetDocumentRequest
@@ -254,7 +295,7 @@ export type GetDocumentRequest = Message<"quarry.index.v1.GetDocumentRequest"> &
  * Use `create(GetDocumentRequestSchema)` to create a new message.
  */
 export const GetDocumentRequestSchema: GenMessage<GetDocumentRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 10);
+  messageDesc(file_quarry_index_v1_index, 12);
 
 /**
  * @generated from message quarry.index.v1.GetDocumentResponse
@@ -271,7 +312,7 @@ export type GetDocumentResponse = Message<"quarry.index.v1.GetDocumentResponse">
  * Use `create(GetDocumentResponseSchema)` to create a new message.
  */
 export const GetDocumentResponseSchema: GenMessage<GetDocumentResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 11);
+  messageDesc(file_quarry_index_v1_index, 13);
 
 /**
  * @generated from message quarry.index.v1.ListDocumentsRequest
@@ -288,7 +329,7 @@ export type ListDocumentsRequest = Message<"quarry.index.v1.ListDocumentsRequest
  * Use `create(ListDocumentsRequestSchema)` to create a new message.
  */
 export const ListDocumentsRequestSchema: GenMessage<ListDocumentsRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 12);
+  messageDesc(file_quarry_index_v1_index, 14);
 
 /**
  * @generated from message quarry.index.v1.ListDocumentsResponse
@@ -305,7 +346,7 @@ export type ListDocumentsResponse = Message<"quarry.index.v1.ListDocumentsRespon
  * Use `create(ListDocumentsResponseSchema)` to create a new message.
  */
 export const ListDocumentsResponseSchema: GenMessage<ListDocumentsResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 13);
+  messageDesc(file_quarry_index_v1_index, 15);
 
 /**
  * @generated from message quarry.index.v1.SetDocumentEnabledRequest
@@ -327,7 +368,7 @@ export type SetDocumentEnabledRequest = Message<"quarry.index.v1.SetDocumentEnab
  * Use `create(SetDocumentEnabledRequestSchema)` to create a new message.
  */
 export const SetDocumentEnabledRequestSchema: GenMessage<SetDocumentEnabledRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 14);
+  messageDesc(file_quarry_index_v1_index, 16);
 
 /**
  * @generated from message quarry.index.v1.SetDocumentEnabledResponse
@@ -344,7 +385,7 @@ export type SetDocumentEnabledResponse = Message<"quarry.index.v1.SetDocumentEna
  * Use `create(SetDocumentEnabledResponseSchema)` to create a new message.
  */
 export const SetDocumentEnabledResponseSchema: GenMessage<SetDocumentEnabledResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 15);
+  messageDesc(file_quarry_index_v1_index, 17);
 
 /**
  * @generated from message quarry.index.v1.DeleteDocumentRequest
@@ -361,7 +402,7 @@ export type DeleteDocumentRequest = Message<"quarry.index.v1.DeleteDocumentReque
  * Use `create(DeleteDocumentRequestSchema)` to create a new message.
  */
 export const DeleteDocumentRequestSchema: GenMessage<DeleteDocumentRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 16);
+  messageDesc(file_quarry_index_v1_index, 18);
 
 /**
  * @generated from message quarry.index.v1.DeleteDocumentResponse
@@ -374,7 +415,7 @@ export type DeleteDocumentResponse = Message<"quarry.index.v1.DeleteDocumentResp
  * Use `create(DeleteDocumentResponseSchema)` to create a new message.
  */
 export const DeleteDocumentResponseSchema: GenMessage<DeleteDocumentResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 17);
+  messageDesc(file_quarry_index_v1_index, 19);
 
 /**
  * @generated from message quarry.index.v1.FusionWeights
@@ -396,7 +437,7 @@ export type FusionWeights = Message<"quarry.index.v1.FusionWeights"> & {
  * Use `create(FusionWeightsSchema)` to create a new message.
  */
 export const FusionWeightsSchema: GenMessage<FusionWeights> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 18);
+  messageDesc(file_quarry_index_v1_index, 20);
 
 /**
  * @generated from message quarry.index.v1.SearchRequest
@@ -464,7 +505,7 @@ export type SearchRequest = Message<"quarry.index.v1.SearchRequest"> & {
  * Use `create(SearchRequestSchema)` to create a new message.
  */
 export const SearchRequestSchema: GenMessage<SearchRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 19);
+  messageDesc(file_quarry_index_v1_index, 21);
 
 /**
  * @generated from message quarry.index.v1.SearchResponse
@@ -481,7 +522,7 @@ export type SearchResponse = Message<"quarry.index.v1.SearchResponse"> & {
  * Use `create(SearchResponseSchema)` to create a new message.
  */
 export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 20);
+  messageDesc(file_quarry_index_v1_index, 22);
 
 /**
  * @generated from message quarry.index.v1.GetChunksRequest
@@ -498,7 +539,7 @@ export type GetChunksRequest = Message<"quarry.index.v1.GetChunksRequest"> & {
  * Use `create(GetChunksRequestSchema)` to create a new message.
  */
 export const GetChunksRequestSchema: GenMessage<GetChunksRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 21);
+  messageDesc(file_quarry_index_v1_index, 23);
 
 /**
  * @generated from message quarry.index.v1.GetChunksResponse
@@ -515,7 +556,7 @@ export type GetChunksResponse = Message<"quarry.index.v1.GetChunksResponse"> & {
  * Use `create(GetChunksResponseSchema)` to create a new message.
  */
 export const GetChunksResponseSchema: GenMessage<GetChunksResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 22);
+  messageDesc(file_quarry_index_v1_index, 24);
 
 /**
  * @generated from message quarry.index.v1.CreateApiKeyRequest
@@ -544,7 +585,7 @@ export type CreateApiKeyRequest = Message<"quarry.index.v1.CreateApiKeyRequest">
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 23);
+  messageDesc(file_quarry_index_v1_index, 25);
 
 /**
  * @generated from message quarry.index.v1.CreateApiKeyResponse
@@ -568,7 +609,7 @@ export type CreateApiKeyResponse = Message<"quarry.index.v1.CreateApiKeyResponse
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 24);
+  messageDesc(file_quarry_index_v1_index, 26);
 
 /**
  * @generated from message quarry.index.v1.ListApiKeysRequest
@@ -581,7 +622,7 @@ export type ListApiKeysRequest = Message<"quarry.index.v1.ListApiKeysRequest"> &
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 25);
+  messageDesc(file_quarry_index_v1_index, 27);
 
 /**
  * @generated from message quarry.index.v1.ListApiKeysResponse
@@ -598,7 +639,7 @@ export type ListApiKeysResponse = Message<"quarry.index.v1.ListApiKeysResponse">
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 26);
+  messageDesc(file_quarry_index_v1_index, 28);
 
 /**
  * @generated from message quarry.index.v1.RevokeApiKeyRequest
@@ -617,7 +658,7 @@ export type RevokeApiKeyRequest = Message<"quarry.index.v1.RevokeApiKeyRequest">
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 27);
+  messageDesc(file_quarry_index_v1_index, 29);
 
 /**
  * @generated from message quarry.index.v1.RevokeApiKeyResponse
@@ -630,7 +671,7 @@ export type RevokeApiKeyResponse = Message<"quarry.index.v1.RevokeApiKeyResponse
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 28);
+  messageDesc(file_quarry_index_v1_index, 30);
 
 /**
  * @generated from message quarry.index.v1.AuthenticateApiKeyRequest
@@ -654,7 +695,7 @@ export type AuthenticateApiKeyRequest = Message<"quarry.index.v1.AuthenticateApi
  * Use `create(AuthenticateApiKeyRequestSchema)` to create a new message.
  */
 export const AuthenticateApiKeyRequestSchema: GenMessage<AuthenticateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 29);
+  messageDesc(file_quarry_index_v1_index, 31);
 
 /**
  * @generated from message quarry.index.v1.AuthenticateApiKeyResponse
@@ -671,7 +712,7 @@ export type AuthenticateApiKeyResponse = Message<"quarry.index.v1.AuthenticateAp
  * Use `create(AuthenticateApiKeyResponseSchema)` to create a new message.
  */
 export const AuthenticateApiKeyResponseSchema: GenMessage<AuthenticateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 30);
+  messageDesc(file_quarry_index_v1_index, 32);
 
 /**
  * @generated from service quarry.index.v1.IndexService
@@ -708,6 +749,19 @@ export const IndexService: GenService<{
     methodKind: "unary";
     input: typeof DeleteKnowledgeBaseRequestSchema;
     output: typeof DeleteKnowledgeBaseResponseSchema;
+  },
+  /**
+   * Starts re-embedding the base with another model and returns at once (model_change RUNNING);
+   * searches keep the old model until every chunk has a new vector. INVALID_ARGUMENT for a model
+   * the embedder does not know, FAILED_PRECONDITION while a change runs or when the model cannot
+   * be loaded (the base's model_change says why).
+   *
+   * @generated from rpc quarry.index.v1.IndexService.ChangeEmbeddingModel
+   */
+  changeEmbeddingModel: {
+    methodKind: "unary";
+    input: typeof ChangeEmbeddingModelRequestSchema;
+    output: typeof ChangeEmbeddingModelResponseSchema;
   },
   /**
    * @generated from rpc quarry.index.v1.IndexService.RegisterDocument
