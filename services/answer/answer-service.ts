@@ -3,6 +3,7 @@
 // retriever, and runs the retrieval or the answer pipeline. No transport here: routes.ts translates
 // protobuf, adapters/index-retriever.ts talks to the peers.
 import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
+import { FailedPreconditionError } from "../../lib/errors.ts";
 import { answerChecked, type AnswerEvent } from "./answer-pipeline.ts";
 import type { ChatModel } from "./chat-model.ts";
 import type { SupportEmbedder } from "./citation-verifier.ts";
@@ -39,6 +40,10 @@ export interface AnswerApplicationDeps {
   maxQuestionChars: number;
 }
 
+function isStaleQueryVector(error: unknown): boolean {
+  return error instanceof FailedPreconditionError && /^query vector has \d+ dimensions; knowledge base \S+ stores \d+/.test(error.message);
+}
+
 const DEFAULT_TOP_K = { retrieve: 10, chat: 8 };
 
 export class AnswerApplication {
@@ -51,9 +56,20 @@ export class AnswerApplication {
 
   async retrieve(question: Question): Promise<{ hits: SearchHit[]; searchMs: number }> {
     const started = performance.now();
-    const { text, settings, deps } = await this.open(question, DEFAULT_TOP_K.retrieve);
-    const { hits } = await retrieveChecked(text, deps, settings);
-    return { hits, searchMs: performance.now() - started };
+    const run = async () => {
+      const { text, settings, deps } = await this.open(question, DEFAULT_TOP_K.retrieve);
+      return retrieveChecked(text, deps, settings);
+    };
+    let result;
+    try {
+      result = await run();
+    } catch (error) {
+      // A base that switched its embedding model between the look-up and the search (ChangeEmbeddingModel):
+      // looked up again, the question is embedded with the new model.
+      if (!isStaleQueryVector(error)) throw error;
+      result = await run();
+    }
+    return { hits: result.hits, searchMs: performance.now() - started };
   }
 
   async *chat(question: Question, signal?: AbortSignal): AsyncGenerator<AnswerEvent> {

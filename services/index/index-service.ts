@@ -44,8 +44,10 @@ export class IndexService {
     return kb;
   }
 
-  getKnowledgeBase(idOrName: string): Promise<KnowledgeBase> {
-    return this.stores.catalog.getKnowledgeBase(idOrName);
+  async getKnowledgeBase(idOrName: string): Promise<KnowledgeBase> {
+    const kb = await this.stores.catalog.getKnowledgeBase(idOrName);
+    if (!(await this.waitedForSwitch([kb.id]))) return kb;
+    return this.stores.catalog.getKnowledgeBase(kb.id);
   }
 
   listKnowledgeBases(): Promise<KnowledgeBase[]> {
@@ -101,7 +103,16 @@ export class IndexService {
     if (topK > MAX_TOP_K) throw new InvalidInputError(`top_k is at most ${MAX_TOP_K}, got ${topK}`);
     if (request.mode === "bm25" && !request.text.trim()) throw new InvalidInputError("keyword search needs query text");
     const kbs = await Promise.all(request.knowledgeBaseIds.map((id) => this.stores.catalog.getKnowledgeBase(id)));
+    await this.waitedForSwitch(kbs.map((kb) => kb.id));
     return this.stores.engine.search({ ...request, knowledgeBaseIds: kbs.map((kb) => kb.id), topK });
+  }
+
+  /** Waits while a base's change of model swaps its vectors (milliseconds); true when it waited. */
+  private async waitedForSwitch(knowledgeBaseIds: string[]): Promise<boolean> {
+    const changes = this.stores.modelChanges;
+    if (!changes || !changes.isSwitching(knowledgeBaseIds)) return false;
+    await changes.notSwitching(knowledgeBaseIds);
+    return true;
   }
 
   getChunks(ids: string[]): Promise<Chunk[]> {

@@ -38,6 +38,7 @@ export interface ModelChangesDeps {
 export class ModelChanges {
   private readonly locks = new Map<string, Promise<void>>();
   private readonly running = new Map<string, Promise<void>>();
+  private readonly switches = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: ModelChangesDeps) {}
 
@@ -94,6 +95,15 @@ export class ModelChanges {
       this.deps.logger.info({ knowledgeBaseId: kb.id, targetModel: kb.modelChange.targetModel }, "resuming an interrupted change of embedding model");
       this.launch(kb.id, { ...kb.modelChange, documentsDone: 0 });
     }
+  }
+
+  isSwitching(knowledgeBaseIds: string[]): boolean {
+    return knowledgeBaseIds.some((id) => this.switches.has(id));
+  }
+
+  /** Resolves once no switch of these bases is in flight (a look-up or search waits for one to finish). */
+  async notSwitching(knowledgeBaseIds: string[]): Promise<void> {
+    await Promise.all(knowledgeBaseIds.map((id) => this.switches.get(id)));
   }
 
   /** Resolves when the base's running change (if any) has switched or failed. */
@@ -169,9 +179,13 @@ export class ModelChanges {
         const pending = await this.locked(knowledgeBaseId, async () => {
           const missing = await engine.shadowPendingDocuments(knowledgeBaseId);
           if (missing.length > 0) return missing;
-          await engine.commitShadow(knowledgeBaseId);
           const total = (await catalog.listDocuments(knowledgeBaseId)).length;
-          await catalog.saveModelChange(knowledgeBaseId, { ...progress, state: "done", documentsDone: total, documentsTotal: total, updatedAt: new Date() }, { switchModel: true });
+          // The swap and the catalog's switch back to back, and look-ups and searches of the base
+          // wait for both (switching), so none sees the new vectors with the old model's name.
+          await this.switching(knowledgeBaseId, async () => {
+            await engine.commitShadow(knowledgeBaseId);
+            await catalog.saveModelChange(knowledgeBaseId, { ...progress, state: "done", documentsDone: total, documentsTotal: total, updatedAt: new Date() }, { switchModel: true });
+          });
           return [];
         });
         if (pending.length === 0) break;
@@ -207,6 +221,16 @@ export class ModelChanges {
       if (now.map((c) => c.id).join("\n") !== chunks.map((c) => c.id).join("\n")) return;
       await engine.writeShadowChunks(knowledgeBaseId, documentId, fileName, chunks.map((chunk, i) => ({ ...chunk, vector: vectors[i] })));
     });
+  }
+
+  private async switching(knowledgeBaseId: string, fn: () => Promise<void>): Promise<void> {
+    const run = fn();
+    this.switches.set(knowledgeBaseId, run.catch(() => undefined));
+    try {
+      await run;
+    } finally {
+      this.switches.delete(knowledgeBaseId);
+    }
   }
 
   /** Runs fn after every earlier holder of the knowledge base's lock has finished. */
