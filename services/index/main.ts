@@ -50,6 +50,9 @@ export async function assembleIndex(env: Env, shared: SharedDeps, peers: Peers):
       await modelChanges.resumeInterrupted();
       return workers;
     },
-    close: () => stores.close(),
+    close: async () => {
+      await modelChanges.close();
+      await stores.close();
+    },
   };
 }

@@ -39,6 +39,7 @@ export class ModelChanges {
   private readonly locks = new Map<string, Promise<void>>();
   private readonly running = new Map<string, Promise<void>>();
   private readonly switches = new Map<string, Promise<void>>();
+  private closing = false;
 
   constructor(private readonly deps: ModelChangesDeps) {}
 
@@ -106,6 +107,15 @@ export class ModelChanges {
     await Promise.all(knowledgeBaseIds.map((id) => this.switches.get(id)));
   }
 
+  /**
+   * Stops the running changes between two documents and waits for them; they stay RUNNING in the
+   * catalog, so the next start resumes them (a shutdown is no failure of the change).
+   */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.allSettled([...this.running.values()]);
+  }
+
   /** Resolves when the base's running change (if any) has switched or failed. */
   async settled(knowledgeBaseId: string): Promise<void> {
     await this.running.get(knowledgeBaseId);
@@ -170,6 +180,7 @@ export class ModelChanges {
       let done = 0;
       await report(0, documents.length, true);
       for (const doc of documents) {
+        this.checkNotClosing();
         await this.reembed(knowledgeBaseId, doc.id, doc.fileName, change);
         await report(++done, documents.length);
       }
@@ -190,12 +201,14 @@ export class ModelChanges {
         });
         if (pending.length === 0) break;
         for (const documentId of pending) {
+          this.checkNotClosing();
           const doc = await catalog.getDocument(documentId).catch((error: unknown) => (error instanceof NotFoundError ? undefined : Promise.reject(error)));
           await this.reembed(knowledgeBaseId, documentId, doc?.fileName ?? "", change);
         }
       }
       logger.info({ knowledgeBaseId, model: change.targetModel, previous: change.previousModel }, "embedding model changed");
     } catch (error) {
+      if (this.closing) return logger.info({ knowledgeBaseId, model: change.targetModel }, "change of embedding model stopped by shutdown; it resumes on the next start");
       if (error instanceof NotFoundError && !(await catalog.getKnowledgeBase(knowledgeBaseId).then(() => true, () => false))) {
         return logger.info({ knowledgeBaseId }, "knowledge base deleted during its change of embedding model");
       }
@@ -221,6 +234,10 @@ export class ModelChanges {
       if (now.map((c) => c.id).join("\n") !== chunks.map((c) => c.id).join("\n")) return;
       await engine.writeShadowChunks(knowledgeBaseId, documentId, fileName, chunks.map((chunk, i) => ({ ...chunk, vector: vectors[i] })));
     });
+  }
+
+  private checkNotClosing(): void {
+    if (this.closing) throw new Error("shutting down");
   }
 
   private async switching(knowledgeBaseId: string, fn: () => Promise<void>): Promise<void> {

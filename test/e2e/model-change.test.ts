@@ -151,6 +151,39 @@ async function deleteElasticsearchNamespace(url: string, prefix: string): Promis
   for (const { name } of templates.index_templates ?? []) await fetch(`${url}/_index_template/${name}`, { method: "DELETE" });
 }
 
+describe("a change of embedding model interrupted by a shutdown", () => {
+  it("stays running in the catalog and finishes after the restart", async () => {
+    let quarry = await startEmbeddedQuarry();
+    const dataDir = quarry.dataDir;
+    try {
+      await quarry.client.createKnowledgeBase({ name: "restart" });
+      const many = Array.from({ length: 120 }, (_, i) => [`n-${i}.md`, `# Note ${i}\n\n` + `Observations about tide pools, barnacles and kelp at station ${i}. `.repeat(8)] as const);
+      await ingest(quarry.client, "restart", [["typewriter.md", EN_DOC], ...many]);
+      await quarry.client.changeEmbeddingModel({ knowledgeBase: "restart", embeddingModel: NEW_MODEL });
+      const before = (await quarry.client.getKnowledgeBase({ knowledgeBase: "restart" })).knowledgeBase!.modelChange!;
+      expect(before.state).toBe(ModelChangeState.RUNNING);
+      await quarry.stop({ keepData: true });
+
+      quarry = await startEmbeddedQuarry({ dataDir });
+      let kb = (await quarry.client.getKnowledgeBase({ knowledgeBase: "restart" })).knowledgeBase!;
+      // Resumed from an empty shadow: 121 documents take seconds, so it is still running here.
+      expect(kb.modelChange?.state).toBe(ModelChangeState.RUNNING);
+      for (let i = 0; i < 600 && kb.modelChange?.state === ModelChangeState.RUNNING; i++) {
+        expect(kb.embeddingModel).toBe(OLD_MODEL);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        kb = (await quarry.client.getKnowledgeBase({ knowledgeBase: "restart" })).knowledgeBase!;
+      }
+      expect(kb.modelChange).toMatchObject({ state: ModelChangeState.DONE, documentsDone: 121, documentsTotal: 121 });
+      expect(kb.embeddingModel).toBe(NEW_MODEL);
+      const hits = await quarry.client.search({ query: "哪种动物以竹子为食？ typewriter", knowledgeBases: ["restart"], settings: { mode: RetrievalMode.VECTOR, topK: 1 } });
+      expect(hits.hits).toHaveLength(1);
+    } finally {
+      await quarry.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
+
 describe("a change of embedding model that cannot run", () => {
   let quarry: Awaited<ReturnType<typeof startEmbeddedQuarry>>;
   let models: string;
