@@ -6,7 +6,7 @@ import { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
 import { assertDimension } from "../../../lib/dimension-check.ts";
 import type { KnowledgeBase, RetrievalMode } from "../../../lib/domain.ts";
 import { toDomainError } from "../../../lib/rpc/error-mapping.ts";
-import { hitFromProto, knowledgeBaseFromProto, modeToProto } from "../../../lib/proto-convert.ts";
+import { hitFromProto, knowledgeBaseFromProto, searchToProto } from "../../../lib/proto-convert.ts";
 import type { OpenedRetrieval, Retriever } from "../answer-service.ts";
 import type { QueryEmbedding, RetrievalDeps } from "../retrieval-stage.ts";
 
@@ -78,23 +78,10 @@ export class IndexRetriever implements Retriever {
         return { vector: embedded.vector, knownTokenShare: embedded.knownTokenShare };
       },
       search: async (q) => {
-        const res = await this.peers.index
-          .search({
-            knowledgeBaseIds: q.knowledgeBaseIds,
-            text: q.text,
-            vector: q.vector ? Array.from(q.vector) : [],
-            mode: modeToProto(q.mode),
-            topK: q.topK,
-            minScore: q.minScore,
-            documentIds: q.documentIds,
-            candidates: q.candidates ?? 0,
-            rrfK: q.rrfK ?? 0,
-            weights: q.weights,
-          })
-          .catch((error: unknown) => {
-            // The application retries a search whose base switched its model meanwhile (a domain error).
-            throw error instanceof ConnectError && error.code === Code.FailedPrecondition ? toDomainError(error) : error;
-          });
+        const res = await this.peers.index.search(searchToProto(q)).catch((error: unknown) => {
+          // The application retries a search whose base switched its model meanwhile (a domain error).
+          throw error instanceof ConnectError && error.code === Code.FailedPrecondition ? toDomainError(error) : error;
+        });
         return res.hits.map(hitFromProto);
       },
     };
