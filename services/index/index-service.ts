@@ -65,7 +65,7 @@ export class IndexService {
   }
 
   /** Starts re-embedding the base with the model (model-change.ts); the base comes back with model_change RUNNING. */
-  changeEmbeddingModel(knowledgeBase: string, model: string): Promise<KnowledgeBase> {
+  async changeEmbeddingModel(knowledgeBase: string, model: string): Promise<KnowledgeBase> {
     if (!this.stores.modelChanges) throw new FailedPreconditionError("this index cannot change embedding models: it has no embedder to call");
     return this.stores.modelChanges.start(knowledgeBase, model);
   }
