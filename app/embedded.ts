@@ -36,7 +36,7 @@ export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQ
   };
   add(await assembleEmbedder(env, peers, shared));
   add(assembleParser(env, peers, shared));
-  add(await assembleIndex(env, shared));
+  add(await assembleIndex(env, shared, peers));
   add(assembleChunker(env, peers, shared));
   add(assembleAnswer(env, peers, shared));
   const gateway = add(assembleGateway(env, peers, shared));

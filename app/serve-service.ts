@@ -27,8 +27,17 @@ export const PEERS: Record<ServiceName, PeerName[]> = {
   gateway: ["index", "chunker", "parser", "embedder", "answer"],
 };
 
+/**
+ * Whom a service calls only for an occasional request, without waiting for it at start-up: the
+ * index calls the embedder when a knowledge base changes its model, and the embedder waits for the
+ * index, so waiting both ways would never start.
+ */
+export const LATER_PEERS: Partial<Record<ServiceName, PeerName[]>> = {
+  index: ["embedder"],
+};
+
 export async function startService(name: ServiceName, env: Env, logger: Logger): Promise<RunningService> {
-  const peers = remotePeers(env, PEERS[name]);
+  const peers = remotePeers(env, [...PEERS[name], ...(LATER_PEERS[name] ?? [])]);
   const port = servicePort(env, name);
   const bus = await openEventBus(env, logger);
   const shared = { bus, logger, redrive: redriveSettings(env) };
@@ -36,7 +45,7 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
     parser: async () => assembleParser(env, peers, shared),
     chunker: async () => assembleChunker(env, peers, shared),
     embedder: () => assembleEmbedder(env, peers, shared),
-    index: () => assembleIndex(env, shared),
+    index: () => assembleIndex(env, shared, peers),
     answer: async () => assembleAnswer(env, peers, shared),
     gateway: async () => assembleGateway(env, peers, shared),
   }[name]();

@@ -2,7 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { RetrievalMode, DocumentStatus, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
+import { ModelChangeState, RetrievalMode, DocumentStatus, type KnowledgeBase, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
 import type { RetrievalSettings } from "../gen/quarry/answer/v1/answer_pb.ts";
 import { UsageError } from "./error-report.ts";
 import { describeNotes } from "../client/retrieval-flags.ts";
@@ -108,10 +108,18 @@ export async function listKnowledgeBases(client: QuarryClient, out: NodeJS.Writa
   }
   const rows = [
     ["NAME", "ID", "DOCUMENTS", "CHUNKS", "EMBEDDING MODEL"],
-    ...knowledgeBases.map((k) => [k.name, k.id, plural(Number(k.documentCount), "document"), plural(Number(k.chunkCount), "chunk"), k.embeddingModel]),
+    ...knowledgeBases.map((k) => [k.name, k.id, plural(Number(k.documentCount), "document"), plural(Number(k.chunkCount), "chunk"), modelCell(k)]),
   ];
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
   for (const row of rows) out.write(`${row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join("  ")}\n`);
+}
+
+/** The base's model, and the one it is changing to with the change's progress. */
+function modelCell(k: KnowledgeBase): string {
+  const c = k.modelChange;
+  if (c?.state === ModelChangeState.RUNNING) return `${k.embeddingModel} → ${c.targetModel} (${c.documentsDone}/${c.documentsTotal})`;
+  if (c?.state === ModelChangeState.FAILED) return `${k.embeddingModel} (change to ${c.targetModel} failed)`;
+  return k.embeddingModel;
 }
 
 /** Retrieval options beyond mode and top-k (cli/retrieval-flags.ts). */

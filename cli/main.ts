@@ -16,6 +16,7 @@ import { registerBenchCommand } from "../bench/bench-command.ts";
 import { registerAssistantCommands } from "./assistant-commands.ts";
 import { registerKeysCommand } from "./keys-command.ts";
 import { registerModelsCommand } from "./models-command.ts";
+import { setModel } from "./set-model.ts";
 
 // `quarry ask … | head` closes the pipe early; that is the reader's choice, not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
@@ -105,6 +106,15 @@ kb.command("create")
     });
     const k = res.knowledgeBase!;
     process.stdout.write(`${k.name} (${k.id}) — ${k.embeddingModel}, ${k.embeddingDimension} dims, ${describeChunking(k.chunking)}\n`);
+  });
+kb.command("set-model")
+  .description("re-embed a base with another model beside the old vectors; searches switch when every document is done")
+  .argument("<name>")
+  .argument("<model>", "see `quarry models list`")
+  .option("--no-wait", "return once the change has started (progress: `quarry kb list`)")
+  .addOption(urlOption())
+  .action(async (name: string, model: string, o: { wait: boolean; url: string }) => {
+    if (!(await setModel(gatewayClient(o.url), name, model, { wait: o.wait, out: process.stdout }))) process.exitCode = 1;
   });
 kb.command("list")
   .addOption(urlOption())

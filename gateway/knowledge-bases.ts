@@ -57,6 +57,11 @@ export class KnowledgeBases {
     return (await this.peers.index.getKnowledgeBase({ knowledgeBase })).knowledgeBase!;
   }
 
+  /** The index runs the change (it calls the embedder itself); progress is on the base it returns. */
+  async changeEmbeddingModel(knowledgeBase: string, embeddingModel: string): Promise<KnowledgeBase> {
+    return (await this.peers.index.changeEmbeddingModel({ knowledgeBase, embeddingModel })).knowledgeBase!;
+  }
+
   async delete(knowledgeBase: string): Promise<void> {
     const { id } = await this.get(knowledgeBase);
     await this.peers.index.deleteKnowledgeBase({ knowledgeBaseId: id });

@@ -46,7 +46,7 @@ beforeAll(async () => {
   };
   add(await assembleEmbedder(env, peers, shared));
   add(assembleParser(env, peers, shared));
-  add(await assembleIndex(env, shared));
+  add(await assembleIndex(env, shared, peers));
   add(assembleChunker(env, peers, shared));
   add(assembleAnswer(env, peers, shared));
   const gateway = assembleGateway(env, peers, shared);

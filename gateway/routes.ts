@@ -74,6 +74,9 @@ export function gatewayRoutes(deps: GatewayDeps) {
       async listKnowledgeBases() {
         return { knowledgeBases: (await index.listKnowledgeBases({})).knowledgeBases };
       },
+      async changeEmbeddingModel(request) {
+        return { knowledgeBase: await knowledgeBases.changeEmbeddingModel(request.knowledgeBase, request.embeddingModel) };
+      },
       async deleteKnowledgeBase(request) {
         await knowledgeBases.delete(request.knowledgeBase);
         return {};

@@ -112,6 +112,24 @@ export interface KnowledgeBase {
   tokenCount: number;
   createdAt: Date;
   updatedAt: Date;
+  /** The last (or running) change of embedding model; absent when there was none. */
+  modelChange?: ModelChange;
+}
+
+export type ModelChangeState = "running" | "done" | "failed";
+
+/** A knowledge base's change of embedding model: re-embedded beside the live vectors, switched when done. */
+export interface ModelChange {
+  targetModel: string;
+  targetDimension: number;
+  previousModel: string;
+  state: ModelChangeState;
+  documentsDone: number;
+  documentsTotal: number;
+  /** Why it failed, for a person to read; empty unless state is "failed". */
+  error: string;
+  startedAt: Date;
+  updatedAt: Date;
 }
 
 export type DocumentStatus = "pending" | "parsing" | "chunking" | "embedding" | "indexing" | "ready" | "failed";

@@ -9,6 +9,8 @@ import {
   ParentMode,
   DocumentSchema,
   KnowledgeBaseSchema,
+  ModelChangeSchema,
+  ModelChangeState as ModelChangeStateProto,
   ParsedDocumentSchema,
   RetrievalMode,
   SearchHitSchema,
@@ -17,6 +19,7 @@ import {
   type ChunkingSettings as ChunkingSettingsProto,
   type Document as DocumentProto,
   type KnowledgeBase as KnowledgeBaseProto,
+  type ModelChange as ModelChangeProto,
   type ParsedDocument as ParsedDocumentProto,
   type SearchHit as SearchHitProto,
 } from "../gen/quarry/common/v1/common_pb.ts";
@@ -28,6 +31,8 @@ import type {
   ParentMode as DomainParentMode,
   DocumentRecord,
   KnowledgeBase,
+  ModelChange,
+  ModelChangeState,
   NewDocumentVersion,
   ParsedDocument,
   RetrievalMode as DomainMode,
@@ -84,7 +89,43 @@ export function knowledgeBaseToProto(kb: KnowledgeBase): KnowledgeBaseProto {
     tokenCount: BigInt(kb.tokenCount),
     createdAt: timestampFromDate(kb.createdAt),
     updatedAt: timestampFromDate(kb.updatedAt),
+    modelChange: kb.modelChange && modelChangeToProto(kb.modelChange),
   });
+}
+
+const MODEL_CHANGE_STATES: Record<ModelChangeState, ModelChangeStateProto> = {
+  running: ModelChangeStateProto.RUNNING,
+  done: ModelChangeStateProto.DONE,
+  failed: ModelChangeStateProto.FAILED,
+};
+
+export function modelChangeToProto(change: ModelChange): ModelChangeProto {
+  return create(ModelChangeSchema, {
+    targetModel: change.targetModel,
+    targetDimension: change.targetDimension,
+    previousModel: change.previousModel,
+    state: MODEL_CHANGE_STATES[change.state],
+    documentsDone: change.documentsDone,
+    documentsTotal: change.documentsTotal,
+    error: change.error,
+    startedAt: timestampFromDate(change.startedAt),
+    updatedAt: timestampFromDate(change.updatedAt),
+  });
+}
+
+export function modelChangeFromProto(p: ModelChangeProto): ModelChange {
+  const state = (Object.keys(MODEL_CHANGE_STATES) as ModelChangeState[]).find((name) => MODEL_CHANGE_STATES[name] === p.state) ?? "failed";
+  return {
+    targetModel: p.targetModel,
+    targetDimension: p.targetDimension,
+    previousModel: p.previousModel,
+    state,
+    documentsDone: p.documentsDone,
+    documentsTotal: p.documentsTotal,
+    error: p.error,
+    startedAt: p.startedAt ? timestampDate(p.startedAt) : new Date(0),
+    updatedAt: p.updatedAt ? timestampDate(p.updatedAt) : new Date(0),
+  };
 }
 
 export function knowledgeBaseFromProto(p: KnowledgeBaseProto): KnowledgeBase {
@@ -106,6 +147,7 @@ export function knowledgeBaseFromProto(p: KnowledgeBaseProto): KnowledgeBase {
     tokenCount: Number(p.tokenCount),
     createdAt: p.createdAt ? timestampDate(p.createdAt) : new Date(0),
     updatedAt: p.updatedAt ? timestampDate(p.updatedAt) : new Date(0),
+    ...(p.modelChange ? { modelChange: modelChangeFromProto(p.modelChange) } : {}),
   };
 }
 

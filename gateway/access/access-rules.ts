@@ -50,6 +50,7 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
     },
   },
   deleteKnowledgeBase: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
+  changeEmbeddingModel: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   uploadDocument: { role: "editor", scoped: "check", targets: (r) => kb(r.header?.knowledgeBase ?? "") },
   // Checked message by message: the header names the knowledge base.
   uploadDocumentStream: { role: "editor", scoped: "check", targets: (r) => (r.part.case === "header" ? kb(r.part.value.knowledgeBase) : {}) },

@@ -3,6 +3,7 @@
 // retriever, and runs the retrieval or the answer pipeline. No transport here: routes.ts translates
 // protobuf, adapters/index-retriever.ts talks to the peers.
 import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
+import { FailedPreconditionError } from "../../lib/errors.ts";
 import type { ChatModel } from "./chat-model.ts";
 import { chatTurn, type ChatTurnEvent, type ChatTurnRequest, type ConversationPort } from "./chat-turn.ts";
 import type { SupportEmbedder } from "./citation-verifier.ts";
@@ -53,6 +54,9 @@ export interface AnswerApplicationDeps {
 
 /** Rounds of history when the configuration names none (QUARRY_CHAT_HISTORY_ROUNDS). */
 export const DEFAULT_HISTORY_ROUNDS = 5;
+function isStaleQueryVector(error: unknown): boolean {
+  return error instanceof FailedPreconditionError && /^query vector has \d+ dimensions; knowledge base \S+ stores \d+/.test(error.message);
+}
 
 const DEFAULT_TOP_K = { retrieve: 10, chat: 8 };
 
@@ -66,9 +70,20 @@ export class AnswerApplication {
 
   async retrieve(question: Question): Promise<{ hits: SearchHit[]; searchMs: number; notes: RetrievalNotes }> {
     const started = performance.now();
-    const { text, settings, deps, extras } = await this.open(question, DEFAULT_TOP_K.retrieve);
-    const { hits, notes } = await retrieveWithOptions(text, { ...deps, ...this.optionDeps() }, settings, extras, this.deps.contextTokenBudget);
-    return { hits, searchMs: performance.now() - started, notes };
+    const run = async () => {
+      const { text, settings, deps, extras } = await this.open(question, DEFAULT_TOP_K.retrieve);
+      return retrieveWithOptions(text, { ...deps, ...this.optionDeps() }, settings, extras, this.deps.contextTokenBudget);
+    };
+    let result;
+    try {
+      result = await run();
+    } catch (error) {
+      // A base that switched its embedding model between the look-up and the search (ChangeEmbeddingModel):
+      // looked up again, the question is embedded with the new model.
+      if (!isStaleQueryVector(error)) throw error;
+      result = await run();
+    }
+    return { hits: result.hits, searchMs: performance.now() - started, notes: result.notes };
   }
 
   /** One turn of a conversation (a new one when the request names none); see chat-turn.ts. */

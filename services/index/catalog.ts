@@ -1,6 +1,6 @@
 // The catalog: knowledge bases and documents with their ingestion status. Implementations: SQLite
 // (embedded), OpenSearch and Elasticsearch (distributed); all three run testing/catalog.contract.ts.
-import type { DocumentRecord, IngestionProgress, KnowledgeBase, NewDocumentVersion } from "../../lib/domain.ts";
+import type { DocumentRecord, IngestionProgress, KnowledgeBase, ModelChange, NewDocumentVersion } from "../../lib/domain.ts";
 
 export type { NewDocumentVersion };
 
@@ -20,6 +20,11 @@ export interface Catalog {
   listKnowledgeBases(): Promise<KnowledgeBase[]>;
   /** Removes the knowledge base and its documents; throws NotFoundError. */
   deleteKnowledgeBase(id: string): Promise<void>;
+  /**
+   * Records the state of the knowledge base's change of embedding model; with switchModel the base's
+   * embedding model and dimension become the change's target in the same write. Throws NotFoundError.
+   */
+  saveModelChange(knowledgeBaseId: string, change: ModelChange, options?: { switchModel?: boolean }): Promise<KnowledgeBase>;
 
   /**
    * Records a new version of the document named fileName in the knowledge base (the document id is

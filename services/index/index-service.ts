@@ -5,10 +5,11 @@
 // are not repeated here.
 import type { Chunk, ChunkingSettings, DocumentRecord, KnowledgeBase, SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { checkKnowledgeBaseName } from "../../lib/catalog-ids.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
+import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
 import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "./catalog.ts";
 import { documentsMatching } from "./metadata-filter.ts";
 import type { ChunkPosition, SearchEngine } from "./search-engine.ts";
+import type { ModelChanges } from "./model-change.ts";
 
 /** A knowledge base to create; chunking settings left out are filled with their defaults. */
 export type KnowledgeBaseRequest = Omit<NewKnowledgeBase, "chunking"> & { chunking: Partial<ChunkingSettings> };
@@ -26,7 +27,7 @@ export const MAX_TOP_K = 1000;
 export const MAX_POSITIONS = 1000;
 
 export class IndexService {
-  constructor(private readonly stores: { catalog: Catalog; engine: SearchEngine }) {}
+  constructor(private readonly stores: { catalog: Catalog; engine: SearchEngine; modelChanges?: ModelChanges }) {}
 
   async createKnowledgeBase(request: KnowledgeBaseRequest): Promise<KnowledgeBase> {
     const name = request.name.trim();
@@ -52,8 +53,10 @@ export class IndexService {
     return kb;
   }
 
-  getKnowledgeBase(idOrName: string): Promise<KnowledgeBase> {
-    return this.stores.catalog.getKnowledgeBase(idOrName);
+  async getKnowledgeBase(idOrName: string): Promise<KnowledgeBase> {
+    const kb = await this.stores.catalog.getKnowledgeBase(idOrName);
+    if (!(await this.waitedForSwitch([kb.id]))) return kb;
+    return this.stores.catalog.getKnowledgeBase(kb.id);
   }
 
   listKnowledgeBases(): Promise<KnowledgeBase[]> {
@@ -68,6 +71,12 @@ export class IndexService {
     const kb = await this.stores.catalog.getKnowledgeBase(idOrName);
     await this.stores.engine.dropKnowledgeBase(kb.id);
     await this.stores.catalog.deleteKnowledgeBase(kb.id);
+  }
+
+  /** Starts re-embedding the base with the model (model-change.ts); the base comes back with model_change RUNNING. */
+  async changeEmbeddingModel(knowledgeBase: string, model: string): Promise<KnowledgeBase> {
+    if (!this.stores.modelChanges) throw new FailedPreconditionError("this index cannot change embedding models: it has no embedder to call");
+    return this.stores.modelChanges.start(knowledgeBase, model);
   }
 
   async registerDocument(request: DocumentVersionRequest): Promise<RegisteredDocument> {
@@ -109,7 +118,16 @@ export class IndexService {
     const matching = await documentsMatching(this.stores.catalog, knowledgeBaseIds, metadataEquals, request.documentIds);
     // No document has the metadata: nothing can match (an empty id list would mean "all").
     if (matching?.length === 0) return [];
+    await this.waitedForSwitch(knowledgeBaseIds);
     return this.stores.engine.search({ ...query, knowledgeBaseIds, topK, documentIds: matching ?? request.documentIds });
+  }
+
+  /** Waits while a base's change of model swaps its vectors (milliseconds); true when it waited. */
+  private async waitedForSwitch(knowledgeBaseIds: string[]): Promise<boolean> {
+    const changes = this.stores.modelChanges;
+    if (!changes || !changes.isSwitching(knowledgeBaseIds)) return false;
+    await changes.notSwitching(knowledgeBaseIds);
+    return true;
   }
 
   /** Chunks by id, then chunks by position (a hit's neighbours). */

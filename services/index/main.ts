@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Env } from "../../lib/config.ts";
 import type { Logger } from "../../lib/logger.ts";
+import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
 import type { ApiKeyStore } from "./api-key-store.ts";
 import { ApiKeyRegistry } from "./api-key-registry.ts";
@@ -10,6 +11,8 @@ import type { AnswerStores } from "./answer-stores.ts";
 import { ConversationRegistry } from "./conversation-registry.ts";
 import type { Catalog } from "./catalog.ts";
 import { indexConfig } from "./config.ts";
+import { embedderVectorizer } from "./embedder-client.ts";
+import { ModelChanges } from "./model-change.ts";
 import type { SearchEngine } from "./search-engine.ts";
 import { build } from "./server.ts";
 import { openDatabase } from "./sqlite/open-database.ts";
@@ -43,20 +46,32 @@ export async function openStores(env: Env): Promise<{ catalog: Catalog; engine: 
   return openOpenSearchStores(config);
 }
 
-export async function assembleIndex(env: Env, shared: SharedDeps): Promise<AssembledService> {
+/** peers: the embedder, for changes of embedding model only (not waited for at start-up). */
+export async function assembleIndex(env: Env, shared: SharedDeps, peers: Peers): Promise<AssembledService> {
   const logger = shared.logger.child({ service: "index" });
   const stores = await openStores(env);
+  const modelChanges = new ModelChanges({ catalog: stores.catalog, engine: stores.engine, vectorizer: embedderVectorizer(() => peers.transport("embedder")), logger });
+  // Every other writer goes through the change's per-base lock.
+  const engine = modelChanges.guard(stores.engine);
   const deps = {
     catalog: stores.catalog,
-    engine: stores.engine,
+    engine,
     apiKeys: new ApiKeyRegistry(stores.apiKeys, stores.catalog),
     assistants: new AssistantRegistry(stores.assistants, stores.catalog),
     conversations: new ConversationRegistry(stores.conversations),
+    modelChanges,
   };
   return {
     name: "index",
     server: build({ ...deps, logger }),
-    startWorkers: () => startIndexWorkers({ ...deps, bus: shared.bus, logger, redrive: shared.redrive }),
-    close: () => stores.close(),
+    startWorkers: async () => {
+      const workers = await startIndexWorkers({ ...deps, bus: shared.bus, logger, redrive: shared.redrive });
+      await modelChanges.resumeInterrupted();
+      return workers;
+    },
+    close: async () => {
+      await modelChanges.close();
+      await stores.close();
+    },
   };
 }

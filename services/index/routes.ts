@@ -9,6 +9,7 @@ import type { AssistantRegistry } from "./assistant-registry.ts";
 import type { ConversationRegistry } from "./conversation-registry.ts";
 import { conversationHandlers } from "./conversation-routes.ts";
 import type { Catalog } from "./catalog.ts";
+import type { ModelChanges } from "./model-change.ts";
 import { IndexService } from "./index-service.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
@@ -18,10 +19,12 @@ export interface IndexDeps {
   apiKeys: ApiKeyRegistry;
   assistants: AssistantRegistry;
   conversations: ConversationRegistry;
+  /** Absent: ChangeEmbeddingModel answers unimplemented. */
+  modelChanges?: ModelChanges;
 }
 
-export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations }: IndexDeps) {
-  const index = new IndexService({ catalog, engine });
+export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations, modelChanges }: IndexDeps) {
+  const index = new IndexService({ catalog, engine, modelChanges });
   return (router: ConnectRouter) =>
     router.service(IndexRpc, {
       ...apiKeyHandlers(apiKeys),
@@ -45,6 +48,9 @@ export function indexRoutes({ catalog, engine, apiKeys, assistants, conversation
       async deleteKnowledgeBase(request) {
         await index.deleteKnowledgeBase(request.knowledgeBaseId);
         return {};
+      },
+      async changeEmbeddingModel(request) {
+        return { knowledgeBase: knowledgeBaseToProto(await index.changeEmbeddingModel(request.knowledgeBase, request.embeddingModel)) };
       },
       async registerDocument(request) {
         const { document, unchanged } = await index.registerDocument(documentVersionFromProto(request));

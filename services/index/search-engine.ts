@@ -28,4 +28,26 @@ export interface SearchEngine {
   /** Chunks by document and index (a hit's neighbours), in the order asked; places with no chunk are left out. */
   getChunksAt(positions: ChunkPosition[]): Promise<Chunk[]>;
   close(): Promise<void>;
+
+  // A change of embedding model (model-change.ts): the knowledge base's chunks get vectors of the
+  // new model in a shadow beside the live vectors, which searches keep using until commitShadow
+  // swaps the shadow in at once. While a shadow exists, the live writes above keep it consistent:
+  // a deleted document leaves it, a disabled one is disabled in it, and a replaced document's
+  // chunks lose their shadow vectors (they are the old model's; the change re-embeds them).
+
+  /** A document's live chunks in order (what a change of model re-embeds). */
+  documentChunks(knowledgeBaseId: string, documentId: string): Promise<Chunk[]>;
+  /** Creates an empty shadow of the given dimension, replacing any left by an interrupted change. */
+  beginShadow(knowledgeBaseId: string, dimension: number): Promise<void>;
+  /**
+   * Stores the shadow vectors of a document's chunks (as documentChunks returned them); chunks no
+   * longer live are skipped. FailedPreconditionError when the dimension is not the shadow's.
+   */
+  writeShadowChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[]): Promise<void>;
+  /** Documents with live chunks that lack shadow vectors (empty when the shadow is complete). */
+  shadowPendingDocuments(knowledgeBaseId: string): Promise<string[]>;
+  /** Makes the shadow the live vectors in one step and discards the old ones. */
+  commitShadow(knowledgeBaseId: string): Promise<void>;
+  /** Discards the shadow, if any; the live vectors stay as they are. */
+  dropShadow(knowledgeBaseId: string): Promise<void>;
 }

@@ -10,6 +10,7 @@ import { startRedrive, type RedriveSettings } from "../../lib/pipeline/redrive.t
 import { decodeOrReject, runStage } from "../../lib/pipeline/stage.ts";
 import { chunkFromProto, documentVersionFromProto } from "../../lib/proto-convert.ts";
 import type { Catalog } from "./catalog.ts";
+import type { ModelChanges } from "./model-change.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
 export interface IndexWorkerDeps {
@@ -18,6 +19,8 @@ export interface IndexWorkerDeps {
   catalog: Catalog;
   engine: SearchEngine;
   logger: Logger;
+  /** Stores chunks embedded with another model than the base's (before a switch) after embedding them again. */
+  modelChanges?: Pick<ModelChanges, "storeDocumentChunks">;
   /**
    * Documents written at once (default 4). A document's write on OpenSearch is a bulk request, a
    * delete of its stale chunks and a refresh, mostly waiting on the engine; one at a time, SciFact
@@ -64,7 +67,8 @@ function startIndexingStage(deps: IndexWorkerDeps) {
       }
       await publishProgress(bus, ref, { phase: "indexing", percent: PhasePercent.indexing, message: "saving" });
       const chunks: EmbeddedChunk[] = event.chunks.map((c) => ({ ...chunkFromProto(c.chunk!), vector: Float32Array.from(c.vector) }));
-      await engine.replaceDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, chunks);
+      if (deps.modelChanges) await deps.modelChanges.storeDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, event.embeddingModel, chunks);
+      else await engine.replaceDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, chunks);
       if (!current.enabled) await engine.setDocumentEnabled(event.knowledgeBaseId, event.documentId, false);
       const tokenCount = chunks.reduce((sum, c) => sum + c.tokenCount, 0);
       const ready = { phase: "ready" as const, percent: PhasePercent.ready, message: "done", chunkCount: chunks.length, tokenCount };

@@ -59,6 +59,11 @@ const PROBES: Record<string, Probe> = {
   getKnowledgeBase: { other: (c, w) => c.getKnowledgeBase({ knowledgeBase: w.b.name }), own: (c, w) => c.getKnowledgeBase({ knowledgeBase: w.a.name }) },
   listKnowledgeBases: { other: async () => "filtered, checked separately", own: (c) => c.listKnowledgeBases({}) },
   deleteKnowledgeBase: { other: (c, w) => c.deleteKnowledgeBase({ knowledgeBase: w.b.id }), own: (c, w) => c.deleteKnowledgeBase({ knowledgeBase: w.a.id }), destructive: 2 },
+  // The other tenant's: a model no catalog has, so even a leak could change nothing; access is decided first.
+  changeEmbeddingModel: {
+    other: (c, w) => c.changeEmbeddingModel({ knowledgeBase: w.b.name, embeddingModel: "no-such-model" }),
+    own: (c, w) => c.changeEmbeddingModel({ knowledgeBase: w.a.name, embeddingModel: "bge-small-en-v1.5" }),
+  },
   uploadDocument: {
     other: (c, w) => c.uploadDocument({ header: { knowledgeBase: w.b.name, fileName: "x.txt" }, content: text("intruder") }),
     own: (c, w) => c.uploadDocument({ header: { knowledgeBase: w.a.name, fileName: "own.txt" }, content: text("mine") }),

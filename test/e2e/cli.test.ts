@@ -106,6 +106,24 @@ describe("the quarry CLI against an embedded instance", () => {
     expect(run.stderr + run.stdout).toMatch(/no-such-kb/);
     expect(run.stderr + run.stdout).not.toMatch(/\n\s+at /);
   });
+
+  it("kb set-model re-embeds the base, prints its progress and the switch; an unknown model is one line naming the catalog's", async () => {
+    const unknown = await quarryCli(["kb", "set-model", "cli-kb", "no-such-model", "--url", quarry.url]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr + unknown.stdout).toMatch(/bge-small-zh-v1\.5/);
+    expect(unknown.stderr + unknown.stdout).not.toMatch(/\n\s+at /);
+
+    const run = await quarryCli(["kb", "set-model", "cli-kb", "bge-small-en-v1.5", "--url", quarry.url]);
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const out = lines(run.stdout);
+    expect(out[0]).toBe("cli-kb: re-embedding 4 document(s) with bge-small-en-v1.5 (384 dims); searches use all-MiniLM-L6-v2-int8 until the switch");
+    expect(out.at(-1)).toBe("cli-kb: switched from all-MiniLM-L6-v2-int8 to bge-small-en-v1.5 (384 dims)");
+    const kb = (await quarry.client.getKnowledgeBase({ knowledgeBase: "cli-kb" })).knowledgeBase!;
+    expect(kb.embeddingModel).toBe("bge-small-en-v1.5");
+    const ask = await quarryCli(["ask", "Where is Tallis Instruments headquartered?", "--kb", "cli-kb", "--url", quarry.url]);
+    expect(ask.code, ask.stderr).toBe(0);
+    expect(ask.stdout).toContain("Ely");
+  });
 });
 
 /**

@@ -1,6 +1,6 @@
 // Retrieval over Connect: the knowledge bases and the search from the index service, the question's
 // vector from the embedder service. The answer service's only adapter to its peers.
-import type { Client } from "@connectrpc/connect";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { EmbedderService, EmbeddingKind } from "../../../gen/quarry/embedder/v1/embedder_pb.ts";
 import { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
 import { assertDimension } from "../../../lib/dimension-check.ts";

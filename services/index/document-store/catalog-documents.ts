@@ -3,7 +3,7 @@
 // counts aggregation, and the retry loop around optimistic-concurrency conflicts. Backend-free (no
 // client import): each backend only makes the calls.
 import { createHash } from "node:crypto";
-import type { ChunkingSettings, DocumentRecord, DocumentStatus, KnowledgeBase } from "../../../lib/domain.ts";
+import type { ChunkingSettings, DocumentRecord, DocumentStatus, KnowledgeBase, ModelChange } from "../../../lib/domain.ts";
 
 export interface KnowledgeBaseSource {
   record_type: "knowledge_base";
@@ -15,6 +15,14 @@ export interface KnowledgeBaseSource {
   chunking: ChunkingSettings;
   created_at: number;
   updated_at: number;
+  /** Stored, not searched; dates as ms since the epoch. */
+  model_change?: ModelChangeSource;
+}
+
+export type ModelChangeSource = Omit<ModelChange, "startedAt" | "updatedAt"> & { startedAt: number; updatedAt: number };
+
+export function toModelChangeSource(change: ModelChange): ModelChangeSource {
+  return { ...change, startedAt: change.startedAt.getTime(), updatedAt: change.updatedAt.getTime() };
 }
 
 /** Reserves a knowledge base name: its id derives from the name, so it can be created only once. */
@@ -83,6 +91,7 @@ export const CATALOG_MAPPINGS: Record<string, unknown> = {
     embedding_model: { type: "keyword" },
     embedding_dimension: { type: "integer" },
     chunking: { type: "object", enabled: false },
+    model_change: { type: "object", enabled: false },
     knowledge_base_id: { type: "keyword" },
     file_name: { type: "keyword" },
     mime_type: { type: "keyword" },
@@ -100,6 +109,8 @@ export const CATALOG_MAPPINGS: Record<string, unknown> = {
     updated_at: { type: "long" },
   },
 };
+
+export const CATALOG_MAPPINGS_PROPERTIES = CATALOG_MAPPINGS.properties as Record<string, Record<string, unknown>>;
 
 export const KNOWLEDGE_BASES_QUERY = { term: { record_type: "knowledge_base" } };
 export type SortOrder = Record<string, "asc" | "desc">[];
@@ -167,6 +178,9 @@ export function toKnowledgeBase(source: KnowledgeBaseSource, counts: Counts = { 
     tokenCount: counts.tokenCount,
     createdAt: new Date(source.created_at),
     updatedAt: new Date(source.updated_at),
+    ...(source.model_change
+      ? { modelChange: { ...source.model_change, startedAt: new Date(source.model_change.startedAt), updatedAt: new Date(source.model_change.updatedAt) } }
+      : {}),
   };
 }
 

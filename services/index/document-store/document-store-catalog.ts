@@ -4,11 +4,12 @@
 // read-decide-write with optimistic concurrency (if_seq_no/if_primary_term), retried on conflict;
 // the decisions themselves are the shared rules in document-lifecycle.ts. A knowledge base's name is
 // reserved by creating a record whose id derives from the name, which the engine can only create once.
-import type { DocumentRecord, IngestionProgress, KnowledgeBase } from "../../../lib/domain.ts";
+import type { DocumentRecord, IngestionProgress, KnowledgeBase, ModelChange } from "../../../lib/domain.ts";
 import { AlreadyExistsError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog.ts";
 import {
   CATALOG_MAPPINGS,
+  CATALOG_MAPPINGS_PROPERTIES,
   countsSearchBody,
   documentRecordId,
   DOCUMENTS_SORT,
@@ -23,6 +24,7 @@ import {
   toDocument,
   toDocumentSource,
   toKnowledgeBase,
+  toModelChangeSource,
   type Counts,
   type DocumentSource,
   type KnowledgeBaseNameSource,
@@ -48,6 +50,7 @@ export class DocumentStoreCatalog implements Catalog {
   private readonly index: string;
   private readonly ensureIndex: () => Promise<void>;
   private closed = false;
+  private modelChangeMapping: Promise<void> | undefined;
   private readonly isConflict = (error: unknown): boolean => this.store.errors.isResponseError(error, 409);
 
   constructor(
@@ -131,6 +134,30 @@ export class DocumentStoreCatalog implements Catalog {
         requireAlias: false,
         alsoIds: [knowledgeBaseRecordId(id), nameRecordId(found.source.name)],
       });
+    });
+  }
+
+  async saveModelChange(knowledgeBaseId: string, change: ModelChange, options: { switchModel?: boolean } = {}): Promise<KnowledgeBase> {
+    return this.call("save model change", async () => {
+      // A catalog index made before model changes existed has a strict mapping without the field.
+      this.modelChangeMapping ??= this.store.putMapping(this.index, { model_change: CATALOG_MAPPINGS_PROPERTIES.model_change }).catch((error: unknown) => {
+        this.modelChangeMapping = undefined;
+        throw error;
+      });
+      await this.modelChangeMapping;
+      const saved = await retryOnConflict(async () => {
+        const found = await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(knowledgeBaseId));
+        if (!found) throw new NotFoundError(`knowledge base ${knowledgeBaseId} not found`);
+        const source: KnowledgeBaseSource = {
+          ...found.source,
+          model_change: toModelChangeSource(change),
+          ...(options.switchModel ? { embedding_model: change.targetModel, embedding_dimension: change.targetDimension, updated_at: Date.now() } : {}),
+        };
+        await this.store.put(this.index, knowledgeBaseRecordId(knowledgeBaseId), source, { refresh: true, ifUnchanged: found });
+        return source;
+      }, this.isConflict);
+      const counts = await this.counts([knowledgeBaseId]);
+      return toKnowledgeBase(saved, counts.get(knowledgeBaseId));
     });
   }
 

@@ -21,6 +21,7 @@ import {
   chunkFieldMappings,
   chunkFromSource,
   chunksAtSearchBody,
+  CHUNK_SOURCE_EXCLUDES,
   chunksByIdSearchBody,
   documentChunksQuery,
   documentMarkerId,
@@ -34,6 +35,9 @@ import {
 import type { ChunkPosition, SearchEngine } from "../search-engine.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { segmentForIndex, segmentQuery } from "../search/text-segmenter.ts";
+
+/** The most records one document has in an index (its chunks; QUARRY_MAX_DOCUMENT_CHUNKS is below). */
+const MAX_DOCUMENT_RECORDS = 10_000;
 
 export interface DocumentStoreEngineOptions {
   /** Alias and index names start with this; tests use their own prefix and delete it afterwards. */
@@ -68,6 +72,8 @@ export interface HybridSearch {
 export class DocumentStoreEngine implements SearchEngine {
   protected readonly prefix: string;
   private readonly dimensions = new Map<string, number>();
+  /** Each knowledge base's shadow index while its model changes (one index process runs a change). */
+  private readonly shadows = new Map<string, { index: string; dimension: number }>();
   private templateReady: Promise<void> | undefined;
   private closed = false;
 
@@ -119,6 +125,7 @@ export class DocumentStoreEngine implements SearchEngine {
   async dropKnowledgeBase(knowledgeBaseId: string): Promise<void> {
     await this.call("drop knowledge base", async () => {
       this.dimensions.delete(knowledgeBaseId);
+      await this.deleteShadowIndex(knowledgeBaseId);
       try {
         const indices = await this.store.aliasIndices(this.aliasFor(knowledgeBaseId));
         if (indices.length > 0) await this.store.deleteIndices(indices);
@@ -153,6 +160,9 @@ export class DocumentStoreEngine implements SearchEngine {
       // Readers still see the last refresh: the old set, until the refresh below shows the new one.
       await this.store.deleteWhere("replace document chunks", alias, documentChunksQuery(documentId, [...seen]), { refresh: false, requireAlias: true });
       await this.store.refresh(alias);
+      // The shadow's vectors of this document were of its old chunks: the change re-embeds it.
+      const shadow = this.shadows.get(knowledgeBaseId);
+      if (shadow) await this.store.deleteWhere("replace document chunks", shadow.index, documentRecordsQuery(documentId), { refresh: true, alsoIds: [documentMarkerId(documentId)] });
     });
   }
 
@@ -165,6 +175,8 @@ export class DocumentStoreEngine implements SearchEngine {
           requireAlias: true,
           alsoIds: [documentMarkerId(documentId)],
         });
+        const shadow = this.shadows.get(knowledgeBaseId);
+        if (shadow) await this.store.deleteWhere("delete document", shadow.index, documentRecordsQuery(documentId), { refresh: true, alsoIds: [documentMarkerId(documentId)] });
       } catch (error) {
         // Nothing stored for that knowledge base: nothing to delete.
         if (!this.store.errors.isIndexNotFound(error)) throw error;
@@ -178,6 +190,11 @@ export class DocumentStoreEngine implements SearchEngine {
       const alias = this.aliasFor(knowledgeBaseId);
       await this.store.put(alias, documentMarkerId(documentId), documentMarkerSource(knowledgeBaseId, documentId, enabled), { refresh: false, requireAlias: true });
       await this.store.updateWhere("set document enabled", alias, documentChunksQuery(documentId), { enabled }, { refresh: true, requireAlias: true });
+      const shadow = this.shadows.get(knowledgeBaseId);
+      if (shadow) {
+        await this.store.put(shadow.index, documentMarkerId(documentId), documentMarkerSource(knowledgeBaseId, documentId, enabled), { refresh: false });
+        await this.store.updateWhere("set document enabled", shadow.index, documentChunksQuery(documentId), { enabled }, { refresh: true });
+      }
     });
   }
 
@@ -203,6 +220,88 @@ export class DocumentStoreEngine implements SearchEngine {
       const result = await this.store.search<ChunkSource>(indices, chunksAtSearchBody(positions), { ignoreUnavailable: true });
       return orderByPosition(positions, result.hits.flatMap((hit) => (hit._source ? [chunkFromSource(hit._source)] : [])));
     });
+  }
+
+  async documentChunks(knowledgeBaseId: string, documentId: string): Promise<Chunk[]> {
+    return this.call("document chunks", async () => {
+      const result = await this.store.search<ChunkSource>(this.aliasFor(knowledgeBaseId), {
+        size: MAX_DOCUMENT_RECORDS,
+        _source: { excludes: CHUNK_SOURCE_EXCLUDES },
+        query: documentChunksQuery(documentId),
+        sort: [{ chunk_index: "asc" }],
+      });
+      return result.hits.flatMap((hit) => (hit._source ? [chunkFromSource(hit._source)] : []));
+    });
+  }
+
+  async beginShadow(knowledgeBaseId: string, dimension: number): Promise<void> {
+    if (!Number.isInteger(dimension) || dimension <= 0) throw new InvalidInputError(`embedding dimension must be a positive integer, got ${dimension}`);
+    await this.call("begin shadow", async () => {
+      await this.requireDimension(knowledgeBaseId);
+      const alias = this.aliasFor(knowledgeBaseId);
+      // quarry-chunks-<kb>-v<n> behind the alias; the shadow is the next generation.
+      const generations = (await this.store.aliasIndices(alias)).map((index) => Number(/-v(\d+)$/.exec(index)?.[1] ?? 1));
+      const index = `${alias}-v${Math.max(1, ...generations) + 1}`;
+      this.shadows.delete(knowledgeBaseId);
+      await this.deleteIndexIfPresent(index);
+      await this.store.createIndex(index, {
+        mappings: {
+          _meta: { knowledge_base_id: knowledgeBaseId, dimension },
+          properties: { embedding: this.dialect.vectorMapping(dimension) },
+        },
+      });
+      this.shadows.set(knowledgeBaseId, { index, dimension });
+    });
+  }
+
+  async writeShadowChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[]): Promise<void> {
+    const seen = uniqueChunkIds(chunks);
+    await this.call("write shadow chunks", async () => {
+      const shadow = this.requireShadow(knowledgeBaseId);
+      for (const chunk of chunks) {
+        if (chunk.vector.length !== shadow.dimension) {
+          throw new FailedPreconditionError(`chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; the new model's are ${shadow.dimension}`);
+        }
+      }
+      const enabled = await this.documentEnabled(this.aliasFor(knowledgeBaseId), documentId);
+      const operations: Record<string, unknown>[] = [
+        { index: { _index: shadow.index, _id: documentMarkerId(documentId) } },
+        documentMarkerSource(knowledgeBaseId, documentId, enabled, fileName),
+      ];
+      for (const chunk of chunks) {
+        operations.push({ index: { _index: shadow.index, _id: chunk.id } });
+        operations.push({ ...toChunkSource(chunk, knowledgeBaseId, documentId, fileName, enabled), search_terms: segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath)), embedding: Array.from(chunk.vector) });
+      }
+      await this.store.bulk("write shadow chunks", operations, { refresh: false });
+      await this.store.deleteWhere("write shadow chunks", shadow.index, documentChunksQuery(documentId, [...seen]), { refresh: false });
+      await this.store.refresh(shadow.index);
+    });
+  }
+
+  async shadowPendingDocuments(knowledgeBaseId: string): Promise<string[]> {
+    return this.call("shadow pending documents", async () => {
+      const shadow = this.requireShadow(knowledgeBaseId);
+      const [live, shadowed] = await Promise.all([this.chunkCountsByDocument(this.aliasFor(knowledgeBaseId)), this.chunkCountsByDocument(shadow.index)]);
+      return [...live].filter(([documentId, count]) => shadowed.get(documentId) !== count).map(([documentId]) => documentId).sort();
+    });
+  }
+
+  async commitShadow(knowledgeBaseId: string): Promise<void> {
+    await this.call("commit shadow", async () => {
+      const shadow = this.requireShadow(knowledgeBaseId);
+      const alias = this.aliasFor(knowledgeBaseId);
+      const live = await this.store.aliasIndices(alias);
+      await this.store.refresh(shadow.index);
+      // One aliases update: a search reads either the old index or the new one, never neither.
+      await this.store.swapAlias(alias, live, shadow.index);
+      this.shadows.delete(knowledgeBaseId);
+      this.dimensions.set(knowledgeBaseId, shadow.dimension);
+      await this.store.deleteIndices(live);
+    });
+  }
+
+  async dropShadow(knowledgeBaseId: string): Promise<void> {
+    await this.call("drop shadow", () => this.deleteShadowIndex(knowledgeBaseId));
   }
 
   async close(): Promise<void> {
@@ -286,6 +385,43 @@ export class DocumentStoreEngine implements SearchEngine {
     } catch (error) {
       if (this.store.errors.isIndexNotFound(error)) return undefined;
       throw error;
+    }
+  }
+
+  private requireShadow(knowledgeBaseId: string): { index: string; dimension: number } {
+    const shadow = this.shadows.get(knowledgeBaseId);
+    if (!shadow) throw new FailedPreconditionError(`knowledge base ${knowledgeBaseId} has no change of model in progress`);
+    return shadow;
+  }
+
+  private async deleteShadowIndex(knowledgeBaseId: string): Promise<void> {
+    const shadow = this.shadows.get(knowledgeBaseId);
+    this.shadows.delete(knowledgeBaseId);
+    if (shadow) await this.deleteIndexIfPresent(shadow.index);
+  }
+
+  private async deleteIndexIfPresent(index: string): Promise<void> {
+    try {
+      await this.store.deleteIndices([index]);
+    } catch (error) {
+      if (!this.store.errors.isIndexNotFound(error) && !this.store.errors.isResponseError(error, 404)) throw error;
+    }
+  }
+
+  /** Chunk records per document in an index, paged with a composite aggregation (no 10,000 cap). */
+  private async chunkCountsByDocument(index: string): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    let after: Record<string, unknown> | undefined;
+    for (;;) {
+      const result = await this.store.search(index, {
+        size: 0,
+        query: { term: { record_type: "chunk" } },
+        aggs: { documents: { composite: { size: 1000, sources: [{ document_id: { terms: { field: "document_id" } } }], ...(after ? { after } : {}) } } },
+      });
+      const documents = (result.aggregations as { documents?: { buckets: { key: { document_id: string }; doc_count: number }[]; after_key?: Record<string, unknown> } })?.documents;
+      for (const bucket of documents?.buckets ?? []) counts.set(bucket.key.document_id, bucket.doc_count);
+      if (!documents?.after_key || documents.buckets.length === 0) return counts;
+      after = documents.after_key;
     }
   }
 

@@ -55,6 +55,10 @@ export interface DocumentStorePort {
   /** The concrete indices behind an alias; a missing alias throws a 404. */
   aliasIndices(alias: string): Promise<string[]>;
   deleteIndices(indices: string[]): Promise<void>;
+  /** Points the alias at `add` instead of `remove` in one atomic aliases update. */
+  swapAlias(alias: string, remove: string[], add: string): Promise<void>;
+  /** Adds fields to an existing index's mapping (a strict mapping refuses records with unknown fields). */
+  putMapping(index: string, properties: Record<string, unknown>): Promise<void>;
   /** The `_meta` of the first index's mapping; a missing index throws. */
   mappingMeta(index: string): Promise<Record<string, unknown> | undefined>;
   refresh(index: string): Promise<void>;

@@ -33,6 +33,16 @@ export class ElasticsearchDocumentStore implements DocumentStorePort {
     await this.client.indices.delete({ index: indices.join(",") });
   }
 
+  async swapAlias(alias: string, remove: string[], add: string): Promise<void> {
+    await this.client.indices.updateAliases({
+      actions: [...remove.map((index) => ({ remove: { index, alias } })), { add: { index: add, alias } }],
+    });
+  }
+
+  async putMapping(index: string, properties: Body): Promise<void> {
+    await this.client.indices.putMapping({ index, properties: properties as never });
+  }
+
   async mappingMeta(index: string): Promise<Body | undefined> {
     const mappings = await this.client.indices.getMapping({ index });
     return Object.values(mappings)[0]?.mappings?._meta;

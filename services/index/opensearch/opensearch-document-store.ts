@@ -32,6 +32,16 @@ export class OpenSearchDocumentStore implements DocumentStorePort {
     await this.client.indices.delete({ index: indices.join(",") });
   }
 
+  async swapAlias(alias: string, remove: string[], add: string): Promise<void> {
+    await this.client.indices.updateAliases({
+      body: { actions: [...remove.map((index) => ({ remove: { index, alias } })), { add: { index: add, alias } }] },
+    });
+  }
+
+  async putMapping(index: string, properties: Body): Promise<void> {
+    await this.client.indices.putMapping({ index, body: { properties } as never });
+  }
+
   async mappingMeta(index: string): Promise<Body | undefined> {
     const { body } = await this.client.indices.getMapping({ index });
     return Object.values(body as Record<string, { mappings?: { _meta?: Body } }>)[0]?.mappings?._meta;

@@ -99,6 +99,21 @@ const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    sql: `
+      -- A change of embedding model in progress or finished (JSON), for the catalog to report.
+      ALTER TABLE knowledge_bases ADD COLUMN model_change TEXT;
+
+      -- The search engine's shadow vector tables: a knowledge base's chunks re-embedded with another
+      -- model, keyed by the same chunk rowids as its live vec0 table, swapped in when complete.
+      CREATE TABLE IF NOT EXISTS search_space_shadows (
+        knowledge_base_id TEXT PRIMARY KEY,
+        dimension INTEGER NOT NULL,
+        vector_table TEXT NOT NULL UNIQUE
+      );
+    `,
+  },
 ];
 
 const VERSION_TABLE = "index_schema_version";

@@ -1,6 +1,6 @@
 // The embedded catalog: knowledge bases and documents in the index's SQLite file. The version and
 // status rules live in document-lifecycle.ts; this file only reads, applies them, and writes.
-import type { ChunkingSettings, DocumentRecord, DocumentStatus, IngestionProgress, KnowledgeBase } from "../../../lib/domain.ts";
+import type { ChunkingSettings, DocumentRecord, DocumentStatus, IngestionProgress, KnowledgeBase, ModelChange } from "../../../lib/domain.ts";
 import { AlreadyExistsError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
 import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog.ts";
 import { documentIdFor, newKnowledgeBaseId } from "../../../lib/catalog-ids.ts";
@@ -20,6 +20,7 @@ interface KnowledgeBaseRow {
   document_count: number;
   chunk_count: number;
   token_count: number;
+  model_change: string | null;
 }
 
 interface DocumentRow {
@@ -98,6 +99,19 @@ export class SqliteCatalog implements Catalog {
       // Documents go with it through ON DELETE CASCADE.
       const { changes } = this.db.prepare(`DELETE FROM knowledge_bases WHERE id = ?`).run(id);
       if (changes === 0) throw new NotFoundError(`knowledge base ${id} not found`);
+    });
+  }
+
+  async saveModelChange(knowledgeBaseId: string, change: ModelChange, options: { switchModel?: boolean } = {}): Promise<KnowledgeBase> {
+    return withDatabase(this.db, "save model change", () => {
+      const json = JSON.stringify(change);
+      const { changes } = options.switchModel
+        ? this.db
+            .prepare(`UPDATE knowledge_bases SET model_change = ?, embedding_model = ?, embedding_dimension = ?, updated_at = ? WHERE id = ?`)
+            .run(json, change.targetModel, change.targetDimension, Date.now(), knowledgeBaseId)
+        : this.db.prepare(`UPDATE knowledge_bases SET model_change = ? WHERE id = ?`).run(json, knowledgeBaseId);
+      if (changes === 0) throw new NotFoundError(`knowledge base ${knowledgeBaseId} not found`);
+      return this.requireKnowledgeBase(knowledgeBaseId);
     });
   }
 
@@ -215,7 +229,13 @@ function toKnowledgeBase(row: KnowledgeBaseRow): KnowledgeBase {
     tokenCount: row.token_count,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
+    ...(row.model_change ? { modelChange: modelChangeFromJson(row.model_change) } : {}),
   };
+}
+
+function modelChangeFromJson(json: string): ModelChange {
+  const parsed = JSON.parse(json) as Omit<ModelChange, "startedAt" | "updatedAt"> & { startedAt: string; updatedAt: string };
+  return { ...parsed, startedAt: new Date(parsed.startedAt), updatedAt: new Date(parsed.updatedAt) };
 }
 
 function toDocument(row: DocumentRow): DocumentRecord {

@@ -100,6 +100,7 @@ export class SqliteSearchEngine implements SearchEngine {
           this.db.prepare(`DELETE FROM search_documents WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
           this.db.prepare(`DELETE FROM search_spaces WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
           this.db.exec(`DROP TABLE IF EXISTS "${space.vector_table}"`);
+          this.dropShadowTable(knowledgeBaseId);
         })
         .immediate(),
     );
@@ -200,8 +201,11 @@ export class SqliteSearchEngine implements SearchEngine {
             .all(knowledgeBaseId, documentId, flag) as { rowid: number }[];
           this.db.prepare(`UPDATE chunks SET enabled = ? WHERE knowledge_base_id = ? AND document_id = ?`).run(flag, knowledgeBaseId, documentId);
           // Point updates by rowid: vec0 would otherwise scan the whole table for a WHERE on metadata.
-          const updateVector = this.db.prepare(`UPDATE "${space.vector_table}" SET enabled = ? WHERE rowid = ?`);
-          for (const { rowid } of rows) updateVector.run(BigInt(flag), BigInt(rowid));
+          for (const table of [space.vector_table, this.findShadow(knowledgeBaseId)?.vector_table]) {
+            if (!table) continue;
+            const updateVector = this.db.prepare(`UPDATE "${table}" SET enabled = ? WHERE rowid = ?`);
+            for (const { rowid } of rows) updateVector.run(BigInt(flag), BigInt(rowid));
+          }
         })
         .immediate(),
     );
@@ -250,6 +254,93 @@ export class SqliteSearchEngine implements SearchEngine {
     });
   }
 
+  async documentChunks(knowledgeBaseId: string, documentId: string): Promise<Chunk[]> {
+    return this.run("document chunks", () =>
+      (this.db.prepare(`SELECT * FROM chunks WHERE knowledge_base_id = ? AND document_id = ? ORDER BY chunk_index`).all(knowledgeBaseId, documentId) as ChunkRow[]).map(toChunk),
+    );
+  }
+
+  async beginShadow(knowledgeBaseId: string, dimension: number): Promise<void> {
+    if (!Number.isInteger(dimension) || dimension <= 0) throw new InvalidInputError(`embedding dimension must be a positive integer, got ${dimension}`);
+    this.run("begin shadow", () =>
+      this.db
+        .transaction(() => {
+          const space = this.requireSpace(knowledgeBaseId);
+          this.dropShadowTable(knowledgeBaseId);
+          // A fresh name each time: the live table keeps its name until the swap drops it.
+          const table = `${space.vector_table.replace(/_g\d+$/, "")}_g${Date.now()}`;
+          this.db.exec(
+            `CREATE VIRTUAL TABLE "${table}" USING vec0(
+               embedding float[${dimension}] distance_metric=cosine,
+               document_id text,
+               enabled integer
+             )`,
+          );
+          this.db.prepare(`INSERT INTO search_space_shadows (knowledge_base_id, dimension, vector_table) VALUES (?, ?, ?)`).run(knowledgeBaseId, dimension, table);
+        })
+        .immediate(),
+    );
+  }
+
+  async writeShadowChunks(knowledgeBaseId: string, documentId: string, _fileName: string, chunks: EmbeddedChunk[]): Promise<void> {
+    this.run("write shadow chunks", () =>
+      this.db
+        .transaction(() => {
+          const shadow = this.findShadow(knowledgeBaseId);
+          if (!shadow) throw new FailedPreconditionError(`knowledge base ${knowledgeBaseId} has no change of model in progress`);
+          for (const chunk of chunks) {
+            if (chunk.vector.length !== shadow.dimension) {
+              throw new FailedPreconditionError(`chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; the new model's are ${shadow.dimension}`);
+            }
+          }
+          const live = this.db.prepare(`SELECT rowid, enabled FROM chunks WHERE id = ? AND knowledge_base_id = ? AND document_id = ?`);
+          const remove = this.db.prepare(`DELETE FROM "${shadow.vector_table}" WHERE rowid = ?`);
+          const insert = this.db.prepare(`INSERT INTO "${shadow.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`);
+          for (const chunk of chunks) {
+            const row = live.get(chunk.id, knowledgeBaseId, documentId) as { rowid: number; enabled: number } | undefined;
+            if (!row) continue;
+            remove.run(BigInt(row.rowid));
+            insert.run(BigInt(row.rowid), vectorBlob(chunk.vector), documentId, BigInt(row.enabled));
+          }
+        })
+        .immediate(),
+    );
+  }
+
+  async shadowPendingDocuments(knowledgeBaseId: string): Promise<string[]> {
+    return this.run("shadow pending documents", () => {
+      const shadow = this.findShadow(knowledgeBaseId);
+      if (!shadow) throw new FailedPreconditionError(`knowledge base ${knowledgeBaseId} has no change of model in progress`);
+      const rows = this.db
+        .prepare(
+          `SELECT DISTINCT document_id FROM chunks c
+           WHERE c.knowledge_base_id = ? AND NOT EXISTS (SELECT 1 FROM "${shadow.vector_table}" s WHERE s.rowid = c.rowid)
+           ORDER BY document_id`,
+        )
+        .all(knowledgeBaseId) as { document_id: string }[];
+      return rows.map((row) => row.document_id);
+    });
+  }
+
+  async commitShadow(knowledgeBaseId: string): Promise<void> {
+    this.run("commit shadow", () =>
+      this.db
+        .transaction(() => {
+          const space = this.requireSpace(knowledgeBaseId);
+          const shadow = this.findShadow(knowledgeBaseId);
+          if (!shadow) throw new FailedPreconditionError(`knowledge base ${knowledgeBaseId} has no change of model in progress`);
+          this.db.prepare(`UPDATE search_spaces SET dimension = ?, vector_table = ? WHERE knowledge_base_id = ?`).run(shadow.dimension, shadow.vector_table, knowledgeBaseId);
+          this.db.prepare(`DELETE FROM search_space_shadows WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
+          this.db.exec(`DROP TABLE IF EXISTS "${space.vector_table}"`);
+        })
+        .immediate(),
+    );
+  }
+
+  async dropShadow(knowledgeBaseId: string): Promise<void> {
+    this.run("drop shadow", () => this.db.transaction(() => this.dropShadowTable(knowledgeBaseId)).immediate());
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -263,6 +354,17 @@ export class SqliteSearchEngine implements SearchEngine {
 
   private findSpace(knowledgeBaseId: string): SpaceRow | undefined {
     return this.db.prepare(`SELECT * FROM search_spaces WHERE knowledge_base_id = ?`).get(knowledgeBaseId) as SpaceRow | undefined;
+  }
+
+  private findShadow(knowledgeBaseId: string): SpaceRow | undefined {
+    return this.db.prepare(`SELECT * FROM search_space_shadows WHERE knowledge_base_id = ?`).get(knowledgeBaseId) as SpaceRow | undefined;
+  }
+
+  private dropShadowTable(knowledgeBaseId: string): void {
+    const shadow = this.findShadow(knowledgeBaseId);
+    if (!shadow) return;
+    this.db.exec(`DROP TABLE IF EXISTS "${shadow.vector_table}"`);
+    this.db.prepare(`DELETE FROM search_space_shadows WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
   }
 
   private requireSpace(knowledgeBaseId: string): SpaceRow {
@@ -282,17 +384,16 @@ export class SqliteSearchEngine implements SearchEngine {
     if (rows.length === 0) return;
     const deleteTerms = this.db.prepare(`DELETE FROM chunks_fts WHERE rowid = ?`);
     const deleteChunk = this.db.prepare(`DELETE FROM chunks WHERE rowid = ?`);
-    const vectorDeletes = new Map<string, ReturnType<SqliteDatabase["prepare"]>>();
+    // The shadow's vectors go too: rowids are reused, and a reused one must not find an old vector.
+    const vectorDeletes = new Map<string, ReturnType<SqliteDatabase["prepare"]>[]>();
     for (const row of rows) {
-      let deleteVector = vectorDeletes.get(row.knowledge_base_id);
-      if (!deleteVector) {
-        const space = this.findSpace(row.knowledge_base_id);
-        if (space) {
-          deleteVector = this.db.prepare(`DELETE FROM "${space.vector_table}" WHERE rowid = ?`);
-          vectorDeletes.set(row.knowledge_base_id, deleteVector);
-        }
+      let deleteVectors = vectorDeletes.get(row.knowledge_base_id);
+      if (!deleteVectors) {
+        const tables = [this.findSpace(row.knowledge_base_id)?.vector_table, this.findShadow(row.knowledge_base_id)?.vector_table];
+        deleteVectors = tables.flatMap((table) => (table ? [this.db.prepare(`DELETE FROM "${table}" WHERE rowid = ?`)] : []));
+        vectorDeletes.set(row.knowledge_base_id, deleteVectors);
       }
-      deleteVector?.run(BigInt(row.rowid));
+      for (const deleteVector of deleteVectors) deleteVector.run(BigInt(row.rowid));
       deleteTerms.run(row.rowid);
       deleteChunk.run(row.rowid);
     }

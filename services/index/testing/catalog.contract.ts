@@ -67,6 +67,23 @@ export function describeCatalogContract(name: string, factory: () => Promise<Cat
     }
 
     describe("knowledge bases", () => {
+      it("records a change of embedding model and switches the model only when told to", async () => {
+        const kb = await catalog.createKnowledgeBase(newKnowledgeBase());
+        expect(kb.modelChange).toBeUndefined();
+        const startedAt = new Date(Math.floor(Date.now() / 1000) * 1000);
+        const running = { targetModel: "other-model", targetDimension: 8, previousModel: "test-model", state: "running" as const, documentsDone: 1, documentsTotal: 3, error: "", startedAt, updatedAt: startedAt };
+        const saved = await catalog.saveModelChange(kb.id, running);
+        expect(saved).toMatchObject({ embeddingModel: "test-model", embeddingDimension: 4, modelChange: running });
+        expect((await catalog.getKnowledgeBase(kb.name)).modelChange).toEqual(running);
+
+        const done = { ...running, state: "done" as const, documentsDone: 3 };
+        const switched = await catalog.saveModelChange(kb.id, done, { switchModel: true });
+        expect(switched).toMatchObject({ embeddingModel: "other-model", embeddingDimension: 8, modelChange: done });
+        const listed = (await catalog.listKnowledgeBases()).find((k) => k.id === kb.id);
+        expect(listed).toMatchObject({ embeddingModel: "other-model", embeddingDimension: 8, modelChange: done });
+        await expect(catalog.saveModelChange("kb_missing_for_model_change", running)).rejects.toBeInstanceOf(NotFoundError);
+      });
+
       it("creates a knowledge base and finds it by id, by name and in the list", async () => {
         const input = newKnowledgeBase();
         const created = await catalog.createKnowledgeBase(input);

@@ -416,6 +416,73 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
       });
     });
 
+    describe("change of embedding model (shadow vectors)", () => {
+      // The new model's vectors are 3-dimensional, so a search with the wrong model's vector fails loudly.
+      const NEW = { a0: [1, 0, 0], a1: [0, 1, 0], b0: [0, 0, 1], b1: [0, 0.6, 0.8], c0: [0.8, 0, 0.6] };
+      const reembedded = (chunks: Chunk[], vectors: Record<string, number[]>, s: Seeded) =>
+        chunks.map((chunk) => {
+          const key = (Object.keys(s.chunks) as (keyof Seeded["chunks"])[]).find((k) => s.chunks[k].id === chunk.id)!;
+          return { ...chunk, vector: new Float32Array(vectors[key]) };
+        });
+      const shadowAll = async (s: Seeded, docs = [s.docA, s.docB, s.docC]) => {
+        for (const doc of docs) await engine.writeShadowChunks(s.kb, doc, "f.txt", reembedded(await engine.documentChunks(s.kb, doc), NEW, s));
+      };
+
+      it("fills a shadow beside the live vectors, which searches keep using until the commit swaps it in", async () => {
+        const s = await seed();
+        expect(await engine.documentChunks(s.kb, s.docA)).toEqual([withoutVector(s.chunks.a0), withoutVector(s.chunks.a1)]);
+        await engine.beginShadow(s.kb, 3);
+        expect(await engine.shadowPendingDocuments(s.kb)).toEqual([s.docA, s.docB, s.docC].sort());
+        await expect(engine.writeShadowChunks(s.kb, s.docA, "f.txt", [{ ...s.chunks.a0, vector: new Float32Array(s.vectors.a0) }])).rejects.toBeInstanceOf(FailedPreconditionError);
+        await shadowAll(s, [s.docA]);
+        expect(await engine.shadowPendingDocuments(s.kb)).toEqual([s.docB, s.docC].sort());
+        // Still the old model's 4 dimensions.
+        expect(ids(await engine.search(query(s.kb, "vector", { vector: new Float32Array(s.vectors.b0), topK: 1 })))).toEqual([s.chunks.b0.id]);
+        await expect(engine.search(query(s.kb, "vector", { vector: new Float32Array(NEW.b0) }))).rejects.toBeInstanceOf(FailedPreconditionError);
+
+        await shadowAll(s, [s.docB, s.docC]);
+        expect(await engine.shadowPendingDocuments(s.kb)).toEqual([]);
+        await engine.commitShadow(s.kb);
+        const hits = await engine.search(query(s.kb, "vector", { vector: new Float32Array([0, 0.6, 0.8]), topK: 2 }));
+        expect(ids(hits)).toEqual([s.chunks.b1.id, s.chunks.b0.id]);
+        expect(hits[0].score).toBeCloseTo(1, 5);
+        expect(hits[1].score).toBeCloseTo(0.8, 5);
+        await expect(engine.search(query(s.kb, "vector", { vector: new Float32Array(s.vectors.b0) }))).rejects.toBeInstanceOf(FailedPreconditionError);
+        expect(ids(await engine.search(query(s.kb, "bm25", { text: "photosynthesis" })))).toEqual([s.chunks.a1.id]);
+        expect(await engine.getChunks([s.chunks.c0.id])).toEqual([withoutVector(s.chunks.c0)]);
+        await expect(engine.shadowPendingDocuments(s.kb)).rejects.toBeInstanceOf(FailedPreconditionError);
+      });
+
+      it("keeps the shadow true to live writes: a replaced document is pending again, a deleted one gone, a disabled one disabled", async () => {
+        const s = await seed();
+        await engine.beginShadow(s.kb, 3);
+        await shadowAll(s);
+        const replacement = makeChunk(s.kb, s.docA, 0, "Tidal forces stretch the oceans twice a day.", [1, 0, 0, 0], uniqueId("chunk"));
+        await engine.replaceDocumentChunks(s.kb, s.docA, "tides.txt", [replacement]);
+        await engine.deleteDocument(s.kb, s.docB);
+        await engine.setDocumentEnabled(s.kb, s.docC, false);
+        expect(await engine.shadowPendingDocuments(s.kb)).toEqual([s.docA]);
+        await engine.writeShadowChunks(s.kb, s.docA, "tides.txt", [{ ...replacement, vector: new Float32Array([0, 0, 1]) }]);
+        expect(await engine.shadowPendingDocuments(s.kb)).toEqual([]);
+        await engine.commitShadow(s.kb);
+        const hits = await engine.search(query(s.kb, "vector", { vector: new Float32Array([0, 0, 1]) }));
+        expect(ids(hits)).toEqual([replacement.id]);
+      });
+
+      it("drops a shadow and keeps the live vectors; a new shadow starts empty", async () => {
+        const s = await seed();
+        await engine.beginShadow(s.kb, 3);
+        await shadowAll(s, [s.docA]);
+        await engine.dropShadow(s.kb);
+        await expect(engine.shadowPendingDocuments(s.kb)).rejects.toBeInstanceOf(FailedPreconditionError);
+        expect(ids(await engine.search(query(s.kb, "vector", { vector: new Float32Array(s.vectors.a1), topK: 1 })))).toEqual([s.chunks.a1.id]);
+        await engine.beginShadow(s.kb, 3);
+        await engine.beginShadow(s.kb, 3);
+        expect(await engine.shadowPendingDocuments(s.kb)).toEqual([s.docA, s.docB, s.docC].sort());
+        await engine.dropKnowledgeBase(s.kb);
+      });
+    });
+
     describe("availability", () => {
       it("fails with UnavailableError after close, never with an empty result", async () => {
         const own = await factory();

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/common/v1/common.proto.
  */
 export const file_quarry_common_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvY29tbW9uL3YxL2NvbW1vbi5wcm90bxIQcXVhcnJ5LmNvbW1vbi52MSLQAQoQQ2h1bmtpbmdTZXR0aW5ncxI0CghzdHJhdGVneRgBIAEoDjIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTdHJhdGVneRISCgpjaHVua19zaXplGAIgASgNEhUKDWNodW5rX292ZXJsYXAYAyABKA0SEgoKc2VwYXJhdG9ycxgEIAMoCRIsCgZwYXJlbnQYBSABKA4yHC5xdWFycnkuY29tbW9uLnYxLlBhcmVudE1vZGUSGQoRcGFyZW50X21heF90b2tlbnMYBiABKA0iYwoNUHJldmlld1BhcmVudBItCgZwYXJlbnQYASABKAsyHS5xdWFycnkuY29tbW9uLnYxLkNodW5rUGFyZW50EgwKBHRleHQYAiABKAkSFQoNY2h1bmtfaW5kZXhlcxgDIAMoDSJxCgtDaHVua1BhcmVudBINCgVpbmRleBgBIAEoDRIUCgxzdGFydF9vZmZzZXQYAiABKA0SEgoKZW5kX29mZnNldBgDIAEoDRITCgt0b2tlbl9jb3VudBgEIAEoDRIUCgxzZWN0aW9uX3BhdGgYBSADKAkizAIKDUtub3dsZWRnZUJhc2USCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYBCABKAkSGwoTZW1iZWRkaW5nX2RpbWVuc2lvbhgFIAEoDRI0CghjaHVua2luZxgGIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncxIWCg5kb2N1bWVudF9jb3VudBgHIAEoBBITCgtjaHVua19jb3VudBgIIAEoBBITCgt0b2tlbl9jb3VudBgJIAEoBBIuCgpjcmVhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL9AwoIRG9jdW1lbnQSCgoCaWQYASABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYAiABKAkSEQoJZmlsZV9uYW1lGAMgASgJEhEKCW1pbWVfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgEEhQKDGNvbnRlbnRfaGFzaBgGIAEoCRIPCgd2ZXJzaW9uGAcgASgDEjAKBnN0YXR1cxgIIAEoDjIgLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnRTdGF0dXMSGAoQcHJvZ3Jlc3NfcGVyY2VudBgJIAEoDRITCgtjaHVua19jb3VudBgKIAEoDRITCgt0b2tlbl9jb3VudBgLIAEoDRIVCg1lcnJvcl9tZXNzYWdlGAwgASgJEg8KB2VuYWJsZWQYDSABKAgSOgoIbWV0YWRhdGEYDiADKAsyKC5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50Lk1ldGFkYXRhRW50cnkSLgoKY3JlYXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkQKCFBhZ2VTcGFuEg4KBm51bWJlchgBIAEoDRIUCgxzdGFydF9vZmZzZXQYAiABKA0SEgoKZW5kX29mZnNldBgDIAEoDSJUCgtTZWN0aW9uU3BhbhIMCgRwYXRoGAEgAygJEg0KBWxldmVsGAIgASgNEhQKDHN0YXJ0X29mZnNldBgDIAEoDRISCgplbmRfb2Zmc2V0GAQgASgNIpACCg5QYXJzZWREb2N1bWVudBIMCgR0ZXh0GAEgASgJEhEKCW1pbWVfdHlwZRgCIAEoCRIOCgZwYXJzZXIYAyABKAkSKQoFcGFnZXMYBCADKAsyGi5xdWFycnkuY29tbW9uLnYxLlBhZ2VTcGFuEi8KCHNlY3Rpb25zGAUgAygLMh0ucXVhcnJ5LmNvbW1vbi52MS5TZWN0aW9uU3BhbhJACghtZXRhZGF0YRgGIAMoCzIuLnF1YXJyeS5jb21tb24udjEuUGFyc2VkRG9jdW1lbnQuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEihAIKBUNodW5rEgoKAmlkGAEgASgJEhMKC2RvY3VtZW50X2lkGAIgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAMgASgJEg0KBWluZGV4GAQgASgNEgwKBHRleHQYBSABKAkSEwoLdG9rZW5fY291bnQYBiABKA0SDAoEcGFnZRgHIAEoDRIQCghwYWdlX2VuZBgIIAEoDRIUCgxzZWN0aW9uX3BhdGgYCSADKAkSFAoMc3RhcnRfb2Zmc2V0GAogASgNEhIKCmVuZF9vZmZzZXQYCyABKA0SLQoGcGFyZW50GAwgASgLMh0ucXVhcnJ5LmNvbW1vbi52MS5DaHVua1BhcmVudCLLAQoKSGl0RXhwbGFpbhIRCglibTI1X3JhbmsYASABKA0SEgoKYm0yNV9zY29yZRgCIAEoARITCgt2ZWN0b3JfcmFuaxgDIAEoDRIUCgx2ZWN0b3Jfc2NvcmUYBCABKAESEwoLZnVzZWRfc2NvcmUYBSABKAESEAoIZmFsbGJhY2sYBiABKAgSGQoMcmVyYW5rX3Njb3JlGAcgASgBSACIAQESGAoQbWVyZ2VkX2NodW5rX2lkcxgIIAMoCUIPCg1fcmVyYW5rX3Njb3JlIoQBCglTZWFyY2hIaXQSJgoFY2h1bmsYASABKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rEhEKCWZpbGVfbmFtZRgCIAEoCRINCgVzY29yZRgDIAEoARItCgdleHBsYWluGAQgASgLMhwucXVhcnJ5LmNvbW1vbi52MS5IaXRFeHBsYWluItQBCghDaXRhdGlvbhIOCgZtYXJrZXIYASABKA0SEAoIY2h1bmtfaWQYAiABKAkSEwoLZG9jdW1lbnRfaWQYAyABKAkSEQoJZmlsZV9uYW1lGAQgASgJEgwKBHBhZ2UYBSABKA0SEAoIcGFnZV9lbmQYBiABKA0SFAoMc2VjdGlvbl9wYXRoGAcgAygJEhQKDHN0YXJ0X29mZnNldBgIIAEoDRISCgplbmRfb2Zmc2V0GAkgASgNEg8KB3NuaXBwZXQYCiABKAkSDQoFc2NvcmUYCyABKAEiUwoFVXNhZ2USFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIZChFjb21wbGV0aW9uX3Rva2VucxgCIAEoDRIYChBlbWJlZGRpbmdfdG9rZW5zGAMgASgNKlYKEENodW5raW5nU3RyYXRlZ3kSIQodQ0hVTktJTkdfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIfChtDSFVOS0lOR19TVFJBVEVHWV9SRUNVUlNJVkUQASpyCgpQYXJlbnRNb2RlEhsKF1BBUkVOVF9NT0RFX1VOU1BFQ0lGSUVEEAASFAoQUEFSRU5UX01PREVfTk9ORRABEhcKE1BBUkVOVF9NT0RFX1NFQ1RJT04QAhIYChRQQVJFTlRfTU9ERV9ET0NVTUVOVBADKv0BCg5Eb2N1bWVudFN0YXR1cxIfChtET0NVTUVOVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdET0NVTUVOVF9TVEFUVVNfUEVORElORxABEhsKF0RPQ1VNRU5UX1NUQVRVU19QQVJTSU5HEAISHAoYRE9DVU1FTlRfU1RBVFVTX0NIVU5LSU5HEAMSHQoZRE9DVU1FTlRfU1RBVFVTX0VNQkVERElORxAEEhwKGERPQ1VNRU5UX1NUQVRVU19JTkRFWElORxAFEhkKFURPQ1VNRU5UX1NUQVRVU19SRUFEWRAGEhoKFkRPQ1VNRU5UX1NUQVRVU19GQUlMRUQQByp+Cg1SZXRyaWV2YWxNb2RlEh4KGlJFVFJJRVZBTF9NT0RFX1VOU1BFQ0lGSUVEEAASGQoVUkVUUklFVkFMX01PREVfSFlCUklEEAESFwoTUkVUUklFVkFMX01PREVfQk0yNRACEhkKFVJFVFJJRVZBTF9NT0RFX1ZFQ1RPUhADYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("Ch1xdWFycnkvY29tbW9uL3YxL2NvbW1vbi5wcm90bxIQcXVhcnJ5LmNvbW1vbi52MSLQAQoQQ2h1bmtpbmdTZXR0aW5ncxI0CghzdHJhdGVneRgBIAEoDjIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTdHJhdGVneRISCgpjaHVua19zaXplGAIgASgNEhUKDWNodW5rX292ZXJsYXAYAyABKA0SEgoKc2VwYXJhdG9ycxgEIAMoCRIsCgZwYXJlbnQYBSABKA4yHC5xdWFycnkuY29tbW9uLnYxLlBhcmVudE1vZGUSGQoRcGFyZW50X21heF90b2tlbnMYBiABKA0iYwoNUHJldmlld1BhcmVudBItCgZwYXJlbnQYASABKAsyHS5xdWFycnkuY29tbW9uLnYxLkNodW5rUGFyZW50EgwKBHRleHQYAiABKAkSFQoNY2h1bmtfaW5kZXhlcxgDIAMoDSJxCgtDaHVua1BhcmVudBINCgVpbmRleBgBIAEoDRIUCgxzdGFydF9vZmZzZXQYAiABKA0SEgoKZW5kX29mZnNldBgDIAEoDRITCgt0b2tlbl9jb3VudBgEIAEoDRIUCgxzZWN0aW9uX3BhdGgYBSADKAkigQMKDUtub3dsZWRnZUJhc2USCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYBCABKAkSGwoTZW1iZWRkaW5nX2RpbWVuc2lvbhgFIAEoDRI0CghjaHVua2luZxgGIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncxIWCg5kb2N1bWVudF9jb3VudBgHIAEoBBITCgtjaHVua19jb3VudBgIIAEoBBITCgt0b2tlbl9jb3VudBgJIAEoBBIuCgpjcmVhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgxtb2RlbF9jaGFuZ2UYDCABKAsyHS5xdWFycnkuY29tbW9uLnYxLk1vZGVsQ2hhbmdlIqgCCgtNb2RlbENoYW5nZRIUCgx0YXJnZXRfbW9kZWwYASABKAkSGAoQdGFyZ2V0X2RpbWVuc2lvbhgCIAEoDRIWCg5wcmV2aW91c19tb2RlbBgDIAEoCRIxCgVzdGF0ZRgEIAEoDjIiLnF1YXJyeS5jb21tb24udjEuTW9kZWxDaGFuZ2VTdGF0ZRIWCg5kb2N1bWVudHNfZG9uZRgFIAEoDRIXCg9kb2N1bWVudHNfdG90YWwYBiABKA0SDQoFZXJyb3IYByABKAkSLgoKc3RhcnRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi/QMKCERvY3VtZW50EgoKAmlkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEhEKCWZpbGVfbmFtZRgDIAEoCRIRCgltaW1lX3R5cGUYBCABKAkSEgoKc2l6ZV9ieXRlcxgFIAEoBBIUCgxjb250ZW50X2hhc2gYBiABKAkSDwoHdmVyc2lvbhgHIAEoAxIwCgZzdGF0dXMYCCABKA4yIC5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50U3RhdHVzEhgKEHByb2dyZXNzX3BlcmNlbnQYCSABKA0SEwoLY2h1bmtfY291bnQYCiABKA0SEwoLdG9rZW5fY291bnQYCyABKA0SFQoNZXJyb3JfbWVzc2FnZRgMIAEoCRIPCgdlbmFibGVkGA0gASgIEjoKCG1ldGFkYXRhGA4gAygLMigucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudC5NZXRhZGF0YUVudHJ5Ei4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJECghQYWdlU3BhbhIOCgZudW1iZXIYASABKA0SFAoMc3RhcnRfb2Zmc2V0GAIgASgNEhIKCmVuZF9vZmZzZXQYAyABKA0iVAoLU2VjdGlvblNwYW4SDAoEcGF0aBgBIAMoCRINCgVsZXZlbBgCIAEoDRIUCgxzdGFydF9vZmZzZXQYAyABKA0SEgoKZW5kX29mZnNldBgEIAEoDSKQAgoOUGFyc2VkRG9jdW1lbnQSDAoEdGV4dBgBIAEoCRIRCgltaW1lX3R5cGUYAiABKAkSDgoGcGFyc2VyGAMgASgJEikKBXBhZ2VzGAQgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5QYWdlU3BhbhIvCghzZWN0aW9ucxgFIAMoCzIdLnF1YXJyeS5jb21tb24udjEuU2VjdGlvblNwYW4SQAoIbWV0YWRhdGEYBiADKAsyLi5xdWFycnkuY29tbW9uLnYxLlBhcnNlZERvY3VtZW50Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIoQCCgVDaHVuaxIKCgJpZBgBIAEoCRITCgtkb2N1bWVudF9pZBgCIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgDIAEoCRINCgVpbmRleBgEIAEoDRIMCgR0ZXh0GAUgASgJEhMKC3Rva2VuX2NvdW50GAYgASgNEgwKBHBhZ2UYByABKA0SEAoIcGFnZV9lbmQYCCABKA0SFAoMc2VjdGlvbl9wYXRoGAkgAygJEhQKDHN0YXJ0X29mZnNldBgKIAEoDRISCgplbmRfb2Zmc2V0GAsgASgNEi0KBnBhcmVudBgMIAEoCzIdLnF1YXJyeS5jb21tb24udjEuQ2h1bmtQYXJlbnQiywEKCkhpdEV4cGxhaW4SEQoJYm0yNV9yYW5rGAEgASgNEhIKCmJtMjVfc2NvcmUYAiABKAESEwoLdmVjdG9yX3JhbmsYAyABKA0SFAoMdmVjdG9yX3Njb3JlGAQgASgBEhMKC2Z1c2VkX3Njb3JlGAUgASgBEhAKCGZhbGxiYWNrGAYgASgIEhkKDHJlcmFua19zY29yZRgHIAEoAUgAiAEBEhgKEG1lcmdlZF9jaHVua19pZHMYCCADKAlCDwoNX3JlcmFua19zY29yZSKEAQoJU2VhcmNoSGl0EiYKBWNodW5rGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxIRCglmaWxlX25hbWUYAiABKAkSDQoFc2NvcmUYAyABKAESLQoHZXhwbGFpbhgEIAEoCzIcLnF1YXJyeS5jb21tb24udjEuSGl0RXhwbGFpbiLUAQoIQ2l0YXRpb24SDgoGbWFya2VyGAEgASgNEhAKCGNodW5rX2lkGAIgASgJEhMKC2RvY3VtZW50X2lkGAMgASgJEhEKCWZpbGVfbmFtZRgEIAEoCRIMCgRwYWdlGAUgASgNEhAKCHBhZ2VfZW5kGAYgASgNEhQKDHNlY3Rpb25fcGF0aBgHIAMoCRIUCgxzdGFydF9vZmZzZXQYCCABKA0SEgoKZW5kX29mZnNldBgJIAEoDRIPCgdzbmlwcGV0GAogASgJEg0KBXNjb3JlGAsgASgBIlMKBVVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SGAoQZW1iZWRkaW5nX3Rva2VucxgDIAEoDSpWChBDaHVua2luZ1N0cmF0ZWd5EiEKHUNIVU5LSU5HX1NUUkFURUdZX1VOU1BFQ0lGSUVEEAASHwobQ0hVTktJTkdfU1RSQVRFR1lfUkVDVVJTSVZFEAEqcgoKUGFyZW50TW9kZRIbChdQQVJFTlRfTU9ERV9VTlNQRUNJRklFRBAAEhQKEFBBUkVOVF9NT0RFX05PTkUQARIXChNQQVJFTlRfTU9ERV9TRUNUSU9OEAISGAoUUEFSRU5UX01PREVfRE9DVU1FTlQQAyqSAQoQTW9kZWxDaGFuZ2VTdGF0ZRIiCh5NT0RFTF9DSEFOR0VfU1RBVEVfVU5TUEVDSUZJRUQQABIeChpNT0RFTF9DSEFOR0VfU1RBVEVfUlVOTklORxABEhsKF01PREVMX0NIQU5HRV9TVEFURV9ET05FEAISHQoZTU9ERUxfQ0hBTkdFX1NUQVRFX0ZBSUxFRBADKv0BCg5Eb2N1bWVudFN0YXR1cxIfChtET0NVTUVOVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdET0NVTUVOVF9TVEFUVVNfUEVORElORxABEhsKF0RPQ1VNRU5UX1NUQVRVU19QQVJTSU5HEAISHAoYRE9DVU1FTlRfU1RBVFVTX0NIVU5LSU5HEAMSHQoZRE9DVU1FTlRfU1RBVFVTX0VNQkVERElORxAEEhwKGERPQ1VNRU5UX1NUQVRVU19JTkRFWElORxAFEhkKFURPQ1VNRU5UX1NUQVRVU19SRUFEWRAGEhoKFkRPQ1VNRU5UX1NUQVRVU19GQUlMRUQQByp+Cg1SZXRyaWV2YWxNb2RlEh4KGlJFVFJJRVZBTF9NT0RFX1VOU1BFQ0lGSUVEEAASGQoVUkVUUklFVkFMX01PREVfSFlCUklEEAESFwoTUkVUUklFVkFMX01PREVfQk0yNRACEhkKFVJFVFJJRVZBTF9NT0RFX1ZFQ1RPUhADYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message quarry.common.v1.ChunkingSettings
@@ -163,7 +163,8 @@ export type KnowledgeBase = Message<"quarry.common.v1.KnowledgeBase"> & {
   description: string;
 
   /**
-   * Fixed at creation: vectors of different models never mix in one knowledge base.
+   * Vectors of different models never mix in one knowledge base: changing it (ChangeEmbeddingModel)
+   * re-embeds every chunk beside the live vectors and switches when all are done.
    *
    * @generated from field: string embedding_model = 4;
    */
@@ -203,6 +204,13 @@ export type KnowledgeBase = Message<"quarry.common.v1.KnowledgeBase"> & {
    * @generated from field: google.protobuf.Timestamp updated_at = 11;
    */
   updatedAt?: Timestamp | undefined;
+
+  /**
+   * The last (or running) change of embedding model; unset when there was none.
+   *
+   * @generated from field: quarry.common.v1.ModelChange model_change = 12;
+   */
+  modelChange?: ModelChange | undefined;
 };
 
 /**
@@ -211,6 +219,67 @@ export type KnowledgeBase = Message<"quarry.common.v1.KnowledgeBase"> & {
  */
 export const KnowledgeBaseSchema: GenMessage<KnowledgeBase> = /*@__PURE__*/
   messageDesc(file_quarry_common_v1_common, 3);
+
+/**
+ * @generated from message quarry.common.v1.ModelChange
+ */
+export type ModelChange = Message<"quarry.common.v1.ModelChange"> & {
+  /**
+   * @generated from field: string target_model = 1;
+   */
+  targetModel: string;
+
+  /**
+   * @generated from field: uint32 target_dimension = 2;
+   */
+  targetDimension: number;
+
+  /**
+   * The model the change started from.
+   *
+   * @generated from field: string previous_model = 3;
+   */
+  previousModel: string;
+
+  /**
+   * @generated from field: quarry.common.v1.ModelChangeState state = 4;
+   */
+  state: ModelChangeState;
+
+  /**
+   * @generated from field: uint32 documents_done = 5;
+   */
+  documentsDone: number;
+
+  /**
+   * @generated from field: uint32 documents_total = 6;
+   */
+  documentsTotal: number;
+
+  /**
+   * Why it failed, for a person to read; set with FAILED.
+   *
+   * @generated from field: string error = 7;
+   */
+  error: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp started_at = 8;
+   */
+  startedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 9;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message quarry.common.v1.ModelChange.
+ * Use `create(ModelChangeSchema)` to create a new message.
+ */
+export const ModelChangeSchema: GenMessage<ModelChange> = /*@__PURE__*/
+  messageDesc(file_quarry_common_v1_common, 4);
 
 /**
  * @generated from message quarry.common.v1.Document
@@ -308,7 +377,7 @@ export type Document = Message<"quarry.common.v1.Document"> & {
  * Use `create(DocumentSchema)` to create a new message.
  */
 export const DocumentSchema: GenMessage<Document> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 4);
+  messageDesc(file_quarry_common_v1_common, 5);
 
 /**
  * @generated from message quarry.common.v1.PageSpan
@@ -335,7 +404,7 @@ export type PageSpan = Message<"quarry.common.v1.PageSpan"> & {
  * Use `create(PageSpanSchema)` to create a new message.
  */
 export const PageSpanSchema: GenMessage<PageSpan> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 5);
+  messageDesc(file_quarry_common_v1_common, 6);
 
 /**
  * @generated from message quarry.common.v1.SectionSpan
@@ -367,7 +436,7 @@ export type SectionSpan = Message<"quarry.common.v1.SectionSpan"> & {
  * Use `create(SectionSpanSchema)` to create a new message.
  */
 export const SectionSpanSchema: GenMessage<SectionSpan> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 6);
+  messageDesc(file_quarry_common_v1_common, 7);
 
 /**
  * A parsed document: readable text plus page and section spans as offsets into it.
@@ -411,7 +480,7 @@ export type ParsedDocument = Message<"quarry.common.v1.ParsedDocument"> & {
  * Use `create(ParsedDocumentSchema)` to create a new message.
  */
 export const ParsedDocumentSchema: GenMessage<ParsedDocument> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 7);
+  messageDesc(file_quarry_common_v1_common, 8);
 
 /**
  * @generated from message quarry.common.v1.Chunk
@@ -491,7 +560,7 @@ export type Chunk = Message<"quarry.common.v1.Chunk"> & {
  * Use `create(ChunkSchema)` to create a new message.
  */
 export const ChunkSchema: GenMessage<Chunk> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 8);
+  messageDesc(file_quarry_common_v1_common, 9);
 
 /**
  * Why a hit ranks where it does. Ranks are 1-based; 0 means the hit was not in that list.
@@ -552,7 +621,7 @@ export type HitExplain = Message<"quarry.common.v1.HitExplain"> & {
  * Use `create(HitExplainSchema)` to create a new message.
  */
 export const HitExplainSchema: GenMessage<HitExplain> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 9);
+  messageDesc(file_quarry_common_v1_common, 10);
 
 /**
  * @generated from message quarry.common.v1.SearchHit
@@ -584,7 +653,7 @@ export type SearchHit = Message<"quarry.common.v1.SearchHit"> & {
  * Use `create(SearchHitSchema)` to create a new message.
  */
 export const SearchHitSchema: GenMessage<SearchHit> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 10);
+  messageDesc(file_quarry_common_v1_common, 11);
 
 /**
  * @generated from message quarry.common.v1.Citation
@@ -653,7 +722,7 @@ export type Citation = Message<"quarry.common.v1.Citation"> & {
  * Use `create(CitationSchema)` to create a new message.
  */
 export const CitationSchema: GenMessage<Citation> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 11);
+  messageDesc(file_quarry_common_v1_common, 12);
 
 /**
  * @generated from message quarry.common.v1.Usage
@@ -680,7 +749,7 @@ export type Usage = Message<"quarry.common.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 12);
+  messageDesc(file_quarry_common_v1_common, 13);
 
 /**
  * @generated from enum quarry.common.v1.ChunkingStrategy
@@ -743,6 +812,43 @@ export const ParentModeSchema: GenEnum<ParentMode> = /*@__PURE__*/
   enumDesc(file_quarry_common_v1_common, 1);
 
 /**
+ * @generated from enum quarry.common.v1.ModelChangeState
+ */
+export enum ModelChangeState {
+  /**
+   * @generated from enum value: MODEL_CHANGE_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Re-embedding beside the live vectors; searches still use embedding_model.
+   *
+   * @generated from enum value: MODEL_CHANGE_STATE_RUNNING = 1;
+   */
+  RUNNING = 1,
+
+  /**
+   * Switched: embedding_model is now target_model.
+   *
+   * @generated from enum value: MODEL_CHANGE_STATE_DONE = 2;
+   */
+  DONE = 2,
+
+  /**
+   * Stopped with error; embedding_model and its vectors were left as they were.
+   *
+   * @generated from enum value: MODEL_CHANGE_STATE_FAILED = 3;
+   */
+  FAILED = 3,
+}
+
+/**
+ * Describes the enum quarry.common.v1.ModelChangeState.
+ */
+export const ModelChangeStateSchema: GenEnum<ModelChangeState> = /*@__PURE__*/
+  enumDesc(file_quarry_common_v1_common, 2);
+
+/**
  * @generated from enum quarry.common.v1.DocumentStatus
  */
 export enum DocumentStatus {
@@ -791,7 +897,7 @@ export enum DocumentStatus {
  * Describes the enum quarry.common.v1.DocumentStatus.
  */
 export const DocumentStatusSchema: GenEnum<DocumentStatus> = /*@__PURE__*/
-  enumDesc(file_quarry_common_v1_common, 2);
+  enumDesc(file_quarry_common_v1_common, 3);
 
 /**
  * @generated from enum quarry.common.v1.RetrievalMode
@@ -822,5 +928,5 @@ export enum RetrievalMode {
  * Describes the enum quarry.common.v1.RetrievalMode.
  */
 export const RetrievalModeSchema: GenEnum<RetrievalMode> = /*@__PURE__*/
-  enumDesc(file_quarry_common_v1_common, 3);
+  enumDesc(file_quarry_common_v1_common, 4);
 

@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/gateway/v1/gateway.proto.
  */
 export const file_quarry_gateway_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Ch9xdWFycnkvZ2F0ZXdheS92MS9nYXRld2F5LnByb3RvEhFxdWFycnkuZ2F0ZXdheS52MSKOAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSNAoIY2h1bmtpbmcYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MiVgobQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjEKF0dldEtub3dsZWRnZUJhc2VSZXF1ZXN0EhYKDmtub3dsZWRnZV9iYXNlGAEgASgJIlMKGEdldEtub3dsZWRnZUJhc2VSZXNwb25zZRI3Cg5rbm93bGVkZ2VfYmFzZRgBIAEoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSIbChlMaXN0S25vd2xlZGdlQmFzZXNSZXF1ZXN0IlYKGkxpc3RLbm93bGVkZ2VCYXNlc1Jlc3BvbnNlEjgKD2tub3dsZWRnZV9iYXNlcxgBIAMoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSI0ChpEZWxldGVLbm93bGVkZ2VCYXNlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSIdChtEZWxldGVLbm93bGVkZ2VCYXNlUmVzcG9uc2UiwgEKDkRvY3VtZW50SGVhZGVyEhYKDmtub3dsZWRnZV9iYXNlGAEgASgJEhEKCWZpbGVfbmFtZRgCIAEoCRIRCgltaW1lX3R5cGUYAyABKAkSQQoIbWV0YWRhdGEYBCADKAsyLy5xdWFycnkuZ2F0ZXdheS52MS5Eb2N1bWVudEhlYWRlci5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJbChVVcGxvYWREb2N1bWVudFJlcXVlc3QSMQoGaGVhZGVyGAEgASgLMiEucXVhcnJ5LmdhdGV3YXkudjEuRG9jdW1lbnRIZWFkZXISDwoHY29udGVudBgCIAEoDCJZChZVcGxvYWREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudBIRCgl1bmNoYW5nZWQYAiABKAgibQobVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXF1ZXN0EjMKBmhlYWRlchgBIAEoCzIhLnF1YXJyeS5nYXRld2F5LnYxLkRvY3VtZW50SGVhZGVySAASEQoHY29udGVudBgCIAEoDEgAQgYKBHBhcnQiXwocVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIikKEkdldERvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSJDChNHZXREb2N1bWVudFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIuChRMaXN0RG9jdW1lbnRzUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSJGChVMaXN0RG9jdW1lbnRzUmVzcG9uc2USLQoJZG9jdW1lbnRzGAEgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCJBChlTZXREb2N1bWVudEVuYWJsZWRSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEg8KB2VuYWJsZWQYAiABKAgiSgoaU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50IiwKFURlbGV0ZURvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSIYChZEZWxldGVEb2N1bWVudFJlc3BvbnNlIkUKFVdhdGNoSW5nZXN0aW9uUmVxdWVzdBIUCgxkb2N1bWVudF9pZHMYASADKAkSFgoOa25vd2xlZGdlX2Jhc2UYAiABKAkiuAEKFldhdGNoSW5nZXN0aW9uUmVzcG9uc2USEwoLZG9jdW1lbnRfaWQYASABKAkSEQoJZmlsZV9uYW1lGAIgASgJEjAKBnN0YXR1cxgDIAEoDjIgLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnRTdGF0dXMSDwoHcGVyY2VudBgEIAEoDRIPCgdtZXNzYWdlGAUgASgJEg0KBWVycm9yGAYgASgJEhMKC2NodW5rX2NvdW50GAcgASgNIq8BChRQcmV2aWV3Q2h1bmtzUmVxdWVzdBIRCglmaWxlX25hbWUYASABKAkSDwoHY29udGVudBgCIAEoDBIRCgltaW1lX3R5cGUYAyABKAkSNAoIc2V0dGluZ3MYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSFgoOa25vd2xlZGdlX2Jhc2UYBSABKAkSEgoKbWF4X2NodW5rcxgGIAEoDSLUAQoVUHJldmlld0NodW5rc1Jlc3BvbnNlEicKBmNodW5rcxgBIAMoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsSFAoMdG90YWxfY2h1bmtzGAIgASgNEhQKDHRvdGFsX3Rva2VucxgDIAEoDRI0CghzZXR0aW5ncxgEIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncxIwCgdwYXJlbnRzGAUgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5QcmV2aWV3UGFyZW50Im4KDVNlYXJjaFJlcXVlc3QSDQoFcXVlcnkYASABKAkSFwoPa25vd2xlZGdlX2Jhc2VzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncyJ9Cg5TZWFyY2hSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSDwoHdG9va19tcxgCIAEoARIvCgVub3RlcxgDIAEoCzIgLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsTm90ZXMimwEKC0NoYXRSZXF1ZXN0EhAKCHF1ZXN0aW9uGAEgASgJEhcKD2tub3dsZWRnZV9iYXNlcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MSFwoPY29udmVyc2F0aW9uX2lkGAQgASgJEhEKCWFzc2lzdGFudBgFIAEoCSI9CgxDaGF0UmVzcG9uc2USLQoFZXZlbnQYASABKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNoYXRSZXNwb25zZSJoChNDcmVhdGVBcGlLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEcm9sZRgCIAEoDjIcLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Um9sZRIXCg9rbm93bGVkZ2VfYmFzZXMYAyADKAkiUQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5IiYKE1Jldm9rZUFwaUtleVJlcXVlc3QSDwoHYXBpX2tleRgBIAEoCSIWChRSZXZva2VBcGlLZXlSZXNwb25zZSJIChZDcmVhdGVBc3Npc3RhbnRSZXF1ZXN0Ei4KCWFzc2lzdGFudBgBIAEoCzIbLnF1YXJyeS5jb21tb24udjEuQXNzaXN0YW50IkkKF0NyZWF0ZUFzc2lzdGFudFJlc3BvbnNlEi4KCWFzc2lzdGFudBgBIAEoCzIbLnF1YXJyeS5jb21tb24udjEuQXNzaXN0YW50IigKE0dldEFzc2lzdGFudFJlcXVlc3QSEQoJYXNzaXN0YW50GAEgASgJIkYKFEdldEFzc2lzdGFudFJlc3BvbnNlEi4KCWFzc2lzdGFudBgBIAEoCzIbLnF1YXJyeS5jb21tb24udjEuQXNzaXN0YW50IhcKFUxpc3RBc3Npc3RhbnRzUmVxdWVzdCJJChZMaXN0QXNzaXN0YW50c1Jlc3BvbnNlEi8KCmFzc2lzdGFudHMYASADKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJYChZVcGRhdGVBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCRIrCgZ1cGRhdGUYAiABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJJChdVcGRhdGVBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIrChZEZWxldGVBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSIZChdEZWxldGVBc3Npc3RhbnRSZXNwb25zZSItChhMaXN0Q29udmVyc2F0aW9uc1JlcXVlc3QSEQoJYXNzaXN0YW50GAEgASgJIlIKGUxpc3RDb252ZXJzYXRpb25zUmVzcG9uc2USNQoNY29udmVyc2F0aW9ucxgBIAMoCzIeLnF1YXJyeS5jb21tb24udjEuQ29udmVyc2F0aW9uIjEKFkdldENvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJInYKF0dldENvbnZlcnNhdGlvblJlc3BvbnNlEjQKDGNvbnZlcnNhdGlvbhgBIAEoCzIeLnF1YXJyeS5jb21tb24udjEuQ29udmVyc2F0aW9uEiUKBXR1cm5zGAIgAygLMhYucXVhcnJ5LmFuc3dlci52MS5UdXJuIjQKGURlbGV0ZUNvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJIhwKGkRlbGV0ZUNvbnZlcnNhdGlvblJlc3BvbnNlIiEKDkdldFR1cm5SZXF1ZXN0Eg8KB3R1cm5faWQYASABKAkiNwoPR2V0VHVyblJlc3BvbnNlEiQKBHR1cm4YASABKAsyFi5xdWFycnkuYW5zd2VyLnYxLlR1cm4yhRUKDVF1YXJyeVNlcnZpY2USdAoTQ3JlYXRlS25vd2xlZGdlQmFzZRItLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0Gi4ucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEmsKEEdldEtub3dsZWRnZUJhc2USKi5xdWFycnkuZ2F0ZXdheS52MS5HZXRLbm93bGVkZ2VCYXNlUmVxdWVzdBorLnF1YXJyeS5nYXRld2F5LnYxLkdldEtub3dsZWRnZUJhc2VSZXNwb25zZRJxChJMaXN0S25vd2xlZGdlQmFzZXMSLC5xdWFycnkuZ2F0ZXdheS52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXF1ZXN0Gi0ucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USdAoTRGVsZXRlS25vd2xlZGdlQmFzZRItLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0Gi4ucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEmUKDlVwbG9hZERvY3VtZW50EigucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRSZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRSZXNwb25zZRJ5ChRVcGxvYWREb2N1bWVudFN0cmVhbRIuLnF1YXJyeS5nYXRld2F5LnYxLlVwbG9hZERvY3VtZW50U3RyZWFtUmVxdWVzdBovLnF1YXJyeS5nYXRld2F5LnYxLlVwbG9hZERvY3VtZW50U3RyZWFtUmVzcG9uc2UoARJcCgtHZXREb2N1bWVudBIlLnF1YXJyeS5nYXRld2F5LnYxLkdldERvY3VtZW50UmVxdWVzdBomLnF1YXJyeS5nYXRld2F5LnYxLkdldERvY3VtZW50UmVzcG9uc2USYgoNTGlzdERvY3VtZW50cxInLnF1YXJyeS5nYXRld2F5LnYxLkxpc3REb2N1bWVudHNSZXF1ZXN0GigucXVhcnJ5LmdhdGV3YXkudjEuTGlzdERvY3VtZW50c1Jlc3BvbnNlEnEKElNldERvY3VtZW50RW5hYmxlZBIsLnF1YXJyeS5nYXRld2F5LnYxLlNldERvY3VtZW50RW5hYmxlZFJlcXVlc3QaLS5xdWFycnkuZ2F0ZXdheS52MS5TZXREb2N1bWVudEVuYWJsZWRSZXNwb25zZRJlCg5EZWxldGVEb2N1bWVudBIoLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZURvY3VtZW50UmVxdWVzdBopLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZURvY3VtZW50UmVzcG9uc2USZwoOV2F0Y2hJbmdlc3Rpb24SKC5xdWFycnkuZ2F0ZXdheS52MS5XYXRjaEluZ2VzdGlvblJlcXVlc3QaKS5xdWFycnkuZ2F0ZXdheS52MS5XYXRjaEluZ2VzdGlvblJlc3BvbnNlMAESYgoNUHJldmlld0NodW5rcxInLnF1YXJyeS5nYXRld2F5LnYxLlByZXZpZXdDaHVua3NSZXF1ZXN0GigucXVhcnJ5LmdhdGV3YXkudjEuUHJldmlld0NodW5rc1Jlc3BvbnNlEk0KBlNlYXJjaBIgLnF1YXJyeS5nYXRld2F5LnYxLlNlYXJjaFJlcXVlc3QaIS5xdWFycnkuZ2F0ZXdheS52MS5TZWFyY2hSZXNwb25zZRJJCgRDaGF0Eh4ucXVhcnJ5LmdhdGV3YXkudjEuQ2hhdFJlcXVlc3QaHy5xdWFycnkuZ2F0ZXdheS52MS5DaGF0UmVzcG9uc2UwARJfCgxDcmVhdGVBcGlLZXkSJi5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GicucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USXAoLTGlzdEFwaUtleXMSJS5xdWFycnkuZ2F0ZXdheS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJi5xdWFycnkuZ2F0ZXdheS52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlEl8KDFJldm9rZUFwaUtleRImLnF1YXJyeS5nYXRld2F5LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJy5xdWFycnkuZ2F0ZXdheS52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJoCg9DcmVhdGVBc3Npc3RhbnQSKS5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVBc3Npc3RhbnRSZXF1ZXN0GioucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlQXNzaXN0YW50UmVzcG9uc2USXwoMR2V0QXNzaXN0YW50EiYucXVhcnJ5LmdhdGV3YXkudjEuR2V0QXNzaXN0YW50UmVxdWVzdBonLnF1YXJyeS5nYXRld2F5LnYxLkdldEFzc2lzdGFudFJlc3BvbnNlEmUKDkxpc3RBc3Npc3RhbnRzEigucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEFzc2lzdGFudHNSZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEFzc2lzdGFudHNSZXNwb25zZRJoCg9VcGRhdGVBc3Npc3RhbnQSKS5xdWFycnkuZ2F0ZXdheS52MS5VcGRhdGVBc3Npc3RhbnRSZXF1ZXN0GioucXVhcnJ5LmdhdGV3YXkudjEuVXBkYXRlQXNzaXN0YW50UmVzcG9uc2USaAoPRGVsZXRlQXNzaXN0YW50EikucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlQXNzaXN0YW50UmVxdWVzdBoqLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUFzc2lzdGFudFJlc3BvbnNlEm4KEUxpc3RDb252ZXJzYXRpb25zEisucXVhcnJ5LmdhdGV3YXkudjEuTGlzdENvbnZlcnNhdGlvbnNSZXF1ZXN0GiwucXVhcnJ5LmdhdGV3YXkudjEuTGlzdENvbnZlcnNhdGlvbnNSZXNwb25zZRJoCg9HZXRDb252ZXJzYXRpb24SKS5xdWFycnkuZ2F0ZXdheS52MS5HZXRDb252ZXJzYXRpb25SZXF1ZXN0GioucXVhcnJ5LmdhdGV3YXkudjEuR2V0Q29udmVyc2F0aW9uUmVzcG9uc2UScQoSRGVsZXRlQ29udmVyc2F0aW9uEiwucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlQ29udmVyc2F0aW9uUmVxdWVzdBotLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUNvbnZlcnNhdGlvblJlc3BvbnNlElAKB0dldFR1cm4SIS5xdWFycnkuZ2F0ZXdheS52MS5HZXRUdXJuUmVxdWVzdBoiLnF1YXJyeS5nYXRld2F5LnYxLkdldFR1cm5SZXNwb25zZWIGcHJvdG8z", [file_quarry_answer_v1_answer, file_quarry_common_v1_api_key, file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
+  fileDesc("Ch9xdWFycnkvZ2F0ZXdheS92MS9nYXRld2F5LnByb3RvEhFxdWFycnkuZ2F0ZXdheS52MSKOAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSNAoIY2h1bmtpbmcYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MiVgobQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIk4KG0NoYW5nZUVtYmVkZGluZ01vZGVsUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAiABKAkiVwocQ2hhbmdlRW1iZWRkaW5nTW9kZWxSZXNwb25zZRI3Cg5rbm93bGVkZ2VfYmFzZRgBIAEoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSIxChdHZXRLbm93bGVkZ2VCYXNlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSJTChhHZXRLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiGwoZTGlzdEtub3dsZWRnZUJhc2VzUmVxdWVzdCJWChpMaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRI4Cg9rbm93bGVkZ2VfYmFzZXMYASADKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiNAoaRGVsZXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiHQobRGVsZXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlIsIBCg5Eb2N1bWVudEhlYWRlchIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIRCglmaWxlX25hbWUYAiABKAkSEQoJbWltZV90eXBlGAMgASgJEkEKCG1ldGFkYXRhGAQgAygLMi8ucXVhcnJ5LmdhdGV3YXkudjEuRG9jdW1lbnRIZWFkZXIuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiWwoVVXBsb2FkRG9jdW1lbnRSZXF1ZXN0EjEKBmhlYWRlchgBIAEoCzIhLnF1YXJyeS5nYXRld2F5LnYxLkRvY3VtZW50SGVhZGVyEg8KB2NvbnRlbnQYAiABKAwiWQoWVXBsb2FkRG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIm0KG1VwbG9hZERvY3VtZW50U3RyZWFtUmVxdWVzdBIzCgZoZWFkZXIYASABKAsyIS5xdWFycnkuZ2F0ZXdheS52MS5Eb2N1bWVudEhlYWRlckgAEhEKB2NvbnRlbnQYAiABKAxIAEIGCgRwYXJ0Il8KHFVwbG9hZERvY3VtZW50U3RyZWFtUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50EhEKCXVuY2hhbmdlZBgCIAEoCCIpChJHZXREb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiQwoTR2V0RG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiLgoUTGlzdERvY3VtZW50c1JlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiRgoVTGlzdERvY3VtZW50c1Jlc3BvbnNlEi0KCWRvY3VtZW50cxgBIAMoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiQQoZU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkoKGlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIsChVEZWxldGVEb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiGAoWRGVsZXRlRG9jdW1lbnRSZXNwb25zZSJFChVXYXRjaEluZ2VzdGlvblJlcXVlc3QSFAoMZG9jdW1lbnRfaWRzGAEgAygJEhYKDmtub3dsZWRnZV9iYXNlGAIgASgJIrgBChZXYXRjaEluZ2VzdGlvblJlc3BvbnNlEhMKC2RvY3VtZW50X2lkGAEgASgJEhEKCWZpbGVfbmFtZRgCIAEoCRIwCgZzdGF0dXMYAyABKA4yIC5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50U3RhdHVzEg8KB3BlcmNlbnQYBCABKA0SDwoHbWVzc2FnZRgFIAEoCRINCgVlcnJvchgGIAEoCRITCgtjaHVua19jb3VudBgHIAEoDSKvAQoUUHJldmlld0NodW5rc1JlcXVlc3QSEQoJZmlsZV9uYW1lGAEgASgJEg8KB2NvbnRlbnQYAiABKAwSEQoJbWltZV90eXBlGAMgASgJEjQKCHNldHRpbmdzGAQgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhYKDmtub3dsZWRnZV9iYXNlGAUgASgJEhIKCm1heF9jaHVua3MYBiABKA0i1AEKFVByZXZpZXdDaHVua3NSZXNwb25zZRInCgZjaHVua3MYASADKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rEhQKDHRvdGFsX2NodW5rcxgCIAEoDRIUCgx0b3RhbF90b2tlbnMYAyABKA0SNAoIc2V0dGluZ3MYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSMAoHcGFyZW50cxgFIAMoCzIfLnF1YXJyeS5jb21tb24udjEuUHJldmlld1BhcmVudCJuCg1TZWFyY2hSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEhcKD2tub3dsZWRnZV9iYXNlcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MifQoOU2VhcmNoUmVzcG9uc2USKQoEaGl0cxgBIAMoCzIbLnF1YXJyeS5jb21tb24udjEuU2VhcmNoSGl0Eg8KB3Rvb2tfbXMYAiABKAESLwoFbm90ZXMYAyABKAsyIC5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbE5vdGVzIpsBCgtDaGF0UmVxdWVzdBIQCghxdWVzdGlvbhgBIAEoCRIXCg9rbm93bGVkZ2VfYmFzZXMYAiADKAkSNQoIc2V0dGluZ3MYAyABKAsyIy5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFNldHRpbmdzEhcKD2NvbnZlcnNhdGlvbl9pZBgEIAEoCRIRCglhc3Npc3RhbnQYBSABKAkiPQoMQ2hhdFJlc3BvbnNlEi0KBWV2ZW50GAEgASgLMh4ucXVhcnJ5LmFuc3dlci52MS5DaGF0UmVzcG9uc2UiaAoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBHJvbGUYAiABKA4yHC5xdWFycnkuY29tbW9uLnYxLkFwaUtleVJvbGUSFwoPa25vd2xlZGdlX2Jhc2VzGAMgAygJIlEKFENyZWF0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiFAoSTGlzdEFwaUtleXNSZXF1ZXN0IkEKE0xpc3RBcGlLZXlzUmVzcG9uc2USKgoIYXBpX2tleXMYASADKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleSImChNSZXZva2VBcGlLZXlSZXF1ZXN0Eg8KB2FwaV9rZXkYASABKAkiFgoUUmV2b2tlQXBpS2V5UmVzcG9uc2UiSAoWQ3JlYXRlQXNzaXN0YW50UmVxdWVzdBIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJJChdDcmVhdGVBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIoChNHZXRBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSJGChRHZXRBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIXChVMaXN0QXNzaXN0YW50c1JlcXVlc3QiSQoWTGlzdEFzc2lzdGFudHNSZXNwb25zZRIvCgphc3Npc3RhbnRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiWAoWVXBkYXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkSKwoGdXBkYXRlGAIgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiSQoXVXBkYXRlQXNzaXN0YW50UmVzcG9uc2USLgoJYXNzaXN0YW50GAEgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiKwoWRGVsZXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkiGQoXRGVsZXRlQXNzaXN0YW50UmVzcG9uc2UiLQoYTGlzdENvbnZlcnNhdGlvbnNSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSJSChlMaXN0Q29udmVyc2F0aW9uc1Jlc3BvbnNlEjUKDWNvbnZlcnNhdGlvbnMYASADKAsyHi5xdWFycnkuY29tbW9uLnYxLkNvbnZlcnNhdGlvbiIxChZHZXRDb252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCSJ2ChdHZXRDb252ZXJzYXRpb25SZXNwb25zZRI0Cgxjb252ZXJzYXRpb24YASABKAsyHi5xdWFycnkuY29tbW9uLnYxLkNvbnZlcnNhdGlvbhIlCgV0dXJucxgCIAMoCzIWLnF1YXJyeS5hbnN3ZXIudjEuVHVybiI0ChlEZWxldGVDb252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCSIcChpEZWxldGVDb252ZXJzYXRpb25SZXNwb25zZSIhCg5HZXRUdXJuUmVxdWVzdBIPCgd0dXJuX2lkGAEgASgJIjcKD0dldFR1cm5SZXNwb25zZRIkCgR0dXJuGAEgASgLMhYucXVhcnJ5LmFuc3dlci52MS5UdXJuMv4VCg1RdWFycnlTZXJ2aWNlEnQKE0NyZWF0ZUtub3dsZWRnZUJhc2USLS5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVLbm93bGVkZ2VCYXNlUmVxdWVzdBouLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRJrChBHZXRLbm93bGVkZ2VCYXNlEioucXVhcnJ5LmdhdGV3YXkudjEuR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QaKy5xdWFycnkuZ2F0ZXdheS52MS5HZXRLbm93bGVkZ2VCYXNlUmVzcG9uc2UScQoSTGlzdEtub3dsZWRnZUJhc2VzEiwucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEtub3dsZWRnZUJhc2VzUmVxdWVzdBotLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RLbm93bGVkZ2VCYXNlc1Jlc3BvbnNlEnQKE0RlbGV0ZUtub3dsZWRnZUJhc2USLS5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVLbm93bGVkZ2VCYXNlUmVxdWVzdBouLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRJ3ChRDaGFuZ2VFbWJlZGRpbmdNb2RlbBIuLnF1YXJyeS5nYXRld2F5LnYxLkNoYW5nZUVtYmVkZGluZ01vZGVsUmVxdWVzdBovLnF1YXJyeS5nYXRld2F5LnYxLkNoYW5nZUVtYmVkZGluZ01vZGVsUmVzcG9uc2USZQoOVXBsb2FkRG9jdW1lbnQSKC5xdWFycnkuZ2F0ZXdheS52MS5VcGxvYWREb2N1bWVudFJlcXVlc3QaKS5xdWFycnkuZ2F0ZXdheS52MS5VcGxvYWREb2N1bWVudFJlc3BvbnNlEnkKFFVwbG9hZERvY3VtZW50U3RyZWFtEi4ucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXF1ZXN0Gi8ucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXNwb25zZSgBElwKC0dldERvY3VtZW50EiUucXVhcnJ5LmdhdGV3YXkudjEuR2V0RG9jdW1lbnRSZXF1ZXN0GiYucXVhcnJ5LmdhdGV3YXkudjEuR2V0RG9jdW1lbnRSZXNwb25zZRJiCg1MaXN0RG9jdW1lbnRzEicucXVhcnJ5LmdhdGV3YXkudjEuTGlzdERvY3VtZW50c1JlcXVlc3QaKC5xdWFycnkuZ2F0ZXdheS52MS5MaXN0RG9jdW1lbnRzUmVzcG9uc2UScQoSU2V0RG9jdW1lbnRFbmFibGVkEiwucXVhcnJ5LmdhdGV3YXkudjEuU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBotLnF1YXJyeS5nYXRld2F5LnYxLlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEmUKDkRlbGV0ZURvY3VtZW50EigucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlRG9jdW1lbnRSZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlRG9jdW1lbnRSZXNwb25zZRJnCg5XYXRjaEluZ2VzdGlvbhIoLnF1YXJyeS5nYXRld2F5LnYxLldhdGNoSW5nZXN0aW9uUmVxdWVzdBopLnF1YXJyeS5nYXRld2F5LnYxLldhdGNoSW5nZXN0aW9uUmVzcG9uc2UwARJiCg1QcmV2aWV3Q2h1bmtzEicucXVhcnJ5LmdhdGV3YXkudjEuUHJldmlld0NodW5rc1JlcXVlc3QaKC5xdWFycnkuZ2F0ZXdheS52MS5QcmV2aWV3Q2h1bmtzUmVzcG9uc2USTQoGU2VhcmNoEiAucXVhcnJ5LmdhdGV3YXkudjEuU2VhcmNoUmVxdWVzdBohLnF1YXJyeS5nYXRld2F5LnYxLlNlYXJjaFJlc3BvbnNlEkkKBENoYXQSHi5xdWFycnkuZ2F0ZXdheS52MS5DaGF0UmVxdWVzdBofLnF1YXJyeS5nYXRld2F5LnYxLkNoYXRSZXNwb25zZTABEl8KDENyZWF0ZUFwaUtleRImLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaJy5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJcCgtMaXN0QXBpS2V5cxIlLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBomLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USXwoMUmV2b2tlQXBpS2V5EiYucXVhcnJ5LmdhdGV3YXkudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBonLnF1YXJyeS5nYXRld2F5LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEmgKD0NyZWF0ZUFzc2lzdGFudBIpLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUFzc2lzdGFudFJlcXVlc3QaKi5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVBc3Npc3RhbnRSZXNwb25zZRJfCgxHZXRBc3Npc3RhbnQSJi5xdWFycnkuZ2F0ZXdheS52MS5HZXRBc3Npc3RhbnRSZXF1ZXN0GicucXVhcnJ5LmdhdGV3YXkudjEuR2V0QXNzaXN0YW50UmVzcG9uc2USZQoOTGlzdEFzc2lzdGFudHMSKC5xdWFycnkuZ2F0ZXdheS52MS5MaXN0QXNzaXN0YW50c1JlcXVlc3QaKS5xdWFycnkuZ2F0ZXdheS52MS5MaXN0QXNzaXN0YW50c1Jlc3BvbnNlEmgKD1VwZGF0ZUFzc2lzdGFudBIpLnF1YXJyeS5nYXRld2F5LnYxLlVwZGF0ZUFzc2lzdGFudFJlcXVlc3QaKi5xdWFycnkuZ2F0ZXdheS52MS5VcGRhdGVBc3Npc3RhbnRSZXNwb25zZRJoCg9EZWxldGVBc3Npc3RhbnQSKS5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVBc3Npc3RhbnRSZXF1ZXN0GioucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlQXNzaXN0YW50UmVzcG9uc2USbgoRTGlzdENvbnZlcnNhdGlvbnMSKy5xdWFycnkuZ2F0ZXdheS52MS5MaXN0Q29udmVyc2F0aW9uc1JlcXVlc3QaLC5xdWFycnkuZ2F0ZXdheS52MS5MaXN0Q29udmVyc2F0aW9uc1Jlc3BvbnNlEmgKD0dldENvbnZlcnNhdGlvbhIpLnF1YXJyeS5nYXRld2F5LnYxLkdldENvbnZlcnNhdGlvblJlcXVlc3QaKi5xdWFycnkuZ2F0ZXdheS52MS5HZXRDb252ZXJzYXRpb25SZXNwb25zZRJxChJEZWxldGVDb252ZXJzYXRpb24SLC5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVDb252ZXJzYXRpb25SZXF1ZXN0Gi0ucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlQ29udmVyc2F0aW9uUmVzcG9uc2USUAoHR2V0VHVybhIhLnF1YXJyeS5nYXRld2F5LnYxLkdldFR1cm5SZXF1ZXN0GiIucXVhcnJ5LmdhdGV3YXkudjEuR2V0VHVyblJlc3BvbnNlYgZwcm90bzM", [file_quarry_answer_v1_answer, file_quarry_common_v1_api_key, file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.gateway.v1.CreateKnowledgeBaseRequest
@@ -76,6 +76,47 @@ export const CreateKnowledgeBaseResponseSchema: GenMessage<CreateKnowledgeBaseRe
   messageDesc(file_quarry_gateway_v1_gateway, 1);
 
 /**
+ * @generated from message quarry.gateway.v1.ChangeEmbeddingModelRequest
+ */
+export type ChangeEmbeddingModelRequest = Message<"quarry.gateway.v1.ChangeEmbeddingModelRequest"> & {
+  /**
+   * An id or a name.
+   *
+   * @generated from field: string knowledge_base = 1;
+   */
+  knowledgeBase: string;
+
+  /**
+   * @generated from field: string embedding_model = 2;
+   */
+  embeddingModel: string;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.ChangeEmbeddingModelRequest.
+ * Use `create(ChangeEmbeddingModelRequestSchema)` to create a new message.
+ */
+export const ChangeEmbeddingModelRequestSchema: GenMessage<ChangeEmbeddingModelRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 2);
+
+/**
+ * @generated from message quarry.gateway.v1.ChangeEmbeddingModelResponse
+ */
+export type ChangeEmbeddingModelResponse = Message<"quarry.gateway.v1.ChangeEmbeddingModelResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.KnowledgeBase knowledge_base = 1;
+   */
+  knowledgeBase?: KnowledgeBase | undefined;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.ChangeEmbeddingModelResponse.
+ * Use `create(ChangeEmbeddingModelResponseSchema)` to create a new message.
+ */
+export const ChangeEmbeddingModelResponseSchema: GenMessage<ChangeEmbeddingModelResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 3);
+
+/**
  * @generated from message quarry.gateway.v1.GetKnowledgeBaseRequest
  */
 export type GetKnowledgeBaseRequest = Message<"quarry.gateway.v1.GetKnowledgeBaseRequest"> & {
@@ -92,7 +133,7 @@ export type GetKnowledgeBaseRequest = Message<"quarry.gateway.v1.GetKnowledgeBas
  * Use `create(GetKnowledgeBaseRequestSchema)` to create a new message.
  */
 export const GetKnowledgeBaseRequestSchema: GenMessage<GetKnowledgeBaseRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 2);
+  messageDesc(file_quarry_gateway_v1_gateway, 4);
 
 /**
  * @generated from message quarry.gateway.v1.GetKnowledgeBaseResponse
@@ -109,7 +150,7 @@ export type GetKnowledgeBaseResponse = Message<"quarry.gateway.v1.GetKnowledgeBa
  * Use `create(GetKnowledgeBaseResponseSchema)` to create a new message.
  */
 export const GetKnowledgeBaseResponseSchema: GenMessage<GetKnowledgeBaseResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 3);
+  messageDesc(file_quarry_gateway_v1_gateway, 5);
 
 /**
  * @generated from message quarry.gateway.v1.ListKnowledgeBasesRequest
@@ -122,7 +163,7 @@ export type ListKnowledgeBasesRequest = Message<"quarry.gateway.v1.ListKnowledge
  * Use `create(ListKnowledgeBasesRequestSchema)` to create a new message.
  */
 export const ListKnowledgeBasesRequestSchema: GenMessage<ListKnowledgeBasesRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 4);
+  messageDesc(file_quarry_gateway_v1_gateway, 6);
 
 /**
  * @generated from message quarry.gateway.v1.ListKnowledgeBasesResponse
@@ -139,7 +180,7 @@ export type ListKnowledgeBasesResponse = Message<"quarry.gateway.v1.ListKnowledg
  * Use `create(ListKnowledgeBasesResponseSchema)` to create a new message.
  */
 export const ListKnowledgeBasesResponseSchema: GenMessage<ListKnowledgeBasesResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 5);
+  messageDesc(file_quarry_gateway_v1_gateway, 7);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteKnowledgeBaseRequest
@@ -158,7 +199,7 @@ export type DeleteKnowledgeBaseRequest = Message<"quarry.gateway.v1.DeleteKnowle
  * Use `create(DeleteKnowledgeBaseRequestSchema)` to create a new message.
  */
 export const DeleteKnowledgeBaseRequestSchema: GenMessage<DeleteKnowledgeBaseRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 6);
+  messageDesc(file_quarry_gateway_v1_gateway, 8);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteKnowledgeBaseResponse
@@ -171,7 +212,7 @@ export type DeleteKnowledgeBaseResponse = Message<"quarry.gateway.v1.DeleteKnowl
  * Use `create(DeleteKnowledgeBaseResponseSchema)` to create a new message.
  */
 export const DeleteKnowledgeBaseResponseSchema: GenMessage<DeleteKnowledgeBaseResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 7);
+  messageDesc(file_quarry_gateway_v1_gateway, 9);
 
 /**
  * @generated from message quarry.gateway.v1.DocumentHeader
@@ -205,7 +246,7 @@ export type DocumentHeader = Message<"quarry.gateway.v1.DocumentHeader"> & {
  * Use `create(DocumentHeaderSchema)` to create a new message.
  */
 export const DocumentHeaderSchema: GenMessage<DocumentHeader> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 8);
+  messageDesc(file_quarry_gateway_v1_gateway, 10);
 
 /**
  * @generated from message quarry.gateway.v1.UploadDocumentRequest
@@ -227,7 +268,7 @@ export type UploadDocumentRequest = Message<"quarry.gateway.v1.UploadDocumentReq
  * Use `create(UploadDocumentRequestSchema)` to create a new message.
  */
 export const UploadDocumentRequestSchema: GenMessage<UploadDocumentRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 9);
+  messageDesc(file_quarry_gateway_v1_gateway, 11);
 
 /**
  * @generated from message quarry.gateway.v1.UploadDocumentResponse
@@ -251,7 +292,7 @@ export type UploadDocumentResponse = Message<"quarry.gateway.v1.UploadDocumentRe
  * Use `create(UploadDocumentResponseSchema)` to create a new message.
  */
 export const UploadDocumentResponseSchema: GenMessage<UploadDocumentResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 10);
+  messageDesc(file_quarry_gateway_v1_gateway, 12);
 
 /**
  * @generated from message quarry.gateway.v1.UploadDocumentStreamRequest
@@ -280,7 +321,7 @@ export type UploadDocumentStreamRequest = Message<"quarry.gateway.v1.UploadDocum
  * Use `create(UploadDocumentStreamRequestSchema)` to create a new message.
  */
 export const UploadDocumentStreamRequestSchema: GenMessage<UploadDocumentStreamRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 11);
+  messageDesc(file_quarry_gateway_v1_gateway, 13);
 
 /**
  * @generated from message quarry.gateway.v1.UploadDocumentStreamResponse
@@ -302,7 +343,7 @@ export type UploadDocumentStreamResponse = Message<"quarry.gateway.v1.UploadDocu
  * Use `create(UploadDocumentStreamResponseSchema)` to create a new message.
  */
 export const UploadDocumentStreamResponseSchema: GenMessage<UploadDocumentStreamResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 12);
+  messageDesc(file_quarry_gateway_v1_gateway, 14);
 
 /**
  * @generated from message quarry.gateway.v1.GetDocumentRequest
@@ -319,7 +360,7 @@ export type GetDocumentRequest = Message<"quarry.gateway.v1.GetDocumentRequest">
  * Use `create(GetDocumentRequestSchema)` to create a new message.
  */
 export const GetDocumentRequestSchema: GenMessage<GetDocumentRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 13);
+  messageDesc(file_quarry_gateway_v1_gateway, 15);
 
 /**
  * @generated from message quarry.gateway.v1.GetDocumentResponse
@@ -336,7 +377,7 @@ export type GetDocumentResponse = Message<"quarry.gateway.v1.GetDocumentResponse
  * Use `create(GetDocumentResponseSchema)` to create a new message.
  */
 export const GetDocumentResponseSchema: GenMessage<GetDocumentResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 14);
+  messageDesc(file_quarry_gateway_v1_gateway, 16);
 
 /**
  * @generated from message quarry.gateway.v1.ListDocumentsRequest
@@ -355,7 +396,7 @@ export type ListDocumentsRequest = Message<"quarry.gateway.v1.ListDocumentsReque
  * Use `create(ListDocumentsRequestSchema)` to create a new message.
  */
 export const ListDocumentsRequestSchema: GenMessage<ListDocumentsRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 15);
+  messageDesc(file_quarry_gateway_v1_gateway, 17);
 
 /**
  * @generated from message quarry.gateway.v1.ListDocumentsResponse
@@ -372,7 +413,7 @@ export type ListDocumentsResponse = Message<"quarry.gateway.v1.ListDocumentsResp
  * Use `create(ListDocumentsResponseSchema)` to create a new message.
  */
 export const ListDocumentsResponseSchema: GenMessage<ListDocumentsResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 16);
+  messageDesc(file_quarry_gateway_v1_gateway, 18);
 
 /**
  * @generated from message quarry.gateway.v1.SetDocumentEnabledRequest
@@ -394,7 +435,7 @@ export type SetDocumentEnabledRequest = Message<"quarry.gateway.v1.SetDocumentEn
  * Use `create(SetDocumentEnabledRequestSchema)` to create a new message.
  */
 export const SetDocumentEnabledRequestSchema: GenMessage<SetDocumentEnabledRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 17);
+  messageDesc(file_quarry_gateway_v1_gateway, 19);
 
 /**
  * @generated from message quarry.gateway.v1.SetDocumentEnabledResponse
@@ -411,7 +452,7 @@ export type SetDocumentEnabledResponse = Message<"quarry.gateway.v1.SetDocumentE
  * Use `create(SetDocumentEnabledResponseSchema)` to create a new message.
  */
 export const SetDocumentEnabledResponseSchema: GenMessage<SetDocumentEnabledResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 18);
+  messageDesc(file_quarry_gateway_v1_gateway, 20);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteDocumentRequest
@@ -428,7 +469,7 @@ export type DeleteDocumentRequest = Message<"quarry.gateway.v1.DeleteDocumentReq
  * Use `create(DeleteDocumentRequestSchema)` to create a new message.
  */
 export const DeleteDocumentRequestSchema: GenMessage<DeleteDocumentRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 19);
+  messageDesc(file_quarry_gateway_v1_gateway, 21);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteDocumentResponse
@@ -441,7 +482,7 @@ export type DeleteDocumentResponse = Message<"quarry.gateway.v1.DeleteDocumentRe
  * Use `create(DeleteDocumentResponseSchema)` to create a new message.
  */
 export const DeleteDocumentResponseSchema: GenMessage<DeleteDocumentResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 20);
+  messageDesc(file_quarry_gateway_v1_gateway, 22);
 
 /**
  * @generated from message quarry.gateway.v1.WatchIngestionRequest
@@ -465,7 +506,7 @@ export type WatchIngestionRequest = Message<"quarry.gateway.v1.WatchIngestionReq
  * Use `create(WatchIngestionRequestSchema)` to create a new message.
  */
 export const WatchIngestionRequestSchema: GenMessage<WatchIngestionRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 21);
+  messageDesc(file_quarry_gateway_v1_gateway, 23);
 
 /**
  * @generated from message quarry.gateway.v1.WatchIngestionResponse
@@ -512,7 +553,7 @@ export type WatchIngestionResponse = Message<"quarry.gateway.v1.WatchIngestionRe
  * Use `create(WatchIngestionResponseSchema)` to create a new message.
  */
 export const WatchIngestionResponseSchema: GenMessage<WatchIngestionResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 22);
+  messageDesc(file_quarry_gateway_v1_gateway, 24);
 
 /**
  * @generated from message quarry.gateway.v1.PreviewChunksRequest
@@ -556,7 +597,7 @@ export type PreviewChunksRequest = Message<"quarry.gateway.v1.PreviewChunksReque
  * Use `create(PreviewChunksRequestSchema)` to create a new message.
  */
 export const PreviewChunksRequestSchema: GenMessage<PreviewChunksRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 23);
+  messageDesc(file_quarry_gateway_v1_gateway, 25);
 
 /**
  * @generated from message quarry.gateway.v1.PreviewChunksResponse
@@ -595,7 +636,7 @@ export type PreviewChunksResponse = Message<"quarry.gateway.v1.PreviewChunksResp
  * Use `create(PreviewChunksResponseSchema)` to create a new message.
  */
 export const PreviewChunksResponseSchema: GenMessage<PreviewChunksResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 24);
+  messageDesc(file_quarry_gateway_v1_gateway, 26);
 
 /**
  * @generated from message quarry.gateway.v1.SearchRequest
@@ -624,7 +665,7 @@ export type SearchRequest = Message<"quarry.gateway.v1.SearchRequest"> & {
  * Use `create(SearchRequestSchema)` to create a new message.
  */
 export const SearchRequestSchema: GenMessage<SearchRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 25);
+  messageDesc(file_quarry_gateway_v1_gateway, 27);
 
 /**
  * @generated from message quarry.gateway.v1.SearchResponse
@@ -653,7 +694,7 @@ export type SearchResponse = Message<"quarry.gateway.v1.SearchResponse"> & {
  * Use `create(SearchResponseSchema)` to create a new message.
  */
 export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 26);
+  messageDesc(file_quarry_gateway_v1_gateway, 28);
 
 /**
  * @generated from message quarry.gateway.v1.ChatRequest
@@ -698,7 +739,7 @@ export type ChatRequest = Message<"quarry.gateway.v1.ChatRequest"> & {
  * Use `create(ChatRequestSchema)` to create a new message.
  */
 export const ChatRequestSchema: GenMessage<ChatRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 27);
+  messageDesc(file_quarry_gateway_v1_gateway, 29);
 
 /**
  * @generated from message quarry.gateway.v1.ChatResponse
@@ -715,7 +756,7 @@ export type ChatResponse = Message<"quarry.gateway.v1.ChatResponse"> & {
  * Use `create(ChatResponseSchema)` to create a new message.
  */
 export const ChatResponseSchema: GenMessage<ChatResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 28);
+  messageDesc(file_quarry_gateway_v1_gateway, 30);
 
 /**
  * @generated from message quarry.gateway.v1.CreateApiKeyRequest
@@ -744,7 +785,7 @@ export type CreateApiKeyRequest = Message<"quarry.gateway.v1.CreateApiKeyRequest
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 29);
+  messageDesc(file_quarry_gateway_v1_gateway, 31);
 
 /**
  * @generated from message quarry.gateway.v1.CreateApiKeyResponse
@@ -768,7 +809,7 @@ export type CreateApiKeyResponse = Message<"quarry.gateway.v1.CreateApiKeyRespon
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 30);
+  messageDesc(file_quarry_gateway_v1_gateway, 32);
 
 /**
  * @generated from message quarry.gateway.v1.ListApiKeysRequest
@@ -781,7 +822,7 @@ export type ListApiKeysRequest = Message<"quarry.gateway.v1.ListApiKeysRequest">
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 31);
+  messageDesc(file_quarry_gateway_v1_gateway, 33);
 
 /**
  * @generated from message quarry.gateway.v1.ListApiKeysResponse
@@ -798,7 +839,7 @@ export type ListApiKeysResponse = Message<"quarry.gateway.v1.ListApiKeysResponse
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 32);
+  messageDesc(file_quarry_gateway_v1_gateway, 34);
 
 /**
  * @generated from message quarry.gateway.v1.RevokeApiKeyRequest
@@ -817,7 +858,7 @@ export type RevokeApiKeyRequest = Message<"quarry.gateway.v1.RevokeApiKeyRequest
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 33);
+  messageDesc(file_quarry_gateway_v1_gateway, 35);
 
 /**
  * @generated from message quarry.gateway.v1.RevokeApiKeyResponse
@@ -830,7 +871,7 @@ export type RevokeApiKeyResponse = Message<"quarry.gateway.v1.RevokeApiKeyRespon
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 34);
+  messageDesc(file_quarry_gateway_v1_gateway, 36);
 
 /**
  * @generated from message quarry.gateway.v1.CreateAssistantRequest
@@ -849,7 +890,7 @@ export type CreateAssistantRequest = Message<"quarry.gateway.v1.CreateAssistantR
  * Use `create(CreateAssistantRequestSchema)` to create a new message.
  */
 export const CreateAssistantRequestSchema: GenMessage<CreateAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 35);
+  messageDesc(file_quarry_gateway_v1_gateway, 37);
 
 /**
  * @generated from message quarry.gateway.v1.CreateAssistantResponse
@@ -866,7 +907,7 @@ export type CreateAssistantResponse = Message<"quarry.gateway.v1.CreateAssistant
  * Use `create(CreateAssistantResponseSchema)` to create a new message.
  */
 export const CreateAssistantResponseSchema: GenMessage<CreateAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 36);
+  messageDesc(file_quarry_gateway_v1_gateway, 38);
 
 /**
  * @generated from message quarry.gateway.v1.GetAssistantRequest
@@ -885,7 +926,7 @@ export type GetAssistantRequest = Message<"quarry.gateway.v1.GetAssistantRequest
  * Use `create(GetAssistantRequestSchema)` to create a new message.
  */
 export const GetAssistantRequestSchema: GenMessage<GetAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 37);
+  messageDesc(file_quarry_gateway_v1_gateway, 39);
 
 /**
  * @generated from message quarry.gateway.v1.GetAssistantResponse
@@ -902,7 +943,7 @@ export type GetAssistantResponse = Message<"quarry.gateway.v1.GetAssistantRespon
  * Use `create(GetAssistantResponseSchema)` to create a new message.
  */
 export const GetAssistantResponseSchema: GenMessage<GetAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 38);
+  messageDesc(file_quarry_gateway_v1_gateway, 40);
 
 /**
  * @generated from message quarry.gateway.v1.ListAssistantsRequest
@@ -915,7 +956,7 @@ export type ListAssistantsRequest = Message<"quarry.gateway.v1.ListAssistantsReq
  * Use `create(ListAssistantsRequestSchema)` to create a new message.
  */
 export const ListAssistantsRequestSchema: GenMessage<ListAssistantsRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 39);
+  messageDesc(file_quarry_gateway_v1_gateway, 41);
 
 /**
  * @generated from message quarry.gateway.v1.ListAssistantsResponse
@@ -932,7 +973,7 @@ export type ListAssistantsResponse = Message<"quarry.gateway.v1.ListAssistantsRe
  * Use `create(ListAssistantsResponseSchema)` to create a new message.
  */
 export const ListAssistantsResponseSchema: GenMessage<ListAssistantsResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 40);
+  messageDesc(file_quarry_gateway_v1_gateway, 42);
 
 /**
  * @generated from message quarry.gateway.v1.UpdateAssistantRequest
@@ -958,7 +999,7 @@ export type UpdateAssistantRequest = Message<"quarry.gateway.v1.UpdateAssistantR
  * Use `create(UpdateAssistantRequestSchema)` to create a new message.
  */
 export const UpdateAssistantRequestSchema: GenMessage<UpdateAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 41);
+  messageDesc(file_quarry_gateway_v1_gateway, 43);
 
 /**
  * @generated from message quarry.gateway.v1.UpdateAssistantResponse
@@ -975,7 +1016,7 @@ export type UpdateAssistantResponse = Message<"quarry.gateway.v1.UpdateAssistant
  * Use `create(UpdateAssistantResponseSchema)` to create a new message.
  */
 export const UpdateAssistantResponseSchema: GenMessage<UpdateAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 42);
+  messageDesc(file_quarry_gateway_v1_gateway, 44);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteAssistantRequest
@@ -992,7 +1033,7 @@ export type DeleteAssistantRequest = Message<"quarry.gateway.v1.DeleteAssistantR
  * Use `create(DeleteAssistantRequestSchema)` to create a new message.
  */
 export const DeleteAssistantRequestSchema: GenMessage<DeleteAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 43);
+  messageDesc(file_quarry_gateway_v1_gateway, 45);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteAssistantResponse
@@ -1005,7 +1046,7 @@ export type DeleteAssistantResponse = Message<"quarry.gateway.v1.DeleteAssistant
  * Use `create(DeleteAssistantResponseSchema)` to create a new message.
  */
 export const DeleteAssistantResponseSchema: GenMessage<DeleteAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 44);
+  messageDesc(file_quarry_gateway_v1_gateway, 46);
 
 /**
  * @generated from message quarry.gateway.v1.ListConversationsRequest
@@ -1024,7 +1065,7 @@ export type ListConversationsRequest = Message<"quarry.gateway.v1.ListConversati
  * Use `create(ListConversationsRequestSchema)` to create a new message.
  */
 export const ListConversationsRequestSchema: GenMessage<ListConversationsRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 45);
+  messageDesc(file_quarry_gateway_v1_gateway, 47);
 
 /**
  * @generated from message quarry.gateway.v1.ListConversationsResponse
@@ -1041,7 +1082,7 @@ export type ListConversationsResponse = Message<"quarry.gateway.v1.ListConversat
  * Use `create(ListConversationsResponseSchema)` to create a new message.
  */
 export const ListConversationsResponseSchema: GenMessage<ListConversationsResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 46);
+  messageDesc(file_quarry_gateway_v1_gateway, 48);
 
 /**
  * @generated from message quarry.gateway.v1.GetConversationRequest
@@ -1058,7 +1099,7 @@ export type GetConversationRequest = Message<"quarry.gateway.v1.GetConversationR
  * Use `create(GetConversationRequestSchema)` to create a new message.
  */
 export const GetConversationRequestSchema: GenMessage<GetConversationRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 47);
+  messageDesc(file_quarry_gateway_v1_gateway, 49);
 
 /**
  * @generated from message quarry.gateway.v1.GetConversationResponse
@@ -1080,7 +1121,7 @@ export type GetConversationResponse = Message<"quarry.gateway.v1.GetConversation
  * Use `create(GetConversationResponseSchema)` to create a new message.
  */
 export const GetConversationResponseSchema: GenMessage<GetConversationResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 48);
+  messageDesc(file_quarry_gateway_v1_gateway, 50);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteConversationRequest
@@ -1097,7 +1138,7 @@ export type DeleteConversationRequest = Message<"quarry.gateway.v1.DeleteConvers
  * Use `create(DeleteConversationRequestSchema)` to create a new message.
  */
 export const DeleteConversationRequestSchema: GenMessage<DeleteConversationRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 49);
+  messageDesc(file_quarry_gateway_v1_gateway, 51);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteConversationResponse
@@ -1110,7 +1151,7 @@ export type DeleteConversationResponse = Message<"quarry.gateway.v1.DeleteConver
  * Use `create(DeleteConversationResponseSchema)` to create a new message.
  */
 export const DeleteConversationResponseSchema: GenMessage<DeleteConversationResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 50);
+  messageDesc(file_quarry_gateway_v1_gateway, 52);
 
 /**
  * @generated from message quarry.gateway.v1.GetTurnRequest
@@ -1127,7 +1168,7 @@ export type GetTurnRequest = Message<"quarry.gateway.v1.GetTurnRequest"> & {
  * Use `create(GetTurnRequestSchema)` to create a new message.
  */
 export const GetTurnRequestSchema: GenMessage<GetTurnRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 51);
+  messageDesc(file_quarry_gateway_v1_gateway, 53);
 
 /**
  * @generated from message quarry.gateway.v1.GetTurnResponse
@@ -1144,7 +1185,7 @@ export type GetTurnResponse = Message<"quarry.gateway.v1.GetTurnResponse"> & {
  * Use `create(GetTurnResponseSchema)` to create a new message.
  */
 export const GetTurnResponseSchema: GenMessage<GetTurnResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 52);
+  messageDesc(file_quarry_gateway_v1_gateway, 54);
 
 /**
  * @generated from service quarry.gateway.v1.QuarryService
@@ -1181,6 +1222,17 @@ export const QuarryService: GenService<{
     methodKind: "unary";
     input: typeof DeleteKnowledgeBaseRequestSchema;
     output: typeof DeleteKnowledgeBaseResponseSchema;
+  },
+  /**
+   * Re-embeds the base with another model beside the live vectors and switches when done; returns
+   * at once, progress in GetKnowledgeBase's model_change.
+   *
+   * @generated from rpc quarry.gateway.v1.QuarryService.ChangeEmbeddingModel
+   */
+  changeEmbeddingModel: {
+    methodKind: "unary";
+    input: typeof ChangeEmbeddingModelRequestSchema;
+    output: typeof ChangeEmbeddingModelResponseSchema;
   },
   /**
    * The whole file in one message, up to the configured upload limit.

@@ -1,0 +1,287 @@
+// Changing a knowledge base's embedding model, side by side: every document's stored chunks are
+// embedded again with the new model into the engine's shadow (a vec0 table on SQLite, the next
+// index behind the alias on OpenSearch and Elasticsearch) while searches keep the old vectors and
+// the catalog keeps naming the old model; when no live chunk lacks a new vector, the shadow is
+// swapped in and the catalog switches, under the knowledge base's write lock. A failure drops the
+// shadow and leaves the old model in place, and the base's model_change says why.
+//
+// This is a stage of its own in the index, not a detour through chunks.created → embedder →
+// chunks.embedded (docs/ARCHITECTURE.md says why). Writes that arrive meanwhile go through
+// storeDocumentChunks and the locked engine of guard(): a document indexed during the change is
+// stored live with the old model's vectors (searches use those) and loses its shadow vectors, so
+// the change embeds it again before it switches; chunks that arrive after the switch still carrying
+// the old model's vectors (embedded before it) are embedded again with the base's model before
+// they are stored. One index process runs a base's change and its writes (the lock is in-process).
+import type { EmbeddedChunk, KnowledgeBase, ModelChange } from "../../lib/domain.ts";
+import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../lib/errors.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { Catalog } from "./catalog.ts";
+import type { SearchEngine } from "./search-engine.ts";
+
+/** The embedder as a change of model needs it. */
+export interface ModelVectorizer {
+  /** Loads the model; NotFoundError (or InvalidInputError) for a model the embedder does not know. */
+  modelInfo(model: string): Promise<{ model: string; dimension: number; maxInputTokens: number }>;
+  /** Passage vectors of the texts with the model, checked to have the dimension. */
+  embedDocuments(model: string, texts: string[], dimension: number): Promise<Float32Array[]>;
+}
+
+export interface ModelChangesDeps {
+  catalog: Catalog;
+  engine: SearchEngine;
+  vectorizer: ModelVectorizer;
+  logger: Logger;
+  /** Least time between two progress writes to the catalog (default 500 ms). */
+  progressIntervalMs?: number;
+}
+
+export class ModelChanges {
+  private readonly locks = new Map<string, Promise<void>>();
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly switches = new Map<string, Promise<void>>();
+  private closing = false;
+
+  constructor(private readonly deps: ModelChangesDeps) {}
+
+  /**
+   * Checks the request and starts the change; returns the base with model_change RUNNING. A model
+   * the embedder does not know is InvalidInputError (the embedder's message names its catalog); a
+   * change already running, the same model or chunks longer than the model reads are
+   * FailedPreconditionError; a model that cannot be loaded fails the change at once, recorded.
+   */
+  async start(knowledgeBase: string, model: string): Promise<KnowledgeBase> {
+    const { catalog, vectorizer } = this.deps;
+    if (!model.trim()) throw new InvalidInputError("a change of embedding model needs the model's name");
+    const kb = await catalog.getKnowledgeBase(knowledgeBase);
+    if (this.running.has(kb.id) || kb.modelChange?.state === "running") {
+      throw new FailedPreconditionError(`knowledge base ${kb.name} is already changing its embedding model to ${kb.modelChange?.targetModel ?? "another model"}`);
+    }
+    const started = new Date();
+    let info;
+    try {
+      info = await vectorizer.modelInfo(model.trim());
+    } catch (error) {
+      if (error instanceof NotFoundError || error instanceof InvalidInputError) throw new InvalidInputError((error as Error).message, { cause: error });
+      // Known but not loadable (not installed, the embedder down): the base records why.
+      await catalog.saveModelChange(kb.id, failedChange(kb, { model: model.trim(), dimension: 0 }, started, 0, error));
+      throw error;
+    }
+    if (info.model === kb.embeddingModel) throw new FailedPreconditionError(`knowledge base ${kb.name} already uses ${info.model}`);
+    if (kb.chunking.chunkSize > info.maxInputTokens) {
+      throw new FailedPreconditionError(
+        `knowledge base ${kb.name} has chunks of up to ${kb.chunking.chunkSize} tokens, more than ${info.model} reads (${info.maxInputTokens}); the chunks are kept as they are, so the new model must read them whole`,
+      );
+    }
+    const total = (await catalog.listDocuments(kb.id)).length;
+    const change: ModelChange = {
+      targetModel: info.model,
+      targetDimension: info.dimension,
+      previousModel: kb.embeddingModel,
+      state: "running",
+      documentsDone: 0,
+      documentsTotal: total,
+      error: "",
+      startedAt: started,
+      updatedAt: started,
+    };
+    const saved = await catalog.saveModelChange(kb.id, change);
+    this.launch(kb.id, change);
+    return saved;
+  }
+
+  /** Changes a restart interrupted start again from an empty shadow. */
+  async resumeInterrupted(): Promise<void> {
+    for (const kb of await this.deps.catalog.listKnowledgeBases()) {
+      if (kb.modelChange?.state !== "running" || this.running.has(kb.id)) continue;
+      this.deps.logger.info({ knowledgeBaseId: kb.id, targetModel: kb.modelChange.targetModel }, "resuming an interrupted change of embedding model");
+      this.launch(kb.id, { ...kb.modelChange, documentsDone: 0 });
+    }
+  }
+
+  isSwitching(knowledgeBaseIds: string[]): boolean {
+    return knowledgeBaseIds.some((id) => this.switches.has(id));
+  }
+
+  /** Resolves once no switch of these bases is in flight (a look-up or search waits for one to finish). */
+  async notSwitching(knowledgeBaseIds: string[]): Promise<void> {
+    await Promise.all(knowledgeBaseIds.map((id) => this.switches.get(id)));
+  }
+
+  /**
+   * Stops the running changes between two documents and waits for them; they stay RUNNING in the
+   * catalog, so the next start resumes them (a shutdown is no failure of the change).
+   */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  /** Resolves when the base's running change (if any) has switched or failed. */
+  async settled(knowledgeBaseId: string): Promise<void> {
+    await this.running.get(knowledgeBaseId);
+  }
+
+  /**
+   * The indexing stage's write of a document's chunks, embedded with `model`: vectors of another
+   * model than the base's (embedded before a switch) are embedded again with the base's first.
+   */
+  async storeDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, model: string, chunks: EmbeddedChunk[]): Promise<void> {
+    await this.locked(knowledgeBaseId, async () => {
+      const kb = await this.deps.catalog.getKnowledgeBase(knowledgeBaseId);
+      let stored = chunks;
+      if (model && model !== kb.embeddingModel && chunks.length > 0) {
+        this.deps.logger.info({ documentId, model, current: kb.embeddingModel }, "chunks embedded with the base's previous model; embedding them again");
+        const vectors = await this.deps.vectorizer.embedDocuments(kb.embeddingModel, chunks.map((c) => c.text), kb.embeddingDimension);
+        stored = chunks.map((chunk, i) => ({ ...chunk, vector: vectors[i] }));
+      }
+      await this.deps.engine.replaceDocumentChunks(knowledgeBaseId, documentId, fileName, stored);
+    });
+  }
+
+  /** The engine with its per-document writes under the knowledge base's lock, for the index's other writers. */
+  guard(engine: SearchEngine): SearchEngine {
+    const locked = this.locked.bind(this);
+    return {
+      ensureKnowledgeBase: (kb, dimension) => engine.ensureKnowledgeBase(kb, dimension),
+      dropKnowledgeBase: (kb) => locked(kb, () => engine.dropKnowledgeBase(kb)),
+      replaceDocumentChunks: (kb, doc, fileName, chunks) => locked(kb, () => engine.replaceDocumentChunks(kb, doc, fileName, chunks)),
+      deleteDocument: (kb, doc) => locked(kb, () => engine.deleteDocument(kb, doc)),
+      setDocumentEnabled: (kb, doc, enabled) => locked(kb, () => engine.setDocumentEnabled(kb, doc, enabled)),
+      search: (query) => engine.search(query),
+      getChunks: (ids) => engine.getChunks(ids),
+      getChunksAt: (positions) => engine.getChunksAt(positions),
+      close: () => engine.close(),
+      documentChunks: (kb, doc) => engine.documentChunks(kb, doc),
+      beginShadow: (kb, dimension) => locked(kb, () => engine.beginShadow(kb, dimension)),
+      writeShadowChunks: (kb, doc, fileName, chunks) => locked(kb, () => engine.writeShadowChunks(kb, doc, fileName, chunks)),
+      shadowPendingDocuments: (kb) => engine.shadowPendingDocuments(kb),
+      commitShadow: (kb) => locked(kb, () => engine.commitShadow(kb)),
+      dropShadow: (kb) => locked(kb, () => engine.dropShadow(kb)),
+    };
+  }
+
+  private launch(knowledgeBaseId: string, change: ModelChange): void {
+    const run = this.run(knowledgeBaseId, change).finally(() => this.running.delete(knowledgeBaseId));
+    this.running.set(knowledgeBaseId, run);
+  }
+
+  private async run(knowledgeBaseId: string, change: ModelChange): Promise<void> {
+    const { catalog, engine, logger } = this.deps;
+    let progress = change;
+    let lastWrite = 0;
+    const report = async (done: number, total: number, force = false) => {
+      progress = { ...progress, documentsDone: done, documentsTotal: total, updatedAt: new Date() };
+      if (!force && Date.now() - lastWrite < (this.deps.progressIntervalMs ?? 500)) return;
+      lastWrite = Date.now();
+      await catalog.saveModelChange(knowledgeBaseId, progress);
+    };
+    try {
+      await this.locked(knowledgeBaseId, () => engine.beginShadow(knowledgeBaseId, change.targetDimension));
+      const documents = await catalog.listDocuments(knowledgeBaseId);
+      let done = 0;
+      await report(0, documents.length, true);
+      for (const doc of documents) {
+        this.checkNotClosing();
+        await this.reembed(knowledgeBaseId, doc.id, doc.fileName, change);
+        await report(++done, documents.length);
+      }
+      // Documents indexed (or replaced) while the pass ran lost their shadow vectors: embed them
+      // again until none is missing, then switch under the lock, so no write slips in between.
+      for (;;) {
+        const pending = await this.locked(knowledgeBaseId, async () => {
+          const missing = await engine.shadowPendingDocuments(knowledgeBaseId);
+          if (missing.length > 0) return missing;
+          const total = (await catalog.listDocuments(knowledgeBaseId)).length;
+          // The swap and the catalog's switch back to back, and look-ups and searches of the base
+          // wait for both (switching), so none sees the new vectors with the old model's name.
+          await this.switching(knowledgeBaseId, async () => {
+            await engine.commitShadow(knowledgeBaseId);
+            await catalog.saveModelChange(knowledgeBaseId, { ...progress, state: "done", documentsDone: total, documentsTotal: total, updatedAt: new Date() }, { switchModel: true });
+          });
+          return [];
+        });
+        if (pending.length === 0) break;
+        for (const documentId of pending) {
+          this.checkNotClosing();
+          const doc = await catalog.getDocument(documentId).catch((error: unknown) => (error instanceof NotFoundError ? undefined : Promise.reject(error)));
+          await this.reembed(knowledgeBaseId, documentId, doc?.fileName ?? "", change);
+        }
+      }
+      logger.info({ knowledgeBaseId, model: change.targetModel, previous: change.previousModel }, "embedding model changed");
+    } catch (error) {
+      if (this.closing) return logger.info({ knowledgeBaseId, model: change.targetModel }, "change of embedding model stopped by shutdown; it resumes on the next start");
+      if (error instanceof NotFoundError && !(await catalog.getKnowledgeBase(knowledgeBaseId).then(() => true, () => false))) {
+        return logger.info({ knowledgeBaseId }, "knowledge base deleted during its change of embedding model");
+      }
+      logger.warn({ err: error, knowledgeBaseId, model: change.targetModel }, "change of embedding model failed; the previous model stays");
+      await this.locked(knowledgeBaseId, () => engine.dropShadow(knowledgeBaseId)).catch((err: unknown) => logger.warn({ err, knowledgeBaseId }, "could not drop the shadow"));
+      await catalog
+        .saveModelChange(knowledgeBaseId, { ...progress, state: "failed", error: reason(error), updatedAt: new Date() })
+        .catch((err: unknown) => logger.error({ err, knowledgeBaseId }, "could not record the failed change of embedding model"));
+    }
+  }
+
+  /**
+   * One document: read its live chunks, embed them outside the lock, store the vectors under it
+   * only if the chunks are still the same (a replacement meanwhile is picked up as pending).
+   */
+  private async reembed(knowledgeBaseId: string, documentId: string, fileName: string, change: ModelChange): Promise<void> {
+    const { engine, vectorizer } = this.deps;
+    const chunks = await engine.documentChunks(knowledgeBaseId, documentId);
+    if (chunks.length === 0) return;
+    const vectors = await vectorizer.embedDocuments(change.targetModel, chunks.map((c) => c.text), change.targetDimension);
+    await this.locked(knowledgeBaseId, async () => {
+      const now = await engine.documentChunks(knowledgeBaseId, documentId);
+      if (now.map((c) => c.id).join("\n") !== chunks.map((c) => c.id).join("\n")) return;
+      await engine.writeShadowChunks(knowledgeBaseId, documentId, fileName, chunks.map((chunk, i) => ({ ...chunk, vector: vectors[i] })));
+    });
+  }
+
+  private checkNotClosing(): void {
+    if (this.closing) throw new Error("shutting down");
+  }
+
+  private async switching(knowledgeBaseId: string, fn: () => Promise<void>): Promise<void> {
+    const run = fn();
+    this.switches.set(knowledgeBaseId, run.catch(() => undefined));
+    try {
+      await run;
+    } finally {
+      this.switches.delete(knowledgeBaseId);
+    }
+  }
+
+  /** Runs fn after every earlier holder of the knowledge base's lock has finished. */
+  private async locked<T>(knowledgeBaseId: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(knowledgeBaseId) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const tail = previous.then(() => mine);
+    this.locks.set(knowledgeBaseId, tail);
+    await previous;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.locks.get(knowledgeBaseId) === tail) this.locks.delete(knowledgeBaseId);
+    }
+  }
+}
+
+function failedChange(kb: KnowledgeBase, target: { model: string; dimension: number }, at: Date, total: number, error: unknown): ModelChange {
+  return {
+    targetModel: target.model,
+    targetDimension: target.dimension,
+    previousModel: kb.embeddingModel,
+    state: "failed",
+    documentsDone: 0,
+    documentsTotal: total,
+    error: reason(error),
+    startedAt: at,
+    updatedAt: at,
+  };
+}
+
+function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
