@@ -238,6 +238,19 @@ export function describeCatalogContract(name: string, factory: () => Promise<Cat
         expect(retry.document).toMatchObject({ version: input.version + 1, status: "pending", errorMessage: "" });
       });
 
+      it("registers identical content again while the stored version is still pending (its event may never have been published)", async () => {
+        const kb = await catalog.createKnowledgeBase(newKnowledgeBase());
+        const input = newVersion(kb.id);
+        const first = await catalog.registerDocument(input);
+        const retry = await catalog.registerDocument({ ...input, version: input.version + 1 });
+        expect(retry.unchanged).toBe(false);
+        expect(retry.document).toMatchObject({ id: first.document.id, version: input.version + 1, status: "pending" });
+        // Once a stage has taken it, the same content is unchanged again.
+        await catalog.applyProgress(progress(first.document.id, kb.id, input.version + 1, "parsing", { percent: 10 }));
+        const again = await catalog.registerDocument({ ...input, version: input.version + 2 });
+        expect(again.unchanged).toBe(true);
+      });
+
       it("treats registering the same version twice as one registration", async () => {
         const kb = await catalog.createKnowledgeBase(newKnowledgeBase());
         const input = newVersion(kb.id);
