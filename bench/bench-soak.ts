@@ -4,9 +4,9 @@
 // itself and reports the ledger (soak-accounting.ts): READY, FAILED with the reason, lost, chunks
 // stored twice or not as the chunker cut them, and the chat streams' errors and time to first event.
 //
-// The faults fire as ingestion moves on: fault i of K when (acknowledged uploads + documents in a
-// terminal state) reaches i/(K+1) of 2N, so the first ones land while uploads are still arriving
-// and the later ones while the pipeline works through its backlog. Each fault's moment is reported.
+// The faults fire as ingestion moves on: fault i of K once i/(K+1) of the N documents are in a
+// terminal state, so each lands while the pipeline is working through its backlog (uploads are
+// quick and usually all acknowledged by then). Each fault's moment is reported.
 // An upload that fails while its server is away is sent again (same name, same bytes: Quarry treats
 // that as the same submission) until --retry-for passes; a document counts as submitted only once
 // an upload of it was acknowledged.
@@ -150,8 +150,7 @@ export async function runSoak(target: SoakTarget, options: SoakOptions): Promise
   let deadline = Number.POSITIVE_INFINITY;
   for (;;) {
     terminal = await count();
-    const moved = (acknowledged.size + terminal) / (2 * options.documents);
-    if (faults.length < total && moved >= (faults.length + 1) / (total + 1)) {
+    if (faults.length < total && terminal >= ((faults.length + 1) / (total + 1)) * options.documents) {
       const fault = target.faults[faults.length];
       const record = { name: fault.name, atAcknowledged: acknowledged.size, atTerminal: terminal, downMs: 0 };
       progress(`fault ${faults.length + 1}/${total} at ${acknowledged.size} acknowledged, ${terminal} terminal: ${fault.name}`);
