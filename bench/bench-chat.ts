@@ -5,7 +5,7 @@
 // measured back to back, alternating which goes first, on the same warm Quarry.
 import type { ChatResponse } from "../gen/quarry/gateway/v1/gateway_pb.ts";
 import { RetrievalMode } from "../gen/quarry/common/v1/common_pb.ts";
-import { startOpenAiStub } from "../test/support/openai-stub.ts";
+import { startOpenAiStub } from "../lib/testing/openai-stub.ts";
 import { startBenchBackend, type BackendName } from "./bench-backend.ts";
 import { describeMachine, loadAverageNow, type MachineInfo } from "./machine.ts";
 import { summarize, type LatencySummary } from "./percentiles.ts";

@@ -4,7 +4,7 @@
 // another, and runs without a single separator. The same seed gives the same inputs, so any
 // failure it finds is rebuilt from (seed, index).
 import iconv from "iconv-lite";
-import { generatedDocx, generatedPdf, patchedBytes } from "../test/support/generated-documents.ts";
+import { generatedDocx, generatedPdf, patchedBytes } from "../lib/testing/generated-documents.ts";
 
 export interface FuzzInput {
   index: number;
@@ -129,7 +129,7 @@ export const FUZZ_KINDS = Object.keys(RECIPES);
 /** The seed documents: generated PDFs of one to four pages and generated Word files. */
 export async function fuzzSeeds(): Promise<FuzzSeeds> {
   const pdfs = await Promise.all([generatedPdf(1, 10), generatedPdf(2, 30), generatedPdf(4, 30)]);
-  const docx = [generatedDocx(SAMPLE_TEXTS), generatedDocx(Array.from({ length: 40 }, (_, i) => `${i}: ${SAMPLE_TEXTS[i % SAMPLE_TEXTS.length]}`))];
+  const docx = await Promise.all([generatedDocx(SAMPLE_TEXTS), generatedDocx(Array.from({ length: 40 }, (_, i) => `${i}: ${SAMPLE_TEXTS[i % SAMPLE_TEXTS.length]}`))]);
   return { pdfs, docx };
 }
 

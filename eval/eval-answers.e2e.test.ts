@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../lib/logger.ts";
-import { startOpenAiStub, type OpenAiStub, type StubChatMessage } from "../test/support/openai-stub.ts";
+import { startOpenAiStub, type OpenAiStub, type StubChatMessage } from "../lib/testing/openai-stub.ts";
 import { runEvalAnswers } from "./eval-answers-command.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "answers-mini");

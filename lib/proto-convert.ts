@@ -17,14 +17,17 @@ import {
   type ParsedDocument as ParsedDocumentProto,
   type SearchHit as SearchHitProto,
 } from "../gen/quarry/common/v1/common_pb.ts";
+import { SearchRequestSchema, type RegisterDocumentRequest, type SearchRequest as SearchRequestProto } from "../gen/quarry/index/v1/index_pb.ts";
 import type {
   Chunk,
   ChunkingSettings,
   DocumentRecord,
   KnowledgeBase,
+  NewDocumentVersion,
   ParsedDocument,
   RetrievalMode as DomainMode,
   SearchHit,
+  SearchQuery,
 } from "./domain.ts";
 import { toDomainStatus, toProtoStatus } from "./pipeline/progress.ts";
 
@@ -110,21 +113,33 @@ export function documentToProto(d: DocumentRecord): DocumentProto {
 export function documentFromProto(p: DocumentProto): DocumentRecord {
   return {
     id: p.id,
-    knowledgeBaseId: p.knowledgeBaseId,
-    fileName: p.fileName,
-    mimeType: p.mimeType,
-    sizeBytes: Number(p.sizeBytes),
-    contentHash: p.contentHash,
-    version: Number(p.version),
+    ...documentVersionFromProto(p),
     status: toDomainStatus(p.status),
     progressPercent: p.progressPercent,
     chunkCount: p.chunkCount,
     tokenCount: p.tokenCount,
     errorMessage: p.errorMessage,
     enabled: p.enabled,
-    metadata: { ...p.metadata },
     createdAt: p.createdAt ? timestampDate(p.createdAt) : new Date(0),
     updatedAt: p.updatedAt ? timestampDate(p.updatedAt) : new Date(0),
+  };
+}
+
+/**
+ * A new document version as the index's RegisterDocumentRequest carries it; the events'
+ * DocumentDescriptor carries the same fields, so one translation serves the RPC and the status keeper.
+ */
+export type DocumentVersionProto = Pick<RegisterDocumentRequest, keyof NewDocumentVersion>;
+
+export function documentVersionFromProto(p: DocumentVersionProto): NewDocumentVersion {
+  return {
+    knowledgeBaseId: p.knowledgeBaseId,
+    fileName: p.fileName,
+    mimeType: p.mimeType,
+    sizeBytes: Number(p.sizeBytes),
+    contentHash: p.contentHash,
+    version: Number(p.version),
+    metadata: { ...p.metadata },
   };
 }
 
@@ -218,4 +233,36 @@ export function modeFromProto(m: RetrievalMode): DomainMode {
 
 export function modeToProto(m: DomainMode): RetrievalMode {
   return modes.find(([, d]) => d === m)?.[0] ?? RetrievalMode.HYBRID;
+}
+
+/** A search as the index's Search RPC carries it: proto's zero values stand for "unset". */
+export function searchToProto(q: SearchQuery): SearchRequestProto {
+  return create(SearchRequestSchema, {
+    knowledgeBaseIds: q.knowledgeBaseIds,
+    text: q.text,
+    vector: q.vector ? Array.from(q.vector) : [],
+    mode: modeToProto(q.mode),
+    topK: q.topK,
+    minScore: q.minScore,
+    documentIds: q.documentIds,
+    candidates: q.candidates ?? 0,
+    rrfK: q.rrfK ?? 0,
+    weights: q.weights,
+  });
+}
+
+/** Proto's zero values mean "unset": no vector, the default top k, candidates and RRF constant. */
+export function searchFromProto(p: SearchRequestProto): Omit<SearchQuery, "topK"> & Partial<Pick<SearchQuery, "topK">> {
+  return {
+    knowledgeBaseIds: [...p.knowledgeBaseIds],
+    text: p.text,
+    vector: p.vector.length ? Float32Array.from(p.vector) : undefined,
+    mode: modeFromProto(p.mode),
+    topK: p.topK || undefined,
+    minScore: p.minScore,
+    documentIds: [...p.documentIds],
+    candidates: p.candidates || undefined,
+    rrfK: p.rrfK || undefined,
+    weights: p.weights ? { bm25: p.weights.bm25, vector: p.weights.vector } : undefined,
+  };
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { OrderedWindow, type OrderedWindowOptions } from "./ordered-concurrency.ts";
 
 type Item = { id: number; key: string; ms: number };
@@ -94,7 +94,11 @@ describe("OrderedWindow", () => {
   });
 
   it("runs the messages behind a long one to the end while the long one holds the commit position", async () => {
-    const items: Item[] = [{ id: 0, key: "huge", ms: 150 }, ...[1, 2, 3, 4, 5, 6].map((id) => ({ id, key: `k${id}`, ms: 2 }))];
+    // The long message waits on a gate the test opens, not on a timer, so a loaded machine cannot
+    // reorder what the test means: six short messages finish while the first still runs.
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const items: Item[] = [{ id: 0, key: "huge", ms: 0 }, ...[1, 2, 3, 4, 5, 6].map((id) => ({ id, key: `k${id}`, ms: 2 }))];
     const finished: number[] = [];
     const settled: number[] = [];
     const window = new OrderedWindow<Item, number>({
@@ -102,17 +106,18 @@ describe("OrderedWindow", () => {
       capacity: 16,
       keyOf: (i) => i.key,
       run: async (i) => {
-        await sleep(i.ms);
+        await (i.id === 0 ? gate : sleep(i.ms));
         finished.push(i.id);
         return i.id;
       },
       settle: (i) => (settled.push(i.id), true),
     });
     for (const item of items) window.add(item);
-    await sleep(60);
+    await vi.waitFor(() => expect(finished).toHaveLength(6), { timeout: 5_000 });
     expect(finished).toEqual([1, 2, 3, 4, 5, 6]);
     expect(await window.settleReady()).toBe(true);
     expect(settled).toEqual([]);
+    openGate();
     expect(await window.drain()).toBe(true);
     expect(settled).toEqual([0, 1, 2, 3, 4, 5, 6]);
   });

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { UnavailableError } from "../../lib/errors.ts";
-import { startOpenAiStub, type OpenAiStub, type StubChatMessage } from "../../test/support/openai-stub.ts";
-import { HashingEmbedder } from "../embedder/hashing-embedder.ts";
+import { startOpenAiStub, type OpenAiStub, type StubChatMessage } from "../../lib/testing/openai-stub.ts";
+import { HashingEmbedder } from "../../lib/testing/hashing-embedder.ts";
 import { answer, type AnswerDeps, type AnswerEvent, type AnswerSettings } from "./answer-pipeline.ts";
 import { OpenAiChatModel } from "./openai-chat-model.ts";
 import { makeHit } from "./testing/test-hits.ts";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { FailedPreconditionError, InvalidInputError, UnavailableError } from "../../lib/errors.ts";
-import { startOpenAiStub, type OpenAiStub, type OpenAiStubOptions } from "../../test/support/openai-stub.ts";
+import { startOpenAiStub, type OpenAiStub, type OpenAiStubOptions } from "../../lib/testing/openai-stub.ts";
 import type { ChatUsage } from "./chat-model.ts";
 import { OpenAiChatModel } from "./openai-chat-model.ts";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../lib/errors.ts";
 import { CoalescingEmbedder } from "./coalescing-embedder.ts";
 import type { EmbeddingKind } from "./embedder.ts";
-import { HashingEmbedder } from "./hashing-embedder.ts";
+import { HashingEmbedder } from "../../lib/testing/hashing-embedder.ts";
 
 /** A real (hashing) embedder that records each call it gets and takes a while to answer. */
 class RecordingEmbedder extends HashingEmbedder {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { FailedPreconditionError, InvalidInputError, UnavailableError } from "../../lib/errors.ts";
-import { startOpenAiStub, type OpenAiStub, type OpenAiStubOptions } from "../../test/support/openai-stub.ts";
-import { hashingVector } from "./hashing-embedder.ts";
+import { startOpenAiStub, type OpenAiStub, type OpenAiStubOptions } from "../../lib/testing/openai-stub.ts";
+import { hashingVector } from "../../lib/testing/hashing-embedder.ts";
 import { OpenAiEmbedder, type OpenAiEmbedderOptions } from "./openai-embedder.ts";
 
 let stub: OpenAiStub | undefined;

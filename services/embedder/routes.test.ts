@@ -7,7 +7,7 @@ import { silentLogger } from "../../lib/logger.ts";
 import { rpcEdgeInterceptor } from "../../lib/rpc/interceptors.ts";
 import { inProcessTransport } from "../../lib/rpc/transports.ts";
 import { SingleModelPool } from "./embedder-pool.ts";
-import { HashingEmbedder } from "./hashing-embedder.ts";
+import { HashingEmbedder } from "../../lib/testing/hashing-embedder.ts";
 import { embedderRoutes } from "./routes.ts";
 import { codeOf } from "../../lib/rpc/testing/connect-code.ts";
 

@@ -8,7 +8,7 @@ import type { KnowledgeBase } from "../../lib/domain.ts";
 import { silentLogger } from "../../lib/logger.ts";
 import { stageHarness, type StageHarness } from "../../lib/pipeline/testing/stage-harness.ts";
 import { SingleModelPool } from "./embedder-pool.ts";
-import { HashingEmbedder } from "./hashing-embedder.ts";
+import { HashingEmbedder } from "../../lib/testing/hashing-embedder.ts";
 import { startEmbedderWorker } from "./worker.ts";
 
 let h: StageHarness;

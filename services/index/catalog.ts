@@ -1,13 +1,10 @@
 // The catalog: knowledge bases and documents with their ingestion status. Implementations: SQLite
 // (embedded), OpenSearch and Elasticsearch (distributed); all three run testing/catalog.contract.ts.
-import type { DocumentRecord, IngestionProgress, KnowledgeBase } from "../../lib/domain.ts";
+import type { DocumentRecord, IngestionProgress, KnowledgeBase, NewDocumentVersion } from "../../lib/domain.ts";
+
+export type { NewDocumentVersion };
 
 export type NewKnowledgeBase = Pick<KnowledgeBase, "name" | "description" | "embeddingModel" | "embeddingDimension" | "chunking">;
-
-export type NewDocumentVersion = Pick<
-  DocumentRecord,
-  "knowledgeBaseId" | "fileName" | "mimeType" | "sizeBytes" | "contentHash" | "version" | "metadata"
->;
 
 export interface RegisteredDocument {
   document: DocumentRecord;

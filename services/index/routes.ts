@@ -1,12 +1,12 @@
 // The index's RPCs: protobuf ↔ domain around IndexService (index-service.ts), which checks and
 // coordinates; nothing here decides anything.
 import type { ConnectRouter } from "@connectrpc/connect";
-import { IndexService as IndexRpc, type SearchRequest as SearchRequestProto } from "../../gen/quarry/index/v1/index_pb.ts";
-import { chunkingFromProto, chunkToProto, documentToProto, hitToProto, knowledgeBaseToProto, modeFromProto } from "../../lib/proto-convert.ts";
+import { IndexService as IndexRpc } from "../../gen/quarry/index/v1/index_pb.ts";
+import { chunkingFromProto, chunkToProto, documentToProto, documentVersionFromProto, hitToProto, knowledgeBaseToProto, searchFromProto } from "../../lib/proto-convert.ts";
 import type { ApiKeyRegistry } from "./api-key-registry.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
 import type { Catalog } from "./catalog.ts";
-import { IndexService, type SearchRequest } from "./index-service.ts";
+import { IndexService } from "./index-service.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
 export interface IndexDeps {
@@ -41,15 +41,7 @@ export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
         return {};
       },
       async registerDocument(request) {
-        const { document, unchanged } = await index.registerDocument({
-          knowledgeBaseId: request.knowledgeBaseId,
-          fileName: request.fileName,
-          mimeType: request.mimeType,
-          sizeBytes: Number(request.sizeBytes),
-          contentHash: request.contentHash,
-          version: Number(request.version),
-          metadata: { ...request.metadata },
-        });
+        const { document, unchanged } = await index.registerDocument(documentVersionFromProto(request));
         return { document: documentToProto(document), unchanged };
       },
       async getDocument(request) {
@@ -72,20 +64,4 @@ export function indexRoutes({ catalog, engine, apiKeys }: IndexDeps) {
         return { chunks: (await index.getChunks([...request.chunkIds])).map(chunkToProto) };
       },
     });
-}
-
-/** Proto's zero values mean "unset": no vector, the default top k, candidates and RRF constant. */
-function searchFromProto(request: SearchRequestProto): SearchRequest {
-  return {
-    knowledgeBaseIds: [...request.knowledgeBaseIds],
-    text: request.text,
-    vector: request.vector.length ? Float32Array.from(request.vector) : undefined,
-    mode: modeFromProto(request.mode),
-    topK: request.topK || undefined,
-    minScore: request.minScore,
-    documentIds: [...request.documentIds],
-    candidates: request.candidates || undefined,
-    rrfK: request.rrfK || undefined,
-    weights: request.weights ? { bm25: request.weights.bm25, vector: request.weights.vector } : undefined,
-  };
 }

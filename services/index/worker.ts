@@ -8,7 +8,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { documentOfEvent, PhasePercent, progressFromProto, publishProgress } from "../../lib/pipeline/progress.ts";
 import { startRedrive, type RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { decodeOrReject, runStage } from "../../lib/pipeline/stage.ts";
-import { chunkFromProto } from "../../lib/proto-convert.ts";
+import { chunkFromProto, documentVersionFromProto } from "../../lib/proto-convert.ts";
 import type { Catalog } from "./catalog.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
@@ -84,15 +84,7 @@ function startStatusKeeper({ bus, catalog, logger }: IndexWorkerDeps) {
       const d = p.descriptor;
       if (d) {
         try {
-          await catalog.registerDocument({
-            knowledgeBaseId: d.knowledgeBaseId,
-            fileName: d.fileName,
-            mimeType: d.mimeType,
-            sizeBytes: Number(d.sizeBytes),
-            contentHash: d.contentHash,
-            version: Number(d.version),
-            metadata: { ...d.metadata },
-          });
+          await catalog.registerDocument(documentVersionFromProto(d));
         } catch (error) {
           // An older version than the catalog's, or a knowledge base deleted meanwhile: nothing to record.
           if (!(error instanceof FailedPreconditionError || error instanceof NotFoundError)) throw error;

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { InvalidInputError, TooLargeError } from "../../lib/errors.ts";
 import { silentLogger } from "../../lib/logger.ts";
-import { strayRejectionPdf } from "../../test/support/generated-documents.ts";
+import { strayRejectionPdf } from "../../test/support/damaged-documents.ts";
 import { describeWithShared, sharedCorpusFile } from "../../test/support/shared-material.ts";
 import { IsolatedParser } from "./isolated-parser.ts";
 import { DEFAULT_PARSE_LIMITS } from "./parse-limits.ts";

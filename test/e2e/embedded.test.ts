@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ChunkingStrategy, DocumentStatus, RetrievalMode, type SearchHit } from "../../gen/quarry/common/v1/common_pb.ts";
-import { startOpenAiStub, type OpenAiStub } from "../support/openai-stub.ts";
+import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { fixtureBytes, type FixtureName } from "../fixtures/fixture-documents.ts";
 import { CHINESE_NOTES_WORD, CHINESE_RULES_FACT, COMPANY_FACT, CUSTOMERS_FACT, FILING_FACT, PDF_FACT } from "../fixtures/fixture-texts.ts";

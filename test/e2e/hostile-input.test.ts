@@ -9,7 +9,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
 import { RETRYING_MARK } from "../../lib/domain.ts";
-import { strayRejectionPdf } from "../support/generated-documents.ts";
+import { strayRejectionPdf } from "../support/damaged-documents.ts";
 import { describeWithShared } from "../support/shared-material.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { failure, lastUpdate, upload, watchAll } from "./e2e-helpers.ts";

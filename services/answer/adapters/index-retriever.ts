@@ -5,7 +5,7 @@ import { EmbedderService, EmbeddingKind } from "../../../gen/quarry/embedder/v1/
 import { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
 import { assertDimension } from "../../../lib/dimension-check.ts";
 import type { KnowledgeBase, RetrievalMode } from "../../../lib/domain.ts";
-import { hitFromProto, knowledgeBaseFromProto, modeToProto } from "../../../lib/proto-convert.ts";
+import { hitFromProto, knowledgeBaseFromProto, searchToProto } from "../../../lib/proto-convert.ts";
 import type { OpenedRetrieval, Retriever } from "../answer-service.ts";
 import type { QueryEmbedding, RetrievalDeps } from "../retrieval-stage.ts";
 
@@ -77,18 +77,7 @@ export class IndexRetriever implements Retriever {
         return { vector: embedded.vector, knownTokenShare: embedded.knownTokenShare };
       },
       search: async (q) => {
-        const res = await this.peers.index.search({
-          knowledgeBaseIds: q.knowledgeBaseIds,
-          text: q.text,
-          vector: q.vector ? Array.from(q.vector) : [],
-          mode: modeToProto(q.mode),
-          topK: q.topK,
-          minScore: q.minScore,
-          documentIds: q.documentIds,
-          candidates: q.candidates ?? 0,
-          rrfK: q.rrfK ?? 0,
-          weights: q.weights,
-        });
+        const res = await this.peers.index.search(searchToProto(q));
         return res.hits.map(hitFromProto);
       },
     };

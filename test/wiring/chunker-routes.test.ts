@@ -1,6 +1,6 @@
 // The chunker's RPC handlers through an in-memory router transport: the service as assembled, its
 // input limit learned from a real embedder service (the hashing embedder behind its own routes),
-// with the production error mapping.
+// with the production error mapping. It wires two services, so it lives in test/.
 import { create } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -10,10 +10,10 @@ import { silentLogger } from "../../lib/logger.ts";
 import { rpcEdgeInterceptor } from "../../lib/rpc/interceptors.ts";
 import { inProcessTransport } from "../../lib/rpc/transports.ts";
 import type { SharedDeps } from "../../lib/service-runtime.ts";
-import { SingleModelPool } from "../embedder/embedder-pool.ts";
-import { HashingEmbedder } from "../embedder/hashing-embedder.ts";
-import { embedderRoutes } from "../embedder/routes.ts";
-import { assembleChunker } from "./main.ts";
+import { SingleModelPool } from "../../services/embedder/embedder-pool.ts";
+import { HashingEmbedder } from "../../lib/testing/hashing-embedder.ts";
+import { embedderRoutes } from "../../services/embedder/routes.ts";
+import { assembleChunker } from "../../services/chunker/main.ts";
 import { codeOf } from "../../lib/rpc/testing/connect-code.ts";
 
 const embedder = inProcessTransport(embedderRoutes(new SingleModelPool(new HashingEmbedder({ dimension: 16, maxInputTokens: 128 }))), [rpcEdgeInterceptor(silentLogger)]);

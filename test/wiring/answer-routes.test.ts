@@ -1,6 +1,6 @@
 // The answer service's RPC wiring against a real embedder service (the hashing embedder behind its
 // own routes) and an index whose knowledge-base lookup can be slowed down, all over in-memory
-// Connect transports with the production error mapping.
+// Connect transports with the production error mapping. It wires two services, so it lives in test/.
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type ConnectRouter } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
@@ -12,18 +12,23 @@ import { NotFoundError } from "../../lib/errors.ts";
 import { createLogger } from "../../lib/logger.ts";
 import { rpcEdgeInterceptor } from "../../lib/rpc/interceptors.ts";
 import { inProcessTransport } from "../../lib/rpc/transports.ts";
-import type { EmbeddingKind } from "../embedder/embedder.ts";
-import { HashingEmbedder } from "../embedder/hashing-embedder.ts";
-import { SingleModelPool } from "../embedder/embedder-pool.ts";
-import { embedderRoutes } from "../embedder/routes.ts";
-import { answerRoutes } from "./routes.ts";
-import { answerApplication } from "./server.ts";
+import type { EmbeddingKind } from "../../services/embedder/embedder.ts";
+import { HashingEmbedder } from "../../lib/testing/hashing-embedder.ts";
+import { SingleModelPool } from "../../services/embedder/embedder-pool.ts";
+import { embedderRoutes } from "../../services/embedder/routes.ts";
+import { answerRoutes } from "../../services/answer/routes.ts";
+import { answerApplication } from "../../services/answer/server.ts";
 
 const logger = createLogger("test", "silent");
 const edge = [rpcEdgeInterceptor(logger)];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function setup(options: { lookupMs?: number; dimension?: number } = {}) {
+/** Resolves when `done()` holds, or after `limitMs` regardless (so a sequential caller is seen as one). */
+async function until(done: () => boolean, limitMs: number): Promise<void> {
+  for (const start = Date.now(); !done() && Date.now() - start < limitMs; ) await sleep(5);
+}
+
+function setup(options: { lookupWaitsForEmbedding?: boolean; dimension?: number } = {}) {
   const timeline: string[] = [];
   const embedded: string[] = [];
   const searched: { mode: RetrievalMode; vectorLength: number }[] = [];
@@ -39,7 +44,9 @@ function setup(options: { lookupMs?: number; dimension?: number } = {}) {
     (router: ConnectRouter) =>
       router.service(IndexService, {
         async getKnowledgeBase(request) {
-          await sleep(options.lookupMs ?? 0);
+          // The look-up holds until the embedding has started (2 s at most): a retriever that embeds
+          // while it looks up passes on any machine; one that waits for the look-up first fails.
+          if (options.lookupWaitsForEmbedding) await until(() => timeline.includes("embed started"), 2_000);
           timeline.push("lookup done");
           if (request.knowledgeBase !== "docs") throw new NotFoundError(`knowledge base "${request.knowledgeBase}" does not exist`);
           return {
@@ -70,7 +77,7 @@ function setup(options: { lookupMs?: number; dimension?: number } = {}) {
 
 describe("answer routes", () => {
   it("embeds a hybrid question while the knowledge base is being looked up, once", async () => {
-    const t = setup({ lookupMs: 50 });
+    const t = setup({ lookupWaitsForEmbedding: true });
     await t.client.retrieve({ query: "  reset my password ", knowledgeBaseIds: ["docs"], settings: { mode: RetrievalMode.HYBRID } });
     expect(t.timeline).toEqual(["embed started", "lookup done"]);
     expect(t.embedded).toEqual(["reset my password"]);

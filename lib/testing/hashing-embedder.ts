@@ -1,13 +1,14 @@
-import type { EmbeddingModelInfo } from "../../lib/domain.ts";
-import type { Embedder, EmbeddingKind } from "./embedder.ts";
+import type { EmbeddingModelInfo } from "../domain.ts";
 
 /**
- * FOR UNIT TESTS ONLY. A deterministic feature-hashing "embedder": each word (or CJK character)
+ * FOR TESTS AND BENCH ONLY. A deterministic feature-hashing "embedder": each word (or CJK character)
  * adds ±1 to one slot picked by its hash, then the vector is L2-normalised. Texts sharing words get
  * similar vectors, which is enough to exercise storage, fusion and dimension checks without a model.
  * It knows nothing of meaning, so it is never a default and never a fallback for a missing model.
+ * It has the shape of the embedder service's Embedder without naming it (lib/ knows no service):
+ * every place that uses it as one checks that shape.
  */
-export class HashingEmbedder implements Embedder {
+export class HashingEmbedder {
   readonly #info: EmbeddingModelInfo;
 
   constructor(options: { dimension?: number; model?: string; maxInputTokens?: number } = {}) {
@@ -27,7 +28,7 @@ export class HashingEmbedder implements Embedder {
     return { ...this.#info };
   }
 
-  async embed(texts: string[], _kind: EmbeddingKind): Promise<Float32Array[]> {
+  async embed(texts: string[], _kind: "query" | "document"): Promise<Float32Array[]> {
     return texts.map((text) => hashingVector(text, this.#info.dimension));
   }
 

@@ -1,10 +1,10 @@
 // A real HTTP server that speaks the parts of the OpenAI API Quarry uses, for tests of the OpenAI
-// adapters: /v1/chat/completions (streamed as server-sent events exactly like the real API, or a
-// single JSON body) and /v1/embeddings (deterministic hashing vectors). Replies are scripted by the
-// test; every request is recorded.
+// adapters and for `quarry bench chat`: /v1/chat/completions (streamed as server-sent events exactly
+// like the real API, or a single JSON body) and /v1/embeddings (deterministic hashing vectors).
+// Replies are scripted by the test; every request is recorded.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { hashingVector } from "../../services/embedder/hashing-embedder.ts";
+import { hashingVector } from "./hashing-embedder.ts";
 
 export interface StubChatMessage {
   role: string;
