@@ -4,9 +4,11 @@
 // itself and reports the ledger (soak-accounting.ts): READY, FAILED with the reason, lost, chunks
 // stored twice or not as the chunker cut them, and the chat streams' errors and time to first event.
 //
-// The faults fire as ingestion moves on: fault i of K once i/(K+1) of the N documents are in a
-// terminal state, so each lands while the pipeline is working through its backlog (uploads are
-// quick and usually all acknowledged by then). Each fault's moment is reported.
+// The faults fire as ingestion moves on: fault i of K once i/(K+1) of the N documents have reached
+// the embedding stage (or gone past it), so each lands while chunks are being embedded and
+// written — the vectorizing stage joins many documents into one pass, so small documents become
+// READY in waves, and a mark on READY alone can fall between waves or after the last. Each
+// fault's moment is reported (uploads acknowledged, documents embedding or further, terminal).
 // An upload that fails while its server is away is sent again (same name, same bytes: Quarry treats
 // that as the same submission) until --retry-for passes; a document counts as submitted only once
 // an upload of it was acknowledged.
@@ -35,8 +37,9 @@ export interface SoakOptions {
 
 export interface SoakFaultRecord {
   name: string;
-  /** Acknowledged uploads and terminal documents when it fired. */
+  /** Acknowledged uploads, documents at the embedding stage or past it, and terminal documents when it fired. */
   atAcknowledged: number;
+  atEmbedding: number;
   atTerminal: number;
   downMs: number;
 }
@@ -135,36 +138,67 @@ export async function runSoak(target: SoakTarget, options: SoakOptions): Promise
   void uploads.finally(() => (uploadsDone = true));
 
   // Follow the catalog; fire the faults at their moments; stop once everything acknowledged is terminal.
-  let terminal = 0;
-  const count = async (): Promise<number> => {
+  // WatchIngestion wakes the loop the moment a document finishes, so a fault lands at its mark even
+  // when small documents finish faster than the catalog is polled; the poll is the ground truth.
+  const watched = new Set<string>();
+  const watchedEmbedding = new Set<string>();
+  let wake: (() => void) | undefined;
+  const stopWatching = new AbortController();
+  const watcher = (async () => {
+    while (!stopWatching.signal.aborted) {
+      try {
+        for await (const update of client.watchIngestion({ knowledgeBase: kb.id }, { signal: stopWatching.signal })) {
+          if (update.status >= DocumentStatus.EMBEDDING) {
+            watchedEmbedding.add(update.fileName);
+            if (update.status === DocumentStatus.READY || update.status === DocumentStatus.FAILED) watched.add(update.fileName);
+            wake?.();
+          }
+        }
+      } catch {
+        // the server is away for a fault, or the watch was stopped: watch again
+      }
+      await sleep(500);
+    }
+  })();
+  let polled = 0;
+  let polledEmbedding = 0;
+  let polledAt = Number.NEGATIVE_INFINITY;
+  const poll = async (): Promise<void> => {
     try {
       const { documents } = await client.listDocuments({ knowledgeBase: kb.id }, { timeoutMs: 30_000 });
-      return documents.filter((d) => d.status === DocumentStatus.READY || d.status === DocumentStatus.FAILED).length;
+      polled = documents.filter((d) => d.status === DocumentStatus.READY || d.status === DocumentStatus.FAILED).length;
+      polledEmbedding = documents.filter((d) => d.status >= DocumentStatus.EMBEDDING).length;
     } catch {
-      return terminal; // away for a fault: the last count stands
+      // away for a fault: the last count stands
     }
+    polledAt = performance.now();
   };
   const faults: SoakFaultRecord[] = [];
   const total = target.faults.length;
-  const settleDeadline = () => performance.now() + options.settleTimeoutMs;
   let deadline = Number.POSITIVE_INFINITY;
+  let terminal = 0;
   for (;;) {
-    terminal = await count();
-    if (faults.length < total && terminal >= ((faults.length + 1) / (total + 1)) * options.documents) {
+    if (performance.now() - polledAt >= 1_000) await poll();
+    terminal = Math.max(polled, watched.size);
+    const embedding = Math.max(polledEmbedding, watchedEmbedding.size);
+    if (faults.length < total && embedding >= ((faults.length + 1) / (total + 1)) * options.documents) {
       const fault = target.faults[faults.length];
-      const record = { name: fault.name, atAcknowledged: acknowledged.size, atTerminal: terminal, downMs: 0 };
-      progress(`fault ${faults.length + 1}/${total} at ${acknowledged.size} acknowledged, ${terminal} terminal: ${fault.name}`);
+      const record = { name: fault.name, atAcknowledged: acknowledged.size, atEmbedding: embedding, atTerminal: terminal, downMs: 0 };
+      progress(`fault ${faults.length + 1}/${total} at ${acknowledged.size} acknowledged, ${embedding} embedding or further, ${terminal} terminal: ${fault.name}`);
       record.downMs = (await fault.inject()).downMs;
       progress(`  back after ${(record.downMs / 1000).toFixed(1)} s`);
       faults.push(record);
       continue;
     }
     if (uploadsDone) {
-      if (deadline === Number.POSITIVE_INFINITY) deadline = settleDeadline();
-      if ((faults.length === total && terminal >= acknowledged.size) || performance.now() > deadline) break;
+      if (deadline === Number.POSITIVE_INFINITY) deadline = performance.now() + options.settleTimeoutMs;
+      if ((faults.length === total && polled >= acknowledged.size) || performance.now() > deadline) break;
     }
-    await sleep(1_000);
+    await Promise.race([sleep(1_000), new Promise<void>((r) => (wake = r))]);
   }
+  stopWatching.abort();
+  await watcher;
+  terminal = polled;
   await uploads;
   const ingestSeconds = Math.round((performance.now() - started) / 100) / 10;
   progress(`ingestion settled after ${ingestSeconds} s: ${terminal} of ${acknowledged.size} acknowledged documents terminal`);
@@ -258,9 +292,9 @@ export function formatSoakReport(r: SoakReport): string {
     "",
     `Machine: ${machineLine(r.machine)}; load at the end ${r.loadAverageEnd.join(" / ")}.`,
     "",
-    "Faults, in order (when: acknowledged uploads / documents in a terminal state, of " + `${r.settings.documents}):`,
+    "Faults, in order (when: acknowledged uploads / documents at the embedding stage or past it / documents in a terminal state, of " + `${r.settings.documents}):`,
     "",
-    ...r.faults.map((f, i) => `${i + 1}. ${f.name} — at ${f.atAcknowledged} / ${f.atTerminal}; away ${seconds(f.downMs)}`),
+    ...r.faults.map((f, i) => `${i + 1}. ${f.name} — at ${f.atAcknowledged} / ${f.atEmbedding} / ${f.atTerminal}; away ${seconds(f.downMs)}`),
     "",
     "| measure | value |",
     "| --- | --- |",
