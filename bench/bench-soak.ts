@@ -9,9 +9,9 @@
 // written — the vectorizing stage joins many documents into one pass, so small documents become
 // READY in waves, and a mark on READY alone can fall between waves or after the last. Each
 // fault's moment is reported (uploads acknowledged, documents embedding or further, terminal).
-// An upload that fails while its server is away is sent again (same name, same bytes: Quarry treats
-// that as the same submission) until --retry-for passes; a document counts as submitted only once
-// an upload of it was acknowledged.
+// An upload that fails while its server is away is sent again (same name, same bytes), as a
+// person's client would, until --retry-for passes; a document counts as submitted only once an
+// upload of it was acknowledged.
 import type { QuarryClient } from "../client/gateway-client.ts";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
 import type { ChatResponse } from "../gen/quarry/gateway/v1/gateway_pb.ts";
