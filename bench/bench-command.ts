@@ -1,4 +1,4 @@
-// `quarry bench ingest|query|chat|scale|fairness|fuzz`: performance figures as ratios measured side by side in one
+// `quarry bench ingest|query|chat|scale|fairness|fuzz|soak`: performance figures as ratios measured side by side in one
 // run, with the machine and its load in every report. Tables go to stdout (JSON with --json); with
 // --out each report is also written as <bench>-<backend>.json and .md, and plots as SVG.
 // The benches are imported when a bench runs, so the rest of the CLI never loads ONNX Runtime for them.
@@ -172,6 +172,58 @@ export function registerBenchCommand(program: Command): void {
       await emit(report, formatFuzzReport(report), o);
       if (report.outcomes.problems > 0 || report.unhandledRejections > 0 || !report.serverAnsweredAfter) process.exitCode = 1;
     });
+
+  bench
+    .command("soak")
+    .description("documents ingested while faults are injected (kill -9; distributed: a service, Kafka, OpenSearch), then concurrent chat streams; reports lost, duplicated, failed, stream errors")
+    .addOption(new Option("--backend <backend>", "embedded (quarry serve) or distributed (quarry serve all on a private Kafka and OpenSearch)").choices(["embedded", "distributed"]).default("embedded"))
+    .option("--documents <n>", "generated documents to ingest", "1000")
+    .option("--kills <n>", "embedded: how many times the server is killed -9 during ingestion", "3")
+    .option("--upload-concurrency <n>", "uploads in flight at once", "8")
+    .option("--chat-streams <n>", "concurrent chat streams after ingestion", "50")
+    .option("--duration <s>", "how long the chat phase runs, seconds", "300")
+    .option("--settle-timeout <s>", "longest wait for every document to reach READY or FAILED, seconds", "3600")
+    .option("--retry-for <s>", "how long a failing upload is sent again (its server may be away), seconds", "600")
+    .option("--seed <n>", "seed for the generated documents and questions", "42")
+    .option("--json", "print the report as JSON instead of a table")
+    .option("--out <dir>", "also write the report (JSON and Markdown) here")
+    .action(
+      async (o: {
+        backend: "embedded" | "distributed";
+        documents: string;
+        kills: string;
+        uploadConcurrency: string;
+        chatStreams: string;
+        duration: string;
+        settleTimeout: string;
+        retryFor: string;
+        seed: string;
+        json?: boolean;
+        out?: string;
+      }) => {
+        const { runSoak, formatSoakReport, soakPassed } = await import("./bench-soak.ts");
+        const target =
+          o.backend === "embedded"
+            ? await (await import("./soak-embedded.ts")).startEmbeddedSoakTarget({ kills: parsePositive(o.kills), progress })
+            : await (await import("./soak-distributed.ts")).startDistributedSoakTarget({ progress });
+        try {
+          const { report } = await runSoak(target, {
+            documents: parsePositive(o.documents),
+            uploadConcurrency: parsePositive(o.uploadConcurrency),
+            chatStreams: parsePositive(o.chatStreams),
+            chatDurationMs: parsePositive(o.duration) * 1000,
+            settleTimeoutMs: parsePositive(o.settleTimeout) * 1000,
+            retryForMs: parsePositive(o.retryFor) * 1000,
+            seed: parsePositive(o.seed),
+            progress,
+          });
+          await emit(report, formatSoakReport(report), { json: o.json, out: o.out });
+          if (!soakPassed(report)) process.exitCode = 1;
+        } finally {
+          await target.stop();
+        }
+      },
+    );
 
   bench
     .command("plot")

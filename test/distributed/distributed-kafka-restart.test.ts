@@ -8,7 +8,7 @@ import { isRetryingFailure } from "../../lib/domain.ts";
 import { upload, watchAll } from "../e2e/e2e-helpers.ts";
 import { fixtureBytes, type FixtureName } from "../fixtures/fixture-documents.ts";
 import { startDistributedQuarry, type DistributedQuarry } from "../support/distributed-quarry.ts";
-import { startPrivateKafka, type PrivateKafka } from "../support/private-kafka.ts";
+import { startPrivateKafka, type PrivateKafka } from "../../lib/testing/private-kafka.ts";
 import { describeWithAllEngines } from "./engines-all.ts";
 import { waitFor } from "./wait-for.ts";
 

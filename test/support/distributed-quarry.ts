@@ -12,13 +12,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Kafka, logLevel } from "kafkajs";
 import type { QuarryClient } from "../../client/gateway-client.ts";
-import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.ts";
 import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
 import type { Env, ServiceName } from "../../lib/config.ts";
 import { transportFor, type Protocol } from "./embedded-quarry.ts";
+import { waitServing } from "../../lib/testing/wait-serving.ts";
 
 export const SERVICE_NAMES: ServiceName[] = ["index", "embedder", "parser", "chunker", "answer", "gateway"];
 
@@ -175,24 +174,6 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
     return client;
   };
   return { url: gateway.url, client: clientFor("connect"), clientFor, services, runId, opensearchPrefix, topicPrefix, dataDir, logTail, stop };
-}
-
-/** grpc.health.v1 Check over real gRPC until the whole server ("") answers SERVING. */
-export async function waitServing(service: Pick<RunningProcess, "name" | "url">, timeoutMs = 60_000): Promise<void> {
-  const health = createClient(Health, createGrpcTransport({ baseUrl: service.url }));
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const { status } = await health.check({ service: "" }, { timeoutMs: 2_000 });
-      if (status === HealthCheckResponse_ServingStatus.SERVING) return;
-      last = `status ${HealthCheckResponse_ServingStatus[status]}`;
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${service.name} at ${service.url} is not SERVING: ${String(last)}`);
 }
 
 function stopChild(child: ChildProcess | undefined): Promise<void> {

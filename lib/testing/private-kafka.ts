@@ -1,4 +1,4 @@
-// A Kafka broker of the test's own, from the install deploy/local/engines.sh fetched, so a test can
+// A Kafka broker of the test's (or the soak bench's) own, from the install deploy/local/engines.sh fetched, so a test can
 // restart a real broker (stop the JVM, start it again on the same data folder) without pulling
 // the shared broker out from under every other Kafka suite running on the machine. The settings
 // mirror start_kafka in engines.sh, on free ports and a temporary folder.
