@@ -121,6 +121,7 @@ function toChatResponse(event: ChatTurnEvent, model: string): ChatResponse {
             })),
             retrievalQuery: event.retrievalQuery,
             rewrite: event.rewrite,
+            correctionsUsed: event.correctionsUsed,
           },
         },
       });
