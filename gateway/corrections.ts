@@ -12,11 +12,12 @@ import type { Document, KnowledgeBase } from "../gen/quarry/common/v1/common_pb.
 import { CorrectionSchema, type Correction } from "../gen/quarry/gateway/v1/corrections_pb.ts";
 import type { IndexService } from "../gen/quarry/index/v1/index_pb.ts";
 import { FailedPreconditionError, InvalidInputError } from "../lib/errors.ts";
-import { correctionDocumentText, CORRECTION_METADATA as META } from "../lib/correction-document.ts";
+import { correctionDocumentText, CORRECTION_METADATA as META, questionWordings } from "../lib/correction-document.ts";
 
 /** Longer answers belong in a document of a knowledge base, not a correction. */
 export const MAX_CORRECTED_ANSWER_CHARS = 8_000;
 export const MAX_CORRECTION_QUESTION_CHARS = 1_000;
+export const MAX_CORRECTION_WORDINGS = 20;
 
 export interface CorrectionPeers {
   index: Client<typeof IndexService>;
@@ -54,15 +55,15 @@ export class Corrections {
       );
     }
     const assistant = await this.assistantOf(assistantId, turnId);
-    const question = (request.question.trim() || turn.provenance?.retrievalQuery || turn.question).replace(/\s+/g, " ").trim();
-    if (question.length > MAX_CORRECTION_QUESTION_CHARS) {
-      throw new InvalidInputError(`the question to match is ${question.length} characters long; the limit is ${MAX_CORRECTION_QUESTION_CHARS.toLocaleString("en-US")}`);
-    }
+    const questions = questionWordings(request.question.trim() || turn.provenance?.retrievalQuery || turn.question);
+    if (questions.length > MAX_CORRECTION_WORDINGS) throw new InvalidInputError(`give at most ${MAX_CORRECTION_WORDINGS} wordings of the question, one per line; got ${questions.length}`);
+    const long = questions.find((q) => q.length > MAX_CORRECTION_QUESTION_CHARS);
+    if (long) throw new InvalidInputError(`a wording of the question is ${long.length} characters long; the limit is ${MAX_CORRECTION_QUESTION_CHARS.toLocaleString("en-US")}`);
     const base = await this.correctionsBase(assistant);
     const createdAt = new Date();
     const metadata = {
       [META.turnId]: turnId,
-      [META.question]: question,
+      [META.question]: questions.join("\n"),
       [META.originalQuestion]: turn.question,
       [META.answer]: answer,
       [META.author]: request.author,
@@ -75,7 +76,7 @@ export class Corrections {
       fileName: `correction-${turnId}.txt`,
       mimeType: "text/plain",
       metadata,
-      content: new TextEncoder().encode(correctionDocumentText(question, answer)),
+      content: new TextEncoder().encode(correctionDocumentText(questions, answer)),
     });
     return correctionOf(uploaded.document!)!;
   }

@@ -48,7 +48,12 @@ export async function openWithCorrections(
 
 /** The corrections base as a mount: its own small top-k, its candidates' questions embedded with its own model. */
 export function correctionsMount(base: KnowledgeBase, deps: Pick<RetrievalDeps, "embed">): Mount {
-  return { knowledgeBaseId: base.id, topK: CORRECTIONS_TOP_K, priority: 0, corrections: { embed: (text) => deps.embed(text, base.embeddingModel) } };
+  return {
+    knowledgeBaseId: base.id,
+    topK: CORRECTIONS_TOP_K,
+    priority: 0,
+    corrections: { embedder: { model: base.embeddingModel, embed: (text) => deps.embed(text, base.embeddingModel) } },
+  };
 }
 
 /**

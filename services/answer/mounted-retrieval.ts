@@ -26,7 +26,7 @@ export interface Mount {
   topK: number;
   priority: number;
   /** Set for the assistant's corrections base: how its candidates' questions are embedded for the gate. */
-  corrections?: { embed?: QuestionEmbedder };
+  corrections?: { embedder?: QuestionEmbedder };
 }
 
 /** One base's search, as it came back. */
@@ -54,7 +54,7 @@ export async function retrieveMounted(question: string, deps: RetrievalDeps, mou
       const topK = mount.topK || settings.topK;
       const run = await retrieve(question, deps, { ...settings, knowledgeBaseIds: [mount.knowledgeBaseId], topK });
       const list: CandidateList = { ...run, knowledgeBaseId: mount.knowledgeBaseId, priority: mount.priority, topK };
-      if (mount.corrections) list.corrections = await matchCorrections(question, run.hits, mount.corrections.embed);
+      if (mount.corrections) list.corrections = await matchCorrections(question, run.hits, mount.corrections.embedder);
       return list;
     }),
   );
