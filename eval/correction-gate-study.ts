@@ -11,8 +11,8 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { cosine } from "../services/answer/citation-verifier.ts";
-import { termOverlap } from "../services/answer/correction-match.ts";
+import { cosine } from "../services/answer/answering/citation-verifier.ts";
+import { termOverlap } from "../services/answer/retrieval/correction-match.ts";
 import { defaultModelDir, OnnxEmbedder } from "../services/embedder/onnx-embedder.ts";
 
 const { values } = parseArgs({ options: { shared: { type: "string", default: "../shared" }, limit: { type: "string", default: "600" } } });

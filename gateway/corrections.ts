@@ -6,12 +6,13 @@
 // correction first. Works on the contracts' messages, like knowledge-bases.ts.
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import type { Client } from "@connectrpc/connect";
 import type { Assistant } from "../gen/quarry/common/v1/assistant_pb.ts";
 import type { Document, KnowledgeBase } from "../gen/quarry/common/v1/common_pb.ts";
 import { CorrectionSchema, type Correction } from "../gen/quarry/gateway/v1/corrections_pb.ts";
 import type { IndexService } from "../gen/quarry/index/v1/index_pb.ts";
-import { FailedPreconditionError, InvalidInputError } from "../lib/errors.ts";
+import { AlreadyExistsError, FailedPreconditionError, InvalidInputError, NotFoundError } from "../lib/errors.ts";
+import { toDomainError } from "../lib/rpc/error-mapping.ts";
 import { correctionDocumentText, CORRECTION_METADATA as META, questionWordings } from "../lib/correction-document.ts";
 
 /** Longer answers belong in a document of a knowledge base, not a correction. */
@@ -91,7 +92,7 @@ export class Corrections {
       documents = (await this.peers.index.listDocuments({ knowledgeBaseId: assistant.correctionsKnowledgeBaseId })).documents;
     } catch (error) {
       // The operator deleted the base: no corrections until the next one makes it again.
-      if (ConnectError.from(error).code === Code.NotFound) return [];
+      if (toDomainError(error) instanceof NotFoundError) return [];
       throw error;
     }
     return documents
@@ -122,7 +123,7 @@ export class Corrections {
     try {
       return (await this.peers.index.getAssistant({ assistant: assistantId })).assistant!;
     } catch (error) {
-      if (ConnectError.from(error).code === Code.NotFound) {
+      if (toDomainError(error) instanceof NotFoundError) {
         throw new FailedPreconditionError(`the assistant that answered turn ${turnId} (${assistantId}) has been deleted; there is nothing left to correct`);
       }
       throw error;
@@ -141,7 +142,7 @@ export class Corrections {
       try {
         return (await index.getKnowledgeBase({ knowledgeBase: assistant.correctionsKnowledgeBaseId })).knowledgeBase!;
       } catch (error) {
-        if (ConnectError.from(error).code !== Code.NotFound) throw error;
+        if (!(toDomainError(error) instanceof NotFoundError)) throw error;
       }
     }
     const first = assistant.knowledgeBases[0]?.knowledgeBase;
@@ -155,7 +156,7 @@ export class Corrections {
         embeddingModel: model,
       }))!;
     } catch (error) {
-      if (ConnectError.from(error).code !== Code.AlreadyExists) throw error;
+      if (!(toDomainError(error) instanceof AlreadyExistsError)) throw error;
       base = (await index.getKnowledgeBase({ knowledgeBase: name })).knowledgeBase!;
     }
     await index.updateAssistant({ assistant: assistant.id, update: { ...assistant, correctionsKnowledgeBaseId: base.id } });
