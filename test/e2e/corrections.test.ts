@@ -237,7 +237,13 @@ describe("quarry correct on embedded Quarry", () => {
     expect(id, published.stdout).toBeDefined();
     expect(published.stdout).toContain(`  Q: ${QUESTION}\n  Q: ${PARAPHRASE}\n  A: ${CORRECTED}`);
     expect(published.stdout).toContain("ready: questions that match it are answered from it first");
-    expect((await ask(quarry.client, { question: PARAPHRASE, assistant: "cli-keeper" })).final.correctionsUsed).toEqual([id]);
+    const asked = await ask(quarry.client, { question: PARAPHRASE, assistant: "cli-keeper" });
+    expect(asked.final.correctionsUsed).toEqual([id]);
+    const shown = await quarryCli(["turn", "show", asked.turnId, ...url]);
+    expect(shown.stdout).toMatch(/corrections list kb_\S+: priority 0, top-k 3, 1 hit\(s\)/);
+    expect(shown.stdout).toContain(`question "${PARAPHRASE}": same-question 1.000 (threshold 1) → matches, ranked first`);
+    expect(shown.stdout).toContain(`answered from correction(s): ${id}`);
+    expect((await quarryCli(["kb", "list", ...url])).stdout).toMatch(/cli-keeper · corrections \(corrections of as_[0-9a-f]+\)/);
 
     const listed = await quarryCli(["correct", "list", "--assistant", "cli-keeper", ...url]);
     expect(listed.code, listed.stderr).toBe(0);
