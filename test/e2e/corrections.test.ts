@@ -17,6 +17,8 @@ import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opens
 import { describeWithEngine } from "../support/engines.ts";
 import { startEmbeddedQuarry } from "../support/embedded-quarry.ts";
 import { failure, lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
+import { startOpenAiStub, type OpenAiStub, type StubChatMessage } from "../../lib/testing/openai-stub.ts";
+import { CORRECTION_RULE } from "../../services/answer/answering/correction-answer.ts";
 
 const MANUAL = `# Skerry lighthouse manual
 
@@ -198,6 +200,44 @@ describeWithEngine("OPENSEARCH_URL", "managed corrections with the index on Open
     const prefix = `quarry-corrections-${randomBytes(4).toString("hex")}`;
     const quarry = await startEmbeddedQuarry({ env: { OPENSEARCH_URL: opensearchUrl, QUARRY_OPENSEARCH_PREFIX: prefix } });
     return { client: quarry.client, url: quarry.url, stop: async () => (await quarry.stop(), await deleteOpenSearchNamespace(opensearchUrl, prefix)) };
+  });
+});
+
+// With a chat model (the OpenAI-compatible stub): the model is shown the correction first, marked,
+// and told to answer from it; the stub answers from whichever passage the prompt marks a correction.
+describe("managed corrections with a chat model", () => {
+  let quarry: Awaited<ReturnType<typeof startEmbeddedQuarry>>;
+  let stub: OpenAiStub;
+  const chats = () => stub.requests.filter((r) => r.path === "/v1/chat/completions").map((r) => r.body.messages as StubChatMessage[]);
+  beforeAll(async () => {
+    stub = await startOpenAiStub({ reply: (messages) => (messages.at(-1)!.content.includes("[1] (correction)") ? "Every 14 days [1]." : "Every 30 days [1].") });
+    quarry = await startEmbeddedQuarry({ env: { OPENAI_BASE_URL: stub.url, QUARRY_CHAT_MODEL: "stub-chat", OPENAI_API_KEY: "test-key" } });
+    await quarry.client.createKnowledgeBase({ name: "llm-skerry" });
+    const doc = (await upload(quarry.client, "llm-skerry", "skerry-manual.md", new TextEncoder().encode(MANUAL))).document!;
+    await watchAll(quarry.client, [doc.id]);
+    await quarry.client.createAssistant({ assistant: { name: "llm-keeper", knowledgeBases: [{ knowledgeBase: "llm-skerry" }] } });
+  }, 180_000);
+  afterAll(async () => {
+    await quarry?.stop();
+    await stub?.close();
+  });
+
+  it("puts the correction first in the prompt, marked, with the rule to answer from it", async () => {
+    const before = await ask(quarry.client, { question: QUESTION, assistant: "llm-keeper" });
+    expect(before.text).toBe("Every 30 days [1].");
+    expect(chats().at(-1)![0].content).not.toContain(CORRECTION_RULE);
+    const correction = (await quarry.client.correctAnswer({ turnId: before.turnId, correctedAnswer: CORRECTED })).correction!;
+    await watchAll(quarry.client, [correction.id]);
+
+    const after = await ask(quarry.client, { question: PARAPHRASE, assistant: "llm-keeper" });
+    expect(after.text).toBe("Every 14 days [1].");
+    expect(after.citations[0].fileName).toBe(`correction-${before.turnId}.txt`);
+    expect(after.final.correctionsUsed).toEqual([correction.id]);
+    const [system, user] = [chats().at(-1)![0].content, chats().at(-1)!.at(-1)!.content];
+    expect(system).toContain(CORRECTION_RULE);
+    expect(user).toContain(`Knowledge base: llm-keeper · corrections\n\n[1] (correction) (correction-${before.turnId}.txt)\nQuestion: ${QUESTION}\n\nAnswer: ${CORRECTED}`);
+    // The document is still in the context, after the correction.
+    expect(user).toContain("[2] (skerry-manual.md");
   });
 });
 
