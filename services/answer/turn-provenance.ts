@@ -3,7 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import { TurnProvenanceSchema, type QueryRewrite, type TurnProvenance } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import type { QueryRewriteMode } from "../../gen/quarry/common/v1/assistant_pb.ts";
-import { modeToProto } from "../../lib/proto-convert.ts";
+import { chunkParentToProto, modeToProto } from "../../lib/proto-convert.ts";
 import type { CandidateList } from "./mounted-retrieval.ts";
 import type { RetrievalSettings } from "./retrieval-stage.ts";
 import type { TurnRecord } from "./turn-record.ts";
@@ -79,6 +79,7 @@ export function turnProvenance(input: ProvenanceInput): TurnProvenance {
       page: c.page,
       sectionPath: c.sectionPath,
       tokens: c.tokens,
+      ...(c.parent ? { parent: chunkParentToProto(c.parent), matchedChunkIds: c.matchedChunkIds ?? [] } : {}),
     })),
     contextTokens: record?.contextTokens ?? 0,
     model: record?.model ?? "",
