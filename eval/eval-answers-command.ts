@@ -7,7 +7,8 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
+import { chunkingFromFlags, PARENT_CHOICES } from "../cli/chunking-options.ts";
 import { pino } from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
@@ -34,6 +35,8 @@ export interface EvalAnswersOptions {
    * the answerer does not cost a re-ingest.
    */
   dataDir?: string;
+  /** Two-level chunking for the knowledge base the corpus goes into: answers then read parents. */
+  parent?: (typeof PARENT_CHOICES)[number];
 }
 
 export interface EvalAnswersIo {
@@ -81,7 +84,10 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
   const dataDir = keep ? resolve(options.dataDir!) : await mkdtemp(join(tmpdir(), "quarry-eval-answers-"));
   if (keep) await mkdir(dataDir, { recursive: true });
   // A kept folder names its knowledge base after the dataset alone, so the next run finds it.
-  const knowledgeBase = `answers-${name.replace(/[^A-Za-z0-9_-]/g, "-")}${keep ? "" : `-${randomBytes(3).toString("hex")}`}`;
+  // … and after its parent mode, so one folder can hold the corpus chunked both ways.
+  const parentPart = options.parent && options.parent !== "none" ? `-parent-${options.parent}` : "";
+  const knowledgeBase = `answers-${name.replace(/[^A-Za-z0-9_-]/g, "-")}${parentPart}${keep ? "" : `-${randomBytes(3).toString("hex")}`}`;
+  const chunking = options.parent ? chunkingFromFlags({ parent: options.parent }) : undefined;
   const results: AnswererResult[] = [];
   let docs: Map<string, BeirDocument> | undefined;
   try {
@@ -95,6 +101,7 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
           const ingested = progress(err, "ingest");
           const ingest = await ingestCorpus(client, knowledgeBase, dataset.corpus, {
             concurrency: options.concurrency,
+            chunking,
             onProgress: (done, total, phase) => (phase === "upload" ? uploaded : ingested)(done, total),
           });
           err.write(`ingest: ${ingest.documents} documents, ${ingest.chunks} chunks in ${ingest.seconds.toFixed(1)} s\n`);
@@ -198,6 +205,7 @@ export function registerEvalAnswersCommand(program: Command): void {
     .option("--json", "one JSON object per answerer on stdout")
     .option("--concurrency <n>", "uploads in flight", positiveInt("--concurrency"), 8)
     .option("--data-dir <dir>", "keep Quarry's data here; a later run with the same folder reuses the ingested corpus")
+    .addOption(new Option("--parent <mode>", "chunk the corpus in two levels: answers read each matched chunk's section or whole document").choices(PARENT_CHOICES))
     .action(async (options: EvalAnswersOptions) => {
       await runEvalAnswers(options, { out: process.stdout, err: process.stderr, env: { ...process.env } });
     });

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { DocumentStatus, RetrievalMode, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
+import { DocumentStatus, RetrievalMode, type ChunkingSettings, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
 import type { QuarryClient } from "../client/gateway-client.ts";
 import { ConfigError, type Env } from "../lib/config.ts";
 import { FailedPreconditionError } from "../lib/errors.ts";
@@ -109,12 +109,14 @@ export interface IngestOptions {
   concurrency?: number;
   /** The knowledge base's embedding model; empty: the embedder's default. */
   embeddingModel?: string;
+  /** The knowledge base's chunking (e.g. two-level); absent: the server's defaults. */
+  chunking?: ChunkingSettings;
   onProgress?: (done: number, total: number, phase: "upload" | "ingest") => void;
 }
 
 export async function ingestCorpus(client: QuarryClient, knowledgeBase: string, docs: readonly BeirDocument[], options: IngestOptions = {}): Promise<IngestResult> {
   const started = performance.now();
-  await client.createKnowledgeBase({ name: knowledgeBase, description: "BEIR evaluation corpus (quarry eval)", embeddingModel: options.embeddingModel ?? "" });
+  await client.createKnowledgeBase({ name: knowledgeBase, description: "BEIR evaluation corpus (quarry eval)", embeddingModel: options.embeddingModel ?? "", chunking: options.chunking });
   const beirIdOf = new Map<string, string>();
   const failed: IngestResult["failed"] = [];
   const encoder = new TextEncoder();

@@ -63,6 +63,13 @@ export interface ChunkParent {
   end: number;
   tokenCount: number;
   sectionPath: string[];
+  /**
+   * The parent's children: chunks firstChunkIndex .. firstChunkIndex + chunkCount - 1 of the
+   * document, what an answer reads the parent from. chunkCount 0: not known (chunked before it was
+   * recorded), so the child is read alone.
+   */
+  firstChunkIndex: number;
+  chunkCount: number;
 }
 
 /** A chunk as the chunker makes it: no ids yet beyond its position. */

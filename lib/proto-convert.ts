@@ -245,11 +245,27 @@ export function chunkToProto(c: Chunk): ChunkProto {
 }
 
 export function chunkParentToProto(p: ChunkParent): ChunkParentProto {
-  return create(ChunkParentSchema, { index: p.index, startOffset: p.start, endOffset: p.end, tokenCount: p.tokenCount, sectionPath: [...p.sectionPath] });
+  return create(ChunkParentSchema, {
+    index: p.index,
+    startOffset: p.start,
+    endOffset: p.end,
+    tokenCount: p.tokenCount,
+    sectionPath: [...p.sectionPath],
+    firstChunkIndex: p.firstChunkIndex,
+    chunkCount: p.chunkCount,
+  });
 }
 
 export function chunkParentFromProto(p: ChunkParentProto): ChunkParent {
-  return { index: p.index, start: p.startOffset, end: p.endOffset, tokenCount: p.tokenCount, sectionPath: [...p.sectionPath] };
+  return {
+    index: p.index,
+    start: p.startOffset,
+    end: p.endOffset,
+    tokenCount: p.tokenCount,
+    sectionPath: [...p.sectionPath],
+    firstChunkIndex: p.firstChunkIndex,
+    chunkCount: p.chunkCount,
+  };
 }
 
 export function chunkFromProto(p: ChunkProto): Chunk {

@@ -11,7 +11,7 @@ import { QueryRewriteMode, type Assistant, type Conversation } from "../../gen/q
 import { CitationSchema, type Citation as CitationProto } from "../../gen/quarry/common/v1/common_pb.ts";
 import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
-import { modeFromProto } from "../../lib/proto-convert.ts";
+import { chunkParentToProto, modeFromProto } from "../../lib/proto-convert.ts";
 import { answerChecked, type AnswerDeps, type AnswerEvent } from "./answering/answer-pipeline.ts";
 import type { Citation } from "./answering/citation.ts";
 import { conversationMessages, historyMessages } from "./conversation/conversation-prompt.ts";
@@ -314,5 +314,6 @@ export function citationToProto(c: Citation): CitationProto {
     endOffset: c.end,
     snippet: c.snippet,
     score: c.score,
+    ...(c.parent ? { parent: chunkParentToProto(c.parent) } : {}),
   });
 }

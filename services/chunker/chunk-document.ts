@@ -121,10 +121,11 @@ export function chunkDocument(
           sectionPath: [...region.path],
           start: chunk.start,
           end: chunk.end,
-          ...(parentSpan ? { parent: { ...parentSpan, sectionPath: [...parentSpan.sectionPath] } } : {}),
+          ...(parentSpan ? { parent: { ...parentSpan, sectionPath: [...parentSpan.sectionPath], firstChunkIndex: drafts.length, chunkCount: 0 } } : {}),
         });
       }
     }
+    recordChildRanges(drafts);
   } catch (error) {
     // Splitting is a pure function of the text and the settings: what fails once fails on every
     // retry, so an unexpected error is reported as the document's, not left to be redriven.
@@ -132,6 +133,22 @@ export function chunkDocument(
     throw new InvalidInputError(`the document could not be split into chunks: ${(error as Error)?.message ?? String(error)}`, { cause: error });
   }
   return drafts;
+}
+
+/** Children are cut in text order inside their parent, so each parent's children are one run of indexes. */
+function recordChildRanges(drafts: ChunkDraft[]): void {
+  const first = new Map<number, number>();
+  const count = new Map<number, number>();
+  for (const { index, parent } of drafts) {
+    if (!parent) continue;
+    if (!first.has(parent.index)) first.set(parent.index, index);
+    count.set(parent.index, (count.get(parent.index) ?? 0) + 1);
+  }
+  for (const { parent } of drafts) {
+    if (!parent) continue;
+    parent.firstChunkIndex = first.get(parent.index)!;
+    parent.chunkCount = count.get(parent.index)!;
+  }
 }
 
 interface Region {

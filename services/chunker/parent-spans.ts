@@ -14,6 +14,9 @@ import { RecursiveSplitter } from "./recursive-splitter.ts";
  */
 export const DEFAULT_PARENT_MAX_TOKENS = 1024;
 
+/** A parent as cut, before its children are: chunkDocument records which chunks they are. */
+export type ParentSpan = Omit<ChunkParent, "firstChunkIndex" | "chunkCount">;
+
 export const PARENT_MODES: readonly ParentMode[] = ["none", "section", "document"];
 
 /** A stretch of the document under one heading path, as the chunker's section pass finds it. */
@@ -45,8 +48,8 @@ export function parentSpans(
   mode: Exclude<ParentMode, "none">,
   parentMaxTokens: number,
   counter: TokenCounter,
-): ChunkParent[] {
-  const parents: Omit<ChunkParent, "index">[] = [];
+): ParentSpan[] {
+  const parents: Omit<ParentSpan, "index">[] = [];
   if (mode === "document" && regions.length > 0) {
     const start = regions[0].start;
     const end = regions[regions.length - 1].end;

@@ -28,6 +28,11 @@ function expectWellNested(doc: ParsedDocument, drafts: ChunkDraft[]): void {
     expect(parent.index === lastParent || parent.index === lastParent + 1).toBe(true);
     lastParent = parent.index;
   }
+  // Each parent names exactly its children, the run of indexes the answer reads it from.
+  for (const draft of drafts) {
+    const siblings = drafts.filter((d) => d.parent!.index === draft.parent!.index).map((d) => d.index);
+    expect([draft.parent!.firstChunkIndex, draft.parent!.chunkCount]).toEqual([siblings[0], siblings.length]);
+  }
 }
 
 describe("two-level chunking", () => {

@@ -5,6 +5,7 @@ import { CitationMapper, type MappedEvent } from "./citation-mapper.ts";
 import { verifyCitations, type CitationCheck, type SupportEmbedder } from "./citation-verifier.ts";
 import { buildContext, renderContext, type BuiltContext, type ContextChunk } from "./context-builder.ts";
 import { correctionExtract } from "./correction-answer.ts";
+import { describeParents, readParents } from "./parent-stage.ts";
 import { extractiveAnswer, type ExtractiveOptions } from "./extractive-answerer.ts";
 import { buildMessages } from "./prompt.ts";
 import { retrieveWithOptions, type OptionDeps, type RetrievalNotes, type RetrievalExtras } from "../retrieval/retrieval-options.ts";
@@ -110,10 +111,11 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
     throw err;
   });
   record.retrievalNotes = notes;
+  const parents = await readParents(hits, deps, (at, note) => record.stages.push(stageRun("parents", started, at, note)));
   const context = await stage(
     "build-context",
-    async () => buildContext(hits, { tokenBudget: settings.contextTokenBudget, countTokens: deps.countTokens }),
-    (c) => `${c.chunks.length} chunks, ${c.tokens} tokens`,
+    async () => buildContext(hits, { tokenBudget: settings.contextTokenBudget, countTokens: deps.countTokens, parents }),
+    (c) => `${c.chunks.length} chunks${describeParents(c)}, ${c.tokens} tokens`,
   );
   recordRetrieval(record, hits, context);
 
@@ -192,7 +194,7 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
 }
 
 function recordRetrieval(record: TurnRecord, hits: SearchHit[], context: BuiltContext): void {
-  const numberOf = new Map(context.chunks.map((c) => [c.hit, c.number]));
+  const numberOf = new Map(context.chunks.flatMap((c) => [c.hit, ...(c.parent?.matched ?? [])].map((hit) => [hit, c.number] as const)));
   const exclusionOf = new Map(context.excluded.map((e) => [e.hit, e]));
   record.hits = hits.map((hit, i) => {
     const exclusion = exclusionOf.get(hit);
@@ -217,6 +219,7 @@ function recordRetrieval(record: TurnRecord, hits: SearchHit[], context: BuiltCo
     page: c.hit.chunk.page,
     sectionPath: c.hit.chunk.sectionPath,
     tokens: c.tokens,
+    ...(c.parent ? { parent: c.parent.block.parent, matchedChunkIds: c.parent.matched.map((h) => h.chunk.id) } : {}),
   }));
   record.contextTokens = context.tokens;
 }

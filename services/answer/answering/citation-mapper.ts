@@ -1,5 +1,6 @@
 import type { Citation } from "./citation.ts";
 import type { ContextChunk } from "./context-builder.ts";
+import { parentCitation } from "./parent-context.ts";
 
 export type MappedEvent = { type: "text"; delta: string } | { type: "citation"; citation: Citation };
 
@@ -20,13 +21,20 @@ const SNIPPET_CHARS = 240;
  *
  * Each marker is rewritten as one `[n]` per cited number. A number not in the context is removed
  * from the text and counted in `dropped` — the model invented it, and it must not look like a source.
- * The first time a context chunk is cited its Citation is emitted, just before the marker's text.
+ * The first time a context chunk is cited its Citation is emitted, just before the marker's text
+ * (for a parent entry: the first time each of its children is the one a sentence comes from).
  */
 export class CitationMapper {
   readonly #byNumber: Map<number, ContextChunk>;
   readonly #cited = new Map<number, Citation>();
+  readonly #spans = new Set<string>();
+  readonly #all: Citation[] = [];
   readonly #dropped: number[] = [];
   #pending = "";
+  /** The text shown since the last marker: the sentence the next marker cites. */
+  #sinceMarker = "";
+  /** The sentence the last marker cited: "… text.[1][2]" cites it twice. */
+  #lastSentence = "";
 
   constructor(context: readonly ContextChunk[]) {
     this.#byNumber = new Map(context.map((c) => [c.number, c]));
@@ -53,14 +61,16 @@ export class CitationMapper {
     return [...this.#dropped];
   }
 
+  /** Every citation emitted, in order: one per context entry, or per child of a parent entry. */
   get citations(): Citation[] {
-    return [...this.#cited.values()];
+    return [...this.#all];
   }
 
   #drain(final: boolean): MappedEvent[] {
     const out: MappedEvent[] = [];
     const text = (delta: string) => {
       if (!delta) return;
+      this.#sinceMarker += delta;
       const last = out.at(-1);
       if (last?.type === "text") last.delta += delta;
       else out.push({ type: "text", delta });
@@ -87,14 +97,22 @@ export class CitationMapper {
         this.#dropped.push(...numbers.filter((n) => !this.#byNumber.has(n)));
         if (known.length === 0) continue;
         text(match[1]);
+        const sentence = this.#sinceMarker.trim() ? this.#sinceMarker : this.#lastSentence;
+        this.#lastSentence = sentence;
         for (const n of known) {
-          if (!this.#cited.has(n)) {
-            const citation = toCitation(this.#byNumber.get(n)!);
-            this.#cited.set(n, citation);
+          // A parent entry's sentences may come from different children: each child cited gets its
+          // own citation under the same marker. A plain chunk is cited once.
+          const citation = toCitation(this.#byNumber.get(n)!, sentence);
+          const span = `${n}\u0000${citation.chunkId}`;
+          if (!this.#spans.has(span)) {
+            this.#spans.add(span);
+            if (!this.#cited.has(n)) this.#cited.set(n, citation);
+            this.#all.push(citation);
             out.push({ type: "citation", citation });
           }
           text(`[${n}]`);
         }
+        this.#sinceMarker = "";
         continue;
       }
       if (!final && this.#pending.length <= MAX_HELD && PREFIX.test(this.#pending)) break;
@@ -107,10 +125,14 @@ export class CitationMapper {
   }
 }
 
-export function toCitation(chunk: ContextChunk): Citation {
+/**
+ * The citation of a context entry. For a parent entry it points at the child whose text the cited
+ * sentence (the text since the previous marker) comes from, and names the parent.
+ */
+export function toCitation(chunk: ContextChunk, sentence = ""): Citation {
   const { hit } = chunk;
   const c = hit.chunk;
-  return {
+  const citation: Citation = {
     marker: chunk.number,
     chunkId: c.id,
     documentId: c.documentId,
@@ -124,6 +146,7 @@ export function toCitation(chunk: ContextChunk): Citation {
     snippet: snippet(c.text),
     score: hit.score,
   };
+  return chunk.parent ? parentCitation(citation, chunk.parent, sentence, snippet) : citation;
 }
 
 function snippet(text: string): string {

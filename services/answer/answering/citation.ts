@@ -1,3 +1,5 @@
+import type { ChunkParent } from "../../../lib/domain.ts";
+
 /** One source the answer cites: the chunk behind a [n] marker, located precisely enough to open it. */
 export interface Citation {
   /** The n of the [n] marker in the answer text; the context chunk's number. */
@@ -18,4 +20,9 @@ export interface Citation {
   snippet: string;
   /** The retrieval score the chunk had. */
   score: number;
+  /**
+   * Two-level chunking: the parent the [n] context entry held, which the answer read whole; the
+   * span above is still the child the cited sentence comes from.
+   */
+  parent?: ChunkParent;
 }

@@ -1,4 +1,4 @@
-import type { HitExplain, RetrievalMode } from "../../../lib/domain.ts";
+import type { ChunkParent, HitExplain, RetrievalMode } from "../../../lib/domain.ts";
 import type { ChatUsage } from "../chat-models/chat-model.ts";
 import type { CitationCheck } from "./citation-verifier.ts";
 import type { ExclusionReason } from "./context-builder.ts";
@@ -7,9 +7,22 @@ import type { RetrievalSettings } from "../retrieval/retrieval-stage.ts";
 
 /**
  * The stages an answer can go through, in order. rewrite, hyde or multi-query run when the request
- * asks for query expansion, rerank and neighbours when it asks for those (retrieval-options.ts).
+ * asks for query expansion, rerank and neighbours when it asks for those (retrieval-options.ts),
+ * parents when a hit's base chunks in two levels (parent-stage.ts).
  */
-export type StageName = "rewrite" | "corrections" | "hyde" | "multi-query" | "retrieve" | "rerank" | "neighbours" | "build-context" | "generate" | "extract" | "verify";
+export type StageName =
+  | "rewrite"
+  | "corrections"
+  | "hyde"
+  | "multi-query"
+  | "retrieve"
+  | "rerank"
+  | "neighbours"
+  | "parents"
+  | "build-context"
+  | "generate"
+  | "extract"
+  | "verify";
 
 export interface StageRun {
   stage: StageName;
@@ -44,6 +57,10 @@ export interface ContextEntry {
   page: number;
   sectionPath: string[];
   tokens: number;
+  /** Set when the entry is a parent (two-level chunking): chunkId is then its best matched child. */
+  parent?: ChunkParent;
+  /** The parent's children that were hits, best-ranked first. */
+  matchedChunkIds?: string[];
 }
 
 /**

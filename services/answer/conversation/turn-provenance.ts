@@ -3,7 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import { TurnProvenanceSchema, type QueryRewrite, type TurnProvenance } from "../../../gen/quarry/answer/v1/answer_pb.ts";
 import type { QueryRewriteMode } from "../../../gen/quarry/common/v1/assistant_pb.ts";
-import { modeToProto } from "../../../lib/proto-convert.ts";
+import { chunkParentToProto, modeToProto } from "../../../lib/proto-convert.ts";
 import type { CandidateList } from "../retrieval/mounted-retrieval.ts";
 import type { RetrievalSettings } from "../retrieval/retrieval-stage.ts";
 import type { TurnRecord } from "../answering/turn-record.ts";
@@ -86,6 +86,7 @@ export function turnProvenance(input: ProvenanceInput): TurnProvenance {
       page: c.page,
       sectionPath: c.sectionPath,
       tokens: c.tokens,
+      ...(c.parent ? { parent: chunkParentToProto(c.parent), matchedChunkIds: c.matchedChunkIds ?? [] } : {}),
     })),
     contextTokens: record?.contextTokens ?? 0,
     model: record?.model ?? "",

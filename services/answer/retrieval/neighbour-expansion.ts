@@ -31,11 +31,19 @@ const key = (documentId: string, index: number) => `${documentId}\u0000${index}`
  * The merged hit keeps its id, score and explain (listing the merged chunks) and spans their
  * offsets, so a citation points at the whole passage the model read.
  */
-export async function expandNeighbours(hits: SearchHit[], window: number, tokenBudget: number, deps: NeighbourDeps): Promise<NeighbourExpansion> {
+export async function expandNeighbours(
+  hits: SearchHit[],
+  window: number,
+  tokenBudget: number,
+  deps: NeighbourDeps,
+  /** Hits that are read another way (with their parent) keep their own text. */
+  expandable: (hit: SearchHit) => boolean = () => true,
+): Promise<NeighbourExpansion> {
   if (window <= 0 || hits.length === 0) return { hits, merged: 0 };
   const reach = Math.min(window, MAX_NEIGHBOUR_CHUNKS);
   const wanted: ChunkPosition[] = [];
   for (const hit of hits) {
+    if (!expandable(hit)) continue;
     for (let d = 1; d <= reach; d++) {
       const { knowledgeBaseId, documentId, index } = hit.chunk;
       if (index - d >= 0) wanted.push({ knowledgeBaseId, documentId, index: index - d });
@@ -47,6 +55,7 @@ export async function expandNeighbours(hits: SearchHit[], window: number, tokenB
   let left = tokenBudget - hits.reduce((sum, h) => sum + h.chunk.tokenCount, 0);
   let merged = 0;
   const expanded = hits.map((hit) => {
+    if (!expandable(hit)) return hit;
     const before: Chunk[] = [];
     const after: Chunk[] = [];
     const open = { before: true, after: true };

@@ -3,6 +3,7 @@ import { FailedPreconditionError, InvalidInputError } from "../../../lib/errors.
 import type { ChatModel } from "../chat-models/chat-model.ts";
 import { correctionsFirst } from "./corrections-recall.ts";
 import { expandNeighbours, MAX_NEIGHBOUR_CHUNKS, type NeighbourDeps } from "./neighbour-expansion.ts";
+import { parentKey } from "../answering/parent-context.ts";
 import { expandQuery, type PlannedQuery, type QueryExpansionMode } from "./query-expansion.ts";
 import { fuseQueryLists } from "./query-fusion.ts";
 import { RERANK_CANDIDATE_FACTOR, rerankHits, type Reranker } from "./rerank/reranker.ts";
@@ -110,10 +111,12 @@ export async function retrieveWithOptions(
   if (neighbours > 0) {
     if (!deps.chunksAt || !deps.countTokens) throw new FailedPreconditionError("neighbour expansion needs chunk look-up, which this retrieval was not given");
     const started = performance.now();
-    const expanded = await expandNeighbours(hits, neighbours, tokenBudget, { chunksAt: deps.chunksAt, countTokens: deps.countTokens });
+    // A hit with a parent is read with its whole parent (answer-pipeline.ts): parents supersede neighbours.
+    const withParent = hits.filter((h) => parentKey(h.chunk) !== undefined).length;
+    const expanded = await expandNeighbours(hits, neighbours, tokenBudget, { chunksAt: deps.chunksAt, countTokens: deps.countTokens }, (h) => parentKey(h.chunk) === undefined);
     hits = expanded.hits;
     notes.mergedNeighbours = expanded.merged;
-    onStage("neighbours", started, `${expanded.merged} adjacent chunks merged`);
+    onStage("neighbours", started, `${expanded.merged} adjacent chunks merged${withParent ? `; ${withParent} hits left to their parents` : ""}`);
   }
   notes.fallbackHits = hits.filter((h) => h.explain.fallback).length;
   return { hits, notes, knownTokenShare: runs[0].knownTokenShare, vectorWeight: runs[0].vectorWeight };

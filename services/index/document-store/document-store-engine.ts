@@ -28,6 +28,7 @@ import {
   documentMarkerSource,
   documentRecordsQuery,
   indexSlug,
+  PARENT_FIELD_MAPPING,
   toChunkSource,
   vectorEngineHit,
   type ChunkSource,
@@ -75,6 +76,8 @@ export class DocumentStoreEngine implements SearchEngine {
   /** Each knowledge base's shadow index while its model changes (one index process runs a change). */
   private readonly shadows = new Map<string, { index: string; dimension: number }>();
   private templateReady: Promise<void> | undefined;
+  /** Indices known to map the parent field (see ensureParentField). */
+  private readonly parentFieldReady = new Map<string, Promise<void>>();
   private closed = false;
 
   constructor(
@@ -147,6 +150,7 @@ export class DocumentStoreEngine implements SearchEngine {
         }
       }
       const alias = this.aliasFor(knowledgeBaseId);
+      await this.ensureParentField(alias, chunks);
       const enabled = await this.documentEnabled(alias, documentId);
       const operations: Record<string, unknown>[] = [
         { index: { _index: alias, _id: documentMarkerId(documentId) } },
@@ -263,6 +267,7 @@ export class DocumentStoreEngine implements SearchEngine {
           throw new FailedPreconditionError(`chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; the new model's are ${shadow.dimension}`);
         }
       }
+      await this.ensureParentField(shadow.index, chunks);
       const enabled = await this.documentEnabled(this.aliasFor(knowledgeBaseId), documentId);
       const operations: Record<string, unknown>[] = [
         { index: { _index: shadow.index, _id: documentMarkerId(documentId) } },
@@ -348,6 +353,23 @@ export class DocumentStoreEngine implements SearchEngine {
     } catch (error) {
       throw this.store.errors.toDomainError(error, what);
     }
+  }
+
+  /**
+   * A chunk index made before parents were stored has a strict mapping without the field: add it
+   * (once per index and process) before the first chunk with a parent is written there.
+   */
+  private async ensureParentField(index: string, chunks: readonly EmbeddedChunk[]): Promise<void> {
+    if (!chunks.some((c) => c.parent)) return;
+    let ready = this.parentFieldReady.get(index);
+    if (!ready) {
+      ready = this.store.putMapping(index, PARENT_FIELD_MAPPING).catch((error: unknown) => {
+        this.parentFieldReady.delete(index);
+        throw error;
+      });
+      this.parentFieldReady.set(index, ready);
+    }
+    await ready;
   }
 
   private ensureTemplate(): Promise<void> {

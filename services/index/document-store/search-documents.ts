@@ -4,7 +4,7 @@
 // and the same BM25 query; only what differs between them (the vector field, the kNN query, the
 // client calls) stays in each backend.
 import { createHash } from "node:crypto";
-import type { Chunk, EmbeddedChunk, SearchQuery } from "../../../lib/domain.ts";
+import type { Chunk, ChunkParent, EmbeddedChunk, SearchQuery } from "../../../lib/domain.ts";
 import type { EngineHit } from "../search/rrf-fusion.ts";
 
 export type ChunkRecordType = "chunk" | "document";
@@ -24,7 +24,23 @@ export interface ChunkSource {
   start_offset: number;
   end_offset: number;
   enabled: boolean;
+  /** Two-level chunking: the chunk's parent; absent for a chunk without one. */
+  parent?: ParentSource;
 }
+
+/** Stored, never searched: the answer reads it back with the hit. */
+export interface ParentSource {
+  index: number;
+  start_offset: number;
+  end_offset: number;
+  token_count: number;
+  section_path: string[];
+  first_chunk_index: number;
+  chunk_count: number;
+}
+
+/** The parent field's mapping; also added to a chunk index made before parents were stored. */
+export const PARENT_FIELD_MAPPING = { parent: { type: "object", enabled: false } };
 
 /** Fields searches never need back: the vector and the segmented copy of the text. */
 export const CHUNK_SOURCE_EXCLUDES = ["embedding", "search_terms"];
@@ -69,6 +85,7 @@ export function chunkFieldMappings(searchTermsAnalyzer: string): Record<string, 
     start_offset: { type: "integer" },
     end_offset: { type: "integer" },
     enabled: { type: "boolean" },
+    ...PARENT_FIELD_MAPPING,
   };
 }
 
@@ -88,6 +105,31 @@ export function toChunkSource(chunk: EmbeddedChunk, knowledgeBaseId: string, doc
     start_offset: chunk.start,
     end_offset: chunk.end,
     enabled,
+    ...(chunk.parent ? { parent: toParentSource(chunk.parent) } : {}),
+  };
+}
+
+function toParentSource(p: ChunkParent): ParentSource {
+  return {
+    index: p.index,
+    start_offset: p.start,
+    end_offset: p.end,
+    token_count: p.tokenCount,
+    section_path: p.sectionPath,
+    first_chunk_index: p.firstChunkIndex,
+    chunk_count: p.chunkCount,
+  };
+}
+
+function parentFromSource(p: ParentSource): ChunkParent {
+  return {
+    index: p.index,
+    start: p.start_offset,
+    end: p.end_offset,
+    tokenCount: p.token_count,
+    sectionPath: p.section_path ?? [],
+    firstChunkIndex: p.first_chunk_index ?? 0,
+    chunkCount: p.chunk_count ?? 0,
   };
 }
 
@@ -104,6 +146,7 @@ export function chunkFromSource(source: ChunkSource): Chunk {
     sectionPath: source.section_path ?? [],
     start: source.start_offset,
     end: source.end_offset,
+    ...(source.parent ? { parent: parentFromSource(source.parent) } : {}),
   };
 }
 

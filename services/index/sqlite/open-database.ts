@@ -114,6 +114,14 @@ const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    sql: `
+      -- Two-level chunking: the chunk's parent span and the run of its siblings (JSON), NULL for a
+      -- chunk without one.
+      ALTER TABLE chunks ADD COLUMN parent TEXT;
+    `,
+  },
 ];
 
 const VERSION_TABLE = "index_schema_version";

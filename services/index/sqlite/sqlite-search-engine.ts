@@ -3,7 +3,7 @@
 // dimensions cannot share a vec0 column). Both lists feed the shared ladder of search/hybrid-search.ts.
 import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import { createHash } from "node:crypto";
-import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
+import type { Chunk, ChunkParent, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import type { EngineHit } from "../search/rrf-fusion.ts";
 import { hybridSearch } from "../search/hybrid-search.ts";
@@ -39,6 +39,7 @@ interface ChunkRow {
   start_offset: number;
   end_offset: number;
   enabled: number;
+  parent: string | null;
 }
 
 // sqlite-vec refuses k above this in one kNN query.
@@ -139,8 +140,8 @@ export class SqliteSearchEngine implements SearchEngine {
             .run(knowledgeBaseId, documentId, enabled ? 1 : 0);
           const insertChunk = this.db.prepare(
             `INSERT INTO chunks (id, knowledge_base_id, document_id, file_name, chunk_index, text, token_count, page, page_end,
-               section_path, start_offset, end_offset, enabled)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+               section_path, start_offset, end_offset, enabled, parent)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           );
           const insertTerms = this.db.prepare(`INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)`);
           const insertVector = this.db.prepare(`INSERT INTO "${space.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`);
@@ -159,6 +160,7 @@ export class SqliteSearchEngine implements SearchEngine {
               chunk.start,
               chunk.end,
               enabled ? 1 : 0,
+              chunk.parent ? JSON.stringify(chunk.parent) : null,
             );
             insertTerms.run(lastInsertRowid, segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath)));
             // vec0 only accepts integer-typed keys and metadata, which better-sqlite3 sends for BigInt.
@@ -487,5 +489,6 @@ function toChunk(row: ChunkRow): Chunk {
     sectionPath: JSON.parse(row.section_path) as string[],
     start: row.start_offset,
     end: row.end_offset,
+    ...(row.parent ? { parent: JSON.parse(row.parent) as ChunkParent } : {}),
   };
 }

@@ -191,6 +191,29 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         expect(await engine.getChunks([chunks.a0.id, chunks.c0.id])).toEqual([]);
         await expect(engine.search(query(kb, "bm25", { text: "fox" }))).rejects.toBeInstanceOf(NotFoundError);
       });
+
+      it("keeps a child's parent (span, section, the run of its siblings) in every way a chunk comes back", async () => {
+        const { kb, docA, chunks } = await seed();
+        const parent = { index: 0, start: 0, end: 260, tokenCount: 57, sectionPath: ["Contract", "Nature"], firstChunkIndex: 0, chunkCount: 3 };
+        const children = [
+          { ...makeChunk(kb, docA, 0, "Otters crack shellfish open with stones.", [1, 0, 0, 0], chunks.a0.id), parent },
+          { ...makeChunk(kb, docA, 1, "Beavers fell trees to build their dams.", [0, 1, 0, 0], chunks.a1.id), parent },
+          { ...makeChunk(kb, docA, 2, "Herons stand still for minutes before they strike.", [0.5, 0.5, 0, 0]), parent },
+        ];
+        await engine.replaceDocumentChunks(kb, docA, "nature.md", children);
+        const expected = children.map(withoutVector);
+        expect(await engine.getChunks(children.map((c) => c.id))).toEqual(expected);
+        expect(await engine.getChunksAt([0, 1, 2].map((index) => ({ knowledgeBaseId: kb, documentId: docA, index })))).toEqual(expected);
+        expect(await engine.documentChunks(kb, docA)).toEqual(expected);
+        const [bm25] = await engine.search(query(kb, "bm25", { text: "beavers dams" }));
+        expect(bm25.chunk).toEqual(expected[1]);
+        const [vector] = await engine.search(query(kb, "vector", { vector: new Float32Array([1, 0, 0, 0]), topK: 1 }));
+        expect(vector.chunk).toEqual(expected[0]);
+        const [hybrid] = await engine.search(query(kb, "hybrid", { text: "herons strike", vector: new Float32Array([0.5, 0.5, 0, 0]), topK: 1 }));
+        expect(hybrid.chunk).toEqual(expected[2]);
+        // A chunk without a parent comes back without one.
+        expect((await engine.getChunks([chunks.b0.id]))[0]).not.toHaveProperty("parent");
+      });
     });
 
     describe("bm25", () => {
