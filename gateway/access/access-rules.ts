@@ -105,6 +105,18 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   // Deleting discards what others may rely on (provenance), so it is a write.
   deleteConversation: { role: "editor", scoped: "check", targets: (r) => ({ conversations: [r.conversationId] }) },
   getTurn: { role: "reader", scoped: "check", targets: (r) => ({ turns: [r.turnId] }) },
+  // A rerun of retrieval with the chunks' text, as Search shows it: a reader's call, within the key's scope.
+  debugRetrieval: {
+    role: "reader",
+    scoped: "check",
+    targets: (r) => ({
+      knowledgeBases: [...r.knowledgeBases],
+      assistants: present(r.assistant),
+      turns: present(r.turnId),
+      documents: present(r.expect?.documentId ?? ""),
+      unbounded: r.knowledgeBases.length === 0 && !r.assistant && !r.turnId,
+    }),
+  },
   // Admin keys are never scoped, so "deny" only restates that a scoped key cannot manage keys.
   createApiKey: { role: "admin", scoped: "deny" },
   listApiKeys: { role: "admin", scoped: "deny" },
