@@ -1036,7 +1036,7 @@ export type DebugRetrievalRequest = Message<"quarry.answer.v1.DebugRetrievalRequ
 
   /**
    * How deep each list is searched for an expected chunk that is not among the candidates the
-   * retrieval fetched; 0 means 1000 (at most 4000).
+   * retrieval fetched; 0 means 500 (at most 1000).
    *
    * @generated from field: uint32 deep_window = 7;
    */

@@ -1232,7 +1232,7 @@ export type DebugRetrievalRequest = Message<"quarry.gateway.v1.DebugRetrievalReq
   expect?: RetrievalExpectation | undefined;
 
   /**
-   * How deep each list is searched for an expected chunk missing from the candidates; 0 means 1000.
+   * How deep each list is searched for an expected chunk missing from the candidates; 0 means 500 (at most 1000).
    *
    * @generated from field: uint32 deep_window = 7;
    */

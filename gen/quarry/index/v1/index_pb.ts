@@ -708,7 +708,7 @@ export type FindChunksResponse = Message<"quarry.index.v1.FindChunksResponse"> &
   scanned: bigint;
 
   /**
-   * False when the scan stopped at the engine's cap (QUARRY_FIND_CHUNKS_MAX_SCAN) before reading every chunk.
+   * False when the scan stopped at its cap (500,000 chunks) before reading every chunk.
    *
    * @generated from field: bool complete = 4;
    */
