@@ -6,8 +6,8 @@ import { QueryRewriteMode, type Assistant } from "../../../gen/quarry/common/v1/
 import type { RetrievalMode } from "../../../lib/domain.ts";
 import { InvalidInputError } from "../../../lib/errors.ts";
 import { modeFromProto } from "../../../lib/proto-convert.ts";
-import type { QueryExpansionMode } from "../query-expansion.ts";
-import type { RetrievalExtras } from "../retrieval-extras.ts";
+import type { QueryExpansionMode } from "../retrieval/query-expansion.ts";
+import type { RetrievalExtras } from "../retrieval/retrieval-extras.ts";
 
 /** What the person expected retrieval to find; at least one field is set. */
 export interface Expectation {

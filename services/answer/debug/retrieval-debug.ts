@@ -16,7 +16,7 @@ import type { Assistant } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import type { Chunk, DocumentRecord, SearchHit } from "../../../lib/domain.ts";
 import { toProtoStatus } from "../../../lib/pipeline/progress.ts";
 import { modeToProto } from "../../../lib/proto-convert.ts";
-import { EXPANSION_TO_PROTO } from "../turn-provenance.ts";
+import { EXPANSION_TO_PROTO } from "../conversation/turn-provenance.ts";
 import { traceSearch } from "./chunk-trace.ts";
 import type { DebugLookups } from "./debug-lookups.ts";
 import { planDebug, type DebugPlan, type DebugRequest, type Expectation } from "./debug-plan.ts";

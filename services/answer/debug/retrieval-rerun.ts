@@ -3,14 +3,14 @@
 // then context-builder.ts), recording every search the stages send to the index and the pooled
 // candidates before rerank and the top-k cut, so a chunk can be followed through each of them.
 import type { KnowledgeBase, RetrievalMode, SearchHit, SearchQuery } from "../../../lib/domain.ts";
-import type { ChatModel } from "../chat-model.ts";
-import { buildContext, type BuiltContext } from "../context-builder.ts";
-import { retrieveMounted } from "../mounted-retrieval.ts";
-import type { NeighbourDeps } from "../neighbour-expansion.ts";
-import type { Reranker } from "../rerank/reranker.ts";
-import { retrieveWithOptions, type RetrievalNotes } from "../retrieval-options.ts";
-import type { RetrievalDeps, RetrievalSettings } from "../retrieval-stage.ts";
-import type { StageRun } from "../turn-record.ts";
+import type { ChatModel } from "../chat-models/chat-model.ts";
+import { buildContext, type BuiltContext } from "../answering/context-builder.ts";
+import { retrieveMounted } from "../retrieval/mounted-retrieval.ts";
+import type { NeighbourDeps } from "../retrieval/neighbour-expansion.ts";
+import type { Reranker } from "../retrieval/rerank/reranker.ts";
+import { retrieveWithOptions, type RetrievalNotes } from "../retrieval/retrieval-options.ts";
+import type { RetrievalDeps, RetrievalSettings } from "../retrieval/retrieval-stage.ts";
+import type { StageRun } from "../answering/turn-record.ts";
 import type { DebugPlan } from "./debug-plan.ts";
 
 /** One search a stage sent to the index, with what came back. */
