@@ -40,10 +40,13 @@ function score(value: string): number {
   return n;
 }
 
-function describePosition(p: ListPosition): string {
+/** Scores span BM25's tens and RRF's thousandths: enough digits to tell two apart either way. */
+const shown = (score: number) => (Math.abs(score) >= 1 ? score.toFixed(3) : score.toPrecision(3));
+
+function describePosition(p: ListPosition, searched: string): string {
   const where = p.knowledgeBaseId ? ` ${p.knowledgeBaseId}` : "";
-  const scored = p.score === undefined ? "" : ` (score ${p.score.toFixed(4)})`;
-  const last = p.windowLastScore === undefined ? "" : `; #${p.window} scores ${p.windowLastScore.toFixed(4)}`;
+  const scored = p.score === undefined ? "" : ` (score ${shown(p.score)})`;
+  const last = p.windowLastScore === undefined ? "" : `; #${p.window} scores ${shown(p.windowLastScore)}`;
   let place: string;
   switch (p.source) {
     case RankSource.CANDIDATES:
@@ -57,19 +60,20 @@ function describePosition(p: ListPosition): string {
       place = `absent${p.note ? ` (${p.note})` : ""}`;
   }
   const how = p.source === RankSource.DEEP_SEARCH ? " [deeper search]" : p.source === RankSource.CANDIDATES ? " [as fetched]" : "";
-  return `  ${p.list.padEnd(6)}${where}: ${place}${scored}${last}${how}${p.query ? `  — query ${JSON.stringify(p.query)}` : ""}`;
+  // A query variant (multi-query) differs from what was searched; the search itself needs no repeating.
+  return `  ${p.list.padEnd(6)}${where}: ${place}${scored}${last}${how}${p.query && p.query !== searched ? `  — query ${JSON.stringify(p.query)}` : ""}`;
 }
 
-function describeTrace(t: ChunkTrace): string[] {
+function describeTrace(t: ChunkTrace, searched: string): string[] {
   const c = t.chunk!;
   const status = c.documentStatus ? enumName(DocumentStatus[c.documentStatus].replace(/^DOCUMENT_STATUS_/, "")) : "unknown";
   const out = [
     `chunk ${c.chunkId} (${c.fileName || c.documentId}, chunk ${c.chunkIndex}, knowledge base ${c.knowledgeBaseId}) — ${enumName(ExpectationMatch[c.match])} match, document ${status}${c.enabled ? "" : ", DISABLED"}`,
   ];
   if (c.snippet) out.push(`  "${c.snippet.replace(/\s+/g, " ")}"`);
-  out.push(...t.lists.map(describePosition));
+  out.push(...t.lists.map((p) => describePosition(p, searched)));
   const reached = [
-    t.rerankCandidateRank ? `rerank candidate #${t.rerankCandidateRank}${t.rerankScore === undefined ? "" : ` (rerank score ${t.rerankScore.toFixed(4)})`}` : "",
+    t.rerankCandidateRank ? `rerank candidate #${t.rerankCandidateRank}${t.rerankScore === undefined ? "" : ` (rerank score ${shown(t.rerankScore)})`}` : "",
     t.retrievedRank ? `retrieved #${t.retrievedRank}` : "not retrieved",
     t.contextNumber ? `in the context as [${t.contextNumber}]` : "not in the context",
   ].filter(Boolean);
@@ -90,7 +94,7 @@ export function describeReport(r: RetrievalDebugReport): string {
     `settings: ${mode}, top-k ${s?.topK ?? 0}, min score ${s?.minScore ?? 0}${s?.rerank ? ", rerank" : ""}${s?.neighbourChunks ? `, ${s.neighbourChunks} neighbour(s)` : ""}; deep searches to rank ${r.deepWindow}`,
     `expected: ${expected} — ${r.exists ? "in the knowledge base" : "NOT in the knowledge base"} (${r.existenceNote})`,
   ];
-  for (const t of r.chunks) out.push("", ...describeTrace(t));
+  for (const t of r.chunks) out.push("", ...describeTrace(t, r.query));
   if (r.matchingChunks > r.chunks.length) out.push("", `(${r.matchingChunks - r.chunks.length} more chunk(s) hold it; the ${r.chunks.length} that got furthest are shown)`);
   out.push("", `the rerun retrieved ${r.retrieved.length} hit(s); context ${r.context.length} chunk(s), ${r.contextTokens} tokens${r.turnId ? (r.sameContextAsTurn ? " — the same as the turn's" : " — NOT the same as the turn's (the index or the settings changed)") : ""}`);
   for (const c of r.context) out.push(`  [${c.number}] ${c.fileName} ${c.chunkId}`);
