@@ -123,6 +123,10 @@ const PROBES: Record<string, Probe> = {
     destructive: 1,
   },
   getTurn: { other: (c, w) => c.getTurn({ turnId: w.b.turnId }), own: (c, w) => c.getTurn({ turnId: w.a.turnId }) },
+  debugRetrieval: {
+    other: (c, w) => c.debugRetrieval({ turnId: w.b.turnId, expect: { text: "secret" } }),
+    own: (c, w) => c.debugRetrieval({ turnId: w.a.turnId, expect: { text: "secret" } }),
+  },
 };
 
 function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: () => Promise<void> = async () => {}) {
@@ -247,6 +251,9 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
         expect(await codeOf(() => scoped.search({ query: "secret", knowledgeBases: [] }))).toBe(Code.PermissionDenied);
         expect(await codeOf(() => drain(scoped.chat({ question: "what is secret?", knowledgeBases: [] })))).toBe(Code.PermissionDenied);
         expect(await codeOf(() => scoped.getDocument({ documentId: "doc_00000000000000000000000000000000" }))).toBe(Code.PermissionDenied);
+        // Debugging its own base for the other tenant's document, or the other base by name, is refused too.
+        expect(await codeOf(() => scoped.debugRetrieval({ query: "secret", knowledgeBases: [world.a.id], expect: { documentId: world.b.docId } }))).toBe(Code.PermissionDenied);
+        expect(await codeOf(() => scoped.debugRetrieval({ query: "secret", knowledgeBases: [world.b.name], expect: { text: "secret" } }))).toBe(Code.PermissionDenied);
       }
       // Nothing of B changed.
       expect((await admin.getDocument({ documentId: world.b.docId })).document?.enabled).toBe(true);
