@@ -123,6 +123,22 @@ function describeRetrievalDebug(backend: string, backendEnv: () => Env, cleanup:
       expect(r.context).toHaveLength(3);
     });
 
+    it("reruns an assistant's turn base by base, with the base's own top-k", async () => {
+      const assistant = (await quarry.client.createAssistant({ assistant: { name: "keeper", knowledgeBases: [{ knowledgeBase: KB, topK: 3, priority: 1 }] } })).assistant!;
+      let assistantTurn = "";
+      for await (const { event } of quarry.client.chat({ question: QUESTION, assistant: "keeper" })) {
+        if (event?.event.case === "started") assistantTurn = event.event.value.turnId;
+      }
+      const { report } = await quarry.client.debugRetrieval({ turnId: assistantTurn, expect: { text: "tide table" } });
+      expect(report!.assistantId).toBe(assistant.id);
+      const [trace] = report!.chunks;
+      expect(trace.loss).toBe(RetrievalLoss.TOP_K);
+      const fused = trace.lists.find((l) => l.list === "fused")!;
+      expect(fused).toMatchObject({ knowledgeBaseId: assistant.knowledgeBases[0].knowledgeBase, window: 3 });
+      expect(fused.rank).toBe(await rankIn(RetrievalMode.HYBRID));
+      expect(report!.sameContextAsTurn).toBe(true);
+    });
+
     it("says a text no chunk holds is not in the knowledge base", async () => {
       const { report } = await quarry.client.debugRetrieval({ turnId, expect: { text: "kept in the glovebox of the van" } });
       expect(report!.exists).toBe(false);
