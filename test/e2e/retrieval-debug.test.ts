@@ -139,39 +139,6 @@ function describeRetrievalDebug(backend: string, backendEnv: () => Env, cleanup:
       expect(report!.sameContextAsTurn).toBe(true);
     });
 
-    it("gives the rank of a chunk below every list's window, found by a deeper search, and scores it on its own past the deep window", async () => {
-      // 60 notes that each say the question's words: the planted chunk falls below the 50 candidates each list fuses.
-      const crowd = Array.from({ length: 60 }, (_, i) => `Note ${i + 1}: the spare key for the lighthouse door is kept where note ${i + 1} says.`).join("\n\n");
-      await quarry.client.createKnowledgeBase({ name: "debug-deep", chunking: { chunkSize: 24, chunkOverlap: 0 } });
-      const docs = await Promise.all([upload(quarry.client, "debug-deep", "crowd.txt", new TextEncoder().encode(crowd)), upload(quarry.client, "debug-deep", "boathouse.txt", new TextEncoder().encode(PLANTED))]);
-      await watchAll(quarry.client, docs.map((d) => d.document!.id));
-      const rankDeep = async (mode: RetrievalMode) =>
-        (await quarry.client.search({ query: QUESTION, knowledgeBases: ["debug-deep"], settings: { mode, topK: 200 } })).hits.findIndex((h) => h.chunk?.text.includes("tide table")) + 1;
-      const expected = { bm25: await rankDeep(RetrievalMode.BM25), vector: await rankDeep(RetrievalMode.VECTOR) };
-      expect(expected.bm25).toBeGreaterThan(50);
-      expect(expected.vector).toBeGreaterThan(50);
-
-      const ask = { query: QUESTION, knowledgeBases: ["debug-deep"], settings: { topK: 3 }, expect: { text: "tide table" } };
-      const { report } = await quarry.client.debugRetrieval(ask);
-      const [trace] = report!.chunks;
-      expect(trace.loss).toBe(RetrievalLoss.NOT_RETRIEVED);
-      const bm25 = trace.lists.find((l) => l.list === "bm25")!;
-      const vector = trace.lists.find((l) => l.list === "vector")!;
-      expect(bm25).toMatchObject({ rank: expected.bm25, window: 50, inWindow: false, source: RankSource.DEEP_SEARCH });
-      expect(vector).toMatchObject({ rank: expected.vector, window: 50, inWindow: false, source: RankSource.DEEP_SEARCH });
-      expect(trace.lists.find((l) => l.list === "fused")).toMatchObject({ rank: 0, source: RankSource.ABSENT });
-      expect(trace.verdict).toBe(`not retrieved: rank ${expected.bm25} in bm25, below the 50 fetched; rank ${expected.vector} in vector, below the 50 fetched`);
-
-      // With the deep search shallower than its ranks, each list scores it on its own, beside the 50th candidate's score.
-      const shallow = (await quarry.client.debugRetrieval({ ...ask, deepWindow: 50 })).report!.chunks[0];
-      for (const list of ["bm25", "vector"]) {
-        const p = shallow.lists.find((l) => l.list === list)!;
-        expect(p).toMatchObject({ rank: 0, source: RankSource.DIRECT_SCORE });
-        expect(p.score).toBeLessThanOrEqual(p.windowLastScore!);
-      }
-      expect(shallow.verdict).toMatch(/^not retrieved: beyond rank 50 in bm25 \(its score [\d.e-]+; the 50th fetched scores [\d.e-]+\); beyond rank 50 in vector/);
-    });
-
     it("says a text no chunk holds is not in the knowledge base", async () => {
       const { report } = await quarry.client.debugRetrieval({ turnId, expect: { text: "kept in the glovebox of the van" } });
       expect(report!.exists).toBe(false);
@@ -241,6 +208,41 @@ function describeRetrievalDebug(backend: string, backendEnv: () => Env, cleanup:
         expect(missing.stderr).toContain("--expect TEXT, --chunk ID or --document ID");
       });
     }
+
+    // Last: on SQLite one FTS5 table holds every base's terms, so a new base changes BM25 scores in
+    // the others, and the earlier tests compare reruns with the turn.
+    it("gives the rank of a chunk below every list's window, found by a deeper search, and scores it on its own past the deep window", async () => {
+      // 60 notes that each say the question's words: the planted chunk falls below the 50 candidates each list fuses.
+      const crowd = Array.from({ length: 60 }, (_, i) => `Note ${i + 1}: the spare key for the lighthouse door is kept where note ${i + 1} says.`).join("\n\n");
+      await quarry.client.createKnowledgeBase({ name: "debug-deep", chunking: { chunkSize: 24, chunkOverlap: 0 } });
+      const docs = await Promise.all([upload(quarry.client, "debug-deep", "crowd.txt", new TextEncoder().encode(crowd)), upload(quarry.client, "debug-deep", "boathouse.txt", new TextEncoder().encode(PLANTED))]);
+      await watchAll(quarry.client, docs.map((d) => d.document!.id));
+      const rankDeep = async (mode: RetrievalMode) =>
+        (await quarry.client.search({ query: QUESTION, knowledgeBases: ["debug-deep"], settings: { mode, topK: 200 } })).hits.findIndex((h) => h.chunk?.text.includes("tide table")) + 1;
+      const expected = { bm25: await rankDeep(RetrievalMode.BM25), vector: await rankDeep(RetrievalMode.VECTOR) };
+      expect(expected.bm25).toBeGreaterThan(50);
+      expect(expected.vector).toBeGreaterThan(50);
+
+      const ask = { query: QUESTION, knowledgeBases: ["debug-deep"], settings: { topK: 3 }, expect: { text: "tide table" } };
+      const { report } = await quarry.client.debugRetrieval(ask);
+      const [trace] = report!.chunks;
+      expect(trace.loss).toBe(RetrievalLoss.NOT_RETRIEVED);
+      const bm25 = trace.lists.find((l) => l.list === "bm25")!;
+      const vector = trace.lists.find((l) => l.list === "vector")!;
+      expect(bm25).toMatchObject({ rank: expected.bm25, window: 50, inWindow: false, source: RankSource.DEEP_SEARCH });
+      expect(vector).toMatchObject({ rank: expected.vector, window: 50, inWindow: false, source: RankSource.DEEP_SEARCH });
+      expect(trace.lists.find((l) => l.list === "fused")).toMatchObject({ rank: 0, source: RankSource.ABSENT });
+      expect(trace.verdict).toBe(`not retrieved: rank ${expected.bm25} in bm25, below the 50 fetched; rank ${expected.vector} in vector, below the 50 fetched`);
+
+      // With the deep search shallower than its ranks, each list scores it on its own, beside the 50th candidate's score.
+      const shallow = (await quarry.client.debugRetrieval({ ...ask, deepWindow: 50 })).report!.chunks[0];
+      for (const list of ["bm25", "vector"]) {
+        const p = shallow.lists.find((l) => l.list === list)!;
+        expect(p).toMatchObject({ rank: 0, source: RankSource.DIRECT_SCORE });
+        expect(p.score).toBeLessThanOrEqual(p.windowLastScore!);
+      }
+      expect(shallow.verdict).toMatch(/^not retrieved: beyond rank 50 in bm25 \(its score [\d.e-]+; the 50th fetched scores [\d.e-]+\); beyond rank 50 in vector/);
+    });
   });
 }
 
