@@ -15,6 +15,8 @@ import type { Env } from "../../lib/config.ts";
 import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
 import { elasticsearchTestSpace } from "../../services/index/testing/elasticsearch-test-support.ts";
 import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
+import { startRerankStub, type RerankStub } from "../../lib/testing/rerank-stub.ts";
+import { QueryExpansion } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { engineAddress } from "../support/engines.ts";
 import { failure, upload, watchAll } from "./e2e-helpers.ts";
@@ -50,14 +52,26 @@ function describeRetrievalDebug(backend: string, backendEnv: () => Env, cleanup:
   describe(`DebugRetrieval on the embedded server (${backend})`, () => {
     let quarry: EmbeddedQuarryFixture;
     let embeddings: OpenAiStub;
+    let chat: OpenAiStub;
+    let rerank: RerankStub;
+    /** What the chat stub answers (an answer, or a test's query variants), and how the rerank stub scores the planted chunk. */
+    let chatReply = () => "It is kept by the keeper [1].";
+    let plantedRerankScore = 0.01;
     let turnId = "";
     let plantedDocument = "";
 
     beforeAll(async () => {
       embeddings = await startOpenAiStub({ embeddingDimension: 64 });
+      chat = await startOpenAiStub({ reply: () => chatReply() });
+      rerank = await startRerankStub({ protocol: "tei", score: (_q, text) => (text.includes("tide table") ? plantedRerankScore : 0.5) });
       quarry = await startEmbeddedQuarry({
         env: {
           ...backendEnv(),
+          OPENAI_BASE_URL: chat.url,
+          QUARRY_CHAT_MODEL: "stub-chat",
+          OPENAI_API_KEY: "test-key",
+          QUARRY_RERANK_URL: rerank.url,
+          QUARRY_RERANK_PROTOCOL: "tei",
           QUARRY_EMBEDDING_PROVIDER: "openai",
           QUARRY_EMBEDDING_BASE_URL: embeddings.url,
           QUARRY_EMBEDDING_MODEL: "stub-embedding",
@@ -80,6 +94,8 @@ function describeRetrievalDebug(backend: string, backendEnv: () => Env, cleanup:
     afterAll(async () => {
       await quarry?.stop();
       await embeddings?.close();
+      await chat?.close();
+      await rerank?.close();
       await cleanup();
     });
 
@@ -137,6 +153,44 @@ function describeRetrievalDebug(backend: string, backendEnv: () => Env, cleanup:
       expect(fused).toMatchObject({ knowledgeBaseId: assistant.knowledgeBases[0].knowledgeBase, window: 3 });
       expect(fused.rank).toBe(await rankIn(RetrievalMode.HYBRID));
       expect(report!.sameContextAsTurn).toBe(true);
+    });
+
+    it("blames rerank for a candidate the reranker demoted, and follows one it promoted into the context", async () => {
+      const fusedRank = await rankIn(RetrievalMode.HYBRID);
+      plantedRerankScore = 0.01;
+      const demoted = (await quarry.client.debugRetrieval({ turnId, settings: { rerank: true }, expect: { text: "tide table" } })).report!;
+      expect(demoted.settings?.rerank).toBe(true);
+      expect(demoted.notes?.reranker).toContain(rerank.url);
+      const [trace] = demoted.chunks;
+      expect(trace.loss).toBe(RetrievalLoss.RERANK);
+      expect(trace.rerankCandidateRank).toBe(fusedRank);
+      expect(trace.verdict).toMatch(new RegExp(`^dropped by rerank: ${ordinal(fusedRank)} of the \\d+ candidates before rerank, not in the 3 the reranker kept$`));
+      // The candidates were widened to 3 × top-k for the reranker: the fused list's window says so.
+      expect(trace.lists.find((l) => l.list === "fused")?.window).toBe(9);
+
+      plantedRerankScore = 0.99;
+      const promoted = (await quarry.client.debugRetrieval({ turnId, settings: { rerank: true }, expect: { text: "tide table" } })).report!.chunks[0];
+      expect(promoted).toMatchObject({ loss: RetrievalLoss.NONE, contextNumber: 1, retrievedRank: 1, rerankScore: 0.99, turnContextNumber: 0 });
+    });
+
+    it("follows the chunk through each query variant's search under multi-query", async () => {
+      chatReply = () => "tide table boathouse\nlamp room key ring";
+      try {
+        const { report } = await quarry.client.debugRetrieval({
+          query: QUESTION,
+          knowledgeBases: [KB],
+          settings: { mode: RetrievalMode.BM25, topK: 3, queryExpansion: QueryExpansion.MULTI_QUERY, queryVariants: 2 },
+          expect: { text: "tide table" },
+        });
+        expect(report!.notes?.queries).toEqual([QUESTION, "tide table boathouse", "lamp room key ring"]);
+        const byQuery = new Map(report!.chunks[0].lists.map((l) => [l.query, l]));
+        expect([...byQuery.keys()].sort()).toEqual([QUESTION, "lamp room key ring", "tide table boathouse"].sort());
+        expect(byQuery.get("tide table boathouse")).toMatchObject({ list: "bm25", rank: 1, source: RankSource.CANDIDATES });
+        expect(byQuery.get(QUESTION)!.rank).toBe(await rankIn(RetrievalMode.BM25));
+        expect(report!.chunks[0].loss).toBe(RetrievalLoss.NONE);
+      } finally {
+        chatReply = () => "It is kept by the keeper [1].";
+      }
     });
 
     it("says a text no chunk holds is not in the knowledge base", async () => {
