@@ -2,8 +2,10 @@
 // Elasticsearch: a chunk planted so that it exists but ranks below top-k for a question; a turn that
 // asks it; the report on that turn (exists, its rank in each list — checked against plain searches
 // of each list —, dropped by top-k, not in the context), a text that no chunk holds, a hit that
-// reached the context, a Chinese text matched only after normalising, a disabled document; and
-// `quarry debug` as a person runs it.
+// reached the context, a candidate the reranker demoted (a local server speaking TEI's /rerank),
+// each query variant's search under multi-query (the OpenAI-compatible stub writes the variants), an
+// assistant's turn, a Chinese text matched only after normalising, a chunk below every list's window
+// and past the deep window, a disabled document; and `quarry debug` as a person runs it.
 import { randomBytes } from "node:crypto";
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
