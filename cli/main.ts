@@ -15,6 +15,7 @@ import { registerEvalAnswersCommand } from "../eval/eval-answers-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";
 import { registerAssistantCommands } from "./assistant-commands.ts";
 import { registerCorrectCommand } from "./correct-command.ts";
+import { registerDebugCommand } from "./debug-command.ts";
 import { registerKeysCommand } from "./keys-command.ts";
 import { registerModelsCommand } from "./models-command.ts";
 import { setModel } from "./set-model.ts";
@@ -172,6 +173,7 @@ addRetrievalFlags(
 registerKeysCommand(program, urlOption);
 registerAssistantCommands(program, urlOption);
 registerCorrectCommand(program, urlOption);
+registerDebugCommand(program, urlOption);
 registerEvalCommand(program);
 registerEvalAnswersCommand(program);
 registerBenchCommand(program);

@@ -165,6 +165,7 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
     hideFileNames,
     fusionRule: mounts ? FUSION_RULE : "one search over the named knowledge bases",
     correctionsBaseId: corrections?.id,
+    options: retrievalExtras(scope, request.options),
   };
   try {
     const events = answerChecked(

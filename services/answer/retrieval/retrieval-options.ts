@@ -21,6 +21,8 @@ export interface OptionDeps extends RetrievalDeps, Partial<NeighbourDeps> {
   signal?: AbortSignal;
   /** Hits kept before all others whatever a fusion or a reranker scores them (matching corrections). */
   keepFirst?: (hit: SearchHit) => boolean;
+  /** Shown the pooled candidates before rerank and the top-k cut (the retrieval debugger follows a chunk through them). */
+  onCandidates?: (hits: readonly SearchHit[]) => void;
 }
 
 export interface OptionedRetrieval {
@@ -78,6 +80,7 @@ export async function retrieveWithOptions(
     ),
   );
   let hits = correctionsFirst(runs.length === 1 ? runs[0].hits : fuseQueryLists(runs.map((r) => r.hits), want), deps.keepFirst);
+  deps.onCandidates?.(hits);
   notes.degraded = runs.find((r) => r.degraded)?.degraded;
   notes.fallbackHits = hits.filter((h) => h.explain.fallback).length;
   const filled = runs.reduce((n, r) => n + r.filled, 0);

@@ -8,6 +8,7 @@ import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableE
 import type { EngineHit } from "../search/rrf-fusion.ts";
 import { hybridSearch } from "../search/hybrid-search.ts";
 import type { ChunkPosition, SearchEngine } from "../search-engine.ts";
+import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { segmentForIndex, segmentQuery } from "../search/text-segmenter.ts";
 import type { SqliteDatabase } from "./open-database.ts";
@@ -41,6 +42,9 @@ interface ChunkRow {
   enabled: number;
   parent: string | null;
 }
+
+/** Chunks read per statement when finding text. */
+const FIND_PAGE_SIZE = 1_000;
 
 // sqlite-vec refuses k above this in one kNN query.
 const MAX_KNN_K = 4096;
@@ -254,6 +258,40 @@ export class SqliteSearchEngine implements SearchEngine {
         .all(JSON.stringify(positions)) as ChunkRow[];
       return orderByPosition(positions, rows.map(toChunk));
     });
+  }
+
+  async findChunks(request: ChunkFindRequest): Promise<ChunkFind> {
+    validateChunkFind(request);
+    this.run("find chunks", () => request.knowledgeBaseIds.forEach((id) => this.requireSpace(id)));
+    return findInPages(this.chunkPages(request), request);
+  }
+
+  /**
+   * The bases' chunks in pages by (document, position), base by base, each page its own statement
+   * walking chunks_by_document from where the last one ended (an open iterator would hold the
+   * connection busy across the awaits between pages; an offset or a rowid order would re-read or
+   * re-sort the base on every page).
+   */
+  private *chunkPages(request: ChunkFindRequest): Generator<ScannedChunk[]> {
+    const page = this.run("find chunks", () =>
+      this.db.prepare(
+        `SELECT * FROM chunks
+         WHERE knowledge_base_id = @knowledgeBase AND (document_id, chunk_index) > (@document, @index)
+           AND (@documents IS NULL OR document_id IN (SELECT value FROM json_each(@documents)))
+         ORDER BY document_id, chunk_index LIMIT @size`,
+      ),
+    );
+    const documents = request.documentIds.length > 0 ? JSON.stringify(request.documentIds) : null;
+    for (const knowledgeBase of request.knowledgeBaseIds) {
+      let document = "";
+      let index = -1;
+      for (;;) {
+        const rows = this.run("find chunks", () => page.all({ knowledgeBase, document, index, documents, size: FIND_PAGE_SIZE }) as ChunkRow[]);
+        if (rows.length === 0) break;
+        yield rows.map((row) => ({ chunk: toChunk(row), fileName: row.file_name, enabled: row.enabled === 1 }));
+        ({ document_id: document, chunk_index: index } = rows[rows.length - 1]);
+      }
+    }
   }
 
   async documentChunks(knowledgeBaseId: string, documentId: string): Promise<Chunk[]> {
