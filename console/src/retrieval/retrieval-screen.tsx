@@ -7,13 +7,8 @@ import { describeError } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { queryTerms } from "../components/highlight.tsx";
 import { KnowledgeBasePicker } from "../components/knowledge-base-picker.tsx";
+import { MODES } from "../retrieval-modes.ts";
 import { HitCard } from "./hit-card.tsx";
-
-const MODES = [
-  { value: RetrievalMode.HYBRID, label: "hybrid" },
-  { value: RetrievalMode.BM25, label: "bm25" },
-  { value: RetrievalMode.VECTOR, label: "vector" },
-];
 
 export function RetrievalScreen() {
   const [bases, setBases] = useState<string[]>([]);
