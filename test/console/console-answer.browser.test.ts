@@ -104,9 +104,10 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     await form.getByLabel("System prompt").fill("Answer in one sentence.");
     await form.getByRole("checkbox", { name: "rules 规则" }).uncheck();
     await form.getByLabel(/^Mode/).selectOption({ label: "hybrid" });
+    await form.getByLabel("Score threshold").fill("0");
     await form.getByLabel("Hide file names from the model").uncheck();
     await form.getByRole("button", { name: "Save" }).click();
-    await expect.poll(() => card.getByTestId("retrieval-defaults").textContent()).toBe("hybrid · 8 chunks · threshold 0.05 · none");
+    await expect.poll(() => card.getByTestId("retrieval-defaults").textContent()).toBe("hybrid · 8 chunks · threshold 0.00 · none");
     await expect(card.getByRole("list", { name: "mounted knowledge bases" }).locator("li").allTextContents()).resolves.toEqual(["handbooktop 3priority 0"]);
     const stored = (await quarry.client.getAssistant({ assistant: "helpdesk 助手" })).assistant!;
     expect(stored.systemPrompt).toBe("Answer in one sentence.");
@@ -133,6 +134,83 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     await scratch.getByRole("button", { name: "Delete scratch" }).click();
     await expect.poll(() => scratch.count()).toBe(0);
     expect((await quarry.client.listAssistants({})).assistants.map((a) => a.name)).toEqual(["helpdesk 助手"]);
+    noErrors();
+  });
+
+  it("chats through an assistant, continues the conversation, starts another over chosen bases and reopens the first", async () => {
+    await page.getByRole("link", { name: "Assistants" }).click();
+    await page.getByRole("article", { name: "helpdesk 助手" }).getByRole("link", { name: "Chat" }).click();
+    await expect.poll(() => page.getByLabel("Answer with").inputValue()).toBe("helpdesk 助手");
+    const question = page.getByLabel("Question");
+    await question.fill(COMPANY_FACT.question);
+    await question.press("Enter");
+    const turns = page.locator(".turn");
+    await turns.nth(0).locator(".answer-meta").waitFor({ timeout: 60_000 });
+    await expect(turns.nth(0).locator(".answer-text").textContent()).resolves.toContain(COMPANY_FACT.word);
+    const list = page.getByRole("navigation", { name: "Conversations" });
+    const first = list.getByRole("listitem", { name: COMPANY_FACT.question });
+    await expect.poll(() => first.textContent()).toContain("helpdesk 助手 · 1 turn");
+
+    // A follow-up continues the same conversation (no chat model: searched as asked).
+    await expect.poll(() => page.locator(".continuing").textContent()).toContain("helpdesk 助手");
+    await question.fill("When was Tallis founded, and by whom?");
+    await question.press("Enter");
+    await turns.nth(1).locator(".answer-meta").waitFor({ timeout: 60_000 });
+    await expect(turns.nth(1).locator(".answer-text").textContent()).resolves.toContain("1894");
+    await expect.poll(() => first.textContent()).toContain("2 turns");
+    const held = (await quarry.client.listConversations({})).conversations;
+    expect(held.map((c) => c.turnCount)).toEqual([2]);
+
+    // A new conversation over a chosen base, in Chinese.
+    await list.getByRole("button", { name: "New conversation" }).click();
+    await page.getByLabel("Answer with").selectOption({ label: "knowledge bases I choose" });
+    await page.getByRole("checkbox", { name: "rules 规则" }).check();
+    await page.getByRole("checkbox", { name: "handbook" }).uncheck();
+    await question.fill(CHINESE_RULES_FACT.question);
+    await question.press("Enter");
+    await turns.nth(0).locator(".answer-meta").waitFor({ timeout: 60_000 });
+    await expect(turns.nth(0).locator(".answer-text").textContent()).resolves.toContain(CHINESE_RULES_FACT.phrase);
+    const second = list.getByRole("listitem", { name: CHINESE_RULES_FACT.question });
+    await expect.poll(() => second.textContent()).toContain("rules 规则 · 1 turn");
+    await tab.screenshot("chat-conversations");
+
+    // Reopen the first: both turns come back from the store, with their citations.
+    await first.getByRole("button", { name: new RegExp(COMPANY_FACT.question.replace("?", "\\?")) }).click();
+    await expect.poll(() => turns.count()).toBe(2);
+    await expect(turns.nth(1).locator(".question").textContent()).resolves.toBe("When was Tallis founded, and by whom?");
+    expect(await turns.nth(0).locator(".answer-text button.cite").count()).toBeGreaterThan(0);
+    await turns.nth(0).locator(".answer-text button.cite").first().click();
+    await expect(page.getByRole("complementary", { name: "Sources" }).locator("li.selected").textContent()).resolves.toContain("company.md");
+
+    // Delete the Chinese one, after its confirmation.
+    await second.getByRole("button", { name: "Delete" }).click();
+    await second.getByRole("button", { name: "Delete conversation" }).click();
+    await expect.poll(() => second.count()).toBe(0);
+    expect((await quarry.client.listConversations({})).conversations).toHaveLength(1);
+    noErrors();
+  }, 180_000);
+
+  it("debugs a turn: the searched query, settings, each list's candidates, fusion, context and timings", async () => {
+    const turn = page.locator(".turn").nth(1);
+    await turn.getByRole("button", { name: "Debug this turn" }).click();
+    const panel = page.getByRole("region", { name: "Provenance of turn 2" });
+    await panel.waitFor();
+    await expect(panel.getByTestId("retrieval-query").textContent()).resolves.toBe("When was Tallis founded, and by whom?");
+    await expect(panel.textContent()).resolves.toContain("as asked (no chat model)");
+    await expect(panel.getByTestId("settings").textContent()).resolves.toMatch(/^hybrid · top k 8 · min score 0\.00 · rerank off/);
+    const candidates = panel.getByLabel("candidates from handbook");
+    expect(await candidates.locator("tbody tr").count()).toBeGreaterThan(0);
+    await expect(candidates.locator("tbody tr").first().textContent()).resolves.toMatch(/^1company\.md[\d.]+#\d+ · [\d.]+/);
+    const fused = panel.getByRole("table", { name: "fused ranking" });
+    await expect(fused.locator("tbody tr").first().textContent()).resolves.toMatch(/^1company\.mdhandbook1[\d.]+\[1\]$/);
+    expect(await panel.getByRole("list", { name: "context" }).locator("li").count()).toBeGreaterThan(0);
+    const timings = await panel.getByLabel("timings").locator(".stage").allTextContents();
+    expect(timings).toContain("retrieve");
+    await turn.screenshot({ path: "test-output/console/turn-provenance.png" });
+    await page.setViewportSize({ width: 420, height: 900 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(420);
+    await tab.screenshot("chat-conversations-narrow");
+    await page.setViewportSize({ width: 1366, height: 860 });
     noErrors();
   });
 });
