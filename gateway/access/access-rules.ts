@@ -105,6 +105,13 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   // Deleting discards what others may rely on (provenance), so it is a write.
   deleteConversation: { role: "editor", scoped: "check", targets: (r) => ({ conversations: [r.conversationId] }) },
   getTurn: { role: "reader", scoped: "check", targets: (r) => ({ turns: [r.turnId] }) },
+  // Managed corrections change what an assistant answers for everyone who asks it: an editor's
+  // call. Publishing creates the assistant's corrections base, which no scope covers (as for
+  // createKnowledgeBase), so only unscoped keys correct and delete; a scoped reader may list the
+  // corrections of an assistant it may use, since its answers show them anyway.
+  correctAnswer: { role: "editor", scoped: "deny" },
+  listCorrections: { role: "reader", scoped: "check", targets: (r) => ({ assistants: [r.assistant] }) },
+  deleteCorrection: { role: "editor", scoped: "deny" },
   // Admin keys are never scoped, so "deny" only restates that a scoped key cannot manage keys.
   createApiKey: { role: "admin", scoped: "deny" },
   listApiKeys: { role: "admin", scoped: "deny" },
