@@ -145,5 +145,17 @@ export function gatewayRoutes(deps: GatewayDeps) {
         );
         for await (const event of stream) yield { event };
       },
+      async debugRetrieval(request) {
+        const res = await answer.debugRetrieval({
+          turnId: request.turnId,
+          query: request.query,
+          knowledgeBaseIds: request.knowledgeBases,
+          assistant: request.assistant,
+          settings: request.settings,
+          expect: request.expect,
+          deepWindow: request.deepWindow,
+        });
+        return { report: res.report };
+      },
     });
 }

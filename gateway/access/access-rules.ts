@@ -112,6 +112,18 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   correctAnswer: { role: "editor", scoped: "deny" },
   listCorrections: { role: "reader", scoped: "check", targets: (r) => ({ assistants: [r.assistant] }) },
   deleteCorrection: { role: "editor", scoped: "deny" },
+  // A rerun of retrieval with the chunks' text, as Search shows it: a reader's call, within the key's scope.
+  debugRetrieval: {
+    role: "reader",
+    scoped: "check",
+    targets: (r) => ({
+      knowledgeBases: [...r.knowledgeBases],
+      assistants: present(r.assistant),
+      turns: present(r.turnId),
+      documents: present(r.expect?.documentId ?? ""),
+      unbounded: r.knowledgeBases.length === 0 && !r.assistant && !r.turnId,
+    }),
+  },
   // Admin keys are never scoped, so "deny" only restates that a scoped key cannot manage keys.
   createApiKey: { role: "admin", scoped: "deny" },
   listApiKeys: { role: "admin", scoped: "deny" },

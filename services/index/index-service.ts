@@ -9,6 +9,7 @@ import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts"
 import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "./catalog.ts";
 import { documentsMatching } from "./metadata-filter.ts";
 import type { ChunkPosition, SearchEngine } from "./search-engine.ts";
+import type { ChunkFind } from "./search/chunk-text-find.ts";
 import type { ModelChanges } from "./model-change.ts";
 
 /** A knowledge base to create; chunking settings left out are filled with their defaults. */
@@ -25,6 +26,15 @@ export const DEFAULT_TOP_K = 10;
 export const MAX_TOP_K = 1000;
 /** Neighbour look-ups ask for a few chunks around each hit; thousands would be a document dump. */
 export const MAX_POSITIONS = 1000;
+
+/** Chunks a find returns when the request names no limit, and the most it may name. */
+export const DEFAULT_FIND_LIMIT = 20;
+export const MAX_FIND_LIMIT = 100;
+/**
+ * Chunks a find reads at most. A find reads every chunk of the bases (there is no index of
+ * substrings); a few hundred thousand take seconds, which a debugging call may spend.
+ */
+export const MAX_FIND_SCAN = 500_000;
 
 export class IndexService {
   constructor(private readonly stores: { catalog: Catalog; engine: SearchEngine; modelChanges?: ModelChanges }) {}
@@ -128,6 +138,14 @@ export class IndexService {
     if (!changes || !changes.isSwitching(knowledgeBaseIds)) return false;
     await changes.notSwitching(knowledgeBaseIds);
     return true;
+  }
+
+  /** Chunks of the bases (ids or names) whose text contains the text (search/chunk-text-find.ts). */
+  async findChunks(request: { knowledgeBaseIds: string[]; text: string; limit: number; documentIds: string[] }): Promise<ChunkFind> {
+    const limit = request.limit || DEFAULT_FIND_LIMIT;
+    if (limit > MAX_FIND_LIMIT) throw new InvalidInputError(`limit is at most ${MAX_FIND_LIMIT}, got ${limit}`);
+    const kbs = await Promise.all(request.knowledgeBaseIds.map((id) => this.stores.catalog.getKnowledgeBase(id)));
+    return this.stores.engine.findChunks({ ...request, knowledgeBaseIds: kbs.map((kb) => kb.id), limit, maxScan: MAX_FIND_SCAN });
   }
 
   /** Chunks by id, then chunks by position (a hit's neighbours). */

@@ -150,6 +150,7 @@ export class ModelChanges {
       search: (query) => engine.search(query),
       getChunks: (ids) => engine.getChunks(ids),
       getChunksAt: (positions) => engine.getChunksAt(positions),
+      findChunks: (request) => engine.findChunks(request),
       close: () => engine.close(),
       documentChunks: (kb, doc) => engine.documentChunks(kb, doc),
       beginShadow: (kb, dimension) => locked(kb, () => engine.beginShadow(kb, dimension)),

@@ -76,5 +76,14 @@ export function indexRoutes({ catalog, engine, apiKeys, assistants, conversation
         const positions = request.positions.map((p) => ({ knowledgeBaseId: p.knowledgeBaseId, documentId: p.documentId, index: p.index }));
         return { chunks: (await index.getChunks([...request.chunkIds], positions)).map(chunkToProto) };
       },
+      async findChunks(request) {
+        const found = await index.findChunks({ knowledgeBaseIds: [...request.knowledgeBaseIds], text: request.text, limit: request.limit, documentIds: [...request.documentIds] });
+        return {
+          chunks: found.chunks.map((c) => ({ chunk: chunkToProto(c.chunk), fileName: c.fileName, enabled: c.enabled, exact: c.exact })),
+          matched: found.matched,
+          scanned: BigInt(found.scanned),
+          complete: found.complete,
+        };
+      },
     });
 }

@@ -2,6 +2,7 @@
 // Elasticsearch (distributed); all three run testing/search-engine.contract.ts and search through the
 // one ladder of search/hybrid-search.ts.
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
+import type { ChunkFind, ChunkFindRequest } from "./search/chunk-text-find.ts";
 
 export interface ChunkPosition {
   knowledgeBaseId: string;
@@ -27,6 +28,11 @@ export interface SearchEngine {
   getChunks(ids: string[]): Promise<Chunk[]>;
   /** Chunks by document and index (a hit's neighbours), in the order asked; places with no chunk are left out. */
   getChunksAt(positions: ChunkPosition[]): Promise<Chunk[]>;
+  /**
+   * The stored chunks (enabled or not) of the knowledge bases whose text contains the request's
+   * text (search/chunk-text-find.ts decides what matches), read in document and position order.
+   */
+  findChunks(request: ChunkFindRequest): Promise<ChunkFind>;
   close(): Promise<void>;
 
   // A change of embedding model (model-change.ts): the knowledge base's chunks get vectors of the

@@ -33,8 +33,12 @@ import {
   type ChunkSource,
 } from "./search-documents.ts";
 import type { ChunkPosition, SearchEngine } from "../search-engine.ts";
+import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { segmentForIndex, segmentQuery } from "../search/text-segmenter.ts";
+
+/** Chunk records read per request when finding text. */
+const FIND_PAGE_SIZE = 1_000;
 
 /** The most records one document has in an index (its chunks; QUARRY_MAX_DOCUMENT_CHUNKS is below). */
 const MAX_DOCUMENT_RECORDS = 10_000;
@@ -220,6 +224,35 @@ export class DocumentStoreEngine implements SearchEngine {
       const result = await this.store.search<ChunkSource>(indices, chunksAtSearchBody(positions), { ignoreUnavailable: true });
       return orderByPosition(positions, result.hits.flatMap((hit) => (hit._source ? [chunkFromSource(hit._source)] : [])));
     });
+  }
+
+  async findChunks(request: ChunkFindRequest): Promise<ChunkFind> {
+    validateChunkFind(request);
+    await this.call("find chunks", () => Promise.all(request.knowledgeBaseIds.map((id) => this.requireDimension(id))));
+    return findInPages(this.chunkPages(request), request);
+  }
+
+  /** The bases' chunk records in pages of FIND_PAGE_SIZE, by search_after (no 10,000-hit window). */
+  private async *chunkPages(request: ChunkFindRequest): AsyncGenerator<ScannedChunk[]> {
+    const index = request.knowledgeBaseIds.map((id) => this.aliasFor(id)).join(",");
+    const filter: Record<string, unknown>[] = [{ term: { record_type: "chunk" } }];
+    if (request.documentIds.length > 0) filter.push({ terms: { document_id: request.documentIds } });
+    let after: unknown[] | undefined;
+    for (;;) {
+      const result = await this.call("find chunks", () =>
+        this.store.search<ChunkSource>(index, {
+          size: FIND_PAGE_SIZE,
+          _source: { excludes: CHUNK_SOURCE_EXCLUDES },
+          query: { bool: { filter } },
+          sort: [{ knowledge_base_id: "asc" }, { document_id: "asc" }, { chunk_index: "asc" }, { chunk_id: "asc" }],
+          ...(after ? { search_after: after } : {}),
+        }),
+      );
+      const page = result.hits.flatMap((hit) => (hit._source ? [{ chunk: chunkFromSource(hit._source), fileName: hit._source.file_name, enabled: hit._source.enabled }] : []));
+      if (page.length > 0) yield page;
+      if (result.hits.length < FIND_PAGE_SIZE) return;
+      after = result.hits[result.hits.length - 1].sort;
+    }
   }
 
   async documentChunks(knowledgeBaseId: string, documentId: string): Promise<Chunk[]> {

@@ -8,6 +8,7 @@ import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableE
 import type { EngineHit } from "../search/rrf-fusion.ts";
 import { hybridSearch } from "../search/hybrid-search.ts";
 import type { ChunkPosition, SearchEngine } from "../search-engine.ts";
+import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { segmentForIndex, segmentQuery } from "../search/text-segmenter.ts";
 import type { SqliteDatabase } from "./open-database.ts";
@@ -40,6 +41,9 @@ interface ChunkRow {
   end_offset: number;
   enabled: number;
 }
+
+/** Chunks read per statement when finding text. */
+const FIND_PAGE_SIZE = 1_000;
 
 // sqlite-vec refuses k above this in one kNN query.
 const MAX_KNN_K = 4096;
@@ -252,6 +256,39 @@ export class SqliteSearchEngine implements SearchEngine {
         .all(JSON.stringify(positions)) as ChunkRow[];
       return orderByPosition(positions, rows.map(toChunk));
     });
+  }
+
+  async findChunks(request: ChunkFindRequest): Promise<ChunkFind> {
+    validateChunkFind(request);
+    this.run("find chunks", () => request.knowledgeBaseIds.forEach((id) => this.requireSpace(id)));
+    return findInPages(this.chunkPages(request), request);
+  }
+
+  /**
+   * The bases' chunks in rowid pages, each page its own statement: an open iterator would hold the
+   * connection busy across the awaits between pages.
+   */
+  private *chunkPages(request: ChunkFindRequest): Generator<ScannedChunk[]> {
+    const page = this.run("find chunks", () =>
+      this.db.prepare(
+        `SELECT rowid, * FROM chunks
+       WHERE rowid > @after AND knowledge_base_id IN (SELECT value FROM json_each(@knowledgeBases))
+         AND (@documents IS NULL OR document_id IN (SELECT value FROM json_each(@documents)))
+       ORDER BY rowid LIMIT @size`,
+      ),
+    );
+    const params = {
+      knowledgeBases: JSON.stringify(request.knowledgeBaseIds),
+      documents: request.documentIds.length > 0 ? JSON.stringify(request.documentIds) : null,
+      size: FIND_PAGE_SIZE,
+    };
+    let after = 0;
+    for (;;) {
+      const rows = this.run("find chunks", () => page.all({ ...params, after }) as ChunkRow[]);
+      if (rows.length === 0) return;
+      yield rows.map((row) => ({ chunk: toChunk(row), fileName: row.file_name, enabled: row.enabled === 1 }));
+      after = rows[rows.length - 1].rowid;
+    }
   }
 
   async documentChunks(knowledgeBaseId: string, documentId: string): Promise<Chunk[]> {

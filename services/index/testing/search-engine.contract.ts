@@ -135,6 +135,33 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         expect(await engine.getChunksAt([])).toEqual([]);
       });
 
+      it("finds the chunks whose text contains a text, exactly or normalised, disabled ones included", async () => {
+        const { kb, docA, docB, chunks } = await seed();
+        const find = (text: string, overrides: Partial<Parameters<SearchEngine["findChunks"]>[0]> = {}) =>
+          engine.findChunks({ knowledgeBaseIds: [kb], text, limit: 20, documentIds: [], maxScan: 1_000, ...overrides });
+        const exact = await find("chemical energy");
+        expect(exact).toMatchObject({ matched: 1, scanned: 5, complete: true });
+        expect(exact.chunks).toEqual([{ chunk: withoutVector(chunks.a1), fileName: "animals-and-plants.txt", enabled: true, exact: true }]);
+        // Other case, full-width letters, a line break inside a word group: only the normalised texts match.
+        const normalised = await find("ＣＨＥＭＩＣＡＬ\n  energy INSIDE");
+        expect(normalised.chunks.map((c) => [c.chunk.id, c.exact])).toEqual([[chunks.a1.id, false]]);
+        // Chinese across a line break; the disabled document's chunk is still found, marked so.
+        await engine.setDocumentEnabled(kb, docB, false);
+        const chinese = await find("对刑事\n诉讼实行");
+        expect(chinese.chunks.map((c) => [c.chunk.id, c.enabled])).toEqual([[chunks.b1.id, false]]);
+        expect((await find("not in any chunk")).chunks).toEqual([]);
+        // "the" is in two chunks of document A: the limit caps the list, not the count; a document filter narrows.
+        const limited = await find("the", { limit: 1 });
+        expect(limited.matched).toBe(2);
+        expect(limited.chunks).toHaveLength(1);
+        expect((await find("the", { documentIds: [docB] })).matched).toBe(0);
+        expect((await find("the", { documentIds: [docA] })).matched).toBe(2);
+        const capped = await find("人民", { maxScan: 2 });
+        expect(capped).toMatchObject({ scanned: 2, complete: false });
+        await expect(find("   ")).rejects.toBeInstanceOf(InvalidInputError);
+        await expect(engine.findChunks({ knowledgeBaseIds: [uniqueId("kb_missing")], text: "x", limit: 1, documentIds: [], maxScan: 10 })).rejects.toBeInstanceOf(NotFoundError);
+      });
+
       it("is idempotent in ensureKnowledgeBase but refuses a different dimension", async () => {
         const { kb, chunks } = await seed();
         await engine.ensureKnowledgeBase(kb, DIM);

@@ -8,6 +8,8 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { ChunkTrace, RetrievalExpectation, RetrievalLoss } from "./retrieval_debug_pb.ts";
+import { file_quarry_answer_v1_retrieval_debug } from "./retrieval_debug_pb.ts";
 import type { QueryRewriteMode } from "../../common/v1/assistant_pb.ts";
 import { file_quarry_common_v1_assistant } from "../../common/v1/assistant_pb.ts";
 import type { Citation, HitExplain, RetrievalMode, SearchHit, Usage } from "../../common/v1/common_pb.ts";
@@ -18,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/answer/v1/answer.proto.
  */
 export const file_quarry_answer_v1_answer: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvYW5zd2VyL3YxL2Fuc3dlci5wcm90bxIQcXVhcnJ5LmFuc3dlci52MSKTAwoRUmV0cmlldmFsU2V0dGluZ3MSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRINCgV0b3BfaxgCIAEoDRIRCgltaW5fc2NvcmUYAyABKAESFAoMZG9jdW1lbnRfaWRzGAQgAygJEg4KBnJlcmFuaxgFIAEoCBI5Cg9xdWVyeV9leHBhbnNpb24YBiABKA4yIC5xdWFycnkuYW5zd2VyLnYxLlF1ZXJ5RXhwYW5zaW9uEhYKDnF1ZXJ5X3ZhcmlhbnRzGAcgASgNEhgKEG5laWdoYm91cl9jaHVua3MYCCABKA0SUAoPbWV0YWRhdGFfZXF1YWxzGAkgAygLMjcucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncy5NZXRhZGF0YUVxdWFsc0VudHJ5EhEKCWJtMjVfZmlsbBgKIAEoCBo1ChNNZXRhZGF0YUVxdWFsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEihgEKDlJldHJpZXZhbE5vdGVzEhAKCGRlZ3JhZGVkGAEgASgJEhYKDnJlcmFua19za2lwcGVkGAIgASgJEg8KB3F1ZXJpZXMYAyADKAkSFQoNZmFsbGJhY2tfaGl0cxgEIAEoDRIQCghyZXJhbmtlZBgFIAEoDRIQCghyZXJhbmtlchgGIAEoCSJzCg9SZXRyaWV2ZVJlcXVlc3QSDQoFcXVlcnkYASABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncyKTAQoQUmV0cmlldmVSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSEAoIZW1iZWRfbXMYAiABKAESEQoJc2VhcmNoX21zGAMgASgBEi8KBW5vdGVzGAQgASgLMiAucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxOb3RlcyKeAQoLQ2hhdFJlcXVlc3QSEAoIcXVlc3Rpb24YASABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncxIXCg9jb252ZXJzYXRpb25faWQYBCABKAkSEQoJYXNzaXN0YW50GAUgASgJIjcKC0NoYXRTdGFydGVkEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIjgKCkNoYXRTdGF0dXMSKgoFc3RhZ2UYASABKA4yGy5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGFnZSIdCg1DaGF0VGV4dERlbHRhEgwKBHRleHQYASABKAkingEKEFJldHJpZXZhbFN1bW1hcnkSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRIXCg9oaXRzX2NvbnNpZGVyZWQYAiABKA0SGQoRY2h1bmtzX2luX2NvbnRleHQYAyABKA0SEQoJdG9wX3Njb3JlGAQgASgBEhQKDHJldHJpZXZhbF9tcxgFIAEoASK2AwoJQ2hhdEZpbmFsEiYKBXVzYWdlGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5Vc2FnZRI1CglyZXRyaWV2YWwYAiABKAsyIi5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFN1bW1hcnkSEgoKZXh0cmFjdGl2ZRgDIAEoCBIXCg9kcm9wcGVkX21hcmtlcnMYBCABKA0SDQoFbW9kZWwYBSABKAkSGAoQcmVzb2x2ZWRfbWFya2VycxgGIAEoDRIbChN1bnN1cHBvcnRlZF9tYXJrZXJzGAcgASgNEjgKD2NpdGF0aW9uX2NoZWNrcxgIIAMoCzIfLnF1YXJyeS5hbnN3ZXIudjEuQ2l0YXRpb25DaGVjaxI5Cg9yZXRyaWV2YWxfbm90ZXMYCSABKAsyIC5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbE5vdGVzEhcKD3JldHJpZXZhbF9xdWVyeRgKIAEoCRIvCgdyZXdyaXRlGAsgASgOMh4ucXVhcnJ5LmFuc3dlci52MS5RdWVyeVJld3JpdGUSGAoQY29ycmVjdGlvbnNfdXNlZBgMIAMoCSKvAQoNQ2l0YXRpb25DaGVjaxIOCgZtYXJrZXIYASABKA0SFgoOc2VudGVuY2Vfc3RhcnQYAiABKA0SFAoMc2VudGVuY2VfZW5kGAMgASgNEhcKD2xleGljYWxfc3VwcG9ydBgEIAEoARIeChFlbWJlZGRpbmdfc3VwcG9ydBgFIAEoAUgAiAEBEhEKCXN1cHBvcnRlZBgGIAEoCEIUChJfZW1iZWRkaW5nX3N1cHBvcnQiiAIKDENoYXRSZXNwb25zZRIuCgZzdGF0dXMYASABKAsyHC5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGF0dXNIABIvCgR0ZXh0GAIgASgLMh8ucXVhcnJ5LmFuc3dlci52MS5DaGF0VGV4dERlbHRhSAASLgoIY2l0YXRpb24YAyABKAsyGi5xdWFycnkuY29tbW9uLnYxLkNpdGF0aW9uSAASLAoFZmluYWwYBCABKAsyGy5xdWFycnkuYW5zd2VyLnYxLkNoYXRGaW5hbEgAEjAKB3N0YXJ0ZWQYBSABKAsyHS5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGFydGVkSABCBwoFZXZlbnQi8gEKBFR1cm4SCgoCaWQYASABKAkSFwoPY29udmVyc2F0aW9uX2lkGAIgASgJEg4KBm51bWJlchgDIAEoDRIQCghxdWVzdGlvbhgEIAEoCRIOCgZhbnN3ZXIYBSABKAkSLQoJY2l0YXRpb25zGAYgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5DaXRhdGlvbhI0Cgpwcm92ZW5hbmNlGAcgASgLMiAucXVhcnJ5LmFuc3dlci52MS5UdXJuUHJvdmVuYW5jZRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLlBgoOVHVyblByb3ZlbmFuY2USFAoMYXNzaXN0YW50X2lkGAEgASgJEhoKEmtub3dsZWRnZV9iYXNlX2lkcxgCIAMoCRIXCg9yZXRyaWV2YWxfcXVlcnkYAyABKAkSLwoHcmV3cml0ZRgEIAEoDjIeLnF1YXJyeS5hbnN3ZXIudjEuUXVlcnlSZXdyaXRlEhQKDHJld3JpdGVfbm90ZRgFIAEoCRIVCg1oaXN0b3J5X3R1cm5zGAYgASgNEjYKCXJldHJpZXZhbBgHIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MSOAoMcmV3cml0ZV9tb2RlGAggASgOMiIucXVhcnJ5LmNvbW1vbi52MS5RdWVyeVJld3JpdGVNb2RlEg4KBnJlcmFuaxgJIAEoCBIXCg9oaWRlX2ZpbGVfbmFtZXMYCiABKAgSLgoFbGlzdHMYCyADKAsyHy5xdWFycnkuYW5zd2VyLnYxLkNhbmRpZGF0ZUxpc3QSEwoLZnVzaW9uX3J1bGUYDCABKAkSKQoFZnVzZWQYDSADKAsyGi5xdWFycnkuYW5zd2VyLnYxLkZ1c2VkSGl0Ei8KB2NvbnRleHQYDiADKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNvbnRleHRFbnRyeRIWCg5jb250ZXh0X3Rva2VucxgPIAEoDRINCgVtb2RlbBgQIAEoCRISCgpleHRyYWN0aXZlGBEgASgIEiYKBXVzYWdlGBIgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5Vc2FnZRI4Cg9jaXRhdGlvbl9jaGVja3MYEyADKAsyHy5xdWFycnkuYW5zd2VyLnYxLkNpdGF0aW9uQ2hlY2sSFAoMbWFya2Vyc191c2VkGBQgAygNEhcKD21hcmtlcnNfZHJvcHBlZBgVIAMoDRIYChByZXNvbHZlZF9tYXJrZXJzGBYgASgNEhsKE3Vuc3VwcG9ydGVkX21hcmtlcnMYFyABKA0SLQoGc3RhZ2VzGBggAygLMh0ucXVhcnJ5LmFuc3dlci52MS5TdGFnZVRpbWluZxITCgtkdXJhdGlvbl9tcxgZIAEoARINCgVlcnJvchgaIAEoCRIYChBjb3JyZWN0aW9uc191c2VkGBsgAygJIvIBCg1DYW5kaWRhdGVMaXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJEhAKCHByaW9yaXR5GAIgASgFEg0KBXRvcF9rGAMgASgNEh4KEWtub3duX3Rva2VuX3NoYXJlGAQgASgBSACIAQESGgoNdmVjdG9yX3dlaWdodBgFIAEoAUgBiAEBEiwKBGhpdHMYBiADKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNhbmRpZGF0ZUhpdBITCgtjb3JyZWN0aW9ucxgHIAEoCEIUChJfa25vd25fdG9rZW5fc2hhcmVCEAoOX3ZlY3Rvcl93ZWlnaHQi0QEKDENhbmRpZGF0ZUhpdBIMCgRyYW5rGAEgASgNEhAKCGNodW5rX2lkGAIgASgJEhMKC2RvY3VtZW50X2lkGAMgASgJEhEKCWZpbGVfbmFtZRgEIAEoCRINCgVzY29yZRgFIAEoARItCgdleHBsYWluGAYgASgLMhwucXVhcnJ5LmNvbW1vbi52MS5IaXRFeHBsYWluEjsKEGNvcnJlY3Rpb25fbWF0Y2gYByABKAsyIS5xdWFycnkuYW5zd2VyLnYxLkNvcnJlY3Rpb25NYXRjaCJsCg9Db3JyZWN0aW9uTWF0Y2gSEAoIcXVlc3Rpb24YASABKAkSDgoGbWV0aG9kGAIgASgJEhIKCnNpbWlsYXJpdHkYAyABKAESEQoJdGhyZXNob2xkGAQgASgBEhAKCHJlbGV2YW50GAUgASgIIsIBCghGdXNlZEhpdBIMCgRyYW5rGAEgASgNEhAKCGNodW5rX2lkGAIgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAMgASgJEhEKCWxpc3RfcmFuaxgEIAEoDRINCgVzY29yZRgFIAEoARIWCg5jb250ZXh0X251bWJlchgGIAEoDRIXCg9leGNsdWRlZF9yZWFzb24YByABKAkSFAoMZHVwbGljYXRlX29mGAggASgNEhIKCmNvcnJlY3Rpb24YCSABKAgipwEKDENvbnRleHRFbnRyeRIOCgZudW1iZXIYASABKA0SEAoIY2h1bmtfaWQYAiABKAkSEwoLZG9jdW1lbnRfaWQYAyABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYBCABKAkSEQoJZmlsZV9uYW1lGAUgASgJEgwKBHBhZ2UYBiABKA0SFAoMc2VjdGlvbl9wYXRoGAcgAygJEg4KBnRva2VucxgIIAEoDSJWCgtTdGFnZVRpbWluZxINCgVzdGFnZRgBIAEoCRIVCg1zdGFydGVkX2F0X21zGAIgASgBEhMKC2R1cmF0aW9uX21zGAMgASgBEgwKBG5vdGUYBCABKAkqiQEKDlF1ZXJ5RXhwYW5zaW9uEh8KG1FVRVJZX0VYUEFOU0lPTl9VTlNQRUNJRklFRBAAEhsKF1FVRVJZX0VYUEFOU0lPTl9SRVdSSVRFEAESGAoUUVVFUllfRVhQQU5TSU9OX0hZREUQAhIfChtRVUVSWV9FWFBBTlNJT05fTVVMVElfUVVFUlkQAypdCglDaGF0U3RhZ2USGgoWQ0hBVF9TVEFHRV9VTlNQRUNJRklFRBAAEhkKFUNIQVRfU1RBR0VfUkVUUklFVklORxABEhkKFUNIQVRfU1RBR0VfR0VORVJBVElORxACKp4BCgxRdWVyeVJld3JpdGUSHQoZUVVFUllfUkVXUklURV9VTlNQRUNJRklFRBAAEhwKGFFVRVJZX1JFV1JJVEVfRklSU1RfVFVSThABEhsKF1FVRVJZX1JFV1JJVEVfUkVXUklUVEVOEAISGgoWUVVFUllfUkVXUklURV9OT19NT0RFTBADEhgKFFFVRVJZX1JFV1JJVEVfRkFJTEVEEAQyqwEKDUFuc3dlclNlcnZpY2USUQoIUmV0cmlldmUSIS5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZlUmVxdWVzdBoiLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmVSZXNwb25zZRJHCgRDaGF0Eh0ucXVhcnJ5LmFuc3dlci52MS5DaGF0UmVxdWVzdBoeLnF1YXJyeS5hbnN3ZXIudjEuQ2hhdFJlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
+  fileDesc("Ch1xdWFycnkvYW5zd2VyL3YxL2Fuc3dlci5wcm90bxIQcXVhcnJ5LmFuc3dlci52MSKTAwoRUmV0cmlldmFsU2V0dGluZ3MSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRINCgV0b3BfaxgCIAEoDRIRCgltaW5fc2NvcmUYAyABKAESFAoMZG9jdW1lbnRfaWRzGAQgAygJEg4KBnJlcmFuaxgFIAEoCBI5Cg9xdWVyeV9leHBhbnNpb24YBiABKA4yIC5xdWFycnkuYW5zd2VyLnYxLlF1ZXJ5RXhwYW5zaW9uEhYKDnF1ZXJ5X3ZhcmlhbnRzGAcgASgNEhgKEG5laWdoYm91cl9jaHVua3MYCCABKA0SUAoPbWV0YWRhdGFfZXF1YWxzGAkgAygLMjcucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncy5NZXRhZGF0YUVxdWFsc0VudHJ5EhEKCWJtMjVfZmlsbBgKIAEoCBo1ChNNZXRhZGF0YUVxdWFsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEihgEKDlJldHJpZXZhbE5vdGVzEhAKCGRlZ3JhZGVkGAEgASgJEhYKDnJlcmFua19za2lwcGVkGAIgASgJEg8KB3F1ZXJpZXMYAyADKAkSFQoNZmFsbGJhY2tfaGl0cxgEIAEoDRIQCghyZXJhbmtlZBgFIAEoDRIQCghyZXJhbmtlchgGIAEoCSJzCg9SZXRyaWV2ZVJlcXVlc3QSDQoFcXVlcnkYASABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncyKTAQoQUmV0cmlldmVSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSEAoIZW1iZWRfbXMYAiABKAESEQoJc2VhcmNoX21zGAMgASgBEi8KBW5vdGVzGAQgASgLMiAucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxOb3RlcyKeAQoLQ2hhdFJlcXVlc3QSEAoIcXVlc3Rpb24YASABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncxIXCg9jb252ZXJzYXRpb25faWQYBCABKAkSEQoJYXNzaXN0YW50GAUgASgJIjcKC0NoYXRTdGFydGVkEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIjgKCkNoYXRTdGF0dXMSKgoFc3RhZ2UYASABKA4yGy5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGFnZSIdCg1DaGF0VGV4dERlbHRhEgwKBHRleHQYASABKAkingEKEFJldHJpZXZhbFN1bW1hcnkSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRIXCg9oaXRzX2NvbnNpZGVyZWQYAiABKA0SGQoRY2h1bmtzX2luX2NvbnRleHQYAyABKA0SEQoJdG9wX3Njb3JlGAQgASgBEhQKDHJldHJpZXZhbF9tcxgFIAEoASK2AwoJQ2hhdEZpbmFsEiYKBXVzYWdlGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5Vc2FnZRI1CglyZXRyaWV2YWwYAiABKAsyIi5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFN1bW1hcnkSEgoKZXh0cmFjdGl2ZRgDIAEoCBIXCg9kcm9wcGVkX21hcmtlcnMYBCABKA0SDQoFbW9kZWwYBSABKAkSGAoQcmVzb2x2ZWRfbWFya2VycxgGIAEoDRIbChN1bnN1cHBvcnRlZF9tYXJrZXJzGAcgASgNEjgKD2NpdGF0aW9uX2NoZWNrcxgIIAMoCzIfLnF1YXJyeS5hbnN3ZXIudjEuQ2l0YXRpb25DaGVjaxI5Cg9yZXRyaWV2YWxfbm90ZXMYCSABKAsyIC5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbE5vdGVzEhcKD3JldHJpZXZhbF9xdWVyeRgKIAEoCRIvCgdyZXdyaXRlGAsgASgOMh4ucXVhcnJ5LmFuc3dlci52MS5RdWVyeVJld3JpdGUSGAoQY29ycmVjdGlvbnNfdXNlZBgMIAMoCSKvAQoNQ2l0YXRpb25DaGVjaxIOCgZtYXJrZXIYASABKA0SFgoOc2VudGVuY2Vfc3RhcnQYAiABKA0SFAoMc2VudGVuY2VfZW5kGAMgASgNEhcKD2xleGljYWxfc3VwcG9ydBgEIAEoARIeChFlbWJlZGRpbmdfc3VwcG9ydBgFIAEoAUgAiAEBEhEKCXN1cHBvcnRlZBgGIAEoCEIUChJfZW1iZWRkaW5nX3N1cHBvcnQiiAIKDENoYXRSZXNwb25zZRIuCgZzdGF0dXMYASABKAsyHC5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGF0dXNIABIvCgR0ZXh0GAIgASgLMh8ucXVhcnJ5LmFuc3dlci52MS5DaGF0VGV4dERlbHRhSAASLgoIY2l0YXRpb24YAyABKAsyGi5xdWFycnkuY29tbW9uLnYxLkNpdGF0aW9uSAASLAoFZmluYWwYBCABKAsyGy5xdWFycnkuYW5zd2VyLnYxLkNoYXRGaW5hbEgAEjAKB3N0YXJ0ZWQYBSABKAsyHS5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGFydGVkSABCBwoFZXZlbnQi8gEKBFR1cm4SCgoCaWQYASABKAkSFwoPY29udmVyc2F0aW9uX2lkGAIgASgJEg4KBm51bWJlchgDIAEoDRIQCghxdWVzdGlvbhgEIAEoCRIOCgZhbnN3ZXIYBSABKAkSLQoJY2l0YXRpb25zGAYgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5DaXRhdGlvbhI0Cgpwcm92ZW5hbmNlGAcgASgLMiAucXVhcnJ5LmFuc3dlci52MS5UdXJuUHJvdmVuYW5jZRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLlBgoOVHVyblByb3ZlbmFuY2USFAoMYXNzaXN0YW50X2lkGAEgASgJEhoKEmtub3dsZWRnZV9iYXNlX2lkcxgCIAMoCRIXCg9yZXRyaWV2YWxfcXVlcnkYAyABKAkSLwoHcmV3cml0ZRgEIAEoDjIeLnF1YXJyeS5hbnN3ZXIudjEuUXVlcnlSZXdyaXRlEhQKDHJld3JpdGVfbm90ZRgFIAEoCRIVCg1oaXN0b3J5X3R1cm5zGAYgASgNEjYKCXJldHJpZXZhbBgHIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MSOAoMcmV3cml0ZV9tb2RlGAggASgOMiIucXVhcnJ5LmNvbW1vbi52MS5RdWVyeVJld3JpdGVNb2RlEg4KBnJlcmFuaxgJIAEoCBIXCg9oaWRlX2ZpbGVfbmFtZXMYCiABKAgSLgoFbGlzdHMYCyADKAsyHy5xdWFycnkuYW5zd2VyLnYxLkNhbmRpZGF0ZUxpc3QSEwoLZnVzaW9uX3J1bGUYDCABKAkSKQoFZnVzZWQYDSADKAsyGi5xdWFycnkuYW5zd2VyLnYxLkZ1c2VkSGl0Ei8KB2NvbnRleHQYDiADKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNvbnRleHRFbnRyeRIWCg5jb250ZXh0X3Rva2VucxgPIAEoDRINCgVtb2RlbBgQIAEoCRISCgpleHRyYWN0aXZlGBEgASgIEiYKBXVzYWdlGBIgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5Vc2FnZRI4Cg9jaXRhdGlvbl9jaGVja3MYEyADKAsyHy5xdWFycnkuYW5zd2VyLnYxLkNpdGF0aW9uQ2hlY2sSFAoMbWFya2Vyc191c2VkGBQgAygNEhcKD21hcmtlcnNfZHJvcHBlZBgVIAMoDRIYChByZXNvbHZlZF9tYXJrZXJzGBYgASgNEhsKE3Vuc3VwcG9ydGVkX21hcmtlcnMYFyABKA0SLQoGc3RhZ2VzGBggAygLMh0ucXVhcnJ5LmFuc3dlci52MS5TdGFnZVRpbWluZxITCgtkdXJhdGlvbl9tcxgZIAEoARINCgVlcnJvchgaIAEoCRIYChBjb3JyZWN0aW9uc191c2VkGBsgAygJIvIBCg1DYW5kaWRhdGVMaXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJEhAKCHByaW9yaXR5GAIgASgFEg0KBXRvcF9rGAMgASgNEh4KEWtub3duX3Rva2VuX3NoYXJlGAQgASgBSACIAQESGgoNdmVjdG9yX3dlaWdodBgFIAEoAUgBiAEBEiwKBGhpdHMYBiADKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNhbmRpZGF0ZUhpdBITCgtjb3JyZWN0aW9ucxgHIAEoCEIUChJfa25vd25fdG9rZW5fc2hhcmVCEAoOX3ZlY3Rvcl93ZWlnaHQi0QEKDENhbmRpZGF0ZUhpdBIMCgRyYW5rGAEgASgNEhAKCGNodW5rX2lkGAIgASgJEhMKC2RvY3VtZW50X2lkGAMgASgJEhEKCWZpbGVfbmFtZRgEIAEoCRINCgVzY29yZRgFIAEoARItCgdleHBsYWluGAYgASgLMhwucXVhcnJ5LmNvbW1vbi52MS5IaXRFeHBsYWluEjsKEGNvcnJlY3Rpb25fbWF0Y2gYByABKAsyIS5xdWFycnkuYW5zd2VyLnYxLkNvcnJlY3Rpb25NYXRjaCJsCg9Db3JyZWN0aW9uTWF0Y2gSEAoIcXVlc3Rpb24YASABKAkSDgoGbWV0aG9kGAIgASgJEhIKCnNpbWlsYXJpdHkYAyABKAESEQoJdGhyZXNob2xkGAQgASgBEhAKCHJlbGV2YW50GAUgASgIIsIBCghGdXNlZEhpdBIMCgRyYW5rGAEgASgNEhAKCGNodW5rX2lkGAIgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAMgASgJEhEKCWxpc3RfcmFuaxgEIAEoDRINCgVzY29yZRgFIAEoARIWCg5jb250ZXh0X251bWJlchgGIAEoDRIXCg9leGNsdWRlZF9yZWFzb24YByABKAkSFAoMZHVwbGljYXRlX29mGAggASgNEhIKCmNvcnJlY3Rpb24YCSABKAgipwEKDENvbnRleHRFbnRyeRIOCgZudW1iZXIYASABKA0SEAoIY2h1bmtfaWQYAiABKAkSEwoLZG9jdW1lbnRfaWQYAyABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYBCABKAkSEQoJZmlsZV9uYW1lGAUgASgJEgwKBHBhZ2UYBiABKA0SFAoMc2VjdGlvbl9wYXRoGAcgAygJEg4KBnRva2VucxgIIAEoDSJWCgtTdGFnZVRpbWluZxINCgVzdGFnZRgBIAEoCRIVCg1zdGFydGVkX2F0X21zGAIgASgBEhMKC2R1cmF0aW9uX21zGAMgASgBEgwKBG5vdGUYBCABKAki6gEKFURlYnVnUmV0cmlldmFsUmVxdWVzdBIPCgd0dXJuX2lkGAEgASgJEg0KBXF1ZXJ5GAIgASgJEhoKEmtub3dsZWRnZV9iYXNlX2lkcxgDIAMoCRIRCglhc3Npc3RhbnQYBCABKAkSNQoIc2V0dGluZ3MYBSABKAsyIy5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFNldHRpbmdzEjYKBmV4cGVjdBgGIAEoCzImLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsRXhwZWN0YXRpb24SEwoLZGVlcF93aW5kb3cYByABKA0iUAoWRGVidWdSZXRyaWV2YWxSZXNwb25zZRI2CgZyZXBvcnQYASABKAsyJi5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbERlYnVnUmVwb3J0IvcEChRSZXRyaWV2YWxEZWJ1Z1JlcG9ydBIPCgd0dXJuX2lkGAEgASgJEg0KBXF1ZXJ5GAIgASgJEhoKEmtub3dsZWRnZV9iYXNlX2lkcxgDIAMoCRIUCgxhc3Npc3RhbnRfaWQYBCABKAkSNQoIc2V0dGluZ3MYBSABKAsyIy5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFNldHRpbmdzEjYKBmV4cGVjdBgGIAEoCzImLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsRXhwZWN0YXRpb24SDgoGZXhpc3RzGAcgASgIEhYKDmV4aXN0ZW5jZV9ub3RlGAggASgJEiwKBmNodW5rcxgJIAMoCzIcLnF1YXJyeS5hbnN3ZXIudjEuQ2h1bmtUcmFjZRIXCg9tYXRjaGluZ19jaHVua3MYCiABKA0SLQoJcmV0cmlldmVkGAsgAygLMhoucXVhcnJ5LmFuc3dlci52MS5GdXNlZEhpdBIvCgdjb250ZXh0GAwgAygLMh4ucXVhcnJ5LmFuc3dlci52MS5Db250ZXh0RW50cnkSFgoOY29udGV4dF90b2tlbnMYDSABKA0SLwoFbm90ZXMYDiABKAsyIC5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbE5vdGVzEhwKFHNhbWVfY29udGV4dF9hc190dXJuGA8gASgIEi0KBGxvc3MYECABKA4yHy5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbExvc3MSDwoHdmVyZGljdBgRIAEoCRITCgtkZWVwX3dpbmRvdxgSIAEoDRITCgtkdXJhdGlvbl9tcxgTIAEoASqJAQoOUXVlcnlFeHBhbnNpb24SHwobUVVFUllfRVhQQU5TSU9OX1VOU1BFQ0lGSUVEEAASGwoXUVVFUllfRVhQQU5TSU9OX1JFV1JJVEUQARIYChRRVUVSWV9FWFBBTlNJT05fSFlERRACEh8KG1FVRVJZX0VYUEFOU0lPTl9NVUxUSV9RVUVSWRADKl0KCUNoYXRTdGFnZRIaChZDSEFUX1NUQUdFX1VOU1BFQ0lGSUVEEAASGQoVQ0hBVF9TVEFHRV9SRVRSSUVWSU5HEAESGQoVQ0hBVF9TVEFHRV9HRU5FUkFUSU5HEAIqngEKDFF1ZXJ5UmV3cml0ZRIdChlRVUVSWV9SRVdSSVRFX1VOU1BFQ0lGSUVEEAASHAoYUVVFUllfUkVXUklURV9GSVJTVF9UVVJOEAESGwoXUVVFUllfUkVXUklURV9SRVdSSVRURU4QAhIaChZRVUVSWV9SRVdSSVRFX05PX01PREVMEAMSGAoUUVVFUllfUkVXUklURV9GQUlMRUQQBDKQAgoNQW5zd2VyU2VydmljZRJRCghSZXRyaWV2ZRIhLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmVSZXF1ZXN0GiIucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2ZVJlc3BvbnNlEkcKBENoYXQSHS5xdWFycnkuYW5zd2VyLnYxLkNoYXRSZXF1ZXN0Gh4ucXVhcnJ5LmFuc3dlci52MS5DaGF0UmVzcG9uc2UwARJjCg5EZWJ1Z1JldHJpZXZhbBInLnF1YXJyeS5hbnN3ZXIudjEuRGVidWdSZXRyaWV2YWxSZXF1ZXN0GigucXVhcnJ5LmFuc3dlci52MS5EZWJ1Z1JldHJpZXZhbFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_quarry_answer_v1_retrieval_debug, file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.answer.v1.RetrievalSettings
@@ -1069,6 +1071,215 @@ export const StageTimingSchema: GenMessage<StageTiming> = /*@__PURE__*/
   messageDesc(file_quarry_answer_v1_answer, 19);
 
 /**
+ * @generated from message quarry.answer.v1.DebugRetrievalRequest
+ */
+export type DebugRetrievalRequest = Message<"quarry.answer.v1.DebugRetrievalRequest"> & {
+  /**
+   * A stored turn: its retrieval query (the rewrite, not the question, when there was one), its
+   * assistant or knowledge bases and its retrieval settings. When set, query, knowledge_base_ids
+   * and assistant must be empty.
+   *
+   * @generated from field: string turn_id = 1;
+   */
+  turnId: string;
+
+  /**
+   * An ad-hoc query, over knowledge bases (ids or names) or an assistant's.
+   *
+   * @generated from field: string query = 2;
+   */
+  query: string;
+
+  /**
+   * @generated from field: repeated string knowledge_base_ids = 3;
+   */
+  knowledgeBaseIds: string[];
+
+  /**
+   * An assistant's id or name: its bases with their top-k and priority, and its defaults.
+   *
+   * @generated from field: string assistant = 4;
+   */
+  assistant: string;
+
+  /**
+   * Overrides the turn's (or the assistant's) settings in the fields it sets.
+   *
+   * @generated from field: quarry.answer.v1.RetrievalSettings settings = 5;
+   */
+  settings?: RetrievalSettings | undefined;
+
+  /**
+   * @generated from field: quarry.answer.v1.RetrievalExpectation expect = 6;
+   */
+  expect?: RetrievalExpectation | undefined;
+
+  /**
+   * How deep each list is searched for an expected chunk that is not among the candidates the
+   * retrieval fetched; 0 means 500 (at most 1000).
+   *
+   * @generated from field: uint32 deep_window = 7;
+   */
+  deepWindow: number;
+};
+
+/**
+ * Describes the message quarry.answer.v1.DebugRetrievalRequest.
+ * Use `create(DebugRetrievalRequestSchema)` to create a new message.
+ */
+export const DebugRetrievalRequestSchema: GenMessage<DebugRetrievalRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 20);
+
+/**
+ * @generated from message quarry.answer.v1.DebugRetrievalResponse
+ */
+export type DebugRetrievalResponse = Message<"quarry.answer.v1.DebugRetrievalResponse"> & {
+  /**
+   * @generated from field: quarry.answer.v1.RetrievalDebugReport report = 1;
+   */
+  report?: RetrievalDebugReport | undefined;
+};
+
+/**
+ * Describes the message quarry.answer.v1.DebugRetrievalResponse.
+ * Use `create(DebugRetrievalResponseSchema)` to create a new message.
+ */
+export const DebugRetrievalResponseSchema: GenMessage<DebugRetrievalResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 21);
+
+/**
+ * @generated from message quarry.answer.v1.RetrievalDebugReport
+ */
+export type RetrievalDebugReport = Message<"quarry.answer.v1.RetrievalDebugReport"> & {
+  /**
+   * The turn rerun, when one was named.
+   *
+   * @generated from field: string turn_id = 1;
+   */
+  turnId: string;
+
+  /**
+   * What was searched: the turn's retrieval query, or the ad-hoc query.
+   *
+   * @generated from field: string query = 2;
+   */
+  query: string;
+
+  /**
+   * @generated from field: repeated string knowledge_base_ids = 3;
+   */
+  knowledgeBaseIds: string[];
+
+  /**
+   * @generated from field: string assistant_id = 4;
+   */
+  assistantId: string;
+
+  /**
+   * The settings the rerun used (the turn's or the assistant's, with the overrides applied).
+   *
+   * @generated from field: quarry.answer.v1.RetrievalSettings settings = 5;
+   */
+  settings?: RetrievalSettings | undefined;
+
+  /**
+   * @generated from field: quarry.answer.v1.RetrievalExpectation expect = 6;
+   */
+  expect?: RetrievalExpectation | undefined;
+
+  /**
+   * Whether any chunk of the searched bases holds the expected content.
+   *
+   * @generated from field: bool exists = 7;
+   */
+  exists: boolean;
+
+  /**
+   * How existence was established, e.g. "12,408 chunks of 2 knowledge bases read".
+   *
+   * @generated from field: string existence_note = 8;
+   */
+  existenceNote: string;
+
+  /**
+   * The chunks that hold it (at most 5 followed; the one that got furthest first).
+   *
+   * @generated from field: repeated quarry.answer.v1.ChunkTrace chunks = 9;
+   */
+  chunks: ChunkTrace[];
+
+  /**
+   * Chunks that hold it, including those not followed.
+   *
+   * @generated from field: uint32 matching_chunks = 10;
+   */
+  matchingChunks: number;
+
+  /**
+   * The rerun's ranking and its numbered context, for comparison with the turn's.
+   *
+   * @generated from field: repeated quarry.answer.v1.FusedHit retrieved = 11;
+   */
+  retrieved: FusedHit[];
+
+  /**
+   * @generated from field: repeated quarry.answer.v1.ContextEntry context = 12;
+   */
+  context: ContextEntry[];
+
+  /**
+   * @generated from field: uint32 context_tokens = 13;
+   */
+  contextTokens: number;
+
+  /**
+   * @generated from field: quarry.answer.v1.RetrievalNotes notes = 14;
+   */
+  notes?: RetrievalNotes | undefined;
+
+  /**
+   * For a turn: whether the rerun's context holds the same chunks in the same order as the turn's
+   * (the index may have changed since).
+   *
+   * @generated from field: bool same_context_as_turn = 15;
+   */
+  sameContextAsTurn: boolean;
+
+  /**
+   * The outcome for the chunk that got furthest (or NOT_IN_KNOWLEDGE_BASE).
+   *
+   * @generated from field: quarry.answer.v1.RetrievalLoss loss = 16;
+   */
+  loss: RetrievalLoss;
+
+  /**
+   * One line for a person, e.g. "not retrieved: ranked 14th after fusion, top-k is 8".
+   *
+   * @generated from field: string verdict = 17;
+   */
+  verdict: string;
+
+  /**
+   * The depth used for deep searches.
+   *
+   * @generated from field: uint32 deep_window = 18;
+   */
+  deepWindow: number;
+
+  /**
+   * @generated from field: double duration_ms = 19;
+   */
+  durationMs: number;
+};
+
+/**
+ * Describes the message quarry.answer.v1.RetrievalDebugReport.
+ * Use `create(RetrievalDebugReportSchema)` to create a new message.
+ */
+export const RetrievalDebugReportSchema: GenMessage<RetrievalDebugReport> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 22);
+
+/**
  * @generated from enum quarry.answer.v1.QueryExpansion
  */
 export enum QueryExpansion {
@@ -1203,6 +1414,18 @@ export const AnswerService: GenService<{
     methodKind: "server_streaming";
     input: typeof ChatRequestSchema;
     output: typeof ChatResponseSchema;
+  },
+  /**
+   * Reruns a stored turn's retrieval (or an ad-hoc query's) and follows an expected text, chunk or
+   * document through it: whether the knowledge base holds it, its rank in each raw list, what
+   * dropped it (fusion, min score, rerank, top-k, the context budget) or its context number.
+   *
+   * @generated from rpc quarry.answer.v1.AnswerService.DebugRetrieval
+   */
+  debugRetrieval: {
+    methodKind: "unary";
+    input: typeof DebugRetrievalRequestSchema;
+    output: typeof DebugRetrievalResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_quarry_answer_v1_answer, 0);
