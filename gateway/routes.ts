@@ -15,6 +15,7 @@ import type { ProgressHub } from "../lib/pipeline/progress-hub.ts";
 import { toProtoStatus } from "../lib/pipeline/progress.ts";
 import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
+import { chunkNeighbours } from "./chunk-neighbours.ts";
 import { conversationHandlers } from "./conversation-routes.ts";
 import { KnowledgeBases } from "./knowledge-bases.ts";
 import { submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
@@ -114,6 +115,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
         await index.deleteDocument({ documentId: request.documentId });
         return {};
       },
+      getChunkNeighbours: (request) => chunkNeighbours(index, request),
       async *watchIngestion(request, context) {
         const ids = [...request.documentIds];
         if (ids.length === 0 && !request.knowledgeBase) throw new InvalidInputError("name documents or a knowledge base to watch");

@@ -58,6 +58,8 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   listDocuments: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   setDocumentEnabled: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
   deleteDocument: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
+  // The handler refuses a chunk of any other document, so the document is the whole target.
+  getChunkNeighbours: { role: "reader", scoped: "check", targets: (r) => doc(r.documentId) },
   watchIngestion: {
     role: "reader",
     scoped: "check",

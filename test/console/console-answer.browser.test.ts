@@ -180,7 +180,23 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     await expect(turns.nth(1).locator(".question").textContent()).resolves.toBe("When was Tallis founded, and by whom?");
     expect(await turns.nth(0).locator(".answer-text button.cite").count()).toBeGreaterThan(0);
     await turns.nth(0).locator(".answer-text button.cite").first().click();
-    await expect(page.getByRole("complementary", { name: "Sources" }).locator("li.selected").textContent()).resolves.toContain("company.md");
+    const source = page.getByRole("complementary", { name: "Sources" }).locator("li.selected");
+    await expect(source.textContent()).resolves.toContain("company.md");
+
+    // The source expands to its whole chunk between its neighbours, and further on request.
+    await source.getByRole("button", { name: "Show the whole chunk and its neighbours" }).click();
+    const cited = source.locator(".cited-chunk");
+    await cited.waitFor();
+    await expect(cited.textContent()).resolves.toContain(COMPANY_FACT.phrase);
+    const at = Number(await cited.getAttribute("data-index"));
+    const indexes = async () => (await source.locator("[data-index]").evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-index")))));
+    await expect.poll(indexes).toEqual([at - 1, at, at + 1].filter((i) => i >= 0));
+    await source.getByRole("button", { name: "More context" }).click();
+    await expect.poll(indexes).toEqual([at - 2, at - 1, at, at + 1, at + 2].filter((i) => i >= 0));
+    const neighbour = await source.locator(".neighbour").last().textContent();
+    expect(neighbour!.length).toBeGreaterThan(20);
+    expect(neighbour).not.toBe(await cited.textContent());
+    await tab.screenshot("chat-source-expanded");
 
     // Delete the Chinese one, after its confirmation.
     await second.getByRole("button", { name: "Delete" }).click();

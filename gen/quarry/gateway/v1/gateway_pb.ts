@@ -24,7 +24,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/gateway/v1/gateway.proto.
  */
 export const file_quarry_gateway_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Ch9xdWFycnkvZ2F0ZXdheS92MS9nYXRld2F5LnByb3RvEhFxdWFycnkuZ2F0ZXdheS52MSKOAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSNAoIY2h1bmtpbmcYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MiVgobQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIk4KG0NoYW5nZUVtYmVkZGluZ01vZGVsUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAiABKAkiVwocQ2hhbmdlRW1iZWRkaW5nTW9kZWxSZXNwb25zZRI3Cg5rbm93bGVkZ2VfYmFzZRgBIAEoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSIxChdHZXRLbm93bGVkZ2VCYXNlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSJTChhHZXRLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiGwoZTGlzdEtub3dsZWRnZUJhc2VzUmVxdWVzdCJWChpMaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRI4Cg9rbm93bGVkZ2VfYmFzZXMYASADKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiNAoaRGVsZXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiHQobRGVsZXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlIsIBCg5Eb2N1bWVudEhlYWRlchIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIRCglmaWxlX25hbWUYAiABKAkSEQoJbWltZV90eXBlGAMgASgJEkEKCG1ldGFkYXRhGAQgAygLMi8ucXVhcnJ5LmdhdGV3YXkudjEuRG9jdW1lbnRIZWFkZXIuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiWwoVVXBsb2FkRG9jdW1lbnRSZXF1ZXN0EjEKBmhlYWRlchgBIAEoCzIhLnF1YXJyeS5nYXRld2F5LnYxLkRvY3VtZW50SGVhZGVyEg8KB2NvbnRlbnQYAiABKAwiWQoWVXBsb2FkRG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIm0KG1VwbG9hZERvY3VtZW50U3RyZWFtUmVxdWVzdBIzCgZoZWFkZXIYASABKAsyIS5xdWFycnkuZ2F0ZXdheS52MS5Eb2N1bWVudEhlYWRlckgAEhEKB2NvbnRlbnQYAiABKAxIAEIGCgRwYXJ0Il8KHFVwbG9hZERvY3VtZW50U3RyZWFtUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50EhEKCXVuY2hhbmdlZBgCIAEoCCIpChJHZXREb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiQwoTR2V0RG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiLgoUTGlzdERvY3VtZW50c1JlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiRgoVTGlzdERvY3VtZW50c1Jlc3BvbnNlEi0KCWRvY3VtZW50cxgBIAMoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiQQoZU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkoKGlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIsChVEZWxldGVEb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiGAoWRGVsZXRlRG9jdW1lbnRSZXNwb25zZSJFChVXYXRjaEluZ2VzdGlvblJlcXVlc3QSFAoMZG9jdW1lbnRfaWRzGAEgAygJEhYKDmtub3dsZWRnZV9iYXNlGAIgASgJIrgBChZXYXRjaEluZ2VzdGlvblJlc3BvbnNlEhMKC2RvY3VtZW50X2lkGAEgASgJEhEKCWZpbGVfbmFtZRgCIAEoCRIwCgZzdGF0dXMYAyABKA4yIC5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50U3RhdHVzEg8KB3BlcmNlbnQYBCABKA0SDwoHbWVzc2FnZRgFIAEoCRINCgVlcnJvchgGIAEoCRITCgtjaHVua19jb3VudBgHIAEoDSKvAQoUUHJldmlld0NodW5rc1JlcXVlc3QSEQoJZmlsZV9uYW1lGAEgASgJEg8KB2NvbnRlbnQYAiABKAwSEQoJbWltZV90eXBlGAMgASgJEjQKCHNldHRpbmdzGAQgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhYKDmtub3dsZWRnZV9iYXNlGAUgASgJEhIKCm1heF9jaHVua3MYBiABKA0i1AEKFVByZXZpZXdDaHVua3NSZXNwb25zZRInCgZjaHVua3MYASADKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rEhQKDHRvdGFsX2NodW5rcxgCIAEoDRIUCgx0b3RhbF90b2tlbnMYAyABKA0SNAoIc2V0dGluZ3MYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSMAoHcGFyZW50cxgFIAMoCzIfLnF1YXJyeS5jb21tb24udjEuUHJldmlld1BhcmVudCJuCg1TZWFyY2hSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEhcKD2tub3dsZWRnZV9iYXNlcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MifQoOU2VhcmNoUmVzcG9uc2USKQoEaGl0cxgBIAMoCzIbLnF1YXJyeS5jb21tb24udjEuU2VhcmNoSGl0Eg8KB3Rvb2tfbXMYAiABKAESLwoFbm90ZXMYAyABKAsyIC5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbE5vdGVzIpsBCgtDaGF0UmVxdWVzdBIQCghxdWVzdGlvbhgBIAEoCRIXCg9rbm93bGVkZ2VfYmFzZXMYAiADKAkSNQoIc2V0dGluZ3MYAyABKAsyIy5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFNldHRpbmdzEhcKD2NvbnZlcnNhdGlvbl9pZBgEIAEoCRIRCglhc3Npc3RhbnQYBSABKAkiPQoMQ2hhdFJlc3BvbnNlEi0KBWV2ZW50GAEgASgLMh4ucXVhcnJ5LmFuc3dlci52MS5DaGF0UmVzcG9uc2UiaAoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBHJvbGUYAiABKA4yHC5xdWFycnkuY29tbW9uLnYxLkFwaUtleVJvbGUSFwoPa25vd2xlZGdlX2Jhc2VzGAMgAygJIlEKFENyZWF0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiFAoSTGlzdEFwaUtleXNSZXF1ZXN0IkEKE0xpc3RBcGlLZXlzUmVzcG9uc2USKgoIYXBpX2tleXMYASADKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleSImChNSZXZva2VBcGlLZXlSZXF1ZXN0Eg8KB2FwaV9rZXkYASABKAkiFgoUUmV2b2tlQXBpS2V5UmVzcG9uc2UiSAoWQ3JlYXRlQXNzaXN0YW50UmVxdWVzdBIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJJChdDcmVhdGVBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIoChNHZXRBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSJGChRHZXRBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIXChVMaXN0QXNzaXN0YW50c1JlcXVlc3QiSQoWTGlzdEFzc2lzdGFudHNSZXNwb25zZRIvCgphc3Npc3RhbnRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiWAoWVXBkYXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkSKwoGdXBkYXRlGAIgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiSQoXVXBkYXRlQXNzaXN0YW50UmVzcG9uc2USLgoJYXNzaXN0YW50GAEgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiKwoWRGVsZXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkiGQoXRGVsZXRlQXNzaXN0YW50UmVzcG9uc2UiLQoYTGlzdENvbnZlcnNhdGlvbnNSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSJSChlMaXN0Q29udmVyc2F0aW9uc1Jlc3BvbnNlEjUKDWNvbnZlcnNhdGlvbnMYASADKAsyHi5xdWFycnkuY29tbW9uLnYxLkNvbnZlcnNhdGlvbiIxChZHZXRDb252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCSJ2ChdHZXRDb252ZXJzYXRpb25SZXNwb25zZRI0Cgxjb252ZXJzYXRpb24YASABKAsyHi5xdWFycnkuY29tbW9uLnYxLkNvbnZlcnNhdGlvbhIlCgV0dXJucxgCIAMoCzIWLnF1YXJyeS5hbnN3ZXIudjEuVHVybiI0ChlEZWxldGVDb252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCSIcChpEZWxldGVDb252ZXJzYXRpb25SZXNwb25zZSIhCg5HZXRUdXJuUmVxdWVzdBIPCgd0dXJuX2lkGAEgASgJIjcKD0dldFR1cm5SZXNwb25zZRIkCgR0dXJuGAEgASgLMhYucXVhcnJ5LmFuc3dlci52MS5UdXJuIucBChVEZWJ1Z1JldHJpZXZhbFJlcXVlc3QSDwoHdHVybl9pZBgBIAEoCRINCgVxdWVyeRgCIAEoCRIXCg9rbm93bGVkZ2VfYmFzZXMYAyADKAkSEQoJYXNzaXN0YW50GAQgASgJEjUKCHNldHRpbmdzGAUgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncxI2CgZleHBlY3QYBiABKAsyJi5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbEV4cGVjdGF0aW9uEhMKC2RlZXBfd2luZG93GAcgASgNIlAKFkRlYnVnUmV0cmlldmFsUmVzcG9uc2USNgoGcmVwb3J0GAEgASgLMiYucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxEZWJ1Z1JlcG9ydDKgGQoNUXVhcnJ5U2VydmljZRJ0ChNDcmVhdGVLbm93bGVkZ2VCYXNlEi0ucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLi5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USawoQR2V0S25vd2xlZGdlQmFzZRIqLnF1YXJyeS5nYXRld2F5LnYxLkdldEtub3dsZWRnZUJhc2VSZXF1ZXN0GisucXVhcnJ5LmdhdGV3YXkudjEuR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEnEKEkxpc3RLbm93bGVkZ2VCYXNlcxIsLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QaLS5xdWFycnkuZ2F0ZXdheS52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRJ0ChNEZWxldGVLbm93bGVkZ2VCYXNlEi0ucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLi5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USdwoUQ2hhbmdlRW1iZWRkaW5nTW9kZWwSLi5xdWFycnkuZ2F0ZXdheS52MS5DaGFuZ2VFbWJlZGRpbmdNb2RlbFJlcXVlc3QaLy5xdWFycnkuZ2F0ZXdheS52MS5DaGFuZ2VFbWJlZGRpbmdNb2RlbFJlc3BvbnNlEmUKDlVwbG9hZERvY3VtZW50EigucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRSZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRSZXNwb25zZRJ5ChRVcGxvYWREb2N1bWVudFN0cmVhbRIuLnF1YXJyeS5nYXRld2F5LnYxLlVwbG9hZERvY3VtZW50U3RyZWFtUmVxdWVzdBovLnF1YXJyeS5nYXRld2F5LnYxLlVwbG9hZERvY3VtZW50U3RyZWFtUmVzcG9uc2UoARJcCgtHZXREb2N1bWVudBIlLnF1YXJyeS5nYXRld2F5LnYxLkdldERvY3VtZW50UmVxdWVzdBomLnF1YXJyeS5nYXRld2F5LnYxLkdldERvY3VtZW50UmVzcG9uc2USYgoNTGlzdERvY3VtZW50cxInLnF1YXJyeS5nYXRld2F5LnYxLkxpc3REb2N1bWVudHNSZXF1ZXN0GigucXVhcnJ5LmdhdGV3YXkudjEuTGlzdERvY3VtZW50c1Jlc3BvbnNlEnEKElNldERvY3VtZW50RW5hYmxlZBIsLnF1YXJyeS5nYXRld2F5LnYxLlNldERvY3VtZW50RW5hYmxlZFJlcXVlc3QaLS5xdWFycnkuZ2F0ZXdheS52MS5TZXREb2N1bWVudEVuYWJsZWRSZXNwb25zZRJlCg5EZWxldGVEb2N1bWVudBIoLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZURvY3VtZW50UmVxdWVzdBopLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZURvY3VtZW50UmVzcG9uc2USZwoOV2F0Y2hJbmdlc3Rpb24SKC5xdWFycnkuZ2F0ZXdheS52MS5XYXRjaEluZ2VzdGlvblJlcXVlc3QaKS5xdWFycnkuZ2F0ZXdheS52MS5XYXRjaEluZ2VzdGlvblJlc3BvbnNlMAESYgoNUHJldmlld0NodW5rcxInLnF1YXJyeS5nYXRld2F5LnYxLlByZXZpZXdDaHVua3NSZXF1ZXN0GigucXVhcnJ5LmdhdGV3YXkudjEuUHJldmlld0NodW5rc1Jlc3BvbnNlEk0KBlNlYXJjaBIgLnF1YXJyeS5nYXRld2F5LnYxLlNlYXJjaFJlcXVlc3QaIS5xdWFycnkuZ2F0ZXdheS52MS5TZWFyY2hSZXNwb25zZRJJCgRDaGF0Eh4ucXVhcnJ5LmdhdGV3YXkudjEuQ2hhdFJlcXVlc3QaHy5xdWFycnkuZ2F0ZXdheS52MS5DaGF0UmVzcG9uc2UwARJfCgxDcmVhdGVBcGlLZXkSJi5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GicucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USXAoLTGlzdEFwaUtleXMSJS5xdWFycnkuZ2F0ZXdheS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJi5xdWFycnkuZ2F0ZXdheS52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlEl8KDFJldm9rZUFwaUtleRImLnF1YXJyeS5nYXRld2F5LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJy5xdWFycnkuZ2F0ZXdheS52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJoCg9DcmVhdGVBc3Npc3RhbnQSKS5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVBc3Npc3RhbnRSZXF1ZXN0GioucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlQXNzaXN0YW50UmVzcG9uc2USXwoMR2V0QXNzaXN0YW50EiYucXVhcnJ5LmdhdGV3YXkudjEuR2V0QXNzaXN0YW50UmVxdWVzdBonLnF1YXJyeS5nYXRld2F5LnYxLkdldEFzc2lzdGFudFJlc3BvbnNlEmUKDkxpc3RBc3Npc3RhbnRzEigucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEFzc2lzdGFudHNSZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEFzc2lzdGFudHNSZXNwb25zZRJoCg9VcGRhdGVBc3Npc3RhbnQSKS5xdWFycnkuZ2F0ZXdheS52MS5VcGRhdGVBc3Npc3RhbnRSZXF1ZXN0GioucXVhcnJ5LmdhdGV3YXkudjEuVXBkYXRlQXNzaXN0YW50UmVzcG9uc2USaAoPRGVsZXRlQXNzaXN0YW50EikucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlQXNzaXN0YW50UmVxdWVzdBoqLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUFzc2lzdGFudFJlc3BvbnNlEm4KEUxpc3RDb252ZXJzYXRpb25zEisucXVhcnJ5LmdhdGV3YXkudjEuTGlzdENvbnZlcnNhdGlvbnNSZXF1ZXN0GiwucXVhcnJ5LmdhdGV3YXkudjEuTGlzdENvbnZlcnNhdGlvbnNSZXNwb25zZRJoCg9HZXRDb252ZXJzYXRpb24SKS5xdWFycnkuZ2F0ZXdheS52MS5HZXRDb252ZXJzYXRpb25SZXF1ZXN0GioucXVhcnJ5LmdhdGV3YXkudjEuR2V0Q29udmVyc2F0aW9uUmVzcG9uc2UScQoSRGVsZXRlQ29udmVyc2F0aW9uEiwucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlQ29udmVyc2F0aW9uUmVxdWVzdBotLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUNvbnZlcnNhdGlvblJlc3BvbnNlElAKB0dldFR1cm4SIS5xdWFycnkuZ2F0ZXdheS52MS5HZXRUdXJuUmVxdWVzdBoiLnF1YXJyeS5nYXRld2F5LnYxLkdldFR1cm5SZXNwb25zZRJiCg1Db3JyZWN0QW5zd2VyEicucXVhcnJ5LmdhdGV3YXkudjEuQ29ycmVjdEFuc3dlclJlcXVlc3QaKC5xdWFycnkuZ2F0ZXdheS52MS5Db3JyZWN0QW5zd2VyUmVzcG9uc2USaAoPTGlzdENvcnJlY3Rpb25zEikucXVhcnJ5LmdhdGV3YXkudjEuTGlzdENvcnJlY3Rpb25zUmVxdWVzdBoqLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RDb3JyZWN0aW9uc1Jlc3BvbnNlEmsKEERlbGV0ZUNvcnJlY3Rpb24SKi5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVDb3JyZWN0aW9uUmVxdWVzdBorLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUNvcnJlY3Rpb25SZXNwb25zZRJlCg5EZWJ1Z1JldHJpZXZhbBIoLnF1YXJyeS5nYXRld2F5LnYxLkRlYnVnUmV0cmlldmFsUmVxdWVzdBopLnF1YXJyeS5nYXRld2F5LnYxLkRlYnVnUmV0cmlldmFsUmVzcG9uc2ViBnByb3RvMw", [file_quarry_answer_v1_answer, file_quarry_answer_v1_retrieval_debug, file_quarry_common_v1_api_key, file_quarry_common_v1_assistant, file_quarry_common_v1_common, file_quarry_gateway_v1_corrections]);
+  fileDesc("Ch9xdWFycnkvZ2F0ZXdheS92MS9nYXRld2F5LnByb3RvEhFxdWFycnkuZ2F0ZXdheS52MSKOAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSNAoIY2h1bmtpbmcYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MiVgobQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIk4KG0NoYW5nZUVtYmVkZGluZ01vZGVsUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAiABKAkiVwocQ2hhbmdlRW1iZWRkaW5nTW9kZWxSZXNwb25zZRI3Cg5rbm93bGVkZ2VfYmFzZRgBIAEoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSIxChdHZXRLbm93bGVkZ2VCYXNlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSJTChhHZXRLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiGwoZTGlzdEtub3dsZWRnZUJhc2VzUmVxdWVzdCJWChpMaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRI4Cg9rbm93bGVkZ2VfYmFzZXMYASADKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiNAoaRGVsZXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiHQobRGVsZXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlIsIBCg5Eb2N1bWVudEhlYWRlchIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIRCglmaWxlX25hbWUYAiABKAkSEQoJbWltZV90eXBlGAMgASgJEkEKCG1ldGFkYXRhGAQgAygLMi8ucXVhcnJ5LmdhdGV3YXkudjEuRG9jdW1lbnRIZWFkZXIuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiWwoVVXBsb2FkRG9jdW1lbnRSZXF1ZXN0EjEKBmhlYWRlchgBIAEoCzIhLnF1YXJyeS5nYXRld2F5LnYxLkRvY3VtZW50SGVhZGVyEg8KB2NvbnRlbnQYAiABKAwiWQoWVXBsb2FkRG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIm0KG1VwbG9hZERvY3VtZW50U3RyZWFtUmVxdWVzdBIzCgZoZWFkZXIYASABKAsyIS5xdWFycnkuZ2F0ZXdheS52MS5Eb2N1bWVudEhlYWRlckgAEhEKB2NvbnRlbnQYAiABKAxIAEIGCgRwYXJ0Il8KHFVwbG9hZERvY3VtZW50U3RyZWFtUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50EhEKCXVuY2hhbmdlZBgCIAEoCCIpChJHZXREb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiQwoTR2V0RG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiLgoUTGlzdERvY3VtZW50c1JlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiRgoVTGlzdERvY3VtZW50c1Jlc3BvbnNlEi0KCWRvY3VtZW50cxgBIAMoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiQQoZU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkoKGlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIsChVEZWxldGVEb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiGAoWRGVsZXRlRG9jdW1lbnRSZXNwb25zZSJWChlHZXRDaHVua05laWdoYm91cnNSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEhAKCGNodW5rX2lkGAIgASgJEhIKCm5laWdoYm91cnMYAyABKA0ilQEKGkdldENodW5rTmVpZ2hib3Vyc1Jlc3BvbnNlEiYKBWNodW5rGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxInCgZiZWZvcmUYAiADKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rEiYKBWFmdGVyGAMgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuayJFChVXYXRjaEluZ2VzdGlvblJlcXVlc3QSFAoMZG9jdW1lbnRfaWRzGAEgAygJEhYKDmtub3dsZWRnZV9iYXNlGAIgASgJIrgBChZXYXRjaEluZ2VzdGlvblJlc3BvbnNlEhMKC2RvY3VtZW50X2lkGAEgASgJEhEKCWZpbGVfbmFtZRgCIAEoCRIwCgZzdGF0dXMYAyABKA4yIC5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50U3RhdHVzEg8KB3BlcmNlbnQYBCABKA0SDwoHbWVzc2FnZRgFIAEoCRINCgVlcnJvchgGIAEoCRITCgtjaHVua19jb3VudBgHIAEoDSKvAQoUUHJldmlld0NodW5rc1JlcXVlc3QSEQoJZmlsZV9uYW1lGAEgASgJEg8KB2NvbnRlbnQYAiABKAwSEQoJbWltZV90eXBlGAMgASgJEjQKCHNldHRpbmdzGAQgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhYKDmtub3dsZWRnZV9iYXNlGAUgASgJEhIKCm1heF9jaHVua3MYBiABKA0i1AEKFVByZXZpZXdDaHVua3NSZXNwb25zZRInCgZjaHVua3MYASADKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rEhQKDHRvdGFsX2NodW5rcxgCIAEoDRIUCgx0b3RhbF90b2tlbnMYAyABKA0SNAoIc2V0dGluZ3MYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSMAoHcGFyZW50cxgFIAMoCzIfLnF1YXJyeS5jb21tb24udjEuUHJldmlld1BhcmVudCJuCg1TZWFyY2hSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEhcKD2tub3dsZWRnZV9iYXNlcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MifQoOU2VhcmNoUmVzcG9uc2USKQoEaGl0cxgBIAMoCzIbLnF1YXJyeS5jb21tb24udjEuU2VhcmNoSGl0Eg8KB3Rvb2tfbXMYAiABKAESLwoFbm90ZXMYAyABKAsyIC5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbE5vdGVzIpsBCgtDaGF0UmVxdWVzdBIQCghxdWVzdGlvbhgBIAEoCRIXCg9rbm93bGVkZ2VfYmFzZXMYAiADKAkSNQoIc2V0dGluZ3MYAyABKAsyIy5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFNldHRpbmdzEhcKD2NvbnZlcnNhdGlvbl9pZBgEIAEoCRIRCglhc3Npc3RhbnQYBSABKAkiPQoMQ2hhdFJlc3BvbnNlEi0KBWV2ZW50GAEgASgLMh4ucXVhcnJ5LmFuc3dlci52MS5DaGF0UmVzcG9uc2UiaAoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBHJvbGUYAiABKA4yHC5xdWFycnkuY29tbW9uLnYxLkFwaUtleVJvbGUSFwoPa25vd2xlZGdlX2Jhc2VzGAMgAygJIlEKFENyZWF0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiFAoSTGlzdEFwaUtleXNSZXF1ZXN0IkEKE0xpc3RBcGlLZXlzUmVzcG9uc2USKgoIYXBpX2tleXMYASADKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleSImChNSZXZva2VBcGlLZXlSZXF1ZXN0Eg8KB2FwaV9rZXkYASABKAkiFgoUUmV2b2tlQXBpS2V5UmVzcG9uc2UiSAoWQ3JlYXRlQXNzaXN0YW50UmVxdWVzdBIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJJChdDcmVhdGVBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIoChNHZXRBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSJGChRHZXRBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIXChVMaXN0QXNzaXN0YW50c1JlcXVlc3QiSQoWTGlzdEFzc2lzdGFudHNSZXNwb25zZRIvCgphc3Npc3RhbnRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiWAoWVXBkYXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkSKwoGdXBkYXRlGAIgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiSQoXVXBkYXRlQXNzaXN0YW50UmVzcG9uc2USLgoJYXNzaXN0YW50GAEgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiKwoWRGVsZXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkiGQoXRGVsZXRlQXNzaXN0YW50UmVzcG9uc2UiLQoYTGlzdENvbnZlcnNhdGlvbnNSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSJSChlMaXN0Q29udmVyc2F0aW9uc1Jlc3BvbnNlEjUKDWNvbnZlcnNhdGlvbnMYASADKAsyHi5xdWFycnkuY29tbW9uLnYxLkNvbnZlcnNhdGlvbiIxChZHZXRDb252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCSJ2ChdHZXRDb252ZXJzYXRpb25SZXNwb25zZRI0Cgxjb252ZXJzYXRpb24YASABKAsyHi5xdWFycnkuY29tbW9uLnYxLkNvbnZlcnNhdGlvbhIlCgV0dXJucxgCIAMoCzIWLnF1YXJyeS5hbnN3ZXIudjEuVHVybiI0ChlEZWxldGVDb252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCSIcChpEZWxldGVDb252ZXJzYXRpb25SZXNwb25zZSIhCg5HZXRUdXJuUmVxdWVzdBIPCgd0dXJuX2lkGAEgASgJIjcKD0dldFR1cm5SZXNwb25zZRIkCgR0dXJuGAEgASgLMhYucXVhcnJ5LmFuc3dlci52MS5UdXJuIucBChVEZWJ1Z1JldHJpZXZhbFJlcXVlc3QSDwoHdHVybl9pZBgBIAEoCRINCgVxdWVyeRgCIAEoCRIXCg9rbm93bGVkZ2VfYmFzZXMYAyADKAkSEQoJYXNzaXN0YW50GAQgASgJEjUKCHNldHRpbmdzGAUgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncxI2CgZleHBlY3QYBiABKAsyJi5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbEV4cGVjdGF0aW9uEhMKC2RlZXBfd2luZG93GAcgASgNIlAKFkRlYnVnUmV0cmlldmFsUmVzcG9uc2USNgoGcmVwb3J0GAEgASgLMiYucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxEZWJ1Z1JlcG9ydDKTGgoNUXVhcnJ5U2VydmljZRJ0ChNDcmVhdGVLbm93bGVkZ2VCYXNlEi0ucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLi5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USawoQR2V0S25vd2xlZGdlQmFzZRIqLnF1YXJyeS5nYXRld2F5LnYxLkdldEtub3dsZWRnZUJhc2VSZXF1ZXN0GisucXVhcnJ5LmdhdGV3YXkudjEuR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEnEKEkxpc3RLbm93bGVkZ2VCYXNlcxIsLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QaLS5xdWFycnkuZ2F0ZXdheS52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRJ0ChNEZWxldGVLbm93bGVkZ2VCYXNlEi0ucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLi5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USdwoUQ2hhbmdlRW1iZWRkaW5nTW9kZWwSLi5xdWFycnkuZ2F0ZXdheS52MS5DaGFuZ2VFbWJlZGRpbmdNb2RlbFJlcXVlc3QaLy5xdWFycnkuZ2F0ZXdheS52MS5DaGFuZ2VFbWJlZGRpbmdNb2RlbFJlc3BvbnNlEmUKDlVwbG9hZERvY3VtZW50EigucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRSZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRSZXNwb25zZRJ5ChRVcGxvYWREb2N1bWVudFN0cmVhbRIuLnF1YXJyeS5nYXRld2F5LnYxLlVwbG9hZERvY3VtZW50U3RyZWFtUmVxdWVzdBovLnF1YXJyeS5nYXRld2F5LnYxLlVwbG9hZERvY3VtZW50U3RyZWFtUmVzcG9uc2UoARJcCgtHZXREb2N1bWVudBIlLnF1YXJyeS5nYXRld2F5LnYxLkdldERvY3VtZW50UmVxdWVzdBomLnF1YXJyeS5nYXRld2F5LnYxLkdldERvY3VtZW50UmVzcG9uc2USYgoNTGlzdERvY3VtZW50cxInLnF1YXJyeS5nYXRld2F5LnYxLkxpc3REb2N1bWVudHNSZXF1ZXN0GigucXVhcnJ5LmdhdGV3YXkudjEuTGlzdERvY3VtZW50c1Jlc3BvbnNlEnEKElNldERvY3VtZW50RW5hYmxlZBIsLnF1YXJyeS5nYXRld2F5LnYxLlNldERvY3VtZW50RW5hYmxlZFJlcXVlc3QaLS5xdWFycnkuZ2F0ZXdheS52MS5TZXREb2N1bWVudEVuYWJsZWRSZXNwb25zZRJlCg5EZWxldGVEb2N1bWVudBIoLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZURvY3VtZW50UmVxdWVzdBopLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZURvY3VtZW50UmVzcG9uc2UScQoSR2V0Q2h1bmtOZWlnaGJvdXJzEiwucXVhcnJ5LmdhdGV3YXkudjEuR2V0Q2h1bmtOZWlnaGJvdXJzUmVxdWVzdBotLnF1YXJyeS5nYXRld2F5LnYxLkdldENodW5rTmVpZ2hib3Vyc1Jlc3BvbnNlEmcKDldhdGNoSW5nZXN0aW9uEigucXVhcnJ5LmdhdGV3YXkudjEuV2F0Y2hJbmdlc3Rpb25SZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuV2F0Y2hJbmdlc3Rpb25SZXNwb25zZTABEmIKDVByZXZpZXdDaHVua3MSJy5xdWFycnkuZ2F0ZXdheS52MS5QcmV2aWV3Q2h1bmtzUmVxdWVzdBooLnF1YXJyeS5nYXRld2F5LnYxLlByZXZpZXdDaHVua3NSZXNwb25zZRJNCgZTZWFyY2gSIC5xdWFycnkuZ2F0ZXdheS52MS5TZWFyY2hSZXF1ZXN0GiEucXVhcnJ5LmdhdGV3YXkudjEuU2VhcmNoUmVzcG9uc2USSQoEQ2hhdBIeLnF1YXJyeS5nYXRld2F5LnYxLkNoYXRSZXF1ZXN0Gh8ucXVhcnJ5LmdhdGV3YXkudjEuQ2hhdFJlc3BvbnNlMAESXwoMQ3JlYXRlQXBpS2V5EiYucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBonLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlElwKC0xpc3RBcGlLZXlzEiUucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEFwaUtleXNSZXF1ZXN0GiYucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEFwaUtleXNSZXNwb25zZRJfCgxSZXZva2VBcGlLZXkSJi5xdWFycnkuZ2F0ZXdheS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GicucXVhcnJ5LmdhdGV3YXkudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USaAoPQ3JlYXRlQXNzaXN0YW50EikucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlQXNzaXN0YW50UmVxdWVzdBoqLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUFzc2lzdGFudFJlc3BvbnNlEl8KDEdldEFzc2lzdGFudBImLnF1YXJyeS5nYXRld2F5LnYxLkdldEFzc2lzdGFudFJlcXVlc3QaJy5xdWFycnkuZ2F0ZXdheS52MS5HZXRBc3Npc3RhbnRSZXNwb25zZRJlCg5MaXN0QXNzaXN0YW50cxIoLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RBc3Npc3RhbnRzUmVxdWVzdBopLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RBc3Npc3RhbnRzUmVzcG9uc2USaAoPVXBkYXRlQXNzaXN0YW50EikucXVhcnJ5LmdhdGV3YXkudjEuVXBkYXRlQXNzaXN0YW50UmVxdWVzdBoqLnF1YXJyeS5nYXRld2F5LnYxLlVwZGF0ZUFzc2lzdGFudFJlc3BvbnNlEmgKD0RlbGV0ZUFzc2lzdGFudBIpLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUFzc2lzdGFudFJlcXVlc3QaKi5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVBc3Npc3RhbnRSZXNwb25zZRJuChFMaXN0Q29udmVyc2F0aW9ucxIrLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RDb252ZXJzYXRpb25zUmVxdWVzdBosLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RDb252ZXJzYXRpb25zUmVzcG9uc2USaAoPR2V0Q29udmVyc2F0aW9uEikucXVhcnJ5LmdhdGV3YXkudjEuR2V0Q29udmVyc2F0aW9uUmVxdWVzdBoqLnF1YXJyeS5nYXRld2F5LnYxLkdldENvbnZlcnNhdGlvblJlc3BvbnNlEnEKEkRlbGV0ZUNvbnZlcnNhdGlvbhIsLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUNvbnZlcnNhdGlvblJlcXVlc3QaLS5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVDb252ZXJzYXRpb25SZXNwb25zZRJQCgdHZXRUdXJuEiEucXVhcnJ5LmdhdGV3YXkudjEuR2V0VHVyblJlcXVlc3QaIi5xdWFycnkuZ2F0ZXdheS52MS5HZXRUdXJuUmVzcG9uc2USYgoNQ29ycmVjdEFuc3dlchInLnF1YXJyeS5nYXRld2F5LnYxLkNvcnJlY3RBbnN3ZXJSZXF1ZXN0GigucXVhcnJ5LmdhdGV3YXkudjEuQ29ycmVjdEFuc3dlclJlc3BvbnNlEmgKD0xpc3RDb3JyZWN0aW9ucxIpLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RDb3JyZWN0aW9uc1JlcXVlc3QaKi5xdWFycnkuZ2F0ZXdheS52MS5MaXN0Q29ycmVjdGlvbnNSZXNwb25zZRJrChBEZWxldGVDb3JyZWN0aW9uEioucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlQ29ycmVjdGlvblJlcXVlc3QaKy5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVDb3JyZWN0aW9uUmVzcG9uc2USZQoORGVidWdSZXRyaWV2YWwSKC5xdWFycnkuZ2F0ZXdheS52MS5EZWJ1Z1JldHJpZXZhbFJlcXVlc3QaKS5xdWFycnkuZ2F0ZXdheS52MS5EZWJ1Z1JldHJpZXZhbFJlc3BvbnNlYgZwcm90bzM", [file_quarry_answer_v1_answer, file_quarry_answer_v1_retrieval_debug, file_quarry_common_v1_api_key, file_quarry_common_v1_assistant, file_quarry_common_v1_common, file_quarry_gateway_v1_corrections]);
 
 /**
  * @generated from message quarry.gateway.v1.CreateKnowledgeBaseRequest
@@ -489,6 +489,68 @@ export const DeleteDocumentResponseSchema: GenMessage<DeleteDocumentResponse> = 
   messageDesc(file_quarry_gateway_v1_gateway, 22);
 
 /**
+ * @generated from message quarry.gateway.v1.GetChunkNeighboursRequest
+ */
+export type GetChunkNeighboursRequest = Message<"quarry.gateway.v1.GetChunkNeighboursRequest"> & {
+  /**
+   * The chunk's document, as a citation or a search hit names it (what a key's scope is checked on).
+   *
+   * @generated from field: string document_id = 1;
+   */
+  documentId: string;
+
+  /**
+   * The chunk, which must belong to that document.
+   *
+   * @generated from field: string chunk_id = 2;
+   */
+  chunkId: string;
+
+  /**
+   * Chunks on each side; 0 means 1, at most 5.
+   *
+   * @generated from field: uint32 neighbours = 3;
+   */
+  neighbours: number;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.GetChunkNeighboursRequest.
+ * Use `create(GetChunkNeighboursRequestSchema)` to create a new message.
+ */
+export const GetChunkNeighboursRequestSchema: GenMessage<GetChunkNeighboursRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 23);
+
+/**
+ * @generated from message quarry.gateway.v1.GetChunkNeighboursResponse
+ */
+export type GetChunkNeighboursResponse = Message<"quarry.gateway.v1.GetChunkNeighboursResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Chunk chunk = 1;
+   */
+  chunk?: Chunk | undefined;
+
+  /**
+   * In document order; fewer (or none) at the document's start or end.
+   *
+   * @generated from field: repeated quarry.common.v1.Chunk before = 2;
+   */
+  before: Chunk[];
+
+  /**
+   * @generated from field: repeated quarry.common.v1.Chunk after = 3;
+   */
+  after: Chunk[];
+};
+
+/**
+ * Describes the message quarry.gateway.v1.GetChunkNeighboursResponse.
+ * Use `create(GetChunkNeighboursResponseSchema)` to create a new message.
+ */
+export const GetChunkNeighboursResponseSchema: GenMessage<GetChunkNeighboursResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 24);
+
+/**
  * @generated from message quarry.gateway.v1.WatchIngestionRequest
  */
 export type WatchIngestionRequest = Message<"quarry.gateway.v1.WatchIngestionRequest"> & {
@@ -510,7 +572,7 @@ export type WatchIngestionRequest = Message<"quarry.gateway.v1.WatchIngestionReq
  * Use `create(WatchIngestionRequestSchema)` to create a new message.
  */
 export const WatchIngestionRequestSchema: GenMessage<WatchIngestionRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 23);
+  messageDesc(file_quarry_gateway_v1_gateway, 25);
 
 /**
  * @generated from message quarry.gateway.v1.WatchIngestionResponse
@@ -557,7 +619,7 @@ export type WatchIngestionResponse = Message<"quarry.gateway.v1.WatchIngestionRe
  * Use `create(WatchIngestionResponseSchema)` to create a new message.
  */
 export const WatchIngestionResponseSchema: GenMessage<WatchIngestionResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 24);
+  messageDesc(file_quarry_gateway_v1_gateway, 26);
 
 /**
  * @generated from message quarry.gateway.v1.PreviewChunksRequest
@@ -601,7 +663,7 @@ export type PreviewChunksRequest = Message<"quarry.gateway.v1.PreviewChunksReque
  * Use `create(PreviewChunksRequestSchema)` to create a new message.
  */
 export const PreviewChunksRequestSchema: GenMessage<PreviewChunksRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 25);
+  messageDesc(file_quarry_gateway_v1_gateway, 27);
 
 /**
  * @generated from message quarry.gateway.v1.PreviewChunksResponse
@@ -640,7 +702,7 @@ export type PreviewChunksResponse = Message<"quarry.gateway.v1.PreviewChunksResp
  * Use `create(PreviewChunksResponseSchema)` to create a new message.
  */
 export const PreviewChunksResponseSchema: GenMessage<PreviewChunksResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 26);
+  messageDesc(file_quarry_gateway_v1_gateway, 28);
 
 /**
  * @generated from message quarry.gateway.v1.SearchRequest
@@ -669,7 +731,7 @@ export type SearchRequest = Message<"quarry.gateway.v1.SearchRequest"> & {
  * Use `create(SearchRequestSchema)` to create a new message.
  */
 export const SearchRequestSchema: GenMessage<SearchRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 27);
+  messageDesc(file_quarry_gateway_v1_gateway, 29);
 
 /**
  * @generated from message quarry.gateway.v1.SearchResponse
@@ -698,7 +760,7 @@ export type SearchResponse = Message<"quarry.gateway.v1.SearchResponse"> & {
  * Use `create(SearchResponseSchema)` to create a new message.
  */
 export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 28);
+  messageDesc(file_quarry_gateway_v1_gateway, 30);
 
 /**
  * @generated from message quarry.gateway.v1.ChatRequest
@@ -743,7 +805,7 @@ export type ChatRequest = Message<"quarry.gateway.v1.ChatRequest"> & {
  * Use `create(ChatRequestSchema)` to create a new message.
  */
 export const ChatRequestSchema: GenMessage<ChatRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 29);
+  messageDesc(file_quarry_gateway_v1_gateway, 31);
 
 /**
  * @generated from message quarry.gateway.v1.ChatResponse
@@ -760,7 +822,7 @@ export type ChatResponse = Message<"quarry.gateway.v1.ChatResponse"> & {
  * Use `create(ChatResponseSchema)` to create a new message.
  */
 export const ChatResponseSchema: GenMessage<ChatResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 30);
+  messageDesc(file_quarry_gateway_v1_gateway, 32);
 
 /**
  * @generated from message quarry.gateway.v1.CreateApiKeyRequest
@@ -789,7 +851,7 @@ export type CreateApiKeyRequest = Message<"quarry.gateway.v1.CreateApiKeyRequest
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 31);
+  messageDesc(file_quarry_gateway_v1_gateway, 33);
 
 /**
  * @generated from message quarry.gateway.v1.CreateApiKeyResponse
@@ -813,7 +875,7 @@ export type CreateApiKeyResponse = Message<"quarry.gateway.v1.CreateApiKeyRespon
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 32);
+  messageDesc(file_quarry_gateway_v1_gateway, 34);
 
 /**
  * @generated from message quarry.gateway.v1.ListApiKeysRequest
@@ -826,7 +888,7 @@ export type ListApiKeysRequest = Message<"quarry.gateway.v1.ListApiKeysRequest">
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 33);
+  messageDesc(file_quarry_gateway_v1_gateway, 35);
 
 /**
  * @generated from message quarry.gateway.v1.ListApiKeysResponse
@@ -843,7 +905,7 @@ export type ListApiKeysResponse = Message<"quarry.gateway.v1.ListApiKeysResponse
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 34);
+  messageDesc(file_quarry_gateway_v1_gateway, 36);
 
 /**
  * @generated from message quarry.gateway.v1.RevokeApiKeyRequest
@@ -862,7 +924,7 @@ export type RevokeApiKeyRequest = Message<"quarry.gateway.v1.RevokeApiKeyRequest
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 35);
+  messageDesc(file_quarry_gateway_v1_gateway, 37);
 
 /**
  * @generated from message quarry.gateway.v1.RevokeApiKeyResponse
@@ -875,7 +937,7 @@ export type RevokeApiKeyResponse = Message<"quarry.gateway.v1.RevokeApiKeyRespon
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 36);
+  messageDesc(file_quarry_gateway_v1_gateway, 38);
 
 /**
  * @generated from message quarry.gateway.v1.CreateAssistantRequest
@@ -894,7 +956,7 @@ export type CreateAssistantRequest = Message<"quarry.gateway.v1.CreateAssistantR
  * Use `create(CreateAssistantRequestSchema)` to create a new message.
  */
 export const CreateAssistantRequestSchema: GenMessage<CreateAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 37);
+  messageDesc(file_quarry_gateway_v1_gateway, 39);
 
 /**
  * @generated from message quarry.gateway.v1.CreateAssistantResponse
@@ -911,7 +973,7 @@ export type CreateAssistantResponse = Message<"quarry.gateway.v1.CreateAssistant
  * Use `create(CreateAssistantResponseSchema)` to create a new message.
  */
 export const CreateAssistantResponseSchema: GenMessage<CreateAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 38);
+  messageDesc(file_quarry_gateway_v1_gateway, 40);
 
 /**
  * @generated from message quarry.gateway.v1.GetAssistantRequest
@@ -930,7 +992,7 @@ export type GetAssistantRequest = Message<"quarry.gateway.v1.GetAssistantRequest
  * Use `create(GetAssistantRequestSchema)` to create a new message.
  */
 export const GetAssistantRequestSchema: GenMessage<GetAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 39);
+  messageDesc(file_quarry_gateway_v1_gateway, 41);
 
 /**
  * @generated from message quarry.gateway.v1.GetAssistantResponse
@@ -947,7 +1009,7 @@ export type GetAssistantResponse = Message<"quarry.gateway.v1.GetAssistantRespon
  * Use `create(GetAssistantResponseSchema)` to create a new message.
  */
 export const GetAssistantResponseSchema: GenMessage<GetAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 40);
+  messageDesc(file_quarry_gateway_v1_gateway, 42);
 
 /**
  * @generated from message quarry.gateway.v1.ListAssistantsRequest
@@ -960,7 +1022,7 @@ export type ListAssistantsRequest = Message<"quarry.gateway.v1.ListAssistantsReq
  * Use `create(ListAssistantsRequestSchema)` to create a new message.
  */
 export const ListAssistantsRequestSchema: GenMessage<ListAssistantsRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 41);
+  messageDesc(file_quarry_gateway_v1_gateway, 43);
 
 /**
  * @generated from message quarry.gateway.v1.ListAssistantsResponse
@@ -977,7 +1039,7 @@ export type ListAssistantsResponse = Message<"quarry.gateway.v1.ListAssistantsRe
  * Use `create(ListAssistantsResponseSchema)` to create a new message.
  */
 export const ListAssistantsResponseSchema: GenMessage<ListAssistantsResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 42);
+  messageDesc(file_quarry_gateway_v1_gateway, 44);
 
 /**
  * @generated from message quarry.gateway.v1.UpdateAssistantRequest
@@ -1003,7 +1065,7 @@ export type UpdateAssistantRequest = Message<"quarry.gateway.v1.UpdateAssistantR
  * Use `create(UpdateAssistantRequestSchema)` to create a new message.
  */
 export const UpdateAssistantRequestSchema: GenMessage<UpdateAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 43);
+  messageDesc(file_quarry_gateway_v1_gateway, 45);
 
 /**
  * @generated from message quarry.gateway.v1.UpdateAssistantResponse
@@ -1020,7 +1082,7 @@ export type UpdateAssistantResponse = Message<"quarry.gateway.v1.UpdateAssistant
  * Use `create(UpdateAssistantResponseSchema)` to create a new message.
  */
 export const UpdateAssistantResponseSchema: GenMessage<UpdateAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 44);
+  messageDesc(file_quarry_gateway_v1_gateway, 46);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteAssistantRequest
@@ -1037,7 +1099,7 @@ export type DeleteAssistantRequest = Message<"quarry.gateway.v1.DeleteAssistantR
  * Use `create(DeleteAssistantRequestSchema)` to create a new message.
  */
 export const DeleteAssistantRequestSchema: GenMessage<DeleteAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 45);
+  messageDesc(file_quarry_gateway_v1_gateway, 47);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteAssistantResponse
@@ -1050,7 +1112,7 @@ export type DeleteAssistantResponse = Message<"quarry.gateway.v1.DeleteAssistant
  * Use `create(DeleteAssistantResponseSchema)` to create a new message.
  */
 export const DeleteAssistantResponseSchema: GenMessage<DeleteAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 46);
+  messageDesc(file_quarry_gateway_v1_gateway, 48);
 
 /**
  * @generated from message quarry.gateway.v1.ListConversationsRequest
@@ -1069,7 +1131,7 @@ export type ListConversationsRequest = Message<"quarry.gateway.v1.ListConversati
  * Use `create(ListConversationsRequestSchema)` to create a new message.
  */
 export const ListConversationsRequestSchema: GenMessage<ListConversationsRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 47);
+  messageDesc(file_quarry_gateway_v1_gateway, 49);
 
 /**
  * @generated from message quarry.gateway.v1.ListConversationsResponse
@@ -1086,7 +1148,7 @@ export type ListConversationsResponse = Message<"quarry.gateway.v1.ListConversat
  * Use `create(ListConversationsResponseSchema)` to create a new message.
  */
 export const ListConversationsResponseSchema: GenMessage<ListConversationsResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 48);
+  messageDesc(file_quarry_gateway_v1_gateway, 50);
 
 /**
  * @generated from message quarry.gateway.v1.GetConversationRequest
@@ -1103,7 +1165,7 @@ export type GetConversationRequest = Message<"quarry.gateway.v1.GetConversationR
  * Use `create(GetConversationRequestSchema)` to create a new message.
  */
 export const GetConversationRequestSchema: GenMessage<GetConversationRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 49);
+  messageDesc(file_quarry_gateway_v1_gateway, 51);
 
 /**
  * @generated from message quarry.gateway.v1.GetConversationResponse
@@ -1125,7 +1187,7 @@ export type GetConversationResponse = Message<"quarry.gateway.v1.GetConversation
  * Use `create(GetConversationResponseSchema)` to create a new message.
  */
 export const GetConversationResponseSchema: GenMessage<GetConversationResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 50);
+  messageDesc(file_quarry_gateway_v1_gateway, 52);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteConversationRequest
@@ -1142,7 +1204,7 @@ export type DeleteConversationRequest = Message<"quarry.gateway.v1.DeleteConvers
  * Use `create(DeleteConversationRequestSchema)` to create a new message.
  */
 export const DeleteConversationRequestSchema: GenMessage<DeleteConversationRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 51);
+  messageDesc(file_quarry_gateway_v1_gateway, 53);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteConversationResponse
@@ -1155,7 +1217,7 @@ export type DeleteConversationResponse = Message<"quarry.gateway.v1.DeleteConver
  * Use `create(DeleteConversationResponseSchema)` to create a new message.
  */
 export const DeleteConversationResponseSchema: GenMessage<DeleteConversationResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 52);
+  messageDesc(file_quarry_gateway_v1_gateway, 54);
 
 /**
  * @generated from message quarry.gateway.v1.GetTurnRequest
@@ -1172,7 +1234,7 @@ export type GetTurnRequest = Message<"quarry.gateway.v1.GetTurnRequest"> & {
  * Use `create(GetTurnRequestSchema)` to create a new message.
  */
 export const GetTurnRequestSchema: GenMessage<GetTurnRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 53);
+  messageDesc(file_quarry_gateway_v1_gateway, 55);
 
 /**
  * @generated from message quarry.gateway.v1.GetTurnResponse
@@ -1189,7 +1251,7 @@ export type GetTurnResponse = Message<"quarry.gateway.v1.GetTurnResponse"> & {
  * Use `create(GetTurnResponseSchema)` to create a new message.
  */
 export const GetTurnResponseSchema: GenMessage<GetTurnResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 54);
+  messageDesc(file_quarry_gateway_v1_gateway, 56);
 
 /**
  * @generated from message quarry.gateway.v1.DebugRetrievalRequest
@@ -1246,7 +1308,7 @@ export type DebugRetrievalRequest = Message<"quarry.gateway.v1.DebugRetrievalReq
  * Use `create(DebugRetrievalRequestSchema)` to create a new message.
  */
 export const DebugRetrievalRequestSchema: GenMessage<DebugRetrievalRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 55);
+  messageDesc(file_quarry_gateway_v1_gateway, 57);
 
 /**
  * @generated from message quarry.gateway.v1.DebugRetrievalResponse
@@ -1263,7 +1325,7 @@ export type DebugRetrievalResponse = Message<"quarry.gateway.v1.DebugRetrievalRe
  * Use `create(DebugRetrievalResponseSchema)` to create a new message.
  */
 export const DebugRetrievalResponseSchema: GenMessage<DebugRetrievalResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 56);
+  messageDesc(file_quarry_gateway_v1_gateway, 58);
 
 /**
  * @generated from service quarry.gateway.v1.QuarryService
@@ -1363,6 +1425,16 @@ export const QuarryService: GenService<{
     methodKind: "unary";
     input: typeof DeleteDocumentRequestSchema;
     output: typeof DeleteDocumentResponseSchema;
+  },
+  /**
+   * A stored chunk's whole text with the chunks around it in its document: a cited source expanded.
+   *
+   * @generated from rpc quarry.gateway.v1.QuarryService.GetChunkNeighbours
+   */
+  getChunkNeighbours: {
+    methodKind: "unary";
+    input: typeof GetChunkNeighboursRequestSchema;
+    output: typeof GetChunkNeighboursResponseSchema;
   },
   /**
    * Streams progress until every watched document is ready or failed.
