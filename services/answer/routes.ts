@@ -12,7 +12,7 @@ import {
 import { hitToProto, modeFromProto, modeToProto } from "../../lib/proto-convert.ts";
 import { citationToProto, type ChatTurnEvent } from "./chat-turn.ts";
 import type { AnswerApplication, RetrievalOptions } from "./answer-service.ts";
-import type { RetrievalNotes } from "./retrieval-options.ts";
+import type { RetrievalNotes } from "./retrieval/retrieval-options.ts";
 
 export function answerRoutes(app: AnswerApplication) {
   return (router: ConnectRouter) =>
