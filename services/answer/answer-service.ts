@@ -11,6 +11,9 @@ import type { NeighbourDeps } from "./retrieval/neighbour-expansion.ts";
 import type { Reranker } from "./retrieval/rerank/reranker.ts";
 import { retrieveWithOptions, type RetrievalExtras, type RetrievalNotes } from "./retrieval/retrieval-options.ts";
 import { validateRetrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval/retrieval-stage.ts";
+import type { DebugLookups } from "./debug/debug-lookups.ts";
+import type { DebugRequest } from "./debug/debug-plan.ts";
+import { debugRetrieval } from "./debug/retrieval-debug.ts";
 
 /** What a caller may choose of a retrieval; topK 0 means the RPC's default. */
 export type RetrievalOptions = Pick<RetrievalSettings, "mode" | "topK" | "minScore" | "documentIds" | "metadataEquals"> & RetrievalExtras;
@@ -48,6 +51,8 @@ export interface AnswerApplicationDeps {
   conversations: ConversationPort;
   /** Earlier rounds of a conversation given to the chat model (and to the follow-up rewrite); 5 unless configured. */
   historyRounds?: number;
+  /** Stored turns, chunks and documents for DebugRetrieval (adapters/index-debug-lookups.ts); absent: it is refused. */
+  debugLookups?: DebugLookups;
   /** A turn answered but not stored (the index failed): logged, the answer stands. */
   onTurnNotSaved?: (error: unknown) => void;
 }
@@ -100,6 +105,23 @@ export class AnswerApplication {
       maxQuestionChars: this.deps.maxQuestionChars,
       historyRounds: this.deps.historyRounds ?? DEFAULT_HISTORY_ROUNDS,
       onSaveFailure: this.deps.onTurnNotSaved,
+    });
+  }
+
+  /** "Why wasn't this found?": reruns a turn's or a query's retrieval and follows the expected chunks (debug/retrieval-debug.ts). */
+  debugRetrieval(request: DebugRequest, signal?: AbortSignal) {
+    const lookups = this.deps.debugLookups;
+    if (!lookups) throw new FailedPreconditionError("this answer service was built without the index look-ups DebugRetrieval needs");
+    return debugRetrieval(request, {
+      lookups,
+      getAssistant: (a) => this.deps.conversations.getAssistant(a),
+      open: (query, mode, knowledgeBases) => this.deps.retriever.open(query, mode, knowledgeBases),
+      chatModel: this.deps.chatModel,
+      reranker: this.deps.reranker,
+      countTokens: this.deps.countTokens,
+      contextTokenBudget: this.deps.contextTokenBudget,
+      maxQuestionChars: this.deps.maxQuestionChars,
+      signal,
     });
   }
 

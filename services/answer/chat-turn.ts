@@ -153,6 +153,7 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
     rerank: scope.assistant?.retrieval?.rerank ?? false,
     hideFileNames,
     fusionRule: mounts ? FUSION_RULE : "one search over the named knowledge bases",
+    options: retrievalExtras(scope, request.options),
   };
   try {
     const events = answerChecked(

@@ -13,6 +13,7 @@ import { hitToProto, modeFromProto, modeToProto } from "../../lib/proto-convert.
 import { citationToProto, type ChatTurnEvent } from "./chat-turn.ts";
 import type { AnswerApplication, RetrievalOptions } from "./answer-service.ts";
 import type { RetrievalNotes } from "./retrieval/retrieval-options.ts";
+import { debugRetrievalHandler } from "./debug/debug-routes.ts";
 
 export function answerRoutes(app: AnswerApplication) {
   return (router: ConnectRouter) =>
@@ -43,6 +44,7 @@ export function answerRoutes(app: AnswerApplication) {
         );
         for await (const event of events) yield toChatResponse(event, app.modelName);
       },
+      debugRetrieval: (request, context) => debugRetrievalHandler(app, request, optionsFromProto(request.settings), context.signal),
     });
 }
 

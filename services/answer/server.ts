@@ -6,10 +6,11 @@ import type { Logger } from "../../lib/logger.ts";
 import { buildServer } from "../../lib/rpc/server.ts";
 import { AnswerApplication, type AnswerApplicationDeps } from "./answer-service.ts";
 import { indexConversations } from "./adapters/index-conversations.ts";
+import { indexDebugLookups } from "./adapters/index-debug-lookups.ts";
 import { IndexRetriever } from "./adapters/index-retriever.ts";
 import { answerRoutes } from "./routes.ts";
 
-export interface AnswerServiceDeps extends Omit<AnswerApplicationDeps, "retriever" | "conversations"> {
+export interface AnswerServiceDeps extends Omit<AnswerApplicationDeps, "retriever" | "conversations" | "debugLookups"> {
   index: Client<typeof IndexService>;
   embedder: Client<typeof EmbedderService>;
 }
@@ -20,6 +21,7 @@ export function answerApplication(deps: AnswerServiceDeps): AnswerApplication {
     ...deps,
     retriever: new IndexRetriever({ index: deps.index, embedder: deps.embedder }),
     conversations: indexConversations(deps.index),
+    debugLookups: indexDebugLookups(deps.index),
   });
 }
 

@@ -96,7 +96,7 @@ export class IndexRetriever implements Retriever {
  * Calls a peer, turning its errors into the domain errors they stand for, so retrieval can tell an
  * outage (degrade to keyword search) from a refusal (report it).
  */
-async function domainErrors<T>(call: () => Promise<T>): Promise<T> {
+export async function domainErrors<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {

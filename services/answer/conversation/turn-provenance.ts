@@ -1,10 +1,11 @@
 // A turn's record (turn-record.ts) and retrieval lists as the TurnProvenance message the index
 // stores and GetTurn returns: ids, ranks, scores and timings, never document text.
 import { create } from "@bufbuild/protobuf";
-import { TurnProvenanceSchema, type QueryRewrite, type TurnProvenance } from "../../../gen/quarry/answer/v1/answer_pb.ts";
+import { QueryExpansion, TurnProvenanceSchema, type QueryRewrite, type TurnProvenance } from "../../../gen/quarry/answer/v1/answer_pb.ts";
 import type { QueryRewriteMode } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import { modeToProto } from "../../../lib/proto-convert.ts";
 import type { CandidateList } from "../retrieval/mounted-retrieval.ts";
+import type { RetrievalExtras } from "../retrieval/retrieval-extras.ts";
 import type { RetrievalSettings } from "../retrieval/retrieval-stage.ts";
 import type { TurnRecord } from "../answering/turn-record.ts";
 
@@ -16,6 +17,8 @@ export interface ProvenanceInput {
   rewriteNote: string;
   historyTurns: number;
   settings: RetrievalSettings;
+  /** The retrieval options the turn ran with (the request's over the assistant's), kept so DebugRetrieval can rerun them. */
+  options?: RetrievalExtras;
   rewriteMode: QueryRewriteMode;
   rerank: boolean;
   hideFileNames: boolean;
@@ -29,6 +32,9 @@ export interface ProvenanceInput {
   error?: unknown;
 }
 
+/** A query expansion mode as RetrievalSettings carries it ("" for none). */
+export const EXPANSION_TO_PROTO = { "": QueryExpansion.UNSPECIFIED, rewrite: QueryExpansion.REWRITE, hyde: QueryExpansion.HYDE, multi_query: QueryExpansion.MULTI_QUERY } as const;
+
 export function turnProvenance(input: ProvenanceInput): TurnProvenance {
   const { record, settings } = input;
   const baseOf = new Map<string, string>();
@@ -40,7 +46,18 @@ export function turnProvenance(input: ProvenanceInput): TurnProvenance {
     rewrite: input.rewrite,
     rewriteNote: input.rewriteNote,
     historyTurns: input.historyTurns,
-    retrieval: { mode: modeToProto(settings.mode), topK: settings.topK, minScore: settings.minScore, documentIds: settings.documentIds },
+    retrieval: {
+      mode: modeToProto(settings.mode),
+      topK: settings.topK,
+      minScore: settings.minScore,
+      documentIds: settings.documentIds,
+      metadataEquals: settings.metadataEquals ?? {},
+      rerank: input.options?.rerank ?? false,
+      queryExpansion: EXPANSION_TO_PROTO[input.options?.queryExpansion ?? ""],
+      queryVariants: input.options?.queryVariants ?? 0,
+      neighbourChunks: input.options?.neighbourChunks ?? 0,
+      bm25Fill: input.options?.bm25Fill ?? false,
+    },
     rewriteMode: input.rewriteMode,
     rerank: input.rerank,
     hideFileNames: input.hideFileNames,

@@ -17,6 +17,8 @@ export interface OptionDeps extends RetrievalDeps, Partial<NeighbourDeps> {
   /** Absent when no reranker is configured. */
   reranker?: Reranker;
   signal?: AbortSignal;
+  /** Shown the pooled candidates before rerank and the top-k cut (the retrieval debugger follows a chunk through them). */
+  onCandidates?: (hits: readonly SearchHit[]) => void;
 }
 
 export interface OptionedRetrieval {
@@ -74,6 +76,7 @@ export async function retrieveWithOptions(
     ),
   );
   let hits = runs.length === 1 ? runs[0].hits : fuseQueryLists(runs.map((r) => r.hits), want);
+  deps.onCandidates?.(hits);
   notes.degraded = runs.find((r) => r.degraded)?.degraded;
   notes.fallbackHits = hits.filter((h) => h.explain.fallback).length;
   const filled = runs.reduce((n, r) => n + r.filled, 0);
