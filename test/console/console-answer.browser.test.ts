@@ -206,7 +206,7 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     noErrors();
   }, 180_000);
 
-  it("debugs a turn: the searched query, settings, each list's candidates, fusion, context and timings", async () => {
+  it("debugs a turn: the searched query, settings, each list's candidates, fusion, context and timings; DebugRetrieval with an expected text", async () => {
     const turn = page.locator(".turn").nth(1);
     await turn.getByRole("button", { name: "Debug this turn" }).click();
     const panel = page.getByRole("region", { name: "Provenance of turn 2" });
@@ -222,7 +222,25 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     expect(await panel.getByRole("list", { name: "context" }).locator("li").count()).toBeGreaterThan(0);
     const timings = await panel.getByLabel("timings").locator(".stage").allTextContents();
     expect(timings).toContain("retrieve");
-    await turn.screenshot({ path: "test-output/console/turn-provenance.png" });
+    await panel.evaluate((el) => el.scrollIntoView({ block: "start" }));
+    await tab.screenshot("turn-provenance", { fullPage: false });
+
+    // The debugger reruns the turn's retrieval for an expected text: found in context, then absent.
+    const debug = panel.getByRole("form", { name: "Debug retrieval" });
+    await debug.getByLabel("Expected text").fill("founded in 1894 by Margaret Tallis");
+    await debug.getByLabel("Expected text").press("Enter");
+    const report = panel.getByRole("status", { name: "debug report" });
+    await expect.poll(() => report.getAttribute("data-loss"), { timeout: 30_000 }).toBe("NONE");
+    await expect(report.locator(".verdict").textContent()).resolves.toMatch(/^reached the context/);
+    const trace = report.locator(".trace").first();
+    await expect(trace.textContent()).resolves.toMatch(/company\.md · chunk \d+ · reached the context · context \[\d+\]/);
+    expect(await trace.locator(".positions li").count()).toBeGreaterThan(0);
+    await report.evaluate((el) => el.scrollIntoView({ block: "center" }));
+    await tab.screenshot("turn-debugger", { fullPage: false });
+    await debug.getByLabel("Expected text").fill("racing bicycles for the moon");
+    await debug.getByRole("button", { name: "Rerun retrieval" }).click();
+    await expect.poll(() => report.getAttribute("data-loss"), { timeout: 30_000 }).toBe("NOT_IN_KNOWLEDGE_BASE");
+    expect(await report.locator(".trace").count()).toBe(0);
     await page.setViewportSize({ width: 420, height: 900 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(420);
     await tab.screenshot("chat-conversations-narrow");

@@ -3,11 +3,12 @@
 // ranks and scores, their fusion, the numbered context, the model and the time each stage took.
 import { QueryRewrite, type Turn } from "../../../gen/quarry/answer/v1/answer_pb.ts";
 import type { KnowledgeBase } from "../../../gen/quarry/common/v1/common_pb.ts";
-import { quarry } from "../api/client.ts";
+import { offers, quarry } from "../api/client.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { modeLabel, REWRITE_MODES } from "../retrieval-modes.ts";
 import { useLoad } from "../use-load.ts";
 import { CandidateLists, FusedTable } from "./candidates.tsx";
+import { RetrievalDebugger } from "./retrieval-debugger.tsx";
 import { StageTimings } from "./stage-timings.tsx";
 
 const REWRITE_WORDS: Record<QueryRewrite, string> = {
@@ -29,6 +30,7 @@ export function TurnProvenance({ turnId, children }: { turnId: string; children?
   return (
     <section className="provenance" aria-label={`Provenance of turn ${turn.number}`}>
       <ProvenanceBody turn={turn} bases={bases} />
+      {offers("debugRetrieval") && <RetrievalDebugger turnId={turn.id} />}
       {children?.(turn)}
     </section>
   );
