@@ -1,6 +1,9 @@
 import type { Assistant } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import type { KnowledgeBase } from "../../../gen/quarry/common/v1/common_pb.ts";
+import { useState } from "react";
+import { offers } from "../api/client.ts";
 import { ConfirmButton } from "../components/confirm-button.tsx";
+import { CorrectionsList } from "../corrections/corrections-list.tsx";
 import { modeLabel, REWRITE_MODES } from "../retrieval-modes.ts";
 import { link } from "../router.ts";
 
@@ -8,6 +11,7 @@ export function AssistantCard({ assistant: a, bases, onEdit, onDelete }: { assis
   const nameOf = (id: string) => bases.find((b) => b.id === id)?.name ?? id;
   const r = a.retrieval;
   const chat = `/chat?assistant=${encodeURIComponent(a.name)}`;
+  const [corrections, setCorrections] = useState(false);
   return (
     <article className="card kb-card" aria-label={a.name}>
       <h2>{a.name}</h2>
@@ -37,8 +41,14 @@ export function AssistantCard({ assistant: a, bases, onEdit, onDelete }: { assis
         <button type="button" onClick={onEdit}>
           Edit
         </button>
+        {offers("listCorrections") && (
+          <button type="button" aria-expanded={corrections} onClick={() => setCorrections((c) => !c)}>
+            Corrections
+          </button>
+        )}
         <ConfirmButton label="Delete" confirmLabel={`Delete ${a.name}`} onConfirm={onDelete} />
       </div>
+      {corrections && <CorrectionsList assistant={a.id} />}
     </article>
   );
 }

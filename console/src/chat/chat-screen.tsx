@@ -70,7 +70,7 @@ export function ChatScreen() {
           <ErrorNote error={error} />
           {chat.turns.length === 0 && <p className="empty">Ask about what the chosen knowledge bases hold. Answers cite their sources as [n].</p>}
           {chat.turns.map((turn, i) => (
-            <TurnView key={`${chat.conversationId}-${i}`} turn={turn} onCite={(marker) => setSelected({ turn: i, marker })} />
+            <TurnView key={`${chat.conversationId}-${i}`} turn={turn} correctable={Boolean(current?.assistantId)} onCite={(marker) => setSelected({ turn: i, marker })} />
           ))}
           <QuestionBox
             busy={chat.busy}

@@ -1,11 +1,15 @@
 // One question and its answer, with the answer's facts and the way into its provenance.
 import { useState } from "react";
+import { offers } from "../api/client.ts";
+import { CorrectionForm } from "../corrections/correction-form.tsx";
 import { TurnProvenance } from "../provenance/turn-provenance.tsx";
 import { AnswerText } from "./answer-text.tsx";
 import type { Turn } from "./use-chat.ts";
 
-export function TurnView({ turn, onCite }: { turn: Turn; onCite: (marker: number) => void }) {
+/** `correctable`: the conversation is held with an assistant, whose corrections a correction joins. */
+export function TurnView({ turn, correctable, onCite }: { turn: Turn; correctable: boolean; onCite: (marker: number) => void }) {
   const [debugging, setDebugging] = useState(false);
+  const [correcting, setCorrecting] = useState(false);
   const m = turn.meta;
   const done = turn.stage === "done";
   return (
@@ -28,9 +32,15 @@ export function TurnView({ turn, onCite }: { turn: Turn; onCite: (marker: number
             <button type="button" className="link" aria-expanded={debugging} onClick={() => setDebugging((d) => !d)}>
               {debugging ? "Hide provenance" : "Debug this turn"}
             </button>
+            {correctable && offers("correctAnswer") && (
+              <button type="button" className="link" aria-expanded={correcting} onClick={() => setCorrecting((c) => !c)}>
+                Correct this answer
+              </button>
+            )}
           </div>
         )}
       </div>
+      {correcting && turn.turnId && <CorrectionForm turnId={turn.turnId} question={turn.question} answer={turn.answer} onClose={() => setCorrecting(false)} />}
       {debugging && turn.turnId && <TurnProvenance turnId={turn.turnId} />}
     </div>
   );
