@@ -247,4 +247,61 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     await page.setViewportSize({ width: 1366, height: 860 });
     noErrors();
   });
+
+  it("corrects an answer: the correction is ingested and wins on the next ask; deleting it from the assistant's list undoes that", async () => {
+    const CORRECTED = "Tallis Instruments moved its headquarters to Norwich, Norfolk, in 2025.";
+    const turns = page.locator(".turn");
+    await turns.nth(0).getByRole("button", { name: "Correct this answer" }).click();
+    const form = page.getByRole("form", { name: "Correct this answer" });
+    await expect(form.getByLabel("The question it answers").inputValue()).resolves.toBe(COMPANY_FACT.question);
+    await form.getByLabel("Corrected answer").fill(CORRECTED);
+    await form.getByRole("button", { name: "Publish correction" }).click();
+    const published = page.getByRole("status", { name: "correction" });
+    await expect.poll(() => published.getAttribute("data-status"), { timeout: 120_000 }).toBe("ready");
+    await expect(published.textContent()).resolves.toContain("the next matching question is answered from it");
+    await published.evaluate((el) => el.scrollIntoView({ block: "center" }));
+    await tab.screenshot("correction-published", { fullPage: false });
+
+    // A new conversation with the assistant: the same question is answered from the correction.
+    const list = page.getByRole("navigation", { name: "Conversations" });
+    await list.getByRole("button", { name: "New conversation" }).click();
+    await expect.poll(() => page.getByLabel("Answer with").inputValue()).toBe("helpdesk 助手");
+    await page.getByLabel("Question").fill(COMPANY_FACT.question);
+    await page.getByLabel("Question").press("Enter");
+    await turns.nth(0).locator(".answer-meta").waitFor({ timeout: 60_000 });
+    await expect(turns.nth(0).locator(".answer-text").textContent()).resolves.toContain("Norwich");
+    await tab.screenshot("chat-corrected");
+    const held = (await quarry.client.listConversations({})).conversations;
+    expect(held).toHaveLength(2);
+
+    // The assistant's corrections list shows it; deleting it puts the documents back in charge.
+    await page.getByRole("link", { name: "Assistants" }).click();
+    const card = page.getByRole("article", { name: "helpdesk 助手" });
+    await card.getByRole("button", { name: "Corrections" }).click();
+    const item = card.getByRole("region", { name: /^corrections of / }).getByRole("listitem");
+    await expect.poll(() => item.count()).toBe(1);
+    await expect(item.textContent()).resolves.toContain(CORRECTED);
+    await expect(item.textContent()).resolves.toMatch(/ready/);
+    await tab.screenshot("assistant-corrections");
+    // The corrections base is the assistant's, not offered for mounting by hand.
+    await card.getByRole("button", { name: "Edit" }).click();
+    const edit = page.getByRole("form", { name: "Edit helpdesk 助手" });
+    expect(await edit.locator(".mount-row").count()).toBe(2);
+    await edit.getByRole("button", { name: "Cancel" }).click();
+    await card.getByRole("button", { name: "Corrections" }).click();
+    await item.getByRole("button", { name: "Delete" }).click();
+    await item.getByRole("button", { name: "Delete correction" }).click();
+    await expect.poll(() => item.count()).toBe(0);
+
+    await page.getByRole("link", { name: "Chat" }).click();
+    await expect.poll(() => page.getByLabel("Answer with").inputValue()).toBe("");
+    await page.getByLabel("Answer with").selectOption({ label: "assistant: helpdesk 助手" });
+    await page.getByLabel("Question").fill(COMPANY_FACT.question);
+    await page.getByLabel("Question").press("Enter");
+    await turns.nth(0).locator(".answer-meta").waitFor({ timeout: 60_000 });
+    const again = await turns.nth(0).locator(".answer-text").textContent();
+    expect(again).toContain(COMPANY_FACT.word);
+    expect(again).not.toContain("Norwich");
+    noErrors();
+  }, 240_000);
 });
