@@ -15,7 +15,7 @@ import type { ProgressHub } from "../lib/pipeline/progress-hub.ts";
 import { toProtoStatus } from "../lib/pipeline/progress.ts";
 import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
-import { chunkNeighbours } from "./chunk-neighbours.ts";
+import { chunkNeighbours } from "./chunk-routes.ts";
 import { conversationHandlers } from "./conversation-routes.ts";
 import { KnowledgeBases } from "./knowledge-bases.ts";
 import { submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";

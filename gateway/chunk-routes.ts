@@ -1,6 +1,6 @@
-// A cited chunk expanded: its whole text and the chunks on each side of it in its document, read
-// from the index by the chunk's id and then by position. The chunk must belong to the document the
-// request names, since that document is what a key's scope is checked against.
+// The public chunk look-up: a cited chunk expanded to its whole text and the chunks on each side of it
+// in its document, read from the index by the chunk's id and then by position. The chunk must belong to
+// the document the request names, since that document is what a key's scope is checked against.
 import type { Client } from "@connectrpc/connect";
 import type { GetChunkNeighboursRequest } from "../gen/quarry/gateway/v1/gateway_pb.ts";
 import type { IndexService } from "../gen/quarry/index/v1/index_pb.ts";
