@@ -14,6 +14,7 @@ import { registerEvalCommand } from "../eval/eval-command.ts";
 import { registerEvalAnswersCommand } from "../eval/eval-answers-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";
 import { registerAssistantCommands } from "./assistant-commands.ts";
+import { registerCorrectCommand } from "./correct-command.ts";
 import { registerKeysCommand } from "./keys-command.ts";
 import { registerModelsCommand } from "./models-command.ts";
 import { setModel } from "./set-model.ts";
@@ -170,6 +171,7 @@ addRetrievalFlags(
 
 registerKeysCommand(program, urlOption);
 registerAssistantCommands(program, urlOption);
+registerCorrectCommand(program, urlOption);
 registerEvalCommand(program);
 registerEvalAnswersCommand(program);
 registerBenchCommand(program);

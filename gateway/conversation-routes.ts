@@ -1,6 +1,7 @@
 // The public assistant, conversation and turn RPCs: relays to the index, which keeps them.
 import type { Client, ServiceImpl } from "@connectrpc/connect";
 import type { QuarryService } from "../gen/quarry/gateway/v1/gateway_pb.ts";
+import type { Assistant } from "../gen/quarry/common/v1/assistant_pb.ts";
 import type { IndexService } from "../gen/quarry/index/v1/index_pb.ts";
 
 type ConversationMethods = Pick<
@@ -19,7 +20,7 @@ type ConversationMethods = Pick<
 export function conversationHandlers(index: Client<typeof IndexService>): ConversationMethods {
   return {
     async createAssistant(request) {
-      return { assistant: (await index.createAssistant({ assistant: request.assistant })).assistant };
+      return { assistant: (await index.createAssistant({ assistant: withoutCorrections(request.assistant) })).assistant };
     },
     async getAssistant(request) {
       return { assistant: (await index.getAssistant({ assistant: request.assistant })).assistant };
@@ -28,7 +29,7 @@ export function conversationHandlers(index: Client<typeof IndexService>): Conver
       return { assistants: (await index.listAssistants({})).assistants };
     },
     async updateAssistant(request) {
-      return { assistant: (await index.updateAssistant({ assistant: request.assistant, update: request.update })).assistant };
+      return { assistant: (await index.updateAssistant({ assistant: request.assistant, update: withoutCorrections(request.update) })).assistant };
     },
     async deleteAssistant(request) {
       await index.deleteAssistant({ assistant: request.assistant });
@@ -50,4 +51,9 @@ export function conversationHandlers(index: Client<typeof IndexService>): Conver
       return { turn: (await index.getTurn({ turnId: request.turnId })).turn };
     },
   };
+}
+
+/** The corrections base is Quarry's (CorrectAnswer sets it); a caller's value is ignored, so the stored one stays. */
+function withoutCorrections(assistant: Assistant | undefined): Assistant | undefined {
+  return assistant && { ...assistant, correctionsKnowledgeBaseId: "" };
 }

@@ -8,6 +8,7 @@ import { ChunkerService } from "../gen/quarry/chunker/v1/chunker_pb.ts";
 import { IndexService } from "../gen/quarry/index/v1/index_pb.ts";
 import { ParserService } from "../gen/quarry/parser/v1/parser_pb.ts";
 import { EmbedderService } from "../gen/quarry/embedder/v1/embedder_pb.ts";
+import type { KnowledgeBase } from "../gen/quarry/common/v1/common_pb.ts";
 import { QuarryService, type DocumentHeader } from "../gen/quarry/gateway/v1/gateway_pb.ts";
 import type { EventBus } from "../lib/bus/event-bus.ts";
 import { InvalidInputError, TooLargeError } from "../lib/errors.ts";
@@ -16,7 +17,9 @@ import { toProtoStatus } from "../lib/pipeline/progress.ts";
 import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
 import { chunkNeighbours } from "./chunk-routes.ts";
+import { authorName, PRINCIPAL } from "./access/principal.ts";
 import { conversationHandlers } from "./conversation-routes.ts";
+import { Corrections } from "./corrections.ts";
 import { KnowledgeBases } from "./knowledge-bases.ts";
 import { submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
 import { watchIngestion } from "./watch-ingestion.ts";
@@ -38,7 +41,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
   const { index, answer } = deps;
   const knowledgeBases = new KnowledgeBases(deps);
 
-  const upload = async (header: DocumentHeader | undefined, content: Uint8Array) => {
+  const upload = async (header: Pick<DocumentHeader, "knowledgeBase" | "fileName" | "mimeType" | "metadata"> | undefined, content: Uint8Array) => {
     if (!header) throw new InvalidInputError("the upload needs a header (knowledge base and file name)");
     const input: UploadInput = {
       knowledgeBase: header.knowledgeBase,
@@ -62,18 +65,37 @@ export function gatewayRoutes(deps: GatewayDeps) {
     return { document: documentToProto(result.document), unchanged: result.unchanged };
   };
 
+  const corrections = new Corrections({ index, createKnowledgeBase: (r) => knowledgeBases.create(r), upload: (input) => upload(input, input.content) });
+  // Marks the bases that hold an assistant's corrections, which Quarry made and manages.
+  const marked = async (kbs: KnowledgeBase[]) => {
+    const owners = await corrections.correctionsBases();
+    for (const kb of kbs) kb.correctionsForAssistantId = owners.get(kb.id) ?? "";
+    return kbs;
+  };
+
   return (router: ConnectRouter) =>
     router.service(QuarryService, {
       ...apiKeyHandlers(index, deps.keysChanged ?? (() => {})),
       ...conversationHandlers(index),
+      async correctAnswer(request, context) {
+        const correction = await corrections.correct({ ...request, author: authorName(context.values.get(PRINCIPAL)) });
+        return { correction };
+      },
+      async listCorrections(request) {
+        return { corrections: await corrections.list(request.assistant) };
+      },
+      async deleteCorrection(request) {
+        await corrections.delete(request.correctionId);
+        return {};
+      },
       async createKnowledgeBase(request) {
         return { knowledgeBase: await knowledgeBases.create(request) };
       },
       async getKnowledgeBase(request) {
-        return { knowledgeBase: await knowledgeBases.get(request.knowledgeBase) };
+        return { knowledgeBase: (await marked([await knowledgeBases.get(request.knowledgeBase)]))[0] };
       },
       async listKnowledgeBases() {
-        return { knowledgeBases: (await index.listKnowledgeBases({})).knowledgeBases };
+        return { knowledgeBases: await marked((await index.listKnowledgeBases({})).knowledgeBases) };
       },
       async changeEmbeddingModel(request) {
         return { knowledgeBase: await knowledgeBases.changeEmbeddingModel(request.knowledgeBase, request.embeddingModel) };

@@ -11,7 +11,7 @@ import { roleAllows } from "../../lib/auth/api-key.ts";
 import { PermissionDeniedError } from "../../lib/errors.ts";
 import { PUBLIC_SERVICE, ruleFor, type AccessRule, type Targets } from "./access-rules.ts";
 import type { ApiKeyAuthenticator } from "./authenticator.ts";
-import { isScoped, type Principal } from "./principal.ts";
+import { isScoped, PRINCIPAL, type Principal } from "./principal.ts";
 
 const OPEN_SERVICES = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]);
 
@@ -47,6 +47,7 @@ export function accessInterceptor(deps: AccessDeps): Interceptor {
     if (!rule) throw new PermissionDeniedError(`${service}/${request.method.name} has no access rule, so nobody may call it`);
 
     const who = await deps.authenticator.authenticate(request.header.get("authorization"), hostOf(request.url));
+    request.contextValues.set(PRINCIPAL, who);
     if (!roleAllows(who.role, rule.role)) {
       throw new PermissionDeniedError(`the API key "${who.name}" has the ${who.role} role; ${request.method.name} needs ${rule.role}`);
     }

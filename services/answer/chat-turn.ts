@@ -9,18 +9,19 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { QueryRewrite, TurnSchema, type Turn } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import { QueryRewriteMode, type Assistant, type Conversation } from "../../gen/quarry/common/v1/assistant_pb.ts";
 import { CitationSchema, type Citation as CitationProto } from "../../gen/quarry/common/v1/common_pb.ts";
-import type { KnowledgeBase, RetrievalMode } from "../../lib/domain.ts";
+import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import { modeFromProto } from "../../lib/proto-convert.ts";
 import { answerChecked, type AnswerDeps, type AnswerEvent } from "./answering/answer-pipeline.ts";
 import type { Citation } from "./answering/citation.ts";
 import { conversationMessages, historyMessages } from "./conversation/conversation-prompt.ts";
 import { rewriteFollowUp } from "./conversation/follow-up-rewriter.ts";
-import { FUSION_RULE, retrieveMounted, type CandidateList } from "./retrieval/mounted-retrieval.ts";
+import { FUSION_RULE, retrieveMounted, type CandidateList, type Mount } from "./retrieval/mounted-retrieval.ts";
 import type { RetrievalExtras } from "./retrieval/retrieval-options.ts";
 import { retrieve, validateQuestion, type QueryEmbedding, type RetrievalDeps, type RetrievalSettings } from "./retrieval/retrieval-stage.ts";
 import type { StageRun } from "./answering/turn-record.ts";
 import { turnProvenance } from "./conversation/turn-provenance.ts";
+import { correctionsMount, openWithCorrections } from "./retrieval/corrections-recall.ts";
 
 export interface ConversationPort {
   /** By id or name; NotFoundError when there is none. */
@@ -60,7 +61,7 @@ export interface ChatTurnRequest {
 export type ChatTurnEvent =
   | { type: "started"; conversationId: string; turnId: string }
   | Exclude<AnswerEvent, { type: "final" }>
-  | (Extract<AnswerEvent, { type: "final" }> & { retrievalQuery: string; rewrite: QueryRewrite });
+  | (Extract<AnswerEvent, { type: "final" }> & { retrievalQuery: string; rewrite: QueryRewrite; correctionsUsed: string[] });
 
 const DEFAULT_TOP_K = 8;
 
@@ -71,10 +72,12 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
   const held = request.conversationId.trim() ? await deps.port.getConversation(request.conversationId.trim(), Math.max(1, deps.historyRounds)) : undefined;
   const scope = await resolveScope(request, held?.conversation, deps.port);
   const mode = request.settings.mode ?? (scope.assistant?.retrieval?.mode ? modeFromProto(scope.assistant.retrieval.mode) : "hybrid");
+  // The assistant's managed corrections: a base of their own, searched beside its mounts.
+  const open = (query: string) => openWithCorrections(deps.open, query, mode, scope.names, scope.assistant?.correctionsKnowledgeBaseId ?? "");
 
   // A new conversation is stored only once its bases are known to exist; a follow-up's bases are
   // looked up for the query it is rewritten into.
-  let opened = held ? undefined : await deps.open(question, mode, scope.names);
+  let opened = held ? undefined : await open(question);
   const conversation =
     held?.conversation ??
     (await deps.port.createConversation({ title: question, assistantId: scope.assistant?.id ?? "", knowledgeBaseIds: opened!.knowledgeBases.map((kb) => kb.id) }));
@@ -110,14 +113,22 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
     stages.push({ stage: "rewrite", startedAtMs: at - started, durationMs: performance.now() - at, note: rewriteNote });
   }
 
-  opened ??= await deps.open(retrievalQuery, mode, scope.names);
+  opened ??= await open(retrievalQuery);
+  const corrections = opened.corrections;
+  if (opened.correctionsSkipped) stages.push({ stage: "corrections", startedAtMs: performance.now() - started, durationMs: 0, note: opened.correctionsSkipped });
   const kbs = opened.knowledgeBases;
   if (held && !scope.assistant && !sameSet(kbs.map((kb) => kb.id), held.conversation.knowledgeBaseIds)) {
     throw new InvalidInputError(`conversation ${held.conversation.id} is held over other knowledge bases; send none, or start a new conversation`);
   }
-  const mounts = scope.mounts?.map((m, i) => ({ ...m, knowledgeBaseId: kbs[i].id }));
   const settings = retrievalSettings(scope, kbs, mode, request.settings, deps.maxQuestionChars);
   const retrievalDeps = memoisedEmbedding(opened.deps);
+  const mounts: Mount[] | undefined = scope.mounts?.map((m, i) => ({ ...m, knowledgeBaseId: kbs[i].id }));
+  if (mounts && corrections) {
+    mounts.push(correctionsMount(corrections, retrievalDeps));
+    settings.embeddingModels = { ...settings.embeddingModels, [corrections.id]: corrections.embeddingModel };
+  }
+  // Only matching corrections survive the fusion, so a hit of the corrections base is one.
+  const isCorrection = (hit: SearchHit) => hit.chunk.knowledgeBaseId === corrections?.id;
   let lists: CandidateList[] = [];
   let listRank = new Map<string, number>();
   // Called by the retrieval options once per search they run (a fallback or a variant calls it
@@ -136,7 +147,7 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
     return run;
   };
   const hideFileNames = scope.assistant?.hideFileNames ?? false;
-  const baseNames = new Map(kbs.map((kb) => [kb.id, kb.name]));
+  const baseNames = new Map([...kbs, ...(corrections ? [corrections] : [])].map((kb) => [kb.id, kb.name]));
 
   let text = "";
   const citations: Citation[] = [];
@@ -154,17 +165,20 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
     hideFileNames,
     fusionRule: mounts ? FUSION_RULE : "one search over the named knowledge bases",
     options: retrievalExtras(scope, request.options),
+    correctionsBaseId: corrections?.id,
   };
   try {
     const events = answerChecked(
       question,
-      { ...retrievalDeps, ...deps, retrieveFor },
+      { ...retrievalDeps, ...deps, retrieveFor, keepFirst: corrections ? isCorrection : undefined },
       {
         retrieval: settings,
         contextTokenBudget: deps.contextTokenBudget,
         retrievalQuery,
         options: retrievalExtras(scope, request.options),
-        messagesFor: (q, chunks) => conversationMessages(q, chunks, { systemPrompt: scope.assistant?.systemPrompt ?? "", history, hideFileNames, baseNames }),
+        messagesFor: (q, chunks) =>
+          conversationMessages(q, chunks, { systemPrompt: scope.assistant?.systemPrompt ?? "", history, hideFileNames, baseNames, correctionBases: new Set(corrections ? [corrections.id] : []) }),
+        isCorrection: corrections ? isCorrection : undefined,
       },
     );
     for await (const event of events) {
@@ -179,7 +193,7 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
       turn.citations = citations.map(citationToProto);
       turn.provenance = turnProvenance({ ...provenanceBase, record: event.record, lists, listRank, durationMs: performance.now() - started });
       await save(turn, deps);
-      yield { ...event, retrievalQuery, rewrite };
+      yield { ...event, retrievalQuery, rewrite, correctionsUsed: turn.provenance.correctionsUsed };
     }
   } catch (error) {
     // A turn that failed is kept too, with what it got to and why it stopped.

@@ -123,6 +123,7 @@ function toChatResponse(event: ChatTurnEvent, model: string): ChatResponse {
             })),
             retrievalQuery: event.retrievalQuery,
             rewrite: event.rewrite,
+            correctionsUsed: event.correctionsUsed,
           },
         },
       });

@@ -43,6 +43,17 @@ describe("AssistantRegistry", () => {
     await expect(registry.get("changer")).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it("keeps the corrections base Quarry set: a create cannot choose one, an update without one keeps it", async () => {
+    const made = await registry.create(assistant({ name: "corrected", knowledgeBases: [{ knowledgeBase: "manuals" }], correctionsKnowledgeBaseId: "kb_f" }));
+    expect(made.correctionsKnowledgeBaseId).toBe("");
+    const set = await registry.update(made.id, assistant({ name: "corrected", knowledgeBases: [{ knowledgeBase: "manuals" }], correctionsKnowledgeBaseId: "forum" }));
+    expect(set.correctionsKnowledgeBaseId).toBe("kb_f");
+    const edited = await registry.update(made.id, assistant({ name: "corrected", systemPrompt: "Shorter.", knowledgeBases: [{ knowledgeBase: "manuals" }] }));
+    expect(edited.correctionsKnowledgeBaseId).toBe("kb_f");
+    expect((await registry.get("corrected")).correctionsKnowledgeBaseId).toBe("kb_f");
+    await expect(registry.update(made.id, assistant({ name: "corrected", knowledgeBases: [{ knowledgeBase: "manuals" }], correctionsKnowledgeBaseId: "nowhere" }))).rejects.toBeInstanceOf(NotFoundError);
+  });
+
   it("refuses what cannot work, naming why", async () => {
     await expect(registry.create(assistant({ name: "none" }))).rejects.toThrow(/needs at least one knowledge base/);
     await expect(registry.create(assistant({ name: "", knowledgeBases: [{ knowledgeBase: "manuals" }] }))).rejects.toBeInstanceOf(InvalidInputError);

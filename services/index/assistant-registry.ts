@@ -24,6 +24,8 @@ export class AssistantRegistry {
   async create(input: Assistant): Promise<Assistant> {
     const now = new Date();
     const checked = await this.check(input);
+    // Made by the first correction, never chosen by a caller (see update).
+    checked.correctionsKnowledgeBaseId = "";
     const stored = await this.store.create({ id: `${ID_PREFIX}${randomBytes(8).toString("hex")}`, name: checked.name, createdAt: now, updatedAt: now, config: configOf(checked) });
     return toAssistant(stored);
   }
@@ -40,6 +42,10 @@ export class AssistantRegistry {
   async update(idOrName: string, input: Assistant): Promise<Assistant> {
     const current = await this.store.get(idOrName.trim());
     const checked = await this.check(input);
+    // The corrections base is Quarry's to set (the gateway's CorrectAnswer; the public
+    // UpdateAssistant clears the field), so an update that leaves it empty keeps the stored one.
+    const corrections = input.correctionsKnowledgeBaseId.trim();
+    checked.correctionsKnowledgeBaseId = corrections ? (await this.catalog.getKnowledgeBase(corrections)).id : toAssistant(current).correctionsKnowledgeBaseId;
     return toAssistant(await this.store.update(current.id, { name: checked.name, config: configOf(checked), updatedAt: new Date() }));
   }
 

@@ -11,7 +11,8 @@ import { AssistantForm } from "./assistant-form.tsx";
 
 export function AssistantsScreen() {
   const list = useLoad(() => quarry.listAssistants({}).then((r) => r.assistants), []);
-  const bases = useLoad(() => quarry.listKnowledgeBases({}).then((r) => r.knowledgeBases), []);
+  // Corrections bases are mounted by Quarry beside the assistant's own, never by hand.
+  const bases = useLoad(() => quarry.listKnowledgeBases({}).then((r) => r.knowledgeBases.filter((kb) => !kb.correctionsForAssistantId)), []);
   // "new", an assistant's id, or nothing.
   const [editing, setEditing] = useState<string>();
   const [error, setError] = useState<string>();

@@ -13,6 +13,7 @@ export function KnowledgeBaseCard({ kb, onDelete }: { kb: KnowledgeBase; onDelet
         </a>
       </h2>
       {kb.description && <p className="description">{kb.description}</p>}
+      {kb.correctionsForAssistantId && <p className="pill corrections-pill">an assistant's managed corrections</p>}
       <dl className="counts">
         <div>
           <dt>documents</dt>

@@ -4,6 +4,7 @@ import type { Citation } from "./citation.ts";
 import { CitationMapper, type MappedEvent } from "./citation-mapper.ts";
 import { verifyCitations, type CitationCheck, type SupportEmbedder } from "./citation-verifier.ts";
 import { buildContext, renderContext, type BuiltContext, type ContextChunk } from "./context-builder.ts";
+import { correctionExtract } from "./correction-answer.ts";
 import { extractiveAnswer, type ExtractiveOptions } from "./extractive-answerer.ts";
 import { buildMessages } from "./prompt.ts";
 import { retrieveWithOptions, type OptionDeps, type RetrievalNotes, type RetrievalExtras } from "../retrieval/retrieval-options.ts";
@@ -21,6 +22,8 @@ export interface AnswerSettings {
   retrievalQuery?: string;
   /** The chat model's messages, when not the default prompt (a conversation's history, an assistant's instructions). */
   messagesFor?: (question: string, context: readonly ContextChunk[]) => ChatMessage[];
+  /** Whether a hit is a managed correction: one first in the context is answered from (correction-answer.ts). */
+  isCorrection?: (hit: SearchHit) => boolean;
 }
 
 export interface AnswerDeps extends OptionDeps {
@@ -144,7 +147,9 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
     yield { type: "text", delta: (answerText = nothingFound(text)) };
     record.stages.push(stageRun("generate", started, generateStarted, "skipped: no context"));
   } else {
-    const extracted = extractiveAnswer(text, context.chunks, settings.extractive);
+    const isCorrection = settings.isCorrection;
+    const extracted =
+      (isCorrection && correctionExtract(text, context.chunks, (c) => isCorrection(c.hit))) || extractiveAnswer(text, context.chunks, settings.extractive);
     // The extract numbers its sources 1, 2, … in the order it shows them; the record keeps the
     // context's numbers (renumbered back below).
     cited = extracted.sources.map((chunk, i) => ({ ...chunk, number: i + 1 }));

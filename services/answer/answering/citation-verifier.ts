@@ -74,7 +74,8 @@ function numbersFound(sentence: string, chunk: string): boolean {
   return (sentence.normalize("NFKC").match(/\d+(?:[.,]\d+)*/g) ?? []).every((n) => inChunk.has(n));
 }
 
-function cosine(a: Float32Array, b: Float32Array): number {
+/** Cosine similarity; 0 for a zero vector. */
+export function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;
   let na = 0;
   let nb = 0;

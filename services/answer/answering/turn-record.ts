@@ -9,7 +9,7 @@ import type { RetrievalSettings } from "../retrieval/retrieval-stage.ts";
  * The stages an answer can go through, in order. rewrite, hyde or multi-query run when the request
  * asks for query expansion, rerank and neighbours when it asks for those (retrieval-options.ts).
  */
-export type StageName = "rewrite" | "hyde" | "multi-query" | "retrieve" | "rerank" | "neighbours" | "build-context" | "generate" | "extract" | "verify";
+export type StageName = "rewrite" | "corrections" | "hyde" | "multi-query" | "retrieve" | "rerank" | "neighbours" | "build-context" | "generate" | "extract" | "verify";
 
 export interface StageRun {
   stage: StageName;

@@ -4,6 +4,7 @@
 import type { ChatMessage } from "../chat-models/chat-model.ts";
 import type { ContextChunk } from "../answering/context-builder.ts";
 import { buildMessages } from "../answering/prompt.ts";
+import { CORRECTION_RULE } from "../answering/correction-answer.ts";
 
 export interface ConversationPromptOptions {
   /** The assistant's instructions; empty: the rules alone. */
@@ -12,6 +13,8 @@ export interface ConversationPromptOptions {
   hideFileNames: boolean;
   /** Knowledge base id → name, for the group headers; one base or none: no headers. */
   baseNames: Map<string, string>;
+  /** Knowledge bases whose chunks are managed corrections: marked, and the model told to answer from them. */
+  correctionBases?: ReadonlySet<string>;
 }
 
 const MARKERS = /\s*(?:\[\d+\]|【\d+】)/g;
@@ -31,11 +34,13 @@ export function historyMessages(turns: { question: string; answer: string }[], r
 export function conversationMessages(question: string, chunks: readonly ContextChunk[], options: ConversationPromptOptions): ChatMessage[] {
   const [system, user] = buildMessages(question, renderGroupedContext(chunks, options));
   const instructions = options.systemPrompt.trim();
-  return [{ role: "system", content: instructions ? `${instructions}\n\n${system.content}` : system.content }, ...options.history, user];
+  const corrected = chunks.some((c) => options.correctionBases?.has(c.hit.chunk.knowledgeBaseId));
+  const rules = corrected ? `${system.content}\n${CORRECTION_RULE}` : system.content;
+  return [{ role: "system", content: instructions ? `${instructions}\n\n${rules}` : rules }, ...options.history, user];
 }
 
 /** Each chunk under `[n] (source)`; a header before each knowledge base's chunks when there are several. */
-export function renderGroupedContext(chunks: readonly ContextChunk[], options: Pick<ConversationPromptOptions, "hideFileNames" | "baseNames">): string {
+export function renderGroupedContext(chunks: readonly ContextChunk[], options: Pick<ConversationPromptOptions, "hideFileNames" | "baseNames" | "correctionBases">): string {
   const grouped = new Set(chunks.map((c) => c.hit.chunk.knowledgeBaseId)).size > 1;
   const parts: string[] = [];
   let base: string | undefined;
@@ -45,7 +50,8 @@ export function renderGroupedContext(chunks: readonly ContextChunk[], options: P
       parts.push(`Knowledge base: ${options.baseNames.get(kb) ?? kb}`);
       base = kb;
     }
-    parts.push(`[${c.number}]${source(c, options.hideFileNames)}\n${c.hit.chunk.text.trim()}`);
+    const mark = options.correctionBases?.has(kb) ? " (correction)" : "";
+    parts.push(`[${c.number}]${mark}${source(c, options.hideFileNames)}\n${c.hit.chunk.text.trim()}`);
   }
   return parts.join("\n\n");
 }

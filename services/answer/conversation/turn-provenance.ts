@@ -23,6 +23,8 @@ export interface ProvenanceInput {
   rerank: boolean;
   hideFileNames: boolean;
   fusionRule: string;
+  /** The assistant's corrections base, when it was searched. */
+  correctionsBaseId?: string;
   lists: CandidateList[];
   /** Chunk id → its rank in its own list. */
   listRank: Map<string, number>;
@@ -37,6 +39,8 @@ export const EXPANSION_TO_PROTO = { "": QueryExpansion.UNSPECIFIED, rewrite: Que
 
 export function turnProvenance(input: ProvenanceInput): TurnProvenance {
   const { record, settings } = input;
+  // Only matching corrections reach the fused list (mounted-retrieval.ts).
+  const isCorrection = (knowledgeBaseId: string) => Boolean(input.correctionsBaseId) && knowledgeBaseId === input.correctionsBaseId;
   const baseOf = new Map<string, string>();
   for (const list of input.lists) for (const hit of list.hits) baseOf.set(hit.chunk.id, hit.chunk.knowledgeBaseId);
   return create(TurnProvenanceSchema, {
@@ -67,7 +71,9 @@ export function turnProvenance(input: ProvenanceInput): TurnProvenance {
       topK: list.topK,
       knownTokenShare: list.knownTokenShare,
       vectorWeight: list.vectorWeight,
+      corrections: list.corrections !== undefined,
       hits: list.hits.map((hit, i) => ({
+        correctionMatch: list.corrections?.get(hit.chunk.id),
         rank: i + 1,
         chunkId: hit.chunk.id,
         documentId: hit.chunk.documentId,
@@ -86,6 +92,7 @@ export function turnProvenance(input: ProvenanceInput): TurnProvenance {
       contextNumber: h.contextNumber,
       excludedReason: h.excludedReason ?? "",
       duplicateOf: h.duplicateOf ?? 0,
+      correction: isCorrection(h.knowledgeBaseId),
     })),
     context: (record?.context ?? []).map((c) => ({
       number: c.number,
@@ -115,6 +122,7 @@ export function turnProvenance(input: ProvenanceInput): TurnProvenance {
     unsupportedMarkers: record?.markers.unsupported ?? 0,
     stages: (record?.stages ?? []).map((s) => ({ stage: s.stage, startedAtMs: s.startedAtMs, durationMs: s.durationMs, note: s.note })),
     durationMs: input.durationMs,
+    correctionsUsed: [...new Set((record?.hits ?? []).filter((h) => isCorrection(h.knowledgeBaseId) && h.contextNumber > 0).map((h) => h.documentId))],
     error: input.error === undefined ? "" : `${(input.error as Error).name ?? "Error"}: ${(input.error as Error).message ?? String(input.error)}`,
   });
 }

@@ -63,3 +63,57 @@ describe("retrieveMounted", () => {
     expect(result.listRank.get("faq-1")).toBe(1);
   });
 });
+
+describe("managed corrections in the fusion", () => {
+  const correction = (id: string, question: string, score: number): SearchHit => {
+    const h = makeHit(id, `Question: ${question}\n\nAnswer: the corrected answer`, { score });
+    return { ...h, chunk: { ...h.chunk, knowledgeBaseId: "corrections" } };
+  };
+  const match = (relevant: boolean) => ({ question: "q", method: "embedding" as const, similarity: relevant ? 0.95 : 0.3, threshold: 0.85, relevant });
+
+  it("ranks a matching correction before every document, whatever the priorities and scores, and leaves out the ones that do not match", () => {
+    const manual = { priority: 9, hits: [hit("m1", 0.99, "manual")] };
+    const corrections = {
+      priority: 0,
+      hits: [correction("c-unrelated", "Who paints the tower?", 0.9), correction("c-match", "How often is the lamp serviced?", 0.1)],
+      corrections: new Map([
+        ["c-unrelated", match(false)],
+        ["c-match", match(true)],
+      ]),
+    };
+    expect(ids(fuseByPriority([manual, corrections]))).toEqual(["c-match", "m1"]);
+  });
+
+  it("fuses the documents alone when no correction matches", () => {
+    const manual = { priority: 1, hits: [hit("m1", 0.5, "manual")] };
+    const corrections = { priority: 0, hits: [correction("c1", "Who paints the tower?", 0.9)], corrections: new Map([["c1", match(false)]]) };
+    expect(ids(fuseByPriority([corrections, manual]))).toEqual(["m1"]);
+  });
+
+  it("gates the corrections list on its own: the same question passes without an embedding, another one by its similarity", async () => {
+    const deps = {
+      embed: async () => ({ vector: new Float32Array([1, 0]), knownTokenShare: 1 }),
+      search: async (q: SearchQuery) =>
+        q.knowledgeBaseIds[0] === "corrections"
+          ? [correction("c-same", "how often is THE LAMP serviced", 0.5), correction("c-other", "Who paints the tower?", 0.6)]
+          : [hit("m1", 0.9, "manual")],
+    };
+    // Orthogonal vectors for any other wording: only the same question can pass.
+    const embedder = { model: "all-MiniLM-L6-v2-int8", embed: async (text: string) => ({ vector: new Float32Array(text.startsWith("Who") ? [0, 1] : [1, 0]), knownTokenShare: 1 }) };
+    const result = await retrieveMounted(
+      "How often is the lamp serviced?",
+      deps,
+      [
+        { knowledgeBaseId: "manual", topK: 0, priority: 5 },
+        { knowledgeBaseId: "corrections", topK: 3, priority: 0, corrections: { embedder } },
+      ],
+      { knowledgeBaseIds: [], mode: "hybrid", topK: 3, minScore: 0, documentIds: [] },
+    );
+    expect(ids(result.hits)).toEqual(["c-same", "m1"]);
+    const gate = result.lists[1].corrections!;
+    expect(gate.get("c-same")).toMatchObject({ method: "same-question", relevant: true });
+    expect(gate.get("c-other")).toMatchObject({ method: "embedding", similarity: 0, threshold: 0.85, relevant: false });
+    // The provenance keeps the raw list, the one left out included.
+    expect(ids(result.lists[1].hits)).toEqual(["c-same", "c-other"]);
+  });
+});

@@ -11,9 +11,13 @@
 //      order within a band is a heuristic — give bases different priorities to fix it.
 //   3. A base's hits keep their own order, one after the other: the fused list is grouped by base,
 //      so the numbered context shows each base's chunks together.
+//   0. Before all of that, source kind: the assistant's corrections base (managed corrections,
+//      correction-match.ts) contributes only the corrections whose question matches the one asked,
+//      and those rank before every document, whatever the priorities and scores.
 //   4. A chunk found through two bases (it cannot be, today: chunks belong to one base) would keep
 //      its first place.
 import type { SearchHit } from "../../../lib/domain.ts";
+import { matchCorrections, type CorrectionMatch, type QuestionEmbedder } from "./correction-match.ts";
 import { retrieve, type Retrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
 
 export interface Mount {
@@ -21,6 +25,8 @@ export interface Mount {
   /** Hits this base contributes; 0: the settings' topK. */
   topK: number;
   priority: number;
+  /** Set for the assistant's corrections base: how its candidates' questions are embedded for the gate. */
+  corrections?: { embedder?: QuestionEmbedder };
 }
 
 /** One base's search, as it came back. */
@@ -28,6 +34,8 @@ export interface CandidateList extends Retrieval {
   knowledgeBaseId: string;
   priority: number;
   topK: number;
+  /** The corrections base's list: each candidate's match (chunk id → match); only relevant ones are fused. */
+  corrections?: Map<string, CorrectionMatch>;
 }
 
 export interface FusedRetrieval extends Retrieval {
@@ -37,7 +45,7 @@ export interface FusedRetrieval extends Retrieval {
 }
 
 export const FUSION_RULE =
-  "priority bands (higher first); within a band, bases by their best hit's score; each base's hits in its own order, grouped by base";
+  "matching corrections first; then priority bands (higher first); within a band, bases by their best hit's score; each base's hits in its own order, grouped by base";
 
 /** Searches each mounted base for its own top-k and fuses the lists (see the rule above). */
 export async function retrieveMounted(question: string, deps: RetrievalDeps, mounts: Mount[], settings: RetrievalSettings): Promise<FusedRetrieval> {
@@ -45,7 +53,9 @@ export async function retrieveMounted(question: string, deps: RetrievalDeps, mou
     mounts.map(async (mount): Promise<CandidateList> => {
       const topK = mount.topK || settings.topK;
       const run = await retrieve(question, deps, { ...settings, knowledgeBaseIds: [mount.knowledgeBaseId], topK });
-      return { ...run, knowledgeBaseId: mount.knowledgeBaseId, priority: mount.priority, topK };
+      const list: CandidateList = { ...run, knowledgeBaseId: mount.knowledgeBaseId, priority: mount.priority, topK };
+      if (mount.corrections) list.corrections = await matchCorrections(question, run.hits, mount.corrections.embedder);
+      return list;
     }),
   );
   const hits = fuseByPriority(lists);
@@ -54,15 +64,18 @@ export async function retrieveMounted(question: string, deps: RetrievalDeps, mou
   return { hits, lists, listRank };
 }
 
-export function fuseByPriority(lists: readonly Pick<CandidateList, "priority" | "hits">[]): SearchHit[] {
+export function fuseByPriority(lists: readonly Pick<CandidateList, "priority" | "hits" | "corrections">[]): SearchHit[] {
   const best = (hits: SearchHit[]) => hits.reduce((top, h) => Math.max(top, h.score), Number.NEGATIVE_INFINITY);
   const ordered = lists
-    .map((list, mountOrder) => ({ list, mountOrder, best: best(list.hits) }))
-    .sort((a, b) => b.list.priority - a.list.priority || b.best - a.best || a.mountOrder - b.mountOrder);
+    .map((list, mountOrder) => {
+      const hits = list.corrections ? list.hits.filter((h) => list.corrections!.get(h.chunk.id)?.relevant) : list.hits;
+      return { list, hits, kind: list.corrections ? 0 : 1, mountOrder, best: best(hits) };
+    })
+    .sort((a, b) => a.kind - b.kind || b.list.priority - a.list.priority || b.best - a.best || a.mountOrder - b.mountOrder);
   const seen = new Set<string>();
   const fused: SearchHit[] = [];
-  for (const { list } of ordered) {
-    for (const hit of list.hits) {
+  for (const { hits } of ordered) {
+    for (const hit of hits) {
       if (seen.has(hit.chunk.id)) continue;
       seen.add(hit.chunk.id);
       fused.push(hit);

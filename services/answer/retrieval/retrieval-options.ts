@@ -1,6 +1,7 @@
 import type { SearchHit } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../../lib/errors.ts";
 import type { ChatModel } from "../chat-models/chat-model.ts";
+import { correctionsFirst } from "./corrections-recall.ts";
 import { expandNeighbours, MAX_NEIGHBOUR_CHUNKS, type NeighbourDeps } from "./neighbour-expansion.ts";
 import { expandQuery, type PlannedQuery, type QueryExpansionMode } from "./query-expansion.ts";
 import { fuseQueryLists } from "./query-fusion.ts";
@@ -19,6 +20,8 @@ export interface OptionDeps extends RetrievalDeps, Partial<NeighbourDeps> {
   signal?: AbortSignal;
   /** Shown the pooled candidates before rerank and the top-k cut (the retrieval debugger follows a chunk through them). */
   onCandidates?: (hits: readonly SearchHit[]) => void;
+  /** Hits kept before all others whatever a fusion or a reranker scores them (matching corrections). */
+  keepFirst?: (hit: SearchHit) => boolean;
 }
 
 export interface OptionedRetrieval {
@@ -75,7 +78,7 @@ export async function retrieveWithOptions(
       retrieveWithFallback(q.text, q.embedText === q.text ? deps : { ...deps, embed: (_, model) => deps.embed(q.embedText, model) }, { ...settings, topK: want }, options.bm25Fill),
     ),
   );
-  let hits = runs.length === 1 ? runs[0].hits : fuseQueryLists(runs.map((r) => r.hits), want);
+  let hits = correctionsFirst(runs.length === 1 ? runs[0].hits : fuseQueryLists(runs.map((r) => r.hits), want), deps.keepFirst);
   deps.onCandidates?.(hits);
   notes.degraded = runs.find((r) => r.degraded)?.degraded;
   notes.fallbackHits = hits.filter((h) => h.explain.fallback).length;
@@ -96,7 +99,7 @@ export async function retrieveWithOptions(
     // The reranker judges against what was searched for: the rewrite when there is one.
     const query = options.queryExpansion === "rewrite" ? planned[0].text : text;
     const outcome = await rerankHits(query, hits, reranker, settings.topK, deps.signal);
-    hits = outcome.hits;
+    hits = correctionsFirst(outcome.hits, deps.keepFirst);
     notes.reranker = reranker.name;
     notes.reranked = outcome.reranked;
     notes.rerankSkipped = outcome.skipped;

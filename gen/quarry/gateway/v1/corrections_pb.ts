@@ -39,8 +39,9 @@ export type CorrectAnswerRequest = Message<"quarry.gateway.v1.CorrectAnswerReque
   correctedAnswer: string;
 
   /**
-   * The question wording the correction answers; empty: the turn's question (as retrieval searched
-   * it, so a follow-up's standalone rewrite).
+   * The question wordings the correction answers, one per line (a later question matching any of
+   * them is answered from it); empty: the turn's question as retrieval searched it (a follow-up's
+   * standalone rewrite).
    *
    * @generated from field: string question = 3;
    */
@@ -177,7 +178,7 @@ export type Correction = Message<"quarry.gateway.v1.Correction"> & {
   turnId: string;
 
   /**
-   * The wording matched at query time.
+   * The wordings matched at query time, one per line.
    *
    * @generated from field: string question = 5;
    */
