@@ -16,6 +16,7 @@ import { registerBenchCommand } from "../bench/bench-command.ts";
 import { registerAssistantCommands } from "./assistant-commands.ts";
 import { registerKeysCommand } from "./keys-command.ts";
 import { registerModelsCommand } from "./models-command.ts";
+import { registerEditCommands } from "./edit-commands.ts";
 import { setModel } from "./set-model.ts";
 
 // `quarry ask … | head` closes the pipe early; that is the reader's choice, not an error.
@@ -168,6 +169,7 @@ addRetrievalFlags(
   await search(gatewayClient(o.url), query, o.kb, { mode: o.mode, topK: o.topK, retrieval: retrievalSettingsOf(o), out: process.stdout });
 });
 
+registerEditCommands(program, kb, urlOption, wholeNumber);
 registerKeysCommand(program, urlOption);
 registerAssistantCommands(program, urlOption);
 registerEvalCommand(program);

@@ -4,15 +4,15 @@
 
 // Quarry's public API, served over Connect, gRPC and gRPC-Web on one port.
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { ChatResponse as ChatResponse$1, RetrievalNotes, RetrievalSettings, Turn } from "../../answer/v1/answer_pb.ts";
 import { file_quarry_answer_v1_answer } from "../../answer/v1/answer_pb.ts";
 import type { ApiKey, ApiKeyRole } from "../../common/v1/api_key_pb.ts";
 import { file_quarry_common_v1_api_key } from "../../common/v1/api_key_pb.ts";
 import type { Assistant, Conversation } from "../../common/v1/assistant_pb.ts";
 import { file_quarry_common_v1_assistant } from "../../common/v1/assistant_pb.ts";
-import type { Chunk, ChunkingSettings, Document, DocumentStatus, KnowledgeBase, PreviewParent, SearchHit } from "../../common/v1/common_pb.ts";
+import type { Chunk, ChunkingSettings, Document, DocumentStatus, KnowledgeBase, ModelChange, PreviewParent, SearchHit } from "../../common/v1/common_pb.ts";
 import { file_quarry_common_v1_common } from "../../common/v1/common_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/gateway/v1/gateway.proto.
  */
 export const file_quarry_gateway_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Ch9xdWFycnkvZ2F0ZXdheS92MS9nYXRld2F5LnByb3RvEhFxdWFycnkuZ2F0ZXdheS52MSKOAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSNAoIY2h1bmtpbmcYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MiVgobQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIk4KG0NoYW5nZUVtYmVkZGluZ01vZGVsUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAiABKAkiVwocQ2hhbmdlRW1iZWRkaW5nTW9kZWxSZXNwb25zZRI3Cg5rbm93bGVkZ2VfYmFzZRgBIAEoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSIxChdHZXRLbm93bGVkZ2VCYXNlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSJTChhHZXRLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiGwoZTGlzdEtub3dsZWRnZUJhc2VzUmVxdWVzdCJWChpMaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRI4Cg9rbm93bGVkZ2VfYmFzZXMYASADKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiNAoaRGVsZXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiHQobRGVsZXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlIsIBCg5Eb2N1bWVudEhlYWRlchIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIRCglmaWxlX25hbWUYAiABKAkSEQoJbWltZV90eXBlGAMgASgJEkEKCG1ldGFkYXRhGAQgAygLMi8ucXVhcnJ5LmdhdGV3YXkudjEuRG9jdW1lbnRIZWFkZXIuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiWwoVVXBsb2FkRG9jdW1lbnRSZXF1ZXN0EjEKBmhlYWRlchgBIAEoCzIhLnF1YXJyeS5nYXRld2F5LnYxLkRvY3VtZW50SGVhZGVyEg8KB2NvbnRlbnQYAiABKAwiWQoWVXBsb2FkRG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIm0KG1VwbG9hZERvY3VtZW50U3RyZWFtUmVxdWVzdBIzCgZoZWFkZXIYASABKAsyIS5xdWFycnkuZ2F0ZXdheS52MS5Eb2N1bWVudEhlYWRlckgAEhEKB2NvbnRlbnQYAiABKAxIAEIGCgRwYXJ0Il8KHFVwbG9hZERvY3VtZW50U3RyZWFtUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50EhEKCXVuY2hhbmdlZBgCIAEoCCIpChJHZXREb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiQwoTR2V0RG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiLgoUTGlzdERvY3VtZW50c1JlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiRgoVTGlzdERvY3VtZW50c1Jlc3BvbnNlEi0KCWRvY3VtZW50cxgBIAMoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiQQoZU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkoKGlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIsChVEZWxldGVEb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiGAoWRGVsZXRlRG9jdW1lbnRSZXNwb25zZSJFChVXYXRjaEluZ2VzdGlvblJlcXVlc3QSFAoMZG9jdW1lbnRfaWRzGAEgAygJEhYKDmtub3dsZWRnZV9iYXNlGAIgASgJIrgBChZXYXRjaEluZ2VzdGlvblJlc3BvbnNlEhMKC2RvY3VtZW50X2lkGAEgASgJEhEKCWZpbGVfbmFtZRgCIAEoCRIwCgZzdGF0dXMYAyABKA4yIC5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50U3RhdHVzEg8KB3BlcmNlbnQYBCABKA0SDwoHbWVzc2FnZRgFIAEoCRINCgVlcnJvchgGIAEoCRITCgtjaHVua19jb3VudBgHIAEoDSKvAQoUUHJldmlld0NodW5rc1JlcXVlc3QSEQoJZmlsZV9uYW1lGAEgASgJEg8KB2NvbnRlbnQYAiABKAwSEQoJbWltZV90eXBlGAMgASgJEjQKCHNldHRpbmdzGAQgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzEhYKDmtub3dsZWRnZV9iYXNlGAUgASgJEhIKCm1heF9jaHVua3MYBiABKA0i1AEKFVByZXZpZXdDaHVua3NSZXNwb25zZRInCgZjaHVua3MYASADKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rEhQKDHRvdGFsX2NodW5rcxgCIAEoDRIUCgx0b3RhbF90b2tlbnMYAyABKA0SNAoIc2V0dGluZ3MYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSMAoHcGFyZW50cxgFIAMoCzIfLnF1YXJyeS5jb21tb24udjEuUHJldmlld1BhcmVudCJuCg1TZWFyY2hSZXF1ZXN0Eg0KBXF1ZXJ5GAEgASgJEhcKD2tub3dsZWRnZV9iYXNlcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MifQoOU2VhcmNoUmVzcG9uc2USKQoEaGl0cxgBIAMoCzIbLnF1YXJyeS5jb21tb24udjEuU2VhcmNoSGl0Eg8KB3Rvb2tfbXMYAiABKAESLwoFbm90ZXMYAyABKAsyIC5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbE5vdGVzIpsBCgtDaGF0UmVxdWVzdBIQCghxdWVzdGlvbhgBIAEoCRIXCg9rbm93bGVkZ2VfYmFzZXMYAiADKAkSNQoIc2V0dGluZ3MYAyABKAsyIy5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFNldHRpbmdzEhcKD2NvbnZlcnNhdGlvbl9pZBgEIAEoCRIRCglhc3Npc3RhbnQYBSABKAkiPQoMQ2hhdFJlc3BvbnNlEi0KBWV2ZW50GAEgASgLMh4ucXVhcnJ5LmFuc3dlci52MS5DaGF0UmVzcG9uc2UiaAoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBHJvbGUYAiABKA4yHC5xdWFycnkuY29tbW9uLnYxLkFwaUtleVJvbGUSFwoPa25vd2xlZGdlX2Jhc2VzGAMgAygJIlEKFENyZWF0ZUFwaUtleVJlc3BvbnNlEikKB2FwaV9rZXkYASABKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiFAoSTGlzdEFwaUtleXNSZXF1ZXN0IkEKE0xpc3RBcGlLZXlzUmVzcG9uc2USKgoIYXBpX2tleXMYASADKAsyGC5xdWFycnkuY29tbW9uLnYxLkFwaUtleSImChNSZXZva2VBcGlLZXlSZXF1ZXN0Eg8KB2FwaV9rZXkYASABKAkiFgoUUmV2b2tlQXBpS2V5UmVzcG9uc2UiSAoWQ3JlYXRlQXNzaXN0YW50UmVxdWVzdBIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJJChdDcmVhdGVBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIoChNHZXRBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSJGChRHZXRBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIXChVMaXN0QXNzaXN0YW50c1JlcXVlc3QiSQoWTGlzdEFzc2lzdGFudHNSZXNwb25zZRIvCgphc3Npc3RhbnRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiWAoWVXBkYXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkSKwoGdXBkYXRlGAIgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiSQoXVXBkYXRlQXNzaXN0YW50UmVzcG9uc2USLgoJYXNzaXN0YW50GAEgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiKwoWRGVsZXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkiGQoXRGVsZXRlQXNzaXN0YW50UmVzcG9uc2UiLQoYTGlzdENvbnZlcnNhdGlvbnNSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSJSChlMaXN0Q29udmVyc2F0aW9uc1Jlc3BvbnNlEjUKDWNvbnZlcnNhdGlvbnMYASADKAsyHi5xdWFycnkuY29tbW9uLnYxLkNvbnZlcnNhdGlvbiIxChZHZXRDb252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCSJ2ChdHZXRDb252ZXJzYXRpb25SZXNwb25zZRI0Cgxjb252ZXJzYXRpb24YASABKAsyHi5xdWFycnkuY29tbW9uLnYxLkNvbnZlcnNhdGlvbhIlCgV0dXJucxgCIAMoCzIWLnF1YXJyeS5hbnN3ZXIudjEuVHVybiI0ChlEZWxldGVDb252ZXJzYXRpb25SZXF1ZXN0EhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCSIcChpEZWxldGVDb252ZXJzYXRpb25SZXNwb25zZSIhCg5HZXRUdXJuUmVxdWVzdBIPCgd0dXJuX2lkGAEgASgJIjcKD0dldFR1cm5SZXNwb25zZRIkCgR0dXJuGAEgASgLMhYucXVhcnJ5LmFuc3dlci52MS5UdXJuMv4VCg1RdWFycnlTZXJ2aWNlEnQKE0NyZWF0ZUtub3dsZWRnZUJhc2USLS5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVLbm93bGVkZ2VCYXNlUmVxdWVzdBouLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRJrChBHZXRLbm93bGVkZ2VCYXNlEioucXVhcnJ5LmdhdGV3YXkudjEuR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QaKy5xdWFycnkuZ2F0ZXdheS52MS5HZXRLbm93bGVkZ2VCYXNlUmVzcG9uc2UScQoSTGlzdEtub3dsZWRnZUJhc2VzEiwucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEtub3dsZWRnZUJhc2VzUmVxdWVzdBotLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RLbm93bGVkZ2VCYXNlc1Jlc3BvbnNlEnQKE0RlbGV0ZUtub3dsZWRnZUJhc2USLS5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVLbm93bGVkZ2VCYXNlUmVxdWVzdBouLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRJ3ChRDaGFuZ2VFbWJlZGRpbmdNb2RlbBIuLnF1YXJyeS5nYXRld2F5LnYxLkNoYW5nZUVtYmVkZGluZ01vZGVsUmVxdWVzdBovLnF1YXJyeS5nYXRld2F5LnYxLkNoYW5nZUVtYmVkZGluZ01vZGVsUmVzcG9uc2USZQoOVXBsb2FkRG9jdW1lbnQSKC5xdWFycnkuZ2F0ZXdheS52MS5VcGxvYWREb2N1bWVudFJlcXVlc3QaKS5xdWFycnkuZ2F0ZXdheS52MS5VcGxvYWREb2N1bWVudFJlc3BvbnNlEnkKFFVwbG9hZERvY3VtZW50U3RyZWFtEi4ucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXF1ZXN0Gi8ucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRTdHJlYW1SZXNwb25zZSgBElwKC0dldERvY3VtZW50EiUucXVhcnJ5LmdhdGV3YXkudjEuR2V0RG9jdW1lbnRSZXF1ZXN0GiYucXVhcnJ5LmdhdGV3YXkudjEuR2V0RG9jdW1lbnRSZXNwb25zZRJiCg1MaXN0RG9jdW1lbnRzEicucXVhcnJ5LmdhdGV3YXkudjEuTGlzdERvY3VtZW50c1JlcXVlc3QaKC5xdWFycnkuZ2F0ZXdheS52MS5MaXN0RG9jdW1lbnRzUmVzcG9uc2UScQoSU2V0RG9jdW1lbnRFbmFibGVkEiwucXVhcnJ5LmdhdGV3YXkudjEuU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBotLnF1YXJyeS5nYXRld2F5LnYxLlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEmUKDkRlbGV0ZURvY3VtZW50EigucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlRG9jdW1lbnRSZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlRG9jdW1lbnRSZXNwb25zZRJnCg5XYXRjaEluZ2VzdGlvbhIoLnF1YXJyeS5nYXRld2F5LnYxLldhdGNoSW5nZXN0aW9uUmVxdWVzdBopLnF1YXJyeS5nYXRld2F5LnYxLldhdGNoSW5nZXN0aW9uUmVzcG9uc2UwARJiCg1QcmV2aWV3Q2h1bmtzEicucXVhcnJ5LmdhdGV3YXkudjEuUHJldmlld0NodW5rc1JlcXVlc3QaKC5xdWFycnkuZ2F0ZXdheS52MS5QcmV2aWV3Q2h1bmtzUmVzcG9uc2USTQoGU2VhcmNoEiAucXVhcnJ5LmdhdGV3YXkudjEuU2VhcmNoUmVxdWVzdBohLnF1YXJyeS5nYXRld2F5LnYxLlNlYXJjaFJlc3BvbnNlEkkKBENoYXQSHi5xdWFycnkuZ2F0ZXdheS52MS5DaGF0UmVxdWVzdBofLnF1YXJyeS5nYXRld2F5LnYxLkNoYXRSZXNwb25zZTABEl8KDENyZWF0ZUFwaUtleRImLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaJy5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJcCgtMaXN0QXBpS2V5cxIlLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBomLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USXwoMUmV2b2tlQXBpS2V5EiYucXVhcnJ5LmdhdGV3YXkudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBonLnF1YXJyeS5nYXRld2F5LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEmgKD0NyZWF0ZUFzc2lzdGFudBIpLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUFzc2lzdGFudFJlcXVlc3QaKi5xdWFycnkuZ2F0ZXdheS52MS5DcmVhdGVBc3Npc3RhbnRSZXNwb25zZRJfCgxHZXRBc3Npc3RhbnQSJi5xdWFycnkuZ2F0ZXdheS52MS5HZXRBc3Npc3RhbnRSZXF1ZXN0GicucXVhcnJ5LmdhdGV3YXkudjEuR2V0QXNzaXN0YW50UmVzcG9uc2USZQoOTGlzdEFzc2lzdGFudHMSKC5xdWFycnkuZ2F0ZXdheS52MS5MaXN0QXNzaXN0YW50c1JlcXVlc3QaKS5xdWFycnkuZ2F0ZXdheS52MS5MaXN0QXNzaXN0YW50c1Jlc3BvbnNlEmgKD1VwZGF0ZUFzc2lzdGFudBIpLnF1YXJyeS5nYXRld2F5LnYxLlVwZGF0ZUFzc2lzdGFudFJlcXVlc3QaKi5xdWFycnkuZ2F0ZXdheS52MS5VcGRhdGVBc3Npc3RhbnRSZXNwb25zZRJoCg9EZWxldGVBc3Npc3RhbnQSKS5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVBc3Npc3RhbnRSZXF1ZXN0GioucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlQXNzaXN0YW50UmVzcG9uc2USbgoRTGlzdENvbnZlcnNhdGlvbnMSKy5xdWFycnkuZ2F0ZXdheS52MS5MaXN0Q29udmVyc2F0aW9uc1JlcXVlc3QaLC5xdWFycnkuZ2F0ZXdheS52MS5MaXN0Q29udmVyc2F0aW9uc1Jlc3BvbnNlEmgKD0dldENvbnZlcnNhdGlvbhIpLnF1YXJyeS5nYXRld2F5LnYxLkdldENvbnZlcnNhdGlvblJlcXVlc3QaKi5xdWFycnkuZ2F0ZXdheS52MS5HZXRDb252ZXJzYXRpb25SZXNwb25zZRJxChJEZWxldGVDb252ZXJzYXRpb24SLC5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVDb252ZXJzYXRpb25SZXF1ZXN0Gi0ucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlQ29udmVyc2F0aW9uUmVzcG9uc2USUAoHR2V0VHVybhIhLnF1YXJyeS5nYXRld2F5LnYxLkdldFR1cm5SZXF1ZXN0GiIucXVhcnJ5LmdhdGV3YXkudjEuR2V0VHVyblJlc3BvbnNlYgZwcm90bzM", [file_quarry_answer_v1_answer, file_quarry_common_v1_api_key, file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
+  fileDesc("Ch9xdWFycnkvZ2F0ZXdheS92MS9nYXRld2F5LnByb3RvEhFxdWFycnkuZ2F0ZXdheS52MSKOAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSNAoIY2h1bmtpbmcYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MiVgobQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIk4KG0NoYW5nZUVtYmVkZGluZ01vZGVsUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAiABKAkiVwocQ2hhbmdlRW1iZWRkaW5nTW9kZWxSZXNwb25zZRI3Cg5rbm93bGVkZ2VfYmFzZRgBIAEoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSIxChdXYXRjaE1vZGVsQ2hhbmdlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSKpAQoYV2F0Y2hNb2RlbENoYW5nZVJlc3BvbnNlEhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJEjIKBXBoYXNlGAIgASgOMiMucXVhcnJ5LmdhdGV3YXkudjEuTW9kZWxDaGFuZ2VQaGFzZRItCgZjaGFuZ2UYAyABKAsyHS5xdWFycnkuY29tbW9uLnYxLk1vZGVsQ2hhbmdlEg8KB21lc3NhZ2UYBCABKAkisAEKGlVwZGF0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0EhYKDmtub3dsZWRnZV9iYXNlGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgDIAEoCUgBiAEBEjQKCGNodW5raW5nGAQgASgLMiIucXVhcnJ5LmNvbW1vbi52MS5DaHVua2luZ1NldHRpbmdzQgcKBV9uYW1lQg4KDF9kZXNjcmlwdGlvbiJWChtVcGRhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiNgocUmVpbmdlc3RLbm93bGVkZ2VCYXNlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSJ8Ch1SZWluZ2VzdEtub3dsZWRnZUJhc2VSZXNwb25zZRItCglkb2N1bWVudHMYASADKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50EiwKCG5vdF9rZXB0GAIgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIxChdHZXRLbm93bGVkZ2VCYXNlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCSJTChhHZXRLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiGwoZTGlzdEtub3dsZWRnZUJhc2VzUmVxdWVzdCJWChpMaXN0S25vd2xlZGdlQmFzZXNSZXNwb25zZRI4Cg9rbm93bGVkZ2VfYmFzZXMYASADKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiNAoaRGVsZXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiHQobRGVsZXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlIsIBCg5Eb2N1bWVudEhlYWRlchIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIRCglmaWxlX25hbWUYAiABKAkSEQoJbWltZV90eXBlGAMgASgJEkEKCG1ldGFkYXRhGAQgAygLMi8ucXVhcnJ5LmdhdGV3YXkudjEuRG9jdW1lbnRIZWFkZXIuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiWwoVVXBsb2FkRG9jdW1lbnRSZXF1ZXN0EjEKBmhlYWRlchgBIAEoCzIhLnF1YXJyeS5nYXRld2F5LnYxLkRvY3VtZW50SGVhZGVyEg8KB2NvbnRlbnQYAiABKAwiWQoWVXBsb2FkRG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSEQoJdW5jaGFuZ2VkGAIgASgIIm0KG1VwbG9hZERvY3VtZW50U3RyZWFtUmVxdWVzdBIzCgZoZWFkZXIYASABKAsyIS5xdWFycnkuZ2F0ZXdheS52MS5Eb2N1bWVudEhlYWRlckgAEhEKB2NvbnRlbnQYAiABKAxIAEIGCgRwYXJ0Il8KHFVwbG9hZERvY3VtZW50U3RyZWFtUmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50EhEKCXVuY2hhbmdlZBgCIAEoCCIpChJHZXREb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiQwoTR2V0RG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiLgoUTGlzdERvY3VtZW50c1JlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiRgoVTGlzdERvY3VtZW50c1Jlc3BvbnNlEi0KCWRvY3VtZW50cxgBIAMoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiQQoZU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkoKGlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIsChVEZWxldGVEb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiGAoWRGVsZXRlRG9jdW1lbnRSZXNwb25zZSIuChdSZWluZ2VzdERvY3VtZW50UmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCSJIChhSZWluZ2VzdERvY3VtZW50UmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50IkUKFVdhdGNoSW5nZXN0aW9uUmVxdWVzdBIUCgxkb2N1bWVudF9pZHMYASADKAkSFgoOa25vd2xlZGdlX2Jhc2UYAiABKAkiuAEKFldhdGNoSW5nZXN0aW9uUmVzcG9uc2USEwoLZG9jdW1lbnRfaWQYASABKAkSEQoJZmlsZV9uYW1lGAIgASgJEjAKBnN0YXR1cxgDIAEoDjIgLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnRTdGF0dXMSDwoHcGVyY2VudBgEIAEoDRIPCgdtZXNzYWdlGAUgASgJEg0KBWVycm9yGAYgASgJEhMKC2NodW5rX2NvdW50GAcgASgNIq8BChRQcmV2aWV3Q2h1bmtzUmVxdWVzdBIRCglmaWxlX25hbWUYASABKAkSDwoHY29udGVudBgCIAEoDBIRCgltaW1lX3R5cGUYAyABKAkSNAoIc2V0dGluZ3MYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSFgoOa25vd2xlZGdlX2Jhc2UYBSABKAkSEgoKbWF4X2NodW5rcxgGIAEoDSLUAQoVUHJldmlld0NodW5rc1Jlc3BvbnNlEicKBmNodW5rcxgBIAMoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsSFAoMdG90YWxfY2h1bmtzGAIgASgNEhQKDHRvdGFsX3Rva2VucxgDIAEoDRI0CghzZXR0aW5ncxgEIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncxIwCgdwYXJlbnRzGAUgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5QcmV2aWV3UGFyZW50Im4KDVNlYXJjaFJlcXVlc3QSDQoFcXVlcnkYASABKAkSFwoPa25vd2xlZGdlX2Jhc2VzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncyJ9Cg5TZWFyY2hSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSDwoHdG9va19tcxgCIAEoARIvCgVub3RlcxgDIAEoCzIgLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsTm90ZXMimwEKC0NoYXRSZXF1ZXN0EhAKCHF1ZXN0aW9uGAEgASgJEhcKD2tub3dsZWRnZV9iYXNlcxgCIAMoCRI1CghzZXR0aW5ncxgDIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MSFwoPY29udmVyc2F0aW9uX2lkGAQgASgJEhEKCWFzc2lzdGFudBgFIAEoCSI9CgxDaGF0UmVzcG9uc2USLQoFZXZlbnQYASABKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNoYXRSZXNwb25zZSJoChNDcmVhdGVBcGlLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEcm9sZRgCIAEoDjIcLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Um9sZRIXCg9rbm93bGVkZ2VfYmFzZXMYAyADKAkiUQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5IiYKE1Jldm9rZUFwaUtleVJlcXVlc3QSDwoHYXBpX2tleRgBIAEoCSIWChRSZXZva2VBcGlLZXlSZXNwb25zZSJIChZDcmVhdGVBc3Npc3RhbnRSZXF1ZXN0Ei4KCWFzc2lzdGFudBgBIAEoCzIbLnF1YXJyeS5jb21tb24udjEuQXNzaXN0YW50IkkKF0NyZWF0ZUFzc2lzdGFudFJlc3BvbnNlEi4KCWFzc2lzdGFudBgBIAEoCzIbLnF1YXJyeS5jb21tb24udjEuQXNzaXN0YW50IigKE0dldEFzc2lzdGFudFJlcXVlc3QSEQoJYXNzaXN0YW50GAEgASgJIkYKFEdldEFzc2lzdGFudFJlc3BvbnNlEi4KCWFzc2lzdGFudBgBIAEoCzIbLnF1YXJyeS5jb21tb24udjEuQXNzaXN0YW50IhcKFUxpc3RBc3Npc3RhbnRzUmVxdWVzdCJJChZMaXN0QXNzaXN0YW50c1Jlc3BvbnNlEi8KCmFzc2lzdGFudHMYASADKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJYChZVcGRhdGVBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCRIrCgZ1cGRhdGUYAiABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJJChdVcGRhdGVBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIrChZEZWxldGVBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSIZChdEZWxldGVBc3Npc3RhbnRSZXNwb25zZSItChhMaXN0Q29udmVyc2F0aW9uc1JlcXVlc3QSEQoJYXNzaXN0YW50GAEgASgJIlIKGUxpc3RDb252ZXJzYXRpb25zUmVzcG9uc2USNQoNY29udmVyc2F0aW9ucxgBIAMoCzIeLnF1YXJyeS5jb21tb24udjEuQ29udmVyc2F0aW9uIjEKFkdldENvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJInYKF0dldENvbnZlcnNhdGlvblJlc3BvbnNlEjQKDGNvbnZlcnNhdGlvbhgBIAEoCzIeLnF1YXJyeS5jb21tb24udjEuQ29udmVyc2F0aW9uEiUKBXR1cm5zGAIgAygLMhYucXVhcnJ5LmFuc3dlci52MS5UdXJuIjQKGURlbGV0ZUNvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJIhwKGkRlbGV0ZUNvbnZlcnNhdGlvblJlc3BvbnNlIiEKDkdldFR1cm5SZXF1ZXN0Eg8KB3R1cm5faWQYASABKAkiNwoPR2V0VHVyblJlc3BvbnNlEiQKBHR1cm4YASABKAsyFi5xdWFycnkuYW5zd2VyLnYxLlR1cm4q1QEKEE1vZGVsQ2hhbmdlUGhhc2USIgoeTU9ERUxfQ0hBTkdFX1BIQVNFX1VOU1BFQ0lGSUVEEAASIgoeTU9ERUxfQ0hBTkdFX1BIQVNFX1JFRU1CRURESU5HEAESIAocTU9ERUxfQ0hBTkdFX1BIQVNFX1NXSVRDSElORxACEhsKF01PREVMX0NIQU5HRV9QSEFTRV9ET05FEAMSHQoZTU9ERUxfQ0hBTkdFX1BIQVNFX0ZBSUxFRBAEEhsKF01PREVMX0NIQU5HRV9QSEFTRV9OT05FEAUyzBkKDVF1YXJyeVNlcnZpY2USdAoTQ3JlYXRlS25vd2xlZGdlQmFzZRItLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0Gi4ucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEmsKEEdldEtub3dsZWRnZUJhc2USKi5xdWFycnkuZ2F0ZXdheS52MS5HZXRLbm93bGVkZ2VCYXNlUmVxdWVzdBorLnF1YXJyeS5nYXRld2F5LnYxLkdldEtub3dsZWRnZUJhc2VSZXNwb25zZRJxChJMaXN0S25vd2xlZGdlQmFzZXMSLC5xdWFycnkuZ2F0ZXdheS52MS5MaXN0S25vd2xlZGdlQmFzZXNSZXF1ZXN0Gi0ucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USdAoTRGVsZXRlS25vd2xlZGdlQmFzZRItLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0Gi4ucXVhcnJ5LmdhdGV3YXkudjEuRGVsZXRlS25vd2xlZGdlQmFzZVJlc3BvbnNlEncKFENoYW5nZUVtYmVkZGluZ01vZGVsEi4ucXVhcnJ5LmdhdGV3YXkudjEuQ2hhbmdlRW1iZWRkaW5nTW9kZWxSZXF1ZXN0Gi8ucXVhcnJ5LmdhdGV3YXkudjEuQ2hhbmdlRW1iZWRkaW5nTW9kZWxSZXNwb25zZRJtChBXYXRjaE1vZGVsQ2hhbmdlEioucXVhcnJ5LmdhdGV3YXkudjEuV2F0Y2hNb2RlbENoYW5nZVJlcXVlc3QaKy5xdWFycnkuZ2F0ZXdheS52MS5XYXRjaE1vZGVsQ2hhbmdlUmVzcG9uc2UwARJ0ChNVcGRhdGVLbm93bGVkZ2VCYXNlEi0ucXVhcnJ5LmdhdGV3YXkudjEuVXBkYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QaLi5xdWFycnkuZ2F0ZXdheS52MS5VcGRhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USegoVUmVpbmdlc3RLbm93bGVkZ2VCYXNlEi8ucXVhcnJ5LmdhdGV3YXkudjEuUmVpbmdlc3RLbm93bGVkZ2VCYXNlUmVxdWVzdBowLnF1YXJyeS5nYXRld2F5LnYxLlJlaW5nZXN0S25vd2xlZGdlQmFzZVJlc3BvbnNlEmUKDlVwbG9hZERvY3VtZW50EigucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRSZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuVXBsb2FkRG9jdW1lbnRSZXNwb25zZRJ5ChRVcGxvYWREb2N1bWVudFN0cmVhbRIuLnF1YXJyeS5nYXRld2F5LnYxLlVwbG9hZERvY3VtZW50U3RyZWFtUmVxdWVzdBovLnF1YXJyeS5nYXRld2F5LnYxLlVwbG9hZERvY3VtZW50U3RyZWFtUmVzcG9uc2UoARJcCgtHZXREb2N1bWVudBIlLnF1YXJyeS5nYXRld2F5LnYxLkdldERvY3VtZW50UmVxdWVzdBomLnF1YXJyeS5nYXRld2F5LnYxLkdldERvY3VtZW50UmVzcG9uc2USYgoNTGlzdERvY3VtZW50cxInLnF1YXJyeS5nYXRld2F5LnYxLkxpc3REb2N1bWVudHNSZXF1ZXN0GigucXVhcnJ5LmdhdGV3YXkudjEuTGlzdERvY3VtZW50c1Jlc3BvbnNlEnEKElNldERvY3VtZW50RW5hYmxlZBIsLnF1YXJyeS5nYXRld2F5LnYxLlNldERvY3VtZW50RW5hYmxlZFJlcXVlc3QaLS5xdWFycnkuZ2F0ZXdheS52MS5TZXREb2N1bWVudEVuYWJsZWRSZXNwb25zZRJlCg5EZWxldGVEb2N1bWVudBIoLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZURvY3VtZW50UmVxdWVzdBopLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZURvY3VtZW50UmVzcG9uc2USawoQUmVpbmdlc3REb2N1bWVudBIqLnF1YXJyeS5nYXRld2F5LnYxLlJlaW5nZXN0RG9jdW1lbnRSZXF1ZXN0GisucXVhcnJ5LmdhdGV3YXkudjEuUmVpbmdlc3REb2N1bWVudFJlc3BvbnNlEmcKDldhdGNoSW5nZXN0aW9uEigucXVhcnJ5LmdhdGV3YXkudjEuV2F0Y2hJbmdlc3Rpb25SZXF1ZXN0GikucXVhcnJ5LmdhdGV3YXkudjEuV2F0Y2hJbmdlc3Rpb25SZXNwb25zZTABEmIKDVByZXZpZXdDaHVua3MSJy5xdWFycnkuZ2F0ZXdheS52MS5QcmV2aWV3Q2h1bmtzUmVxdWVzdBooLnF1YXJyeS5nYXRld2F5LnYxLlByZXZpZXdDaHVua3NSZXNwb25zZRJNCgZTZWFyY2gSIC5xdWFycnkuZ2F0ZXdheS52MS5TZWFyY2hSZXF1ZXN0GiEucXVhcnJ5LmdhdGV3YXkudjEuU2VhcmNoUmVzcG9uc2USSQoEQ2hhdBIeLnF1YXJyeS5nYXRld2F5LnYxLkNoYXRSZXF1ZXN0Gh8ucXVhcnJ5LmdhdGV3YXkudjEuQ2hhdFJlc3BvbnNlMAESXwoMQ3JlYXRlQXBpS2V5EiYucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBonLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlElwKC0xpc3RBcGlLZXlzEiUucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEFwaUtleXNSZXF1ZXN0GiYucXVhcnJ5LmdhdGV3YXkudjEuTGlzdEFwaUtleXNSZXNwb25zZRJfCgxSZXZva2VBcGlLZXkSJi5xdWFycnkuZ2F0ZXdheS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GicucXVhcnJ5LmdhdGV3YXkudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USaAoPQ3JlYXRlQXNzaXN0YW50EikucXVhcnJ5LmdhdGV3YXkudjEuQ3JlYXRlQXNzaXN0YW50UmVxdWVzdBoqLnF1YXJyeS5nYXRld2F5LnYxLkNyZWF0ZUFzc2lzdGFudFJlc3BvbnNlEl8KDEdldEFzc2lzdGFudBImLnF1YXJyeS5nYXRld2F5LnYxLkdldEFzc2lzdGFudFJlcXVlc3QaJy5xdWFycnkuZ2F0ZXdheS52MS5HZXRBc3Npc3RhbnRSZXNwb25zZRJlCg5MaXN0QXNzaXN0YW50cxIoLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RBc3Npc3RhbnRzUmVxdWVzdBopLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RBc3Npc3RhbnRzUmVzcG9uc2USaAoPVXBkYXRlQXNzaXN0YW50EikucXVhcnJ5LmdhdGV3YXkudjEuVXBkYXRlQXNzaXN0YW50UmVxdWVzdBoqLnF1YXJyeS5nYXRld2F5LnYxLlVwZGF0ZUFzc2lzdGFudFJlc3BvbnNlEmgKD0RlbGV0ZUFzc2lzdGFudBIpLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUFzc2lzdGFudFJlcXVlc3QaKi5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVBc3Npc3RhbnRSZXNwb25zZRJuChFMaXN0Q29udmVyc2F0aW9ucxIrLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RDb252ZXJzYXRpb25zUmVxdWVzdBosLnF1YXJyeS5nYXRld2F5LnYxLkxpc3RDb252ZXJzYXRpb25zUmVzcG9uc2USaAoPR2V0Q29udmVyc2F0aW9uEikucXVhcnJ5LmdhdGV3YXkudjEuR2V0Q29udmVyc2F0aW9uUmVxdWVzdBoqLnF1YXJyeS5nYXRld2F5LnYxLkdldENvbnZlcnNhdGlvblJlc3BvbnNlEnEKEkRlbGV0ZUNvbnZlcnNhdGlvbhIsLnF1YXJyeS5nYXRld2F5LnYxLkRlbGV0ZUNvbnZlcnNhdGlvblJlcXVlc3QaLS5xdWFycnkuZ2F0ZXdheS52MS5EZWxldGVDb252ZXJzYXRpb25SZXNwb25zZRJQCgdHZXRUdXJuEiEucXVhcnJ5LmdhdGV3YXkudjEuR2V0VHVyblJlcXVlc3QaIi5xdWFycnkuZ2F0ZXdheS52MS5HZXRUdXJuUmVzcG9uc2ViBnByb3RvMw", [file_quarry_answer_v1_answer, file_quarry_common_v1_api_key, file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.gateway.v1.CreateKnowledgeBaseRequest
@@ -117,6 +117,164 @@ export const ChangeEmbeddingModelResponseSchema: GenMessage<ChangeEmbeddingModel
   messageDesc(file_quarry_gateway_v1_gateway, 3);
 
 /**
+ * @generated from message quarry.gateway.v1.WatchModelChangeRequest
+ */
+export type WatchModelChangeRequest = Message<"quarry.gateway.v1.WatchModelChangeRequest"> & {
+  /**
+   * An id or a name.
+   *
+   * @generated from field: string knowledge_base = 1;
+   */
+  knowledgeBase: string;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.WatchModelChangeRequest.
+ * Use `create(WatchModelChangeRequestSchema)` to create a new message.
+ */
+export const WatchModelChangeRequestSchema: GenMessage<WatchModelChangeRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 4);
+
+/**
+ * @generated from message quarry.gateway.v1.WatchModelChangeResponse
+ */
+export type WatchModelChangeResponse = Message<"quarry.gateway.v1.WatchModelChangeResponse"> & {
+  /**
+   * @generated from field: string knowledge_base_id = 1;
+   */
+  knowledgeBaseId: string;
+
+  /**
+   * @generated from field: quarry.gateway.v1.ModelChangePhase phase = 2;
+   */
+  phase: ModelChangePhase;
+
+  /**
+   * The change as the catalog records it (unset with NONE).
+   *
+   * @generated from field: quarry.common.v1.ModelChange change = 3;
+   */
+  change?: ModelChange | undefined;
+
+  /**
+   * For a person: "re-embedding 3/10 documents with bge-small-zh-v1.5", the failure's reason, ...
+   *
+   * @generated from field: string message = 4;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.WatchModelChangeResponse.
+ * Use `create(WatchModelChangeResponseSchema)` to create a new message.
+ */
+export const WatchModelChangeResponseSchema: GenMessage<WatchModelChangeResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 5);
+
+/**
+ * @generated from message quarry.gateway.v1.UpdateKnowledgeBaseRequest
+ */
+export type UpdateKnowledgeBaseRequest = Message<"quarry.gateway.v1.UpdateKnowledgeBaseRequest"> & {
+  /**
+   * An id or a name.
+   *
+   * @generated from field: string knowledge_base = 1;
+   */
+  knowledgeBase: string;
+
+  /**
+   * Unset: kept. A new name must be free.
+   *
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * Unset: kept.
+   *
+   * @generated from field: optional string description = 3;
+   */
+  description?: string | undefined;
+
+  /**
+   * Unset: kept. Set: the whole new settings for future uploads and re-ingests, fields left unset
+   * taking the defaults for the base's model, as in CreateKnowledgeBase.
+   *
+   * @generated from field: quarry.common.v1.ChunkingSettings chunking = 4;
+   */
+  chunking?: ChunkingSettings | undefined;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.UpdateKnowledgeBaseRequest.
+ * Use `create(UpdateKnowledgeBaseRequestSchema)` to create a new message.
+ */
+export const UpdateKnowledgeBaseRequestSchema: GenMessage<UpdateKnowledgeBaseRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 6);
+
+/**
+ * @generated from message quarry.gateway.v1.UpdateKnowledgeBaseResponse
+ */
+export type UpdateKnowledgeBaseResponse = Message<"quarry.gateway.v1.UpdateKnowledgeBaseResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.KnowledgeBase knowledge_base = 1;
+   */
+  knowledgeBase?: KnowledgeBase | undefined;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.UpdateKnowledgeBaseResponse.
+ * Use `create(UpdateKnowledgeBaseResponseSchema)` to create a new message.
+ */
+export const UpdateKnowledgeBaseResponseSchema: GenMessage<UpdateKnowledgeBaseResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 7);
+
+/**
+ * @generated from message quarry.gateway.v1.ReingestKnowledgeBaseRequest
+ */
+export type ReingestKnowledgeBaseRequest = Message<"quarry.gateway.v1.ReingestKnowledgeBaseRequest"> & {
+  /**
+   * An id or a name.
+   *
+   * @generated from field: string knowledge_base = 1;
+   */
+  knowledgeBase: string;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.ReingestKnowledgeBaseRequest.
+ * Use `create(ReingestKnowledgeBaseRequestSchema)` to create a new message.
+ */
+export const ReingestKnowledgeBaseRequestSchema: GenMessage<ReingestKnowledgeBaseRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 8);
+
+/**
+ * @generated from message quarry.gateway.v1.ReingestKnowledgeBaseResponse
+ */
+export type ReingestKnowledgeBaseResponse = Message<"quarry.gateway.v1.ReingestKnowledgeBaseResponse"> & {
+  /**
+   * The new versions, pending; watch them with WatchIngestion.
+   *
+   * @generated from field: repeated quarry.common.v1.Document documents = 1;
+   */
+  documents: Document[];
+
+  /**
+   * Documents whose original was not kept, so they could not be re-ingested (upload them again).
+   *
+   * @generated from field: repeated quarry.common.v1.Document not_kept = 2;
+   */
+  notKept: Document[];
+};
+
+/**
+ * Describes the message quarry.gateway.v1.ReingestKnowledgeBaseResponse.
+ * Use `create(ReingestKnowledgeBaseResponseSchema)` to create a new message.
+ */
+export const ReingestKnowledgeBaseResponseSchema: GenMessage<ReingestKnowledgeBaseResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 9);
+
+/**
  * @generated from message quarry.gateway.v1.GetKnowledgeBaseRequest
  */
 export type GetKnowledgeBaseRequest = Message<"quarry.gateway.v1.GetKnowledgeBaseRequest"> & {
@@ -133,7 +291,7 @@ export type GetKnowledgeBaseRequest = Message<"quarry.gateway.v1.GetKnowledgeBas
  * Use `create(GetKnowledgeBaseRequestSchema)` to create a new message.
  */
 export const GetKnowledgeBaseRequestSchema: GenMessage<GetKnowledgeBaseRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 4);
+  messageDesc(file_quarry_gateway_v1_gateway, 10);
 
 /**
  * @generated from message quarry.gateway.v1.GetKnowledgeBaseResponse
@@ -150,7 +308,7 @@ export type GetKnowledgeBaseResponse = Message<"quarry.gateway.v1.GetKnowledgeBa
  * Use `create(GetKnowledgeBaseResponseSchema)` to create a new message.
  */
 export const GetKnowledgeBaseResponseSchema: GenMessage<GetKnowledgeBaseResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 5);
+  messageDesc(file_quarry_gateway_v1_gateway, 11);
 
 /**
  * @generated from message quarry.gateway.v1.ListKnowledgeBasesRequest
@@ -163,7 +321,7 @@ export type ListKnowledgeBasesRequest = Message<"quarry.gateway.v1.ListKnowledge
  * Use `create(ListKnowledgeBasesRequestSchema)` to create a new message.
  */
 export const ListKnowledgeBasesRequestSchema: GenMessage<ListKnowledgeBasesRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 6);
+  messageDesc(file_quarry_gateway_v1_gateway, 12);
 
 /**
  * @generated from message quarry.gateway.v1.ListKnowledgeBasesResponse
@@ -180,7 +338,7 @@ export type ListKnowledgeBasesResponse = Message<"quarry.gateway.v1.ListKnowledg
  * Use `create(ListKnowledgeBasesResponseSchema)` to create a new message.
  */
 export const ListKnowledgeBasesResponseSchema: GenMessage<ListKnowledgeBasesResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 7);
+  messageDesc(file_quarry_gateway_v1_gateway, 13);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteKnowledgeBaseRequest
@@ -199,7 +357,7 @@ export type DeleteKnowledgeBaseRequest = Message<"quarry.gateway.v1.DeleteKnowle
  * Use `create(DeleteKnowledgeBaseRequestSchema)` to create a new message.
  */
 export const DeleteKnowledgeBaseRequestSchema: GenMessage<DeleteKnowledgeBaseRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 8);
+  messageDesc(file_quarry_gateway_v1_gateway, 14);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteKnowledgeBaseResponse
@@ -212,7 +370,7 @@ export type DeleteKnowledgeBaseResponse = Message<"quarry.gateway.v1.DeleteKnowl
  * Use `create(DeleteKnowledgeBaseResponseSchema)` to create a new message.
  */
 export const DeleteKnowledgeBaseResponseSchema: GenMessage<DeleteKnowledgeBaseResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 9);
+  messageDesc(file_quarry_gateway_v1_gateway, 15);
 
 /**
  * @generated from message quarry.gateway.v1.DocumentHeader
@@ -246,7 +404,7 @@ export type DocumentHeader = Message<"quarry.gateway.v1.DocumentHeader"> & {
  * Use `create(DocumentHeaderSchema)` to create a new message.
  */
 export const DocumentHeaderSchema: GenMessage<DocumentHeader> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 10);
+  messageDesc(file_quarry_gateway_v1_gateway, 16);
 
 /**
  * @generated from message quarry.gateway.v1.UploadDocumentRequest
@@ -268,7 +426,7 @@ export type UploadDocumentRequest = Message<"quarry.gateway.v1.UploadDocumentReq
  * Use `create(UploadDocumentRequestSchema)` to create a new message.
  */
 export const UploadDocumentRequestSchema: GenMessage<UploadDocumentRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 11);
+  messageDesc(file_quarry_gateway_v1_gateway, 17);
 
 /**
  * @generated from message quarry.gateway.v1.UploadDocumentResponse
@@ -292,7 +450,7 @@ export type UploadDocumentResponse = Message<"quarry.gateway.v1.UploadDocumentRe
  * Use `create(UploadDocumentResponseSchema)` to create a new message.
  */
 export const UploadDocumentResponseSchema: GenMessage<UploadDocumentResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 12);
+  messageDesc(file_quarry_gateway_v1_gateway, 18);
 
 /**
  * @generated from message quarry.gateway.v1.UploadDocumentStreamRequest
@@ -321,7 +479,7 @@ export type UploadDocumentStreamRequest = Message<"quarry.gateway.v1.UploadDocum
  * Use `create(UploadDocumentStreamRequestSchema)` to create a new message.
  */
 export const UploadDocumentStreamRequestSchema: GenMessage<UploadDocumentStreamRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 13);
+  messageDesc(file_quarry_gateway_v1_gateway, 19);
 
 /**
  * @generated from message quarry.gateway.v1.UploadDocumentStreamResponse
@@ -343,7 +501,7 @@ export type UploadDocumentStreamResponse = Message<"quarry.gateway.v1.UploadDocu
  * Use `create(UploadDocumentStreamResponseSchema)` to create a new message.
  */
 export const UploadDocumentStreamResponseSchema: GenMessage<UploadDocumentStreamResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 14);
+  messageDesc(file_quarry_gateway_v1_gateway, 20);
 
 /**
  * @generated from message quarry.gateway.v1.GetDocumentRequest
@@ -360,7 +518,7 @@ export type GetDocumentRequest = Message<"quarry.gateway.v1.GetDocumentRequest">
  * Use `create(GetDocumentRequestSchema)` to create a new message.
  */
 export const GetDocumentRequestSchema: GenMessage<GetDocumentRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 15);
+  messageDesc(file_quarry_gateway_v1_gateway, 21);
 
 /**
  * @generated from message quarry.gateway.v1.GetDocumentResponse
@@ -377,7 +535,7 @@ export type GetDocumentResponse = Message<"quarry.gateway.v1.GetDocumentResponse
  * Use `create(GetDocumentResponseSchema)` to create a new message.
  */
 export const GetDocumentResponseSchema: GenMessage<GetDocumentResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 16);
+  messageDesc(file_quarry_gateway_v1_gateway, 22);
 
 /**
  * @generated from message quarry.gateway.v1.ListDocumentsRequest
@@ -396,7 +554,7 @@ export type ListDocumentsRequest = Message<"quarry.gateway.v1.ListDocumentsReque
  * Use `create(ListDocumentsRequestSchema)` to create a new message.
  */
 export const ListDocumentsRequestSchema: GenMessage<ListDocumentsRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 17);
+  messageDesc(file_quarry_gateway_v1_gateway, 23);
 
 /**
  * @generated from message quarry.gateway.v1.ListDocumentsResponse
@@ -413,7 +571,7 @@ export type ListDocumentsResponse = Message<"quarry.gateway.v1.ListDocumentsResp
  * Use `create(ListDocumentsResponseSchema)` to create a new message.
  */
 export const ListDocumentsResponseSchema: GenMessage<ListDocumentsResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 18);
+  messageDesc(file_quarry_gateway_v1_gateway, 24);
 
 /**
  * @generated from message quarry.gateway.v1.SetDocumentEnabledRequest
@@ -435,7 +593,7 @@ export type SetDocumentEnabledRequest = Message<"quarry.gateway.v1.SetDocumentEn
  * Use `create(SetDocumentEnabledRequestSchema)` to create a new message.
  */
 export const SetDocumentEnabledRequestSchema: GenMessage<SetDocumentEnabledRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 19);
+  messageDesc(file_quarry_gateway_v1_gateway, 25);
 
 /**
  * @generated from message quarry.gateway.v1.SetDocumentEnabledResponse
@@ -452,7 +610,7 @@ export type SetDocumentEnabledResponse = Message<"quarry.gateway.v1.SetDocumentE
  * Use `create(SetDocumentEnabledResponseSchema)` to create a new message.
  */
 export const SetDocumentEnabledResponseSchema: GenMessage<SetDocumentEnabledResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 20);
+  messageDesc(file_quarry_gateway_v1_gateway, 26);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteDocumentRequest
@@ -469,7 +627,7 @@ export type DeleteDocumentRequest = Message<"quarry.gateway.v1.DeleteDocumentReq
  * Use `create(DeleteDocumentRequestSchema)` to create a new message.
  */
 export const DeleteDocumentRequestSchema: GenMessage<DeleteDocumentRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 21);
+  messageDesc(file_quarry_gateway_v1_gateway, 27);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteDocumentResponse
@@ -482,7 +640,43 @@ export type DeleteDocumentResponse = Message<"quarry.gateway.v1.DeleteDocumentRe
  * Use `create(DeleteDocumentResponseSchema)` to create a new message.
  */
 export const DeleteDocumentResponseSchema: GenMessage<DeleteDocumentResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 22);
+  messageDesc(file_quarry_gateway_v1_gateway, 28);
+
+/**
+ * @generated from message quarry.gateway.v1.ReingestDocumentRequest
+ */
+export type ReingestDocumentRequest = Message<"quarry.gateway.v1.ReingestDocumentRequest"> & {
+  /**
+   * @generated from field: string document_id = 1;
+   */
+  documentId: string;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.ReingestDocumentRequest.
+ * Use `create(ReingestDocumentRequestSchema)` to create a new message.
+ */
+export const ReingestDocumentRequestSchema: GenMessage<ReingestDocumentRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 29);
+
+/**
+ * @generated from message quarry.gateway.v1.ReingestDocumentResponse
+ */
+export type ReingestDocumentResponse = Message<"quarry.gateway.v1.ReingestDocumentResponse"> & {
+  /**
+   * The new version, pending.
+   *
+   * @generated from field: quarry.common.v1.Document document = 1;
+   */
+  document?: Document | undefined;
+};
+
+/**
+ * Describes the message quarry.gateway.v1.ReingestDocumentResponse.
+ * Use `create(ReingestDocumentResponseSchema)` to create a new message.
+ */
+export const ReingestDocumentResponseSchema: GenMessage<ReingestDocumentResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_gateway_v1_gateway, 30);
 
 /**
  * @generated from message quarry.gateway.v1.WatchIngestionRequest
@@ -506,7 +700,7 @@ export type WatchIngestionRequest = Message<"quarry.gateway.v1.WatchIngestionReq
  * Use `create(WatchIngestionRequestSchema)` to create a new message.
  */
 export const WatchIngestionRequestSchema: GenMessage<WatchIngestionRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 23);
+  messageDesc(file_quarry_gateway_v1_gateway, 31);
 
 /**
  * @generated from message quarry.gateway.v1.WatchIngestionResponse
@@ -553,7 +747,7 @@ export type WatchIngestionResponse = Message<"quarry.gateway.v1.WatchIngestionRe
  * Use `create(WatchIngestionResponseSchema)` to create a new message.
  */
 export const WatchIngestionResponseSchema: GenMessage<WatchIngestionResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 24);
+  messageDesc(file_quarry_gateway_v1_gateway, 32);
 
 /**
  * @generated from message quarry.gateway.v1.PreviewChunksRequest
@@ -597,7 +791,7 @@ export type PreviewChunksRequest = Message<"quarry.gateway.v1.PreviewChunksReque
  * Use `create(PreviewChunksRequestSchema)` to create a new message.
  */
 export const PreviewChunksRequestSchema: GenMessage<PreviewChunksRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 25);
+  messageDesc(file_quarry_gateway_v1_gateway, 33);
 
 /**
  * @generated from message quarry.gateway.v1.PreviewChunksResponse
@@ -636,7 +830,7 @@ export type PreviewChunksResponse = Message<"quarry.gateway.v1.PreviewChunksResp
  * Use `create(PreviewChunksResponseSchema)` to create a new message.
  */
 export const PreviewChunksResponseSchema: GenMessage<PreviewChunksResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 26);
+  messageDesc(file_quarry_gateway_v1_gateway, 34);
 
 /**
  * @generated from message quarry.gateway.v1.SearchRequest
@@ -665,7 +859,7 @@ export type SearchRequest = Message<"quarry.gateway.v1.SearchRequest"> & {
  * Use `create(SearchRequestSchema)` to create a new message.
  */
 export const SearchRequestSchema: GenMessage<SearchRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 27);
+  messageDesc(file_quarry_gateway_v1_gateway, 35);
 
 /**
  * @generated from message quarry.gateway.v1.SearchResponse
@@ -694,7 +888,7 @@ export type SearchResponse = Message<"quarry.gateway.v1.SearchResponse"> & {
  * Use `create(SearchResponseSchema)` to create a new message.
  */
 export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 28);
+  messageDesc(file_quarry_gateway_v1_gateway, 36);
 
 /**
  * @generated from message quarry.gateway.v1.ChatRequest
@@ -739,7 +933,7 @@ export type ChatRequest = Message<"quarry.gateway.v1.ChatRequest"> & {
  * Use `create(ChatRequestSchema)` to create a new message.
  */
 export const ChatRequestSchema: GenMessage<ChatRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 29);
+  messageDesc(file_quarry_gateway_v1_gateway, 37);
 
 /**
  * @generated from message quarry.gateway.v1.ChatResponse
@@ -756,7 +950,7 @@ export type ChatResponse = Message<"quarry.gateway.v1.ChatResponse"> & {
  * Use `create(ChatResponseSchema)` to create a new message.
  */
 export const ChatResponseSchema: GenMessage<ChatResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 30);
+  messageDesc(file_quarry_gateway_v1_gateway, 38);
 
 /**
  * @generated from message quarry.gateway.v1.CreateApiKeyRequest
@@ -785,7 +979,7 @@ export type CreateApiKeyRequest = Message<"quarry.gateway.v1.CreateApiKeyRequest
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 31);
+  messageDesc(file_quarry_gateway_v1_gateway, 39);
 
 /**
  * @generated from message quarry.gateway.v1.CreateApiKeyResponse
@@ -809,7 +1003,7 @@ export type CreateApiKeyResponse = Message<"quarry.gateway.v1.CreateApiKeyRespon
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 32);
+  messageDesc(file_quarry_gateway_v1_gateway, 40);
 
 /**
  * @generated from message quarry.gateway.v1.ListApiKeysRequest
@@ -822,7 +1016,7 @@ export type ListApiKeysRequest = Message<"quarry.gateway.v1.ListApiKeysRequest">
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 33);
+  messageDesc(file_quarry_gateway_v1_gateway, 41);
 
 /**
  * @generated from message quarry.gateway.v1.ListApiKeysResponse
@@ -839,7 +1033,7 @@ export type ListApiKeysResponse = Message<"quarry.gateway.v1.ListApiKeysResponse
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 34);
+  messageDesc(file_quarry_gateway_v1_gateway, 42);
 
 /**
  * @generated from message quarry.gateway.v1.RevokeApiKeyRequest
@@ -858,7 +1052,7 @@ export type RevokeApiKeyRequest = Message<"quarry.gateway.v1.RevokeApiKeyRequest
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 35);
+  messageDesc(file_quarry_gateway_v1_gateway, 43);
 
 /**
  * @generated from message quarry.gateway.v1.RevokeApiKeyResponse
@@ -871,7 +1065,7 @@ export type RevokeApiKeyResponse = Message<"quarry.gateway.v1.RevokeApiKeyRespon
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 36);
+  messageDesc(file_quarry_gateway_v1_gateway, 44);
 
 /**
  * @generated from message quarry.gateway.v1.CreateAssistantRequest
@@ -890,7 +1084,7 @@ export type CreateAssistantRequest = Message<"quarry.gateway.v1.CreateAssistantR
  * Use `create(CreateAssistantRequestSchema)` to create a new message.
  */
 export const CreateAssistantRequestSchema: GenMessage<CreateAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 37);
+  messageDesc(file_quarry_gateway_v1_gateway, 45);
 
 /**
  * @generated from message quarry.gateway.v1.CreateAssistantResponse
@@ -907,7 +1101,7 @@ export type CreateAssistantResponse = Message<"quarry.gateway.v1.CreateAssistant
  * Use `create(CreateAssistantResponseSchema)` to create a new message.
  */
 export const CreateAssistantResponseSchema: GenMessage<CreateAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 38);
+  messageDesc(file_quarry_gateway_v1_gateway, 46);
 
 /**
  * @generated from message quarry.gateway.v1.GetAssistantRequest
@@ -926,7 +1120,7 @@ export type GetAssistantRequest = Message<"quarry.gateway.v1.GetAssistantRequest
  * Use `create(GetAssistantRequestSchema)` to create a new message.
  */
 export const GetAssistantRequestSchema: GenMessage<GetAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 39);
+  messageDesc(file_quarry_gateway_v1_gateway, 47);
 
 /**
  * @generated from message quarry.gateway.v1.GetAssistantResponse
@@ -943,7 +1137,7 @@ export type GetAssistantResponse = Message<"quarry.gateway.v1.GetAssistantRespon
  * Use `create(GetAssistantResponseSchema)` to create a new message.
  */
 export const GetAssistantResponseSchema: GenMessage<GetAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 40);
+  messageDesc(file_quarry_gateway_v1_gateway, 48);
 
 /**
  * @generated from message quarry.gateway.v1.ListAssistantsRequest
@@ -956,7 +1150,7 @@ export type ListAssistantsRequest = Message<"quarry.gateway.v1.ListAssistantsReq
  * Use `create(ListAssistantsRequestSchema)` to create a new message.
  */
 export const ListAssistantsRequestSchema: GenMessage<ListAssistantsRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 41);
+  messageDesc(file_quarry_gateway_v1_gateway, 49);
 
 /**
  * @generated from message quarry.gateway.v1.ListAssistantsResponse
@@ -973,7 +1167,7 @@ export type ListAssistantsResponse = Message<"quarry.gateway.v1.ListAssistantsRe
  * Use `create(ListAssistantsResponseSchema)` to create a new message.
  */
 export const ListAssistantsResponseSchema: GenMessage<ListAssistantsResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 42);
+  messageDesc(file_quarry_gateway_v1_gateway, 50);
 
 /**
  * @generated from message quarry.gateway.v1.UpdateAssistantRequest
@@ -999,7 +1193,7 @@ export type UpdateAssistantRequest = Message<"quarry.gateway.v1.UpdateAssistantR
  * Use `create(UpdateAssistantRequestSchema)` to create a new message.
  */
 export const UpdateAssistantRequestSchema: GenMessage<UpdateAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 43);
+  messageDesc(file_quarry_gateway_v1_gateway, 51);
 
 /**
  * @generated from message quarry.gateway.v1.UpdateAssistantResponse
@@ -1016,7 +1210,7 @@ export type UpdateAssistantResponse = Message<"quarry.gateway.v1.UpdateAssistant
  * Use `create(UpdateAssistantResponseSchema)` to create a new message.
  */
 export const UpdateAssistantResponseSchema: GenMessage<UpdateAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 44);
+  messageDesc(file_quarry_gateway_v1_gateway, 52);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteAssistantRequest
@@ -1033,7 +1227,7 @@ export type DeleteAssistantRequest = Message<"quarry.gateway.v1.DeleteAssistantR
  * Use `create(DeleteAssistantRequestSchema)` to create a new message.
  */
 export const DeleteAssistantRequestSchema: GenMessage<DeleteAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 45);
+  messageDesc(file_quarry_gateway_v1_gateway, 53);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteAssistantResponse
@@ -1046,7 +1240,7 @@ export type DeleteAssistantResponse = Message<"quarry.gateway.v1.DeleteAssistant
  * Use `create(DeleteAssistantResponseSchema)` to create a new message.
  */
 export const DeleteAssistantResponseSchema: GenMessage<DeleteAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 46);
+  messageDesc(file_quarry_gateway_v1_gateway, 54);
 
 /**
  * @generated from message quarry.gateway.v1.ListConversationsRequest
@@ -1065,7 +1259,7 @@ export type ListConversationsRequest = Message<"quarry.gateway.v1.ListConversati
  * Use `create(ListConversationsRequestSchema)` to create a new message.
  */
 export const ListConversationsRequestSchema: GenMessage<ListConversationsRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 47);
+  messageDesc(file_quarry_gateway_v1_gateway, 55);
 
 /**
  * @generated from message quarry.gateway.v1.ListConversationsResponse
@@ -1082,7 +1276,7 @@ export type ListConversationsResponse = Message<"quarry.gateway.v1.ListConversat
  * Use `create(ListConversationsResponseSchema)` to create a new message.
  */
 export const ListConversationsResponseSchema: GenMessage<ListConversationsResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 48);
+  messageDesc(file_quarry_gateway_v1_gateway, 56);
 
 /**
  * @generated from message quarry.gateway.v1.GetConversationRequest
@@ -1099,7 +1293,7 @@ export type GetConversationRequest = Message<"quarry.gateway.v1.GetConversationR
  * Use `create(GetConversationRequestSchema)` to create a new message.
  */
 export const GetConversationRequestSchema: GenMessage<GetConversationRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 49);
+  messageDesc(file_quarry_gateway_v1_gateway, 57);
 
 /**
  * @generated from message quarry.gateway.v1.GetConversationResponse
@@ -1121,7 +1315,7 @@ export type GetConversationResponse = Message<"quarry.gateway.v1.GetConversation
  * Use `create(GetConversationResponseSchema)` to create a new message.
  */
 export const GetConversationResponseSchema: GenMessage<GetConversationResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 50);
+  messageDesc(file_quarry_gateway_v1_gateway, 58);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteConversationRequest
@@ -1138,7 +1332,7 @@ export type DeleteConversationRequest = Message<"quarry.gateway.v1.DeleteConvers
  * Use `create(DeleteConversationRequestSchema)` to create a new message.
  */
 export const DeleteConversationRequestSchema: GenMessage<DeleteConversationRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 51);
+  messageDesc(file_quarry_gateway_v1_gateway, 59);
 
 /**
  * @generated from message quarry.gateway.v1.DeleteConversationResponse
@@ -1151,7 +1345,7 @@ export type DeleteConversationResponse = Message<"quarry.gateway.v1.DeleteConver
  * Use `create(DeleteConversationResponseSchema)` to create a new message.
  */
 export const DeleteConversationResponseSchema: GenMessage<DeleteConversationResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 52);
+  messageDesc(file_quarry_gateway_v1_gateway, 60);
 
 /**
  * @generated from message quarry.gateway.v1.GetTurnRequest
@@ -1168,7 +1362,7 @@ export type GetTurnRequest = Message<"quarry.gateway.v1.GetTurnRequest"> & {
  * Use `create(GetTurnRequestSchema)` to create a new message.
  */
 export const GetTurnRequestSchema: GenMessage<GetTurnRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 53);
+  messageDesc(file_quarry_gateway_v1_gateway, 61);
 
 /**
  * @generated from message quarry.gateway.v1.GetTurnResponse
@@ -1185,7 +1379,58 @@ export type GetTurnResponse = Message<"quarry.gateway.v1.GetTurnResponse"> & {
  * Use `create(GetTurnResponseSchema)` to create a new message.
  */
 export const GetTurnResponseSchema: GenMessage<GetTurnResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_gateway_v1_gateway, 54);
+  messageDesc(file_quarry_gateway_v1_gateway, 62);
+
+/**
+ * @generated from enum quarry.gateway.v1.ModelChangePhase
+ */
+export enum ModelChangePhase {
+  /**
+   * @generated from enum value: MODEL_CHANGE_PHASE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Embedding the base's chunks with the target model beside the live vectors.
+   *
+   * @generated from enum value: MODEL_CHANGE_PHASE_REEMBEDDING = 1;
+   */
+  REEMBEDDING = 1,
+
+  /**
+   * Every document has its new vectors; catching up with late writes and swapping them in.
+   *
+   * @generated from enum value: MODEL_CHANGE_PHASE_SWITCHING = 2;
+   */
+  SWITCHING = 2,
+
+  /**
+   * Switched: the base's embedding model is the target model.
+   *
+   * @generated from enum value: MODEL_CHANGE_PHASE_DONE = 3;
+   */
+  DONE = 3,
+
+  /**
+   * Stopped; the previous model stays (error says why).
+   *
+   * @generated from enum value: MODEL_CHANGE_PHASE_FAILED = 4;
+   */
+  FAILED = 4,
+
+  /**
+   * The base has never changed its model.
+   *
+   * @generated from enum value: MODEL_CHANGE_PHASE_NONE = 5;
+   */
+  NONE = 5,
+}
+
+/**
+ * Describes the enum quarry.gateway.v1.ModelChangePhase.
+ */
+export const ModelChangePhaseSchema: GenEnum<ModelChangePhase> = /*@__PURE__*/
+  enumDesc(file_quarry_gateway_v1_gateway, 0);
 
 /**
  * @generated from service quarry.gateway.v1.QuarryService
@@ -1233,6 +1478,39 @@ export const QuarryService: GenService<{
     methodKind: "unary";
     input: typeof ChangeEmbeddingModelRequestSchema;
     output: typeof ChangeEmbeddingModelResponseSchema;
+  },
+  /**
+   * Streams a base's change of embedding model (re-embedding n of m documents, switching, done or
+   * failed with the reason) until it ends; a base with no running change yields its last state once.
+   *
+   * @generated from rpc quarry.gateway.v1.QuarryService.WatchModelChange
+   */
+  watchModelChange: {
+    methodKind: "server_streaming";
+    input: typeof WatchModelChangeRequestSchema;
+    output: typeof WatchModelChangeResponseSchema;
+  },
+  /**
+   * Renames a base, edits its description, or sets the chunking settings of future uploads (the
+   * documents already ingested keep their chunks until re-ingested). INVALID_ARGUMENT for invalid
+   * settings, ALREADY_EXISTS for a name another base has, NOT_FOUND for no such base.
+   *
+   * @generated from rpc quarry.gateway.v1.QuarryService.UpdateKnowledgeBase
+   */
+  updateKnowledgeBase: {
+    methodKind: "unary";
+    input: typeof UpdateKnowledgeBaseRequestSchema;
+    output: typeof UpdateKnowledgeBaseResponseSchema;
+  },
+  /**
+   * Ingests every document of the base again from its kept original (see ReingestDocument).
+   *
+   * @generated from rpc quarry.gateway.v1.QuarryService.ReingestKnowledgeBase
+   */
+  reingestKnowledgeBase: {
+    methodKind: "unary";
+    input: typeof ReingestKnowledgeBaseRequestSchema;
+    output: typeof ReingestKnowledgeBaseResponseSchema;
   },
   /**
    * The whole file in one message, up to the configured upload limit.
@@ -1285,6 +1563,19 @@ export const QuarryService: GenService<{
     methodKind: "unary";
     input: typeof DeleteDocumentRequestSchema;
     output: typeof DeleteDocumentResponseSchema;
+  },
+  /**
+   * Parses, chunks, embeds and indexes the document again from the original bytes Quarry kept, with
+   * its base's current settings, as a new version; progress in WatchIngestion. FAILED_PRECONDITION
+   * when the original was not kept (a document submitted before Quarry kept originals, or by a
+   * producer outside the gateway): upload it again.
+   *
+   * @generated from rpc quarry.gateway.v1.QuarryService.ReingestDocument
+   */
+  reingestDocument: {
+    methodKind: "unary";
+    input: typeof ReingestDocumentRequestSchema;
+    output: typeof ReingestDocumentResponseSchema;
   },
   /**
    * Streams progress until every watched document is ready or failed.
