@@ -112,7 +112,7 @@ kb.command("set-model")
   .description("re-embed a base with another model beside the old vectors; searches switch when every document is done")
   .argument("<name>")
   .argument("<model>", "see `quarry models list`")
-  .option("--no-wait", "return once the change has started (progress: `quarry kb list`)")
+  .option("--no-wait", "return once the change has started (progress: `quarry kb list`, or the WatchModelChange stream)")
   .addOption(urlOption())
   .action(async (name: string, model: string, o: { wait: boolean; url: string }) => {
     if (!(await setModel(gatewayClient(o.url), name, model, { wait: o.wait, out: process.stdout }))) process.exitCode = 1;

@@ -36,16 +36,16 @@ export async function* watchModelChange(source: ModelChangeSource): AsyncGenerat
 export function describe(kb: KnowledgeBase): ModelChangeUpdate {
   const c = kb.modelChange;
   const base = { knowledgeBaseId: kb.id, change: c };
-  if (!c) return { ...base, phase: ModelChangePhase.NONE, message: `${kb.name} uses ${kb.embeddingModel}; its model was never changed` };
+  if (!c) return { ...base, phase: ModelChangePhase.NONE, message: `${kb.embeddingModel}, no change of model` };
   switch (c.state) {
     case ModelChangeState.RUNNING:
       // Every document has its new vectors: what is left is catching up with late writes and the swap.
       return c.documentsDone >= c.documentsTotal
         ? { ...base, phase: ModelChangePhase.SWITCHING, message: `all ${c.documentsTotal} documents re-embedded with ${c.targetModel}; switching` }
-        : { ...base, phase: ModelChangePhase.REEMBEDDING, message: `re-embedding with ${c.targetModel}: ${c.documentsDone}/${c.documentsTotal} documents` };
+        : { ...base, phase: ModelChangePhase.REEMBEDDING, message: `${c.documentsDone}/${c.documentsTotal} documents re-embedded with ${c.targetModel}` };
     case ModelChangeState.DONE:
-      return { ...base, phase: ModelChangePhase.DONE, message: `switched from ${c.previousModel} to ${kb.embeddingModel} (${kb.embeddingDimension} dimensions)` };
+      return { ...base, phase: ModelChangePhase.DONE, message: `switched from ${c.previousModel} to ${kb.embeddingModel} (${kb.embeddingDimension} dims)` };
     default:
-      return { ...base, phase: ModelChangePhase.FAILED, message: `the change to ${c.targetModel} failed and ${kb.embeddingModel} stays: ${c.error}` };
+      return { ...base, phase: ModelChangePhase.FAILED, message: `the change to ${c.targetModel} failed, ${kb.embeddingModel} stays: ${c.error}` };
   }
 }

@@ -157,7 +157,7 @@ export type WatchModelChangeResponse = Message<"quarry.gateway.v1.WatchModelChan
   change?: ModelChange | undefined;
 
   /**
-   * For a person: "re-embedding 3/10 documents with bge-small-zh-v1.5", the failure's reason, ...
+   * For a person: "3/10 documents re-embedded with bge-small-zh-v1.5", the failure's reason, ...
    *
    * @generated from field: string message = 4;
    */
