@@ -293,9 +293,8 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     await item.getByRole("button", { name: "Delete correction" }).click();
     await expect.poll(() => item.count()).toBe(0);
 
-    await page.getByRole("link", { name: "Chat" }).click();
-    await expect.poll(() => page.getByLabel("Answer with").inputValue()).toBe("");
-    await page.getByLabel("Answer with").selectOption({ label: "assistant: helpdesk 助手" });
+    await card.getByRole("link", { name: "Chat" }).click();
+    await expect.poll(() => page.getByLabel("Answer with").inputValue()).toBe("helpdesk 助手");
     await page.getByLabel("Question").fill(COMPANY_FACT.question);
     await page.getByLabel("Question").press("Enter");
     await turns.nth(0).locator(".answer-meta").waitFor({ timeout: 60_000 });

@@ -48,7 +48,14 @@ export function ChatScreen() {
           error={conversations.error}
           current={chat.conversationId}
           describe={describe}
-          onOpen={(id) => run(chat.open(id))}
+          onOpen={(id) => {
+            // A new conversation started after this one answers from the same assistant or bases.
+            const c = conversations.data?.find((x) => x.id === id);
+            const owner = assistants.data?.find((a) => a.id === c?.assistantId);
+            setAssistant(owner?.name ?? "");
+            if (!owner && c) setBases(c.knowledgeBaseIds.map((kb) => knowledgeBases.data?.find((b) => b.id === kb)?.name ?? kb));
+            run(chat.open(id));
+          }}
           onNew={() => run(Promise.resolve(chat.reset()))}
           onDelete={(id) =>
             run(
