@@ -303,4 +303,54 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     expect(again).not.toContain("Norwich");
     noErrors();
   }, 240_000);
+
+  it("edits a knowledge base (description, chunking, name) and re-ingests a document, then the whole base, with the new chunking", async () => {
+    await page.getByRole("link", { name: "Knowledge bases" }).first().click();
+    const card = page.getByRole("article", { name: "handbook" });
+    await card.getByRole("button", { name: "Edit" }).click();
+    const form = page.getByRole("form", { name: "Edit handbook" });
+    await form.getByLabel("Description").fill("Company facts 公司资料");
+    await form.getByLabel("Chunk size (tokens)").fill("60");
+    await form.getByText("re-ingest the documents to re-chunk them").waitFor();
+    await tab.screenshot("knowledge-base-edit");
+    await form.getByLabel("Description").press("Enter");
+    await expect.poll(() => card.textContent()).toContain("chunks of 60 tokens, 0 overlap");
+    await expect(card.textContent()).resolves.toContain("Company facts 公司资料");
+    const stored = (await quarry.client.getKnowledgeBase({ knowledgeBase: "handbook" })).knowledgeBase!;
+    expect(stored.chunking).toMatchObject({ chunkSize: 60, chunkOverlap: 0 });
+
+    // The document keeps its 120-token chunks until it is re-ingested.
+    await card.getByRole("link", { name: "handbook" }).click();
+    const row = page.getByRole("row", { name: "company.md" });
+    const chunks = async () => Number(await row.locator("td.num").nth(1).textContent());
+    const before = await chunks();
+    await page.evaluate(() => {
+      const seen: string[] = ((window as unknown as { seen: string[] }).seen = []);
+      new MutationObserver(() => {
+        const s = document.querySelector('tr[aria-label="company.md"]')?.getAttribute("data-status") ?? "";
+        if (seen.at(-1) !== s) seen.push(s);
+      }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-status"] });
+    });
+    await row.getByRole("button", { name: "Re-ingest" }).click();
+    await expect.poll(chunks, { timeout: 120_000 }).toBeGreaterThan(before);
+    await expect.poll(() => row.getAttribute("data-status")).toBe("ready");
+    const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
+    expect(seen.some((s) => s !== "ready"), seen.join(" → ")).toBe(true);
+    await tab.screenshot("documents-reingested");
+    const after = await chunks();
+
+    // The whole base again: same settings, so the same chunk count, and every document ready.
+    await page.getByRole("button", { name: "Re-ingest all" }).click();
+    await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: 120_000 }).toBe(1);
+    expect(await chunks()).toBe(after);
+
+    // Rename it: the card and the API follow.
+    await page.getByRole("link", { name: "Knowledge bases" }).first().click();
+    await card.getByRole("button", { name: "Edit" }).click();
+    await form.getByLabel("Name", { exact: true }).fill("handbook 手册");
+    await form.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("article", { name: "handbook 手册" }).waitFor();
+    expect((await quarry.client.listKnowledgeBases({})).knowledgeBases.map((b) => b.name)).toContain("handbook 手册");
+    noErrors();
+  }, 240_000);
 });
