@@ -271,6 +271,12 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     await turns.nth(0).locator(".answer-meta").waitFor({ timeout: 60_000 });
     await expect(turns.nth(0).locator(".answer-text").textContent()).resolves.toContain("Norwich");
     await tab.screenshot("chat-corrected");
+    // The turn's provenance says so: the corrections list, its question match, the correction first.
+    await turns.nth(0).getByRole("button", { name: "Debug this turn" }).click();
+    const provenance = page.getByRole("region", { name: "Provenance of turn 1" });
+    await expect(provenance.getByTestId("corrections-used").textContent()).resolves.toMatch(/answered from 1 managed correction/);
+    await expect(provenance.getByTestId("correction-match").first().textContent()).resolves.toMatch(/^matches \(/);
+    await expect(provenance.getByRole("table", { name: "fused ranking" }).locator("tbody tr").first().textContent()).resolves.toContain("correction · [1]");
     const held = (await quarry.client.listConversations({})).conversations;
     expect(held).toHaveLength(2);
 

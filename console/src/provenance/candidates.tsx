@@ -9,7 +9,8 @@ export function CandidateLists({ lists, baseName }: { lists: CandidateList[]; ba
       {lists.map((list, i) => (
         <div key={i} className="candidate-list" aria-label={`candidates from ${baseName(list.knowledgeBaseId)}`}>
           <p className="small">
-            <strong>{baseName(list.knowledgeBaseId)}</strong> · priority {list.priority} · top k {list.topK}
+            <strong>{baseName(list.knowledgeBaseId)}</strong>
+            {list.corrections ? " (managed corrections: a hit whose question matches ranks first)" : ` · priority ${list.priority}`} · top k {list.topK}
             {list.knownTokenShare !== undefined && ` · embedder reads ${(list.knownTokenShare * 100).toFixed(0)}% of the question`}
             {list.vectorWeight !== undefined && ` · vector weight ${list.vectorWeight.toFixed(2)}`}
           </p>
@@ -22,6 +23,7 @@ export function CandidateLists({ lists, baseName }: { lists: CandidateList[]; ba
                   <th className="num">score</th>
                   <th className="num">BM25</th>
                   <th className="num">vector</th>
+                  {list.corrections && <th>question match</th>}
                 </tr>
               </thead>
               <tbody>
@@ -32,6 +34,13 @@ export function CandidateLists({ lists, baseName }: { lists: CandidateList[]; ba
                     <td className="num">{h.score.toFixed(4)}</td>
                     <td className="num">{h.explain?.bm25Rank ? `#${h.explain.bm25Rank} · ${h.explain.bm25Score.toFixed(3)}` : "—"}</td>
                     <td className="num">{h.explain?.vectorRank ? `#${h.explain.vectorRank} · ${h.explain.vectorScore.toFixed(3)}` : "—"}</td>
+                    {list.corrections && (
+                      <td data-testid="correction-match">
+                        {h.correctionMatch
+                          ? `${h.correctionMatch.relevant ? "matches" : "no match"} (${h.correctionMatch.method} ${h.correctionMatch.similarity.toFixed(2)}, threshold ${h.correctionMatch.threshold.toFixed(2)})`
+                          : "—"}
+                      </td>
+                    )}
                   </tr>
                 ))}
               </tbody>
@@ -65,7 +74,7 @@ export function FusedTable({ fused, fileOf, baseName }: { fused: FusedHit[]; fil
               <td>{baseName(h.knowledgeBaseId)}</td>
               <td className="num">{h.listRank}</td>
               <td className="num">{h.score.toFixed(4)}</td>
-              <td>{h.contextNumber ? `[${h.contextNumber}]` : `left out${h.excludedReason ? `: ${h.excludedReason}` : ""}${h.duplicateOf ? ` of #${h.duplicateOf}` : ""}`}</td>
+              <td>{h.correction ? "correction · " : ""}{h.contextNumber ? `[${h.contextNumber}]` : `left out${h.excludedReason ? `: ${h.excludedReason}` : ""}${h.duplicateOf ? ` of #${h.duplicateOf}` : ""}`}</td>
             </tr>
           ))}
         </tbody>

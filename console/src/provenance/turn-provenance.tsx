@@ -62,6 +62,12 @@ function ProvenanceBody({ turn, bases }: { turn: Turn; bases: KnowledgeBase[] })
             {p.rewriteNote && <span className="muted"> — {p.rewriteNote}</span>}
           </dd>
         </div>
+        {p.correctionsUsed.length > 0 && (
+          <div>
+            <dt>corrections</dt>
+            <dd data-testid="corrections-used">answered from {p.correctionsUsed.length} managed correction(s) that matched the question</dd>
+          </div>
+        )}
         {p.historyTurns > 0 && (
           <div>
             <dt>history</dt>
