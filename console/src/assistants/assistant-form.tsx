@@ -6,9 +6,11 @@ import type { Assistant } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import { QueryRewriteMode } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import { RetrievalMode, type KnowledgeBase } from "../../../gen/quarry/common/v1/common_pb.ts";
 import { quarry } from "../api/client.ts";
-import { describeError } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
-import { MODES, REWRITE_MODES } from "../retrieval-modes.ts";
+import { FormActions } from "../components/form-actions.tsx";
+import { ModeSelect } from "../components/mode-select.tsx";
+import { REWRITE_MODES } from "../retrieval-modes.ts";
+import { useAction } from "../use-action.ts";
 import { MountsEditor, type MountDraft } from "./mounts-editor.tsx";
 
 export function AssistantForm({ assistant, bases, onSaved, onCancel }: { assistant?: Assistant; bases: KnowledgeBase[]; onSaved: () => void; onCancel: () => void }) {
@@ -19,20 +21,17 @@ export function AssistantForm({ assistant, bases, onSaved, onCancel }: { assista
   const [mounts, setMounts] = useState<MountDraft[]>(() =>
     assistant ? assistant.knowledgeBases.map((m) => ({ knowledgeBase: m.knowledgeBase, topK: m.topK, priority: m.priority })) : bases.slice(0, 1).map((b) => ({ knowledgeBase: b.id, topK: 0, priority: 0 })),
   );
-  const [mode, setMode] = useState(r?.mode || RetrievalMode.HYBRID);
+  const [mode, setMode] = useState<RetrievalMode>(r?.mode || RetrievalMode.HYBRID);
   const [topK, setTopK] = useState(r?.topK ?? 0);
   const [minScore, setMinScore] = useState(r?.minScore ?? 0);
   const [rerank, setRerank] = useState(r?.rerank ?? false);
   const [rewrite, setRewrite] = useState(r?.rewrite ?? QueryRewriteMode.UNSPECIFIED);
   const [hideFileNames, setHideFileNames] = useState(assistant?.hideFileNames ?? false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
+  const { busy, error, run } = useAction();
   const label = assistant ? `Edit ${assistant.name}` : "New assistant";
 
-  const submit = async (e: React.FormEvent) => {
+  const submit = (e: React.FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
     const config = {
       name: name.trim(),
       description,
@@ -41,15 +40,11 @@ export function AssistantForm({ assistant, bases, onSaved, onCancel }: { assista
       retrieval: { mode, topK, minScore, rerank, rewrite },
       hideFileNames,
     };
-    try {
+    void run(async () => {
       if (assistant) await quarry.updateAssistant({ assistant: assistant.id, update: config });
       else await quarry.createAssistant({ assistant: config });
       onSaved();
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -70,16 +65,7 @@ export function AssistantForm({ assistant, bases, onSaved, onCancel }: { assista
       <MountsEditor bases={bases} value={mounts} onChange={setMounts} />
       <fieldset className="wide defaults">
         <legend>Retrieval defaults (a chat's own settings override them)</legend>
-        <label>
-          Mode
-          <select value={mode} onChange={(e) => setMode(Number(e.target.value))}>
-            {MODES.map((m) => (
-              <option key={m.value} value={m.value}>
-                {m.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ModeSelect value={mode} onChange={setMode} />
         <label>
           Context chunks (top k)
           <input type="number" min={0} max={100} value={topK} onChange={(e) => setTopK(Number(e.target.value))} title="0: 8" />
@@ -108,14 +94,7 @@ export function AssistantForm({ assistant, bases, onSaved, onCancel }: { assista
         </label>
       </fieldset>
       <ErrorNote error={error} />
-      <div className="form-actions wide">
-        <button type="submit" className="primary" disabled={busy || !name.trim() || mounts.length === 0}>
-          {busy ? "Saving…" : assistant ? "Save" : "Create"}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions label={assistant ? "Save" : "Create"} busyLabel="Saving…" busy={busy} disabled={!name.trim() || mounts.length === 0} onCancel={onCancel} />
     </form>
   );
 }

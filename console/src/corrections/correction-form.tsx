@@ -5,8 +5,9 @@ import { useState } from "react";
 import { DocumentStatus } from "../../../gen/quarry/common/v1/common_pb.ts";
 import type { Correction } from "../../../gen/quarry/gateway/v1/corrections_pb.ts";
 import { quarry } from "../api/client.ts";
-import { describeError } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
+import { FormActions } from "../components/form-actions.tsx";
+import { useAction } from "../use-action.ts";
 import { STATUS_LABELS } from "../format.ts";
 
 export function CorrectionForm({ turnId, question, answer, onClose }: { turnId: string; question: string; answer: string; onClose: () => void }) {
@@ -14,24 +15,17 @@ export function CorrectionForm({ turnId, question, answer, onClose }: { turnId: 
   const [corrected, setCorrected] = useState(answer.replace(/\s*\[\d+\]/g, ""));
   const [published, setPublished] = useState<Correction>();
   const [status, setStatus] = useState<{ status: DocumentStatus; error: string }>();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
+  const { busy, error, run } = useAction();
 
-  const submit = async (e: React.FormEvent) => {
+  const submit = (e: React.FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const { correction } = await quarry.correctAnswer({ turnId, correctedAnswer: corrected.trim(), question: wording.trim() === question ? "" : wording.trim() });
       setPublished(correction);
       const id = correction!.document?.id || correction!.id;
       setStatus({ status: correction!.document?.status ?? DocumentStatus.PENDING, error: "" });
       for await (const u of quarry.watchIngestion({ documentIds: [id] })) setStatus({ status: u.status, error: u.error });
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   if (published) {
@@ -59,14 +53,7 @@ export function CorrectionForm({ turnId, question, answer, onClose }: { turnId: 
         <textarea rows={4} required autoFocus value={corrected} onChange={(e) => setCorrected(e.target.value)} />
       </label>
       <ErrorNote error={error} />
-      <div className="form-actions wide">
-        <button type="submit" className="primary" disabled={busy || !corrected.trim()}>
-          {busy ? "Publishing…" : "Publish correction"}
-        </button>
-        <button type="button" onClick={onClose}>
-          Cancel
-        </button>
-      </div>
+      <FormActions label="Publish correction" busyLabel="Publishing…" busy={busy} disabled={!corrected.trim()} onCancel={onClose} />
     </form>
   );
 }

@@ -4,23 +4,21 @@
 import { useState } from "react";
 import type { KnowledgeBase } from "../../../gen/quarry/common/v1/common_pb.ts";
 import { quarry } from "../api/client.ts";
-import { describeError } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
+import { FormActions } from "../components/form-actions.tsx";
+import { useAction } from "../use-action.ts";
 
 export function EditKnowledgeBaseForm({ kb, onSaved, onCancel }: { kb: KnowledgeBase; onSaved: () => void; onCancel: () => void }) {
   const [name, setName] = useState(kb.name);
   const [description, setDescription] = useState(kb.description);
   const [chunkSize, setChunkSize] = useState(kb.chunking?.chunkSize ?? 0);
   const [chunkOverlap, setChunkOverlap] = useState(kb.chunking?.chunkOverlap ?? 0);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
+  const { busy, error, run } = useAction();
   const chunkingChanged = chunkSize !== kb.chunking?.chunkSize || chunkOverlap !== kb.chunking?.chunkOverlap;
 
-  const submit = async (e: React.FormEvent) => {
+  const submit = (e: React.FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       await quarry.updateKnowledgeBase({
         knowledgeBase: kb.id,
         name: name.trim() !== kb.name ? name.trim() : undefined,
@@ -29,11 +27,7 @@ export function EditKnowledgeBaseForm({ kb, onSaved, onCancel }: { kb: Knowledge
         chunking: chunkingChanged && kb.chunking ? { ...kb.chunking, chunkSize, chunkOverlap } : undefined,
       });
       onSaved();
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -56,14 +50,7 @@ export function EditKnowledgeBaseForm({ kb, onSaved, onCancel }: { kb: Knowledge
       </label>
       {chunkingChanged && <p className="muted small wide">New chunking applies to uploads and re-ingests from now on; re-ingest the documents to re-chunk them.</p>}
       <ErrorNote error={error} />
-      <div className="form-actions wide">
-        <button type="submit" className="primary" disabled={busy || !name.trim()}>
-          {busy ? "Saving…" : "Save"}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions label="Save" busyLabel="Saving…" busy={busy} disabled={!name.trim()} onCancel={onCancel} />
     </form>
   );
 }

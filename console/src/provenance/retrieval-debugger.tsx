@@ -4,8 +4,8 @@ import { useState } from "react";
 import type { RetrievalDebugReport } from "../../../gen/quarry/answer/v1/answer_pb.ts";
 import { RetrievalLoss, type ChunkTrace, type ListPosition } from "../../../gen/quarry/answer/v1/retrieval_debug_pb.ts";
 import { quarry } from "../api/client.ts";
-import { describeError } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
+import { useAction } from "../use-action.ts";
 
 const LOSS_WORDS: Record<RetrievalLoss, string> = {
   [RetrievalLoss.UNSPECIFIED]: "unknown",
@@ -24,20 +24,11 @@ const LOSS_WORDS: Record<RetrievalLoss, string> = {
 export function RetrievalDebugger({ turnId }: { turnId: string }) {
   const [expected, setExpected] = useState("");
   const [report, setReport] = useState<RetrievalDebugReport>();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
+  const { busy, error, run: act } = useAction();
 
-  const run = async (e: React.FormEvent) => {
+  const run = (e: React.FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      setReport((await quarry.debugRetrieval({ turnId, expect: { text: expected.trim() } })).report);
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
+    void act(async () => setReport((await quarry.debugRetrieval({ turnId, expect: { text: expected.trim() } })).report));
   };
 
   return (
