@@ -94,18 +94,22 @@ export function describeTurn(t: Turn): string {
   out.push(`searched for: ${p.retrievalQuery} (${QueryRewrite[p.rewrite].toLowerCase().replace(/_/g, " ")}: ${p.rewriteNote})`);
   out.push(`settings: ${modeName(p.retrieval?.mode ?? 0)}, top-k ${p.retrieval?.topK ?? 0}, min score ${p.retrieval?.minScore ?? 0}; history: ${p.historyTurns} earlier turn(s)`);
   for (const list of p.lists) {
-    out.push(`list ${list.knowledgeBaseId || "(all named bases)"}: priority ${list.priority}, top-k ${list.topK}, ${list.hits.length} hit(s)`);
+    const kind = list.corrections ? "corrections " : "";
+    out.push(`${kind}list ${list.knowledgeBaseId || "(all named bases)"}: priority ${list.priority}, top-k ${list.topK}, ${list.hits.length} hit(s)`);
     for (const h of list.hits) {
       const e = h.explain;
       out.push(`  #${h.rank} ${h.fileName} ${h.chunkId} score ${h.score.toFixed(4)} (bm25 #${e?.bm25Rank || "-"} ${(e?.bm25Score ?? 0).toFixed(3)}, vector #${e?.vectorRank || "-"} ${(e?.vectorScore ?? 0).toFixed(3)})`);
+      const m = h.correctionMatch;
+      if (m) out.push(`    question "${m.question}": ${m.method} ${m.similarity.toFixed(3)} (threshold ${m.threshold}) → ${m.relevant ? "matches, ranked first" : "does not match, left out"}`);
     }
   }
   out.push(`fusion: ${p.fusionRule}`);
   for (const f of p.fused) {
     const fate = f.contextNumber ? `context [${f.contextNumber}]` : `left out (${f.excludedReason}${f.duplicateOf ? ` of [${f.duplicateOf}]` : ""})`;
-    out.push(`  #${f.rank} ${f.chunkId} from ${f.knowledgeBaseId} (its #${f.listRank}) → ${fate}`);
+    out.push(`  #${f.rank} ${f.chunkId} from ${f.knowledgeBaseId}${f.correction ? " (correction)" : ""} (its #${f.listRank}) → ${fate}`);
   }
   out.push(`context: ${p.context.length} chunk(s), ${p.contextTokens} tokens`);
+  if (p.correctionsUsed.length > 0) out.push(`answered from correction(s): ${p.correctionsUsed.join(", ")}`);
   out.push(`model: ${p.model}${p.usage ? `, ${p.usage.promptTokens} prompt + ${p.usage.completionTokens} completion tokens` : ""}`);
   out.push(`citations: ${p.resolvedMarkers} resolved, ${p.unsupportedMarkers} unsupported, ${p.markersDropped.length} dropped`);
   for (const s of p.stages) out.push(`  ${s.stage}: ${s.durationMs.toFixed(1)} ms — ${s.note}`);

@@ -32,6 +32,15 @@ describe("ACCESS_RULES", () => {
     for (const m of ["createAssistant", "updateAssistant", "deleteAssistant", "deleteConversation"]) expect(role(m), m).toBe("editor");
   });
 
+  it("makes corrections an unscoped editor's call; listing them follows the assistant's scope", () => {
+    expect([ruleFor("correctAnswer"), ruleFor("deleteCorrection")].map((r) => [r!.role, r!.scoped])).toEqual([
+      ["editor", "deny"],
+      ["editor", "deny"],
+    ]);
+    expect(ruleFor("listCorrections")!.role).toBe("reader");
+    expect(ruleFor("listCorrections")!.targets!({ assistant: "keeper" } as never)).toEqual({ assistants: ["keeper"] });
+  });
+
   it("checks a scoped key against the bases an assistant, a conversation or a turn reaches", () => {
     const targets = (m: string, request: unknown) => ruleFor(m)!.targets!(request as never);
     expect(targets("chat", { knowledgeBases: [], assistant: "helper", conversationId: "" })).toEqual({ knowledgeBases: [], assistants: ["helper"], conversations: [], unbounded: false });

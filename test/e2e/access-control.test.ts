@@ -123,6 +123,10 @@ const PROBES: Record<string, Probe> = {
     destructive: 1,
   },
   getTurn: { other: (c, w) => c.getTurn({ turnId: w.b.turnId }), own: (c, w) => c.getTurn({ turnId: w.a.turnId }) },
+  // Publishing makes the assistant's corrections base, which no scope covers: unscoped keys only.
+  correctAnswer: { other: (c, w) => c.correctAnswer({ turnId: w.b.turnId, correctedAnswer: "intruder" }), own: async () => "a scoped key publishes no correction" },
+  listCorrections: { other: (c, w) => c.listCorrections({ assistant: w.b.assistant }), own: (c, w) => c.listCorrections({ assistant: w.a.assistant }) },
+  deleteCorrection: { other: (c, w) => c.deleteCorrection({ correctionId: w.b.docId }), own: async () => "a scoped key deletes no correction" },
 };
 
 function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: () => Promise<void> = async () => {}) {
@@ -218,6 +222,16 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
       expect(await codeOf(() => editor.revokeApiKey({ apiKey: "reader" }))).toBe(Code.PermissionDenied);
       const editorKb = (await editor.createKnowledgeBase({ name: `by-an-editor-${randomBytes(3).toString("hex")}` })).knowledgeBase!;
       expect(await codeOf(() => editor.deleteKnowledgeBase({ knowledgeBase: editorKb.id }))).toBe("ok");
+    });
+
+    it("lets an unscoped editor correct an answer, recording its key's name, and keeps readers and scoped keys from it", async () => {
+      const editor = gatewayClient(quarry.url, keys.editor);
+      const correction = (await editor.correctAnswer({ turnId: world.a.turnId, correctedAnswer: "The tenant-a secret is 43." })).correction!;
+      expect(correction.author).toBe("editor");
+      expect((await gatewayClient(quarry.url, keys["tenant-a-reader"]).listCorrections({ assistant: world.a.assistant })).corrections.map((c) => c.author)).toEqual(["editor"]);
+      expect(await codeOf(() => gatewayClient(quarry.url, keys.reader).correctAnswer({ turnId: world.a.turnId, correctedAnswer: "no" }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => gatewayClient(quarry.url, keys["tenant-a-editor"]).deleteCorrection({ correctionId: correction.id }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => editor.deleteCorrection({ correctionId: correction.id }))).toBe("ok");
     });
 
     it("has a probe for every public method (a new RPC needs a probe here and a rule in access-rules.ts)", () => {

@@ -17,6 +17,8 @@ import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opens
 import { describeWithEngine } from "../support/engines.ts";
 import { startEmbeddedQuarry } from "../support/embedded-quarry.ts";
 import { failure, lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
+import { startOpenAiStub, type OpenAiStub, type StubChatMessage } from "../../lib/testing/openai-stub.ts";
+import { CORRECTION_RULE } from "../../services/answer/answering/correction-answer.ts";
 
 const MANUAL = `# Skerry lighthouse manual
 
@@ -201,6 +203,44 @@ describeWithEngine("OPENSEARCH_URL", "managed corrections with the index on Open
   });
 });
 
+// With a chat model (the OpenAI-compatible stub): the model is shown the correction first, marked,
+// and told to answer from it; the stub answers from whichever passage the prompt marks a correction.
+describe("managed corrections with a chat model", () => {
+  let quarry: Awaited<ReturnType<typeof startEmbeddedQuarry>>;
+  let stub: OpenAiStub;
+  const chats = () => stub.requests.filter((r) => r.path === "/v1/chat/completions").map((r) => r.body.messages as StubChatMessage[]);
+  beforeAll(async () => {
+    stub = await startOpenAiStub({ reply: (messages) => (messages.at(-1)!.content.includes("[1] (correction)") ? "Every 14 days [1]." : "Every 30 days [1].") });
+    quarry = await startEmbeddedQuarry({ env: { OPENAI_BASE_URL: stub.url, QUARRY_CHAT_MODEL: "stub-chat", OPENAI_API_KEY: "test-key" } });
+    await quarry.client.createKnowledgeBase({ name: "llm-skerry" });
+    const doc = (await upload(quarry.client, "llm-skerry", "skerry-manual.md", new TextEncoder().encode(MANUAL))).document!;
+    await watchAll(quarry.client, [doc.id]);
+    await quarry.client.createAssistant({ assistant: { name: "llm-keeper", knowledgeBases: [{ knowledgeBase: "llm-skerry" }] } });
+  }, 180_000);
+  afterAll(async () => {
+    await quarry?.stop();
+    await stub?.close();
+  });
+
+  it("puts the correction first in the prompt, marked, with the rule to answer from it", async () => {
+    const before = await ask(quarry.client, { question: QUESTION, assistant: "llm-keeper" });
+    expect(before.text).toBe("Every 30 days [1].");
+    expect(chats().at(-1)![0].content).not.toContain(CORRECTION_RULE);
+    const correction = (await quarry.client.correctAnswer({ turnId: before.turnId, correctedAnswer: CORRECTED })).correction!;
+    await watchAll(quarry.client, [correction.id]);
+
+    const after = await ask(quarry.client, { question: PARAPHRASE, assistant: "llm-keeper" });
+    expect(after.text).toBe("Every 14 days [1].");
+    expect(after.citations[0].fileName).toBe(`correction-${before.turnId}.txt`);
+    expect(after.final.correctionsUsed).toEqual([correction.id]);
+    const [system, user] = [chats().at(-1)![0].content, chats().at(-1)!.at(-1)!.content];
+    expect(system).toContain(CORRECTION_RULE);
+    expect(user).toContain(`Knowledge base: llm-keeper · corrections\n\n[1] (correction) (correction-${before.turnId}.txt)\nQuestion: ${QUESTION}\n\nAnswer: ${CORRECTED}`);
+    // The document is still in the context, after the correction.
+    expect(user).toContain("[2] (skerry-manual.md");
+  });
+});
+
 // `quarry correct` as a person runs it, against an embedded Quarry.
 const BIN = resolve(process.cwd(), "bin/quarry.mjs");
 
@@ -237,7 +277,13 @@ describe("quarry correct on embedded Quarry", () => {
     expect(id, published.stdout).toBeDefined();
     expect(published.stdout).toContain(`  Q: ${QUESTION}\n  Q: ${PARAPHRASE}\n  A: ${CORRECTED}`);
     expect(published.stdout).toContain("ready: questions that match it are answered from it first");
-    expect((await ask(quarry.client, { question: PARAPHRASE, assistant: "cli-keeper" })).final.correctionsUsed).toEqual([id]);
+    const asked = await ask(quarry.client, { question: PARAPHRASE, assistant: "cli-keeper" });
+    expect(asked.final.correctionsUsed).toEqual([id]);
+    const shown = await quarryCli(["turn", "show", asked.turnId, ...url]);
+    expect(shown.stdout).toMatch(/corrections list kb_\S+: priority 0, top-k 3, 1 hit\(s\)/);
+    expect(shown.stdout).toContain(`question "${PARAPHRASE}": same-question 1.000 (threshold 1) → matches, ranked first`);
+    expect(shown.stdout).toContain(`answered from correction(s): ${id}`);
+    expect((await quarryCli(["kb", "list", ...url])).stdout).toMatch(/cli-keeper · corrections \(corrections of as_[0-9a-f]+\)/);
 
     const listed = await quarryCli(["correct", "list", "--assistant", "cli-keeper", ...url]);
     expect(listed.code, listed.stderr).toBe(0);

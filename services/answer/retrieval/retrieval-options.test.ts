@@ -139,6 +139,17 @@ describe("rerank option", () => {
     expect(result.notes).toMatchObject({ reranked: 9, reranker: "test" });
   });
 
+  it("keeps matching corrections first and reranks only the rest, within top-k", async () => {
+    const { deps } = searchDeps({ hybrid: () => hits("correction", "a", "b", "c", "d") });
+    const seen: string[][] = [];
+    // The reranker would put the correction last; it never sees it.
+    const reranker = { name: "test", rerank: async (_q: string, texts: string[]) => (seen.push(texts), texts.map((t, index) => ({ index, score: t.endsWith(" d") ? 1 : 0 }))) };
+    const keepFirst = (h: SearchHit) => h.chunk.id === "correction";
+    const result = await retrieveWithOptions("q", { ...deps, reranker, keepFirst }, settings, { rerank: true }, 1000);
+    expect(result.hits.map((h) => h.chunk.id)).toEqual(["correction", "d", "a"]);
+    expect(seen[0]).not.toContain("text of correction");
+  });
+
   it("refuses rerank when no reranker is configured", async () => {
     const { deps } = searchDeps({ hybrid: () => hits("a") });
     await expect(retrieveWithOptions("q", deps, settings, { rerank: true }, 1000)).rejects.toThrow(/no reranker is configured: set QUARRY_RERANK_URL/);

@@ -98,8 +98,10 @@ export async function retrieveWithOptions(
     const started = performance.now();
     // The reranker judges against what was searched for: the rewrite when there is one.
     const query = options.queryExpansion === "rewrite" ? planned[0].text : text;
-    const outcome = await rerankHits(query, hits, reranker, settings.topK, deps.signal);
-    hits = correctionsFirst(outcome.hits, deps.keepFirst);
+    // Matching corrections were ranked first on purpose: the reranker orders (and cuts) the rest.
+    const kept = deps.keepFirst ? hits.filter(deps.keepFirst) : [];
+    const outcome = await rerankHits(query, kept.length > 0 ? hits.slice(kept.length) : hits, reranker, Math.max(0, settings.topK - kept.length), deps.signal);
+    hits = [...kept, ...outcome.hits];
     notes.reranker = reranker.name;
     notes.reranked = outcome.reranked;
     notes.rerankSkipped = outcome.skipped;
