@@ -127,6 +127,10 @@ const PROBES: Record<string, Probe> = {
   correctAnswer: { other: (c, w) => c.correctAnswer({ turnId: w.b.turnId, correctedAnswer: "intruder" }), own: async () => "a scoped key publishes no correction" },
   listCorrections: { other: (c, w) => c.listCorrections({ assistant: w.b.assistant }), own: (c, w) => c.listCorrections({ assistant: w.a.assistant }) },
   deleteCorrection: { other: (c, w) => c.deleteCorrection({ correctionId: w.b.docId }), own: async () => "a scoped key deletes no correction" },
+  debugRetrieval: {
+    other: (c, w) => c.debugRetrieval({ turnId: w.b.turnId, expect: { text: "secret" } }),
+    own: (c, w) => c.debugRetrieval({ turnId: w.a.turnId, expect: { text: "secret" } }),
+  },
 };
 
 function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: () => Promise<void> = async () => {}) {
@@ -261,6 +265,9 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
         expect(await codeOf(() => scoped.search({ query: "secret", knowledgeBases: [] }))).toBe(Code.PermissionDenied);
         expect(await codeOf(() => drain(scoped.chat({ question: "what is secret?", knowledgeBases: [] })))).toBe(Code.PermissionDenied);
         expect(await codeOf(() => scoped.getDocument({ documentId: "doc_00000000000000000000000000000000" }))).toBe(Code.PermissionDenied);
+        // Debugging its own base for the other tenant's document, or the other base by name, is refused too.
+        expect(await codeOf(() => scoped.debugRetrieval({ query: "secret", knowledgeBases: [world.a.id], expect: { documentId: world.b.docId } }))).toBe(Code.PermissionDenied);
+        expect(await codeOf(() => scoped.debugRetrieval({ query: "secret", knowledgeBases: [world.b.name], expect: { text: "secret" } }))).toBe(Code.PermissionDenied);
       }
       // Nothing of B changed.
       expect((await admin.getDocument({ documentId: world.b.docId })).document?.enabled).toBe(true);

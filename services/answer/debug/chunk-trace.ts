@@ -59,7 +59,8 @@ export async function traceSearch(
   const depth = hybridDepth(query);
   const found = at(recorded.hits);
   // Its rank in the fused ranking at the search's own settings: every hit of both lists' windows is returned.
-  const atSettings = found >= 0 ? recorded.hits : await options.search({ ...query, topK: Math.min(2 * depth, MAX_HITS), minScore: 0 });
+  // The depth is pinned: left to the index, it would grow with the larger top-k.
+  const atSettings = found >= 0 ? recorded.hits : await options.search({ ...query, topK: Math.min(2 * depth, MAX_HITS), candidates: depth, minScore: 0 });
   const fused = at(atSettings);
   if (fused >= 0) {
     trace.rankAtSettings = fused + 1;

@@ -146,7 +146,9 @@ async function findTargets(expect: Expectation, plan: DebugPlan, rerun: Rerun, l
   if (text) {
     const find = await lookups.findChunks({ knowledgeBaseIds: kbIds, text, limit: FIND_LIMIT, documentIds: documentId ? [documentId] : [] });
     const chunks = chunkId ? find.chunks.filter((c) => c.chunk.id === chunkId) : find.chunks;
-    const read = `${find.scanned.toLocaleString("en-US")} chunks of ${bases} read${find.complete ? "" : " (the scan stopped at its cap: a chunk not read may still hold it)"}`;
+    const capped = find.complete ? "" : "; the scan stopped at its cap: a chunk not read may still hold it";
+    const scanned = `${find.scanned.toLocaleString("en-US")} chunks`;
+    const read = `${scanned} of ${bases} read${capped}`;
     const where = [documentId && `in document ${documentId}`, chunkId && `in chunk ${chunkId}`].filter(Boolean).join(" ");
     const targets = await Promise.all(
       chunks.map(async (c) => ({ ...c, match: c.exact ? ExpectationMatch.EXACT : ExpectationMatch.NORMALISED, document: await documentOf(c.chunk.documentId) })),
@@ -157,7 +159,7 @@ async function findTargets(expect: Expectation, plan: DebugPlan, rerun: Rerun, l
       note: `${read}; ${matched} contain${matched === 1 ? "s" : ""} the text${where ? ` ${where}` : ""}`,
       matched,
       targets,
-      missing: `no chunk${where ? ` ${where}` : ""} of the ${bases} searched contains the text (${read})`,
+      missing: `no chunk${where ? ` ${where}` : ""} of the ${bases} searched contains the text (${scanned} read${capped})`,
     };
   }
 
