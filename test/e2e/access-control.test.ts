@@ -64,6 +64,16 @@ const PROBES: Record<string, Probe> = {
     other: (c, w) => c.changeEmbeddingModel({ knowledgeBase: w.b.name, embeddingModel: "no-such-model" }),
     own: (c, w) => c.changeEmbeddingModel({ knowledgeBase: w.a.name, embeddingModel: "bge-small-en-v1.5" }),
   },
+  watchModelChange: {
+    other: (c, w) => drain(c.watchModelChange({ knowledgeBase: w.b.name }, { signal: AbortSignal.timeout(30_000) }), true),
+    own: (c, w) => drain(c.watchModelChange({ knowledgeBase: w.a.name }, { signal: AbortSignal.timeout(30_000) }), true),
+  },
+  updateKnowledgeBase: {
+    other: (c, w) => c.updateKnowledgeBase({ knowledgeBase: w.b.name, description: "intruded" }),
+    own: (c, w) => c.updateKnowledgeBase({ knowledgeBase: w.a.name, description: "edited by its own editor" }),
+  },
+  reingestKnowledgeBase: { other: (c, w) => c.reingestKnowledgeBase({ knowledgeBase: w.b.id }), own: (c, w) => c.reingestKnowledgeBase({ knowledgeBase: w.a.id }) },
+  reingestDocument: { other: (c, w) => c.reingestDocument({ documentId: w.b.docId }), own: (c, w) => c.reingestDocument({ documentId: w.a.docId }) },
   uploadDocument: {
     other: (c, w) => c.uploadDocument({ header: { knowledgeBase: w.b.name, fileName: "x.txt" }, content: text("intruder") }),
     own: (c, w) => c.uploadDocument({ header: { knowledgeBase: w.a.name, fileName: "own.txt" }, content: text("mine") }),
@@ -220,6 +230,9 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
       expect(await codeOf(() => reader.uploadDocument({ header: { knowledgeBase: world.a.id, fileName: "r.txt" }, content: text("no") }))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => reader.deleteDocument({ documentId: world.b.docId }))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => reader.createKnowledgeBase({ name: "by-a-reader" }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => reader.updateKnowledgeBase({ knowledgeBase: world.a.id, description: "by a reader" }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => reader.reingestDocument({ documentId: world.b.docId }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => drain(reader.watchModelChange({ knowledgeBase: world.a.id }), true))).toBe("ok");
       expect(await codeOf(() => reader.listApiKeys({}))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => editor.uploadDocument({ header: { knowledgeBase: world.b.id, fileName: "e.txt" }, content: text("edited") }))).toBe("ok");
       expect(await codeOf(() => editor.createApiKey({ name: "by-an-editor", role: ApiKeyRole.READER }))).toBe(Code.PermissionDenied);
@@ -271,6 +284,7 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
       }
       // Nothing of B changed.
       expect((await admin.getDocument({ documentId: world.b.docId })).document?.enabled).toBe(true);
+      expect((await admin.getKnowledgeBase({ knowledgeBase: world.b.id })).knowledgeBase?.description).not.toBe("intruded");
       expect((await admin.listDocuments({ knowledgeBase: world.b.id })).documents.map((d) => d.fileName)).not.toContain("x.txt");
     });
 

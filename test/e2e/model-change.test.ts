@@ -121,7 +121,8 @@ function changeSuite(backend: string, start: (env?: Record<string, string>) => P
       for (const e of reembedding) expect(e.message).toBe(`${e.change!.documentsDone}/${e.change!.documentsTotal} documents re-embedded with ${NEW_MODEL}`);
       const counts = reembedding.map((e) => e.change!.documentsDone);
       expect(counts).toEqual([...counts].sort((a, b) => a - b));
-      expect(new Set(counts).size).toBe(counts.length);
+      // Only news: no event repeats the one before (a total may grow by the document uploaded meanwhile).
+      expect(events.every((e, i) => i === 0 || e.message !== events[i - 1].message)).toBe(true);
       expect(events.slice(0, -1).every((e) => e.phase === ModelChangePhase.REEMBEDDING || e.phase === ModelChangePhase.SWITCHING)).toBe(true);
       expect(events.at(-1)).toMatchObject({ phase: ModelChangePhase.DONE, message: `switched from ${OLD_MODEL} to ${NEW_MODEL} (512 dims)` });
       expect(events.at(-1)!.change).toMatchObject({ state: ModelChangeState.DONE, documentsDone: 45, documentsTotal: 45 });
