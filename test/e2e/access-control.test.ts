@@ -54,6 +54,15 @@ type Probe = { other: (c: QuarryClient, w: World) => Promise<unknown>; own: (c: 
 
 const text = (s: string) => new TextEncoder().encode(s);
 
+/** A chunk of tenant A's document, once its ingestion (or a re-ingest) has indexed it. */
+async function ownChunkId(c: QuarryClient, w: World): Promise<string> {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
+    const hit = (await c.search({ query: "secret", knowledgeBases: [w.a.id] })).hits.find((h) => h.chunk?.documentId === w.a.docId);
+    if (hit) return hit.chunk!.id;
+  }
+  throw new Error("tenant A's document was never searchable");
+}
+
 const PROBES: Record<string, Probe> = {
   createKnowledgeBase: { other: (c) => c.createKnowledgeBase({ name: `new-${randomBytes(3).toString("hex")}` }), own: async () => "a scoped key creates nothing" },
   getKnowledgeBase: { other: (c, w) => c.getKnowledgeBase({ knowledgeBase: w.b.name }), own: (c, w) => c.getKnowledgeBase({ knowledgeBase: w.a.name }) },
@@ -95,6 +104,11 @@ const PROBES: Record<string, Probe> = {
       ),
   },
   getDocument: { other: (c, w) => c.getDocument({ documentId: w.b.docId }), own: (c, w) => c.getDocument({ documentId: w.a.docId }) },
+  // The other tenant's document is refused before its chunk is looked up; the own call needs a real chunk.
+  getChunkNeighbours: {
+    other: (c, w) => c.getChunkNeighbours({ documentId: w.b.docId, chunkId: "any-chunk" }),
+    own: async (c, w) => c.getChunkNeighbours({ documentId: w.a.docId, chunkId: await ownChunkId(c, w) }),
+  },
   listDocuments: { other: (c, w) => c.listDocuments({ knowledgeBase: w.b.name }), own: (c, w) => c.listDocuments({ knowledgeBase: w.a.name }) },
   setDocumentEnabled: { other: (c, w) => c.setDocumentEnabled({ documentId: w.b.docId, enabled: false }), own: (c, w) => c.setDocumentEnabled({ documentId: w.a.docId, enabled: true }) },
   deleteDocument: { other: (c, w) => c.deleteDocument({ documentId: w.b.docId }), own: (c, w) => c.deleteDocument({ documentId: w.a.docId }), destructive: 1 },
