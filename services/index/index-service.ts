@@ -35,7 +35,8 @@ export const DEFAULT_FIND_LIMIT = 20;
 export const MAX_FIND_LIMIT = 100;
 /**
  * Chunks a find reads at most. A find reads every chunk of the bases (there is no index of
- * substrings); a few hundred thousand take seconds, which a debugging call may spend.
+ * substrings): measured on SQLite, 100,000 chunks of ~600 characters in 3–4 s on the shared 2-core
+ * machine under a load of 15, which a debugging call may spend; the cap bounds the worst case.
  */
 export const MAX_FIND_SCAN = 500_000;
 

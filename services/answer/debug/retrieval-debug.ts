@@ -57,7 +57,7 @@ export async function debugRetrieval(request: DebugRequest, deps: RetrievalDebug
   const started = performance.now();
   const plan = await planDebug(request, { getTurn: (id) => deps.lookups.getTurn(id), getAssistant: (a) => deps.getAssistant(a) });
   const rerun = await rerunRetrieval(plan, deps);
-  const found = await findTargets(request.expect, plan, rerun, deps.lookups);
+  const found = await findTargets(request.expect, rerun, deps.lookups);
   const followed = byProgress(found.targets, rerun).slice(0, MAX_TRACED);
   const traces = await Promise.all(followed.map((t) => traceTarget(t, request.expect.text.trim(), plan, rerun, deps.contextTokenBudget)));
   traces.sort((a, b) => LOSS_ORDER.indexOf(a.loss) - LOSS_ORDER.indexOf(b.loss));
@@ -131,7 +131,7 @@ export async function debugRetrieval(request: DebugRequest, deps: RetrievalDebug
 }
 
 /** The chunks that hold what was expected, in the bases the rerun searched. */
-async function findTargets(expect: Expectation, plan: DebugPlan, rerun: Rerun, lookups: DebugLookups): Promise<Targets> {
+async function findTargets(expect: Expectation, rerun: Rerun, lookups: DebugLookups): Promise<Targets> {
   const kbIds = rerun.settings.knowledgeBaseIds;
   const bases = `${kbIds.length} knowledge base${kbIds.length === 1 ? "" : "s"}`;
   const documents = new Map<string, Promise<DocumentRecord | undefined>>();

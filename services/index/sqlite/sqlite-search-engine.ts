@@ -265,29 +265,30 @@ export class SqliteSearchEngine implements SearchEngine {
   }
 
   /**
-   * The bases' chunks in rowid pages, each page its own statement: an open iterator would hold the
-   * connection busy across the awaits between pages.
+   * The bases' chunks in pages by (document, position), base by base, each page its own statement
+   * walking chunks_by_document from where the last one ended (an open iterator would hold the
+   * connection busy across the awaits between pages; an offset or a rowid order would re-read or
+   * re-sort the base on every page).
    */
   private *chunkPages(request: ChunkFindRequest): Generator<ScannedChunk[]> {
     const page = this.run("find chunks", () =>
       this.db.prepare(
-        `SELECT rowid, * FROM chunks
-       WHERE rowid > @after AND knowledge_base_id IN (SELECT value FROM json_each(@knowledgeBases))
-         AND (@documents IS NULL OR document_id IN (SELECT value FROM json_each(@documents)))
-       ORDER BY rowid LIMIT @size`,
+        `SELECT * FROM chunks
+         WHERE knowledge_base_id = @knowledgeBase AND (document_id, chunk_index) > (@document, @index)
+           AND (@documents IS NULL OR document_id IN (SELECT value FROM json_each(@documents)))
+         ORDER BY document_id, chunk_index LIMIT @size`,
       ),
     );
-    const params = {
-      knowledgeBases: JSON.stringify(request.knowledgeBaseIds),
-      documents: request.documentIds.length > 0 ? JSON.stringify(request.documentIds) : null,
-      size: FIND_PAGE_SIZE,
-    };
-    let after = 0;
-    for (;;) {
-      const rows = this.run("find chunks", () => page.all({ ...params, after }) as ChunkRow[]);
-      if (rows.length === 0) return;
-      yield rows.map((row) => ({ chunk: toChunk(row), fileName: row.file_name, enabled: row.enabled === 1 }));
-      after = rows[rows.length - 1].rowid;
+    const documents = request.documentIds.length > 0 ? JSON.stringify(request.documentIds) : null;
+    for (const knowledgeBase of request.knowledgeBaseIds) {
+      let document = "";
+      let index = -1;
+      for (;;) {
+        const rows = this.run("find chunks", () => page.all({ knowledgeBase, document, index, documents, size: FIND_PAGE_SIZE }) as ChunkRow[]);
+        if (rows.length === 0) break;
+        yield rows.map((row) => ({ chunk: toChunk(row), fileName: row.file_name, enabled: row.enabled === 1 }));
+        ({ document_id: document, chunk_index: index } = rows[rows.length - 1]);
+      }
     }
   }
 
