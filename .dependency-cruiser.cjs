@@ -16,7 +16,7 @@ const TEST = "(\\.test\\.ts$|\\.contract\\.ts$|/testing/|^test/)";
 // coordinates its peers' clients on the contracts' messages, so it is an edge too.
 const EDGE =
   "(/(routes|server|main|worker)\\.ts$|-routes\\.ts$|-client\\.ts$|/engine-[^/]*\\.ts$" +
-  "|^gateway/access/|^gateway/(knowledge-bases|corrections)\\.ts$|^services/[^/]+/(opensearch|elasticsearch|sqlite|document-store|adapters)/)";
+  "|^gateway/access/|^gateway/(knowledge-bases|corrections|reingest)\\.ts$|^services/[^/]+/(opensearch|elasticsearch|sqlite|document-store|adapters)/)";
 const TRANSPORT = "(^|/)node_modules/(@connectrpc|kafkajs|@opensearch-project|@elastic)/";
 
 /** @type {import('dependency-cruiser').IConfiguration} */

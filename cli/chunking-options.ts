@@ -33,3 +33,20 @@ export function describeChunking(c: ChunkingSettings | undefined): string {
   const parent = PARENT_CHOICES.find((name) => PARENT_MODE[name] === c?.parent);
   return parent && parent !== "none" ? `${chunks}, each read with its ${parent} (parents up to ${c?.parentMaxTokens} tokens)` : chunks;
 }
+
+/**
+ * The settings `kb update` sends: the base's current ones with the flags given laid over them
+ * (UpdateKnowledgeBase replaces the settings whole); undefined when no chunking flag was given.
+ */
+export function mergeChunkingFlags(current: ChunkingSettings | undefined, o: ChunkingFlags): ChunkingSettings | undefined {
+  if (o.chunkSize === undefined && o.chunkOverlap === undefined && o.parent === undefined && o.parentSize === undefined) return undefined;
+  const parent = o.parent ? PARENT_MODE[o.parent] : (current?.parent ?? ParentMode.UNSPECIFIED);
+  return create(ChunkingSettingsSchema, {
+    chunkSize: o.chunkSize ?? current?.chunkSize ?? 0,
+    chunkOverlap: o.chunkOverlap ?? current?.chunkOverlap ?? 0,
+    separators: current?.separators ?? [],
+    parent,
+    // Another parent mode without a size takes that mode's default rather than the old mode's size.
+    parentMaxTokens: o.parentSize ?? (parent === current?.parent ? current.parentMaxTokens : 0),
+  });
+}

@@ -72,10 +72,22 @@ export async function ingest(client: QuarryClient, paths: string[], kb: string, 
     return summary;
   }
 
+  const watched = await followIngestion(client, ids, out, options.progressIntervalMs);
+  summary.ready += watched.ready;
+  summary.failed += watched.failed;
+  summary.seconds = (performance.now() - started) / 1000;
+  const skippedNote = skipped.length > 0 ? `, ${skipped.length} skipped` : "";
+  out.write(`${summary.ready} ready, ${summary.failed} failed${skippedNote} in ${summary.seconds.toFixed(1)} s\n`);
+  return summary;
+}
+
+/** Watches the documents until each is ready or failed, with a progress bar, then a line per document. */
+export async function followIngestion(client: QuarryClient, ids: string[], out: NodeJS.WritableStream, progressIntervalMs?: number): Promise<{ ready: number; failed: number }> {
+  const summary = { ready: 0, failed: 0 };
   const percents = new Map(ids.map((id) => [id, 0]));
   const finished = new Map<string, { file: string; status: DocumentStatus; error: string; chunks: number }>();
   const state = () => ({ done: finished.size, total: ids.length, percentSum: [...percents.values()].reduce((a, b) => a + b, 0), file: "" });
-  const progress = startProgress(out, ids.length, { intervalMs: options.progressIntervalMs });
+  const progress = startProgress(out, ids.length, { intervalMs: progressIntervalMs });
   for await (const update of client.watchIngestion({ documentIds: ids })) {
     percents.set(update.documentId, update.status === DocumentStatus.FAILED ? 100 : update.percent);
     if (update.status === DocumentStatus.READY || update.status === DocumentStatus.FAILED) {
@@ -93,9 +105,6 @@ export async function ingest(client: QuarryClient, paths: string[], kb: string, 
       out.write(`failed     ${doc.file}: ${doc.error}\n`);
     }
   }
-  summary.seconds = (performance.now() - started) / 1000;
-  const skippedNote = skipped.length > 0 ? `, ${skipped.length} skipped` : "";
-  out.write(`${summary.ready} ready, ${summary.failed} failed${skippedNote} in ${summary.seconds.toFixed(1)} s\n`);
   return summary;
 }
 

@@ -18,6 +18,7 @@ import { registerCorrectCommand } from "./correct-command.ts";
 import { registerDebugCommand } from "./debug-command.ts";
 import { registerKeysCommand } from "./keys-command.ts";
 import { registerModelsCommand } from "./models-command.ts";
+import { registerEditCommands } from "./edit-commands.ts";
 import { setModel } from "./set-model.ts";
 
 // `quarry ask … | head` closes the pipe early; that is the reader's choice, not an error.
@@ -113,7 +114,7 @@ kb.command("set-model")
   .description("re-embed a base with another model beside the old vectors; searches switch when every document is done")
   .argument("<name>")
   .argument("<model>", "see `quarry models list`")
-  .option("--no-wait", "return once the change has started (progress: `quarry kb list`)")
+  .option("--no-wait", "return once the change has started (progress: `quarry kb list`, or the WatchModelChange stream)")
   .addOption(urlOption())
   .action(async (name: string, model: string, o: { wait: boolean; url: string }) => {
     if (!(await setModel(gatewayClient(o.url), name, model, { wait: o.wait, out: process.stdout }))) process.exitCode = 1;
@@ -170,6 +171,7 @@ addRetrievalFlags(
   await search(gatewayClient(o.url), query, o.kb, { mode: o.mode, topK: o.topK, retrieval: retrievalSettingsOf(o), out: process.stdout });
 });
 
+registerEditCommands(program, kb, urlOption, wholeNumber);
 registerKeysCommand(program, urlOption);
 registerAssistantCommands(program, urlOption);
 registerCorrectCommand(program, urlOption);

@@ -6,7 +6,7 @@ import type { Client } from "@connectrpc/connect";
 import type { ChunkerService } from "../gen/quarry/chunker/v1/chunker_pb.ts";
 import type { ChunkingSettingsSchema, Document, KnowledgeBase } from "../gen/quarry/common/v1/common_pb.ts";
 import type { EmbedderService } from "../gen/quarry/embedder/v1/embedder_pb.ts";
-import type { PreviewChunksRequest, PreviewChunksResponse } from "../gen/quarry/gateway/v1/gateway_pb.ts";
+import type { PreviewChunksRequest, PreviewChunksResponse, UpdateKnowledgeBaseRequest } from "../gen/quarry/gateway/v1/gateway_pb.ts";
 import type { IndexService } from "../gen/quarry/index/v1/index_pb.ts";
 import type { ParserService } from "../gen/quarry/parser/v1/parser_pb.ts";
 import { InvalidInputError } from "../lib/errors.ts";
@@ -62,9 +62,23 @@ export class KnowledgeBases {
     return (await this.peers.index.changeEmbeddingModel({ knowledgeBase, embeddingModel })).knowledgeBase!;
   }
 
-  async delete(knowledgeBase: string): Promise<void> {
+  /**
+   * New chunking settings are resolved and checked by the chunker for the base's model (unset
+   * fields take the defaults, a chunk larger than the model reads is refused), as at creation.
+   */
+  async update(request: Pick<UpdateKnowledgeBaseRequest, "knowledgeBase" | "name" | "description" | "chunking">): Promise<KnowledgeBase> {
+    const { index, chunker } = this.peers;
+    const kb = await this.get(request.knowledgeBase);
+    const chunking = request.chunking && (await chunker.resolveChunkingSettings({ settings: request.chunking, embeddingModel: kb.embeddingModel })).settings;
+    const res = await index.updateKnowledgeBase({ knowledgeBase: kb.id, name: request.name, description: request.description, chunking });
+    return res.knowledgeBase!;
+  }
+
+  /** Returns the deleted base's id. */
+  async delete(knowledgeBase: string): Promise<string> {
     const { id } = await this.get(knowledgeBase);
     await this.peers.index.deleteKnowledgeBase({ knowledgeBaseId: id });
+    return id;
   }
 
   async listDocuments(knowledgeBase: string): Promise<Document[]> {

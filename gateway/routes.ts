@@ -16,12 +16,16 @@ import type { ProgressHub } from "../lib/pipeline/progress-hub.ts";
 import { toProtoStatus } from "../lib/pipeline/progress.ts";
 import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
+import { chunkNeighbours } from "./chunk-routes.ts";
 import { authorName, PRINCIPAL } from "./access/principal.ts";
 import { conversationHandlers } from "./conversation-routes.ts";
 import { Corrections } from "./corrections.ts";
 import { KnowledgeBases } from "./knowledge-bases.ts";
+import { Originals } from "./originals.ts";
+import { Reingest } from "./reingest.ts";
 import { submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
 import { watchIngestion } from "./watch-ingestion.ts";
+import { watchModelChange } from "./watch-model-change.ts";
 
 export interface GatewayDeps {
   index: Client<typeof IndexService>;
@@ -39,16 +43,19 @@ export interface GatewayDeps {
 export function gatewayRoutes(deps: GatewayDeps) {
   const { index, answer } = deps;
   const knowledgeBases = new KnowledgeBases(deps);
+  const originals = new Originals(deps.limits.blobDir);
 
   const upload = async (header: Pick<DocumentHeader, "knowledgeBase" | "fileName" | "mimeType" | "metadata"> | undefined, content: Uint8Array) => {
     if (!header) throw new InvalidInputError("the upload needs a header (knowledge base and file name)");
-    const input: UploadInput = {
+    return submit({
       knowledgeBase: header.knowledgeBase,
       fileName: header.fileName,
       mimeType: header.mimeType,
       metadata: { ...header.metadata },
       content,
-    };
+    });
+  };
+  const submit = async (input: UploadInput) => {
     const result = await submitDocument(
       {
         bus: deps.bus,
@@ -58,11 +65,13 @@ export function gatewayRoutes(deps: GatewayDeps) {
           const res = await index.registerDocument({ ...r, sizeBytes: BigInt(r.sizeBytes), version: BigInt(r.version) });
           return { document: documentFromProto(res.document!), unchanged: res.unchanged };
         },
+        keepOriginal: (kb, doc, bytes) => originals.save(kb, doc, bytes),
       },
       input,
     );
     return { document: documentToProto(result.document), unchanged: result.unchanged };
   };
+  const reingest = new Reingest({ index, originals, submit });
 
   const corrections = new Corrections({ index, createKnowledgeBase: (r) => knowledgeBases.create(r), upload: (input) => upload(input, input.content) });
   // Marks the bases that hold an assistant's corrections, which Quarry made and manages.
@@ -99,8 +108,20 @@ export function gatewayRoutes(deps: GatewayDeps) {
       async changeEmbeddingModel(request) {
         return { knowledgeBase: await knowledgeBases.changeEmbeddingModel(request.knowledgeBase, request.embeddingModel) };
       },
+      async *watchModelChange(request, context) {
+        const kb = await knowledgeBases.get(request.knowledgeBase);
+        yield* watchModelChange({ read: () => knowledgeBases.get(kb.id), signal: context.signal });
+      },
+      async updateKnowledgeBase(request) {
+        return { knowledgeBase: await knowledgeBases.update(request) };
+      },
+      async reingestKnowledgeBase(request) {
+        const kb = await knowledgeBases.get(request.knowledgeBase);
+        return reingest.knowledgeBase(kb.id);
+      },
       async deleteKnowledgeBase(request) {
-        await knowledgeBases.delete(request.knowledgeBase);
+        const id = await knowledgeBases.delete(request.knowledgeBase);
+        await originals.removeKnowledgeBase(id);
         return {};
       },
       uploadDocument: (request) => upload(request.header, request.content),
@@ -133,8 +154,14 @@ export function gatewayRoutes(deps: GatewayDeps) {
         return { document: (await index.setDocumentEnabled({ documentId: request.documentId, enabled: request.enabled })).document };
       },
       async deleteDocument(request) {
+        const { document } = await index.getDocument({ documentId: request.documentId });
         await index.deleteDocument({ documentId: request.documentId });
+        await originals.remove(document!.knowledgeBaseId, document!.id);
         return {};
+      },
+      getChunkNeighbours: (request) => chunkNeighbours(index, request),
+      async reingestDocument(request) {
+        return { document: await reingest.document(request.documentId) };
       },
       async *watchIngestion(request, context) {
         const ids = [...request.documentIds];

@@ -22,6 +22,8 @@ export interface UploadDeps {
   limits: UploadLimits;
   resolveKnowledgeBase(idOrName: string): Promise<{ id: string; name: string }>;
   register(input: NewDocumentVersion): Promise<{ document: DocumentRecord; unchanged: boolean }>;
+  /** Keeps the uploaded bytes for a later re-ingest (originals.ts); absent: nothing is kept. */
+  keepOriginal?(knowledgeBaseId: string, documentId: string, content: Uint8Array): Promise<void>;
 }
 
 export interface UploadInput {
@@ -30,6 +32,8 @@ export interface UploadInput {
   mimeType: string;
   metadata: Record<string, string>;
   content: Uint8Array;
+  /** Ingest again even when the content is unchanged (ReingestDocument). */
+  reingest?: boolean;
 }
 
 let lastVersion = 0;
@@ -64,7 +68,11 @@ export async function submitDocument(deps: UploadDeps, input: UploadInput) {
     contentHash: createHash("sha256").update(input.content).digest("hex"),
     version,
     metadata: input.metadata,
+    ...(input.reingest ? { reingest: true } : {}),
   });
+  // Kept for unchanged content too: it is the same bytes, and a document uploaded before originals
+  // were kept gets one this way.
+  await deps.keepOriginal?.(kb.id, registered.document.id, input.content);
   if (registered.unchanged) return registered;
   const doc = registered.document;
   let content: { case: "inlineContent"; value: Uint8Array } | { case: "contentUri"; value: string };

@@ -162,7 +162,10 @@ export interface DocumentRecord {
 }
 
 /** What registering a new version of a document tells the catalog; the rest is the catalog's to fill in. */
-export type NewDocumentVersion = Pick<DocumentRecord, "knowledgeBaseId" | "fileName" | "mimeType" | "sizeBytes" | "contentHash" | "version" | "metadata">;
+export type NewDocumentVersion = Pick<DocumentRecord, "knowledgeBaseId" | "fileName" | "mimeType" | "sizeBytes" | "contentHash" | "version" | "metadata"> & {
+  /** A re-ingest: a new version even when the content is the same as the current one's. */
+  reingest?: boolean;
+};
 
 /**
  * A failure caused by a backend that was down (Tika, the embedding endpoint, a broker) is reported

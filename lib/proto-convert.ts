@@ -191,7 +191,7 @@ export function documentFromProto(p: DocumentProto): DocumentRecord {
  * A new document version as the index's RegisterDocumentRequest carries it; the events'
  * DocumentDescriptor carries the same fields, so one translation serves the RPC and the status keeper.
  */
-export type DocumentVersionProto = Pick<RegisterDocumentRequest, keyof NewDocumentVersion>;
+export type DocumentVersionProto = Pick<RegisterDocumentRequest, Exclude<keyof NewDocumentVersion, "reingest">> & { reingest?: boolean };
 
 export function documentVersionFromProto(p: DocumentVersionProto): NewDocumentVersion {
   return {
@@ -202,6 +202,7 @@ export function documentVersionFromProto(p: DocumentVersionProto): NewDocumentVe
     contentHash: p.contentHash,
     version: Number(p.version),
     metadata: { ...p.metadata },
+    ...(p.reingest ? { reingest: true } : {}),
   };
 }
 

@@ -3,6 +3,7 @@ import { useEffect, useState } from "react";
 import { offers } from "./api/client.ts";
 import { onAuthRequired } from "./api/auth-required.ts";
 import { onSessionKeyChange, sessionKey, setSessionKey } from "./api/session-key.ts";
+import { AssistantsScreen } from "./assistants/assistants-screen.tsx";
 import { ChatScreen } from "./chat/chat-screen.tsx";
 import { DocumentsScreen } from "./documents/documents-screen.tsx";
 import { KeyPrompt } from "./keys/key-prompt.tsx";
@@ -68,6 +69,8 @@ function screenFor(path: string) {
       return <PreviewScreen />;
     case "retrieval":
       return <RetrievalScreen />;
+    case "assistants":
+      return <AssistantsScreen />;
     case "chat":
       return <ChatScreen />;
     case "keys":

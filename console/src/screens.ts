@@ -3,7 +3,7 @@
 // never offers a screen its gateway cannot serve. Screens for assistants, conversations,
 // corrections and turn debugging join this list, with their RPCs, when the answer layer adds them.
 export interface ScreenEntry {
-  id: "knowledge-bases" | "preview" | "retrieval" | "chat" | "keys";
+  id: "knowledge-bases" | "preview" | "retrieval" | "assistants" | "chat" | "keys";
   path: string;
   label: string;
   requires: string[];
@@ -13,6 +13,7 @@ export const SCREENS: ScreenEntry[] = [
   { id: "knowledge-bases", path: "/", label: "Knowledge bases", requires: ["listKnowledgeBases"] },
   { id: "preview", path: "/preview", label: "Chunk preview", requires: ["previewChunks"] },
   { id: "retrieval", path: "/retrieval", label: "Retrieval test", requires: ["search"] },
+  { id: "assistants", path: "/assistants", label: "Assistants", requires: ["listAssistants", "createAssistant", "updateAssistant", "deleteAssistant"] },
   { id: "chat", path: "/chat", label: "Chat", requires: ["chat"] },
   { id: "keys", path: "/keys", label: "API keys", requires: ["listApiKeys", "createApiKey", "revokeApiKey"] },
 ];

@@ -51,6 +51,10 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   },
   deleteKnowledgeBase: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   changeEmbeddingModel: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
+  watchModelChange: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
+  // A rename cannot reach another base: the name must be free, so no scope grows.
+  updateKnowledgeBase: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
+  reingestKnowledgeBase: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   uploadDocument: { role: "editor", scoped: "check", targets: (r) => kb(r.header?.knowledgeBase ?? "") },
   // Checked message by message: the header names the knowledge base.
   uploadDocumentStream: { role: "editor", scoped: "check", targets: (r) => (r.part.case === "header" ? kb(r.part.value.knowledgeBase) : {}) },
@@ -58,6 +62,9 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   listDocuments: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   setDocumentEnabled: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
   deleteDocument: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
+  // The handler refuses a chunk of any other document, so the document is the whole target.
+  getChunkNeighbours: { role: "reader", scoped: "check", targets: (r) => doc(r.documentId) },
+  reingestDocument: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
   watchIngestion: {
     role: "reader",
     scoped: "check",

@@ -21,8 +21,8 @@ export interface ChunkerWorkerDeps {
   tokensFor(model: string): Promise<ModelTokens>;
   /** Most chunks one document may become; unlimited when absent. */
   maxChunks?: number;
-  /** The knowledge base's chunking settings and model (from the index service). */
-  knowledgeBase(knowledgeBaseId: string): Promise<Pick<KnowledgeBase, "chunking" | "embeddingModel">>;
+  /** The knowledge base's chunking settings and model (from the index service), as read after readAfterMs. */
+  knowledgeBase(knowledgeBaseId: string, readAfterMs?: number): Promise<Pick<KnowledgeBase, "chunking" | "embeddingModel">>;
   logger: Logger;
 }
 
@@ -40,7 +40,8 @@ export function startChunkerWorker(deps: ChunkerWorkerDeps) {
       const doc = documentOfEvent(event);
       await publishProgress(bus, doc, { phase: "chunking", percent: PhasePercent.chunking, message: "splitting" });
       if (!event.parsed) throw new InvalidInputError("documents.parsed event without a parsed document");
-      const kb = await deps.knowledgeBase(event.knowledgeBaseId);
+      // The version is the submission time: settings cached from before it may predate an update.
+      const kb = await deps.knowledgeBase(event.knowledgeBaseId, Number(event.version));
       const { counter, maxInputTokens } = await deps.tokensFor(kb.embeddingModel);
       const drafts = chunkDocument(parsedFromProto(event.parsed), kb.chunking, counter, { maxInputTokens, maxChunks: deps.maxChunks });
       if (drafts.length === 0) throw new InvalidInputError("the document has no text to index");

@@ -6,6 +6,9 @@ export type { NewDocumentVersion };
 
 export type NewKnowledgeBase = Pick<KnowledgeBase, "name" | "description" | "embeddingModel" | "embeddingDimension" | "chunking">;
 
+/** What UpdateKnowledgeBase may change; absent fields are kept. */
+export type KnowledgeBaseUpdate = Partial<Pick<KnowledgeBase, "name" | "description" | "chunking">>;
+
 export interface RegisteredDocument {
   document: DocumentRecord;
   /** True when the same content was already there and not failed: nothing needs ingesting. */
@@ -18,6 +21,11 @@ export interface Catalog {
   /** By id or by name; throws NotFoundError. */
   getKnowledgeBase(idOrName: string): Promise<KnowledgeBase>;
   listKnowledgeBases(): Promise<KnowledgeBase[]>;
+  /**
+   * Applies the update (a trimmed, checked name; whole chunking settings) and bumps updated_at.
+   * Throws NotFoundError, and AlreadyExistsError when another base has the new name.
+   */
+  updateKnowledgeBase(id: string, update: KnowledgeBaseUpdate): Promise<KnowledgeBase>;
   /** Removes the knowledge base and its documents; throws NotFoundError. */
   deleteKnowledgeBase(id: string): Promise<void>;
   /**

@@ -54,14 +54,14 @@ export function pendingDocument(id: string, input: NewDocumentVersion, now: Date
  *   unchanged, nothing written. A version still pending may never have reached the bus (the
  *   gateway registers, then publishes; a broker outage between the two fails the upload), so the
  *   client's retry registers a new version and the gateway publishes it: the older one, if it was
- *   published after all, is superseded and its progress ignored;
+ *   published after all, is superseded and its progress ignored. A re-ingest is never unchanged;
  * - an older version than the stored one → FailedPreconditionError (a newer submission won);
  * - otherwise → the new version, pending, progress and error cleared; enabled and createdAt kept.
  */
 export function decideRegistration(id: string, existing: DocumentRecord | undefined, input: NewDocumentVersion, now: Date): RegistrationDecision {
   if (!existing) return { write: true, result: { document: pendingDocument(id, input, now), unchanged: false } };
   if (existing.version === input.version) return { write: false, result: { document: existing, unchanged: false } };
-  if (existing.contentHash === input.contentHash && existing.status !== "failed" && existing.status !== "pending") {
+  if (!input.reingest && existing.contentHash === input.contentHash && existing.status !== "failed" && existing.status !== "pending") {
     return { write: false, result: { document: existing, unchanged: true } };
   }
   if (input.version < existing.version) {

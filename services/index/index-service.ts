@@ -6,7 +6,7 @@
 import type { Chunk, ChunkingSettings, DocumentRecord, KnowledgeBase, SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { checkKnowledgeBaseName } from "../../lib/catalog-ids.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
-import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "./catalog.ts";
+import type { Catalog, KnowledgeBaseUpdate, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "./catalog.ts";
 import { documentsMatching } from "./metadata-filter.ts";
 import type { ChunkPosition, SearchEngine } from "./search-engine.ts";
 import type { ChunkFind } from "./search/chunk-text-find.ts";
@@ -14,6 +14,9 @@ import type { ModelChanges } from "./model-change.ts";
 
 /** A knowledge base to create; chunking settings left out are filled with their defaults. */
 export type KnowledgeBaseRequest = Omit<NewKnowledgeBase, "chunking"> & { chunking: Partial<ChunkingSettings> };
+
+/** An update; chunking, when given, replaces the base's settings whole (fields left out take their defaults). */
+export type KnowledgeBaseUpdateRequest = Omit<KnowledgeBaseUpdate, "chunking"> & { chunking?: Partial<ChunkingSettings> };
 
 /** A document version to register; knowledgeBaseId may also be the knowledge base's name. */
 export type DocumentVersionRequest = NewDocumentVersion;
@@ -49,17 +52,7 @@ export class IndexService {
     }
     const { chunking } = request;
     if (!chunking.chunkSize) throw new InvalidInputError("a knowledge base needs its chunking settings");
-    const kb = await this.stores.catalog.createKnowledgeBase({
-      ...request,
-      name,
-      chunking: {
-        strategy: "recursive",
-        chunkSize: chunking.chunkSize,
-        chunkOverlap: chunking.chunkOverlap ?? 0,
-        separators: chunking.separators ?? [],
-        ...(chunking.parent ? { parent: chunking.parent, parentMaxTokens: chunking.parentMaxTokens } : {}),
-      },
-    });
+    const kb = await this.stores.catalog.createKnowledgeBase({ ...request, name, chunking: wholeChunking(chunking) });
     await this.stores.engine.ensureKnowledgeBase(kb.id, kb.embeddingDimension);
     return kb;
   }
@@ -72,6 +65,28 @@ export class IndexService {
 
   listKnowledgeBases(): Promise<KnowledgeBase[]> {
     return this.stores.catalog.listKnowledgeBases();
+  }
+
+  /**
+   * The chunking settings arrive validated for the base's model (the gateway asks the chunker). New
+   * settings while a change of model runs are refused: the change checked the old chunk size
+   * against the new model's input limit.
+   */
+  async updateKnowledgeBase(idOrName: string, update: KnowledgeBaseUpdateRequest): Promise<KnowledgeBase> {
+    const kb = await this.stores.catalog.getKnowledgeBase(idOrName);
+    const checked: KnowledgeBaseUpdate = { ...update, chunking: update.chunking && wholeChunking(update.chunking) };
+    if (update.name !== undefined) {
+      checked.name = update.name.trim();
+      if (!checked.name) throw new InvalidInputError("a knowledge base needs a name");
+      checkKnowledgeBaseName(checked.name);
+    }
+    if (update.chunking) {
+      if (!update.chunking.chunkSize) throw new InvalidInputError("chunking settings need a chunk size");
+      if (kb.modelChange?.state === "running") {
+        throw new FailedPreconditionError(`knowledge base ${kb.name} is changing its embedding model to ${kb.modelChange.targetModel}; change its chunking when that is done`);
+      }
+    }
+    return this.stores.catalog.updateKnowledgeBase(kb.id, checked);
   }
 
   /**
@@ -156,4 +171,15 @@ export class IndexService {
     const [byId, byPosition] = await Promise.all([this.stores.engine.getChunks(ids), this.stores.engine.getChunksAt(positions)]);
     return [...byId, ...byPosition];
   }
+}
+
+/** Settings as the catalog stores them: every field present, the parent's only with a parent mode. */
+function wholeChunking(chunking: Partial<ChunkingSettings>): ChunkingSettings {
+  return {
+    strategy: "recursive",
+    chunkSize: chunking.chunkSize ?? 0,
+    chunkOverlap: chunking.chunkOverlap ?? 0,
+    separators: chunking.separators ?? [],
+    ...(chunking.parent ? { parent: chunking.parent, parentMaxTokens: chunking.parentMaxTokens } : {}),
+  };
 }

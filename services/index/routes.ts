@@ -49,6 +49,14 @@ export function indexRoutes({ catalog, engine, apiKeys, assistants, conversation
         await index.deleteKnowledgeBase(request.knowledgeBaseId);
         return {};
       },
+      async updateKnowledgeBase(request) {
+        const kb = await index.updateKnowledgeBase(request.knowledgeBase, {
+          ...(request.name !== undefined ? { name: request.name } : {}),
+          ...(request.description !== undefined ? { description: request.description } : {}),
+          ...(request.chunking ? { chunking: chunkingFromProto(request.chunking) } : {}),
+        });
+        return { knowledgeBase: knowledgeBaseToProto(kb) };
+      },
       async changeEmbeddingModel(request) {
         return { knowledgeBase: knowledgeBaseToProto(await index.changeEmbeddingModel(request.knowledgeBase, request.embeddingModel)) };
       },

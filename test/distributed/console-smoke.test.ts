@@ -29,7 +29,7 @@ describeWithAllEngines("the console on the distributed gateway", (engines) => {
       await quarry?.stop();
     });
 
-    it("creates a knowledge base, ingests a file to ready, and a chat citation opens its source", async () => {
+    it("creates a knowledge base, ingests a file to ready, a chat citation opens its source and its neighbours, and the turn shows its provenance", async () => {
       const page = tab.page;
       await page.goto(quarry.url);
       await page.getByRole("button", { name: "New knowledge base" }).click();
@@ -49,6 +49,16 @@ describeWithAllEngines("the console on the distributed gateway", (engines) => {
       await page.locator(".answer-text button.cite").first().click();
       const source = page.getByRole("complementary", { name: "Sources" }).locator("li.selected");
       await expect(source.textContent()).resolves.toContain("company.md");
+      // The source expands to its chunk and neighbours (GetChunkNeighbours on OpenSearch) ...
+      await source.getByRole("button", { name: "Show the whole chunk and its neighbours" }).click();
+      await source.locator(".cited-chunk").waitFor();
+      expect(await source.locator(".neighbour").count()).toBeGreaterThan(0);
+      // ... and the turn's provenance comes back from the conversations index.
+      await page.getByRole("button", { name: "Debug this turn" }).click();
+      const provenance = page.getByRole("region", { name: "Provenance of turn 1" });
+      await expect(provenance.getByTestId("retrieval-query").textContent()).resolves.toBe(COMPANY_FACT.question);
+      expect(await provenance.getByLabel("candidates from smoke").locator("tbody tr").count()).toBeGreaterThan(0);
+      await expect.poll(() => page.getByRole("navigation", { name: "Conversations" }).getByRole("listitem", { name: COMPANY_FACT.question }).count()).toBe(1);
       expect(tab.errors()).toEqual([]);
     }, 240_000);
   });

@@ -54,6 +54,15 @@ type Probe = { other: (c: QuarryClient, w: World) => Promise<unknown>; own: (c: 
 
 const text = (s: string) => new TextEncoder().encode(s);
 
+/** A chunk of tenant A's document, once its ingestion (or a re-ingest) has indexed it. */
+async function ownChunkId(c: QuarryClient, w: World): Promise<string> {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
+    const hit = (await c.search({ query: "secret", knowledgeBases: [w.a.id] })).hits.find((h) => h.chunk?.documentId === w.a.docId);
+    if (hit) return hit.chunk!.id;
+  }
+  throw new Error("tenant A's document was never searchable");
+}
+
 const PROBES: Record<string, Probe> = {
   createKnowledgeBase: { other: (c) => c.createKnowledgeBase({ name: `new-${randomBytes(3).toString("hex")}` }), own: async () => "a scoped key creates nothing" },
   getKnowledgeBase: { other: (c, w) => c.getKnowledgeBase({ knowledgeBase: w.b.name }), own: (c, w) => c.getKnowledgeBase({ knowledgeBase: w.a.name }) },
@@ -64,6 +73,16 @@ const PROBES: Record<string, Probe> = {
     other: (c, w) => c.changeEmbeddingModel({ knowledgeBase: w.b.name, embeddingModel: "no-such-model" }),
     own: (c, w) => c.changeEmbeddingModel({ knowledgeBase: w.a.name, embeddingModel: "bge-small-en-v1.5" }),
   },
+  watchModelChange: {
+    other: (c, w) => drain(c.watchModelChange({ knowledgeBase: w.b.name }, { signal: AbortSignal.timeout(30_000) }), true),
+    own: (c, w) => drain(c.watchModelChange({ knowledgeBase: w.a.name }, { signal: AbortSignal.timeout(30_000) }), true),
+  },
+  updateKnowledgeBase: {
+    other: (c, w) => c.updateKnowledgeBase({ knowledgeBase: w.b.name, description: "intruded" }),
+    own: (c, w) => c.updateKnowledgeBase({ knowledgeBase: w.a.name, description: "edited by its own editor" }),
+  },
+  reingestKnowledgeBase: { other: (c, w) => c.reingestKnowledgeBase({ knowledgeBase: w.b.id }), own: (c, w) => c.reingestKnowledgeBase({ knowledgeBase: w.a.id }) },
+  reingestDocument: { other: (c, w) => c.reingestDocument({ documentId: w.b.docId }), own: (c, w) => c.reingestDocument({ documentId: w.a.docId }) },
   uploadDocument: {
     other: (c, w) => c.uploadDocument({ header: { knowledgeBase: w.b.name, fileName: "x.txt" }, content: text("intruder") }),
     own: (c, w) => c.uploadDocument({ header: { knowledgeBase: w.a.name, fileName: "own.txt" }, content: text("mine") }),
@@ -85,6 +104,11 @@ const PROBES: Record<string, Probe> = {
       ),
   },
   getDocument: { other: (c, w) => c.getDocument({ documentId: w.b.docId }), own: (c, w) => c.getDocument({ documentId: w.a.docId }) },
+  // The other tenant's document is refused before its chunk is looked up; the own call needs a real chunk.
+  getChunkNeighbours: {
+    other: (c, w) => c.getChunkNeighbours({ documentId: w.b.docId, chunkId: "any-chunk" }),
+    own: async (c, w) => c.getChunkNeighbours({ documentId: w.a.docId, chunkId: await ownChunkId(c, w) }),
+  },
   listDocuments: { other: (c, w) => c.listDocuments({ knowledgeBase: w.b.name }), own: (c, w) => c.listDocuments({ knowledgeBase: w.a.name }) },
   setDocumentEnabled: { other: (c, w) => c.setDocumentEnabled({ documentId: w.b.docId, enabled: false }), own: (c, w) => c.setDocumentEnabled({ documentId: w.a.docId, enabled: true }) },
   deleteDocument: { other: (c, w) => c.deleteDocument({ documentId: w.b.docId }), own: (c, w) => c.deleteDocument({ documentId: w.a.docId }), destructive: 1 },
@@ -220,6 +244,9 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
       expect(await codeOf(() => reader.uploadDocument({ header: { knowledgeBase: world.a.id, fileName: "r.txt" }, content: text("no") }))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => reader.deleteDocument({ documentId: world.b.docId }))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => reader.createKnowledgeBase({ name: "by-a-reader" }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => reader.updateKnowledgeBase({ knowledgeBase: world.a.id, description: "by a reader" }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => reader.reingestDocument({ documentId: world.b.docId }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => drain(reader.watchModelChange({ knowledgeBase: world.a.id }), true))).toBe("ok");
       expect(await codeOf(() => reader.listApiKeys({}))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => editor.uploadDocument({ header: { knowledgeBase: world.b.id, fileName: "e.txt" }, content: text("edited") }))).toBe("ok");
       expect(await codeOf(() => editor.createApiKey({ name: "by-an-editor", role: ApiKeyRole.READER }))).toBe(Code.PermissionDenied);
@@ -271,6 +298,7 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
       }
       // Nothing of B changed.
       expect((await admin.getDocument({ documentId: world.b.docId })).document?.enabled).toBe(true);
+      expect((await admin.getKnowledgeBase({ knowledgeBase: world.b.id })).knowledgeBase?.description).not.toBe("intruded");
       expect((await admin.listDocuments({ knowledgeBase: world.b.id })).documents.map((d) => d.fileName)).not.toContain("x.txt");
     });
 

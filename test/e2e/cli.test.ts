@@ -124,6 +124,40 @@ describe("the quarry CLI against an embedded instance", () => {
     expect(ask.code, ask.stderr).toBe(0);
     expect(ask.stdout).toContain("Ely");
   });
+
+  it("kb update renames a base and sets its chunking; doc reingest and kb reingest apply it and print each document ready", async () => {
+    const content = await readFile(join(folder, "a-clockmaker.txt"));
+    await quarry.client.createKnowledgeBase({ name: "cli-edit", chunking: { chunkSize: 200 } });
+    const uploaded = (await quarry.client.uploadDocument({ header: { knowledgeBase: "cli-edit", fileName: "clockmaker.txt" }, content })).document!;
+    const before = await quarryCli(["doc", "reingest", "clockmaker.txt", "--kb", "cli-edit", "--url", quarry.url]);
+    expect(before.code, `${before.stdout}\n${before.stderr}`).toBe(0);
+    const chunksAt200 = Number(/^ready\s+clockmaker\.txt \((\d+) chunks\)$/m.exec(lines(before.stdout).join("\n"))?.[1]);
+    expect(chunksAt200).toBeGreaterThan(1);
+
+    const bad = await quarryCli(["kb", "update", "cli-edit", "--chunk-size", "100000", "--url", quarry.url]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/token/);
+    expect(bad.stderr).not.toMatch(/\n\s+at /);
+    const nothing = await quarryCli(["kb", "update", "cli-edit", "--url", quarry.url]);
+    expect(nothing.code).toBe(1);
+    expect(nothing.stderr).toMatch(/nothing to update/);
+
+    const update = await quarryCli(["kb", "update", "cli-edit", "--name", "cli-edited", "--chunk-size", "60", "--description", "smaller chunks", "--url", quarry.url]);
+    expect(update.code, `${update.stdout}\n${update.stderr}`).toBe(0);
+    expect(lines(update.stdout)[0]).toMatch(/^cli-edited \(kb_\w+\) — chunks of 60 tokens with \d+ overlap; smaller chunks$/);
+    expect(update.stdout).toContain("keep their chunks until `quarry kb reingest cli-edited`");
+
+    const reingest = await quarryCli(["doc", "reingest", uploaded.id, "--url", quarry.url]);
+    expect(reingest.code, `${reingest.stdout}\n${reingest.stderr}`).toBe(0);
+    expect(lines(reingest.stdout)[0]).toMatch(/^re-ingesting clockmaker\.txt as version \d+$/);
+    const chunksAt60 = Number(/^ready\s+clockmaker\.txt \((\d+) chunks\)$/m.exec(lines(reingest.stdout).join("\n"))?.[1]);
+    expect(chunksAt60).toBeGreaterThan(chunksAt200);
+
+    const all = await quarryCli(["kb", "reingest", "cli-edited", "--url", quarry.url]);
+    expect(all.code, `${all.stdout}\n${all.stderr}`).toBe(0);
+    expect(lines(all.stdout)).toContain("re-ingesting 1 document");
+    expect(lines(all.stdout)).toContain(`ready      clockmaker.txt (${chunksAt60} chunks)`);
+  });
 });
 
 /**

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { DocumentStatus, ModelChangeState, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
+import { ModelChangePhase, type WatchModelChangeResponse } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
 import type { QuarryClient } from "../../client/gateway-client.ts";
 import { modelsDir } from "../../lib/config.ts";
 import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
@@ -39,6 +40,13 @@ const ZH_QUESTIONS: { q: string; file: string }[] = [
 ];
 // English filler, so the re-embedding takes long enough to search and upload during it.
 const FILLER = Array.from({ length: 40 }, (_, i) => [`notes-${i}.md`, `# Notes ${i}\n\n${"Field notes on weather, soil and harvest timing for plot " + i + ". ".repeat(1)}`.repeat(6)] as const);
+
+/** Every event of WatchModelChange until the stream ends. */
+async function watchChange(client: QuarryClient, kb: string): Promise<WatchModelChangeResponse[]> {
+  const events: WatchModelChangeResponse[] = [];
+  for await (const event of client.watchModelChange({ knowledgeBase: kb }, { signal: AbortSignal.timeout(280_000) })) events.push(event);
+  return events;
+}
 
 async function ingest(client: QuarryClient, kb: string, files: readonly (readonly [string, string])[]): Promise<void> {
   const ids: string[] = [];
@@ -79,6 +87,7 @@ function changeSuite(backend: string, start: (env?: Record<string, string>) => P
       expect(started.modelChange).toMatchObject({ targetModel: NEW_MODEL, targetDimension: 512, previousModel: OLD_MODEL, state: ModelChangeState.RUNNING, documentsTotal: 44 });
       const again = await failure(() => quarry.client.changeEmbeddingModel({ knowledgeBase: kb, embeddingModel: "bge-small-en-v1.5" }));
       expect(again.code).toBe(Code.FailedPrecondition);
+      const watching = watchChange(quarry.client, kb);
 
       // A document uploaded while the change runs: stored with the old model now, re-embedded before the switch.
       const late = (await upload(quarry.client, kb, LATE_DOC.file, new TextEncoder().encode(LATE_DOC.text))).document!;
@@ -103,6 +112,22 @@ function changeSuite(backend: string, start: (env?: Record<string, string>) => P
       expect([after.embeddingModel, after.embeddingDimension]).toEqual([NEW_MODEL, 512]);
       const lateLog = await watchAll(quarry.client, [late.id]);
       expect(lastUpdate(lateLog, late.id).status).toBe(DocumentStatus.READY);
+
+      // The same change as events: counts that only grow, then the switch, and the stream ends.
+      const events = await watching;
+      expect(events.every((e) => e.knowledgeBaseId === started.id)).toBe(true);
+      expect(events[0].phase).toBe(ModelChangePhase.REEMBEDDING);
+      const reembedding = events.filter((e) => e.phase === ModelChangePhase.REEMBEDDING);
+      for (const e of reembedding) expect(e.message).toBe(`${e.change!.documentsDone}/${e.change!.documentsTotal} documents re-embedded with ${NEW_MODEL}`);
+      const counts = reembedding.map((e) => e.change!.documentsDone);
+      expect(counts).toEqual([...counts].sort((a, b) => a - b));
+      // Only news: no event repeats the one before (a total may grow by the document uploaded meanwhile).
+      expect(events.every((e, i) => i === 0 || e.message !== events[i - 1].message)).toBe(true);
+      expect(events.slice(0, -1).every((e) => e.phase === ModelChangePhase.REEMBEDDING || e.phase === ModelChangePhase.SWITCHING)).toBe(true);
+      expect(events.at(-1)).toMatchObject({ phase: ModelChangePhase.DONE, message: `switched from ${OLD_MODEL} to ${NEW_MODEL} (512 dims)` });
+      expect(events.at(-1)!.change).toMatchObject({ state: ModelChangeState.DONE, documentsDone: 45, documentsTotal: 45 });
+      // Watching a finished change gives its outcome once.
+      expect((await watchChange(quarry.client, kb)).map((e) => e.phase)).toEqual([ModelChangePhase.DONE]);
     }, 300_000);
 
     it("finds each Chinese passage by its meaning with the new model, and the English one still", async () => {
@@ -202,12 +227,17 @@ describe("a change of embedding model that cannot run", () => {
   });
 
   it("leaves the old model in place and searchable, and the base says why", async () => {
+    expect((await watchChange(quarry.client, "stays")).map((e) => [e.phase, e.message])).toEqual([[ModelChangePhase.NONE, `${OLD_MODEL}, no change of model`]]);
     const error = await failure(() => quarry.client.changeEmbeddingModel({ knowledgeBase: "stays", embeddingModel: NEW_MODEL }));
     expect(error.code).toBe(Code.FailedPrecondition);
     const kb = (await quarry.client.getKnowledgeBase({ knowledgeBase: "stays" })).knowledgeBase!;
     expect([kb.embeddingModel, kb.embeddingDimension]).toEqual([OLD_MODEL, 384]);
     expect(kb.modelChange).toMatchObject({ state: ModelChangeState.FAILED, targetModel: NEW_MODEL, previousModel: OLD_MODEL });
     expect(kb.modelChange!.error).toMatch(/install|fetch/i);
+    const failed = await watchChange(quarry.client, "stays");
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ phase: ModelChangePhase.FAILED, message: `the change to ${NEW_MODEL} failed, ${OLD_MODEL} stays: ${kb.modelChange!.error}` });
+    expect((await failure(() => watchChange(quarry.client, "no-such-base"))).code).toBe(Code.NotFound);
     const hits = await quarry.client.search({ query: "Who patented the typewriter?", knowledgeBases: ["stays"], settings: { mode: RetrievalMode.VECTOR, topK: 1 } });
     expect(hits.hits[0]?.fileName).toBe("typewriter.md");
     // A failed change does not block the next one.

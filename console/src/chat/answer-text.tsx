@@ -1,12 +1,11 @@
 // The answer with each [n] as a chip that shows its source. A chip whose sentence the cited chunk
-// does not support (the final event's citation checks) is marked, as is one that cites nothing.
+// does not support (the citation checks of the final event or the stored turn) is marked, as is one that cites nothing.
 import { Fragment } from "react";
-import type { ChatFinal } from "../../../gen/quarry/answer/v1/answer_pb.ts";
+import type { CitationCheck } from "../../../gen/quarry/answer/v1/answer_pb.ts";
 import type { Citation } from "../../../gen/quarry/common/v1/common_pb.ts";
 
-export function AnswerText({ text, citations, final, onCite }: { text: string; citations: Citation[]; final?: ChatFinal; onCite: (marker: number) => void }) {
+export function AnswerText({ text, citations, checks, onCite }: { text: string; citations: Citation[]; checks: CitationCheck[]; onCite: (marker: number) => void }) {
   const parts = text.split(/\[(\d+)\]/);
-  const checks = final?.citationChecks ?? [];
   const occurrences = (parts.length - 1) / 2;
   let occurrence = 0;
   let offset = 0;

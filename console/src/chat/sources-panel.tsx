@@ -1,10 +1,20 @@
 // The chunks the answer cites: file, page, section, score and snippet; the chosen one is marked.
-import { useEffect, useRef } from "react";
+// A source expands to its whole chunk and the chunks around it.
+import { useEffect, useRef, useState } from "react";
 import type { Citation } from "../../../gen/quarry/common/v1/common_pb.ts";
+import { offers } from "../api/client.ts";
 import { ScoreBadge } from "../components/score-badge.tsx";
+import { ChunkInContext } from "./chunk-in-context.tsx";
 
 export function SourcesPanel({ citations, selected }: { citations: Citation[]; selected?: number }) {
   const chosen = useRef<HTMLLIElement>(null);
+  const [expanded, setExpanded] = useState<Set<string>>(new Set());
+  const toggle = (chunkId: string) =>
+    setExpanded((e) => {
+      const next = new Set(e);
+      if (!next.delete(chunkId)) next.add(chunkId);
+      return next;
+    });
   useEffect(() => {
     chosen.current?.scrollIntoView({ block: "nearest" });
   }, [selected]);
@@ -24,7 +34,12 @@ export function SourcesPanel({ citations, selected }: { citations: Citation[]; s
               {c.page > 0 && <>page {c.pageEnd > c.page ? `${c.page}–${c.pageEnd}` : c.page} · </>}
               {c.sectionPath.length > 0 ? c.sectionPath.join(" › ") : "no section"}
             </p>
-            <p className="snippet">{c.snippet}</p>
+            {expanded.has(c.chunkId) ? <ChunkInContext citation={c} /> : <p className="snippet">{c.snippet}</p>}
+            {offers("getChunkNeighbours") && c.chunkId && (
+              <button type="button" className="link small" aria-expanded={expanded.has(c.chunkId)} onClick={() => toggle(c.chunkId)}>
+                {expanded.has(c.chunkId) ? "Show the snippet" : "Show the whole chunk and its neighbours"}
+              </button>
+            )}
           </li>
         ))}
       </ol>

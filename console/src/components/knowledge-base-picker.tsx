@@ -5,7 +5,8 @@ import { useLoad } from "../use-load.ts";
 import { ErrorNote } from "./error-note.tsx";
 
 export function KnowledgeBasePicker({ value, onChange }: { value: string[]; onChange: (names: string[]) => void }) {
-  const list = useLoad(() => quarry.listKnowledgeBases({}).then((r) => r.knowledgeBases), []);
+  // An assistant's corrections base is Quarry's to manage and is searched through its assistant.
+  const list = useLoad(() => quarry.listKnowledgeBases({}).then((r) => r.knowledgeBases.filter((kb) => !kb.correctionsForAssistantId)), []);
   useEffect(() => {
     if (value.length === 0 && list.data?.length) onChange([list.data[0].name]);
     // eslint-disable-next-line react-hooks/exhaustive-deps

@@ -2,10 +2,11 @@ import { useEffect, useState } from "react";
 import { DocumentStatus, type Document } from "../../../gen/quarry/common/v1/common_pb.ts";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { ProgressBar } from "../components/progress-bar.tsx";
-import { formatBytes, formatCount, STATUS_LABELS } from "../format.ts";
+import { formatBytes, formatCount, isSettled, STATUS_LABELS } from "../format.ts";
 import type { Progress } from "./use-ingestion.ts";
 
-export function DocumentRow({ doc, live, onEnable, onDelete }: { doc: Document; live?: Progress; onEnable: (enabled: boolean) => void; onDelete: () => void }) {
+/** `onReingest`: absent when the gateway cannot re-ingest. */
+export function DocumentRow({ doc, live, onEnable, onReingest, onDelete }: { doc: Document; live?: Progress; onEnable: (enabled: boolean) => void; onReingest?: () => void; onDelete: () => void }) {
   // The stream is newer than the list until the list is reloaded.
   const status = live?.status ?? doc.status;
   const percent = live?.percent ?? doc.progressPercent;
@@ -36,7 +37,12 @@ export function DocumentRow({ doc, live, onEnable, onDelete }: { doc: Document; 
           <span />
         </label>
       </td>
-      <td>
+      <td className="row-actions">
+        {onReingest && (
+          <button type="button" disabled={!isSettled(status)} title="Parse, chunk and embed it again from the kept original, with the base's current settings" onClick={onReingest}>
+            Re-ingest
+          </button>
+        )}
         <ConfirmButton label="Delete" confirmLabel="Delete" onConfirm={onDelete} />
       </td>
     </tr>

@@ -1,7 +1,7 @@
 // One knowledge base's documents: upload, live ingestion progress, and the list.
 import { useEffect, useMemo, useState } from "react";
 import { DocumentStatus, type Document } from "../../../gen/quarry/common/v1/common_pb.ts";
-import { quarry } from "../api/client.ts";
+import { offers, quarry } from "../api/client.ts";
 import { describeError } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { formatCount, isSettled } from "../format.ts";
@@ -56,6 +56,12 @@ export function DocumentsScreen({ knowledgeBase }: { knowledgeBase: string }) {
     }
   };
 
+  // A re-ingest queues a new version of each document; its progress comes as an upload's does.
+  const reingest = (documentIds: string[], notKept: string[] = []) => {
+    setNotes(notKept.map((file) => ({ file, error: "its original was not kept, so it cannot be re-ingested: upload it again" })));
+    if (documentIds.length > 0) void ingestion.watch(documentIds);
+  };
+
   const statusOf = (d: Document) => ingestion.progress.get(d.id)?.status ?? d.status;
   const groups = useMemo(() => {
     const all = docs.data ?? [];
@@ -97,6 +103,23 @@ export function DocumentsScreen({ knowledgeBase }: { knowledgeBase: string }) {
         </p>
       ))}
       <div className="toolbar">
+        {offers("reingestKnowledgeBase") && (
+          <button
+            type="button"
+            disabled={!docs.data?.length}
+            onClick={() =>
+              act(async () => {
+                const res = await quarry.reingestKnowledgeBase({ knowledgeBase });
+                reingest(
+                  res.documents.map((d) => d.id),
+                  res.notKept.map((d) => d.fileName),
+                );
+              })
+            }
+          >
+            Re-ingest all
+          </button>
+        )}
         <StatusFilter value={filter} onChange={setFilter} counts={{ all: groups.all.length, working: groups.working.length, ready: groups.ready.length, failed: groups.failed.length }} />
       </div>
       <div className="table-wrap">
@@ -118,6 +141,7 @@ export function DocumentsScreen({ knowledgeBase }: { knowledgeBase: string }) {
                 doc={d}
                 live={ingestion.progress.get(d.id)}
                 onEnable={(enabled) => act(() => quarry.setDocumentEnabled({ documentId: d.id, enabled }))}
+                onReingest={offers("reingestDocument") ? () => act(async () => reingest([(await quarry.reingestDocument({ documentId: d.id })).document!.id])) : undefined}
                 onDelete={() => act(() => quarry.deleteDocument({ documentId: d.id }))}
               />
             ))}

@@ -2,8 +2,9 @@
 // (empty: the chunker's defaults for that model).
 import { useState } from "react";
 import { quarry } from "../api/client.ts";
-import { describeError } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
+import { FormActions } from "../components/form-actions.tsx";
+import { useAction } from "../use-action.ts";
 import { DEFAULT_MODEL, MODELS } from "../model-catalog.ts";
 
 export function CreateKnowledgeBaseForm({ onCreated, onCancel }: { onCreated: () => void; onCancel: () => void }) {
@@ -12,22 +13,15 @@ export function CreateKnowledgeBaseForm({ onCreated, onCancel }: { onCreated: ()
   const [model, setModel] = useState(DEFAULT_MODEL);
   const [chunkSize, setChunkSize] = useState("");
   const [chunkOverlap, setChunkOverlap] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
+  const { busy, error, run } = useAction();
 
-  const submit = async (e: React.FormEvent) => {
+  const submit = (e: React.FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const chunking = chunkSize || chunkOverlap ? { chunkSize: Number(chunkSize || 0), chunkOverlap: Number(chunkOverlap || 0) } : undefined;
       await quarry.createKnowledgeBase({ name: name.trim(), description, embeddingModel: model, chunking });
       onCreated();
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -59,14 +53,7 @@ export function CreateKnowledgeBaseForm({ onCreated, onCancel }: { onCreated: ()
         <input type="number" min={0} value={chunkOverlap} onChange={(e) => setChunkOverlap(e.target.value)} placeholder="default" />
       </label>
       <ErrorNote error={error} />
-      <div className="form-actions wide">
-        <button type="submit" className="primary" disabled={busy || !name.trim()}>
-          {busy ? "Creating…" : "Create"}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions label="Create" busyLabel="Creating…" busy={busy} disabled={!name.trim()} onCancel={onCancel} />
     </form>
   );
 }

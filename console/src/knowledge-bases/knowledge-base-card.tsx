@@ -3,7 +3,7 @@ import { link } from "../router.ts";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { formatCount } from "../format.ts";
 
-export function KnowledgeBaseCard({ kb, onDelete }: { kb: KnowledgeBase; onDelete: () => void }) {
+export function KnowledgeBaseCard({ kb, onEdit, onDelete }: { kb: KnowledgeBase; onEdit?: () => void; onDelete: () => void }) {
   const path = `/kb/${encodeURIComponent(kb.name)}`;
   return (
     <article className="card kb-card" aria-label={kb.name}>
@@ -13,6 +13,7 @@ export function KnowledgeBaseCard({ kb, onDelete }: { kb: KnowledgeBase; onDelet
         </a>
       </h2>
       {kb.description && <p className="description">{kb.description}</p>}
+      {kb.correctionsForAssistantId && <p className="pill corrections-pill">an assistant's managed corrections</p>}
       <dl className="counts">
         <div>
           <dt>documents</dt>
@@ -34,6 +35,11 @@ export function KnowledgeBaseCard({ kb, onDelete }: { kb: KnowledgeBase; onDelet
         <a className="button" href={path} onClick={link(path)}>
           Documents
         </a>
+        {onEdit && (
+          <button type="button" onClick={onEdit}>
+            Edit
+          </button>
+        )}
         <ConfirmButton label="Delete" confirmLabel={`Delete ${kb.name} and its documents`} onConfirm={onDelete} />
       </div>
     </article>

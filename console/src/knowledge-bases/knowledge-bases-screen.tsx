@@ -4,11 +4,14 @@ import { describeError } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { useLoad } from "../use-load.ts";
 import { CreateKnowledgeBaseForm } from "./create-knowledge-base-form.tsx";
+import { EditKnowledgeBaseForm } from "./edit-knowledge-base-form.tsx";
+import { offers } from "../api/client.ts";
 import { KnowledgeBaseCard } from "./knowledge-base-card.tsx";
 
 export function KnowledgeBasesScreen() {
   const list = useLoad(() => quarry.listKnowledgeBases({}).then((r) => r.knowledgeBases), []);
   const [creating, setCreating] = useState(false);
+  const [editing, setEditing] = useState<string>();
   const [error, setError] = useState<string>();
 
   const remove = async (id: string) => {
@@ -43,7 +46,21 @@ export function KnowledgeBasesScreen() {
       <ErrorNote error={list.error ?? error} />
       {list.data?.length === 0 && !creating && <p className="empty">No knowledge bases yet. Create one, then upload documents into it.</p>}
       <div className="cards">
-        {list.data?.map((kb) => <KnowledgeBaseCard key={kb.id} kb={kb} onDelete={() => remove(kb.id)} />)}
+        {list.data?.map((kb) =>
+          editing === kb.id ? (
+            <EditKnowledgeBaseForm
+              key={kb.id}
+              kb={kb}
+              onCancel={() => setEditing(undefined)}
+              onSaved={() => {
+                setEditing(undefined);
+                list.reload();
+              }}
+            />
+          ) : (
+            <KnowledgeBaseCard key={kb.id} kb={kb} onEdit={offers("updateKnowledgeBase") && !kb.correctionsForAssistantId ? () => setEditing(kb.id) : undefined} onDelete={() => remove(kb.id)} />
+          ),
+        )}
       </div>
     </section>
   );

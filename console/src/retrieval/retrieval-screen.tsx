@@ -3,17 +3,12 @@ import { useState } from "react";
 import { RetrievalMode } from "../../../gen/quarry/common/v1/common_pb.ts";
 import type { SearchResponse } from "../../../gen/quarry/gateway/v1/gateway_pb.ts";
 import { quarry } from "../api/client.ts";
-import { describeError } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { queryTerms } from "../components/highlight.tsx";
+import { ModeSelect } from "../components/mode-select.tsx";
 import { KnowledgeBasePicker } from "../components/knowledge-base-picker.tsx";
+import { useAction } from "../use-action.ts";
 import { HitCard } from "./hit-card.tsx";
-
-const MODES = [
-  { value: RetrievalMode.HYBRID, label: "hybrid" },
-  { value: RetrievalMode.BM25, label: "bm25" },
-  { value: RetrievalMode.VECTOR, label: "vector" },
-];
 
 export function RetrievalScreen() {
   const [bases, setBases] = useState<string[]>([]);
@@ -22,21 +17,11 @@ export function RetrievalScreen() {
   const [topK, setTopK] = useState(10);
   const [threshold, setThreshold] = useState(0);
   const [result, setResult] = useState<{ query: string; res: SearchResponse }>();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
+  const { busy, error, run: act } = useAction();
 
-  const run = async (e: React.FormEvent) => {
+  const run = (e: React.FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const res = await quarry.search({ query, knowledgeBases: bases, settings: { mode, topK, minScore: threshold } });
-      setResult({ query, res });
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
+    void act(async () => setResult({ query, res: await quarry.search({ query, knowledgeBases: bases, settings: { mode, topK, minScore: threshold } }) }));
   };
 
   const terms = result ? queryTerms(result.query) : [];
@@ -51,16 +36,7 @@ export function RetrievalScreen() {
           Query
           <input value={query} onChange={(e) => setQuery(e.target.value)} placeholder="What are you looking for?" autoFocus />
         </label>
-        <label>
-          Mode
-          <select value={mode} onChange={(e) => setMode(Number(e.target.value))}>
-            {MODES.map((m) => (
-              <option key={m.value} value={m.value}>
-                {m.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ModeSelect value={mode} onChange={setMode} />
         <label>
           Top k
           <input type="number" min={1} max={100} value={topK} onChange={(e) => setTopK(Number(e.target.value))} />

@@ -6,7 +6,7 @@
 // reserved by creating a record whose id derives from the name, which the engine can only create once.
 import type { DocumentRecord, IngestionProgress, KnowledgeBase, ModelChange } from "../../../lib/domain.ts";
 import { AlreadyExistsError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
-import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog.ts";
+import type { Catalog, KnowledgeBaseUpdate, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog.ts";
 import {
   CATALOG_MAPPINGS,
   CATALOG_MAPPINGS_PROPERTIES,
@@ -121,6 +121,52 @@ export class DocumentStoreCatalog implements Catalog {
       const sources = await this.searchSources<KnowledgeBaseSource>(KNOWLEDGE_BASES_QUERY, KNOWLEDGE_BASES_SORT);
       const counts = await this.counts(sources.map((source) => source.id));
       return sources.map((source) => toKnowledgeBase(source, counts.get(source.id)));
+    });
+  }
+
+  /**
+   * A new name is reserved first (its record can only be created once, as in create), the base's
+   * record is rewritten if unchanged since read, and only then the old name is released; a failed
+   * write releases the new name again.
+   */
+  async updateKnowledgeBase(id: string, update: KnowledgeBaseUpdate): Promise<KnowledgeBase> {
+    return this.call("update knowledge base", async () => {
+      const before = await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(id));
+      if (!before) throw new NotFoundError(`knowledge base ${id} not found`);
+      const renamed = update.name !== undefined && update.name !== before.source.name ? update.name : undefined;
+      if (renamed !== undefined) {
+        const reservation: KnowledgeBaseNameSource = { record_type: "knowledge_base_name", id, name: renamed };
+        try {
+          await this.store.create(this.index, nameRecordId(renamed), reservation);
+        } catch (error) {
+          if (this.isConflict(error)) throw new AlreadyExistsError(`a knowledge base named "${renamed}" already exists`, { cause: error });
+          throw error;
+        }
+      }
+      let oldName = before.source.name;
+      let saved: KnowledgeBaseSource;
+      try {
+        saved = await retryOnConflict(async () => {
+          const found = await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(id));
+          if (!found) throw new NotFoundError(`knowledge base ${id} not found`);
+          oldName = found.source.name;
+          const source: KnowledgeBaseSource = {
+            ...found.source,
+            ...(renamed !== undefined ? { name: renamed } : {}),
+            ...(update.description !== undefined ? { description: update.description } : {}),
+            ...(update.chunking ? { chunking: update.chunking } : {}),
+            updated_at: Date.now(),
+          };
+          await this.store.put(this.index, knowledgeBaseRecordId(id), source, { refresh: true, ifUnchanged: found });
+          return source;
+        }, this.isConflict);
+      } catch (error) {
+        if (renamed !== undefined) await this.store.delete(this.index, nameRecordId(renamed)).catch(() => undefined);
+        throw error;
+      }
+      if (renamed !== undefined && oldName !== renamed) await deleteRecord(this.store, this.index, nameRecordId(oldName));
+      const counts = await this.counts([id]);
+      return toKnowledgeBase(saved, counts.get(id));
     });
   }
 

@@ -2,7 +2,7 @@
 // status rules live in document-lifecycle.ts; this file only reads, applies them, and writes.
 import type { ChunkingSettings, DocumentRecord, DocumentStatus, IngestionProgress, KnowledgeBase, ModelChange } from "../../../lib/domain.ts";
 import { AlreadyExistsError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
-import type { Catalog, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog.ts";
+import type { Catalog, KnowledgeBaseUpdate, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog.ts";
 import { documentIdFor, newKnowledgeBaseId } from "../../../lib/catalog-ids.ts";
 import { decideRegistration, progressedDocument } from "../document-lifecycle.ts";
 import type { SqliteDatabase } from "./open-database.ts";
@@ -92,6 +92,23 @@ export class SqliteCatalog implements Catalog {
     return withDatabase(this.db, "list knowledge bases", () =>
       (this.db.prepare(`${SELECT_KNOWLEDGE_BASE} ORDER BY kb.created_at, kb.name`).all() as KnowledgeBaseRow[]).map(toKnowledgeBase),
     );
+  }
+
+  async updateKnowledgeBase(id: string, update: KnowledgeBaseUpdate): Promise<KnowledgeBase> {
+    return withDatabase(this.db, "update knowledge base", () => {
+      const current = this.requireKnowledgeBase(id);
+      const name = update.name ?? current.name;
+      try {
+        const { changes } = this.db
+          .prepare(`UPDATE knowledge_bases SET name = ?, description = ?, chunking = ?, updated_at = ? WHERE id = ?`)
+          .run(name, update.description ?? current.description, JSON.stringify(update.chunking ?? current.chunking), Date.now(), id);
+        if (changes === 0) throw new NotFoundError(`knowledge base ${id} not found`);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new AlreadyExistsError(`a knowledge base named "${name}" already exists`, { cause: error });
+        throw error;
+      }
+      return this.requireKnowledgeBase(id);
+    });
   }
 
   async deleteKnowledgeBase(id: string): Promise<void> {

@@ -121,6 +121,38 @@ export function describeCatalogContract(name: string, factory: () => Promise<Cat
         expect(sameName.map((kb) => kb.id)).toEqual([first.id]);
       });
 
+      it("updates a base's name, description and chunking, finds it by its new name only, and keeps the rest", async () => {
+        const input = newKnowledgeBase();
+        const created = await catalog.createKnowledgeBase(input);
+        const doc = await catalog.registerDocument(newVersion(created.id));
+        const newName = `renamed-${randomUUID()}`;
+        const chunking = { strategy: "recursive" as const, chunkSize: 300, chunkOverlap: 0, separators: [], parent: "section" as const, parentMaxTokens: 900 };
+        const updated = await catalog.updateKnowledgeBase(created.id, { name: newName, description: "edited", chunking });
+        expect(updated).toMatchObject({ id: created.id, name: newName, description: "edited", chunking, embeddingModel: input.embeddingModel, documentCount: 1 });
+        expect(updated.updatedAt.getTime()).toBeGreaterThanOrEqual(created.updatedAt.getTime());
+        expect(await catalog.getKnowledgeBase(newName)).toEqual(updated);
+        await expect(catalog.getKnowledgeBase(input.name)).rejects.toBeInstanceOf(NotFoundError);
+        expect((await catalog.getDocument(doc.document.id)).knowledgeBaseId).toBe(created.id);
+
+        // Absent fields are kept; the old name is free for another base.
+        const described = await catalog.updateKnowledgeBase(created.id, { description: "only this" });
+        expect(described).toMatchObject({ name: newName, description: "only this", chunking });
+        const reuse = await catalog.createKnowledgeBase({ ...input });
+        expect(reuse.name).toBe(input.name);
+      });
+
+      it("refuses a name another base has, and an unknown base, changing nothing", async () => {
+        const a = await catalog.createKnowledgeBase(newKnowledgeBase());
+        const b = await catalog.createKnowledgeBase(newKnowledgeBase());
+        await expect(catalog.updateKnowledgeBase(b.id, { name: a.name, description: "lost" })).rejects.toBeInstanceOf(AlreadyExistsError);
+        expect(await catalog.getKnowledgeBase(b.id)).toMatchObject({ name: b.name, description: b.description });
+        expect((await catalog.getKnowledgeBase(a.name)).id).toBe(a.id);
+        await expect(catalog.updateKnowledgeBase("kb_missing", { description: "x" })).rejects.toBeInstanceOf(NotFoundError);
+        // Keeping its own name is no clash; the base is still found by it.
+        expect(await catalog.updateKnowledgeBase(a.id, { name: a.name, description: "same name" })).toMatchObject({ name: a.name, description: "same name" });
+        expect((await catalog.getKnowledgeBase(a.name)).id).toBe(a.id);
+      });
+
       it("gives distinct ids to distinct knowledge bases", async () => {
         const a = await catalog.createKnowledgeBase(newKnowledgeBase());
         const b = await catalog.createKnowledgeBase(newKnowledgeBase());
@@ -203,6 +235,18 @@ export function describeCatalogContract(name: string, factory: () => Promise<Cat
         expect(again.unchanged).toBe(true);
         expect(again.document).toMatchObject({ version: input.version, status: "ready", chunkCount: 2 });
         expect(await catalog.getDocument(first.document.id)).toMatchObject({ version: input.version, status: "ready" });
+      });
+
+      it("registers identical content as a new pending version when it is a re-ingest", async () => {
+        const kb = await catalog.createKnowledgeBase(newKnowledgeBase());
+        const input = newVersion(kb.id);
+        const first = await catalog.registerDocument(input);
+        await catalog.applyProgress(progress(first.document.id, kb.id, input.version, "ready", { chunkCount: 2, tokenCount: 40 }));
+
+        const again = await catalog.registerDocument({ ...input, version: input.version + 10, reingest: true });
+        expect(again.unchanged).toBe(false);
+        expect(again.document).toMatchObject({ id: first.document.id, version: input.version + 10, status: "pending", chunkCount: 0, contentHash: input.contentHash });
+        expect(await catalog.getDocument(first.document.id)).toMatchObject({ version: input.version + 10, status: "pending" });
       });
 
       it("records changed content as a new pending version and clears progress and error", async () => {
