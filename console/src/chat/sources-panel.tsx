@@ -23,8 +23,9 @@ export function SourcesPanel({ citations, selected }: { citations: Citation[]; s
       <h2>Sources</h2>
       {citations.length === 0 && <p className="muted">The cited passages appear here.</p>}
       <ol>
-        {citations.map((c) => (
-          <li key={c.marker} ref={c.marker === selected ? chosen : undefined} className={c.marker === selected ? "selected" : ""} data-marker={c.marker}>
+        {citations.map((c, i) => (
+          // A marker can cite several children of one parent (each its own citation), so the marker alone is no key.
+          <li key={`${c.marker}:${c.chunkId}:${i}`} ref={c.marker === selected ? chosen : undefined} className={c.marker === selected ? "selected" : ""} data-marker={c.marker}>
             <header>
               <span className="cite static">{c.marker}</span>
               <strong className="file">{c.fileName}</strong>
