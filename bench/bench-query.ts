@@ -6,7 +6,7 @@
 //   engine — the SearchEngine called in-process with a precomputed query vector (validation, fusion, mapping);
 //   raw    — only the statements the engine sends to SQLite / OpenSearch.
 // The query embedding (MiniLM, one text) is timed on its own, since the RPC pays it for hybrid and raw cannot.
-import { MIN_KNOWN_TOKEN_SHARE } from "../services/answer/retrieval-stage.ts";
+import { MIN_KNOWN_TOKEN_SHARE } from "../services/answer/retrieval/retrieval-stage.ts";
 import type { RetrievalMode, SearchQuery } from "../lib/domain.ts";
 import { modeToProto } from "../lib/proto-convert.ts";
 import type { Embedder } from "../services/embedder/embedder.ts";

@@ -15,7 +15,7 @@ import { gatewayClient, type QuarryClient } from "../client/gateway-client.ts";
 import { ConfigError, type Env } from "../lib/config.ts";
 import { FailedPreconditionError, InvalidInputError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
-import { EXTRACTIVE_NOTICES } from "../services/answer/extractive-answerer.ts";
+import { EXTRACTIVE_NOTICES } from "../services/answer/answering/extractive-answerer.ts";
 import { summarizeAnswers, type AnswerMetrics } from "./answer-metrics.ts";
 import { loadBeirDataset, readAnswers, type BeirDocument } from "./beir-dataset.ts";
 import { positiveInt, progress } from "./eval-command.ts";

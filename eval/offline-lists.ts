@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { withHeadingPath } from "../lib/chunk-context.ts";
-import { DEFAULT_MAX_QUESTION_CHARS } from "../services/answer/retrieval-stage.ts";
+import { DEFAULT_MAX_QUESTION_CHARS } from "../services/answer/retrieval/retrieval-stage.ts";
 import { defaultModelDir, OnnxEmbedder } from "../services/embedder/onnx-embedder.ts";
 import { ftsMatchExpression } from "../services/index/sqlite/sqlite-search-engine.ts";
 import { segmentForIndex } from "../services/index/search/text-segmenter.ts";

@@ -4,13 +4,13 @@
 // protobuf, adapters/index-retriever.ts talks to the peers.
 import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
 import { FailedPreconditionError } from "../../lib/errors.ts";
-import type { ChatModel } from "./chat-model.ts";
+import type { ChatModel } from "./chat-models/chat-model.ts";
 import { chatTurn, type ChatTurnEvent, type ChatTurnRequest, type ConversationPort } from "./chat-turn.ts";
-import type { SupportEmbedder } from "./citation-verifier.ts";
-import type { NeighbourDeps } from "./neighbour-expansion.ts";
-import type { Reranker } from "./rerank/reranker.ts";
-import { retrieveWithOptions, type RetrievalExtras, type RetrievalNotes } from "./retrieval-options.ts";
-import { validateRetrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
+import type { SupportEmbedder } from "./answering/citation-verifier.ts";
+import type { NeighbourDeps } from "./retrieval/neighbour-expansion.ts";
+import type { Reranker } from "./retrieval/rerank/reranker.ts";
+import { retrieveWithOptions, type RetrievalExtras, type RetrievalNotes } from "./retrieval/retrieval-options.ts";
+import { validateRetrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval/retrieval-stage.ts";
 
 /** What a caller may choose of a retrieval; topK 0 means the RPC's default. */
 export type RetrievalOptions = Pick<RetrievalSettings, "mode" | "topK" | "minScore" | "documentIds" | "metadataEquals"> & RetrievalExtras;

@@ -4,9 +4,9 @@ import { QueryRewrite, TurnSchema, type Turn } from "../../gen/quarry/answer/v1/
 import { AssistantSchema, ConversationSchema, type Conversation } from "../../gen/quarry/common/v1/assistant_pb.ts";
 import type { KnowledgeBase, SearchQuery } from "../../lib/domain.ts";
 import { InvalidInputError, NotFoundError, UnavailableError } from "../../lib/errors.ts";
-import type { ChatMessage, ChatModel } from "./chat-model.ts";
+import type { ChatMessage, ChatModel } from "./chat-models/chat-model.ts";
 import { chatTurn, type ChatTurnDeps, type ChatTurnEvent, type ConversationPort } from "./chat-turn.ts";
-import type { RetrievalDeps } from "./retrieval-stage.ts";
+import type { RetrievalDeps } from "./retrieval/retrieval-stage.ts";
 import { makeHit } from "./testing/test-hits.ts";
 
 const kb = (id: string): KnowledgeBase =>

@@ -12,15 +12,15 @@ import { CitationSchema, type Citation as CitationProto } from "../../gen/quarry
 import type { KnowledgeBase, RetrievalMode } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import { modeFromProto } from "../../lib/proto-convert.ts";
-import { answerChecked, type AnswerDeps, type AnswerEvent } from "./answer-pipeline.ts";
-import type { Citation } from "./citation.ts";
-import { conversationMessages, historyMessages } from "./conversation-prompt.ts";
-import { rewriteFollowUp } from "./follow-up-rewriter.ts";
-import { FUSION_RULE, retrieveMounted, type CandidateList } from "./mounted-retrieval.ts";
-import type { RetrievalExtras } from "./retrieval-options.ts";
-import { retrieve, validateQuestion, type QueryEmbedding, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
-import type { StageRun } from "./turn-record.ts";
-import { turnProvenance } from "./turn-provenance.ts";
+import { answerChecked, type AnswerDeps, type AnswerEvent } from "./answering/answer-pipeline.ts";
+import type { Citation } from "./answering/citation.ts";
+import { conversationMessages, historyMessages } from "./conversation/conversation-prompt.ts";
+import { rewriteFollowUp } from "./conversation/follow-up-rewriter.ts";
+import { FUSION_RULE, retrieveMounted, type CandidateList } from "./retrieval/mounted-retrieval.ts";
+import type { RetrievalExtras } from "./retrieval/retrieval-options.ts";
+import { retrieve, validateQuestion, type QueryEmbedding, type RetrievalDeps, type RetrievalSettings } from "./retrieval/retrieval-stage.ts";
+import type { StageRun } from "./answering/turn-record.ts";
+import { turnProvenance } from "./conversation/turn-provenance.ts";
 
 export interface ConversationPort {
   /** By id or name; NotFoundError when there is none. */

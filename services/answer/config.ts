@@ -1,6 +1,6 @@
 import { DEFAULT_MODEL } from "../../lib/models/model-catalog.ts";
 import { ConfigError, integer, modelsDir, optional, optionalUrl, servicePort, type Env } from "../../lib/config.ts";
-import type { RerankProtocol } from "./rerank/http-reranker.ts";
+import type { RerankProtocol } from "./retrieval/rerank/http-reranker.ts";
 
 export interface AnswerConfig {
   port: number;

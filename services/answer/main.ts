@@ -7,11 +7,11 @@ import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService } from "../../lib/service-runtime.ts";
 import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
 import { answerConfig } from "./config.ts";
-import { LocalChatModel } from "./local-chat-model.ts";
-import { localChatConfig } from "./local-chat-config.ts";
-import { OpenAiChatModel } from "./openai-chat-model.ts";
-import { HttpReranker } from "./rerank/http-reranker.ts";
-import { LlmReranker } from "./rerank/llm-reranker.ts";
+import { LocalChatModel } from "./chat-models/local-chat-model.ts";
+import { localChatConfig } from "./chat-models/local-chat-config.ts";
+import { OpenAiChatModel } from "./chat-models/openai-chat-model.ts";
+import { HttpReranker } from "./retrieval/rerank/http-reranker.ts";
+import { LlmReranker } from "./retrieval/rerank/llm-reranker.ts";
 import { build } from "./server.ts";
 
 export function assembleAnswer(env: Env, peers: Peers, shared: { logger: Logger }): AssembledService {

@@ -12,7 +12,7 @@ import {
 import { hitToProto, modeFromProto, modeToProto } from "../../lib/proto-convert.ts";
 import { citationToProto, type ChatTurnEvent } from "./chat-turn.ts";
 import type { AnswerApplication, RetrievalOptions } from "./answer-service.ts";
-import type { RetrievalNotes } from "./retrieval-options.ts";
+import type { RetrievalNotes } from "./retrieval/retrieval-options.ts";
 
 export function answerRoutes(app: AnswerApplication) {
   return (router: ConnectRouter) =>
@@ -111,14 +111,7 @@ function toChatResponse(event: ChatTurnEvent, model: string): ChatResponse {
             resolvedMarkers: event.record.markers.resolved,
             unsupportedMarkers: event.record.markers.unsupported,
             retrievalNotes: notesToProto(event.notes),
-            citationChecks: event.citationChecks.map((c) => ({
-              marker: c.marker,
-              sentenceStart: c.sentenceStart,
-              sentenceEnd: c.sentenceEnd,
-              lexicalSupport: c.lexicalSupport,
-              embeddingSupport: c.embeddingSupport,
-              supported: c.supported,
-            })),
+            citationChecks: event.citationChecks,
             retrievalQuery: event.retrievalQuery,
             rewrite: event.rewrite,
           },

