@@ -4,7 +4,7 @@
 import { Option, type Command } from "commander";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { gatewayClient, type QuarryClient } from "../client/gateway-client.ts";
-import { chunkingFromFlags, describeChunking, mergeChunkingFlags, PARENT_CHOICES, type ChunkingFlags } from "./chunking-options.ts";
+import { chunkingFromFlags, describeChunking, mergeChunkingFlags, PARENT_CHOICES, type ChunkingFlags } from "../client/chunking-options.ts";
 import { followIngestion } from "./commands.ts";
 import { UsageError } from "./error-report.ts";
 import { plural } from "./ingest-progress.ts";

@@ -9,7 +9,7 @@ import { ask, ingest, listKnowledgeBases, MODES, search, type ModeName } from ".
 import { reportLine } from "./error-report.ts";
 import { addRetrievalFlags, retrievalSettingsOf, type RetrievalFlags } from "../client/retrieval-flags.ts";
 import { gatewayClient } from "../client/gateway-client.ts";
-import { chunkingFromFlags, describeChunking, PARENT_CHOICES, type ChunkingFlags } from "./chunking-options.ts";
+import { chunkingFromFlags, describeChunking, PARENT_CHOICES, type ChunkingFlags } from "../client/chunking-options.ts";
 import { registerEvalCommand } from "../eval/eval-command.ts";
 import { registerEvalAnswersCommand } from "../eval/eval-answers-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Option, type Command } from "commander";
-import { chunkingFromFlags, PARENT_CHOICES } from "../cli/chunking-options.ts";
+import { chunkingFromFlags, PARENT_CHOICES } from "../client/chunking-options.ts";
 import { pino } from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
