@@ -58,6 +58,19 @@ describe("answerUnits", () => {
     expect(units.every((u) => u.kind === "clause" && u.sentence === 0)).toBe(true);
   });
 
+  it("takes the first Chinese sentence of a chunk inside its document as cut: nothing in it shows where the overlap began", () => {
+    const zh = { locale: "zh", startsDocument: false, longSentenceChars: 200 };
+    // "大辅先生因故去世" is the tail of "由于乡里大辅先生因故去世"; its whole clauses after the cut stay.
+    expect(answerUnits("大辅先生因故去世，不得不寻找其他声优接手。从猛将传开始。", zh).map((u) => [u.text, u.fragment])).toEqual([
+      ["大辅先生因故去世，", true],
+      ["不得不寻找其他声优接手。", false],
+      ["从猛将传开始。", false],
+    ]);
+    // At the document's start, or after a heading, it is whole.
+    expect(answerUnits("大辅先生因故去世。", { ...zh, startsDocument: true })[0].fragment).toBe(false);
+    expect(answerUnits("## 声优\n\n大辅先生因故去世。", zh)[0].fragment).toBe(false);
+  });
+
   it("keeps the whole clauses of a Chinese sentence the chunk's edge cut, however short", () => {
     const units = answerUnits("单斑笛鲷分布于印度太平洋区，包括东非、马达加斯加、", { locale: "zh", startsDocument: true, longSentenceChars: 200 });
     expect(units.map((u) => [u.text, u.kind, u.fragment])).toEqual([

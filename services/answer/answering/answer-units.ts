@@ -34,6 +34,7 @@ const STRUCTURAL_LINE = /^\s*(#{1,6}\s|\||!\[)/;
 const LIST_ITEM = /^\s*([-*+]|\d+\.)\s+/;
 // A sentence cut by the chunk's start begins in lower case or with punctuation that continues one.
 const CONTINUATION = /^[\p{Ll},，;；:：.。!！?？)\]）】」』、…]/u;
+const HAN_START = /^\p{Script=Han}/u;
 // A sentence ends with terminal punctuation, possibly followed by a closing quote or bracket.
 const TERMINAL = /[.!?。！？;；:：…]["'”’)\]）】」』]*$/u;
 const CLAUSE = /[^，；]+[，；]*/g;
@@ -105,7 +106,9 @@ export function answerUnits(chunkText: string, options: UnitOptions): AnswerUnit
       const atChunkEnd = last && i === sentences.length - 1;
       // The chunk's first sentence is whole if the chunk opens its document, or visibly starts one;
       // its last one is whole if it ends as a sentence does, or is a list item or line of its own.
-      const cutAtStart = atChunkStart && !options.startsDocument && CONTINUATION.test(text);
+      // Chinese shows no such sign, and a chunk's overlap starts at a sentence's end only by chance
+      // (2 % of CMRC's chunks): its first Chinese sentence counts as cut unless it opens the document.
+      const cutAtStart = atChunkStart && !options.startsDocument && (CONTINUATION.test(text) || HAN_START.test(text));
       const cutAtEnd = atChunkEnd && !TERMINAL.test(text) && !LIST_ITEM.test(s.text);
       const index = sentence++;
       // A Chinese sentence the chunk's edge cut still has whole clauses before (or after) the cut:
