@@ -11,6 +11,13 @@ describe("splitSentences", () => {
     expect(splitSentences(text, "en").map((s) => s.text)).toEqual(["Citations are mapped, not trusted.", "Markers are checked.", "- a list item", "- another"]);
   });
 
+  it("gives an opening bracket or quote after a full stop to the sentence it opens (ICU leaves it with the one before)", () => {
+    const text = "前文。《子不语》一书。 「又」见。";
+    const sentences = splitSentences(text, "zh");
+    expect(sentences.map((s) => s.text)).toEqual(["前文。", "《子不语》一书。", "「又」见。"]);
+    for (const s of sentences) expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);
+  });
+
   it("keeps offsets into the original text", () => {
     const text = "One. Two.\nThree.";
     for (const s of splitSentences(text, "en")) expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);

@@ -38,6 +38,7 @@ const HAN_START = /^\p{Script=Han}/u;
 // A sentence ends with terminal punctuation, possibly followed by a closing quote or bracket.
 const TERMINAL = /[.!?。！？;；:：…]["'”’)\]）】」』]*$/u;
 const CLAUSE = /[^，；]+[，；]*/g;
+const OPENERS_AT_END = /[《「『“‘（【〈]+\s*$/u;
 
 /** Markdown emphasis, code ticks and list bullets removed, so the sentence reads as prose. */
 export function withoutMarkup(text: string): string {
@@ -54,9 +55,17 @@ export function splitSentences(text: string, locale: string): { text: string; st
   // list items, headings and table rows stay sentence ends.
   const unwrapped = text.replace(/([^\n\p{Script=Han}。！？；：])\n(?=[^\n])(?!\s*([-*+]\s|\d+\.\s|#|\||```))/gu, "$1 ");
   for (const line of unwrapped.split("\n")) {
-    for (const s of segmenter.segment(line)) {
-      const trimmed = s.segment.trim();
-      if (trimmed) out.push({ text: trimmed, start: lineStart + s.index });
+    const segments = [...segmenter.segment(line)].map((s) => ({ index: s.index, end: s.index + s.segment.length }));
+    // ICU leaves an opening bracket or quote that follows a full stop with the sentence before it
+    // ("…。《" + "子不语》一书…"): it opens the next sentence, so it moves there.
+    for (let i = 0; i + 1 < segments.length; i++) {
+      const opener = OPENERS_AT_END.exec(line.slice(segments[i].index, segments[i].end));
+      if (opener && opener.index > 0) segments[i + 1].index = segments[i].end = segments[i].index + opener.index;
+    }
+    for (const { index, end } of segments) {
+      const segment = line.slice(index, end);
+      const trimmed = segment.trim();
+      if (trimmed) out.push({ text: trimmed, start: lineStart + index + (segment.length - segment.trimStart().length) });
     }
     lineStart += line.length + 1;
   }

@@ -185,6 +185,11 @@ describe("extractiveAnswer", () => {
     expect(result.sources.map((s) => s.hit.chunk.id)).toEqual(["middle"]);
   });
 
+  it("drops the comma a document opens with when its title was left out of the text", () => {
+    const context = makeContext(["，又名《离岛大夫日志》，是一部改编成的电视剧。"]);
+    expect(body(extractiveAnswer("离岛大夫日志是什么？", context).text)).toBe("又名《离岛大夫日志》，是一部改编成的电视剧。[1]");
+  });
+
   it("says so when nothing matches", () => {
     const result = extractiveAnswer("What is the parking policy?", english);
     expect(result.found).toBe(false);

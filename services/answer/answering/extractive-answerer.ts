@@ -183,8 +183,10 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
 
 /** A clause shown alone ends as a sentence does, not with the comma that led on to the next one. */
 function asSentence(unit: AnswerUnit, chinese: boolean): string {
-  if (unit.kind !== "clause" || /[。！？.!?]$/.test(unit.text)) return unit.text;
-  return unit.text.replace(/[，；、]+$/, "") + (chinese ? "。" : ".");
+  // A document whose title was left out of its text can open with the comma that followed it ("，又名…").
+  const text = unit.text.replace(/^[，,；;：:、]+\s*/, "");
+  if (unit.kind !== "clause" || /[。！？.!?]$/.test(text)) return text;
+  return text.replace(/[，；、]+$/, "") + (chinese ? "。" : ".");
 }
 
 /** Whether one normalised text says what the other already does: overlapping chunks repeat sentences, sometimes one inside another. */
