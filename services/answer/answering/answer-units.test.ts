@@ -11,6 +11,13 @@ describe("splitSentences", () => {
     expect(splitSentences(text, "en").map((s) => s.text)).toEqual(["Citations are mapped, not trusted.", "Markers are checked.", "- a list item", "- another"]);
   });
 
+  it("gives an opening bracket or quote after a full stop to the sentence it opens (ICU leaves it with the one before)", () => {
+    const text = "前文。《子不语》一书。 「又」见。";
+    const sentences = splitSentences(text, "zh");
+    expect(sentences.map((s) => s.text)).toEqual(["前文。", "《子不语》一书。", "「又」见。"]);
+    for (const s of sentences) expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);
+  });
+
   it("keeps offsets into the original text", () => {
     const text = "One. Two.\nThree.";
     for (const s of splitSentences(text, "en")) expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);
@@ -56,6 +63,19 @@ describe("answerUnits", () => {
     const units = answerUnits(long, { locale: "zh", startsDocument: true, longSentenceChars: 20 });
     expect(units.map((u) => u.text)).toEqual(["本作以三大故事为主轴，", "分别是以武田信玄等人为主的关东三国志，", "织田信长等人为主的战国三杰，", "丰富游戏内的剧情。"]);
     expect(units.every((u) => u.kind === "clause" && u.sentence === 0)).toBe(true);
+  });
+
+  it("takes the first Chinese sentence of a chunk inside its document as cut: nothing in it shows where the overlap began", () => {
+    const zh = { locale: "zh", startsDocument: false, longSentenceChars: 200 };
+    // "大辅先生因故去世" is the tail of "由于乡里大辅先生因故去世"; its whole clauses after the cut stay.
+    expect(answerUnits("大辅先生因故去世，不得不寻找其他声优接手。从猛将传开始。", zh).map((u) => [u.text, u.fragment])).toEqual([
+      ["大辅先生因故去世，", true],
+      ["不得不寻找其他声优接手。", false],
+      ["从猛将传开始。", false],
+    ]);
+    // At the document's start, or after a heading, it is whole.
+    expect(answerUnits("大辅先生因故去世。", { ...zh, startsDocument: true })[0].fragment).toBe(false);
+    expect(answerUnits("## 声优\n\n大辅先生因故去世。", zh)[0].fragment).toBe(false);
   });
 
   it("keeps the whole clauses of a Chinese sentence the chunk's edge cut, however short", () => {

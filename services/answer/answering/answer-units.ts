@@ -34,9 +34,11 @@ const STRUCTURAL_LINE = /^\s*(#{1,6}\s|\||!\[)/;
 const LIST_ITEM = /^\s*([-*+]|\d+\.)\s+/;
 // A sentence cut by the chunk's start begins in lower case or with punctuation that continues one.
 const CONTINUATION = /^[\p{Ll},，;；:：.。!！?？)\]）】」』、…]/u;
+const HAN_START = /^\p{Script=Han}/u;
 // A sentence ends with terminal punctuation, possibly followed by a closing quote or bracket.
 const TERMINAL = /[.!?。！？;；:：…]["'”’)\]）】」』]*$/u;
 const CLAUSE = /[^，；]+[，；]*/g;
+const OPENERS_AT_END = /[《「『“‘（【〈]+\s*$/u;
 
 /** Markdown emphasis, code ticks and list bullets removed, so the sentence reads as prose. */
 export function withoutMarkup(text: string): string {
@@ -53,9 +55,17 @@ export function splitSentences(text: string, locale: string): { text: string; st
   // list items, headings and table rows stay sentence ends.
   const unwrapped = text.replace(/([^\n\p{Script=Han}。！？；：])\n(?=[^\n])(?!\s*([-*+]\s|\d+\.\s|#|\||```))/gu, "$1 ");
   for (const line of unwrapped.split("\n")) {
-    for (const s of segmenter.segment(line)) {
-      const trimmed = s.segment.trim();
-      if (trimmed) out.push({ text: trimmed, start: lineStart + s.index });
+    const segments = [...segmenter.segment(line)].map((s) => ({ index: s.index, end: s.index + s.segment.length }));
+    // ICU leaves an opening bracket or quote that follows a full stop with the sentence before it
+    // ("…。《" + "子不语》一书…"): it opens the next sentence, so it moves there.
+    for (let i = 0; i + 1 < segments.length; i++) {
+      const opener = OPENERS_AT_END.exec(line.slice(segments[i].index, segments[i].end));
+      if (opener && opener.index > 0) segments[i + 1].index = segments[i].end = segments[i].index + opener.index;
+    }
+    for (const { index, end } of segments) {
+      const segment = line.slice(index, end);
+      const trimmed = segment.trim();
+      if (trimmed) out.push({ text: trimmed, start: lineStart + index + (segment.length - segment.trimStart().length) });
     }
     lineStart += line.length + 1;
   }
@@ -105,7 +115,9 @@ export function answerUnits(chunkText: string, options: UnitOptions): AnswerUnit
       const atChunkEnd = last && i === sentences.length - 1;
       // The chunk's first sentence is whole if the chunk opens its document, or visibly starts one;
       // its last one is whole if it ends as a sentence does, or is a list item or line of its own.
-      const cutAtStart = atChunkStart && !options.startsDocument && CONTINUATION.test(text);
+      // Chinese shows no such sign, and a chunk's overlap starts at a sentence's end only by chance
+      // (2 % of CMRC's chunks): its first Chinese sentence counts as cut unless it opens the document.
+      const cutAtStart = atChunkStart && !options.startsDocument && (CONTINUATION.test(text) || HAN_START.test(text));
       const cutAtEnd = atChunkEnd && !TERMINAL.test(text) && !LIST_ITEM.test(s.text);
       const index = sentence++;
       // A Chinese sentence the chunk's edge cut still has whole clauses before (or after) the cut:

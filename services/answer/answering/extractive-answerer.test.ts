@@ -4,6 +4,14 @@ import { EXTRACTIVE_NOTICES, extractiveAnswer } from "./extractive-answerer.ts";
 import { makeContext, makeHit } from "../testing/test-hits.ts";
 
 /** Context chunks that sit inside their documents (not at offset 0), as most retrieved chunks do. */
+/** A chunk of a document at a given position: index 0 opens the document. */
+function chunkOf(id: string, text: string, documentId: string, index: number, number = 1): ContextChunk {
+  const hit = makeHit(id, text, { documentId });
+  hit.chunk.index = index;
+  hit.chunk.start = index * 1000;
+  return { number, hit, tokens: text.length };
+}
+
 function midDocument(texts: string[]): ContextChunk[] {
   return texts.map((text, i) => {
     const hit = makeHit(`m${i + 1}`, text);
@@ -85,7 +93,8 @@ describe("extractiveAnswer", () => {
   it("shows a code block whole after the sentence that introduces it, not as run-on prose", () => {
     const context = makeContext(["To start the engines, run this:\n\n```sh\ndeploy/local/engines.sh up\neval \"$(deploy/local/engines.sh env)\"\n```\n\nThen start Quarry."]);
     const { text } = extractiveAnswer("How do I start the engines?", context);
-    expect(body(text)).toBe('To start the engines, run this: [1]\n\n```sh\ndeploy/local/engines.sh up\neval "$(deploy/local/engines.sh env)"\n```\n\nThen start Quarry. [1]');
+    // "Then start Quarry." shares a word with the question but scores well below the sentence that answers: left out.
+    expect(body(text)).toBe('To start the engines, run this: [1]\n\n```sh\ndeploy/local/engines.sh up\neval "$(deploy/local/engines.sh env)"\n```');
   });
 
   it("answers from Chinese passages with word segmentation, preferring the sentence that states what was asked", () => {
@@ -122,6 +131,63 @@ describe("extractiveAnswer", () => {
   it("quotes the whole clauses of a Chinese sentence the chunk's end cut off", () => {
     const context = midDocument(["本鱼体长椭圆形。单斑笛鲷分布于印度太平洋区，包括东非、马达加斯加、模里西斯、"]);
     expect(body(extractiveAnswer("单斑笛鲷分布在哪一大洋区？", context).text)).toBe("单斑笛鲷分布于印度太平洋区。[1]");
+  });
+
+  it("answers with the best sentence alone when it stands out, and adds a rival of the same document that scores nearly as well", () => {
+    const clear = makeContext(["The lighthouse was completed in 1810. Its light was first lit in 1811. Keepers lived ashore."]);
+    expect(body(extractiveAnswer("When was the lighthouse completed?", clear).text)).toBe("The lighthouse was completed in 1810. [1]");
+    // Two sentences hold the question's words equally: the reader gets both, as they stand in the text.
+    const unclear = makeContext(["The tower was built by Robert Stevenson. The tower was built of granite. Keepers lived ashore."]);
+    expect(body(extractiveAnswer("What was the tower built of?", unclear).text)).toBe(
+      "The tower was built by Robert Stevenson. [1] The tower was built of granite. [1]",
+    );
+    // A sentence for another part of the question is added too, however it scores against the first.
+    const parts = makeContext(["陈荣捷的父亲是商人。陈荣捷的老师是胡适。陈荣捷喜欢散步。"]);
+    expect(body(extractiveAnswer("陈荣捷的老师是谁？", parts).text)).toBe("陈荣捷的老师是胡适。[1]");
+    expect(body(extractiveAnswer("陈荣捷的父亲和老师是谁？", parts).text)).toBe("陈荣捷的父亲是商人。[1]陈荣捷的老师是胡适。[1]");
+  });
+
+  it("prefers a document's opening sentence among sentences that match equally, wherever its chunk ranks", () => {
+    const context = [
+      chunkOf("later", "1994年，邹游随队获得联赛冠军。邹游后来担任教练。", "zou", 2, 1),
+      chunkOf("lead", "邹游，中国足球运动员，司职中场。", "zou", 0, 2),
+    ];
+    const result = extractiveAnswer("邹游是什么人？", context, { maxSentences: 1 });
+    expect(body(result.text)).toBe("邹游，中国足球运动员，司职中场。[1]");
+    expect(result.sources.map((s) => s.hit.chunk.id)).toEqual(["lead"]);
+  });
+
+  it("counts a Chinese question word in part when a sentence holds its characters but not the word", () => {
+    // 导演 is not in "由丁善玺执导", but 导 is: that sentence, not the one about the film's story, answers.
+    const hit = makeHit("film", "年上映。本片讲述台湾的民间传说。本片于1988年由丁善玺执导。", { sectionPath: ["林投姐"] });
+    hit.chunk.index = 1;
+    hit.chunk.start = 1000;
+    const context = [{ number: 1, hit, tokens: 1 }];
+    expect(body(extractiveAnswer("林投姐的导演是谁？", context, { maxSentences: 1 }).text)).toBe("本片于1988年由丁善玺执导。[1]");
+  });
+
+  it("quotes a sentence whole from the chunk that holds it whole, not its clauses from the chunk that cut it", () => {
+    const context = [
+      chunkOf("a", "本鱼体长形。以仁王的舅舅藤原公光被罢免了官职，", "fish", 1, 1),
+      chunkOf("b", "以仁王的舅舅藤原公光被罢免了官职，以仁王继位的梦想彻底破灭。此后以仁王隐居。", "fish", 0, 2),
+    ];
+    const result = extractiveAnswer("以仁王继位的梦想为何破灭？", context, { maxSentences: 1 });
+    expect(body(result.text)).toBe("以仁王的舅舅藤原公光被罢免了官职，以仁王继位的梦想彻底破灭。[1]");
+  });
+
+  it("cites, of two overlapping chunks holding the sentence, the one that shows what surrounds it", () => {
+    const context = [
+      chunkOf("edge", "The keepers lived ashore. The tower is 35 metres tall.", "bell", 3, 1),
+      chunkOf("middle", "It stands off Angus. The tower is 35 metres tall. Its light flashes white.", "bell", 4, 2),
+    ];
+    const result = extractiveAnswer("How tall is the tower?", context);
+    expect(body(result.text)).toBe("The tower is 35 metres tall. [1]");
+    expect(result.sources.map((s) => s.hit.chunk.id)).toEqual(["middle"]);
+  });
+
+  it("drops the comma a document opens with when its title was left out of the text", () => {
+    const context = makeContext(["，又名《离岛大夫日志》，是一部改编成的电视剧。"]);
+    expect(body(extractiveAnswer("离岛大夫日志是什么？", context).text)).toBe("又名《离岛大夫日志》，是一部改编成的电视剧。[1]");
   });
 
   it("says so when nothing matches", () => {

@@ -1,6 +1,6 @@
 import { answerUnits, type AnswerUnit } from "./answer-units.ts";
 import type { ContextChunk } from "./context-builder.ts";
-import { HAN, holds as holdsTerm, termBag, type TermBag } from "./content-terms.ts";
+import { HAN, holds, termBag, type TermBag } from "./content-terms.ts";
 import { analyseQuestion } from "./question-analysis.ts";
 
 export interface ExtractiveOptions {
@@ -9,8 +9,10 @@ export interface ExtractiveOptions {
   /** How many sentences (or clauses) the answer holds at most. */
   maxSentences?: number;
   /**
-   * Characters a reader is asked to take in: further sentences are added only within it. 100 for
-   * a Chinese question (two lines of text), 300 for others (two or three English sentences).
+   * The most characters an answer may run to: further sentences are added only within it. 250 for
+   * a Chinese question (three or four lines), 300 for others (two or three English sentences). Most
+   * answers stay far shorter: a sentence is added only when it may be the answer too, or answers
+   * another part of the question.
    */
   budgetChars?: number;
 }
@@ -27,11 +29,31 @@ export interface ExtractiveAnswer {
 /** The line an extractive answer opens with, so a reader knows no model wrote it; English, then Chinese. */
 export const EXTRACTIVE_NOTICES = ["Extractive answer (no language model configured), quoted from the sources:", "摘录式回答（未配置语言模型），摘自来源："] as const;
 
-/** A sentence from another document must cover at least this share of the question the answer does not yet cover. */
+/** A sentence covering at least this share of the question the answer does not yet cover is added for it (from any document). */
 const MIN_NEW_COVERAGE = 0.25;
 
-/** What being next to the first sentence adds to a further sentence's coverage score. */
-const NEIGHBOUR_BONUS = 0.2;
+/**
+ * A further sentence of the same document scoring at least this share of the best one's score is
+ * added as well: the evidence does not single out one sentence, so the reader gets both.
+ */
+const CLOSE_SCORE = 0.65;
+
+/**
+ * What a document's opening sentence adds to its score: a document's lead says what its subject
+ * is (the definition, the occupation, the place, the maker), and among sentences that match a
+ * question equally well it is the one that most often answers.
+ */
+const LEAD_BONUS = 0.1;
+
+/**
+ * The share of a Chinese question word's weight a sentence earns for holding its characters
+ * without the word itself: Chinese words that share characters often share meaning (执导 and 导演,
+ * 所著 and 作者, 栖息 and 生活习性 do not), so a partial match counts, for a fraction.
+ */
+const CHARACTER_CREDIT = 0.3;
+
+/** Chinese sentences longer than this are quoted by the clause (，；). */
+const LONG_SENTENCE_CHARS = 200;
 
 interface Candidate {
   chunkIndex: number;
@@ -41,64 +63,76 @@ interface Candidate {
   topic: TermBag;
   chars: number;
   score: number;
+  /** The text normalised for comparing sentences across chunks. */
+  key: string;
 }
 
 /**
  * An answer made without a language model. Sentences score by the share of the question they
  * cover: its content words, each weighted by its rarity among the retrieved sentences (IDF), so a
  * word every passage shares — often the subject's own name — decides little; words of the chunk's
- * title (section path) count for every sentence under it; and, when the question asks when, how
- * many, where or who, whether the sentence states a time, a quantity, a place or a name. The answer
- * opens with the best sentence of the highest-ranked document that has one, then adds the next
- * best of that document that still fit the reading budget (another document's only if it covers
- * a part of the question not yet covered). Only whole sentences are quoted (a chunk's edges
- * can cut one), none twice (overlapping chunks repeat them), a Chinese sentence longer than twice
- * the budget by the clause, and a code block whole after the sentence that introduces it. Sources
- * are numbered 1, 2, … in the order shown.
+ * title (section path) count for every sentence under it; a Chinese word not held whole counts in
+ * part for the characters a sentence shares with it; when the question asks when, how many, where
+ * or who, whether the sentence states a time, a quantity, a place or a name counts like a word;
+ * and a document's opening sentence gets a small bonus. The answer opens with the best sentence of
+ * the highest-ranked document that has one; it adds a sentence of that document that scores
+ * nearly as well (so a clear best answers alone, and an unclear one is shown with its rivals), or
+ * one of any document that covers a part of the question not yet covered, within the budget. Only
+ * whole sentences are quoted (a chunk's edges can cut one), none twice (overlapping chunks repeat
+ * them) and each from the chunk that shows most of its surroundings, a Chinese sentence longer than
+ * 200 characters by the clause, and a code block whole after the sentence that introduces it.
+ * Sources are numbered 1, 2, … in the order shown.
  */
 export function extractiveAnswer(question: string, context: readonly ContextChunk[], options: ExtractiveOptions = {}): ExtractiveAnswer {
   const chinese = HAN.test(question);
   const none = chinese
     ? "摘录式回答（未配置语言模型）：所选知识库中没有与该问题相关的段落。"
     : "Extractive answer (no language model configured): no passage in the selected knowledge bases matches the question.";
-  const budget = options.budgetChars ?? (chinese ? 100 : 300);
+  const budget = options.budgetChars ?? (chinese ? 250 : 300);
 
   const analysis = analyseQuestion(question);
   // The answer-type cue is one more thing to match, weighted by its rarity like a word.
   const CUE = "\u0000cue";
   const queryTerms = [...analysis.terms, ...(analysis.cue ? [CUE] : [])];
-  const cueHeld = new Map<TermBag, boolean>();
-  const holdsCue = (bag: TermBag) => cueHeld.get(bag) ?? cueHeld.set(bag, analysis.cue!.test(bag.text)).get(bag)!;
-  const holds = (bag: TermBag, t: string) => (t === CUE ? holdsCue(bag) : holdsTerm(bag, t));
 
   const chunks = context.slice(0, options.maxChunks ?? context.length);
+  const opensDocument = (chunk: ContextChunk) => chunk.hit.chunk.index === 0 || chunk.hit.chunk.start === 0;
   const unitsOf = chunks.map((chunk) =>
-    answerUnits(chunk.hit.chunk.text, {
-      locale: chinese ? "zh" : "en",
-      startsDocument: chunk.hit.chunk.index === 0 || chunk.hit.chunk.start === 0,
-      longSentenceChars: budget * 2,
-    }),
+    answerUnits(chunk.hit.chunk.text, { locale: chinese ? "zh" : "en", startsDocument: opensDocument(chunk), longSentenceChars: LONG_SENTENCE_CHARS }),
   );
   const topics = chunks.map((chunk) => termBag(chunk.hit.chunk.sectionPath.join(" ")));
   const candidates: Candidate[] = unitsOf.flatMap((list, chunkIndex) =>
     list
       .filter((u) => !u.fragment && u.kind !== "code")
-      .map((unit) => ({ chunkIndex, unit, bag: termBag(unit.text), topic: topics[chunkIndex], chars: [...unit.text].length, score: 0 })),
+      .map((unit) => ({ chunkIndex, unit, bag: termBag(unit.text), topic: topics[chunkIndex], chars: [...unit.text].length, score: 0, key: normalise(unit.text) })),
   );
-  // A sentence under a title that names the question's subject need not repeat the name to be
-  // about it ("1994年病逝于美国。" under 陈荣捷): terms the section path holds count for each of its
-  // sentences, so within one document they decide nothing and the rest of the question decides.
-  const has = (c: Candidate, t: string) => holds(c.bag, t) || (t !== CUE && holds(c.topic, t));
-  const weight = new Map(
-    queryTerms.map((t) => {
-      const df = candidates.filter((c) => has(c, t)).length;
-      return [t, Math.log(1 + (candidates.length + 1) / (df + 0.5))];
-    }),
-  );
-  const total = [...weight.values()].reduce((a, b) => a + b, 0) || 1;
-  for (const c of candidates) c.score = queryTerms.filter((t) => has(c, t)).reduce((sum, t) => sum + weight.get(t)!, 0) / total;
 
-  const scored = candidates.filter((c) => c.score > 0);
+  // How much of a question term a sentence holds, from 0 to 1. A sentence under a title that names
+  // the question's subject need not repeat the name to be about it ("1994年病逝于美国。" under
+  // 陈荣捷): terms the section path holds count for each of its sentences, so within one document
+  // they decide nothing and the rest of the question decides.
+  const creditOf = (c: Candidate, t: string): number => {
+    if (t === CUE) return analysis.cue!.test(c.bag.text) ? 1 : 0;
+    if (holds(c.bag, t) || holds(c.topic, t)) return 1;
+    if (!HAN.test(t) || t.length < 2) return 0;
+    const characters = [...t];
+    const shared = characters.filter((ch) => c.bag.normalized.includes(ch) || c.topic.normalized.includes(ch)).length;
+    return (CHARACTER_CREDIT * shared) / characters.length;
+  };
+  const credits = new Map(candidates.map((c) => [c, queryTerms.map((t) => creditOf(c, t))]));
+  const weights = queryTerms.map((_, i) => {
+    const df = candidates.reduce((sum, c) => sum + credits.get(c)![i], 0);
+    return Math.log(1 + (candidates.length + 1) / (df + 0.5));
+  });
+  const total = weights.reduce((a, b) => a + b, 0) || 1;
+  for (const c of candidates) {
+    c.score = credits.get(c)!.reduce((sum, credit, i) => sum + credit * weights[i], 0) / total;
+    if (c.score > 0 && c.unit.sentence === 0 && opensDocument(chunks[c.chunkIndex])) c.score += LEAD_BONUS;
+  }
+
+  // A clause or a sentence cut short in one chunk is often whole in the next one: quote the whole.
+  const matching = candidates.filter((c) => c.score > 0);
+  const scored = matching.filter((c) => !matching.some((o) => o.score >= c.score && o.chars > c.chars && o.chars <= budget && o.key.includes(c.key)));
   if (scored.length === 0) return { text: none, found: false, sources: [] };
   // Retrieval weighed each chunk's every word against the question; a sentence's overlap is a
   // narrower view, so the answer opens in the highest-ranked document that has a matching
@@ -107,30 +141,35 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   const documentRank = new Map<string, number>();
   for (const chunk of chunks) if (!documentRank.has(chunk.hit.chunk.documentId)) documentRank.set(chunk.hit.chunk.documentId, documentRank.size);
   const rankOf = (c: Candidate) => documentRank.get(chunks[c.chunkIndex].hit.chunk.documentId)!;
-  const first = [...scored].sort((a, b) => rankOf(a) - rankOf(b) || b.score - a.score || a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order)[0];
+  const byScore = (a: Candidate, b: Candidate) => b.score - a.score || a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order;
+  const first = [...scored].sort((a, b) => rankOf(a) - rankOf(b) || byScore(a, b))[0];
 
-  // Further sentences come from the same document, which says more about the same subject; another
-  // document is quoted only for a part of the question the answer does not yet cover. A sentence
-  // next to the first one gets a little more: it often finishes what the first began (the clause
-  // after "前身为", the sentence after the one naming the subject).
+  // A sentence of the same document that scores nearly as well may be where the answer is: the
+  // reader gets it too. Any document's sentence is added for a part of the question the answer
+  // does not yet cover.
   const chosen: Candidate[] = [first];
-  const covered = new Set(queryTerms.filter((t) => has(first, t)));
-  const newCoverage = (c: Candidate) => queryTerms.filter((t) => !covered.has(t) && has(c, t)).reduce((sum, t) => sum + weight.get(t)!, 0) / total;
-  const beside = (c: Candidate) => (c.chunkIndex === first.chunkIndex && Math.abs(c.unit.order - first.unit.order) === 1 ? NEIGHBOUR_BONUS : 0);
+  const covered = queryTerms.map((_, i) => credits.get(first)![i]);
+  const newCoverage = (c: Candidate) => credits.get(c)!.reduce((sum, credit, i) => sum + Math.max(0, credit - covered[i]) * weights[i], 0) / total;
   let length = first.chars;
-  for (const next of scored.sort((a, b) => b.score + beside(b) - a.score - beside(a) || a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order)) {
+  for (const next of [...scored].sort(byScore)) {
     if (chosen.length >= (options.maxSentences ?? 3)) break;
-    if (length + next.chars > budget || chosen.some((c) => repeats(c.unit.text, next.unit.text))) continue;
-    if (rankOf(next) !== rankOf(first) && newCoverage(next) < MIN_NEW_COVERAGE) continue;
+    if (length + next.chars > budget || chosen.some((c) => repeats(c.key, next.key))) continue;
+    const close = rankOf(next) === rankOf(first) && next.score >= CLOSE_SCORE * first.score;
+    if (!close && newCoverage(next) < MIN_NEW_COVERAGE) continue;
     chosen.push(next);
     length += next.chars;
-    for (const t of queryTerms) if (has(next, t)) covered.add(t);
+    credits.get(next)!.forEach((credit, i) => (covered[i] = Math.max(covered[i], credit)));
   }
-  chosen.sort((a, b) => a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order);
+
+  // Overlapping chunks hold the same sentence: cite the one that shows most of what surrounds it,
+  // where the reader following the citation finds its context (and often the answer beside it).
+  const margin = (c: Candidate) => Math.min(c.unit.order, unitsOf[c.chunkIndex].length - 1 - c.unit.order);
+  const shown = chosen.map((c) => candidates.filter((o) => o.key === c.key).sort((a, b) => margin(b) - margin(a) || a.chunkIndex - b.chunkIndex)[0]);
+  shown.sort((a, b) => a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order);
 
   const sources: ContextChunk[] = [];
   const pieces: string[] = [];
-  for (const { chunkIndex, unit } of chosen) {
+  for (const { chunkIndex, unit } of shown) {
     if (!sources.includes(chunks[chunkIndex])) sources.push(chunks[chunkIndex]);
     const marker = `[${sources.indexOf(chunks[chunkIndex]) + 1}]`;
     pieces.push(`${asSentence(unit, chinese)}${chinese ? "" : " "}${marker}`);
@@ -144,14 +183,14 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
 
 /** A clause shown alone ends as a sentence does, not with the comma that led on to the next one. */
 function asSentence(unit: AnswerUnit, chinese: boolean): string {
-  if (unit.kind !== "clause" || /[。！？.!?]$/.test(unit.text)) return unit.text;
-  return unit.text.replace(/[，；、]+$/, "") + (chinese ? "。" : ".");
+  // A document whose title was left out of its text can open with the comma that followed it ("，又名…").
+  const text = unit.text.replace(/^[，,；;：:、]+\s*/, "");
+  if (unit.kind !== "clause" || /[。！？.!?]$/.test(text)) return text;
+  return text.replace(/[，；、]+$/, "") + (chinese ? "。" : ".");
 }
 
-/** Whether one text says what the other already does: overlapping chunks repeat sentences, sometimes one inside another. */
-function repeats(a: string, b: string): boolean {
-  const x = normalise(a);
-  const y = normalise(b);
+/** Whether one normalised text says what the other already does: overlapping chunks repeat sentences, sometimes one inside another. */
+function repeats(x: string, y: string): boolean {
   return x === y || x.includes(y) || y.includes(x);
 }
 
