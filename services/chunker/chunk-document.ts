@@ -36,8 +36,11 @@ export function maxChunkTokens(maxInputTokens: number): number {
  */
 export function defaultChunkingSettings(maxInputTokens: number): ChunkingSettings {
   const chunkSize = Math.max(1, Math.min(200, maxChunkTokens(maxInputTokens)));
-  return { strategy: "recursive", chunkSize, chunkOverlap: Math.floor(chunkSize * 0.15), separators: [] };
+  return { strategy: "recursive", chunkSize, chunkOverlap: Math.floor(chunkSize * 0.15), separators: [], documentVector: DEFAULT_DOCUMENT_VECTOR };
 }
+
+/** What a new base gets: chosen by the measurements in docs/EVALUATION.md (issue #14). */
+export const DEFAULT_DOCUMENT_VECTOR = "auto" as const;
 
 /** Throws InvalidInputError saying what is wrong and what is allowed. */
 export function validateChunkingSettings(settings: ChunkingSettings, maxInputTokens: number): void {
@@ -65,6 +68,9 @@ export function validateChunkingSettings(settings: ChunkingSettings, maxInputTok
     throw new InvalidInputError("separators must be a list of strings");
   }
   validateParentSettings(settings.parent ?? "none", settings.parentMaxTokens ?? DEFAULT_PARENT_MAX_TOKENS, chunkSize);
+  if (settings.documentVector !== undefined && !["off", "auto"].includes(settings.documentVector)) {
+    throw new InvalidInputError(`unknown document vector mode "${String(settings.documentVector)}"; it is "auto" or "off"`);
+  }
 }
 
 /**

@@ -47,6 +47,7 @@ export class IndexService {
         chunkOverlap: chunking.chunkOverlap ?? 0,
         separators: chunking.separators ?? [],
         ...(chunking.parent ? { parent: chunking.parent, parentMaxTokens: chunking.parentMaxTokens } : {}),
+        ...(chunking.documentVector ? { documentVector: chunking.documentVector } : {}),
       },
     });
     await this.stores.engine.ensureKnowledgeBase(kb.id, kb.embeddingDimension);
