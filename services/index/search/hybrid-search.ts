@@ -7,9 +7,11 @@
 //
 // Two levels of vectors, one principle: every list is one vote by rank. The document-vector list
 // (documents embedded whole, where the base keeps them) is a list like the others, its entries
-// placed on their documents' best chunks (document-level.ts); hybrid fuses BM25, chunk vectors and
-// document vectors, vector mode the two vector lists, scored by the better cosine of the two.
-// Bases without document vectors return an empty document list, and fusion is then what it was.
+// placed on their documents' best chunks (document-level.ts), and hybrid fuses BM25, chunk vectors
+// and document vectors. Vector mode stays one similarity: a hit scores and ranks by the better
+// cosine of its chunk and its whole document (both in the same model's space), so its order is its
+// scores' and min-score means what it meant. Bases without document vectors return an empty
+// document list, and both modes are then what they were.
 import type { SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "./rrf-fusion.ts";
 import { placeDocumentHits } from "./document-level.ts";
@@ -68,7 +70,9 @@ export async function hybridSearch(query: SearchQuery, source: SearchLists): Pro
     const lists = await source.lists({ vector: { vector, limit: query.topK }, documentVector: { vector, limit: query.topK } });
     const chunks = { name: "vector" as const, hits: lists.vector ?? [] };
     const documents = { name: "document" as const, hits: placeDocumentHits(lists.documentVector ?? [], [chunks], k) };
-    const fused = fuseHits(documents.hits.length > 0 ? [chunks, documents] : [chunks], { k, scoreFrom: documents.hits.length > 0 ? "similarity" : "vector" });
+    if (documents.hits.length === 0) return applyMinScore(fuseHits([chunks], { k, scoreFrom: "vector" }), query.minScore);
+    // Sorted by similarity; the sort is stable, so equal cosines keep fusion's order.
+    const fused = fuseHits([chunks, documents], { k, scoreFrom: "similarity" }).sort((a, b) => b.score - a.score);
     return applyMinScore(fused, query.minScore).slice(0, query.topK);
   }
   const candidates = hybridCandidates(query);

@@ -426,7 +426,7 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         return s;
       }
 
-      it("ranks documents by their own vector in vector mode, on their best chunk, scored by the better cosine", async () => {
+      it("ranks and scores vector hits by the better cosine of their chunk and their whole document, placed on the document's best chunk", async () => {
         const s = await seedWithDocumentVector();
         expect(await engine.hasDocumentVector(s.kb, s.docA)).toBe(true);
         expect(await engine.hasDocumentVector(s.kb, s.docB)).toBe(false);
@@ -439,6 +439,8 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         expect(hits[0].score).toBeCloseTo(1, 4);
         expect(hits[1].score).toBeCloseTo(cosine([...Q], s.vectors.c0), 4);
         expect(hits.filter((hit) => hit.explain.documentRank)).toHaveLength(1);
+        for (let i = 1; i < hits.length; i++) expect(hits[i - 1].score).toBeGreaterThanOrEqual(hits[i].score);
+        expect(ids(await engine.search(query(s.kb, "vector", { vector: Q, minScore: 0.9 })))).toEqual([s.chunks.a0.id, s.chunks.c0.id]);
       });
 
       it("fuses the document list with BM25 and the chunk vectors, on the chunk the chunk lists rank best", async () => {
