@@ -27,25 +27,26 @@ function draftsOf(wordCount: number, chunkWords = 10): { drafts: ChunkDraft[]; t
 const auto: ChunkingSettings = { strategy: "recursive", chunkSize: 10, chunkOverlap: 0, separators: [], documentVector: "auto" };
 
 describe("documentVectorText", () => {
-  it("gives a document the model reads at least half of its whole input, under its title", () => {
+  it("gives a document the model reads at least half of its whole text as its input", () => {
     expect(maxDocumentVectorTokens(MAX_INPUT)).toBe(40);
     const { drafts } = draftsOf(39);
     const text = documentVectorText(auto, drafts, words, MAX_INPUT);
     expect(text).toBe(documentInput(drafts));
-    expect(text.startsWith("Title\nw0 w1")).toBe(true);
-    expect(words.count(text)).toBe(40);
+    expect(text.startsWith("w0 w1")).toBe(true);
+    expect(words.count(text)).toBe(39);
   });
 
   it("gives none to a longer document, nor to any document of a base that keeps none", () => {
-    expect(documentVectorText(auto, draftsOf(40).drafts, words, MAX_INPUT)).toBe("");
+    expect(documentVectorText(auto, draftsOf(40).drafts, words, MAX_INPUT)).not.toBe("");
+    expect(documentVectorText(auto, draftsOf(41).drafts, words, MAX_INPUT)).toBe("");
     expect(documentVectorText(auto, draftsOf(400).drafts, words, MAX_INPUT)).toBe("");
     expect(documentVectorText({ ...auto, documentVector: "off" }, draftsOf(5).drafts, words, MAX_INPUT)).toBe("");
     expect(documentVectorText({ ...auto, documentVector: undefined }, draftsOf(5).drafts, words, MAX_INPUT)).toBe("");
   });
 
-  it("is a one-chunk document's chunk input, so the embedder reuses that vector", () => {
+  it("is a one-chunk document's chunk text", () => {
     const { drafts } = draftsOf(8);
-    expect(documentVectorText(auto, drafts, words, MAX_INPUT)).toBe(`Title\n${drafts[0].text}`);
+    expect(documentVectorText(auto, drafts, words, MAX_INPUT)).toBe(drafts[0].text);
   });
 
   it("is on for new bases and refuses an unknown mode", () => {

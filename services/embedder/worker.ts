@@ -49,8 +49,8 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
       const kb = await deps.knowledgeBase(event.knowledgeBaseId);
       const embedder = await models.get(kb.embeddingModel);
       const inputs = event.chunks.map((c) => withHeadingPath(c.text, c.sectionPath));
-      // The document's own input is embedded once, with its chunks; a one-chunk document's is its
-      // chunk's input, whose vector it shares.
+      // The document's own input is embedded once, with its chunks; one equal to a chunk's input
+      // (a one-chunk document without headings) shares that chunk's vector.
       const documentShares = event.documentText ? inputs.indexOf(event.documentText) : -1;
       if (event.documentText && documentShares < 0) inputs.push(event.documentText);
       const total = event.chunks.length;
