@@ -162,7 +162,9 @@ export function formatHit(hit: SearchHit, rank: number, mode: ModeName = "hybrid
   const e = hit.explain!;
   const where = [hit.fileName, c.page ? `p. ${c.page}` : "", c.sectionPath.join(" > ")].filter(Boolean).join(", ");
   const bm25 = `bm25 #${e.bm25Rank || "-"} (${e.bm25Score.toFixed(3)})`;
-  const vector = `vector #${e.vectorRank || "-"} (${e.vectorScore.toFixed(3)})`;
+  const chunkVector = `vector #${e.vectorRank || "-"} (${e.vectorScore.toFixed(3)})`;
+  // The document-vector list shows only where the hit's document was in it (bases with document vectors).
+  const vector = e.documentRank ? `${chunkVector}, document #${e.documentRank} (${e.documentScore.toFixed(3)})` : chunkVector;
   const lists = [
     mode === "bm25" ? bm25 : mode === "vector" ? vector : `${bm25}, ${vector}, fused ${e.fusedScore.toFixed(4)}`,
     e.rerankScore !== undefined ? `rerank ${e.rerankScore.toFixed(3)}` : "",

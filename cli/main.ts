@@ -9,7 +9,7 @@ import { ask, ingest, listKnowledgeBases, MODES, search, type ModeName } from ".
 import { reportLine } from "./error-report.ts";
 import { addRetrievalFlags, retrievalSettingsOf, type RetrievalFlags } from "../client/retrieval-flags.ts";
 import { gatewayClient } from "../client/gateway-client.ts";
-import { chunkingFromFlags, describeChunking, PARENT_CHOICES, type ChunkingFlags } from "../client/chunking-options.ts";
+import { chunkingFromFlags, describeChunking, DOCUMENT_VECTOR_CHOICES, PARENT_CHOICES, type ChunkingFlags } from "../client/chunking-options.ts";
 import { registerEvalCommand } from "../eval/eval-command.ts";
 import { registerEvalAnswersCommand } from "../eval/eval-answers-command.ts";
 import { registerBenchCommand } from "../bench/bench-command.ts";
@@ -98,6 +98,11 @@ kb.command("create")
   .option("--chunk-overlap <tokens>", "tokens of overlap", wholeNumber(0))
   .addOption(new Option("--parent <mode>", "two-level chunking: chunks are matched, their section or whole document is what answers read").choices(PARENT_CHOICES))
   .option("--parent-size <tokens>", "the most tokens of one parent (default 1024)", wholeNumber(1))
+  .addOption(
+    new Option("--document-vector <mode>", "auto: also embed each document the model reads at least half of as a whole, searched as a list of its own (default); off: chunk vectors only").choices(
+      DOCUMENT_VECTOR_CHOICES,
+    ),
+  )
   .option("--embedding-model <name>", "the base's embedding model (see `quarry models list`); default: the embedder's")
   .addOption(urlOption())
   .action(async (name: string, o: ChunkingFlags & { description: string; embeddingModel?: string; url: string }) => {

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { ChunkingSettingsSchema, ParentMode, type ChunkingSettings } from "../gen/quarry/common/v1/common_pb.ts";
+import { ChunkingSettingsSchema, DocumentVectorMode, ParentMode, type ChunkingSettings } from "../gen/quarry/common/v1/common_pb.ts";
 
 export const PARENT_CHOICES = ["none", "section", "document"] as const;
 
@@ -9,21 +9,30 @@ const PARENT_MODE: Record<(typeof PARENT_CHOICES)[number], ParentMode> = {
   document: ParentMode.DOCUMENT,
 };
 
+export const DOCUMENT_VECTOR_CHOICES = ["auto", "off"] as const;
+
+const DOCUMENT_VECTOR_MODE: Record<(typeof DOCUMENT_VECTOR_CHOICES)[number], DocumentVectorMode> = {
+  auto: DocumentVectorMode.AUTO,
+  off: DocumentVectorMode.OFF,
+};
+
 export interface ChunkingFlags {
   chunkSize?: number;
   chunkOverlap?: number;
   parent?: (typeof PARENT_CHOICES)[number];
   parentSize?: number;
+  documentVector?: (typeof DOCUMENT_VECTOR_CHOICES)[number];
 }
 
 /** The chunking settings `kb create` sends; undefined when no flag was given, so the server's defaults apply. */
 export function chunkingFromFlags(o: ChunkingFlags): ChunkingSettings | undefined {
-  if (o.chunkSize === undefined && o.chunkOverlap === undefined && o.parent === undefined && o.parentSize === undefined) return undefined;
+  if (o.chunkSize === undefined && o.chunkOverlap === undefined && o.parent === undefined && o.parentSize === undefined && o.documentVector === undefined) return undefined;
   return create(ChunkingSettingsSchema, {
     chunkSize: o.chunkSize ?? 0,
     chunkOverlap: o.chunkOverlap ?? 0,
     parent: o.parent ? PARENT_MODE[o.parent] : ParentMode.UNSPECIFIED,
     parentMaxTokens: o.parentSize ?? 0,
+    documentVector: o.documentVector ? DOCUMENT_VECTOR_MODE[o.documentVector] : DocumentVectorMode.UNSPECIFIED,
   });
 }
 
@@ -31,7 +40,8 @@ export function chunkingFromFlags(o: ChunkingFlags): ChunkingSettings | undefine
 export function describeChunking(c: ChunkingSettings | undefined): string {
   const chunks = `chunks of ${c?.chunkSize} tokens with ${c?.chunkOverlap} overlap`;
   const parent = PARENT_CHOICES.find((name) => PARENT_MODE[name] === c?.parent);
-  return parent && parent !== "none" ? `${chunks}, each read with its ${parent} (parents up to ${c?.parentMaxTokens} tokens)` : chunks;
+  const withParents = parent && parent !== "none" ? `${chunks}, each read with its ${parent} (parents up to ${c?.parentMaxTokens} tokens)` : chunks;
+  return c?.documentVector === DocumentVectorMode.AUTO ? `${withParents}; documents the model reads at least half of also embedded whole` : withParents;
 }
 
 /**

@@ -28,7 +28,7 @@ export interface NewKnowledgeBaseRequest {
 }
 
 type PreviewRequest = Pick<PreviewChunksRequest, "content" | "fileName" | "mimeType" | "settings" | "knowledgeBase" | "maxChunks">;
-type Preview = Pick<PreviewChunksResponse, "chunks" | "totalChunks" | "totalTokens" | "settings" | "parents">;
+type Preview = Pick<PreviewChunksResponse, "chunks" | "totalChunks" | "totalTokens" | "settings" | "parents" | "documentVector">;
 
 export class KnowledgeBases {
   constructor(private readonly peers: KnowledgeBasePeers) {}
@@ -95,6 +95,6 @@ export class KnowledgeBases {
     const resolved = await chunker.resolveChunkingSettings({ settings });
     const { document } = await parser.parse({ content: request.content, fileName: request.fileName, mimeType: request.mimeType });
     const preview = await chunker.previewChunks({ document, settings: resolved.settings, maxChunks: request.maxChunks });
-    return { chunks: preview.chunks, totalChunks: preview.totalChunks, totalTokens: preview.totalTokens, settings: resolved.settings, parents: preview.parents };
+    return { chunks: preview.chunks, totalChunks: preview.totalChunks, totalTokens: preview.totalTokens, settings: resolved.settings, parents: preview.parents, documentVector: preview.documentVector };
   }
 }

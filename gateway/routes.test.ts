@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DocumentStatus, RetrievalMode } from "../gen/quarry/common/v1/common_pb.ts";
+import { DocumentStatus, DocumentVectorMode, RetrievalMode } from "../gen/quarry/common/v1/common_pb.ts";
 import { QuarryService } from "../gen/quarry/gateway/v1/gateway_pb.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import type { EventBus, Subscription } from "../lib/bus/event-bus.ts";
@@ -110,6 +110,21 @@ describe("gateway routes", () => {
     expect(preview.totalChunks).toBe(1);
     expect(preview.chunks[0].text).toContain("asking their manager");
     expect((await client.listDocuments({ knowledgeBase: "handbook" })).documents).toEqual([]);
+  });
+
+  it("previews whether a document would also be embedded whole, by the settings and its length", async () => {
+    const short = text("# Leave\n\nStaff take leave by asking their manager.\n");
+    const byDefault = await client.previewChunks({ fileName: "notes.md", content: short });
+    expect([byDefault.settings!.documentVector, byDefault.documentVector]).toEqual([DocumentVectorMode.OFF, false]);
+    const preview = await client.previewChunks({ fileName: "notes.md", content: short, settings: { documentVector: DocumentVectorMode.AUTO } });
+    expect(preview.settings!.documentVector).toBe(DocumentVectorMode.AUTO);
+    expect(preview.documentVector).toBe(true);
+    const off = await client.previewChunks({ fileName: "notes.md", content: short, settings: { documentVector: DocumentVectorMode.OFF } });
+    expect([off.settings!.documentVector, off.documentVector]).toEqual([DocumentVectorMode.OFF, false]);
+    const long = await client.previewChunks({ fileName: "long.txt", content: text(Array.from({ length: 120 }, (_, i) => `Sentence ${i} says something new.`).join(" ")), settings: { documentVector: DocumentVectorMode.AUTO } });
+    expect(long.settings!.documentVector).toBe(DocumentVectorMode.AUTO);
+    expect(long.totalTokens).toBeGreaterThan(600);
+    expect(long.documentVector).toBe(false);
   });
 
   it("ingests an upload to ready, then searches and answers from it with citations, and deletes it", async () => {

@@ -51,9 +51,16 @@ export interface ChunkingSettings {
   parent?: ParentMode;
   /** The most tokens one parent may hold; absent: DEFAULT_PARENT_MAX_TOKENS of the chunker. */
   parentMaxTokens?: number;
+  /**
+   * A vector of the whole document beside its chunk vectors, for documents the model reads at
+   * least half of (lib/document-input.ts). Absent: "off" (bases made before it existed).
+   */
+  documentVector?: DocumentVectorMode;
 }
 
 export type ParentMode = "none" | "section" | "document";
+
+export type DocumentVectorMode = "off" | "auto";
 
 /** The span a child chunk belongs to; children never cross it. */
 export interface ChunkParent {
@@ -230,6 +237,9 @@ export interface HitExplain {
   rerankScore?: number;
   /** Adjacent chunks merged into the hit's text by neighbour expansion, in document order. */
   mergedChunkIds?: string[];
+  /** The hit's document's rank and whole-document cosine in the document-vector list; absent when not in it. */
+  documentRank?: number;
+  documentScore?: number;
 }
 
 export interface SearchHit {

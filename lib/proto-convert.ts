@@ -7,6 +7,7 @@ import {
   ChunkParentSchema,
   ChunkSchema,
   ParentMode,
+  DocumentVectorMode,
   DocumentSchema,
   KnowledgeBaseSchema,
   ModelChangeSchema,
@@ -29,6 +30,7 @@ import type {
   ChunkParent,
   ChunkingSettings,
   ParentMode as DomainParentMode,
+  DocumentVectorMode as DomainDocumentVectorMode,
   DocumentRecord,
   KnowledgeBase,
   ModelChange,
@@ -50,7 +52,17 @@ export function chunkingToProto(s: ChunkingSettings): ChunkingSettingsProto {
     separators: [...s.separators],
     parent: PARENT_TO_PROTO[s.parent ?? "none"],
     parentMaxTokens: s.parentMaxTokens ?? 0,
+    documentVector: DOCUMENT_VECTOR_TO_PROTO[s.documentVector ?? "off"],
   };
+}
+
+const DOCUMENT_VECTOR_TO_PROTO: Record<DomainDocumentVectorMode, DocumentVectorMode> = {
+  off: DocumentVectorMode.OFF,
+  auto: DocumentVectorMode.AUTO,
+};
+
+export function documentVectorModeFromProto(p: DocumentVectorMode): DomainDocumentVectorMode | undefined {
+  return Object.entries(DOCUMENT_VECTOR_TO_PROTO).find(([, v]) => v === p)?.[0] as DomainDocumentVectorMode | undefined;
 }
 
 const PARENT_TO_PROTO: Record<DomainParentMode, ParentMode> = {
@@ -73,6 +85,9 @@ export function chunkingFromProto(p: ChunkingSettingsProto | undefined): Partial
     ...(p.separators.length ? { separators: [...p.separators] } : {}),
     ...(p.parent !== ParentMode.UNSPECIFIED ? { parent: parentModeFromProto(p.parent) ?? (String(p.parent) as DomainParentMode) } : {}),
     ...(p.parentMaxTokens ? { parentMaxTokens: p.parentMaxTokens } : {}),
+    ...(p.documentVector !== DocumentVectorMode.UNSPECIFIED
+      ? { documentVector: documentVectorModeFromProto(p.documentVector) ?? (String(p.documentVector) as DomainDocumentVectorMode) }
+      : {}),
   };
 }
 
@@ -309,6 +324,7 @@ export function hitFromProto(p: SearchHitProto): SearchHit {
       ...(p.explain?.fallback ? { fallback: true } : {}),
       ...(p.explain?.rerankScore !== undefined ? { rerankScore: p.explain.rerankScore } : {}),
       ...(p.explain?.mergedChunkIds.length ? { mergedChunkIds: [...p.explain.mergedChunkIds] } : {}),
+      ...(p.explain?.documentRank ? { documentRank: p.explain.documentRank, documentScore: p.explain.documentScore } : {}),
     },
   };
 }

@@ -36,8 +36,16 @@ export function maxChunkTokens(maxInputTokens: number): number {
  */
 export function defaultChunkingSettings(maxInputTokens: number): ChunkingSettings {
   const chunkSize = Math.max(1, Math.min(200, maxChunkTokens(maxInputTokens)));
-  return { strategy: "recursive", chunkSize, chunkOverlap: Math.floor(chunkSize * 0.15), separators: [] };
+  return { strategy: "recursive", chunkSize, chunkOverlap: Math.floor(chunkSize * 0.15), separators: [], documentVector: DEFAULT_DOCUMENT_VECTOR };
 }
+
+/**
+ * What a new base gets. Off until measured beyond ArguAna: there document vectors lift vector
+ * 0.5315 → 0.5716 and hybrid 0.5778 → 0.5869 (docs/EVALUATION.md, issue #14), but on SciFact,
+ * whose hybrid stands 0.0025 above its 0.72 floor, whole abstracts embed worse than their chunks
+ * (0.647 vs 0.668), and that run has not been made; `--document-vector auto` opts a base in.
+ */
+export const DEFAULT_DOCUMENT_VECTOR = "off" as const;
 
 /** Throws InvalidInputError saying what is wrong and what is allowed. */
 export function validateChunkingSettings(settings: ChunkingSettings, maxInputTokens: number): void {
@@ -65,6 +73,9 @@ export function validateChunkingSettings(settings: ChunkingSettings, maxInputTok
     throw new InvalidInputError("separators must be a list of strings");
   }
   validateParentSettings(settings.parent ?? "none", settings.parentMaxTokens ?? DEFAULT_PARENT_MAX_TOKENS, chunkSize);
+  if (settings.documentVector !== undefined && !["off", "auto"].includes(settings.documentVector)) {
+    throw new InvalidInputError(`unknown document vector mode "${String(settings.documentVector)}"; it is "auto" or "off"`);
+  }
 }
 
 /**

@@ -6,6 +6,7 @@ import { chunkingFromProto, chunkingToProto, chunkToProto, parsedFromProto } fro
 import type { ChunkingSettings } from "../../lib/domain.ts";
 import { chunkDocument, defaultChunkingSettings, maxChunkTokens, validateChunkingSettings } from "./chunk-document.ts";
 import { toChunks } from "./chunk-id.ts";
+import { documentVectorText } from "./document-vector.ts";
 import { previewParents } from "./preview-parents.ts";
 import { DEFAULT_PARENT_MAX_TOKENS } from "./parent-spans.ts";
 import type { ModelTokens } from "./model-tokens.ts";
@@ -48,13 +49,15 @@ export function chunkerRoutes(deps: ChunkerDeps) {
       async previewChunks(request) {
         if (!request.document) throw new InvalidInputError("document is required");
         const tokens = await tokensOf(deps, request.embeddingModel);
-        const drafts = chunkDocument(parsedFromProto(request.document), resolveSettings(tokens, request.settings), tokens.counter, { maxInputTokens: tokens.maxInputTokens, maxChunks: deps.maxChunks });
+        const settings = resolveSettings(tokens, request.settings);
+        const drafts = chunkDocument(parsedFromProto(request.document), settings, tokens.counter, { maxInputTokens: tokens.maxInputTokens, maxChunks: deps.maxChunks });
         const shown = drafts.slice(0, request.maxChunks || 50);
         return {
           chunks: toChunks(shown, "preview", "").map(chunkToProto),
           parents: previewParents(request.document.text, shown),
           totalChunks: drafts.length,
           totalTokens: drafts.reduce((sum, d) => sum + d.tokenCount, 0),
+          documentVector: documentVectorText(settings, drafts, tokens.counter, tokens.maxInputTokens) !== "",
         };
       },
       async resolveChunkingSettings(request) {

@@ -11,6 +11,7 @@ import { runStage } from "../../lib/pipeline/stage.ts";
 import { chunkToProto, parsedFromProto } from "../../lib/proto-convert.ts";
 import { chunkDocument } from "./chunk-document.ts";
 import { toChunks } from "./chunk-id.ts";
+import { documentVectorText } from "./document-vector.ts";
 import type { ModelTokens } from "./model-tokens.ts";
 
 export interface ChunkerWorkerDeps {
@@ -52,6 +53,7 @@ export function startChunkerWorker(deps: ChunkerWorkerDeps) {
         version: event.version,
         fileName: event.fileName,
         chunks: chunks.map(chunkToProto),
+        documentText: documentVectorText(kb.chunking, drafts, counter, maxInputTokens),
       });
       await bus.publish(Topics.chunksCreated, [{ key: event.documentId, value: toBinary(ChunksCreatedSchema, out) }]);
     },

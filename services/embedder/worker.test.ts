@@ -67,4 +67,24 @@ describe("embedder worker", () => {
     expect(failed.error).not.toContain("(retrying)");
     await expect(h.next(Topics.chunksEmbedded, ChunksEmbeddedSchema, undefined, 300)).rejects.toThrow(/no matching event/);
   });
+
+  it("embeds the document's own text once beside its chunks, and gives none to a document without it", async () => {
+    await start(16);
+    const documentText = created.chunks.map((c) => c.text).join("\n");
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, { ...created, documentText }, "doc_1");
+    const embedded = await h.next(Topics.chunksEmbedded, ChunksEmbeddedSchema);
+    const [expected] = await new HashingEmbedder({ dimension: 16 }).embed([documentText], "document");
+    expect(embedded.documentVector).toEqual(Array.from(expected));
+    expect(embedded.chunks).toHaveLength(3);
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, { ...created, documentId: "doc_2", version: 8n }, "doc_2");
+    expect((await h.next(Topics.chunksEmbedded, ChunksEmbeddedSchema, (e) => e.documentId === "doc_2")).documentVector).toEqual([]);
+  });
+
+  it("gives a one-chunk document its chunk's vector as its document vector", async () => {
+    await start(16);
+    const one = { ...created, chunks: created.chunks.slice(0, 1), documentText: created.chunks[0].text };
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, one, "doc_1");
+    const embedded = await h.next(Topics.chunksEmbedded, ChunksEmbeddedSchema);
+    expect(embedded.documentVector).toEqual(embedded.chunks[0].vector);
+  });
 });

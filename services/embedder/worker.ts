@@ -48,13 +48,17 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
       const doc = documentOfEvent(event);
       const kb = await deps.knowledgeBase(event.knowledgeBaseId);
       const embedder = await models.get(kb.embeddingModel);
+      const inputs = event.chunks.map((c) => withHeadingPath(c.text, c.sectionPath));
+      // The document's own input is embedded once, with its chunks; one equal to a chunk's input
+      // (a one-chunk document without headings) shares that chunk's vector.
+      const documentShares = event.documentText ? inputs.indexOf(event.documentText) : -1;
+      if (event.documentText && documentShares < 0) inputs.push(event.documentText);
       const total = event.chunks.length;
       const vectors: Float32Array[] = [];
       const span = PhasePercent.embeddingDone - PhasePercent.embedding;
       await publishProgress(bus, doc, { phase: "embedding", percent: PhasePercent.embedding, message: `vectorizing 0/${total} chunks` });
-      for (let i = 0; i < total; i += step) {
-        const batch = event.chunks.slice(i, i + step).map((c) => withHeadingPath(c.text, c.sectionPath));
-        const out = await embedder.embed(batch, "document");
+      for (let i = 0; i < inputs.length; i += step) {
+        const out = await embedder.embed(inputs.slice(i, i + step), "document");
         assertDimension(out, kb.embeddingDimension, { knowledgeBase: kb.name, expectedModel: kb.embeddingModel, actualModel: embedder.info().model });
         vectors.push(...out);
         const done = Math.min(total, i + step);
@@ -64,6 +68,7 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
           message: `vectorizing ${done}/${total} chunks`,
         });
       }
+      const documentVector = !event.documentText ? undefined : vectors[documentShares >= 0 ? documentShares : total];
       const message = create(ChunksEmbeddedSchema, {
         documentId: event.documentId,
         knowledgeBaseId: event.knowledgeBaseId,
@@ -71,6 +76,7 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
         fileName: event.fileName,
         embeddingModel: embedder.info().model,
         chunks: event.chunks.map((chunk, i) => ({ chunk, vector: Array.from(vectors[i]) })),
+        documentVector: documentVector ? Array.from(documentVector) : [],
       });
       await bus.publish(Topics.chunksEmbedded, [{ key: event.documentId, value: toBinary(ChunksEmbeddedSchema, message) }]);
     },

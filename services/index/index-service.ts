@@ -181,5 +181,6 @@ function wholeChunking(chunking: Partial<ChunkingSettings>): ChunkingSettings {
     chunkOverlap: chunking.chunkOverlap ?? 0,
     separators: chunking.separators ?? [],
     ...(chunking.parent ? { parent: chunking.parent, parentMaxTokens: chunking.parentMaxTokens } : {}),
+    ...(chunking.documentVector ? { documentVector: chunking.documentVector } : {}),
   };
 }

@@ -15,6 +15,7 @@
 import type { EmbeddedChunk, KnowledgeBase, ModelChange } from "../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
+import { documentInput } from "../../lib/document-input.ts";
 import type { Catalog } from "./catalog.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
@@ -125,16 +126,19 @@ export class ModelChanges {
    * The indexing stage's write of a document's chunks, embedded with `model`: vectors of another
    * model than the base's (embedded before a switch) are embedded again with the base's first.
    */
-  async storeDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, model: string, chunks: EmbeddedChunk[]): Promise<void> {
+  async storeDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, model: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void> {
     await this.locked(knowledgeBaseId, async () => {
       const kb = await this.deps.catalog.getKnowledgeBase(knowledgeBaseId);
       let stored = chunks;
+      let storedDocumentVector = documentVector;
       if (model && model !== kb.embeddingModel && chunks.length > 0) {
         this.deps.logger.info({ documentId, model, current: kb.embeddingModel }, "chunks embedded with the base's previous model; embedding them again");
-        const vectors = await this.deps.vectorizer.embedDocuments(kb.embeddingModel, chunks.map((c) => c.text), kb.embeddingDimension);
+        const texts = [...chunks.map((c) => c.text), ...(documentVector ? [documentInput(chunks)] : [])];
+        const vectors = await this.deps.vectorizer.embedDocuments(kb.embeddingModel, texts, kb.embeddingDimension);
         stored = chunks.map((chunk, i) => ({ ...chunk, vector: vectors[i] }));
+        storedDocumentVector = documentVector && vectors[chunks.length];
       }
-      await this.deps.engine.replaceDocumentChunks(knowledgeBaseId, documentId, fileName, stored);
+      await this.deps.engine.replaceDocumentChunks(knowledgeBaseId, documentId, fileName, stored, storedDocumentVector);
     });
   }
 
@@ -144,7 +148,7 @@ export class ModelChanges {
     return {
       ensureKnowledgeBase: (kb, dimension) => engine.ensureKnowledgeBase(kb, dimension),
       dropKnowledgeBase: (kb) => locked(kb, () => engine.dropKnowledgeBase(kb)),
-      replaceDocumentChunks: (kb, doc, fileName, chunks) => locked(kb, () => engine.replaceDocumentChunks(kb, doc, fileName, chunks)),
+      replaceDocumentChunks: (kb, doc, fileName, chunks, documentVector) => locked(kb, () => engine.replaceDocumentChunks(kb, doc, fileName, chunks, documentVector)),
       deleteDocument: (kb, doc) => locked(kb, () => engine.deleteDocument(kb, doc)),
       setDocumentEnabled: (kb, doc, enabled) => locked(kb, () => engine.setDocumentEnabled(kb, doc, enabled)),
       search: (query) => engine.search(query),
@@ -153,8 +157,9 @@ export class ModelChanges {
       findChunks: (request) => engine.findChunks(request),
       close: () => engine.close(),
       documentChunks: (kb, doc) => engine.documentChunks(kb, doc),
+      hasDocumentVector: (kb, doc) => engine.hasDocumentVector(kb, doc),
       beginShadow: (kb, dimension) => locked(kb, () => engine.beginShadow(kb, dimension)),
-      writeShadowChunks: (kb, doc, fileName, chunks) => locked(kb, () => engine.writeShadowChunks(kb, doc, fileName, chunks)),
+      writeShadowChunks: (kb, doc, fileName, chunks, documentVector) => locked(kb, () => engine.writeShadowChunks(kb, doc, fileName, chunks, documentVector)),
       shadowPendingDocuments: (kb) => engine.shadowPendingDocuments(kb),
       commitShadow: (kb) => locked(kb, () => engine.commitShadow(kb)),
       dropShadow: (kb) => locked(kb, () => engine.dropShadow(kb)),
@@ -230,11 +235,16 @@ export class ModelChanges {
     const { engine, vectorizer } = this.deps;
     const chunks = await engine.documentChunks(knowledgeBaseId, documentId);
     if (chunks.length === 0) return;
-    const vectors = await vectorizer.embedDocuments(change.targetModel, chunks.map((c) => c.text), change.targetDimension);
+    // A document that had a document vector gets one of the new model, from the same input
+    // rebuilt from its chunks (the chunks are kept as they are, so is the choice to have one).
+    const whole = await engine.hasDocumentVector(knowledgeBaseId, documentId);
+    const texts = [...chunks.map((c) => c.text), ...(whole ? [documentInput(chunks)] : [])];
+    const vectors = await vectorizer.embedDocuments(change.targetModel, texts, change.targetDimension);
     await this.locked(knowledgeBaseId, async () => {
       const now = await engine.documentChunks(knowledgeBaseId, documentId);
       if (now.map((c) => c.id).join("\n") !== chunks.map((c) => c.id).join("\n")) return;
-      await engine.writeShadowChunks(knowledgeBaseId, documentId, fileName, chunks.map((chunk, i) => ({ ...chunk, vector: vectors[i] })));
+      const embedded = chunks.map((chunk, i) => ({ ...chunk, vector: vectors[i] }));
+      await engine.writeShadowChunks(knowledgeBaseId, documentId, fileName, embedded, whole ? vectors[chunks.length] : undefined);
     });
   }
 

@@ -17,8 +17,10 @@ export interface SearchEngine {
   /**
    * Replaces all chunks of a document in one step: readers see either the old set or the new one.
    * Vectors must have the knowledge base's dimension (FailedPreconditionError otherwise, nothing written).
+   * A document vector (the whole document embedded as one input) is stored with the document's
+   * first chunk and replaced, disabled and deleted with it; without one the document has none.
    */
-  replaceDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[]): Promise<void>;
+  replaceDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void>;
   deleteDocument(knowledgeBaseId: string, documentId: string): Promise<void>;
   /** Disabled documents' chunks stay stored but are never returned by search. */
   setDocumentEnabled(knowledgeBaseId: string, documentId: string, enabled: boolean): Promise<void>;
@@ -43,13 +45,15 @@ export interface SearchEngine {
 
   /** A document's live chunks in order (what a change of model re-embeds). */
   documentChunks(knowledgeBaseId: string, documentId: string): Promise<Chunk[]>;
+  /** Whether the document has a live document vector (a change of model embeds it again). */
+  hasDocumentVector(knowledgeBaseId: string, documentId: string): Promise<boolean>;
   /** Creates an empty shadow of the given dimension, replacing any left by an interrupted change. */
   beginShadow(knowledgeBaseId: string, dimension: number): Promise<void>;
   /**
    * Stores the shadow vectors of a document's chunks (as documentChunks returned them); chunks no
    * longer live are skipped. FailedPreconditionError when the dimension is not the shadow's.
    */
-  writeShadowChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[]): Promise<void>;
+  writeShadowChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void>;
   /** Documents with live chunks that lack shadow vectors (empty when the shadow is complete). */
   shadowPendingDocuments(knowledgeBaseId: string): Promise<string[]>;
   /** Makes the shadow the live vectors in one step and discards the old ones. */

@@ -67,8 +67,9 @@ function startIndexingStage(deps: IndexWorkerDeps) {
       }
       await publishProgress(bus, ref, { phase: "indexing", percent: PhasePercent.indexing, message: "saving" });
       const chunks: EmbeddedChunk[] = event.chunks.map((c) => ({ ...chunkFromProto(c.chunk!), vector: Float32Array.from(c.vector) }));
-      if (deps.modelChanges) await deps.modelChanges.storeDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, event.embeddingModel, chunks);
-      else await engine.replaceDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, chunks);
+      const documentVector = event.documentVector.length > 0 ? Float32Array.from(event.documentVector) : undefined;
+      if (deps.modelChanges) await deps.modelChanges.storeDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, event.embeddingModel, chunks, documentVector);
+      else await engine.replaceDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, chunks, documentVector);
       if (!current.enabled) await engine.setDocumentEnabled(event.knowledgeBaseId, event.documentId, false);
       const tokenCount = chunks.reduce((sum, c) => sum + c.tokenCount, 0);
       const ready = { phase: "ready" as const, percent: PhasePercent.ready, message: "done", chunkCount: chunks.length, tokenCount };

@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
+import { DocumentStatus, DocumentVectorMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { writeFixtures } from "../fixtures/fixture-documents.ts";
 import { PDF_FACT } from "../fixtures/fixture-texts.ts";
@@ -319,6 +319,20 @@ describe("the quarry CLI speaks plainly", () => {
     expect(wrong.stderr).toMatch(/--parent.*chapter.*(section|choices)/s);
   });
 
+  it("kb create --document-vector chooses whether documents are also embedded whole, and says so; an unknown mode is refused", async () => {
+    const off = await quarryCli(["kb", "create", "chunks-only", "--document-vector", "off", "--url", quarry.url], env);
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).not.toMatch(/embedded whole/);
+    expect((await quarry.client.getKnowledgeBase({ knowledgeBase: "chunks-only" })).knowledgeBase!.chunking!.documentVector).toBe(DocumentVectorMode.OFF);
+    const auto = await quarryCli(["kb", "create", "whole-too", "--document-vector", "auto", "--url", quarry.url], env);
+    expect(auto.code, auto.stderr).toBe(0);
+    expect(auto.stdout).toMatch(/documents the model reads at least half of also embedded whole/);
+    expect((await quarry.client.getKnowledgeBase({ knowledgeBase: "whole-too" })).knowledgeBase!.chunking!.documentVector).toBe(DocumentVectorMode.AUTO);
+    const wrong = await quarryCli(["kb", "create", "sometimes", "--document-vector", "sometimes", "--url", quarry.url], env);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/--document-vector.*sometimes.*(auto|choices)/s);
+  });
+
   it("lists knowledge bases under a header, with singular and plural counts", async () => {
     await quarry.client.createKnowledgeBase({ name: "empty-shelf" });
     const run = await quarryCli(["kb", "list", "--url", quarry.url], env);
@@ -344,6 +358,7 @@ describe("the quarry CLI speaks plainly", () => {
 
     const hybrid = await quarryCli(["search", "igneous quartz feldspar", "--kb", "rocks", "--url", quarry.url], env);
     expect(hybrid.code, hybrid.stderr).toBe(0);
-    expect(hybrid.stdout).toMatch(/^ {3}bm25 #\d+ \([\d.]+\), vector #\d+ \([\d.]+\), fused [\d.]+$/m);
+    // The rocks are short files, each also embedded whole: the document-vector list shows too.
+    expect(hybrid.stdout).toMatch(/^ {3}bm25 #\d+ \([\d.]+\), vector #\d+ \([\d.]+\), document #\d+ \([\d.]+\), fused [\d.]+$/m);
   });
 });

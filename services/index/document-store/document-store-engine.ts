@@ -32,6 +32,7 @@ import {
   toChunkSource,
   vectorEngineHit,
   type ChunkSource,
+  type VectorField,
 } from "./search-documents.ts";
 import type { ChunkPosition, SearchEngine } from "../search-engine.ts";
 import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
@@ -60,8 +61,8 @@ export interface ChunkIndexDialect {
   /** The analyzer of the pre-segmented search_terms field (must split on whitespace only). */
   searchTermsAnalyzer: string;
   vectorMapping(dimension: number): Record<string, unknown>;
-  /** The top-size kNN request, filtered by the query's chunk filters. */
-  knnBody(query: SearchQuery, vector: Float32Array, size: number): Record<string, unknown>;
+  /** The top-size kNN request over one vector field, filtered by the query's chunk filters. */
+  knnBody(query: SearchQuery, vector: Float32Array, size: number, field: VectorField): Record<string, unknown>;
 }
 
 /** A hybrid search's inputs, for a backend that can answer it natively. */
@@ -79,6 +80,10 @@ export class DocumentStoreEngine implements SearchEngine {
   private readonly dimensions = new Map<string, number>();
   /** Each knowledge base's shadow index while its model changes (one index process runs a change). */
   private readonly shadows = new Map<string, { index: string; dimension: number }>();
+  /** Bases whose index this process has given the document-vector field (indices made before it lack it). */
+  private readonly documentFieldReady = new Map<string, Promise<void>>();
+  /** Whether a base's index holds document vectors: true once seen; a "no" is asked again after a while. */
+  private readonly documentVectorsSeen = new Map<string, { stores: boolean; at: number }>();
   private templateReady: Promise<void> | undefined;
   /** Indices known to map the parent field (see ensureParentField). */
   private readonly parentFieldReady = new Map<string, Promise<void>>();
@@ -112,7 +117,7 @@ export class DocumentStoreEngine implements SearchEngine {
             aliases: { [this.aliasFor(knowledgeBaseId)]: {} },
             mappings: {
               _meta: { knowledge_base_id: knowledgeBaseId, dimension: embeddingDimension },
-              properties: { embedding: this.dialect.vectorMapping(embeddingDimension) },
+              properties: this.vectorMappings(embeddingDimension),
             },
           });
           this.dimensions.set(knowledgeBaseId, embeddingDimension);
@@ -132,6 +137,8 @@ export class DocumentStoreEngine implements SearchEngine {
   async dropKnowledgeBase(knowledgeBaseId: string): Promise<void> {
     await this.call("drop knowledge base", async () => {
       this.dimensions.delete(knowledgeBaseId);
+      this.documentFieldReady.delete(knowledgeBaseId);
+      this.documentVectorsSeen.delete(knowledgeBaseId);
       await this.deleteShadowIndex(knowledgeBaseId);
       try {
         const indices = await this.store.aliasIndices(this.aliasFor(knowledgeBaseId));
@@ -142,7 +149,7 @@ export class DocumentStoreEngine implements SearchEngine {
     });
   }
 
-  async replaceDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[]): Promise<void> {
+  async replaceDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void> {
     const seen = uniqueChunkIds(chunks);
     await this.call("replace document chunks", async () => {
       const dimension = await this.requireDimension(knowledgeBaseId);
@@ -153,17 +160,21 @@ export class DocumentStoreEngine implements SearchEngine {
           );
         }
       }
+      if (documentVector && documentVector.length !== dimension) {
+        throw new FailedPreconditionError(`document ${documentId} has a ${documentVector.length}-dimensional document vector; knowledge base ${knowledgeBaseId} stores ${dimension}`);
+      }
       const alias = this.aliasFor(knowledgeBaseId);
       await this.ensureParentField(alias, chunks);
+      if (documentVector) {
+        await this.ensureDocumentField(knowledgeBaseId, dimension);
+        this.documentVectorsSeen.set(knowledgeBaseId, { stores: true, at: Date.now() });
+      }
       const enabled = await this.documentEnabled(alias, documentId);
       const operations: Record<string, unknown>[] = [
         { index: { _index: alias, _id: documentMarkerId(documentId) } },
         documentMarkerSource(knowledgeBaseId, documentId, enabled, fileName),
       ];
-      for (const chunk of chunks) {
-        operations.push({ index: { _index: alias, _id: chunk.id } });
-        operations.push({ ...toChunkSource(chunk, knowledgeBaseId, documentId, fileName, enabled), search_terms: segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath)), embedding: Array.from(chunk.vector) });
-      }
+      operations.push(...this.chunkOperations(alias, knowledgeBaseId, documentId, fileName, enabled, chunks, documentVector));
       await this.store.bulk("replace document chunks", operations, { refresh: false, requireAlias: true });
       // Readers still see the last refresh: the old set, until the refresh below shows the new one.
       await this.store.deleteWhere("replace document chunks", alias, documentChunksQuery(documentId, [...seen]), { refresh: false, requireAlias: true });
@@ -259,6 +270,17 @@ export class DocumentStoreEngine implements SearchEngine {
     }
   }
 
+  async hasDocumentVector(knowledgeBaseId: string, documentId: string): Promise<boolean> {
+    return this.call("has document vector", async () => {
+      const result = await this.store.search(this.aliasFor(knowledgeBaseId), {
+        size: 1,
+        _source: false,
+        query: { bool: { filter: [{ term: { record_type: "chunk" } }, { term: { document_id: documentId } }, { exists: { field: "document_embedding" } }] } },
+      });
+      return result.hits.length > 0;
+    });
+  }
+
   async documentChunks(knowledgeBaseId: string, documentId: string): Promise<Chunk[]> {
     return this.call("document chunks", async () => {
       const result = await this.store.search<ChunkSource>(this.aliasFor(knowledgeBaseId), {
@@ -284,14 +306,14 @@ export class DocumentStoreEngine implements SearchEngine {
       await this.store.createIndex(index, {
         mappings: {
           _meta: { knowledge_base_id: knowledgeBaseId, dimension },
-          properties: { embedding: this.dialect.vectorMapping(dimension) },
+          properties: this.vectorMappings(dimension),
         },
       });
       this.shadows.set(knowledgeBaseId, { index, dimension });
     });
   }
 
-  async writeShadowChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[]): Promise<void> {
+  async writeShadowChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void> {
     const seen = uniqueChunkIds(chunks);
     await this.call("write shadow chunks", async () => {
       const shadow = this.requireShadow(knowledgeBaseId);
@@ -301,15 +323,15 @@ export class DocumentStoreEngine implements SearchEngine {
         }
       }
       await this.ensureParentField(shadow.index, chunks);
+      if (documentVector && documentVector.length !== shadow.dimension) {
+        throw new FailedPreconditionError(`document ${documentId} has a ${documentVector.length}-dimensional document vector; the new model's are ${shadow.dimension}`);
+      }
       const enabled = await this.documentEnabled(this.aliasFor(knowledgeBaseId), documentId);
       const operations: Record<string, unknown>[] = [
         { index: { _index: shadow.index, _id: documentMarkerId(documentId) } },
         documentMarkerSource(knowledgeBaseId, documentId, enabled, fileName),
       ];
-      for (const chunk of chunks) {
-        operations.push({ index: { _index: shadow.index, _id: chunk.id } });
-        operations.push({ ...toChunkSource(chunk, knowledgeBaseId, documentId, fileName, enabled), search_terms: segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath)), embedding: Array.from(chunk.vector) });
-      }
+      operations.push(...this.chunkOperations(shadow.index, knowledgeBaseId, documentId, fileName, enabled, chunks, documentVector));
       await this.store.bulk("write shadow chunks", operations, { refresh: false });
       await this.store.deleteWhere("write shadow chunks", shadow.index, documentChunksQuery(documentId, [...seen]), { refresh: false });
       await this.store.refresh(shadow.index);
@@ -334,6 +356,8 @@ export class DocumentStoreEngine implements SearchEngine {
       await this.store.swapAlias(alias, live, shadow.index);
       this.shadows.delete(knowledgeBaseId);
       this.dimensions.set(knowledgeBaseId, shadow.dimension);
+      this.documentFieldReady.delete(knowledgeBaseId);
+      this.documentVectorsSeen.delete(knowledgeBaseId);
       await this.store.deleteIndices(live);
     });
   }
@@ -352,7 +376,10 @@ export class DocumentStoreEngine implements SearchEngine {
    * The search, with hybridOverride answering a hybrid search natively when it returns hits (before
    * min-score and top-k); undefined fuses the _msearch lists.
    */
-  protected searchChunks(query: SearchQuery, hybridOverride?: (search: HybridSearch) => Promise<SearchHit[]> | undefined): Promise<SearchHit[]> {
+  protected async searchChunks(query: SearchQuery, hybridOverride?: (search: HybridSearch) => Promise<SearchHit[]> | undefined): Promise<SearchHit[]> {
+    // A native hybrid query fuses BM25 and chunk vectors only; a base with document vectors needs
+    // its third list placed on chunks (search/document-level.ts), which only the shared ladder does.
+    if (hybridOverride && query.mode === "hybrid" && (await this.storesDocumentVectors(query.knowledgeBaseIds))) hybridOverride = undefined;
     const index = query.knowledgeBaseIds.map((id) => this.aliasFor(id)).join(",");
     const terms = segmentQuery(query.text);
     return hybridSearch(query, {
@@ -360,12 +387,17 @@ export class DocumentStoreEngine implements SearchEngine {
         this.call("search", () =>
           Promise.all(knowledgeBaseIds.map(async (knowledgeBaseId) => ({ knowledgeBaseId, dimension: await this.requireDimension(knowledgeBaseId) }))),
         ),
-      // Both lists in one _msearch round trip; a query without searchable words sends no BM25 search.
+      // The lists in one _msearch round trip; a query without searchable words sends no BM25 search.
       lists: (request) =>
         this.call("search", async () => {
-          const searches: { name: "bm25" | "vector"; body: Record<string, unknown>; toHit: (hit: StoredHit<ChunkSource>) => EngineHit }[] = [];
+          const searches: { name: "bm25" | "vector" | "documentVector"; body: Record<string, unknown>; toHit: (hit: StoredHit<ChunkSource>) => EngineHit }[] = [];
           if (request.bm25 && terms.length > 0) searches.push({ name: "bm25", body: bm25SearchBody(query, terms, request.bm25.limit), toHit: bm25Hit });
-          if (request.vector) searches.push({ name: "vector", body: this.dialect.knnBody(query, request.vector.vector, request.vector.limit), toHit: vectorHit });
+          if (request.vector) searches.push({ name: "vector", body: this.dialect.knnBody(query, request.vector.vector, request.vector.limit, "embedding"), toHit: vectorHit });
+          if (request.documentVector) {
+            // An index made before document vectors gets the field first: a kNN query on an unmapped field fails.
+            await Promise.all(query.knowledgeBaseIds.map(async (id) => this.ensureDocumentField(id, await this.requireDimension(id))));
+            searches.push({ name: "documentVector", body: this.dialect.knnBody(query, request.documentVector.vector, request.documentVector.limit, "document_embedding"), toHit: vectorHit });
+          }
           if (searches.length === 0) return {};
           const results = await this.msearch(index, searches.map((search) => search.body), searches.map((search) => search.toHit));
           return Object.fromEntries(searches.map((search, i) => [search.name, results[i]]));
@@ -441,6 +473,59 @@ export class DocumentStoreEngine implements SearchEngine {
       if (this.store.errors.isIndexNotFound(error)) return undefined;
       throw error;
     }
+  }
+
+  private async storesDocumentVectors(knowledgeBaseIds: string[]): Promise<boolean> {
+    const answers = await Promise.all(
+      knowledgeBaseIds.map(async (id) => {
+        const seen = this.documentVectorsSeen.get(id);
+        if (seen && (seen.stores || Date.now() - seen.at < 60_000)) return seen.stores;
+        const result = await this.call("search", () =>
+          this.store.search(this.aliasFor(id), { size: 1, _source: false, query: { exists: { field: "document_embedding" } } }, { ignoreUnavailable: true }),
+        );
+        const stores = result.hits.length > 0;
+        this.documentVectorsSeen.set(id, { stores, at: Date.now() });
+        return stores;
+      }),
+    );
+    return answers.some(Boolean);
+  }
+
+  private vectorMappings(dimension: number): Record<string, unknown> {
+    return { embedding: this.dialect.vectorMapping(dimension), document_embedding: this.dialect.vectorMapping(dimension) };
+  }
+
+  /** Adds the document-vector field to the base's live index once per process (a no-op when it is there). */
+  private ensureDocumentField(knowledgeBaseId: string, dimension: number): Promise<void> {
+    let ready = this.documentFieldReady.get(knowledgeBaseId);
+    if (!ready) {
+      ready = this.store.putMapping(this.aliasFor(knowledgeBaseId), { document_embedding: this.dialect.vectorMapping(dimension) });
+      this.documentFieldReady.set(knowledgeBaseId, ready);
+      ready.catch(() => this.documentFieldReady.delete(knowledgeBaseId));
+    }
+    return ready;
+  }
+
+  /** The bulk operations writing a document's chunk records, its document vector on the first chunk. */
+  private chunkOperations(
+    index: string,
+    knowledgeBaseId: string,
+    documentId: string,
+    fileName: string,
+    enabled: boolean,
+    chunks: EmbeddedChunk[],
+    documentVector: Float32Array | undefined,
+  ): Record<string, unknown>[] {
+    const first = Math.min(...chunks.map((c) => c.index));
+    return chunks.flatMap((chunk) => [
+      { index: { _index: index, _id: chunk.id } },
+      {
+        ...toChunkSource(chunk, knowledgeBaseId, documentId, fileName, enabled),
+        search_terms: segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath)),
+        embedding: Array.from(chunk.vector),
+        ...(documentVector && chunk.index === first ? { document_embedding: Array.from(documentVector) } : {}),
+      },
+    ]);
   }
 
   private requireShadow(knowledgeBaseId: string): { index: string; dimension: number } {

@@ -42,8 +42,15 @@ export interface ParentSource {
 /** The parent field's mapping; also added to a chunk index made before parents were stored. */
 export const PARENT_FIELD_MAPPING = { parent: { type: "object", enabled: false } };
 
-/** Fields searches never need back: the vector and the segmented copy of the text. */
-export const CHUNK_SOURCE_EXCLUDES = ["embedding", "search_terms"];
+/**
+ * The vector fields: every chunk's own, and on a document's first chunk the vector of the whole
+ * document (where the base keeps document vectors), so it is replaced, disabled and deleted with
+ * the document's chunks and an index swap carries it.
+ */
+export type VectorField = "embedding" | "document_embedding";
+
+/** Fields searches never need back: the vectors and the segmented copy of the text. */
+export const CHUNK_SOURCE_EXCLUDES = ["embedding", "document_embedding", "search_terms"];
 
 // The per-document marker that remembers a disabled document even before it has chunks.
 const DOCUMENT_MARKER_PREFIX = "__document__:";

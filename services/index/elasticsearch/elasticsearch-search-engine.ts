@@ -6,7 +6,7 @@
 import type { Client } from "@elastic/elasticsearch";
 import type { SearchQuery } from "../../../lib/domain.ts";
 import { DocumentStoreEngine, type ChunkIndexDialect, type DocumentStoreEngineOptions } from "../document-store/document-store-engine.ts";
-import { CHUNK_SOURCE_EXCLUDES, chunkFilters, SCORE_THEN_CHUNK_ID } from "../document-store/search-documents.ts";
+import { CHUNK_SOURCE_EXCLUDES, chunkFilters, SCORE_THEN_CHUNK_ID, type VectorField } from "../document-store/search-documents.ts";
 import { ElasticsearchDocumentStore } from "./elasticsearch-document-store.ts";
 
 export type ElasticsearchSearchEngineOptions = DocumentStoreEngineOptions;
@@ -33,7 +33,7 @@ export class ElasticsearchSearchEngine extends DocumentStoreEngine {
   }
 }
 
-function knnBody(query: SearchQuery, vector: Float32Array, size: number): Record<string, unknown> {
+function knnBody(query: SearchQuery, vector: Float32Array, size: number, field: VectorField = "embedding"): Record<string, unknown> {
   const k = Math.min(size, MAX_KNN_CANDIDATES);
   return {
     size: k,
@@ -42,7 +42,7 @@ function knnBody(query: SearchQuery, vector: Float32Array, size: number): Record
     // a post-filter would. Twice k candidates (at least 100) keeps HNSW recall high on small k.
     query: {
       knn: {
-        field: "embedding",
+        field,
         query_vector: Array.from(vector),
         k,
         num_candidates: Math.min(Math.max(2 * k, 100), MAX_KNN_CANDIDATES),

@@ -21,6 +21,7 @@ import {
   cosineFromLuceneScore,
   SCORE_THEN_CHUNK_ID,
   type ChunkSource,
+  type VectorField,
 } from "../document-store/search-documents.ts";
 import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
 import {
@@ -185,12 +186,12 @@ function knnClause(query: SearchQuery, vector: Float32Array, k: number): Record<
   return { vector: Array.from(vector), k, filter: { bool: { filter: chunkFilters(query) } } };
 }
 
-function knnBody(query: SearchQuery, vector: Float32Array, size: number): Record<string, unknown> {
+function knnBody(query: SearchQuery, vector: Float32Array, size: number, field: VectorField = "embedding"): Record<string, unknown> {
   const k = Math.min(size, MAX_KNN_K);
   return {
     size: k,
     _source: { excludes: CHUNK_SOURCE_EXCLUDES },
-    query: { knn: { embedding: knnClause(query, vector, k) } },
+    query: { knn: { [field]: knnClause(query, vector, k) } },
     sort: SCORE_THEN_CHUNK_ID,
     track_scores: true,
   };

@@ -67,7 +67,8 @@ describe("OpenSearch that fails the search request itself", () => {
 
   beforeAll(async () => {
     server = createHttpServer((request: IncomingMessage, response: ServerResponse) => {
-      request.resume();
+      let body = "";
+      request.on("data", (part: Buffer) => (body += part.toString()));
       request.on("end", () => {
         const path = request.url ?? "";
         const json = (status: number, body: unknown) => {
@@ -78,6 +79,10 @@ describe("OpenSearch that fails the search request itself", () => {
           return json(200, { "quarry-chunks-kb_x-v1": { mappings: { _meta: { dimension: 4 } } } });
         }
         if (request.method === "PUT" && path.startsWith("/_search/pipeline/")) return json(200, { acknowledged: true });
+        // The steps before a search answer as a healthy node would: the document-vector field is
+        // added, and the base holds no document vectors (so the native path is still taken).
+        if (request.method !== "GET" && path.includes("/_mapping")) return json(200, { acknowledged: true });
+        if (body.includes('"exists":{"field":"document_embedding"}')) return json(200, { hits: { total: { value: 0 }, hits: [] } });
         if (path.includes("_search") || path.includes("_msearch")) {
           searches.push(`${request.method} ${path}`);
           if (failure === "reset") return request.socket.destroy();

@@ -1,10 +1,11 @@
-// Reciprocal Rank Fusion (Cormack et al., 2009) of the BM25 and vector result lists. Pure and
+// Reciprocal Rank Fusion (Cormack et al., 2009) of the BM25, chunk-vector and document-vector lists. Pure and
 // backend-free: the SQLite engine and the OpenSearch engine (when it cannot fuse natively) share it,
 // so both explain a hybrid hit the same way.
 import type { Chunk, HitExplain, SearchHit } from "../../../lib/domain.ts";
 import { InvalidInputError } from "../../../lib/errors.ts";
 
-export type RankedListName = "bm25" | "vector";
+/** bm25 and vector rank chunks; document ranks whole documents by their document vectors. */
+export type RankedListName = "bm25" | "vector" | "document";
 
 export interface RankedList {
   name: RankedListName;
@@ -79,10 +80,11 @@ export interface EngineHitList {
 export interface FuseHitsOptions {
   k?: number;
   /**
-   * Which number becomes SearchHit.score: the fused score (hybrid), or one list's own score when a
-   * single-list mode only uses fusion to fill the explanation.
+   * Which number becomes SearchHit.score: the fused score (hybrid), one list's own score when a
+   * single-list mode only uses fusion to fill the explanation, or "similarity", the better cosine of
+   * the hit's chunk and its document (vector mode with document vectors).
    */
-  scoreFrom?: "fused" | RankedListName;
+  scoreFrom?: "fused" | "similarity" | RankedListName;
 }
 
 /** Fuses engine hit lists into SearchHits, each with its explanation (0 for a list it is absent from). */
@@ -102,8 +104,14 @@ export function fuseHits(lists: EngineHitList[], options: FuseHitsOptions = {}):
       vectorRank: entry.ranks.vector ?? 0,
       vectorScore: entry.scores.vector ?? 0,
       fusedScore: entry.fusedScore,
+      ...(entry.ranks.document ? { documentRank: entry.ranks.document, documentScore: entry.scores.document } : {}),
     };
-    const score = scoreFrom === "fused" ? entry.fusedScore : (entry.scores[scoreFrom] ?? 0);
+    const score =
+      scoreFrom === "fused"
+        ? entry.fusedScore
+        : scoreFrom === "similarity"
+          ? Math.max(entry.scores.vector ?? -Infinity, entry.scores.document ?? -Infinity)
+          : (entry.scores[scoreFrom] ?? 0);
     return { chunk: hit.chunk, fileName: hit.fileName, score, explain };
   });
 }

@@ -1,6 +1,10 @@
 // The embedded search engine: chunk rows in SQLite, BM25 through FTS5 over jieba-segmented terms,
 // and exact cosine kNN through one sqlite-vec vec0 table per knowledge base (vectors of different
-// dimensions cannot share a vec0 column). Both lists feed the shared ladder of search/hybrid-search.ts.
+// dimensions cannot share a vec0 column). Document vectors (a document embedded whole) sit in a
+// second vec0 table beside it, named after it, keyed by the rowid of the document's first chunk: they
+// are deleted, disabled and swapped with the chunk rows by the same rowids, and a shadow's document
+// table is the shadow's vector table's name plus the same suffix, so a swap moves both. The lists
+// feed the shared ladder of search/hybrid-search.ts.
 import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import { createHash } from "node:crypto";
 import type { Chunk, ChunkParent, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
@@ -75,14 +79,7 @@ export class SqliteSearchEngine implements SearchEngine {
             return;
           }
           const table = vectorTableName(knowledgeBaseId);
-          // Metadata columns are filtered inside the kNN scan, so filters never starve the top k.
-          this.db.exec(
-            `CREATE VIRTUAL TABLE IF NOT EXISTS "${table}" USING vec0(
-               embedding float[${embeddingDimension}] distance_metric=cosine,
-               document_id text,
-               enabled integer
-             )`,
-          );
+          this.createVectorTables(table, embeddingDimension);
           this.db
             .prepare(`INSERT INTO search_spaces (knowledge_base_id, dimension, vector_table) VALUES (?, ?, ?)`)
             .run(knowledgeBaseId, embeddingDimension, table);
@@ -104,14 +101,14 @@ export class SqliteSearchEngine implements SearchEngine {
           this.db.prepare(`DELETE FROM chunks WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
           this.db.prepare(`DELETE FROM search_documents WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
           this.db.prepare(`DELETE FROM search_spaces WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
-          this.db.exec(`DROP TABLE IF EXISTS "${space.vector_table}"`);
+          this.dropVectorTables(space.vector_table);
           this.dropShadowTable(knowledgeBaseId);
         })
         .immediate(),
     );
   }
 
-  async replaceDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[]): Promise<void> {
+  async replaceDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void> {
     const seen = uniqueChunkIds(chunks);
     this.run("replace document chunks", () =>
       this.db
@@ -124,6 +121,9 @@ export class SqliteSearchEngine implements SearchEngine {
                 `chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; knowledge base ${knowledgeBaseId} stores ${space.dimension}`,
               );
             }
+          }
+          if (documentVector && documentVector.length !== space.dimension) {
+            throw new FailedPreconditionError(`document ${documentId} has a ${documentVector.length}-dimensional document vector; knowledge base ${knowledgeBaseId} stores ${space.dimension}`);
           }
           const enabled = this.documentEnabled(knowledgeBaseId, documentId);
           // The document's old chunks, plus any row already holding one of the new ids (stable ids
@@ -149,6 +149,8 @@ export class SqliteSearchEngine implements SearchEngine {
           );
           const insertTerms = this.db.prepare(`INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)`);
           const insertVector = this.db.prepare(`INSERT INTO "${space.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`);
+          let firstRowid: number | bigint | undefined;
+          let firstIndex = Infinity;
           for (const chunk of chunks) {
             const { lastInsertRowid } = insertChunk.run(
               chunk.id,
@@ -169,6 +171,13 @@ export class SqliteSearchEngine implements SearchEngine {
             insertTerms.run(lastInsertRowid, segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath)));
             // vec0 only accepts integer-typed keys and metadata, which better-sqlite3 sends for BigInt.
             insertVector.run(BigInt(lastInsertRowid), vectorBlob(chunk.vector), documentId, enabled ? 1n : 0n);
+            if (chunk.index < firstIndex) [firstIndex, firstRowid] = [chunk.index, lastInsertRowid];
+          }
+          if (documentVector && firstRowid !== undefined) {
+            this.createVectorTables(space.vector_table, space.dimension);
+            this.db
+              .prepare(`INSERT INTO "${documentTableName(space.vector_table)}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`)
+              .run(BigInt(firstRowid), vectorBlob(documentVector), documentId, enabled ? 1n : 0n);
           }
         })
         .immediate(),
@@ -207,8 +216,7 @@ export class SqliteSearchEngine implements SearchEngine {
             .all(knowledgeBaseId, documentId, flag) as { rowid: number }[];
           this.db.prepare(`UPDATE chunks SET enabled = ? WHERE knowledge_base_id = ? AND document_id = ?`).run(flag, knowledgeBaseId, documentId);
           // Point updates by rowid: vec0 would otherwise scan the whole table for a WHERE on metadata.
-          for (const table of [space.vector_table, this.findShadow(knowledgeBaseId)?.vector_table]) {
-            if (!table) continue;
+          for (const table of this.vectorTablesOf(knowledgeBaseId)) {
             const updateVector = this.db.prepare(`UPDATE "${table}" SET enabled = ? WHERE rowid = ?`);
             for (const { rowid } of rows) updateVector.run(BigInt(flag), BigInt(rowid));
           }
@@ -228,7 +236,9 @@ export class SqliteSearchEngine implements SearchEngine {
             const spaces = query.knowledgeBaseIds.map((id) => this.requireSpace(id));
             return {
               bm25: request.bm25 && this.bm25Hits(query, request.bm25.limit),
-              vector: request.vector && this.vectorHits(spaces, request.vector.vector, query, request.vector.limit),
+              vector: request.vector && this.vectorHits(spaces, (space) => space.vector_table, request.vector.vector, query, request.vector.limit),
+              documentVector:
+                request.documentVector && this.vectorHits(spaces, (space) => documentTableName(space.vector_table), request.documentVector.vector, query, request.documentVector.limit),
             };
           })(),
         ),
@@ -300,6 +310,18 @@ export class SqliteSearchEngine implements SearchEngine {
     );
   }
 
+  async hasDocumentVector(knowledgeBaseId: string, documentId: string): Promise<boolean> {
+    return this.run("has document vector", () => {
+      const space = this.requireSpace(knowledgeBaseId);
+      const table = documentTableName(space.vector_table);
+      if (!this.tableExists(table)) return false;
+      // Point look-ups by the chunk rowids, not a WHERE on the metadata column, which vec0 would scan.
+      const find = this.db.prepare(`SELECT 1 FROM "${table}" WHERE rowid = ?`);
+      const rows = this.db.prepare(`SELECT rowid FROM chunks WHERE knowledge_base_id = ? AND document_id = ?`).all(knowledgeBaseId, documentId) as { rowid: number }[];
+      return rows.some(({ rowid }) => find.get(BigInt(rowid)) !== undefined);
+    });
+  }
+
   async beginShadow(knowledgeBaseId: string, dimension: number): Promise<void> {
     if (!Number.isInteger(dimension) || dimension <= 0) throw new InvalidInputError(`embedding dimension must be a positive integer, got ${dimension}`);
     this.run("begin shadow", () =>
@@ -309,20 +331,14 @@ export class SqliteSearchEngine implements SearchEngine {
           this.dropShadowTable(knowledgeBaseId);
           // A fresh name each time: the live table keeps its name until the swap drops it.
           const table = `${space.vector_table.replace(/_g\d+$/, "")}_g${Date.now()}`;
-          this.db.exec(
-            `CREATE VIRTUAL TABLE "${table}" USING vec0(
-               embedding float[${dimension}] distance_metric=cosine,
-               document_id text,
-               enabled integer
-             )`,
-          );
+          this.createVectorTables(table, dimension);
           this.db.prepare(`INSERT INTO search_space_shadows (knowledge_base_id, dimension, vector_table) VALUES (?, ?, ?)`).run(knowledgeBaseId, dimension, table);
         })
         .immediate(),
     );
   }
 
-  async writeShadowChunks(knowledgeBaseId: string, documentId: string, _fileName: string, chunks: EmbeddedChunk[]): Promise<void> {
+  async writeShadowChunks(knowledgeBaseId: string, documentId: string, _fileName: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void> {
     this.run("write shadow chunks", () =>
       this.db
         .transaction(() => {
@@ -333,14 +349,26 @@ export class SqliteSearchEngine implements SearchEngine {
               throw new FailedPreconditionError(`chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; the new model's are ${shadow.dimension}`);
             }
           }
+          if (documentVector && documentVector.length !== shadow.dimension) {
+            throw new FailedPreconditionError(`document ${documentId} has a ${documentVector.length}-dimensional document vector; the new model's are ${shadow.dimension}`);
+          }
+          const documentTable = documentTableName(shadow.vector_table);
           const live = this.db.prepare(`SELECT rowid, enabled FROM chunks WHERE id = ? AND knowledge_base_id = ? AND document_id = ?`);
           const remove = this.db.prepare(`DELETE FROM "${shadow.vector_table}" WHERE rowid = ?`);
           const insert = this.db.prepare(`INSERT INTO "${shadow.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`);
+          let first: { index: number; rowid: number; enabled: number } | undefined;
           for (const chunk of chunks) {
             const row = live.get(chunk.id, knowledgeBaseId, documentId) as { rowid: number; enabled: number } | undefined;
             if (!row) continue;
             remove.run(BigInt(row.rowid));
             insert.run(BigInt(row.rowid), vectorBlob(chunk.vector), documentId, BigInt(row.enabled));
+            this.db.prepare(`DELETE FROM "${documentTable}" WHERE rowid = ?`).run(BigInt(row.rowid));
+            if (!first || chunk.index < first.index) first = { index: chunk.index, ...row };
+          }
+          if (documentVector && first) {
+            this.db
+              .prepare(`INSERT INTO "${documentTable}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`)
+              .run(BigInt(first.rowid), vectorBlob(documentVector), documentId, BigInt(first.enabled));
           }
         })
         .immediate(),
@@ -371,7 +399,7 @@ export class SqliteSearchEngine implements SearchEngine {
           if (!shadow) throw new FailedPreconditionError(`knowledge base ${knowledgeBaseId} has no change of model in progress`);
           this.db.prepare(`UPDATE search_spaces SET dimension = ?, vector_table = ? WHERE knowledge_base_id = ?`).run(shadow.dimension, shadow.vector_table, knowledgeBaseId);
           this.db.prepare(`DELETE FROM search_space_shadows WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
-          this.db.exec(`DROP TABLE IF EXISTS "${space.vector_table}"`);
+          this.dropVectorTables(space.vector_table);
         })
         .immediate(),
     );
@@ -403,8 +431,40 @@ export class SqliteSearchEngine implements SearchEngine {
   private dropShadowTable(knowledgeBaseId: string): void {
     const shadow = this.findShadow(knowledgeBaseId);
     if (!shadow) return;
-    this.db.exec(`DROP TABLE IF EXISTS "${shadow.vector_table}"`);
+    this.dropVectorTables(shadow.vector_table);
     this.db.prepare(`DELETE FROM search_space_shadows WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
+  }
+
+  /**
+   * A base's chunk-vector table and its document-vector table; the document table is created with
+   * the base (or with its first document vector, for bases made before document vectors).
+   */
+  private createVectorTables(table: string, dimension: number): void {
+    // Metadata columns are filtered inside the kNN scan, so filters never starve the top k.
+    for (const name of [table, documentTableName(table)]) {
+      this.db.exec(
+        `CREATE VIRTUAL TABLE IF NOT EXISTS "${name}" USING vec0(
+           embedding float[${dimension}] distance_metric=cosine,
+           document_id text,
+           enabled integer
+         )`,
+      );
+    }
+  }
+
+  private dropVectorTables(table: string): void {
+    this.db.exec(`DROP TABLE IF EXISTS "${table}"`);
+    this.db.exec(`DROP TABLE IF EXISTS "${documentTableName(table)}"`);
+  }
+
+  /** Every existing vec0 table keyed by the base's chunk rowids: live and shadow, chunks and documents. */
+  private vectorTablesOf(knowledgeBaseId: string): string[] {
+    const tables = [this.findSpace(knowledgeBaseId)?.vector_table, this.findShadow(knowledgeBaseId)?.vector_table].filter((t): t is string => !!t);
+    return tables.flatMap((table) => [table, documentTableName(table)]).filter((table) => this.tableExists(table));
+  }
+
+  private tableExists(name: string): boolean {
+    return this.db.prepare(`SELECT 1 FROM sqlite_master WHERE name = ?`).get(name) !== undefined;
   }
 
   private requireSpace(knowledgeBaseId: string): SpaceRow {
@@ -429,8 +489,7 @@ export class SqliteSearchEngine implements SearchEngine {
     for (const row of rows) {
       let deleteVectors = vectorDeletes.get(row.knowledge_base_id);
       if (!deleteVectors) {
-        const tables = [this.findSpace(row.knowledge_base_id)?.vector_table, this.findShadow(row.knowledge_base_id)?.vector_table];
-        deleteVectors = tables.flatMap((table) => (table ? [this.db.prepare(`DELETE FROM "${table}" WHERE rowid = ?`)] : []));
+        deleteVectors = this.vectorTablesOf(row.knowledge_base_id).map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE rowid = ?`));
         vectorDeletes.set(row.knowledge_base_id, deleteVectors);
       }
       for (const deleteVector of deleteVectors) deleteVector.run(BigInt(row.rowid));
@@ -453,15 +512,18 @@ export class SqliteSearchEngine implements SearchEngine {
     return rows.map((row) => ({ chunk: toChunk(row), fileName: row.file_name, score: row.score }));
   }
 
-  private vectorHits(spaces: SpaceRow[], vector: Float32Array, query: SearchQuery, limit: number): EngineHit[] {
+  /** kNN over each base's table of the kind tableOf names (a base without one contributes nothing). */
+  private vectorHits(spaces: SpaceRow[], tableOf: (space: SpaceRow) => string, vector: Float32Array, query: SearchQuery, limit: number): EngineHit[] {
     const k = Math.min(limit, MAX_KNN_K);
     const blob = vectorBlob(vector);
     const documents = query.documentIds.length > 0 ? JSON.stringify(query.documentIds) : null;
     const loadChunks = this.db.prepare(CHUNKS_BY_ROWID_SQL);
     const hits: EngineHit[] = [];
     for (const space of spaces) {
+      const table = tableOf(space);
+      if (table !== space.vector_table && !this.tableExists(table)) continue;
       const neighbours = this.db
-        .prepare(knnSql(space.vector_table, documents !== null))
+        .prepare(knnSql(table, documents !== null))
         .all(...[blob, BigInt(k), ...(documents ? [documents] : [])]) as { rowid: number; distance: number }[];
       if (neighbours.length === 0) continue;
       const rows = loadChunks.all(JSON.stringify(neighbours.map((n) => n.rowid))) as ChunkRow[];
@@ -508,6 +570,11 @@ function vectorTableName(knowledgeBaseId: string): string {
   // Ids are meant to be kb_<hex>; anything else is hashed so the name stays a plain identifier.
   if (/^[A-Za-z0-9_]{1,64}$/.test(knowledgeBaseId)) return `vec_${knowledgeBaseId}`;
   return `vec_h${createHash("sha256").update(knowledgeBaseId).digest("hex").slice(0, 32)}`;
+}
+
+/** The document-vector table beside a chunk-vector table. */
+function documentTableName(vectorTable: string): string {
+  return `${vectorTable}_docs`;
 }
 
 function vectorBlob(vector: Float32Array): Buffer {

@@ -466,6 +466,94 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
       });
     });
 
+    describe("document vectors", () => {
+      // docA's whole-document vector points where neither of its chunks does; docB and docC have none.
+      const WHOLE_A = [0.8, 0.6, 0, 0];
+      const Q = new Float32Array([0.8, 0.6, 0, 0]);
+      async function seedWithDocumentVector(): Promise<Seeded> {
+        const s = await seed();
+        await engine.replaceDocumentChunks(s.kb, s.docA, "animals-and-plants.txt", [s.chunks.a0, s.chunks.a1], new Float32Array(WHOLE_A));
+        return s;
+      }
+
+      it("ranks and scores vector hits by the better cosine of their chunk and their whole document, placed on the document's best chunk", async () => {
+        const s = await seedWithDocumentVector();
+        expect(await engine.hasDocumentVector(s.kb, s.docA)).toBe(true);
+        expect(await engine.hasDocumentVector(s.kb, s.docB)).toBe(false);
+        const hits = await engine.search(query(s.kb, "vector", { vector: Q }));
+        // Chunks alone: c0 (0.96), a0 (0.8), a1 (0.6). docA's own vector (1.0) joins a0, its best chunk.
+        expect(ids(hits).slice(0, 3)).toEqual([s.chunks.a0.id, s.chunks.c0.id, s.chunks.a1.id]);
+        expect(hits[0].explain).toMatchObject({ documentRank: 1, vectorRank: 2 });
+        expect(hits[0].explain.documentScore).toBeCloseTo(1, 4);
+        expect(hits[0].explain.fusedScore).toBeCloseTo(1 / 61 + 1 / 62, 10);
+        expect(hits[0].score).toBeCloseTo(1, 4);
+        expect(hits[1].score).toBeCloseTo(cosine([...Q], s.vectors.c0), 4);
+        expect(hits.filter((hit) => hit.explain.documentRank)).toHaveLength(1);
+        for (let i = 1; i < hits.length; i++) expect(hits[i - 1].score).toBeGreaterThanOrEqual(hits[i].score);
+        expect(ids(await engine.search(query(s.kb, "vector", { vector: Q, minScore: 0.9 })))).toEqual([s.chunks.a0.id, s.chunks.c0.id]);
+      });
+
+      it("fuses the document list with BM25 and the chunk vectors, on the chunk the chunk lists rank best", async () => {
+        const s = await seedWithDocumentVector();
+        const hits = await engine.search(query(s.kb, "hybrid", { text: "photosynthesis", vector: Q }));
+        // a1 is BM25's only hit and third by chunk vector; a0 is second by chunk vector: docA's entry goes to a1.
+        expect(hits[0].chunk.id).toBe(s.chunks.a1.id);
+        expect(hits[0].explain).toMatchObject({ bm25Rank: 1, vectorRank: 3, documentRank: 1 });
+        expect(hits[0].explain.fusedScore).toBeCloseTo(1 / 61 + 1 / 63 + 1 / 61, 10);
+        expect(hits.find((hit) => hit.chunk.id === s.chunks.a0.id)!.explain.documentRank ?? 0).toBe(0);
+        // The vector weight counts for both vector lists: a model that cannot read the question reads no document either.
+        const wordsOnly = await engine.search(query(s.kb, "hybrid", { text: "photosynthesis", vector: Q, weights: { bm25: 1, vector: 0 } }));
+        expect(wordsOnly[0].explain.fusedScore).toBeCloseTo(1 / 61, 10);
+      });
+
+      it("replaces, disables and deletes the document vector with the document", async () => {
+        const s = await seedWithDocumentVector();
+        await engine.setDocumentEnabled(s.kb, s.docA, false);
+        expect((await engine.search(query(s.kb, "vector", { vector: Q }))).filter((hit) => hit.explain.documentRank)).toEqual([]);
+        await engine.setDocumentEnabled(s.kb, s.docA, true);
+        expect((await engine.search(query(s.kb, "vector", { vector: Q })))[0].explain.documentRank).toBe(1);
+        await engine.replaceDocumentChunks(s.kb, s.docA, "animals-and-plants.txt", [s.chunks.a0, s.chunks.a1]);
+        expect(await engine.hasDocumentVector(s.kb, s.docA)).toBe(false);
+        expect(ids(await engine.search(query(s.kb, "vector", { vector: Q, topK: 1 })))).toEqual([s.chunks.c0.id]);
+        await engine.replaceDocumentChunks(s.kb, s.docA, "animals-and-plants.txt", [s.chunks.a0, s.chunks.a1], new Float32Array(WHOLE_A));
+        await engine.deleteDocument(s.kb, s.docA);
+        expect(await engine.hasDocumentVector(s.kb, s.docA)).toBe(false);
+        expect((await engine.search(query(s.kb, "vector", { vector: Q }))).map((hit) => hit.chunk.documentId)).not.toContain(s.docA);
+      });
+
+      it("writes nothing when the document vector has the wrong dimension", async () => {
+        const s = await seed();
+        const moved = { ...s.chunks.a0, text: "A document whose write is refused." };
+        await expect(engine.replaceDocumentChunks(s.kb, s.docA, "a.txt", [moved], new Float32Array([1, 0, 0]))).rejects.toBeInstanceOf(FailedPreconditionError);
+        expect(await engine.getChunks([s.chunks.a0.id])).toEqual([withoutVector(s.chunks.a0)]);
+        expect(await engine.hasDocumentVector(s.kb, s.docA)).toBe(false);
+      });
+
+      it("carries document vectors through a change of model: embedded again into the shadow, swapped in with the chunks", async () => {
+        const s = await seedWithDocumentVector();
+        const NEW = { a0: [1, 0, 0], a1: [0, 1, 0], b0: [0, 0.6, 0.8], b1: [0, 0.8, 0.6], c0: [0.8, 0, 0.6] };
+        await engine.beginShadow(s.kb, 3);
+        for (const doc of [s.docA, s.docB, s.docC]) {
+          const chunks = (await engine.documentChunks(s.kb, doc)).map((chunk) => ({
+            ...chunk,
+            vector: new Float32Array(NEW[(Object.keys(s.chunks) as (keyof Seeded["chunks"])[]).find((k) => s.chunks[k].id === chunk.id)!]),
+          }));
+          const whole = (await engine.hasDocumentVector(s.kb, doc)) ? new Float32Array([0, 0, 1]) : undefined;
+          await engine.writeShadowChunks(s.kb, doc, "f.txt", chunks, whole);
+        }
+        await expect(engine.writeShadowChunks(s.kb, s.docA, "f.txt", [], new Float32Array([0, 0, 1, 0]))).rejects.toBeInstanceOf(FailedPreconditionError);
+        // Until the commit, the live document vector answers.
+        expect((await engine.search(query(s.kb, "vector", { vector: Q })))[0].explain.documentRank).toBe(1);
+        await engine.commitShadow(s.kb);
+        const hits = await engine.search(query(s.kb, "vector", { vector: new Float32Array([0, 0, 1]) }));
+        const documentHit = hits.find((hit) => hit.explain.documentRank)!;
+        expect(documentHit.chunk.documentId).toBe(s.docA);
+        expect(documentHit.explain.documentScore).toBeCloseTo(1, 4);
+        expect(await engine.hasDocumentVector(s.kb, s.docA)).toBe(true);
+        expect(await engine.hasDocumentVector(s.kb, s.docB)).toBe(false);
+      });
+    });
+
     describe("change of embedding model (shadow vectors)", () => {
       // The new model's vectors are 3-dimensional, so a search with the wrong model's vector fails loudly.
       const NEW = { a0: [1, 0, 0], a1: [0, 1, 0], b0: [0, 0, 1], b1: [0, 0.6, 0.8], c0: [0.8, 0, 0.6] };
