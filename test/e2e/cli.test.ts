@@ -358,7 +358,16 @@ describe("the quarry CLI speaks plainly", () => {
 
     const hybrid = await quarryCli(["search", "igneous quartz feldspar", "--kb", "rocks", "--url", quarry.url], env);
     expect(hybrid.code, hybrid.stderr).toBe(0);
-    // The rocks are short files, each also embedded whole: the document-vector list shows too.
-    expect(hybrid.stdout).toMatch(/^ {3}bm25 #\d+ \([\d.]+\), vector #\d+ \([\d.]+\), document #\d+ \([\d.]+\), fused [\d.]+$/m);
+    expect(hybrid.stdout).toMatch(/^ {3}bm25 #\d+ \([\d.]+\), vector #\d+ \([\d.]+\), fused [\d.]+$/m);
+    expect(hybrid.stdout).not.toMatch(/document #/);
+
+    // The same short files in a base that also embeds documents whole: the document-vector list shows too.
+    const created = await quarryCli(["kb", "create", "rocks-whole", "--document-vector", "auto", "--url", quarry.url], env);
+    expect(created.code, created.stderr).toBe(0);
+    const ingested = await quarryCli(["ingest", folder, "--kb", "rocks-whole", "--url", quarry.url], env);
+    expect(ingested.code, ingested.stderr).toBe(0);
+    const whole = await quarryCli(["search", "igneous quartz feldspar", "--kb", "rocks-whole", "--url", quarry.url], env);
+    expect(whole.code, whole.stderr).toBe(0);
+    expect(whole.stdout).toMatch(/^ {3}bm25 #\d+ \([\d.]+\), vector #\d+ \([\d.]+\), document #\d+ \([\d.]+\), fused [\d.]+$/m);
   });
 });
