@@ -5,6 +5,7 @@ import { basename, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Command, Option } from "commander";
 import { gatewayClient } from "../client/gateway-client.ts";
+import { chunkingFromFlags, DOCUMENT_VECTOR_CHOICES } from "../client/chunking-options.ts";
 import { ConfigError, type Env } from "../lib/config.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { loadBeirDataset, type BeirDataset } from "./beir-dataset.ts";
@@ -37,6 +38,8 @@ export interface EvalOptions extends RetrievalFlags {
   embeddingModel?: string;
   /** Also score the client-side prototype of gated fusion (see fusion-prototype.ts). */
   prototypeFusion?: boolean;
+  /** Whether the base the run creates also embeds each document whole; absent: the server's default. */
+  documentVector?: (typeof DOCUMENT_VECTOR_CHOICES)[number];
   /** The embedded instance's data dir, kept after the run so a later run can reuse its base. */
   dataDir?: string;
   /** The knowledge base to evaluate: reused as it is when it already holds documents. */
@@ -99,6 +102,7 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
         (await ingestCorpus(client, knowledgeBase, dataset.corpus, {
           concurrency: options.concurrency,
           embeddingModel: options.embeddingModel,
+          chunking: chunkingFromFlags({ documentVector: options.documentVector }),
           onProgress: (done, total, phase) => (phase === "upload" ? ingestUpload : ingestWatch)(done, total),
         }));
       context.ingestSeconds[backend] = ingest.seconds;
@@ -178,6 +182,7 @@ export function registerEvalCommand(program: Command): void {
     .option("--limit-docs <n>", "ingest at most n documents (the relevant ones first)", positiveInt("--limit-docs"))
     .option("--concurrency <n>", "uploads in flight", positiveInt("--concurrency"), 8)
     .option("--embedding-model <name>", "the embedding model of the knowledge base the run creates (see `quarry models list`)")
+    .addOption(new Option("--document-vector <mode>", "whether the base the run creates also embeds each document whole (default: the server's)").choices(DOCUMENT_VECTOR_CHOICES))
     .option("--prototype-fusion", "also score a client-side prototype of gated hybrid fusion")
     .option("--url <url>", "evaluate a running Quarry instead of starting an embedded one")
     .option("--data-dir <dir>", "the embedded Quarry's data dir, kept after the run (with --knowledge-base: ingest once, evaluate many times)")
