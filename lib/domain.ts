@@ -248,3 +248,26 @@ export interface SearchHit {
   score: number;
   explain: HitExplain;
 }
+
+// FindChunks: the chunks that hold a text (the retrieval debugger asks the index for them).
+
+/** A chunk as an engine reads it for a find: enabled or not. */
+export interface ScannedChunk {
+  chunk: Chunk;
+  fileName: string;
+  enabled: boolean;
+}
+
+export interface FoundChunk extends ScannedChunk {
+  /** The text is in the chunk as given (false: only once both are normalised). */
+  exact: boolean;
+}
+
+export interface ChunkFind {
+  chunks: FoundChunk[];
+  /** Every match, past limit too. */
+  matched: number;
+  scanned: number;
+  /** False when maxScan stopped the scan before every chunk was read. */
+  complete: boolean;
+}

@@ -1,22 +1,7 @@
 // What the retrieval debugger reads beyond a retrieval: stored turns, the chunks that hold a text,
 // chunks and documents by id. adapters/index-debug-lookups.ts reaches them through the index service.
 import type { Turn } from "../../../gen/quarry/answer/v1/answer_pb.ts";
-import type { Chunk, DocumentRecord } from "../../../lib/domain.ts";
-
-export interface FoundChunk {
-  chunk: Chunk;
-  fileName: string;
-  enabled: boolean;
-  /** The text is in the chunk as given (false: only after normalising both). */
-  exact: boolean;
-}
-
-export interface ChunkFind {
-  chunks: FoundChunk[];
-  matched: number;
-  scanned: number;
-  complete: boolean;
-}
+import type { Chunk, ChunkFind, DocumentRecord } from "../../../lib/domain.ts";
 
 export interface DebugLookups {
   /** NotFoundError when there is no such turn. */

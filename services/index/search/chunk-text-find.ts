@@ -4,8 +4,11 @@
 // from a PDF, with other line breaks, full-width letters or other case — both texts normalised
 // (NFKC, lower case, whitespace removed; removing it rather than collapsing it also lets a Chinese
 // phrase match across a line break).
-import type { Chunk } from "../../../lib/domain.ts";
+import type { Chunk, ChunkFind, FoundChunk, ScannedChunk } from "../../../lib/domain.ts";
 import { InvalidInputError } from "../../../lib/errors.ts";
+
+// The engines import these from here; they live in lib/domain.ts because the answer service reads them too.
+export type { ChunkFind, FoundChunk, ScannedChunk };
 
 export interface ChunkFindRequest {
   knowledgeBaseIds: string[];
@@ -16,27 +19,6 @@ export interface ChunkFindRequest {
   documentIds: string[];
   /** Most chunks read before the scan stops (complete: false). */
   maxScan: number;
-}
-
-/** A chunk as an engine reads it for a find: enabled or not. */
-export interface ScannedChunk {
-  chunk: Chunk;
-  fileName: string;
-  enabled: boolean;
-}
-
-export interface FoundChunk extends ScannedChunk {
-  /** The text is in the chunk as given (false: only once both are normalised). */
-  exact: boolean;
-}
-
-export interface ChunkFind {
-  chunks: FoundChunk[];
-  /** Every match, past limit too. */
-  matched: number;
-  scanned: number;
-  /** False when maxScan stopped the scan before every chunk was read. */
-  complete: boolean;
 }
 
 /** Most characters of a text to look for: a find is for a phrase or a passage, not a document. */
