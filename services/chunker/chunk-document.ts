@@ -40,10 +40,9 @@ export function defaultChunkingSettings(maxInputTokens: number): ChunkingSetting
 }
 
 /**
- * What a new base gets. Off until measured beyond ArguAna: there document vectors lift vector
- * 0.5315 → 0.5716 and hybrid 0.5778 → 0.5869 (docs/EVALUATION.md, issue #14), but on SciFact,
- * whose hybrid stands 0.0025 above its 0.72 floor, whole abstracts embed worse than their chunks
- * (0.647 vs 0.668), and that run has not been made; `--document-vector auto` opts a base in.
+ * What a new base gets: off. Document vectors lift ArguAna (vector 0.5315 → 0.5716, hybrid
+ * 0.5778 → 0.5869) but as a third fused list they sink SciFact's hybrid from 0.7225 to 0.6368
+ * (docs/EVALUATION.md, issue #14); `--document-vector auto` opts a base in.
  */
 export const DEFAULT_DOCUMENT_VECTOR = "off" as const;
 
