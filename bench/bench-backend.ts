@@ -17,7 +17,8 @@ import { indexConfig } from "../services/index/config.ts";
 import type { SearchEngine } from "../services/index/search-engine.ts";
 import { hybridCandidates } from "../services/index/search/search-query.ts";
 import { openDatabase, type SqliteDatabase } from "../services/index/sqlite/open-database.ts";
-import { BM25_SQL, CHUNKS_BY_ROWID_SQL, ftsMatchExpression, knnSql, SqliteSearchEngine } from "../services/index/sqlite/sqlite-search-engine.ts";
+import { CHUNKS_BY_ROWID_SQL, ftsMatchExpression, knnSql, SqliteSearchEngine } from "../services/index/sqlite/sqlite-search-engine.ts";
+import { bm25Sql } from "../services/index/sqlite/space-tables.ts";
 
 export type BackendName = "embedded" | "opensearch";
 
@@ -120,17 +121,17 @@ function requireUrl(url: string | undefined): string {
 
 /** The same statements SqliteSearchEngine runs, without its validation, fusion or row mapping. */
 function sqliteRawQuery(db: SqliteDatabase, query: SearchQuery): RawQuery {
-  const space = db.prepare(`SELECT vector_table FROM search_spaces WHERE knowledge_base_id = ?`).get(query.knowledgeBaseIds[0]) as
-    | { vector_table: string }
+  const space = db.prepare(`SELECT vector_table, keyword_table FROM search_spaces WHERE knowledge_base_id = ?`).get(query.knowledgeBaseIds[0]) as
+    | { vector_table: string; keyword_table: string }
     | undefined;
-  if (!space) throw new Error(`knowledge base ${query.knowledgeBaseIds[0]} has no vector table`);
-  const bm25 = db.prepare(BM25_SQL);
+  if (!space) throw new Error(`knowledge base ${query.knowledgeBaseIds[0]} has no search tables`);
+  const bm25 = db.prepare(bm25Sql(space.keyword_table));
   const knn = db.prepare(knnSql(space.vector_table, false));
   const rows = db.prepare(CHUNKS_BY_ROWID_SQL);
   const match = ftsMatchExpression(query.text);
   const blob = query.vector ? Buffer.from(query.vector.buffer, query.vector.byteOffset, query.vector.byteLength) : undefined;
   const runBm25 = (limit: number) =>
-    match ? bm25.all({ match, knowledgeBases: JSON.stringify(query.knowledgeBaseIds), documents: null, limit }) : [];
+    match ? bm25.all({ match, documents: null, limit }) : [];
   const runKnn = (limit: number) => {
     const neighbours = knn.all(blob, BigInt(limit)) as { rowid: number }[];
     return rows.all(JSON.stringify(neighbours.map((n) => n.rowid)));

@@ -4,6 +4,7 @@
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { UnavailableError } from "../../../lib/errors.ts";
+import { splitKeywordIndex } from "./split-keyword-index.ts";
 
 export type SqliteDatabase = Database.Database;
 
@@ -15,6 +16,8 @@ export interface OpenDatabaseOptions {
 interface Migration {
   version: number;
   sql: string;
+  /** A step SQL alone cannot take, run after sql in the same transaction. */
+  run?: (db: SqliteDatabase) => void;
 }
 
 // Append only: a shipped migration is never edited, a change is a new entry.
@@ -122,6 +125,13 @@ const MIGRATIONS: Migration[] = [
       ALTER TABLE chunks ADD COLUMN parent TEXT;
     `,
   },
+  {
+    version: 4,
+    sql: "",
+    // One keyword (FTS5) table per knowledge base instead of chunks_fts, so BM25's statistics are
+    // the base's own; search_spaces.keyword_table names it.
+    run: splitKeywordIndex,
+  },
 ];
 
 const VERSION_TABLE = "index_schema_version";
@@ -148,16 +158,20 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): S
   }
 }
 
-/** Brings the schema up to date; safe to run on every start and from several processes. */
-export function migrate(db: SqliteDatabase): void {
+/**
+ * Brings the schema up to date (or up to version upTo, for tests that build a file as an older
+ * Quarry left it); safe to run on every start and from several processes.
+ */
+export function migrate(db: SqliteDatabase, upTo = Infinity): void {
   // The version table has this module's own name: the event bus shares the file and keeps its own.
   db.exec(`CREATE TABLE IF NOT EXISTS ${VERSION_TABLE} (version INTEGER NOT NULL)`);
   const apply = db.transaction(() => {
     const row = db.prepare(`SELECT MAX(version) AS version FROM ${VERSION_TABLE}`).get() as { version: number | null };
     const current = row.version ?? 0;
     for (const migration of MIGRATIONS) {
-      if (migration.version <= current) continue;
+      if (migration.version <= current || migration.version > upTo) continue;
       db.exec(migration.sql);
+      migration.run?.(db);
       db.prepare(`INSERT INTO ${VERSION_TABLE} (version) VALUES (?)`).run(migration.version);
     }
   });

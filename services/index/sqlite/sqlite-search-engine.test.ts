@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { UnavailableError } from "../../../lib/errors.ts";
 import { describeSearchEngineContract } from "../testing/search-engine.contract.ts";
@@ -28,10 +29,30 @@ describe("SqliteSearchEngine", () => {
     try {
       expect(schemaVersion(db)).toBeGreaterThanOrEqual(1);
       const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as { name: string }[]).map((t) => t.name);
-      expect(tables).toEqual(expect.arrayContaining(["knowledge_bases", "documents", "chunks", "chunks_fts", "search_spaces"]));
+      expect(tables).toEqual(expect.arrayContaining(["knowledge_bases", "documents", "chunks", "search_spaces"]));
       expect(tables.some((name) => name.startsWith("bus_"))).toBe(false);
+      // Keyword tables are per knowledge base, made and dropped with it; none is shared.
+      expect(tables.filter((name) => name.includes("fts"))).toEqual([]);
     } finally {
       void cleanup();
+    }
+  });
+
+  it("keeps each knowledge base's terms in a keyword table of its own, dropped with the base", async () => {
+    const { db, cleanup } = openTestDatabase();
+    const engine = new SqliteSearchEngine(db);
+    const keywordTables = () =>
+      (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING fts5%' ORDER BY name`).all() as { name: string }[]).map((t) => t.name);
+    try {
+      await engine.ensureKnowledgeBase("kb_one", 4);
+      await engine.ensureKnowledgeBase("kb/two", 4);
+      expect(keywordTables()).toEqual(["fts_h" + createHash("sha256").update("kb/two").digest("hex").slice(0, 32), "fts_kb_one"].sort());
+      await engine.dropKnowledgeBase("kb_one");
+      expect(keywordTables()).toHaveLength(1);
+      expect(keywordTables()).not.toContain("fts_kb_one");
+    } finally {
+      await engine.close();
+      await cleanup();
     }
   });
 

@@ -1,12 +1,11 @@
-// The embedded search engine: chunk rows in SQLite, BM25 through FTS5 over jieba-segmented terms,
-// and exact cosine kNN through one sqlite-vec vec0 table per knowledge base (vectors of different
-// dimensions cannot share a vec0 column). Document vectors (a document embedded whole) sit in a
+// The embedded search engine: chunk rows in SQLite, BM25 through one FTS5 table per knowledge base
+// over jieba-segmented terms (so its statistics are the base's own), and exact cosine kNN through one
+// sqlite-vec vec0 table per knowledge base (vectors of different dimensions cannot share a vec0
+// column); space-tables.ts names and defines them. Document vectors (a document embedded whole) sit in a
 // second vec0 table beside it, named after it, keyed by the rowid of the document's first chunk: they
 // are deleted, disabled and swapped with the chunk rows by the same rowids, and a shadow's document
 // table is the shadow's vector table's name plus the same suffix, so a swap moves both. The lists
 // feed the shared ladder of search/hybrid-search.ts.
-import { withHeadingPath } from "../../../lib/chunk-context.ts";
-import { createHash } from "node:crypto";
 import type { Chunk, ChunkParent, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import type { EngineHit } from "../search/rrf-fusion.ts";
@@ -14,8 +13,9 @@ import { hybridSearch } from "../search/hybrid-search.ts";
 import type { ChunkPosition, SearchEngine } from "../search-engine.ts";
 import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
-import { segmentForIndex, segmentQuery } from "../search/text-segmenter.ts";
+import { segmentQuery } from "../search/text-segmenter.ts";
 import type { SqliteDatabase } from "./open-database.ts";
+import { bm25Sql, createKeywordTable, keywordTableName, keywordTerms, vectorTableName } from "./space-tables.ts";
 import { withDatabase } from "./sqlite-errors.ts";
 
 export interface SqliteSearchEngineOptions {
@@ -27,6 +27,11 @@ interface SpaceRow {
   knowledge_base_id: string;
   dimension: number;
   vector_table: string;
+}
+
+/** A base's registry row: its live vectors and its keyword table. */
+interface SearchSpaceRow extends SpaceRow {
+  keyword_table: string;
 }
 
 interface ChunkRow {
@@ -79,10 +84,12 @@ export class SqliteSearchEngine implements SearchEngine {
             return;
           }
           const table = vectorTableName(knowledgeBaseId);
+          const keywordTable = keywordTableName(knowledgeBaseId);
           this.createVectorTables(table, embeddingDimension);
+          createKeywordTable(this.db, keywordTable);
           this.db
-            .prepare(`INSERT INTO search_spaces (knowledge_base_id, dimension, vector_table) VALUES (?, ?, ?)`)
-            .run(knowledgeBaseId, embeddingDimension, table);
+            .prepare(`INSERT INTO search_spaces (knowledge_base_id, dimension, vector_table, keyword_table) VALUES (?, ?, ?, ?)`)
+            .run(knowledgeBaseId, embeddingDimension, table, keywordTable);
         })
         .immediate(),
     );
@@ -94,10 +101,7 @@ export class SqliteSearchEngine implements SearchEngine {
         .transaction(() => {
           const space = this.findSpace(knowledgeBaseId);
           if (!space) return;
-          const deleteTerms = this.db.prepare(`DELETE FROM chunks_fts WHERE rowid = ?`);
-          for (const { rowid } of this.db.prepare(`SELECT rowid FROM chunks WHERE knowledge_base_id = ?`).all(knowledgeBaseId) as { rowid: number }[]) {
-            deleteTerms.run(rowid);
-          }
+          this.db.exec(`DROP TABLE IF EXISTS "${space.keyword_table}"`);
           this.db.prepare(`DELETE FROM chunks WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
           this.db.prepare(`DELETE FROM search_documents WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
           this.db.prepare(`DELETE FROM search_spaces WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
@@ -147,7 +151,7 @@ export class SqliteSearchEngine implements SearchEngine {
                section_path, start_offset, end_offset, enabled, parent)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           );
-          const insertTerms = this.db.prepare(`INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)`);
+          const insertTerms = this.db.prepare(`INSERT INTO "${space.keyword_table}" (rowid, terms) VALUES (?, ?)`);
           const insertVector = this.db.prepare(`INSERT INTO "${space.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`);
           let firstRowid: number | bigint | undefined;
           let firstIndex = Infinity;
@@ -168,7 +172,7 @@ export class SqliteSearchEngine implements SearchEngine {
               enabled ? 1 : 0,
               chunk.parent ? JSON.stringify(chunk.parent) : null,
             );
-            insertTerms.run(lastInsertRowid, segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath)));
+            insertTerms.run(lastInsertRowid, keywordTerms(chunk.text, chunk.sectionPath));
             // vec0 only accepts integer-typed keys and metadata, which better-sqlite3 sends for BigInt.
             insertVector.run(BigInt(lastInsertRowid), vectorBlob(chunk.vector), documentId, enabled ? 1n : 0n);
             if (chunk.index < firstIndex) [firstIndex, firstRowid] = [chunk.index, lastInsertRowid];
@@ -235,7 +239,7 @@ export class SqliteSearchEngine implements SearchEngine {
           this.db.transaction(() => {
             const spaces = query.knowledgeBaseIds.map((id) => this.requireSpace(id));
             return {
-              bm25: request.bm25 && this.bm25Hits(query, request.bm25.limit),
+              bm25: request.bm25 && this.bm25Hits(spaces, query, request.bm25.limit),
               vector: request.vector && this.vectorHits(spaces, (space) => space.vector_table, request.vector.vector, query, request.vector.limit),
               documentVector:
                 request.documentVector && this.vectorHits(spaces, (space) => documentTableName(space.vector_table), request.documentVector.vector, query, request.documentVector.limit),
@@ -420,8 +424,8 @@ export class SqliteSearchEngine implements SearchEngine {
     return withDatabase(this.db, what, fn);
   }
 
-  private findSpace(knowledgeBaseId: string): SpaceRow | undefined {
-    return this.db.prepare(`SELECT * FROM search_spaces WHERE knowledge_base_id = ?`).get(knowledgeBaseId) as SpaceRow | undefined;
+  private findSpace(knowledgeBaseId: string): SearchSpaceRow | undefined {
+    return this.db.prepare(`SELECT * FROM search_spaces WHERE knowledge_base_id = ?`).get(knowledgeBaseId) as SearchSpaceRow | undefined;
   }
 
   private findShadow(knowledgeBaseId: string): SpaceRow | undefined {
@@ -467,7 +471,7 @@ export class SqliteSearchEngine implements SearchEngine {
     return this.db.prepare(`SELECT 1 FROM sqlite_master WHERE name = ?`).get(name) !== undefined;
   }
 
-  private requireSpace(knowledgeBaseId: string): SpaceRow {
+  private requireSpace(knowledgeBaseId: string): SearchSpaceRow {
     const space = this.findSpace(knowledgeBaseId);
     if (!space) throw new NotFoundError(`knowledge base ${knowledgeBaseId} has no search index`);
     return space;
@@ -482,34 +486,42 @@ export class SqliteSearchEngine implements SearchEngine {
 
   private deleteChunkRows(rows: { rowid: number; knowledge_base_id: string }[]): void {
     if (rows.length === 0) return;
-    const deleteTerms = this.db.prepare(`DELETE FROM chunks_fts WHERE rowid = ?`);
     const deleteChunk = this.db.prepare(`DELETE FROM chunks WHERE rowid = ?`);
-    // The shadow's vectors go too: rowids are reused, and a reused one must not find an old vector.
-    const vectorDeletes = new Map<string, ReturnType<SqliteDatabase["prepare"]>[]>();
+    // Each row's base's keyword table and vector tables, the shadow's too: rowids are reused, and a
+    // reused one must not find old terms or an old vector.
+    const baseDeletes = new Map<string, { terms?: ReturnType<SqliteDatabase["prepare"]>; vectors: ReturnType<SqliteDatabase["prepare"]>[] }>();
     for (const row of rows) {
-      let deleteVectors = vectorDeletes.get(row.knowledge_base_id);
-      if (!deleteVectors) {
-        deleteVectors = this.vectorTablesOf(row.knowledge_base_id).map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE rowid = ?`));
-        vectorDeletes.set(row.knowledge_base_id, deleteVectors);
+      let deletes = baseDeletes.get(row.knowledge_base_id);
+      if (!deletes) {
+        const keywordTable = this.findSpace(row.knowledge_base_id)?.keyword_table;
+        deletes = {
+          terms: keywordTable ? this.db.prepare(`DELETE FROM "${keywordTable}" WHERE rowid = ?`) : undefined,
+          vectors: this.vectorTablesOf(row.knowledge_base_id).map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE rowid = ?`)),
+        };
+        baseDeletes.set(row.knowledge_base_id, deletes);
       }
-      for (const deleteVector of deleteVectors) deleteVector.run(BigInt(row.rowid));
-      deleteTerms.run(row.rowid);
+      for (const deleteVector of deletes.vectors) deleteVector.run(BigInt(row.rowid));
+      deletes.terms?.run(row.rowid);
       deleteChunk.run(row.rowid);
     }
   }
 
-  private bm25Hits(query: SearchQuery, limit: number): EngineHit[] {
+  /**
+   * BM25 over each base's own keyword table, scored by that base's statistics, merged by score as
+   * OpenSearch merges a search over several indexes.
+   */
+  private bm25Hits(spaces: SearchSpaceRow[], query: SearchQuery, limit: number): EngineHit[] {
     const match = ftsMatchExpression(query.text);
     if (!match) return [];
-    const rows = this.db
-      .prepare(BM25_SQL)
-      .all({
-        match,
-        knowledgeBases: JSON.stringify(query.knowledgeBaseIds),
-        documents: query.documentIds.length > 0 ? JSON.stringify(query.documentIds) : null,
-        limit,
-      }) as (ChunkRow & { score: number })[];
-    return rows.map((row) => ({ chunk: toChunk(row), fileName: row.file_name, score: row.score }));
+    const documents = query.documentIds.length > 0 ? JSON.stringify(query.documentIds) : null;
+    const hits = spaces.flatMap((space) =>
+      (this.db.prepare(bm25Sql(space.keyword_table)).all({ match, documents, limit }) as (ChunkRow & { score: number })[]).map((row) => ({
+        chunk: toChunk(row),
+        fileName: row.file_name,
+        score: row.score,
+      })),
+    );
+    return hits.sort(byScoreThenId).slice(0, limit);
   }
 
   /** kNN over each base's table of the kind tableOf names (a base without one contributes nothing). */
@@ -534,21 +546,17 @@ export class SqliteSearchEngine implements SearchEngine {
       }
     }
     // Each knowledge base answered its own top k; the merged list keeps the best k overall.
-    hits.sort((a, b) => b.score - a.score || (a.chunk.id < b.chunk.id ? -1 : a.chunk.id > b.chunk.id ? 1 : 0));
+    hits.sort(byScoreThenId);
     return hits.slice(0, k);
   }
 }
 
-// The statements behind the two lists, exported so bench/ replays exactly what the engine runs.
-// bm25() is negative with smaller meaning better; negated it is a positive score, larger better.
-export const BM25_SQL = `SELECT c.*, -bm25(chunks_fts) AS score
-  FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-  WHERE chunks_fts MATCH @match
-    AND c.knowledge_base_id IN (SELECT value FROM json_each(@knowledgeBases))
-    AND c.enabled = 1
-    AND (@documents IS NULL OR c.document_id IN (SELECT value FROM json_each(@documents)))
-  ORDER BY score DESC, c.id
-  LIMIT @limit`;
+function byScoreThenId(a: EngineHit, b: EngineHit): number {
+  return b.score - a.score || (a.chunk.id < b.chunk.id ? -1 : a.chunk.id > b.chunk.id ? 1 : 0);
+}
+
+// The statements behind the lists (bm25Sql in space-tables.ts), exported so bench/ replays exactly
+// what the engine runs.
 
 /** One knowledge base's kNN: parameters are the vector blob, k, and the document ids' JSON when filtered. */
 export function knnSql(vectorTable: string, filterDocuments: boolean): string {
@@ -564,12 +572,6 @@ export function ftsMatchExpression(text: string): string | null {
   const terms = segmentQuery(text);
   if (terms.length === 0) return null;
   return terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(" OR ");
-}
-
-function vectorTableName(knowledgeBaseId: string): string {
-  // Ids are meant to be kb_<hex>; anything else is hashed so the name stays a plain identifier.
-  if (/^[A-Za-z0-9_]{1,64}$/.test(knowledgeBaseId)) return `vec_${knowledgeBaseId}`;
-  return `vec_h${createHash("sha256").update(knowledgeBaseId).digest("hex").slice(0, 32)}`;
 }
 
 /** The document-vector table beside a chunk-vector table. */

@@ -1,0 +1,34 @@
+// Schema step 4: the one FTS5 table every knowledge base shared (chunks_fts) becomes one keyword
+// table per base (space-tables.ts says why). The old table is contentless, so its terms cannot be
+// read back: each base's chunks are segmented again from their stored text and heading path —
+// exactly what replaceDocumentChunks indexes — under the same rowids, then the old table is dropped.
+// It runs inside the migration's write transaction, so a file is split whole or not at all, once.
+import type Database from "better-sqlite3";
+import { createKeywordTable, keywordTableName, keywordTerms } from "./space-tables.ts";
+
+/** Rows segmented and written per statement batch, so a large base is not held in memory at once. */
+const PAGE_SIZE = 1_000;
+
+export function splitKeywordIndex(db: Database.Database): void {
+  db.exec(`ALTER TABLE search_spaces ADD COLUMN keyword_table TEXT`);
+  db.exec(`CREATE UNIQUE INDEX IF NOT EXISTS search_spaces_by_keyword_table ON search_spaces (keyword_table)`);
+  const spaces = db.prepare(`SELECT knowledge_base_id FROM search_spaces`).all() as { knowledge_base_id: string }[];
+  const inserts = new Map<string, Database.Statement<[number, string]>>();
+  const name = db.prepare(`UPDATE search_spaces SET keyword_table = ? WHERE knowledge_base_id = ?`);
+  for (const { knowledge_base_id: knowledgeBaseId } of spaces) {
+    const table = keywordTableName(knowledgeBaseId);
+    createKeywordTable(db, table);
+    name.run(table, knowledgeBaseId);
+    inserts.set(knowledgeBaseId, db.prepare<[number, string]>(`INSERT INTO "${table}" (rowid, terms) VALUES (?, ?)`));
+  }
+  // Pages along the rowid key (a write cannot run while a statement is still being read); a chunk
+  // of a base without a search space was never searchable and gets no terms.
+  const page = db.prepare(`SELECT rowid, knowledge_base_id, text, section_path FROM chunks WHERE rowid > ? ORDER BY rowid LIMIT ?`);
+  for (let after = 0; ; ) {
+    const rows = page.all(after, PAGE_SIZE) as { rowid: number; knowledge_base_id: string; text: string; section_path: string }[];
+    if (rows.length === 0) break;
+    for (const row of rows) inserts.get(row.knowledge_base_id)?.run(row.rowid, keywordTerms(row.text, JSON.parse(row.section_path) as string[]));
+    after = rows[rows.length - 1].rowid;
+  }
+  db.exec(`DROP TABLE IF EXISTS chunks_fts`);
+}
