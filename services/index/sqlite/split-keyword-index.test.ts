@@ -10,11 +10,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import type { EmbeddedChunk, SearchQuery } from "../../../lib/domain.ts";
 import { segmentForIndex } from "../search/text-segmenter.ts";
+import { commonWordTexts, RARE_WORD_QUESTION, RARE_WORD_TEXTS } from "../testing/keyword-statistics-texts.ts";
 import { migrate, openDatabase, schemaVersion, type SqliteDatabase } from "./open-database.ts";
 import { SqliteSearchEngine } from "./sqlite-search-engine.ts";
 
 const DIM = 4;
-const QUESTION = "zephyr quokka lighthouses";
 
 interface OldChunk {
   id: string;
@@ -28,14 +28,7 @@ interface OldChunk {
 
 /** Base A: English chunks, a Chinese one, and a disabled document; base B repeats A's rare word. */
 function baseA(): OldChunk[] {
-  const english = [
-    "A zephyr zephyr crossed the orchard at dawn.",
-    "The quokka smiled at the visitors.",
-    "Gravel roads need regrading after the thaw.",
-    "Lighthouses guided ships along the rocky coast.",
-    "Bakers proof their dough overnight.",
-    "Moths circle the porch lamp at night.",
-  ].map((text, i) => ({ id: `a-${i}`, documentId: "doc_weather", index: i, text, sectionPath: ["Weather", `Part ${i}`], vector: [1, i, 0, 0], enabled: true }));
+  const english = RARE_WORD_TEXTS.map((text, i) => ({ id: `a-${i}`, documentId: "doc_weather", index: i, text, sectionPath: ["Weather", `Part ${i}`], vector: [1, i, 0, 0], enabled: true }));
   return [
     ...english,
     { id: "a-zh", documentId: "doc_law", index: 0, text: "最高人民检察院依法对刑事诉讼实行法律监督。", sectionPath: [], vector: [0, 0, 1, 0], enabled: true },
@@ -44,15 +37,7 @@ function baseA(): OldChunk[] {
 }
 
 function baseB(): OldChunk[] {
-  return Array.from({ length: 40 }, (_, i) => ({
-    id: `b-${i}`,
-    documentId: "doc_sails",
-    index: i,
-    text: `Zephyr ${i} blew the long sails of ship number ${i} far away over open water.`,
-    sectionPath: [],
-    vector: [0, 1, 0, 0],
-    enabled: true,
-  }));
+  return commonWordTexts().map((text, i) => ({ id: `b-${i}`, documentId: "doc_sails", index: i, text, sectionPath: [], vector: [0, 1, 0, 0], enabled: true }));
 }
 
 /** What the engine wrote at schema version 3: chunks, their terms in the shared chunks_fts, vectors. */
@@ -94,7 +79,7 @@ function toEmbedded(knowledgeBaseId: string, c: OldChunk): EmbeddedChunk {
   };
 }
 
-function bm25(kb: string, text = QUESTION): SearchQuery {
+function bm25(kb: string, text = RARE_WORD_QUESTION): SearchQuery {
   return { knowledgeBaseIds: [kb], text, mode: "bm25", topK: 10, minScore: 0, documentIds: [] };
 }
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Chunk, EmbeddedChunk, RetrievalMode, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import type { SearchEngine } from "../search-engine.ts";
+import { commonWordTexts, RARE_WORD_QUESTION, RARE_WORD_TEXTS } from "./keyword-statistics-texts.ts";
 
 export interface SearchEngineFixture {
   engine: SearchEngine;
@@ -463,18 +464,11 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         // words must not make it common here.
         const kb = uniqueId("kb_contract");
         const doc = uniqueId("doc_weather");
-        const mine = [
-          "A zephyr zephyr crossed the orchard at dawn.",
-          "The quokka smiled at the visitors.",
-          "Gravel roads need regrading after the thaw.",
-          "Lighthouses guided ships along the rocky coast.",
-          "Bakers proof their dough overnight.",
-          "Moths circle the porch lamp at night.",
-        ].map((text, i) => makeChunk(kb, doc, i, text, [1, i, 0, 0]));
+        const mine = RARE_WORD_TEXTS.map((text, i) => makeChunk(kb, doc, i, text, [1, i, 0, 0]));
         await engine.ensureKnowledgeBase(kb, DIM);
         await engine.replaceDocumentChunks(kb, doc, "weather.txt", mine);
         const search = async () =>
-          (await engine.search(query(kb, "bm25", { text: "zephyr quokka lighthouses" }))).map((hit) => ({ id: hit.chunk.id, score: hit.score }));
+          (await engine.search(query(kb, "bm25", { text: RARE_WORD_QUESTION }))).map((hit) => ({ id: hit.chunk.id, score: hit.score }));
         const before = await search();
         // Twice the zephyr beats one quokka while both words are equally rare.
         expect(before.map((hit) => hit.id)).toEqual([mine[0].id, mine[1].id, mine[3].id]);
@@ -482,8 +476,7 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         const other = uniqueId("kb_contract");
         await engine.ensureKnowledgeBase(other, DIM);
         const sails = uniqueId("doc_sails");
-        const common = Array.from({ length: 40 }, (_, i) => `Zephyr ${i} blew the long sails of ship number ${i} far away over open water for days on end.`);
-        await engine.replaceDocumentChunks(other, sails, "zephyrs.txt", common.map((text, i) => makeChunk(other, sails, i, text, [0, 1, 0, 0])));
+        await engine.replaceDocumentChunks(other, sails, "zephyrs.txt", commonWordTexts().map((text, i) => makeChunk(other, sails, i, text, [0, 1, 0, 0])));
         expect(await search()).toEqual(before);
         // It grows with chunks that share none of the words, which changes only its own counts and lengths.
         const unrelated = Array.from({ length: 30 }, (_, i) => `Tariff schedule ${i}`);
@@ -491,7 +484,7 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         await engine.replaceDocumentChunks(other, tariffs, "tariffs.txt", unrelated.map((text, i) => makeChunk(other, tariffs, i, text, [0, 0, 1, 0])));
         expect(await search()).toEqual(before);
         // Both bases searched together: each hit keeps the score its own base gives it.
-        const both = await engine.search(query([kb, other], "bm25", { text: "zephyr quokka lighthouses", topK: 50 }));
+        const both = await engine.search(query([kb, other], "bm25", { text: RARE_WORD_QUESTION, topK: 50 }));
         for (const hit of before) expect(both.find((h) => h.chunk.id === hit.id)?.score).toBeCloseTo(hit.score, 6);
       });
 
