@@ -444,7 +444,8 @@ export const ChatFinalSchema: GenMessage<ChatFinal> = /*@__PURE__*/
   messageDesc(file_quarry_answer_v1_answer, 9);
 
 /**
- * Whether the sentence a marker stands after is supported by the chunk it cites. Supported means
+ * Whether the claim a marker belongs to (the clause it closes, or the rest of the sentence it opens:
+ * "According to [2], …") is supported by the chunk it cites. Supported means
  * lexical_support >= 0.5, or embedding_support >= 0.6 when the embedder could read the sentence
  * (docs/EVALUATION.md, "Citation verification").
  *
@@ -459,7 +460,7 @@ export type CitationCheck = Message<"quarry.answer.v1.CitationCheck"> & {
   marker: number;
 
   /**
-   * [start, end) UTF-16 offsets of the cited sentence in the answer text as streamed.
+   * [start, end) UTF-16 offsets of the claim in the answer text as streamed.
    *
    * @generated from field: uint32 sentence_start = 2;
    */
