@@ -62,7 +62,7 @@ export async function retrieveWithOptions(
   const notes: RetrievalNotes = { queries: [], fallbackHits: 0, reranked: 0, mergedNeighbours: 0 };
 
   let planned: PlannedQuery[] = [{ text, embedText: text }];
-  if (options.queryExpansion) {
+  if (options.queryExpansion && options.queryExpansion !== "none") {
     const mode = options.queryExpansion;
     const at = performance.now();
     const expanded = await expandQuery(text, mode, deps.chatModel, { variants: options.queryVariants, signal: deps.signal });
