@@ -167,8 +167,8 @@ export function registerAssistantCommands(program: Command, urlOption: () => Opt
     .argument("<assistant>", "id or name")
     .addOption(urlOption())
     .action(async (name: string, o: { url: string }) => {
-      await gatewayClient(o.url).deleteAssistant({ assistant: name });
-      process.stdout.write(`deleted ${name}\n`);
+      const { correctionsKnowledgeBaseId } = await gatewayClient(o.url).deleteAssistant({ assistant: name });
+      process.stdout.write(`deleted ${name}${correctionsKnowledgeBaseId ? ` and its corrections knowledge base ${correctionsKnowledgeBaseId}` : ""}\n`);
     });
 
   const conversations = program.command("conversations").description("conversations held with `quarry chat` (or Chat)");

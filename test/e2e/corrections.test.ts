@@ -190,6 +190,37 @@ function correctionsSuite(label: string, start: () => Promise<{ client: QuarryCl
       expect(answer.final.correctionsUsed).toEqual([]);
       expect((await failure(() => client.getDocument({ documentId: correction.id }))).code).toBe(Code.NotFound);
     });
+
+    it("deletes the assistant with its corrections base, refusing while another assistant mounts that base", async () => {
+      const baseId = (await client.getAssistant({ assistant: assistantName })).assistant!.correctionsKnowledgeBaseId;
+      expect(baseId).toMatch(/^kb_/);
+      // A second correction, so the base holds something when it goes.
+      const turn = (await ask(client, { question: QUESTION, assistant: assistantName })).turnId;
+      const second = (await client.correctAnswer({ turnId: turn, correctedAnswer: CORRECTED })).correction!;
+      expect(second.knowledgeBaseId).toBe(baseId);
+      await watchAll(client, [second.id]);
+
+      const borrower = `borrower-${suffix}`;
+      await client.createAssistant({ assistant: { name: borrower, knowledgeBases: [{ knowledgeBase: kb }, { knowledgeBase: baseId }] } });
+      const refused = await failure(() => client.deleteAssistant({ assistant: assistantName }));
+      expect(refused.code).toBe(Code.FailedPrecondition);
+      expect(refused.rawMessage).toBe(
+        `the corrections knowledge base of ${assistantName} (${baseId}) is mounted by the assistant ${borrower}; unmount it there (UpdateAssistant) before deleting ${assistantName}`,
+      );
+      expect((await client.getAssistant({ assistant: assistantName })).assistant!.id).toBe(assistantId);
+      // An assistant without corrections takes nothing with it.
+      expect((await client.deleteAssistant({ assistant: borrower })).correctionsKnowledgeBaseId).toBe("");
+
+      expect((await client.deleteAssistant({ assistant: assistantName })).correctionsKnowledgeBaseId).toBe(baseId);
+      expect((await failure(() => client.getAssistant({ assistant: assistantId }))).code).toBe(Code.NotFound);
+      expect((await failure(() => client.getKnowledgeBase({ knowledgeBase: baseId }))).code).toBe(Code.NotFound);
+      expect((await failure(() => client.getDocument({ documentId: second.id }))).code).toBe(Code.NotFound);
+      const left = (await client.listKnowledgeBases({})).knowledgeBases.map((k) => k.name);
+      expect(left).toContain(kb);
+      expect(left).not.toContain(`${assistantName} · corrections`);
+      // Its turns stay readable, as the conversations of a deleted assistant do.
+      expect((await client.getTurn({ turnId: turn })).turn!.provenance!.assistantId).toBe(assistantId);
+    });
   });
 }
 
@@ -294,5 +325,12 @@ describe("quarry correct on embedded Quarry", () => {
 
     expect((await quarryCli(["correct", "delete", id!, ...url])).stdout).toBe(`deleted correction ${id}\n`);
     expect((await quarryCli(["correct", "list", "--assistant", "cli-keeper", ...url])).stdout).toBe('no corrections for cli-keeper; `quarry correct TURN_ID "answer"` makes one\n');
+
+    // The assistant goes with its corrections base.
+    const base = /to knowledge base (kb_\S+)/.exec(published.stdout)![1];
+    const deleted = await quarryCli(["assistant", "delete", "cli-keeper", ...url]);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stdout).toBe(`deleted cli-keeper and its corrections knowledge base ${base}\n`);
+    expect((await quarryCli(["kb", "list", ...url])).stdout).not.toContain("cli-keeper · corrections");
   });
 });
