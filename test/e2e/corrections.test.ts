@@ -191,6 +191,29 @@ function correctionsSuite(label: string, start: () => Promise<{ client: QuarryCl
       expect((await failure(() => client.getDocument({ documentId: correction.id }))).code).toBe(Code.NotFound);
     });
 
+    it("answers from a correction longer than one chunk, found by a wording past its first chunk, and quotes it whole", async () => {
+      const wordings = Array.from({ length: 12 }, (_, i) => `How do I test fog horn number ${i + 1} at the Skerry station?`);
+      const steps = Array.from({ length: 14 }, (_, i) => `Step ${i + 1}: check the compressor valve ${i + 1} and write its pressure in the fog log.`);
+      const answerText = `${steps.join(" ")} Finally, sound the horn for five seconds and listen from the jetty.`;
+      const turn = (await ask(client, { question: wordings[11], assistant: assistantName })).turnId;
+      const long = (await client.correctAnswer({ turnId: turn, correctedAnswer: answerText, question: wordings.join("\n") })).correction!;
+      expect(lastUpdate(await watchAll(client, [long.id]), long.id).status).toBe(DocumentStatus.READY);
+      const stored = (await client.getDocument({ documentId: long.id })).document!;
+      expect(Number(stored.chunkCount)).toBeGreaterThanOrEqual(3);
+
+      // The last wording stands past the first chunk: the gate reads it from the whole correction.
+      const answer = await ask(client, { question: wordings[11], assistant: assistantName });
+      expect(answer.final.correctionsUsed).toEqual([long.id]);
+      expect(answer.text).toContain(`${answerText} [1]`);
+      expect(answer.citations[0].fileName).toBe(`correction-${turn}.txt`);
+      const provenance = (await client.getTurn({ turnId: answer.turnId })).turn!.provenance!;
+      const candidates = provenance.lists.find((l) => l.corrections)!.hits;
+      // One candidate for the correction, however many of its chunks the search found.
+      expect(candidates.filter((h) => h.documentId === long.id)).toHaveLength(1);
+      expect(candidates.find((h) => h.documentId === long.id)!.correctionMatch).toMatchObject({ question: wordings[11], method: "same-question", relevant: true });
+      await client.deleteCorrection({ correctionId: long.id });
+    });
+
     it("deletes the assistant with its corrections base, refusing while another assistant mounts that base", async () => {
       const baseId = (await client.getAssistant({ assistant: assistantName })).assistant!.correctionsKnowledgeBaseId;
       expect(baseId).toMatch(/^kb_/);
