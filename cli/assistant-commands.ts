@@ -11,13 +11,8 @@ import { chatSession } from "./chat-session.ts";
 import { reportLine } from "./error-report.ts";
 import { MODE_BY_NAME, MODES, type ModeName } from "./commands.ts";
 import { gatewayClient } from "../client/gateway-client.ts";
+import { QUERY_REWRITES, type QueryRewriteName } from "../client/retrieval-flags.ts";
 
-const REWRITES: Record<string, QueryRewriteMode> = {
-  none: QueryRewriteMode.NONE,
-  rewrite: QueryRewriteMode.REWRITE,
-  hyde: QueryRewriteMode.HYDE,
-  "multi-query": QueryRewriteMode.MULTI_QUERY,
-};
 
 /** "manuals", "manuals:5" or "manuals:5:10": a base, its top-k and its priority. */
 export function parseMount(spec: string) {
@@ -39,6 +34,7 @@ function wholeNumber(value: string): number {
 }
 
 const modeName = (m: RetrievalMode) => (Object.entries(MODE_BY_NAME).find(([, v]) => v === m)?.[0] ?? "hybrid") as ModeName;
+const rewriteName = (m: QueryRewriteMode) => Object.entries(QUERY_REWRITES).find(([, v]) => v === m)?.[0] ?? String(m);
 const when = (t: { seconds: bigint } | undefined) => (t ? timestampDate(t as never).toISOString() : "");
 
 interface AssistantOptions {
@@ -51,7 +47,7 @@ interface AssistantOptions {
   minScore?: number;
   hideFileNames?: boolean;
   rerank?: boolean;
-  rewrite?: string;
+  rewrite?: QueryRewriteName;
   name?: string;
   url: string;
 }
@@ -69,7 +65,7 @@ function applyOptions(base: Assistant, o: AssistantOptions): Assistant {
   if (o.topK !== undefined) a.retrieval.topK = o.topK;
   if (o.minScore !== undefined) a.retrieval.minScore = o.minScore;
   if (o.rerank !== undefined) a.retrieval.rerank = o.rerank;
-  if (o.rewrite !== undefined) a.retrieval.rewrite = REWRITES[o.rewrite];
+  if (o.rewrite !== undefined) a.retrieval.rewrite = QUERY_REWRITES[o.rewrite];
   if (o.hideFileNames !== undefined) a.hideFileNames = o.hideFileNames;
   return a;
 }
@@ -79,7 +75,7 @@ export function describeAssistant(a: Assistant, baseNames: Map<string, string>):
   const lines = [
     `${a.name} (${a.id})${a.description ? ` — ${a.description}` : ""}`,
     ...a.knowledgeBases.map((m) => `  knowledge base ${baseNames.get(m.knowledgeBase) ?? m.knowledgeBase} (${m.knowledgeBase}): top-k ${m.topK || "default"}, priority ${m.priority}`),
-    `  retrieval: ${modeName(r?.mode ?? 0)}, top-k ${r?.topK || 8}, min score ${r?.minScore ?? 0}${r?.rerank ? ", rerank" : ""}${r?.rewrite ? `, rewrite ${QueryRewriteMode[r.rewrite].toLowerCase()}` : ""}`,
+    `  retrieval: ${modeName(r?.mode ?? 0)}, top-k ${r?.topK || 8}, min score ${r?.minScore ?? 0}${r?.rerank ? ", rerank" : ""}${r?.rewrite ? `, rewrite ${rewriteName(r.rewrite)}` : ""}`,
     `  file names ${a.hideFileNames ? "hidden from" : "shown to"} the model`,
     ...(a.systemPrompt ? [`  system prompt: ${a.systemPrompt.replace(/\s+/g, " ").slice(0, 200)}`] : []),
   ];
@@ -133,7 +129,7 @@ export function registerAssistantCommands(program: Command, urlOption: () => Opt
       .option("--no-hide-file-names", "show source file names to the model")
       .option("--rerank", "rerank the fused candidates (when a reranker is configured)")
       .option("--no-rerank")
-      .addOption(new Option("--rewrite <mode>", "query rewriting").choices(Object.keys(REWRITES)))
+      .addOption(new Option("--rewrite <mode>", "query rewriting").choices(Object.keys(QUERY_REWRITES)))
       .addOption(urlOption());
 
   const assistant = program.command("assistant").description("assistants: a prompt, knowledge bases with priorities, retrieval defaults");
@@ -171,8 +167,8 @@ export function registerAssistantCommands(program: Command, urlOption: () => Opt
     .argument("<assistant>", "id or name")
     .addOption(urlOption())
     .action(async (name: string, o: { url: string }) => {
-      await gatewayClient(o.url).deleteAssistant({ assistant: name });
-      process.stdout.write(`deleted ${name}\n`);
+      const { correctionsKnowledgeBaseId } = await gatewayClient(o.url).deleteAssistant({ assistant: name });
+      process.stdout.write(`deleted ${name}${correctionsKnowledgeBaseId ? ` and its corrections knowledge base ${correctionsKnowledgeBaseId}` : ""}\n`);
     });
 
   const conversations = program.command("conversations").description("conversations held with `quarry chat` (or Chat)");

@@ -1,7 +1,8 @@
 import { Command } from "commander";
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { QueryExpansion, RetrievalNotesSchema } from "../gen/quarry/answer/v1/answer_pb.ts";
+import { RetrievalNotesSchema } from "../gen/quarry/answer/v1/answer_pb.ts";
+import { QueryRewriteMode } from "../gen/quarry/common/v1/assistant_pb.ts";
 import { addRetrievalFlags, describeNotes, retrievalSettingsOf, type RetrievalFlags } from "./retrieval-flags.ts";
 
 function parse(args: string[]): RetrievalFlags {
@@ -15,7 +16,7 @@ describe("retrieval flags", () => {
     const flags = parse(["--rerank", "--expand", "multi-query", "--variants", "4", "--neighbours", "1", "--bm25-fill", "--filter", "team=roads", "--filter", "lang=en=x"]);
     expect(retrievalSettingsOf(flags)).toEqual({
       rerank: true,
-      queryExpansion: QueryExpansion.MULTI_QUERY,
+      queryRewrite: QueryRewriteMode.MULTI_QUERY,
       queryVariants: 4,
       neighbourChunks: 1,
       bm25Fill: true,
@@ -24,11 +25,11 @@ describe("retrieval flags", () => {
   });
 
   it("default to a plain search", () => {
-    expect(retrievalSettingsOf(parse([]))).toEqual({ rerank: false, queryExpansion: QueryExpansion.UNSPECIFIED, queryVariants: 0, neighbourChunks: 0, bm25Fill: false, metadataEquals: {} });
+    expect(retrievalSettingsOf(parse([]))).toEqual({ rerank: false, queryRewrite: QueryRewriteMode.UNSPECIFIED, queryVariants: 0, neighbourChunks: 0, bm25Fill: false, metadataEquals: {} });
   });
 
   it("refuse what makes no sense before any request", () => {
-    expect(() => parse(["--expand", "magic"])).toThrow(/Allowed choices are rewrite, hyde, multi-query/);
+    expect(() => parse(["--expand", "magic"])).toThrow(/Allowed choices are none, rewrite, hyde, multi-query/);
     expect(() => parse(["--neighbours", "9"])).toThrow(/whole number from 0 to 5/);
     expect(() => parse(["--filter", "=x"])).toThrow(/key=value/);
   });

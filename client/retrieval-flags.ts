@@ -1,20 +1,21 @@
 // The retrieval options `quarry search`, `quarry ask` and `quarry eval` share: flags in, RetrievalSettings fields
 // out, and the lines that report what retrieval did (degradation, rerank, rewritten queries).
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { QueryExpansion, type RetrievalNotes, type RetrievalSettings } from "../gen/quarry/answer/v1/answer_pb.ts";
+import type { RetrievalNotes, RetrievalSettings } from "../gen/quarry/answer/v1/answer_pb.ts";
+import { QueryRewriteMode } from "../gen/quarry/common/v1/assistant_pb.ts";
 
-export const EXPANSIONS = ["rewrite", "hyde", "multi-query"] as const;
-type ExpansionName = (typeof EXPANSIONS)[number];
-
-const EXPANSION_BY_NAME: Record<ExpansionName, QueryExpansion> = {
-  rewrite: QueryExpansion.REWRITE,
-  hyde: QueryExpansion.HYDE,
-  "multi-query": QueryExpansion.MULTI_QUERY,
-};
+/** The query rewrite modes by the names the CLI takes: `--expand`, and `quarry assistant --rewrite`. */
+export const QUERY_REWRITES = {
+  none: QueryRewriteMode.NONE,
+  rewrite: QueryRewriteMode.REWRITE,
+  hyde: QueryRewriteMode.HYDE,
+  "multi-query": QueryRewriteMode.MULTI_QUERY,
+} as const;
+export type QueryRewriteName = keyof typeof QUERY_REWRITES;
 
 export interface RetrievalFlags {
   rerank?: boolean;
-  expand?: ExpansionName;
+  expand?: QueryRewriteName;
   variants?: number;
   neighbours?: number;
   bm25Fill?: boolean;
@@ -25,7 +26,7 @@ export interface RetrievalFlags {
 export function addRetrievalFlags(command: Command): Command {
   return command
     .option("--rerank", "rerank the fused hits (QUARRY_RERANK_URL, or the chat model)")
-    .addOption(new Option("--expand <how>", "rewrite the question through the chat model first").choices(EXPANSIONS))
+    .addOption(new Option("--expand <how>", "rewrite the question through the chat model first (none: as asked, over an assistant's default)").choices(Object.keys(QUERY_REWRITES)))
     .option("--variants <n>", "queries for --expand multi-query (default 3)", count(1, 8))
     .option("--neighbours <n>", "merge each hit with n adjacent chunks on each side", count(0, 5))
     .option("--bm25-fill", "fill a short vector/hybrid list with keyword hits")
@@ -36,7 +37,7 @@ export function addRetrievalFlags(command: Command): Command {
 export function retrievalSettingsOf(flags: RetrievalFlags): Partial<RetrievalSettings> {
   return {
     rerank: Boolean(flags.rerank),
-    queryExpansion: flags.expand ? EXPANSION_BY_NAME[flags.expand] : QueryExpansion.UNSPECIFIED,
+    queryRewrite: flags.expand ? QUERY_REWRITES[flags.expand] : QueryRewriteMode.UNSPECIFIED,
     queryVariants: flags.variants ?? 0,
     neighbourChunks: flags.neighbours ?? 0,
     bm25Fill: Boolean(flags.bm25Fill),

@@ -10,7 +10,6 @@ type ConversationMethods = Pick<
   | "getAssistant"
   | "listAssistants"
   | "updateAssistant"
-  | "deleteAssistant"
   | "listConversations"
   | "getConversation"
   | "deleteConversation"
@@ -30,10 +29,6 @@ export function conversationHandlers(index: Client<typeof IndexService>): Conver
     },
     async updateAssistant(request) {
       return { assistant: (await index.updateAssistant({ assistant: request.assistant, update: withoutCorrections(request.update) })).assistant };
-    },
-    async deleteAssistant(request) {
-      await index.deleteAssistant({ assistant: request.assistant });
-      return {};
     },
     async listConversations(request) {
       const assistantId = request.assistant ? (await index.getAssistant({ assistant: request.assistant })).assistant!.id : "";

@@ -11,7 +11,7 @@ import type { Assistant } from "../gen/quarry/common/v1/assistant_pb.ts";
 import type { Document, KnowledgeBase } from "../gen/quarry/common/v1/common_pb.ts";
 import { CorrectionSchema, type Correction } from "../gen/quarry/gateway/v1/corrections_pb.ts";
 import type { IndexService } from "../gen/quarry/index/v1/index_pb.ts";
-import { AlreadyExistsError, FailedPreconditionError, InvalidInputError, NotFoundError } from "../lib/errors.ts";
+import { AlreadyExistsError, FailedPreconditionError, InvalidInputError, NotFoundError, PermissionDeniedError } from "../lib/errors.ts";
 import { toDomainError } from "../lib/rpc/error-mapping.ts";
 import { correctionDocumentText, CORRECTION_METADATA as META, questionWordings } from "../lib/correction-document.ts";
 
@@ -24,6 +24,8 @@ export interface CorrectionPeers {
   index: Client<typeof IndexService>;
   /** Creates a knowledge base as CreateKnowledgeBase does (the embedder's model, the chunker's settings). */
   createKnowledgeBase(request: { name: string; description: string; embeddingModel: string }): Promise<KnowledgeBase | undefined>;
+  /** Deletes a knowledge base (by id) as DeleteKnowledgeBase does, with its kept originals. */
+  deleteKnowledgeBase(knowledgeBaseId: string): Promise<void>;
   /** Uploads a file as UploadDocument does. */
   upload(input: { knowledgeBase: string; fileName: string; mimeType: string; metadata: Record<string, string>; content: Uint8Array }): Promise<{ document?: Document }>;
 }
@@ -111,6 +113,44 @@ export class Corrections {
       throw new InvalidInputError(`document ${id} is not a correction; delete an ordinary document with DeleteDocument`);
     }
     await this.peers.index.deleteDocument({ documentId: id });
+  }
+
+  /**
+   * Deletes an assistant with its corrections base, which is the assistant's own (made by its first
+   * correction, named after it, read only through it): left behind it would be an orphan nobody
+   * asked to keep. The base goes first, so a failure in between leaves the assistant without
+   * corrections — the state deleting the base by hand leaves — and a retry finishes. A base another
+   * assistant mounts (an operator's choice) is not the deleted one's alone: refused, not broken.
+   * Returns the deleted base's id, or "" when it had none.
+   */
+  async deleteAssistant(assistantRef: string, caller: { scoped: boolean }): Promise<string> {
+    const { index } = this.peers;
+    const assistant = (await index.getAssistant({ assistant: assistantRef })).assistant!;
+    const baseId = assistant.correctionsKnowledgeBaseId;
+    let deleted = "";
+    if (baseId) {
+      if (caller.scoped) {
+        throw new PermissionDeniedError(
+          `the assistant ${assistant.name} has managed corrections, and deleting it deletes their knowledge base, which no key's scope covers: delete it with a key without a scope`,
+        );
+      }
+      const { assistants } = await index.listAssistants({});
+      const mounting = assistants.filter((a) => a.id !== assistant.id && a.knowledgeBases.some((m) => m.knowledgeBase === baseId));
+      if (mounting.length > 0) {
+        throw new FailedPreconditionError(
+          `the corrections knowledge base of ${assistant.name} (${baseId}) is mounted by the assistant ${mounting.map((a) => a.name).join(", ")}; unmount it there (UpdateAssistant) before deleting ${assistant.name}`,
+        );
+      }
+      try {
+        await this.peers.deleteKnowledgeBase(baseId);
+        deleted = baseId;
+      } catch (error) {
+        // Already deleted by hand: nothing is left to delete with the assistant.
+        if (!(toDomainError(error) instanceof NotFoundError)) throw error;
+      }
+    }
+    await index.deleteAssistant({ assistant: assistant.id });
+    return deleted;
   }
 
   /** Corrections base id → its assistant's id, for marking bases in listings. */

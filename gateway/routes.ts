@@ -17,7 +17,7 @@ import { toProtoStatus } from "../lib/pipeline/progress.ts";
 import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
 import { chunkNeighbours } from "./chunk-routes.ts";
-import { authorName, PRINCIPAL } from "./access/principal.ts";
+import { authorName, isScoped, PRINCIPAL } from "./access/principal.ts";
 import { conversationHandlers } from "./conversation-routes.ts";
 import { Corrections } from "./corrections.ts";
 import { KnowledgeBases } from "./knowledge-bases.ts";
@@ -73,7 +73,16 @@ export function gatewayRoutes(deps: GatewayDeps) {
   };
   const reingest = new Reingest({ index, originals, submit });
 
-  const corrections = new Corrections({ index, createKnowledgeBase: (r) => knowledgeBases.create(r), upload: (input) => upload(input, input.content) });
+  const deleteKnowledgeBase = async (knowledgeBase: string) => {
+    const id = await knowledgeBases.delete(knowledgeBase);
+    await originals.removeKnowledgeBase(id);
+  };
+  const corrections = new Corrections({
+    index,
+    createKnowledgeBase: (r) => knowledgeBases.create(r),
+    deleteKnowledgeBase,
+    upload: (input) => upload(input, input.content),
+  });
   // Marks the bases that hold an assistant's corrections, which Quarry made and manages.
   const marked = async (kbs: KnowledgeBase[]) => {
     const owners = await corrections.correctionsBases();
@@ -88,6 +97,10 @@ export function gatewayRoutes(deps: GatewayDeps) {
       async correctAnswer(request, context) {
         const correction = await corrections.correct({ ...request, author: authorName(context.values.get(PRINCIPAL)) });
         return { correction };
+      },
+      async deleteAssistant(request, context) {
+        const principal = context.values.get(PRINCIPAL);
+        return { correctionsKnowledgeBaseId: await corrections.deleteAssistant(request.assistant, { scoped: principal ? isScoped(principal) : false }) };
       },
       async listCorrections(request) {
         return { corrections: await corrections.list(request.assistant) };
@@ -120,8 +133,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
         return reingest.knowledgeBase(kb.id);
       },
       async deleteKnowledgeBase(request) {
-        const id = await knowledgeBases.delete(request.knowledgeBase);
-        await originals.removeKnowledgeBase(id);
+        await deleteKnowledgeBase(request.knowledgeBase);
         return {};
       },
       uploadDocument: (request) => upload(request.header, request.content),

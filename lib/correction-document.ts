@@ -33,8 +33,9 @@ export interface CorrectionText {
 const SHAPE = /^\s*((?:Question:[^\n]*\n\s*)+)Answer:[ \t]*([\s\S]*?)\s*$/;
 
 /**
- * The question wordings and answer of a correction's chunk; undefined for a chunk that does not
- * start with them (a long answer's later chunk), which can then not be matched on its own.
+ * The question wordings and answer of a correction's text; undefined for text that does not start
+ * with them (a long correction's later chunk: the answer service reads a correction whole first,
+ * services/answer/retrieval/whole-corrections.ts).
  */
 export function parseCorrectionText(text: string): CorrectionText | undefined {
   const match = SHAPE.exec(text);

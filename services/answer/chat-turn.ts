@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { QueryRewrite, TurnSchema, type Turn } from "../../gen/quarry/answer/v1/answer_pb.ts";
-import { QueryRewriteMode, type Assistant, type Conversation } from "../../gen/quarry/common/v1/assistant_pb.ts";
+import type { Assistant, Conversation } from "../../gen/quarry/common/v1/assistant_pb.ts";
 import { CitationSchema, type Citation as CitationProto } from "../../gen/quarry/common/v1/common_pb.ts";
 import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
@@ -17,6 +17,7 @@ import type { Citation } from "./answering/citation.ts";
 import { conversationMessages, historyMessages } from "./conversation/conversation-prompt.ts";
 import { rewriteFollowUp } from "./conversation/follow-up-rewriter.ts";
 import { FUSION_RULE, retrieveMounted, type CandidateList, type Mount } from "./retrieval/mounted-retrieval.ts";
+import { expansionOf } from "./retrieval/query-rewrite-mode.ts";
 import type { RetrievalExtras } from "./retrieval/retrieval-options.ts";
 import { retrieve, validateQuestion, type QueryEmbedding, type RetrievalDeps, type RetrievalSettings } from "./retrieval/retrieval-stage.ts";
 import type { StageRun } from "./answering/turn-record.ts";
@@ -262,21 +263,13 @@ function retrievalSettings(scope: Scope, kbs: KnowledgeBase[], mode: RetrievalMo
   };
 }
 
-const ASSISTANT_EXPANSION = {
-  [QueryRewriteMode.UNSPECIFIED]: undefined,
-  [QueryRewriteMode.NONE]: undefined,
-  [QueryRewriteMode.REWRITE]: "rewrite",
-  [QueryRewriteMode.HYDE]: "hyde",
-  [QueryRewriteMode.MULTI_QUERY]: "multi_query",
-} as const;
-
 /** The request's retrieval options over the assistant's defaults (rerank, query expansion). */
 function retrievalExtras(scope: Scope, requested: RetrievalExtras | undefined): RetrievalExtras {
   const defaults = scope.assistant?.retrieval;
   return {
     ...requested,
     rerank: requested?.rerank || (defaults?.rerank ?? false),
-    queryExpansion: requested?.queryExpansion ?? ASSISTANT_EXPANSION[defaults?.rewrite ?? QueryRewriteMode.UNSPECIFIED],
+    queryExpansion: requested?.queryExpansion ?? expansionOf(defaults?.rewrite),
   };
 }
 

@@ -5,7 +5,6 @@ import {
   AnswerService,
   ChatResponseSchema,
   ChatStage,
-  QueryExpansion,
   type ChatResponse,
   type RetrievalSettings as RetrievalSettingsProto,
 } from "../../gen/quarry/answer/v1/answer_pb.ts";
@@ -14,6 +13,7 @@ import { citationToProto, type ChatTurnEvent } from "./chat-turn.ts";
 import type { AnswerApplication, RetrievalOptions } from "./answer-service.ts";
 import type { RetrievalNotes } from "./retrieval/retrieval-options.ts";
 import { debugRetrievalHandler } from "./debug/debug-routes.ts";
+import { expansionOf, queryRewriteOf } from "./retrieval/query-rewrite-mode.ts";
 
 export function answerRoutes(app: AnswerApplication) {
   return (router: ConnectRouter) =>
@@ -48,13 +48,6 @@ export function answerRoutes(app: AnswerApplication) {
     });
 }
 
-const EXPANSION = {
-  [QueryExpansion.UNSPECIFIED]: undefined,
-  [QueryExpansion.REWRITE]: "rewrite",
-  [QueryExpansion.HYDE]: "hyde",
-  [QueryExpansion.MULTI_QUERY]: "multi_query",
-} as const;
-
 function optionsFromProto(s: RetrievalSettingsProto | undefined): RetrievalOptions {
   return {
     mode: modeFromProto(s?.mode ?? 0),
@@ -63,7 +56,7 @@ function optionsFromProto(s: RetrievalSettingsProto | undefined): RetrievalOptio
     documentIds: [...(s?.documentIds ?? [])],
     metadataEquals: { ...s?.metadataEquals },
     rerank: s?.rerank ?? false,
-    queryExpansion: EXPANSION[s?.queryExpansion ?? QueryExpansion.UNSPECIFIED],
+    queryExpansion: expansionOf(queryRewriteOf(s)),
     queryVariants: s?.queryVariants ?? 0,
     neighbourChunks: s?.neighbourChunks ?? 0,
     bm25Fill: s?.bm25Fill ?? false,

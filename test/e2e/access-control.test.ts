@@ -263,6 +263,18 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
       expect(await codeOf(() => gatewayClient(quarry.url, keys.reader).correctAnswer({ turnId: world.a.turnId, correctedAnswer: "no" }))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => gatewayClient(quarry.url, keys["tenant-a-editor"]).deleteCorrection({ correctionId: correction.id }))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => editor.deleteCorrection({ correctionId: correction.id }))).toBe("ok");
+      // Deleting the assistant deletes its corrections base, which no scope covers: not a scoped key's
+      // call, even for an assistant in its scope. (world.a.assistant is deleted by the scoped editor
+      // below, so a base of its own stops that; an unscoped editor deletes it first, with the base.)
+      const scopedDelete = await gatewayClient(quarry.url, keys["tenant-a-editor"])
+        .deleteAssistant({ assistant: world.a.assistant })
+        .then(() => undefined, (error: unknown) => ConnectError.from(error));
+      expect(scopedDelete?.code).toBe(Code.PermissionDenied);
+      expect(scopedDelete?.rawMessage).toMatch(/has managed corrections, and deleting it deletes their knowledge base, which no key's scope covers/);
+      const deleted = await editor.deleteAssistant({ assistant: world.a.assistant });
+      expect(deleted.correctionsKnowledgeBaseId).toBe(correction.knowledgeBaseId);
+      expect(await codeOf(() => admin.getKnowledgeBase({ knowledgeBase: correction.knowledgeBaseId }))).toBe(Code.NotFound);
+      world.a.assistant = (await admin.createAssistant({ assistant: { name: `${world.a.name}-assistant-again`, knowledgeBases: [{ knowledgeBase: world.a.id }] } })).assistant!.name;
     });
 
     it("has a probe for every public method (a new RPC needs a probe here and a rule in access-rules.ts)", () => {

@@ -190,6 +190,60 @@ function correctionsSuite(label: string, start: () => Promise<{ client: QuarryCl
       expect(answer.final.correctionsUsed).toEqual([]);
       expect((await failure(() => client.getDocument({ documentId: correction.id }))).code).toBe(Code.NotFound);
     });
+
+    it("answers from a correction longer than one chunk, found by a wording past its first chunk, and quotes it whole", async () => {
+      const wordings = Array.from({ length: 12 }, (_, i) => `How do I test fog horn number ${i + 1} at the Skerry station?`);
+      const steps = Array.from({ length: 14 }, (_, i) => `Step ${i + 1}: check the compressor valve ${i + 1} and write its pressure in the fog log.`);
+      const answerText = `${steps.join(" ")} Finally, sound the horn for five seconds and listen from the jetty.`;
+      const turn = (await ask(client, { question: wordings[11], assistant: assistantName })).turnId;
+      const long = (await client.correctAnswer({ turnId: turn, correctedAnswer: answerText, question: wordings.join("\n") })).correction!;
+      expect(lastUpdate(await watchAll(client, [long.id]), long.id).status).toBe(DocumentStatus.READY);
+      const stored = (await client.getDocument({ documentId: long.id })).document!;
+      expect(Number(stored.chunkCount)).toBeGreaterThanOrEqual(3);
+
+      // The last wording stands past the first chunk: the gate reads it from the whole correction.
+      const answer = await ask(client, { question: wordings[11], assistant: assistantName });
+      expect(answer.final.correctionsUsed).toEqual([long.id]);
+      expect(answer.text).toContain(`${answerText} [1]`);
+      expect(answer.citations[0].fileName).toBe(`correction-${turn}.txt`);
+      const provenance = (await client.getTurn({ turnId: answer.turnId })).turn!.provenance!;
+      const candidates = provenance.lists.find((l) => l.corrections)!.hits;
+      // One candidate for the correction, however many of its chunks the search found.
+      expect(candidates.filter((h) => h.documentId === long.id)).toHaveLength(1);
+      expect(candidates.find((h) => h.documentId === long.id)!.correctionMatch).toMatchObject({ question: wordings[11], method: "same-question", relevant: true });
+      await client.deleteCorrection({ correctionId: long.id });
+    });
+
+    it("deletes the assistant with its corrections base, refusing while another assistant mounts that base", async () => {
+      const baseId = (await client.getAssistant({ assistant: assistantName })).assistant!.correctionsKnowledgeBaseId;
+      expect(baseId).toMatch(/^kb_/);
+      // A second correction, so the base holds something when it goes.
+      const turn = (await ask(client, { question: QUESTION, assistant: assistantName })).turnId;
+      const second = (await client.correctAnswer({ turnId: turn, correctedAnswer: CORRECTED })).correction!;
+      expect(second.knowledgeBaseId).toBe(baseId);
+      await watchAll(client, [second.id]);
+
+      const borrower = `borrower-${suffix}`;
+      await client.createAssistant({ assistant: { name: borrower, knowledgeBases: [{ knowledgeBase: kb }, { knowledgeBase: baseId }] } });
+      const refused = await failure(() => client.deleteAssistant({ assistant: assistantName }));
+      expect(refused.code).toBe(Code.FailedPrecondition);
+      expect(refused.rawMessage).toBe(
+        `the corrections knowledge base of ${assistantName} (${baseId}) is mounted by the assistant ${borrower}; unmount it there (UpdateAssistant) before deleting ${assistantName}`,
+      );
+      expect((await client.getAssistant({ assistant: assistantName })).assistant!.id).toBe(assistantId);
+      // An assistant without corrections takes nothing with it.
+      expect((await client.deleteAssistant({ assistant: borrower })).correctionsKnowledgeBaseId).toBe("");
+
+      expect((await client.deleteAssistant({ assistant: assistantName })).correctionsKnowledgeBaseId).toBe(baseId);
+      expect((await failure(() => client.getAssistant({ assistant: assistantId }))).code).toBe(Code.NotFound);
+      expect((await failure(() => client.getKnowledgeBase({ knowledgeBase: baseId }))).code).toBe(Code.NotFound);
+      expect((await failure(() => client.getDocument({ documentId: second.id }))).code).toBe(Code.NotFound);
+      const left = (await client.listKnowledgeBases({})).knowledgeBases.map((k) => k.name);
+      expect(left).toContain(kb);
+      expect(left).not.toContain(`${assistantName} · corrections`);
+      // Its turns stay readable, as the conversations of a deleted assistant do.
+      expect((await client.getTurn({ turnId: turn })).turn!.provenance!.assistantId).toBe(assistantId);
+    });
   });
 }
 
@@ -294,5 +348,12 @@ describe("quarry correct on embedded Quarry", () => {
 
     expect((await quarryCli(["correct", "delete", id!, ...url])).stdout).toBe(`deleted correction ${id}\n`);
     expect((await quarryCli(["correct", "list", "--assistant", "cli-keeper", ...url])).stdout).toBe('no corrections for cli-keeper; `quarry correct TURN_ID "answer"` makes one\n');
+
+    // The assistant goes with its corrections base.
+    const base = /to knowledge base (kb_\S+)/.exec(published.stdout)![1];
+    const deleted = await quarryCli(["assistant", "delete", "cli-keeper", ...url]);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stdout).toBe(`deleted cli-keeper and its corrections knowledge base ${base}\n`);
+    expect((await quarryCli(["kb", "list", ...url])).stdout).not.toContain("cli-keeper · corrections");
   });
 });

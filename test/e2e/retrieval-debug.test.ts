@@ -18,7 +18,7 @@ import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opens
 import { elasticsearchTestSpace } from "../../services/index/testing/elasticsearch-test-support.ts";
 import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
 import { startRerankStub, type RerankStub } from "../../lib/testing/rerank-stub.ts";
-import { QueryExpansion } from "../../gen/quarry/answer/v1/answer_pb.ts";
+import { QueryRewriteMode } from "../../gen/quarry/common/v1/assistant_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { engineAddress } from "../support/engines.ts";
 import { failure, upload, watchAll } from "./e2e-helpers.ts";
@@ -181,10 +181,11 @@ function describeRetrievalDebug(backend: string, backendEnv: () => Env, cleanup:
         const { report } = await quarry.client.debugRetrieval({
           query: QUESTION,
           knowledgeBases: [KB],
-          settings: { mode: RetrievalMode.BM25, topK: 3, queryExpansion: QueryExpansion.MULTI_QUERY, queryVariants: 2 },
+          settings: { mode: RetrievalMode.BM25, topK: 3, queryRewrite: QueryRewriteMode.MULTI_QUERY, queryVariants: 2 },
           expect: { text: "tide table" },
         });
         expect(report!.notes?.queries).toEqual([QUESTION, "tide table boathouse", "spare one hangs"]);
+        expect(report!.settings).toMatchObject({ queryRewrite: QueryRewriteMode.MULTI_QUERY, queryExpansion: 0 });
         const byQuery = new Map(report!.chunks[0].lists.map((l) => [l.query, l]));
         expect([...byQuery.keys()].sort()).toEqual([QUESTION, "spare one hangs", "tide table boathouse"].sort());
         expect(byQuery.get("tide table boathouse")).toMatchObject({ list: "bm25", rank: 1, source: RankSource.CANDIDATES });

@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { QueryExpansion } from "../../gen/quarry/answer/v1/answer_pb.ts";
+import { QueryRewriteMode } from "../../gen/quarry/common/v1/assistant_pb.ts";
 import { RetrievalMode, type SearchHit } from "../../gen/quarry/common/v1/common_pb.ts";
 import { elasticsearchTestSpace } from "../../services/index/testing/elasticsearch-test-support.ts";
 import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
@@ -133,7 +134,7 @@ describe(`retrieval options on the embedded server (${backend})`, () => {
 
   it("multi-query: searches the model's variants and says which", async () => {
     chatReply = () => "Sedrun ventilation shaft\nfreight at night";
-    const { hits, notes } = await search("how does air get in", { queryExpansion: QueryExpansion.MULTI_QUERY, queryVariants: 2 });
+    const { hits, notes } = await search("how does air get in", { queryRewrite: QueryRewriteMode.MULTI_QUERY, queryVariants: 2 });
     expect(notes!.queries).toEqual(["how does air get in", "Sedrun ventilation shaft", "freight at night"]);
     expect(hits[0].chunk!.text).toBe(TUNNEL[3]);
   });
@@ -141,7 +142,7 @@ describe(`retrieval options on the embedded server (${backend})`, () => {
   it("HyDE: embeds the model's passage for the vector list", async () => {
     const passage = "Fresh air reaches the tunnel through deep shafts.";
     chatReply = () => passage;
-    await search("how does air get in", { mode: RetrievalMode.HYBRID, queryExpansion: QueryExpansion.HYDE });
+    await search("how does air get in", { mode: RetrievalMode.HYBRID, queryRewrite: QueryRewriteMode.HYDE });
     const embedded = embeddings.requests.filter((r) => r.path === "/v1/embeddings").map((r) => r.body.input).flat();
     expect(embedded).toContain(passage);
   });
@@ -211,13 +212,44 @@ describe("retrieval options without a chat model or reranker", () => {
   });
 
   it("refuses query expansion and rerank with FailedPrecondition and what to configure", async () => {
-    for (const queryExpansion of [QueryExpansion.REWRITE, QueryExpansion.HYDE, QueryExpansion.MULTI_QUERY]) {
-      const err = await failure(() => quarry.client.search({ query: "q", knowledgeBases: [KB], settings: { queryExpansion } }));
+    for (const [queryRewrite, name] of [[QueryRewriteMode.REWRITE, "rewrite"], [QueryRewriteMode.HYDE, "hyde"], [QueryRewriteMode.MULTI_QUERY, "multi_query"]] as const) {
+      const err = await failure(() => quarry.client.search({ query: "q", knowledgeBases: [KB], settings: { queryRewrite } }));
       expect(err.code).toBe(Code.FailedPrecondition);
-      expect(err.rawMessage).toMatch(/needs a chat model, and none is configured: set OPENAI_BASE_URL and QUARRY_CHAT_MODEL/);
+      expect(err.rawMessage).toBe(`query expansion "${name}" needs a chat model, and none is configured: set OPENAI_BASE_URL and QUARRY_CHAT_MODEL, or search without query expansion`);
     }
     const err = await failure(() => quarry.client.search({ query: "q", knowledgeBases: [KB], settings: { rerank: true } }));
     expect(err.code).toBe(Code.FailedPrecondition);
     expect(err.rawMessage).toMatch(/no reranker is configured: set QUARRY_RERANK_URL/);
+  });
+
+  it("still serves the deprecated query_expansion in its own numbers, and refuses it disagreeing with query_rewrite", async () => {
+    // QueryExpansion's numbers are not QueryRewriteMode's (its 1 is REWRITE, there 1 is NONE): each
+    // still asks for its own mode, which this Quarry without a chat model names as it refuses.
+    for (const [queryExpansion, name] of [[QueryExpansion.REWRITE, "rewrite"], [QueryExpansion.HYDE, "hyde"], [QueryExpansion.MULTI_QUERY, "multi_query"]] as const) {
+      const err = await failure(() => quarry.client.search({ query: "q", knowledgeBases: [KB], settings: { queryExpansion } }));
+      expect(err.code).toBe(Code.FailedPrecondition);
+      expect(err.rawMessage).toMatch(new RegExp(`^query expansion "${name}" needs a chat model`));
+    }
+    // The same mode in both fields is no contradiction; different ones are.
+    const same = await failure(() => quarry.client.search({ query: "q", knowledgeBases: [KB], settings: { queryExpansion: QueryExpansion.HYDE, queryRewrite: QueryRewriteMode.HYDE } }));
+    expect(same.rawMessage).toMatch(/^query expansion "hyde" needs a chat model/);
+    for (const call of [
+      () => quarry.client.search({ query: "q", knowledgeBases: [KB], settings: { queryExpansion: QueryExpansion.REWRITE, queryRewrite: QueryRewriteMode.NONE } }),
+      () => collectChat(quarry.client, { question: "q", knowledgeBases: [KB], settings: { queryExpansion: QueryExpansion.REWRITE, queryRewrite: QueryRewriteMode.NONE } }),
+    ]) {
+      const err = await failure(call);
+      expect(err.code).toBe(Code.InvalidArgument);
+      expect(err.rawMessage).toBe("settings.query_rewrite asks for none but the deprecated settings.query_expansion asks for rewrite: set query_rewrite alone");
+    }
+  });
+
+  it("NONE searches the question as asked, over an assistant whose default expands it", async () => {
+    await quarry.client.createAssistant({ assistant: { name: "hyde-keeper", knowledgeBases: [{ knowledgeBase: KB }], retrieval: { rewrite: QueryRewriteMode.HYDE } } });
+    const refused = await failure(() => collectChat(quarry.client, { question: "q", assistant: "hyde-keeper" }));
+    expect(refused.code).toBe(Code.FailedPrecondition);
+    expect(refused.rawMessage).toMatch(/^query expansion "hyde" needs a chat model/);
+    const asked = await collectChat(quarry.client, { question: "q", assistant: "hyde-keeper", settings: { queryRewrite: QueryRewriteMode.NONE } });
+    expect(asked.final.extractive).toBe(true);
+    expect(asked.final.retrievalNotes!.queries).toEqual([]);
   });
 });

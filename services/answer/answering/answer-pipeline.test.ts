@@ -119,6 +119,22 @@ describe("answer with a chat model", () => {
     expect(final.record.stages.map((s) => s.stage)).toEqual(["retrieve", "build-context", "generate", "verify"]);
   });
 
+  it("checks a marker the model writes at a sentence's start against the rest of the sentence, as models writing Chinese do", async () => {
+    stub = await startOpenAiStub({ reply: () => "根据【1】，重置密码需打开设置并选择安全选项。According to [2], two-factor codes expire after 30 seconds." });
+    const chatModel = new OpenAiChatModel({ baseURL: stub.url, apiKey: "k", model: "gpt-test", maxRetries: 0 });
+    const pwHits = [
+      makeHit("pw", "如需重置密码，请打开设置并选择安全选项。", { fileName: "guide.md", score: 0.9 }),
+      makeHit("2fa", "Two-factor codes expire after 30 seconds.", { fileName: "faq.md", score: 0.7 }),
+    ];
+    const { text, final } = await collect(answer("如何重置密码？", deps({ chatModel, search: async () => pwHits }), settings));
+    expect(text).toBe("根据[1]，重置密码需打开设置并选择安全选项。According to [2], two-factor codes expire after 30 seconds.");
+    expect(final.citationChecks.map((c) => [c.marker, text.slice(c.sentenceStart, c.sentenceEnd), c.supported])).toEqual([
+      [1, "重置密码需打开设置并选择安全选项。", true],
+      [2, "two-factor codes expire after 30 seconds.", true],
+    ]);
+    expect(final.record.markers).toMatchObject({ resolved: 2, unsupported: 0 });
+  });
+
   it("tells the model to answer in the question's language", async () => {
     stub = await startOpenAiStub({ reply: () => "在设置中选择安全选项【1】。" });
     const chatModel = new OpenAiChatModel({ baseURL: stub.url, apiKey: "k", model: "gpt-test", maxRetries: 0 });

@@ -1,8 +1,8 @@
 // After an answer is complete, checks each citation: does the chunk a marker cites support the
-// sentence the marker stands after? A model can cite a real passage for a claim the passage never
+// claim the marker belongs to — the clause it closes, or the rest of the sentence it opens? A model can cite a real passage for a claim the passage never
 // makes; the marker then looks like evidence and is not.
 import { splitSentences } from "./answer-units.ts";
-import { HAN, holds, termBag, terms } from "./content-terms.ts";
+import { HAN, holds, stem, termBag, terms } from "./content-terms.ts";
 import { MIN_KNOWN_TOKEN_SHARE, type QueryEmbedding } from "../retrieval/retrieval-stage.ts";
 
 /** A sentence is lexically supported when at least this share of its content words is in the chunk. */
@@ -32,24 +32,88 @@ export type SupportEmbedder = (texts: string[]) => Promise<QueryEmbedding[]>;
 
 const MARKER_GROUP = /(?:\[\d+\][ \t]*)+/g;
 
-/** The sentence each marker group stands after: the last sentence of the text since the previous group. */
-function citedSentences(answer: string): { markers: number[]; start: number; end: number }[] {
-  const out: { markers: number[]; start: number; end: number }[] = [];
-  let since = 0;
-  for (const group of answer.matchAll(MARKER_GROUP)) {
-    const markers = [...group[0].matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1]));
-    const segment = answer.slice(since, group.index);
-    const sentences = splitSentences(segment, HAN.test(segment) ? "zh" : "en").filter((s) => /[\p{L}\p{N}]/u.test(s.text));
-    const last = sentences.at(-1);
-    if (last) {
-      // Punctuation that closed the previous sentence ("[1]. Next…") is not part of this one.
-      const lead = /^[\s\p{P}]*/u.exec(last.text)![0].length;
-      out.push({ markers, start: since + last.start + lead, end: since + last.start + last.text.length });
-    } else if (out.length > 0) {
-      // "… [1] [2]" split by text without words: the same sentence cites both.
-      out.push({ markers, start: out.at(-1)!.start, end: out.at(-1)!.end });
-    }
-    since = group.index + group[0].length;
+// Words that introduce a source rather than state a claim ("According to [1], …", "根据[1]，…",
+// "As shown in [2], …"): text made only of these (and stop words) before a marker is no claim.
+const LEAD_IN = new Set(
+  (
+    "according based per see cf source sources reference references passage passages document documents context " +
+    "state states stated say says said show shows shown note notes noted report reports reported describe describes described mention mentions mentioned " +
+    "根据 据 依据 按照 参见 参考 见 来源 正如 如 所述 所示 资料 文档 文件 段落 上下文 显示 指出 表明 提到 记载 称"
+  ).split(" "),
+);
+
+interface Claim {
+  markers: number[];
+  start: number;
+  end: number;
+}
+
+interface Span {
+  start: number;
+  end: number;
+}
+
+/** Whether a stretch of text states something: a content word that is not a source's lead-in. */
+function statesSomething(text: string): boolean {
+  return terms(text).some((t) => !LEAD_IN.has(t) && !LEAD_IN.has(stem(t)));
+}
+
+/** The span trimmed of whitespace, and at its start of punctuation too ("[1]. Next…", "[1]，于乐…"). */
+function trimmed(answer: string, span: Span): Span {
+  const text = answer.slice(span.start, span.end);
+  const lead = /^[\s\p{P}]*/u.exec(text)![0].length;
+  const trail = /\s*$/u.exec(text.slice(lead))![0].length;
+  return { start: span.start + lead, end: span.end - trail };
+}
+
+/**
+ * What each marker group claims. A marker belongs to a sentence: the one it stands in, else the one
+ * whose end it follows on the same line ("…页面。[1]发票…", "… seconds. [1] Next"), else the one it
+ * opens on the next line. In its sentence it claims the text since the previous marker (the clause
+ * it closes); when that text states nothing — the marker opens the sentence ("According to [2], …",
+ * "根据[1]，…") — it claims the rest of the sentence; and a marker with neither ("… [1], [2].")
+ * claims what the marker before it in the sentence claims.
+ */
+function citedClaims(answer: string): Claim[] {
+  const groups = [...answer.matchAll(MARKER_GROUP)].map((g) => ({
+    start: g.index,
+    end: g.index + g[0].length,
+    markers: [...g[0].matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1])),
+  }));
+  if (groups.length === 0) return [];
+  // Markers read as spaces, so they neither join nor split sentences and every offset holds.
+  let masked = answer;
+  for (const g of groups) masked = masked.slice(0, g.start) + " ".repeat(g.end - g.start) + masked.slice(g.end);
+  const sentences = splitSentences(masked, HAN.test(masked) ? "zh" : "en")
+    .filter((s) => /[\p{L}\p{N}]/u.test(s.text))
+    .map((s) => ({ start: s.start, end: s.start + s.text.length }));
+  if (sentences.length === 0) return [];
+  const sentenceOf = (g: Span): number => {
+    const next = sentences.findIndex((s) => s.end > g.start);
+    if (next < 0) return sentences.length - 1;
+    if (sentences[next].start <= g.start || next === 0) return next;
+    // Between two sentences: the one before, unless a line break parts the marker from it and none
+    // from the sentence after ("…\n[1] The link…").
+    const brokenBefore = answer.slice(sentences[next - 1].end, g.start).includes("\n");
+    const brokenAfter = answer.slice(g.end, sentences[next].start).includes("\n");
+    return brokenBefore && !brokenAfter ? next : next - 1;
+  };
+  const out: Claim[] = [];
+  let previous: { sentence: number; end: number; claim?: Span } | undefined;
+  for (const g of groups) {
+    const index = sentenceOf(g);
+    const sentence = sentences[index];
+    const sameSentence = previous?.sentence === index;
+    const before: Span = { start: Math.min(sameSentence ? previous!.end : sentence.start, g.start), end: Math.min(g.start, sentence.end) };
+    const after: Span = { start: Math.max(g.end, sentence.start), end: sentence.end };
+    const beforeText = answer.slice(before.start, Math.max(before.start, before.end));
+    let claim: Span | undefined;
+    if (statesSomething(beforeText)) claim = trimmed(answer, before);
+    else if (after.end > after.start && statesSomething(answer.slice(after.start, after.end).replace(MARKER_GROUP, " "))) claim = trimmed(answer, after);
+    else if (sameSentence && previous!.claim) claim = previous!.claim;
+    else if (/[\p{L}\p{N}]/u.test(beforeText)) claim = trimmed(answer, before);
+    if (claim) out.push({ markers: g.markers, ...claim });
+    previous = { sentence: index, end: g.end, claim };
   }
   return out;
 }
@@ -101,8 +165,9 @@ export async function verifyCitations(
   onEmbedFailure?: (error: unknown) => void,
 ): Promise<CitationCheck[]> {
   const checks: (CitationCheck & { numbersOk: boolean; sentence: string; chunk: string })[] = [];
-  for (const cited of citedSentences(answer)) {
-    const sentence = answer.slice(cited.start, cited.end);
+  for (const cited of citedClaims(answer)) {
+    // A claim that opens on a marker runs to its sentence's end, past any later marker in it.
+    const sentence = answer.slice(cited.start, cited.end).replace(MARKER_GROUP, " ").trim();
     for (const marker of cited.markers) {
       const chunk = chunkText(marker);
       if (chunk === undefined) continue;

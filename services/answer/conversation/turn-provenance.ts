@@ -1,11 +1,12 @@
 // A turn's record (turn-record.ts) and retrieval lists as the TurnProvenance message the index
 // stores and GetTurn returns: ids, ranks, scores and timings, never document text.
 import { create } from "@bufbuild/protobuf";
-import { QueryExpansion, TurnProvenanceSchema, type QueryRewrite, type TurnProvenance } from "../../../gen/quarry/answer/v1/answer_pb.ts";
+import { TurnProvenanceSchema, type QueryRewrite, type TurnProvenance } from "../../../gen/quarry/answer/v1/answer_pb.ts";
 import type { QueryRewriteMode } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import { chunkParentToProto, modeToProto } from "../../../lib/proto-convert.ts";
 import type { CandidateList } from "../retrieval/mounted-retrieval.ts";
 import type { RetrievalExtras } from "../retrieval/retrieval-extras.ts";
+import { rewriteModeOf } from "../retrieval/query-rewrite-mode.ts";
 import type { RetrievalSettings } from "../retrieval/retrieval-stage.ts";
 import type { TurnRecord } from "../answering/turn-record.ts";
 
@@ -34,9 +35,6 @@ export interface ProvenanceInput {
   error?: unknown;
 }
 
-/** A query expansion mode as RetrievalSettings carries it ("" for none). */
-export const EXPANSION_TO_PROTO = { "": QueryExpansion.UNSPECIFIED, rewrite: QueryExpansion.REWRITE, hyde: QueryExpansion.HYDE, multi_query: QueryExpansion.MULTI_QUERY } as const;
-
 export function turnProvenance(input: ProvenanceInput): TurnProvenance {
   const { record, settings } = input;
   // Only matching corrections reach the fused list (mounted-retrieval.ts).
@@ -57,7 +55,7 @@ export function turnProvenance(input: ProvenanceInput): TurnProvenance {
       documentIds: settings.documentIds,
       metadataEquals: settings.metadataEquals ?? {},
       rerank: input.options?.rerank ?? false,
-      queryExpansion: EXPANSION_TO_PROTO[input.options?.queryExpansion ?? ""],
+      queryRewrite: rewriteModeOf(input.options?.queryExpansion),
       queryVariants: input.options?.queryVariants ?? 0,
       neighbourChunks: input.options?.neighbourChunks ?? 0,
       bm25Fill: input.options?.bm25Fill ?? false,

@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { clone, create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { QueryExpansion, TurnSchema, type Turn } from "../../../gen/quarry/answer/v1/answer_pb.ts";
 import { AssistantSchema, QueryRewriteMode } from "../../../gen/quarry/common/v1/assistant_pb.ts";
@@ -16,6 +16,7 @@ const ASSISTANT = create(AssistantSchema, {
   retrieval: { mode: RetrievalMode.VECTOR, topK: 6, minScore: 0.2, rerank: true, rewrite: QueryRewriteMode.HYDE },
 });
 
+// Stored before query_rewrite replaced query_expansion: the deprecated field's MULTI_QUERY is 3.
 const TURN = create(TurnSchema, {
   id: "tn_1",
   question: "And when was it lit?",
@@ -68,6 +69,20 @@ describe("planDebug", () => {
       extras: { neighbourChunks: 1, queryExpansion: "multi_query", rerank: false },
       deepWindow: 500,
     });
+  });
+
+  it("reruns a turn's query_rewrite, whose NONE holds even where the assistant's default expands", async () => {
+    const stored = (queryRewrite: QueryRewriteMode) => {
+      const turn = clone(TurnSchema, TURN);
+      turn.provenance!.rewriteMode = QueryRewriteMode.HYDE;
+      Object.assign(turn.provenance!.retrieval!, { queryExpansion: QueryExpansion.UNSPECIFIED, queryRewrite });
+      return turn;
+    };
+    const planOf = async (turn: Turn) => (await planDebug(request({ turnId: "tn_1" }), { ...sources, getTurn: async () => turn })).extras.queryExpansion;
+    expect(await planOf(stored(QueryRewriteMode.MULTI_QUERY))).toBe("multi_query");
+    expect(await planOf(stored(QueryRewriteMode.NONE))).toBe("none");
+    // Neither field set: the assistant's default the turn recorded.
+    expect(await planOf(stored(QueryRewriteMode.UNSPECIFIED))).toBe("hyde");
   });
 
   it("applies the request's overrides over the turn's settings, leaving unset fields alone", async () => {

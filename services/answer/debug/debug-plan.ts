@@ -1,12 +1,12 @@
 // What a DebugRetrieval reruns: a stored turn's retrieval as its provenance recorded it (its
 // retrieval query — the rewrite when there was one —, its bases with their top-k and priority, its
 // settings), or an ad-hoc query over bases or an assistant; the request's overrides on top.
-import { QueryExpansion, type Turn } from "../../../gen/quarry/answer/v1/answer_pb.ts";
-import { QueryRewriteMode, type Assistant } from "../../../gen/quarry/common/v1/assistant_pb.ts";
+import type { Turn } from "../../../gen/quarry/answer/v1/answer_pb.ts";
+import type { Assistant } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import type { RetrievalMode } from "../../../lib/domain.ts";
 import { InvalidInputError } from "../../../lib/errors.ts";
 import { modeFromProto } from "../../../lib/proto-convert.ts";
-import type { QueryExpansionMode } from "../retrieval/query-expansion.ts";
+import { expansionOf, queryRewriteOf } from "../retrieval/query-rewrite-mode.ts";
 import type { RetrievalExtras } from "../retrieval/retrieval-extras.ts";
 
 /** What the person expected retrieval to find; at least one field is set. */
@@ -66,21 +66,6 @@ export const DEFAULT_DEEP_WINDOW = 500;
 export const MAX_DEEP_WINDOW = 1000;
 const DEFAULT_TOP_K = 8;
 
-const EXPANSION_FROM_PROTO: Record<QueryExpansion, QueryExpansionMode | undefined> = {
-  [QueryExpansion.UNSPECIFIED]: undefined,
-  [QueryExpansion.REWRITE]: "rewrite",
-  [QueryExpansion.HYDE]: "hyde",
-  [QueryExpansion.MULTI_QUERY]: "multi_query",
-};
-
-const EXPANSION_FROM_ASSISTANT: Record<QueryRewriteMode, QueryExpansionMode | undefined> = {
-  [QueryRewriteMode.UNSPECIFIED]: undefined,
-  [QueryRewriteMode.NONE]: undefined,
-  [QueryRewriteMode.REWRITE]: "rewrite",
-  [QueryRewriteMode.HYDE]: "hyde",
-  [QueryRewriteMode.MULTI_QUERY]: "multi_query",
-};
-
 /** Checks the request's shape before anything is looked up. */
 export function validateDebugRequest(request: DebugRequest): void {
   const adHoc = request.query.trim() || request.knowledgeBases.some((k) => k.trim()) || request.assistant.trim();
@@ -139,7 +124,8 @@ async function planFromTurn(turnId: string, sources: PlanSources): Promise<Debug
     metadataEquals: nonEmpty(r?.metadataEquals),
     extras: {
       rerank: (r?.rerank ?? false) || p.rerank,
-      queryExpansion: EXPANSION_FROM_PROTO[r?.queryExpansion ?? QueryExpansion.UNSPECIFIED] ?? EXPANSION_FROM_ASSISTANT[p.rewriteMode],
+      // A turn stored before query_rewrite replaced query_expansion keeps the old field.
+      queryExpansion: expansionOf(queryRewriteOf(r)) ?? expansionOf(p.rewriteMode),
       queryVariants: r?.queryVariants ?? 0,
       neighbourChunks: r?.neighbourChunks ?? 0,
       bm25Fill: r?.bm25Fill ?? false,
@@ -162,7 +148,7 @@ async function planAdHoc(request: DebugRequest, sources: PlanSources): Promise<D
       mode: d?.mode ? modeFromProto(d.mode) : "hybrid",
       topK: d?.topK || DEFAULT_TOP_K,
       minScore: d?.minScore ?? 0,
-      extras: { rerank: d?.rerank ?? false, queryExpansion: EXPANSION_FROM_ASSISTANT[d?.rewrite ?? QueryRewriteMode.UNSPECIFIED] },
+      extras: { rerank: d?.rerank ?? false, queryExpansion: expansionOf(d?.rewrite) },
     };
   }
   return { ...base, assistantId: "", names: request.knowledgeBases.map((k) => k.trim()).filter(Boolean), mode: "hybrid", topK: DEFAULT_TOP_K, extras: {} };

@@ -16,7 +16,7 @@ import type { Assistant } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import type { Chunk, DocumentRecord, SearchHit } from "../../../lib/domain.ts";
 import { toProtoStatus } from "../../../lib/pipeline/progress.ts";
 import { modeToProto } from "../../../lib/proto-convert.ts";
-import { EXPANSION_TO_PROTO } from "../conversation/turn-provenance.ts";
+import { rewriteModeOf } from "../retrieval/query-rewrite-mode.ts";
 import { traceSearch } from "./chunk-trace.ts";
 import type { DebugLookups } from "./debug-lookups.ts";
 import { planDebug, type DebugPlan, type DebugRequest, type Expectation } from "./debug-plan.ts";
@@ -79,7 +79,7 @@ export async function debugRetrieval(request: DebugRequest, deps: RetrievalDebug
       documentIds: plan.documentIds,
       metadataEquals: plan.metadataEquals ?? {},
       rerank: plan.extras.rerank ?? false,
-      queryExpansion: EXPANSION_TO_PROTO[plan.extras.queryExpansion ?? ""],
+      queryRewrite: rewriteModeOf(plan.extras.queryExpansion),
       queryVariants: plan.extras.queryVariants ?? 0,
       neighbourChunks: plan.extras.neighbourChunks ?? 0,
       bm25Fill: plan.extras.bm25Fill ?? false,

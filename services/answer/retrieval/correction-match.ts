@@ -2,7 +2,8 @@
 // always returns its best candidates, and in hybrid mode the best of any list scores alike (RRF
 // ranks, not relevance), so a score cut on the hit would let an unrelated correction take every
 // answer over. The gate compares the questions themselves: each wording the correction was given
-// (the first lines of its document) against the question searched; the best one decides.
+// (the first lines of its document, read whole: whole-corrections.ts) against the question
+// searched; the best one decides.
 //
 //   1. The same words once normalised (case, width, punctuation, spacing): relevant.
 //   2. Otherwise the cosine similarity of the two questions' embeddings, from the corrections

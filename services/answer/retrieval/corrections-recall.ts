@@ -8,6 +8,7 @@ import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../../lib/domai
 import { CORRECTIONS_TOP_K } from "./correction-match.ts";
 import type { Mount } from "./mounted-retrieval.ts";
 import type { RetrievalDeps } from "./retrieval-stage.ts";
+import type { ChunksAt } from "./whole-corrections.ts";
 
 export interface Opened {
   knowledgeBases: KnowledgeBase[];
@@ -46,13 +47,16 @@ export async function openWithCorrections(
   return { ...opened, correctionsSkipped: `the corrections base ${correctionsBaseId} could not be opened (${(failure as Error).message}); answered without corrections` };
 }
 
-/** The corrections base as a mount: its own small top-k, its candidates' questions embedded with its own model. */
-export function correctionsMount(base: KnowledgeBase, deps: Pick<RetrievalDeps, "embed">): Mount {
+/**
+ * The corrections base as a mount: its own small top-k, its candidates read whole (when chunks can
+ * be looked up) and their questions embedded with its own model.
+ */
+export function correctionsMount(base: KnowledgeBase, deps: Pick<RetrievalDeps, "embed"> & { chunksAt?: ChunksAt }): Mount {
   return {
     knowledgeBaseId: base.id,
     topK: CORRECTIONS_TOP_K,
     priority: 0,
-    corrections: { embedder: { model: base.embeddingModel, embed: (text) => deps.embed(text, base.embeddingModel) } },
+    corrections: { embedder: { model: base.embeddingModel, embed: (text) => deps.embed(text, base.embeddingModel) }, chunksAt: deps.chunksAt },
   };
 }
 

@@ -19,14 +19,21 @@
 import type { SearchHit } from "../../../lib/domain.ts";
 import { matchCorrections, type CorrectionMatch, type QuestionEmbedder } from "./correction-match.ts";
 import { retrieve, type Retrieval, type RetrievalDeps, type RetrievalSettings } from "./retrieval-stage.ts";
+import { readWholeCorrections, type ChunksAt } from "./whole-corrections.ts";
+
+/** How much deeper the corrections base is searched than its top-k: several chunks may be one correction. */
+const CORRECTION_SEARCH_FACTOR = 4;
 
 export interface Mount {
   knowledgeBaseId: string;
   /** Hits this base contributes; 0: the settings' topK. */
   topK: number;
   priority: number;
-  /** Set for the assistant's corrections base: how its candidates' questions are embedded for the gate. */
-  corrections?: { embedder?: QuestionEmbedder };
+  /**
+   * Set for the assistant's corrections base: how its candidates' questions are embedded for the
+   * gate, and how a candidate's whole correction is read (whole-corrections.ts; absent: as found).
+   */
+  corrections?: { embedder?: QuestionEmbedder; chunksAt?: ChunksAt };
 }
 
 /** One base's search, as it came back. */
@@ -52,9 +59,16 @@ export async function retrieveMounted(question: string, deps: RetrievalDeps, mou
   const lists = await Promise.all(
     mounts.map(async (mount): Promise<CandidateList> => {
       const topK = mount.topK || settings.topK;
-      const run = await retrieve(question, deps, { ...settings, knowledgeBaseIds: [mount.knowledgeBaseId], topK });
+      const { corrections } = mount;
+      // A long correction's chunks are one candidate once read whole, so its chunks are searched
+      // deeper to still yield topK corrections.
+      const searchK = corrections?.chunksAt ? topK * CORRECTION_SEARCH_FACTOR : topK;
+      const run = await retrieve(question, deps, { ...settings, knowledgeBaseIds: [mount.knowledgeBaseId], topK: searchK });
       const list: CandidateList = { ...run, knowledgeBaseId: mount.knowledgeBaseId, priority: mount.priority, topK };
-      if (mount.corrections) list.corrections = await matchCorrections(question, run.hits, mount.corrections.embedder);
+      if (corrections) {
+        if (corrections.chunksAt) list.hits = (await readWholeCorrections(run.hits, corrections.chunksAt)).slice(0, topK);
+        list.corrections = await matchCorrections(question, list.hits, corrections.embedder);
+      }
       return list;
     }),
   );

@@ -3,6 +3,8 @@ import type { ChatModel } from "../chat-models/chat-model.ts";
 import { complete } from "../chat-models/chat-completion.ts";
 
 export type QueryExpansionMode = "rewrite" | "hyde" | "multi_query";
+/** A caller's choice: a mode, or "none" — the question as asked, even where an assistant's default expands it. */
+export type QueryExpansionChoice = QueryExpansionMode | "none";
 
 /** One search to run: `text` goes to the keyword list, `embedText` is embedded for the vector list. */
 export interface PlannedQuery {

@@ -1,11 +1,12 @@
 // What retrieval can be asked to do beyond one search, and what it reports back: the types the
 // turn record keeps and retrieval-options.ts runs.
-import type { QueryExpansionMode } from "./query-expansion.ts";
+import type { QueryExpansionChoice } from "./query-expansion.ts";
 
 /** What a caller can ask retrieval to do beyond one search: rerank, expansion, neighbours, fill. */
 export interface RetrievalExtras {
   rerank?: boolean;
-  queryExpansion?: QueryExpansionMode;
+  /** Absent: the assistant's default; "none": the question as asked. */
+  queryExpansion?: QueryExpansionChoice;
   /** Variants for multi_query; 0 or absent means 3. */
   queryVariants?: number;
   /** Adjacent chunks to merge on each side of a hit; 0 or absent leaves hits alone. */

@@ -92,6 +92,10 @@ describe("query expansion", () => {
       await expect(refused).rejects.toBeInstanceOf(FailedPreconditionError);
       await expect(refused).rejects.toThrow(`query expansion "${mode}" needs a chat model, and none is configured: set OPENAI_BASE_URL and QUARRY_CHAT_MODEL`);
     }
+    // "none" asks for the question as asked, which needs no model.
+    const plain = await retrieveWithOptions("q", deps, settings, { queryExpansion: "none" }, 1000);
+    expect(plain.hits.map((h) => h.chunk.id)).toEqual(["a"]);
+    expect(plain.notes.queries).toEqual([]);
   });
 
   it("rewrite: searches the model's standalone query in both lists", async () => {

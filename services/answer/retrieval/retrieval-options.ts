@@ -62,7 +62,7 @@ export async function retrieveWithOptions(
   const notes: RetrievalNotes = { queries: [], fallbackHits: 0, reranked: 0, mergedNeighbours: 0 };
 
   let planned: PlannedQuery[] = [{ text, embedText: text }];
-  if (options.queryExpansion) {
+  if (options.queryExpansion && options.queryExpansion !== "none") {
     const mode = options.queryExpansion;
     const at = performance.now();
     const expanded = await expandQuery(text, mode, deps.chatModel, { variants: options.queryVariants, signal: deps.signal });
@@ -114,9 +114,10 @@ export async function retrieveWithOptions(
   if (neighbours > 0) {
     if (!deps.chunksAt || !deps.countTokens) throw new FailedPreconditionError("neighbour expansion needs chunk look-up, which this retrieval was not given");
     const started = performance.now();
-    // A hit with a parent is read with its whole parent (answer-pipeline.ts): parents supersede neighbours.
+    // A hit with a parent is read with its whole parent (answer-pipeline.ts): parents supersede
+    // neighbours. A matching correction (kept first) is already whole (whole-corrections.ts).
     const withParent = hits.filter((h) => parentKey(h.chunk) !== undefined).length;
-    const expanded = await expandNeighbours(hits, neighbours, tokenBudget, { chunksAt: deps.chunksAt, countTokens: deps.countTokens }, (h) => parentKey(h.chunk) === undefined);
+    const expanded = await expandNeighbours(hits, neighbours, tokenBudget, { chunksAt: deps.chunksAt, countTokens: deps.countTokens }, (h) => parentKey(h.chunk) === undefined && !deps.keepFirst?.(h));
     hits = expanded.hits;
     notes.mergedNeighbours = expanded.merged;
     onStage("neighbours", started, `${expanded.merged} adjacent chunks merged${withParent ? `; ${withParent} hits left to their parents` : ""}`);

@@ -224,34 +224,47 @@ export const ConversationSchema: GenMessage<Conversation> = /*@__PURE__*/
   messageDesc(file_quarry_common_v1_assistant, 3);
 
 /**
- * How the question is turned into what retrieval searches for, before any conversation rewrite.
+ * How the question is turned into what retrieval searches for (after a follow-up's conversation
+ * rewrite), through the chat model. An assistant's default (AssistantRetrieval.rewrite) and a
+ * request's choice (quarry.answer.v1.RetrievalSettings.query_rewrite) share it; it replaces the
+ * deprecated quarry.answer.v1.QueryExpansion.
  *
  * @generated from enum quarry.common.v1.QueryRewriteMode
  */
 export enum QueryRewriteMode {
   /**
-   * The answer service's default (today: the question as asked).
+   * Not set: a request keeps its assistant's default; an assistant's default is the question as asked.
    *
    * @generated from enum value: QUERY_REWRITE_MODE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * The question as asked (a request's NONE overrides an assistant's default).
+   *
    * @generated from enum value: QUERY_REWRITE_MODE_NONE = 1;
    */
   NONE = 1,
 
   /**
+   * The chat model restates the question as a standalone search query.
+   *
    * @generated from enum value: QUERY_REWRITE_MODE_REWRITE = 2;
    */
   REWRITE = 2,
 
   /**
+   * The chat model writes a hypothetical answer passage; its vector searches the vector list while
+   * the keyword list keeps the question.
+   *
    * @generated from enum value: QUERY_REWRITE_MODE_HYDE = 3;
    */
   HYDE = 3,
 
   /**
+   * The chat model writes variants of the question; each is retrieved and the lists are fused by
+   * reciprocal rank (k = 60).
+   *
    * @generated from enum value: QUERY_REWRITE_MODE_MULTI_QUERY = 4;
    */
   MULTI_QUERY = 4,
