@@ -46,7 +46,8 @@ export function AssistantCard({ assistant: a, bases, onEdit, onDelete }: { assis
             Corrections
           </button>
         )}
-        <ConfirmButton label="Delete" confirmLabel={`Delete ${a.name}`} onConfirm={onDelete} />
+        {/* Its corrections base is its own and goes with it (DeleteAssistant): the confirmation says so. */}
+        <ConfirmButton label="Delete" confirmLabel={`Delete ${a.name} and its corrections`} onConfirm={onDelete} />
       </div>
       {corrections && <CorrectionsList assistant={a.id} />}
     </article>
