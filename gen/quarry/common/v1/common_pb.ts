@@ -66,7 +66,8 @@ export type ChunkingSettings = Message<"quarry.common.v1.ChunkingSettings"> & {
   /**
    * A vector of the whole document beside its chunk vectors, where the model reads most of it;
    * search ranks a chunk by the better cosine of it and its document, in the one vector list
-   * (docs/ARCHITECTURE.md). Unspecified: off.
+   * (docs/ARCHITECTURE.md). Unspecified: auto for a new base; a base made before the setting existed
+   * has none and reads as off.
    *
    * @generated from field: quarry.common.v1.DocumentVectorMode document_vector = 7;
    */
