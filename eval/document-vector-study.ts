@@ -7,7 +7,7 @@
 // plus the three-list fusion the ladder did before, so one run compares them on one base.
 //
 //   node --import tsx eval/document-vector-study.ts --dataset DIR --data-dir D --knowledge-base NAME --cache C
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
@@ -15,7 +15,6 @@ import * as sqliteVec from "sqlite-vec";
 import type { Chunk, SearchHit, SearchQuery } from "../lib/domain.ts";
 import { withHeadingPath } from "../lib/chunk-context.ts";
 import { DEFAULT_MAX_QUESTION_CHARS } from "../services/answer/retrieval/retrieval-stage.ts";
-import { defaultModelDir, OnnxEmbedder } from "../services/embedder/onnx-embedder.ts";
 import { ftsMatchExpression } from "../services/index/sqlite/sqlite-search-engine.ts";
 import { placeDocumentHits } from "../services/index/search/document-level.ts";
 import { hybridSearch, type FetchedLists, type ListRequest } from "../services/index/search/hybrid-search.ts";
@@ -23,6 +22,7 @@ import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "../services/index/searc
 import { segmentForIndex } from "../services/index/search/text-segmenter.ts";
 import { loadBeirDataset } from "./beir-dataset.ts";
 import { documentRanking, summarize } from "./metrics.ts";
+import { cachedQueryVectors } from "./query-vectors.ts";
 
 const { values } = parseArgs({
   options: { dataset: { type: "string" }, "data-dir": { type: "string" }, "knowledge-base": { type: "string" }, cache: { type: "string", default: "/tmp/document-vector-study" } },
@@ -65,20 +65,7 @@ fts.transaction(() => {
 })();
 const search = fts.prepare(`SELECT rowid, -bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?`);
 
-const queryFile = join(values.cache!, `query-vectors-${queries.length}.f32`);
-const cached = await readFile(queryFile).catch(() => undefined);
-let queryVectors: Float32Array[];
-if (cached) {
-  const all = floats(cached);
-  queryVectors = queries.map((_, i) => all.subarray(i * space.dimension, (i + 1) * space.dimension));
-} else {
-  const embedder = await OnnxEmbedder.load(defaultModelDir(), { threads: 1 });
-  queryVectors = await embedder.embed(queries.map((q) => q.text), "query");
-  const all = new Float32Array(queries.length * space.dimension);
-  queryVectors.forEach((v, i) => all.set(v, i * space.dimension));
-  await writeFile(queryFile, new Uint8Array(all.buffer));
-  await embedder.close();
-}
+const queryVectors = await cachedQueryVectors(values.cache!, queries.map((q) => q.text), space.dimension);
 
 function ranked(vectors: Map<number, Float32Array>, q: Float32Array): EngineHit[] {
   const out: EngineHit[] = [];
