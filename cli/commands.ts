@@ -163,7 +163,7 @@ export function formatHit(hit: SearchHit, rank: number, mode: ModeName = "hybrid
   const where = [hit.fileName, c.page ? `p. ${c.page}` : "", c.sectionPath.join(" > ")].filter(Boolean).join(", ");
   const bm25 = `bm25 #${e.bm25Rank || "-"} (${e.bm25Score.toFixed(3)})`;
   const chunkVector = `vector #${e.vectorRank || "-"} (${e.vectorScore.toFixed(3)})`;
-  // The document-vector list shows only where the hit's document was in it (bases with document vectors).
+  // Where the hit's document ranked by its whole vector (bases with document vectors): it explains the vector score.
   const vector = e.documentRank ? `${chunkVector}, document #${e.documentRank} (${e.documentScore.toFixed(3)})` : chunkVector;
   const lists = [
     mode === "bm25" ? bm25 : mode === "vector" ? vector : `${bm25}, ${vector}, fused ${e.fusedScore.toFixed(4)}`,

@@ -99,7 +99,7 @@ kb.command("create")
   .addOption(new Option("--parent <mode>", "two-level chunking: chunks are matched, their section or whole document is what answers read").choices(PARENT_CHOICES))
   .option("--parent-size <tokens>", "the most tokens of one parent (default 1024)", wholeNumber(1))
   .addOption(
-    new Option("--document-vector <mode>", "auto: also embed each document the model reads at least half of as a whole, searched as a list of its own (default); off: chunk vectors only").choices(
+    new Option("--document-vector <mode>", "auto (the default): also embed each document the model reads at least half of as a whole, a chunk ranking by the better cosine of it and its document; off: chunk vectors only").choices(
       DOCUMENT_VECTOR_CHOICES,
     ),
   )

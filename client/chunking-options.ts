@@ -58,5 +58,7 @@ export function mergeChunkingFlags(current: ChunkingSettings | undefined, o: Chu
     parent,
     // Another parent mode without a size takes that mode's default rather than the old mode's size.
     parentMaxTokens: o.parentSize ?? (parent === current?.parent ? current.parentMaxTokens : 0),
+    // Kept as it is: unset, it would take the default (auto) and re-embed an `off` base's documents whole.
+    documentVector: current?.documentVector ?? DocumentVectorMode.UNSPECIFIED,
   });
 }

@@ -5,17 +5,17 @@
 // long-document-study.ts, which then scores and fuses them.
 //
 //   node --import tsx eval/offline-lists.ts --dataset DIR --data-dir D --knowledge-base NAME --cache C
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { withHeadingPath } from "../lib/chunk-context.ts";
 import { DEFAULT_MAX_QUESTION_CHARS } from "../services/answer/retrieval/retrieval-stage.ts";
-import { defaultModelDir, OnnxEmbedder } from "../services/embedder/onnx-embedder.ts";
 import { ftsMatchExpression } from "../services/index/sqlite/sqlite-search-engine.ts";
 import { segmentForIndex } from "../services/index/search/text-segmenter.ts";
 import { loadBeirDataset } from "./beir-dataset.ts";
+import { cachedQueryVectors } from "./query-vectors.ts";
 
 const { values } = parseArgs({
   options: { dataset: { type: "string" }, "data-dir": { type: "string" }, "knowledge-base": { type: "string" }, cache: { type: "string" }, depth: { type: "string", default: "800" } },
@@ -44,20 +44,7 @@ fts.transaction(() => {
 const byRowid = new Map(rows.map((r) => [r.rowid, r]));
 const search = fts.prepare(`SELECT rowid, -bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?`);
 
-const queryFile = join(values.cache!, `query-vectors-${queries.length}.f32`);
-let queryVectors: Float32Array[];
-const cached = await readFile(queryFile).catch(() => undefined);
-if (cached) {
-  const all = new Float32Array(cached.buffer.slice(cached.byteOffset, cached.byteOffset + cached.byteLength));
-  queryVectors = queries.map((_, i) => all.subarray(i * space.dimension, (i + 1) * space.dimension));
-} else {
-  const embedder = await OnnxEmbedder.load(defaultModelDir(), { threads: 2 });
-  queryVectors = await embedder.embed(queries.map((q) => q.text), "query");
-  const all = new Float32Array(queries.length * space.dimension);
-  queryVectors.forEach((v, i) => all.set(v, i * space.dimension));
-  await writeFile(queryFile, new Uint8Array(all.buffer));
-  await embedder.close();
-}
+const queryVectors = await cachedQueryVectors(values.cache!, queries.map((q) => q.text), space.dimension, 2);
 
 type Hit = { doc: string; chunk: string; score: number };
 const hit = (r: Row, score: number): Hit => ({ doc: r.file_name.replace(/\.(md|txt)$/, ""), chunk: r.id, score });

@@ -115,7 +115,7 @@ describe("gateway routes", () => {
   it("previews whether a document would also be embedded whole, by the settings and its length", async () => {
     const short = text("# Leave\n\nStaff take leave by asking their manager.\n");
     const byDefault = await client.previewChunks({ fileName: "notes.md", content: short });
-    expect([byDefault.settings!.documentVector, byDefault.documentVector]).toEqual([DocumentVectorMode.OFF, false]);
+    expect([byDefault.settings!.documentVector, byDefault.documentVector]).toEqual([DocumentVectorMode.AUTO, true]);
     const preview = await client.previewChunks({ fileName: "notes.md", content: short, settings: { documentVector: DocumentVectorMode.AUTO } });
     expect(preview.settings!.documentVector).toBe(DocumentVectorMode.AUTO);
     expect(preview.documentVector).toBe(true);

@@ -237,7 +237,7 @@ export interface HitExplain {
   rerankScore?: number;
   /** Adjacent chunks merged into the hit's text by neighbour expansion, in document order. */
   mergedChunkIds?: string[];
-  /** The hit's document's rank and whole-document cosine in the document-vector list; absent when not in it. */
+  /** The hit's document's rank and whole-document cosine among the document vectors (explains vectorScore, adds no vote); absent when not among them. */
   documentRank?: number;
   documentScore?: number;
 }

@@ -50,7 +50,7 @@ describe("documentVectorText", () => {
   });
 
   it("is on for new bases and refuses an unknown mode", () => {
-    expect(defaultChunkingSettings(256).documentVector).toBe("off");
+    expect(defaultChunkingSettings(256).documentVector).toBe("auto");
     expect(() => validateChunkingSettings({ ...auto, chunkSize: 64, documentVector: "always" as never }, 256)).toThrow(/unknown document vector mode "always"; it is "auto" or "off"/);
   });
 });

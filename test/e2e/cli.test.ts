@@ -127,7 +127,7 @@ describe("the quarry CLI against an embedded instance", () => {
 
   it("kb update renames a base and sets its chunking; doc reingest and kb reingest apply it and print each document ready", async () => {
     const content = await readFile(join(folder, "a-clockmaker.txt"));
-    await quarry.client.createKnowledgeBase({ name: "cli-edit", chunking: { chunkSize: 200 } });
+    await quarry.client.createKnowledgeBase({ name: "cli-edit", chunking: { chunkSize: 200, documentVector: DocumentVectorMode.OFF } });
     const uploaded = (await quarry.client.uploadDocument({ header: { knowledgeBase: "cli-edit", fileName: "clockmaker.txt" }, content })).document!;
     const before = await quarryCli(["doc", "reingest", "clockmaker.txt", "--kb", "cli-edit", "--url", quarry.url]);
     expect(before.code, `${before.stdout}\n${before.stderr}`).toBe(0);
@@ -144,7 +144,9 @@ describe("the quarry CLI against an embedded instance", () => {
 
     const update = await quarryCli(["kb", "update", "cli-edit", "--name", "cli-edited", "--chunk-size", "60", "--description", "smaller chunks", "--url", quarry.url]);
     expect(update.code, `${update.stdout}\n${update.stderr}`).toBe(0);
+    // The settings not named (here: chunk vectors only, not the default) stay as they were.
     expect(lines(update.stdout)[0]).toMatch(/^cli-edited \(kb_\w+\) — chunks of 60 tokens with \d+ overlap; smaller chunks$/);
+    expect((await quarry.client.getKnowledgeBase({ knowledgeBase: "cli-edited" })).knowledgeBase!.chunking!.documentVector).toBe(DocumentVectorMode.OFF);
     expect(update.stdout).toContain("keep their chunks until `quarry kb reingest cli-edited`");
 
     const reingest = await quarryCli(["doc", "reingest", uploaded.id, "--url", quarry.url]);
@@ -356,18 +358,19 @@ describe("the quarry CLI speaks plainly", () => {
     expect(bm25.stdout).toMatch(/^ {3}bm25 #1 \(\d+\.\d{3}\)$/m);
     expect(bm25.stdout).not.toMatch(/vector #|fused/);
 
+    // The default base embeds these short files whole too: where the document ranked shows beside its chunk.
     const hybrid = await quarryCli(["search", "igneous quartz feldspar", "--kb", "rocks", "--url", quarry.url], env);
     expect(hybrid.code, hybrid.stderr).toBe(0);
-    expect(hybrid.stdout).toMatch(/^ {3}bm25 #\d+ \([\d.]+\), vector #\d+ \([\d.]+\), fused [\d.]+$/m);
-    expect(hybrid.stdout).not.toMatch(/document #/);
+    expect(hybrid.stdout).toMatch(/^ {3}bm25 #\d+ \([\d.]+\), vector #\d+ \([\d.]+\), document #\d+ \([\d.]+\), fused [\d.]+$/m);
 
-    // The same short files in a base that also embeds documents whole: the document-vector list shows too.
-    const created = await quarryCli(["kb", "create", "rocks-whole", "--document-vector", "auto", "--url", quarry.url], env);
+    // The same files in a base of chunk vectors only: no document rank.
+    const created = await quarryCli(["kb", "create", "rocks-chunks", "--document-vector", "off", "--url", quarry.url], env);
     expect(created.code, created.stderr).toBe(0);
-    const ingested = await quarryCli(["ingest", folder, "--kb", "rocks-whole", "--url", quarry.url], env);
+    const ingested = await quarryCli(["ingest", folder, "--kb", "rocks-chunks", "--url", quarry.url], env);
     expect(ingested.code, ingested.stderr).toBe(0);
-    const whole = await quarryCli(["search", "igneous quartz feldspar", "--kb", "rocks-whole", "--url", quarry.url], env);
-    expect(whole.code, whole.stderr).toBe(0);
-    expect(whole.stdout).toMatch(/^ {3}bm25 #\d+ \([\d.]+\), vector #\d+ \([\d.]+\), document #\d+ \([\d.]+\), fused [\d.]+$/m);
+    const chunksOnly = await quarryCli(["search", "igneous quartz feldspar", "--kb", "rocks-chunks", "--url", quarry.url], env);
+    expect(chunksOnly.code, chunksOnly.stderr).toBe(0);
+    expect(chunksOnly.stdout).toMatch(/^ {3}bm25 #\d+ \([\d.]+\), vector #\d+ \([\d.]+\), fused [\d.]+$/m);
+    expect(chunksOnly.stdout).not.toMatch(/document #/);
   });
 });

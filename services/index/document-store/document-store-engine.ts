@@ -377,8 +377,9 @@ export class DocumentStoreEngine implements SearchEngine {
    * min-score and top-k); undefined fuses the _msearch lists.
    */
   protected async searchChunks(query: SearchQuery, hybridOverride?: (search: HybridSearch) => Promise<SearchHit[]> | undefined): Promise<SearchHit[]> {
-    // A native hybrid query fuses BM25 and chunk vectors only; a base with document vectors needs
-    // its third list placed on chunks (search/document-level.ts), which only the shared ladder does.
+    // A native hybrid query fuses BM25 and the chunk vectors as they are; a base with document
+    // vectors needs its vector list to combine both levels first (search/document-level.ts), which
+    // only the shared ladder does.
     if (hybridOverride && query.mode === "hybrid" && (await this.storesDocumentVectors(query.knowledgeBaseIds))) hybridOverride = undefined;
     const index = query.knowledgeBaseIds.map((id) => this.aliasFor(id)).join(",");
     const terms = segmentQuery(query.text);

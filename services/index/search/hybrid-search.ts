@@ -5,16 +5,14 @@
 // and keep the top k. An engine supplies only how it reads its stored dimensions and fetches its
 // lists, so thresholds, depths and explanations cannot drift apart between backends.
 //
-// Two levels of vectors, one principle: every list is one vote by rank. The document-vector list
-// (documents embedded whole, where the base keeps them) is a list like the others, its entries
-// placed on their documents' best chunks (document-level.ts), and hybrid fuses BM25, chunk vectors
-// and document vectors. Vector mode stays one similarity: a hit scores and ranks by the better
-// cosine of its chunk and its whole document (both in the same model's space), so its order is its
-// scores' and min-score means what it meant. Bases without document vectors return an empty
-// document list, and both modes are then what they were.
+// Two levels of vectors, one vote: each kind of evidence votes once. Where a base keeps document
+// vectors (documents embedded whole), the chunk and document lists first become one vector list,
+// ranked by the better cosine of a chunk and its document (document-level.ts). Vector mode is that
+// list; hybrid fuses BM25 with it — two lists, as for a base without document vectors, which gets
+// an empty document list and so exactly what it had.
 import type { SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "./rrf-fusion.ts";
-import { placeDocumentHits } from "./document-level.ts";
+import { combineVectorLevels } from "./document-level.ts";
 import { applyMinScore, hybridCandidates, requireQueryVector, validateSearchQuery } from "./search-query.ts";
 
 /** One searched knowledge base's stored vector dimension. */
@@ -68,25 +66,25 @@ export async function hybridSearch(query: SearchQuery, source: SearchLists): Pro
   const vector = requireQueryVector(query, stored);
   if (query.mode === "vector") {
     const lists = await source.lists({ vector: { vector, limit: query.topK }, documentVector: { vector, limit: query.topK } });
-    const chunks = { name: "vector" as const, hits: lists.vector ?? [] };
-    const documents = { name: "document" as const, hits: placeDocumentHits(lists.documentVector ?? [], [chunks], k) };
-    if (documents.hits.length === 0) return applyMinScore(fuseHits([chunks], { k, scoreFrom: "vector" }), query.minScore);
-    // Sorted by similarity; the sort is stable, so equal cosines keep fusion's order.
-    const fused = fuseHits([chunks, documents], { k, scoreFrom: "similarity" }).sort((a, b) => b.score - a.score);
-    return applyMinScore(fused, query.minScore).slice(0, query.topK);
+    const dense = combineVectorLevels(lists.vector ?? [], lists.documentVector ?? [], k, query.topK);
+    const fused = fuseHits([{ name: "vector", hits: dense.hits }, { name: "document", hits: dense.documents, votes: false }], { k, scoreFrom: "vector" });
+    return applyMinScore(fused, query.minScore);
   }
   const candidates = hybridCandidates(query);
   const request: HybridListRequest = { bm25: { limit: candidates }, vector: { vector, limit: candidates }, documentVector: { vector, limit: candidates } };
   const native = source.fuseNatively?.(request);
   if (native) return applyMinScore(await native, query.minScore).slice(0, query.topK);
   const lists = await source.lists(request);
-  const chunkLists = [
-    { name: "bm25" as const, hits: lists.bm25 ?? [], weight: query.weights?.bm25 },
-    { name: "vector" as const, hits: lists.vector ?? [], weight: query.weights?.vector },
-  ];
-  // The question's vector counts as much in either level: a model that cannot read it (the weight
-  // of the gate, services/answer) is as blind to whole documents as to chunks.
-  const documents = { name: "document" as const, hits: placeDocumentHits(lists.documentVector ?? [], chunkLists, k), weight: query.weights?.vector };
-  const fused = fuseHits([...chunkLists, documents], { k });
+  const dense = combineVectorLevels(lists.vector ?? [], lists.documentVector ?? [], k, candidates);
+  const fused = fuseHits(
+    [
+      { name: "bm25", hits: lists.bm25 ?? [], weight: query.weights?.bm25 },
+      // The gate's weight (services/answer) covers both levels: a model that cannot read the
+      // question is as blind to whole documents as to chunks.
+      { name: "vector", hits: dense.hits, weight: query.weights?.vector },
+      { name: "document", hits: dense.documents, votes: false },
+    ],
+    { k },
+  );
   return applyMinScore(fused, query.minScore).slice(0, query.topK);
 }

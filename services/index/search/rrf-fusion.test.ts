@@ -74,6 +74,28 @@ describe("fuseReciprocalRank", () => {
     expect(only).toMatchObject({ id: "a", fusedScore: 1 / 61, ranks: { bm25: 1 } });
   });
 
+  it("reports a list that does not vote without letting it score, break a tie or add an id", () => {
+    const fused = fuseReciprocalRank([
+      { name: "document", hits: hits("b", "c"), votes: false },
+      { name: "bm25", hits: hits("a") },
+      { name: "vector", hits: hits("b", "a") },
+    ]);
+    // a: 1/61 + 1/62, b: 1/61 (its document rank adds nothing); c is in no voting list.
+    expect(fused.map((e) => e.id)).toEqual(["a", "b"]);
+    expect(fused[1]).toEqual({ id: "b", fusedScore: 1 / 61, ranks: { vector: 1, document: 1 }, scores: { vector: 10, document: 10 } });
+    // k = 1: "z" (bm25 #1) and "a" (vector #3, weight 2) tie at 1/2; z's better voting rank decides.
+    // Counted, a's document rank 1 would tie the ranks too and the id would put "a" first.
+    const tied = fuseReciprocalRank(
+      [
+        { name: "bm25", hits: hits("z") },
+        { name: "vector", hits: hits("m", "n", "a"), weight: 2 },
+        { name: "document", hits: hits("a"), votes: false },
+      ],
+      1,
+    );
+    expect(tied.map((e) => e.id).filter((id) => id === "a" || id === "z")).toEqual(["z", "a"]);
+  });
+
   it("returns nothing for empty lists and rejects a bad k or weight", () => {
     expect(fuseReciprocalRank([])).toEqual([]);
     expect(fuseReciprocalRank([{ name: "bm25", hits: [] }])).toEqual([]);

@@ -512,29 +512,52 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         expect(await engine.hasDocumentVector(s.kb, s.docA)).toBe(true);
         expect(await engine.hasDocumentVector(s.kb, s.docB)).toBe(false);
         const hits = await engine.search(query(s.kb, "vector", { vector: Q }));
-        // Chunks alone: c0 (0.96), a0 (0.8), a1 (0.6). docA's own vector (1.0) joins a0, its best chunk.
+        // Chunks alone: c0 (0.96), a0 (0.8), a1 (0.6). docA's own vector (1.0) joins a0, its best chunk,
+        // and lifts it to the top of the one vector list.
         expect(ids(hits).slice(0, 3)).toEqual([s.chunks.a0.id, s.chunks.c0.id, s.chunks.a1.id]);
-        expect(hits[0].explain).toMatchObject({ documentRank: 1, vectorRank: 2 });
+        expect(hits[0].explain).toMatchObject({ documentRank: 1, vectorRank: 1 });
         expect(hits[0].explain.documentScore).toBeCloseTo(1, 4);
-        expect(hits[0].explain.fusedScore).toBeCloseTo(1 / 61 + 1 / 62, 10);
+        expect(hits[0].explain.vectorScore).toBeCloseTo(1, 4);
+        expect(hits[0].explain.fusedScore).toBeCloseTo(1 / 61, 10);
         expect(hits[0].score).toBeCloseTo(1, 4);
+        expect(hits.map((hit) => hit.explain.vectorRank)).toEqual(hits.map((_, i) => i + 1));
         expect(hits[1].score).toBeCloseTo(cosine([...Q], s.vectors.c0), 4);
         expect(hits.filter((hit) => hit.explain.documentRank)).toHaveLength(1);
         for (let i = 1; i < hits.length; i++) expect(hits[i - 1].score).toBeGreaterThanOrEqual(hits[i].score);
         expect(ids(await engine.search(query(s.kb, "vector", { vector: Q, minScore: 0.9 })))).toEqual([s.chunks.a0.id, s.chunks.c0.id]);
       });
 
-      it("fuses the document list with BM25 and the chunk vectors, on the chunk the chunk lists rank best", async () => {
+      it("fuses BM25 with ONE vector list that already holds the document level", async () => {
         const s = await seedWithDocumentVector();
         const hits = await engine.search(query(s.kb, "hybrid", { text: "photosynthesis", vector: Q }));
-        // a1 is BM25's only hit and third by chunk vector; a0 is second by chunk vector: docA's entry goes to a1.
+        // The vector list: a0 with docA's cosine (1.0), c0 (0.96), a1 (0.6). a1 is BM25's only hit.
         expect(hits[0].chunk.id).toBe(s.chunks.a1.id);
-        expect(hits[0].explain).toMatchObject({ bm25Rank: 1, vectorRank: 3, documentRank: 1 });
-        expect(hits[0].explain.fusedScore).toBeCloseTo(1 / 61 + 1 / 63 + 1 / 61, 10);
-        expect(hits.find((hit) => hit.chunk.id === s.chunks.a0.id)!.explain.documentRank ?? 0).toBe(0);
-        // The vector weight counts for both vector lists: a model that cannot read the question reads no document either.
+        expect(hits[0].explain).toMatchObject({ bm25Rank: 1, vectorRank: 3 });
+        expect(hits[0].explain.fusedScore).toBeCloseTo(1 / 61 + 1 / 63, 10);
+        const a0 = hits.find((hit) => hit.chunk.id === s.chunks.a0.id)!;
+        expect(a0.explain).toMatchObject({ bm25Rank: 0, vectorRank: 1, documentRank: 1 });
+        expect(a0.explain.fusedScore).toBeCloseTo(1 / 61, 10);
+        // The vector weight counts for both levels: a model that cannot read the question reads no document either.
         const wordsOnly = await engine.search(query(s.kb, "hybrid", { text: "photosynthesis", vector: Q, weights: { bm25: 1, vector: 0 } }));
         expect(wordsOnly[0].explain.fusedScore).toBeCloseTo(1 / 61, 10);
+        expect(wordsOnly.find((hit) => hit.chunk.id === s.chunks.a0.id)!.explain.fusedScore).toBe(0);
+      });
+
+      it("gives a document found by its chunk and by its whole vector one dense vote, not two", async () => {
+        const s = await seed();
+        // docC (one chunk, c0) is embedded whole as well; the question points at it.
+        await engine.replaceDocumentChunks(s.kb, s.docC, "court.pdf", [s.chunks.c0], new Float32Array(s.vectors.c0));
+        const toC = new Float32Array(s.vectors.c0);
+        const hits = await engine.search(query(s.kb, "hybrid", { text: "photosynthesis", vector: toC }));
+        // BM25: a1. Chunk vectors: c0 (1.0), a1 (0.8), a0 (0.6). Document vectors: docC (1.0).
+        // Three fused lists would put c0 first (1/61 + 1/61 > 1/61 + 1/62); two put a1 first.
+        expect(ids(hits).slice(0, 2)).toEqual([s.chunks.a1.id, s.chunks.c0.id]);
+        expect(hits[0].explain).toMatchObject({ bm25Rank: 1, vectorRank: 2 });
+        expect(hits[0].score).toBeCloseTo(1 / 61 + 1 / 62, 10);
+        expect(hits[1].explain).toMatchObject({ bm25Rank: 0, vectorRank: 1, documentRank: 1 });
+        expect(hits[1].score).toBeCloseTo(1 / 61, 10);
+        // Vector mode ranks by the same list.
+        expect(ids(await engine.search(query(s.kb, "vector", { vector: toC, topK: 3 })))).toEqual([s.chunks.c0.id, s.chunks.a1.id, s.chunks.a0.id]);
       });
 
       it("replaces, disables and deletes the document vector with the document", async () => {

@@ -65,7 +65,9 @@ export type ChunkingSettings = Message<"quarry.common.v1.ChunkingSettings"> & {
 
   /**
    * A vector of the whole document beside its chunk vectors, where the model reads most of it;
-   * search ranks documents by it as a list of its own (docs/ARCHITECTURE.md). Unspecified: off.
+   * search ranks a chunk by the better cosine of it and its document, in the one vector list
+   * (docs/ARCHITECTURE.md). Unspecified: auto for a new base; a base made before the setting existed
+   * has none and reads as off.
    *
    * @generated from field: quarry.common.v1.DocumentVectorMode document_vector = 7;
    */
@@ -609,6 +611,9 @@ export type HitExplain = Message<"quarry.common.v1.HitExplain"> & {
   bm25Score: number;
 
   /**
+   * The hit's place in the vector list and its cosine there. In a base with document vectors that
+   * one list holds both levels: a chunk's score is the better cosine of it and its document.
+   *
    * @generated from field: uint32 vector_rank = 3;
    */
   vectorRank: number;
@@ -646,9 +651,10 @@ export type HitExplain = Message<"quarry.common.v1.HitExplain"> & {
   mergedChunkIds: string[];
 
   /**
-   * The hit's document in the document-vector list (ChunkingSettings.document_vector): its rank and
-   * the cosine of its whole-document vector. A document's entry lands on its best chunk by the chunk
-   * lists, or its first chunk when they do not hold it. 0 when the document was not in that list.
+   * The hit's document among the documents ranked by their whole-document vectors
+   * (ChunkingSettings.document_vector): its rank and cosine. It explains vector_score and adds no
+   * vote of its own. A document's entry lands on its best chunk by the chunk vectors, or its first
+   * chunk when they do not hold it. 0 when the document was not among them.
    *
    * @generated from field: uint32 document_rank = 9;
    */
