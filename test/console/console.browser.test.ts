@@ -13,6 +13,7 @@ import { chromiumRequirement, ensureConsoleBuilt, launchChromium, watchedPage, t
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { checkRequirement, describeWith } from "../support/engines.ts";
 import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
+import { DocumentVectorMode, ParentMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { describeWithShared } from "../support/shared-material.ts";
 
 const KB = "handbook";
@@ -61,6 +62,22 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
     await card.waitFor();
     await expect(card.textContent()).resolves.toContain("all-MiniLM-L6-v2-int8");
     await expect(card.textContent()).resolves.toContain("chunks of 200 tokens, 20 overlap");
+    // Left unchosen: no parents, and a new base's documents get whole vectors (the default is auto).
+    await expect(card.getByTestId("levels").textContent()).resolves.toBe("no parents · document vectors");
+    noErrors();
+  });
+
+  it("creates a base whose chunks are read with their sections and that keeps chunk vectors only", async () => {
+    await page.getByRole("button", { name: "New knowledge base" }).click();
+    const form = page.getByRole("form", { name: "New knowledge base" });
+    await form.getByLabel("Name").fill("sectioned");
+    await form.getByLabel("Parents").selectOption({ label: "section" });
+    await form.getByLabel("Document vectors").selectOption({ label: "off: chunk vectors only" });
+    await form.getByRole("button", { name: "Create" }).click();
+    const card = page.getByRole("article", { name: "sectioned" });
+    await expect.poll(() => card.getByTestId("levels").textContent()).toBe("parents: sections · chunk vectors only");
+    const stored = (await quarry.client.getKnowledgeBase({ knowledgeBase: "sectioned" })).knowledgeBase!;
+    expect(stored.chunking).toMatchObject({ parent: ParentMode.SECTION, documentVector: DocumentVectorMode.OFF });
     noErrors();
   });
 

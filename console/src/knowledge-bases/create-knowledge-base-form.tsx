@@ -1,11 +1,13 @@
 // Name, description, embedding model (from the catalog; fixed once created) and chunking defaults
-// (empty: the chunker's defaults for that model).
+// (empty: the chunker's defaults for that model), parents (what an answer reads around a matched
+// chunk) and whether whole documents get a vector too.
 import { useState } from "react";
 import { quarry } from "../api/client.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { FormActions } from "../components/form-actions.tsx";
 import { useAction } from "../use-action.ts";
 import { DEFAULT_MODEL, MODELS } from "../model-catalog.ts";
+import { DOCUMENT_VECTOR_MODES, PARENT_MODES } from "./chunking-choices.ts";
 
 export function CreateKnowledgeBaseForm({ onCreated, onCancel }: { onCreated: () => void; onCancel: () => void }) {
   const [name, setName] = useState("");
@@ -13,12 +15,15 @@ export function CreateKnowledgeBaseForm({ onCreated, onCancel }: { onCreated: ()
   const [model, setModel] = useState(DEFAULT_MODEL);
   const [chunkSize, setChunkSize] = useState("");
   const [chunkOverlap, setChunkOverlap] = useState("");
+  const [parent, setParent] = useState(PARENT_MODES[0].value);
+  const [documentVector, setDocumentVector] = useState(DOCUMENT_VECTOR_MODES[0].value);
   const { busy, error, run } = useAction();
 
   const submit = (e: React.FormEvent) => {
     e.preventDefault();
     void run(async () => {
-      const chunking = chunkSize || chunkOverlap ? { chunkSize: Number(chunkSize || 0), chunkOverlap: Number(chunkOverlap || 0) } : undefined;
+      const chunking =
+        chunkSize || chunkOverlap || parent || documentVector ? { chunkSize: Number(chunkSize || 0), chunkOverlap: Number(chunkOverlap || 0), parent, documentVector } : undefined;
       await quarry.createKnowledgeBase({ name: name.trim(), description, embeddingModel: model, chunking });
       onCreated();
     });
@@ -51,6 +56,26 @@ export function CreateKnowledgeBaseForm({ onCreated, onCancel }: { onCreated: ()
       <label>
         Chunk overlap (tokens)
         <input type="number" min={0} value={chunkOverlap} onChange={(e) => setChunkOverlap(e.target.value)} placeholder="default" />
+      </label>
+      <label>
+        Parents
+        <select value={parent} onChange={(e) => setParent(Number(e.target.value))}>
+          {PARENT_MODES.map((m) => (
+            <option key={m.value} value={m.value}>
+              {m.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Document vectors
+        <select value={documentVector} onChange={(e) => setDocumentVector(Number(e.target.value))}>
+          {DOCUMENT_VECTOR_MODES.map((m) => (
+            <option key={m.value} value={m.value}>
+              {m.label}
+            </option>
+          ))}
+        </select>
       </label>
       <ErrorNote error={error} />
       <FormActions label="Create" busyLabel="Creating…" busy={busy} disabled={!name.trim()} onCancel={onCancel} />

@@ -2,6 +2,7 @@ import type { KnowledgeBase } from "../../../gen/quarry/common/v1/common_pb.ts";
 import { link } from "../router.ts";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { formatCount } from "../format.ts";
+import { levelsSummary } from "./chunking-choices.ts";
 
 export function KnowledgeBaseCard({ kb, onEdit, onDelete }: { kb: KnowledgeBase; onEdit?: () => void; onDelete: () => void }) {
   const path = `/kb/${encodeURIComponent(kb.name)}`;
@@ -30,6 +31,8 @@ export function KnowledgeBaseCard({ kb, onEdit, onDelete }: { kb: KnowledgeBase;
       </dl>
       <p className="muted small">
         {kb.embeddingModel} · {kb.embeddingDimension} dims · chunks of {kb.chunking?.chunkSize} tokens, {kb.chunking?.chunkOverlap} overlap
+        <br />
+        <span data-testid="levels">{levelsSummary(kb.chunking?.parent, kb.chunking?.documentVector)}</span>
       </p>
       <div className="card-actions">
         <a className="button" href={path} onClick={link(path)}>
