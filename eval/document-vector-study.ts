@@ -20,7 +20,7 @@ import { placeDocumentHits } from "../services/index/search/document-level.ts";
 import { hybridSearch, type FetchedLists, type ListRequest } from "../services/index/search/hybrid-search.ts";
 import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "../services/index/search/rrf-fusion.ts";
 import { segmentForIndex } from "../services/index/search/text-segmenter.ts";
-import { loadBeirDataset } from "./beir-dataset.ts";
+import { loadStudyDataset } from "./study-dataset.ts";
 import { documentRanking, summarize } from "./metrics.ts";
 import { cachedQueryVectors } from "./query-vectors.ts";
 
@@ -30,7 +30,7 @@ const { values } = parseArgs({
 const TOP_K = 200;
 const DEPTH = TOP_K * 4;
 const k = DEFAULT_RRF_K;
-const dataset = await loadBeirDataset(values.dataset!);
+const dataset = await loadStudyDataset("document-vector-study.ts", values.dataset);
 const queries = dataset.queries;
 await mkdir(values.cache!, { recursive: true });
 

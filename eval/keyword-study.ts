@@ -16,13 +16,13 @@ import { defaultModelDir } from "../services/embedder/onnx-embedder.ts";
 import { ftsMatchExpression } from "../services/index/sqlite/sqlite-search-engine.ts";
 import { segmentForIndex } from "../services/index/search/text-segmenter.ts";
 import { parseMarkdown } from "../services/parser/parsers/markdown-parser.ts";
-import { loadBeirDataset, type BeirDocument } from "./beir-dataset.ts";
+import type { BeirDocument } from "./beir-dataset.ts";
+import { loadStudyDataset } from "./study-dataset.ts";
 import { documentRanking, summarize } from "./metrics.ts";
 import { documentText } from "./run-eval.ts";
 
 const { values } = parseArgs({ options: { dataset: { type: "string" }, cache: { type: "string", default: "/tmp/long-document-study" } } });
-if (!values.dataset) throw new Error("--dataset DIR is required");
-const dataset = await loadBeirDataset(values.dataset);
+const dataset = await loadStudyDataset("keyword-study.ts", values.dataset);
 const counter = WordPieceTokenCounter.fromModelDir(defaultModelDir());
 const maxInputTokens = 256;
 

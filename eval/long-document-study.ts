@@ -21,7 +21,8 @@ import { chunkDocument, defaultChunkingSettings } from "../services/chunker/chun
 import { defaultModelDir, OnnxEmbedder } from "../services/embedder/onnx-embedder.ts";
 import { parseMarkdown } from "../services/parser/parsers/markdown-parser.ts";
 import { DEFAULT_RRF_K } from "../services/index/search/rrf-fusion.ts";
-import { loadBeirDataset, type BeirDocument } from "./beir-dataset.ts";
+import type { BeirDocument } from "./beir-dataset.ts";
+import { loadStudyDataset } from "./study-dataset.ts";
 import { denseRuns, embedCorpus, wholeDocument, type DenseHit, type Representation } from "./dense-baseline.ts";
 import { documentRanking, summarize } from "./metrics.ts";
 import { documentText, MODE_TO_PROTO, startEvalTarget, type EvalMode } from "./run-eval.ts";
@@ -41,10 +42,9 @@ const { values } = parseArgs({
     "corpus-prefix": { type: "string" },
   },
 });
-if (!values.dataset) throw new Error("--dataset DIR is required");
+const fullDataset = await loadStudyDataset("long-document-study.ts", values.dataset, { limitQueries: values["limit-queries"] ? Number(values["limit-queries"]) : undefined });
 const cache = values.cache!;
 await mkdir(cache, { recursive: true });
-const fullDataset = await loadBeirDataset(values.dataset, { limitQueries: values["limit-queries"] ? Number(values["limit-queries"]) : undefined });
 const prefix = values["corpus-prefix"] ?? "";
 const dataset = prefix ? { ...fullDataset, corpus: fullDataset.corpus.filter((d) => d.id.startsWith(prefix)) } : fullDataset;
 const queries = dataset.queries;
