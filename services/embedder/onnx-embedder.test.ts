@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FailedPreconditionError } from "../../lib/errors.ts";
-import { defaultModelDir, OnnxEmbedder } from "./onnx-embedder.ts";
+import { defaultModelDir, OnnxEmbedder, weightedMean } from "./onnx-embedder.ts";
 
 const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i], 0);
 
@@ -75,6 +75,38 @@ describe("OnnxEmbedder with all-MiniLM-L6-v2", () => {
     // Whatever follows the limit cannot change the vector.
     const [a, b] = await embedder.embed([long, `${long} and an entirely different ending about volcanoes`], "document");
     expect(cosine(a, b)).toBeGreaterThan(0.99999);
+  });
+
+  it("reads a question longer than its input whole: the mean of equal windows, weighted by their word pieces", async () => {
+    // Words of one word piece each, so the windows can be cut by hand: 600 pieces are three of 200.
+    const cooking = "bread butter salt sugar milk flour cake oven kitchen dinner".split(" ");
+    const volcano = "volcano lava ash eruption mountain island fire rock smoke heat".split(" ");
+    for (const word of [...cooking, ...volcano]) expect(embedder.tokenize(word)).toHaveLength(3);
+    const words = [...Array.from({ length: 400 }, (_, i) => cooking[i % 10]), ...Array.from({ length: 200 }, (_, i) => volcano[i % 10])];
+    const long = words.join(" ");
+    expect(embedder.tokenize(long)).toHaveLength(256);
+    const [whole] = await embedder.embed([long], "query");
+    const [cut] = await embedder.embed([long], "document");
+    const [aboutVolcanoes] = await embedder.embed([volcano.join(" ")], "document");
+    // The document is cut at the limit and never sees the volcanoes; the question reads them.
+    expect(cosine(whole, aboutVolcanoes)).toBeGreaterThan(cosine(cut, aboutVolcanoes) + 0.05);
+    const windows = [0, 200, 400].map((start) => words.slice(start, start + 200).join(" "));
+    const expected = weightedMean(await embedder.embed(windows, "document"), [200, 200, 200], true);
+    expect(cosine(whole, expected)).toBeGreaterThan(0.9999);
+    // A question that fits is embedded as it is, as before.
+    const [shortQuery, shortDocument] = [...(await embedder.embed(["volcano island"], "query")), ...(await embedder.embed(["volcano island"], "document"))];
+    expect(cosine(shortQuery, shortDocument)).toBeGreaterThan(0.99999);
+  });
+
+  it("cuts long questions too when told to read nothing whole", async () => {
+    const cutting = await OnnxEmbedder.load(defaultModelDir(), { readWhole: [] });
+    try {
+      const long = Array.from({ length: 400 }, (_, i) => `word${i % 50}`).join(" ");
+      const [a, b] = await cutting.embed([long, `${long} and an entirely different ending about volcanoes`], "query");
+      expect(cosine(a, b)).toBeGreaterThan(0.99999);
+    } finally {
+      await cutting.close();
+    }
   });
 
   it("embeds ~200-token passages at a usable rate", async () => {

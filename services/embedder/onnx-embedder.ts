@@ -26,7 +26,22 @@ export interface OnnxEmbedderOptions {
   maxBatchTokens?: number;
   /** ONNX Runtime intra-op threads; defaults to the cores available, at most 2. */
   threads?: number;
+  /**
+   * Kinds of text the model reads whole when they are longer than its input: cut into windows it
+   * can read, and the vector is the mean of the windows' vectors weighted by their word pieces.
+   * Any other text is cut at the input limit (the model reads its beginning). Default: questions
+   * (see WHOLE_BY_DEFAULT).
+   */
+  readWhole?: readonly EmbeddingKind[];
 }
+
+/**
+ * Questions are read whole by default: a question longer than the model reads (an argument pasted
+ * as the question, a long bug report) otherwise loses its end, and a question is one unit, so the
+ * mean of its parts stands for it. Documents are not: the chunker already cuts them to fit, and a
+ * document vector stands for what the model reads of it (docs/EVALUATION.md, issue #14).
+ */
+export const WHOLE_BY_DEFAULT: readonly EmbeddingKind[] = ["query"];
 
 
 /**
@@ -45,6 +60,7 @@ export class OnnxEmbedder implements Embedder {
   readonly #padId: number;
   readonly #share: KnownTokenShare;
   readonly #manifest: ModelManifest;
+  readonly #readWhole: ReadonlySet<EmbeddingKind>;
   /**
    * Forward passes run one at a time (concurrent runs would only fight over the same cores), a
    * question's before the next pass of a document call: during a bulk ingest the vectorizing stage
@@ -55,8 +71,9 @@ export class OnnxEmbedder implements Embedder {
   #closing = false;
   readonly #calls = new Set<Promise<unknown>>();
 
-  private constructor(session: ort.InferenceSession, tokenizer: Tokenizer, manifest: ModelManifest, batchSize: number, maxBatchTokens: number) {
+  private constructor(session: ort.InferenceSession, tokenizer: Tokenizer, manifest: ModelManifest, batchSize: number, maxBatchTokens: number, readWhole: readonly EmbeddingKind[]) {
     this.#session = session;
+    this.#readWhole = new Set(readWhole);
     this.#manifest = manifest;
     const info = { model: manifest.name, dimension: manifest.dimension, maxInputTokens: manifest.maxTokens };
     this.#tokenizer = tokenizer;
@@ -96,7 +113,7 @@ export class OnnxEmbedder implements Embedder {
       // time (docs/BENCHMARKS.md). The arena stays: without it every pass maps fresh pages, +50% CPU.
       enableMemPattern: false,
     });
-    return new OnnxEmbedder(session, tokenizer, manifest, Math.max(1, options.batchSize ?? 32), Math.max(1, options.maxBatchTokens ?? 2048));
+    return new OnnxEmbedder(session, tokenizer, manifest, Math.max(1, options.batchSize ?? 32), Math.max(1, options.maxBatchTokens ?? 2048), options.readWhole ?? WHOLE_BY_DEFAULT);
   }
 
   info(): EmbeddingModelInfo {
@@ -109,9 +126,24 @@ export class OnnxEmbedder implements Embedder {
 
   /** Word pieces the model reads for a text, [CLS] and [SEP] included, after truncation. */
   tokenize(text: string): number[] {
-    // tokenizers.js ignores tokenizer.json's truncation section, so truncate here; the limit counts [CLS] and [SEP].
+    return this.#windows(text, "", false)[0];
+  }
+
+  /**
+   * The model's inputs for one text, [CLS] and [SEP] included: its first input's worth of word
+   * pieces, or (whole) all of them in windows of equal size, each led by the instruction prefix.
+   */
+  #windows(text: string, prefix: string, whole: boolean): number[][] {
+    // tokenizers.js ignores tokenizer.json's truncation section, so cut here; the limit counts [CLS] and [SEP].
+    const lead = prefix ? this.#tokenizer.encode(prefix, { add_special_tokens: false }).ids : [];
     const ids = this.#tokenizer.encode(text, { add_special_tokens: false }).ids;
-    return [this.#clsId, ...ids.slice(0, this.#info.maxInputTokens - 2), this.#sepId];
+    const room = Math.max(1, this.#info.maxInputTokens - 2 - lead.length);
+    const input = (part: number[]) => [this.#clsId, ...lead, ...part, this.#sepId];
+    if (!whole || ids.length <= room) return [input(ids.slice(0, room))];
+    // Equal windows, so a short tail does not weigh as much as a full window's worth of text.
+    const count = Math.ceil(ids.length / room);
+    const size = Math.ceil(ids.length / count);
+    return Array.from({ length: count }, (_, w) => input(ids.slice(w * size, (w + 1) * size)));
   }
 
   async embed(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
@@ -167,8 +199,9 @@ export class OnnxEmbedder implements Embedder {
   async #embedAll(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
     // The instruction prefix is part of what the model was trained to see (bge: before questions
     // only, so a short question lands near the passages that answer it, not near its paraphrases).
-    const prefix = kind === "query" ? this.#manifest.queryPrefix : this.#manifest.passagePrefix;
-    const encoded = texts.map((t) => this.tokenize(prefix + t));
+    const prefix = (kind === "query" ? this.#manifest.queryPrefix : this.#manifest.passagePrefix);
+    const windowsOf = texts.map((t) => this.#windows(t, prefix, this.#readWhole.has(kind)));
+    const encoded = windowsOf.flat();
     // Batching texts of similar length wastes little on padding; the original order is restored below.
     const order = encoded.map((_, i) => i).sort((a, b) => encoded[b].length - encoded[a].length);
     const vectors = new Array<Float32Array>(texts.length);
@@ -181,7 +214,11 @@ export class OnnxEmbedder implements Embedder {
       const batchVectors = await this.#pass(kind, () => this.#forward(indices.map((i) => encoded[i])));
       indices.forEach((original, k) => (vectors[original] = batchVectors[k]));
     }
-    return vectors;
+    let next = 0;
+    return windowsOf.map((windows) => {
+      const parts = vectors.slice(next, (next += windows.length));
+      return parts.length === 1 ? parts[0] : weightedMean(parts, windows.map((w) => w.length - 2), this.#manifest.normalize);
+    });
   }
 
   async #forward(batch: number[][]): Promise<Float32Array[]> {
@@ -239,6 +276,18 @@ export function poolVector(
   const norm = Math.sqrt(sum) || 1;
   for (let d = 0; d < width; d++) vector[d] /= norm;
   return vector;
+}
+
+/** The windows' vectors averaged by the word pieces each read, normalised again when the model's vectors are. */
+export function weightedMean(parts: readonly Float32Array[], weights: readonly number[], normalize: boolean): Float32Array {
+  const out = new Float32Array(parts[0].length);
+  const total = weights.reduce((a, b) => a + b, 0) || 1;
+  parts.forEach((part, i) => {
+    for (let d = 0; d < out.length; d++) out[d] += (part[d] * weights[i]) / total;
+  });
+  if (!normalize) return out;
+  const norm = Math.sqrt(out.reduce((a, v) => a + v * v, 0)) || 1;
+  return out.map((v) => v / norm);
 }
 
 function tokenId(tokenizer: Tokenizer, token: string): number {
