@@ -1,6 +1,7 @@
 import { DEFAULT_MODEL } from "../../lib/models/model-catalog.ts";
 import { ConfigError, integer, modelsDir, optional, optionalUrl, servicePort, type Env } from "../../lib/config.ts";
 import type { RerankProtocol } from "./retrieval/rerank/http-reranker.ts";
+import { DEFAULT_MAX_QUESTION_CHARS } from "./retrieval/retrieval-stage.ts";
 
 export interface AnswerConfig {
   port: number;
@@ -23,7 +24,7 @@ export function answerConfig(env: Env): AnswerConfig {
     // A chat model is used only when both its endpoint and its name are given.
     llm: baseURL && model ? { baseURL, model, apiKey: optional(env, "OPENAI_API_KEY") ?? "not-needed" } : undefined,
     contextTokenBudget: integer(env, "QUARRY_CONTEXT_TOKENS", 3_000),
-    maxQuestionChars: integer(env, "QUARRY_MAX_QUESTION_CHARS", 4_000),
+    maxQuestionChars: integer(env, "QUARRY_MAX_QUESTION_CHARS", DEFAULT_MAX_QUESTION_CHARS),
     historyRounds: integer(env, "QUARRY_CHAT_HISTORY_ROUNDS", 5),
     tokenizerDir: optional(env, "QUARRY_TOKENIZER_DIR") ?? `${modelsDir(env)}/${DEFAULT_MODEL}`,
     rerank: rerankConfig(env),

@@ -68,10 +68,10 @@ describe("retrieve", () => {
   });
 
   it("refuses a question over the limit and says the limit", async () => {
-    const error = await retrieve("x".repeat(4001), recordingDeps().deps, settings).catch((e: unknown) => e);
+    const error = await retrieve("x".repeat(8001), recordingDeps().deps, settings).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidInputError);
-    expect((error as Error).message).toContain("4,000 characters");
-    expect((await retrieve("x".repeat(4000), recordingDeps().deps, settings)).hits).toHaveLength(1);
+    expect((error as Error).message).toContain("8,000 characters");
+    expect((await retrieve("x".repeat(8000), recordingDeps().deps, settings)).hits).toHaveLength(1);
     await expect(retrieve("x".repeat(101), recordingDeps().deps, { ...settings, maxQuestionChars: 100 })).rejects.toThrow(/100 characters/);
   });
 

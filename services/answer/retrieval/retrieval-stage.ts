@@ -2,11 +2,16 @@ import type { SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { InvalidInputError } from "../../../lib/errors.ts";
 import { groupByModel, mergeByRank } from "./cross-model-merge.ts";
 
-export const DEFAULT_MAX_QUESTION_CHARS = 4_000;
+/**
+ * A page or two of pasted text (an argument, a bug report with its log). The embedder reads a
+ * question longer than its model's input whole, in windows, so a long question is not wasted; the
+ * limit only keeps one question from costing what a document does.
+ */
+export const DEFAULT_MAX_QUESTION_CHARS = 8_000;
 
 /** What a retrieval searches with: a search query without the question's text and vector, plus limits. */
 export type RetrievalSettings = Omit<SearchQuery, "text" | "vector"> & {
-  /** Longer questions are refused; 4,000 characters unless configured. */
+  /** Longer questions are refused; DEFAULT_MAX_QUESTION_CHARS unless configured. */
   maxQuestionChars?: number;
   /**
    * Each knowledge base's embedding model (id → model). With more than one model among the bases,
