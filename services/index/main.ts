@@ -23,11 +23,11 @@ import { SqliteCatalog } from "./sqlite/sqlite-catalog.ts";
 import { SqliteSearchEngine } from "./sqlite/sqlite-search-engine.ts";
 import { startIndexWorkers } from "./worker.ts";
 
-export async function openStores(env: Env): Promise<{ catalog: Catalog; engine: SearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> } & AnswerStores> {
+export async function openStores(env: Env, logger?: Logger): Promise<{ catalog: Catalog; engine: SearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> } & AnswerStores> {
   const config = indexConfig(env);
   if (config.backend === "sqlite") {
     mkdirSync(dirname(config.file), { recursive: true });
-    const db = openDatabase(config.file);
+    const db = openDatabase(config.file, { logger });
     const engine = new SqliteSearchEngine(db, { ownsDatabase: false });
     return {
       catalog: new SqliteCatalog(db),
@@ -49,7 +49,7 @@ export async function openStores(env: Env): Promise<{ catalog: Catalog; engine: 
 /** peers: the embedder, for changes of embedding model only (not waited for at start-up). */
 export async function assembleIndex(env: Env, shared: SharedDeps, peers: Peers): Promise<AssembledService> {
   const logger = shared.logger.child({ service: "index" });
-  const stores = await openStores(env);
+  const stores = await openStores(env, logger);
   const modelChanges = new ModelChanges({ catalog: stores.catalog, engine: stores.engine, vectorizer: embedderVectorizer(() => peers.transport("embedder")), logger });
   // Every other writer goes through the change's per-base lock.
   const engine = modelChanges.guard(stores.engine);

@@ -3,11 +3,10 @@
 // side list, a turn's provenance, and a cited chunk expanded to its neighbours. The knowledge bases
 // are set up through the API (their screens have their own suite, console.browser.test.ts). Any
 // console error fails the step.
-import { afterAll, beforeAll, expect, it } from "vitest";
-import type { Browser, Page } from "playwright-core";
+import { expect, it } from "vitest";
 import { fixtureBytes, type FixtureName } from "../fixtures/fixture-documents.ts";
 import { CHINESE_RULES_FACT, COMPANY_FACT } from "../fixtures/fixture-texts.ts";
-import { chromiumRequirement, ensureConsoleBuilt, launchChromium, watchedPage, type WatchedPage } from "../support/console-browser.ts";
+import { chromiumRequirement, consoleInChromium } from "../support/console-browser.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { describeWith } from "../support/engines.ts";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
@@ -32,29 +31,17 @@ async function ingest(quarry: EmbeddedQuarryFixture, knowledgeBase: string, file
 }
 
 describeWith(chromiumRequirement, "the console's assistants, conversations and provenance (embedded Quarry)", (executablePath) => {
-  let quarry: EmbeddedQuarryFixture;
-  let browser: Browser;
-  let tab: WatchedPage;
-  let page: Page;
-
-  beforeAll(async () => {
-    ensureConsoleBuilt();
-    quarry = await startEmbeddedQuarry();
-    await ingest(quarry, "handbook", ["company.md"]);
-    await ingest(quarry, "rules 规则", ["rules-zh.md"]);
-    browser = await launchChromium(executablePath);
-    tab = await watchedPage(browser);
-    page = tab.page;
-  }, 240_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await quarry?.stop();
+  const ui = consoleInChromium(executablePath, () => startEmbeddedQuarry(), {
+    prepare: async (quarry) => {
+      await ingest(quarry, "handbook", ["company.md"]);
+      await ingest(quarry, "rules 规则", ["rules-zh.md"]);
+    },
+    timeout: 240_000,
   });
-
-  const noErrors = () => expect(tab.errors()).toEqual([]);
+  const noErrors = () => expect(ui.tab.errors()).toEqual([]);
 
   it("creates an assistant with mounted bases, priorities and retrieval defaults; Enter submits", async () => {
+    const { quarry, tab, page } = ui;
     await page.goto(quarry.url);
     await page.getByRole("link", { name: "Assistants" }).click();
     await page.getByText("No assistants yet").waitFor();
@@ -97,6 +84,7 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
   });
 
   it("edits an assistant in place and deletes another after its confirmation", async () => {
+    const { quarry, tab, page } = ui;
     const card = page.getByRole("article", { name: "helpdesk 助手" });
     await card.getByRole("button", { name: "Edit" }).click();
     const form = page.getByRole("form", { name: "Edit helpdesk 助手" });
@@ -138,6 +126,7 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
   });
 
   it("chats through an assistant, continues the conversation, starts another over chosen bases and reopens the first", async () => {
+    const { quarry, tab, page } = ui;
     await page.getByRole("link", { name: "Assistants" }).click();
     await page.getByRole("article", { name: "helpdesk 助手" }).getByRole("link", { name: "Chat" }).click();
     await expect.poll(() => page.getByLabel("Answer with").inputValue()).toBe("helpdesk 助手");
@@ -207,6 +196,7 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
   }, 180_000);
 
   it("debugs a turn: the searched query, settings, each list's candidates, fusion, context and timings; DebugRetrieval with an expected text", async () => {
+    const { tab, page } = ui;
     const turn = page.locator(".turn").nth(1);
     await turn.getByRole("button", { name: "Debug this turn" }).click();
     const panel = page.getByRole("region", { name: "Provenance of turn 2" });
@@ -249,6 +239,7 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
   });
 
   it("corrects an answer: the correction is ingested and wins on the next ask; deleting it from the assistant's list undoes that", async () => {
+    const { quarry, tab, page } = ui;
     const CORRECTED = "Tallis Instruments moved its headquarters to Norwich, Norfolk, in 2025.";
     const turns = page.locator(".turn");
     await turns.nth(0).getByRole("button", { name: "Correct this answer" }).click();
@@ -311,6 +302,7 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
   }, 240_000);
 
   it("edits a knowledge base (description, chunking, name) and re-ingests a document, then the whole base, with the new chunking", async () => {
+    const { quarry, tab, page } = ui;
     await page.getByRole("link", { name: "Knowledge bases" }).first().click();
     const card = page.getByRole("article", { name: "handbook" });
     await card.getByRole("button", { name: "Edit" }).click();

@@ -5,12 +5,11 @@
 // second suite does the same with real documents from ../shared/corpus/docs when they are there; a
 // third chats with a language model (the OpenAI stub) to see its answer stream and a false citation marked.
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import type { Browser, Page } from "playwright-core";
+import { afterAll, expect, it } from "vitest";
 import { fixtureBytes, type FixtureName } from "../fixtures/fixture-documents.ts";
 import { CHINESE_RULES_FACT, COMPANY_FACT } from "../fixtures/fixture-texts.ts";
-import { chromiumRequirement, ensureConsoleBuilt, launchChromium, watchedPage, type WatchedPage } from "../support/console-browser.ts";
-import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
+import { chromiumRequirement, consoleInChromium, watchedPage } from "../support/console-browser.ts";
+import { startEmbeddedQuarry } from "../support/embedded-quarry.ts";
 import { checkRequirement, describeWith } from "../support/engines.ts";
 import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
 import { DocumentVectorMode, ParentMode } from "../../gen/quarry/common/v1/common_pb.ts";
@@ -26,27 +25,11 @@ async function filePayload(name: FixtureName) {
 }
 
 describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (executablePath) => {
-  let quarry: EmbeddedQuarryFixture;
-  let browser: Browser;
-  let tab: WatchedPage;
-  let page: Page;
-
-  beforeAll(async () => {
-    ensureConsoleBuilt();
-    quarry = await startEmbeddedQuarry();
-    browser = await launchChromium(executablePath);
-    tab = await watchedPage(browser);
-    page = tab.page;
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await quarry?.stop();
-  });
-
-  const noErrors = () => expect(tab.errors()).toEqual([]);
+  const ui = consoleInChromium(executablePath, () => startEmbeddedQuarry());
+  const noErrors = () => expect(ui.tab.errors()).toEqual([]);
 
   it("opens on the knowledge bases and creates one with a model from the catalog", async () => {
+    const { quarry, page } = ui;
     await page.goto(quarry.url);
     await page.getByRole("heading", { name: "Knowledge bases" }).waitFor();
     await page.getByText("No knowledge bases yet").waitFor();
@@ -68,6 +51,7 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
   });
 
   it("creates a base whose chunks are read with their sections and that keeps chunk vectors only", async () => {
+    const { quarry, page } = ui;
     await page.getByRole("button", { name: "New knowledge base" }).click();
     const form = page.getByRole("form", { name: "New knowledge base" });
     await form.getByLabel("Name").fill("sectioned");
@@ -82,6 +66,7 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
   });
 
   it("uploads many files by picker and one by drag-and-drop, and follows each to ready or its failure", async () => {
+    const { quarry, tab, page } = ui;
     await page.getByRole("article", { name: KB }).getByRole("link", { name: KB }).click();
     await page.getByRole("heading", { name: KB }).waitFor();
     // Every status a row shows, in order, from the first upload on: proof the bars move live.
@@ -156,6 +141,7 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
   }, 240_000);
 
   it("previews a file's chunks and re-chunks them as the size changes", async () => {
+    const { tab, page } = ui;
     await page.getByRole("link", { name: "Chunk preview" }).click();
     await page.getByLabel("File to preview").setInputFiles(await filePayload("rules-zh.md"));
     const total = page.getByTestId("total-chunks");
@@ -181,6 +167,7 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
   });
 
   it("runs a retrieval test with the explanation, highlighted terms (Chinese too) and score bands", async () => {
+    const { tab, page } = ui;
     await page.getByRole("link", { name: "Retrieval test" }).click();
     const form = page.getByRole("form", { name: "Retrieval test" });
     await expect.poll(() => form.getByRole("checkbox", { name: KB }).isChecked()).toBe(true);
@@ -217,6 +204,7 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
   });
 
   it("chats: the answer streams with citation chips, and a chip shows its source", async () => {
+    const { tab, page } = ui;
     await page.getByRole("link", { name: "Chat" }).click();
     await expect.poll(() => page.getByRole("checkbox", { name: KB }).isChecked()).toBe(true);
     await page.getByLabel("Question").fill(COMPANY_FACT.question);
@@ -245,6 +233,7 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
   });
 
   it("creates an admin key; a new tab is asked for it and works once it is given", async () => {
+    const { quarry, browser, tab, page } = ui;
     await page.getByRole("link", { name: "API keys" }).click();
     const form = page.getByRole("form", { name: "New API key" });
     await form.getByLabel("Name").fill("console-admin");
@@ -288,27 +277,11 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
 
 describeWithShared("corpus/docs", "the console with the real corpus (../shared/corpus/docs)", (docs) => {
   const FILES = ["zh_distributed_training_principles.md", "csv-comma.csv", "wiki.md", "book-war-and-peace-1p.txt"];
-  let quarry: EmbeddedQuarryFixture;
-  let browser: Browser;
-  let tab: WatchedPage;
+  const executablePath = checkRequirement(chromiumRequirement, '"the console with the real corpus"');
+  const ui = executablePath ? consoleInChromium(executablePath, () => startEmbeddedQuarry()) : undefined;
 
-  beforeAll(async () => {
-    const executablePath = checkRequirement(chromiumRequirement, '"the console with the real corpus"');
-    if (!executablePath) return;
-    ensureConsoleBuilt();
-    quarry = await startEmbeddedQuarry();
-    browser = await launchChromium(executablePath);
-    tab = await watchedPage(browser);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await quarry?.stop();
-  });
-
-  it("ingests real documents through the UI and finds a Chinese passage", async (context) => {
-    if (!browser) return context.skip();
-    const page = tab.page;
+  it.skipIf(!ui)("ingests real documents through the UI and finds a Chinese passage", async () => {
+    const { quarry, tab, page } = ui!;
     await page.goto(quarry.url);
     await page.getByRole("button", { name: "New knowledge base" }).click();
     const form = page.getByRole("form", { name: "New knowledge base" });
@@ -333,32 +306,23 @@ describeWithShared("corpus/docs", "the console with the real corpus (../shared/c
 });
 
 describeWith(chromiumRequirement, "the console's chat with a language model (the OpenAI stub)", (executablePath) => {
-  let stub: OpenAiStub;
-  let quarry: EmbeddedQuarryFixture;
-  let browser: Browser;
-  let tab: WatchedPage;
-
-  beforeAll(async () => {
-    ensureConsoleBuilt();
+  let stub: OpenAiStub | undefined;
+  // Registered before the session's hooks, so (after hooks run in reverse) the stub closes after Quarry stops.
+  afterAll(async () => {
+    await stub?.close();
+  });
+  const ui = consoleInChromium(executablePath, async () => {
     // The first sentence is what [1] says; the second cites [1] for something it does not say.
     stub = await startOpenAiStub({
       reply: () => "Tallis Instruments is headquartered in Ely, Cambridgeshire [1]. It also builds racing bicycles for the moon [1].",
       split: (reply) => reply.match(/[^ ]+ ?/g) ?? [reply],
       deltaDelayMs: 40,
     });
-    quarry = await startEmbeddedQuarry({ env: { OPENAI_BASE_URL: stub.url, QUARRY_CHAT_MODEL: "stub-chat", OPENAI_API_KEY: "test-key" } });
-    browser = await launchChromium(executablePath);
-    tab = await watchedPage(browser);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await quarry?.stop();
-    await stub?.close();
+    return startEmbeddedQuarry({ env: { OPENAI_BASE_URL: stub.url, QUARRY_CHAT_MODEL: "stub-chat", OPENAI_API_KEY: "test-key" } });
   });
 
   it("streams the model's answer in pieces and marks the citation its passage does not support", async () => {
-    const page = tab.page;
+    const { quarry, tab, page } = ui;
     await page.goto(quarry.url);
     await page.getByRole("button", { name: "New knowledge base" }).click();
     await page.getByRole("form", { name: "New knowledge base" }).getByLabel("Name").fill(KB);

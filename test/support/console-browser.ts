@@ -8,6 +8,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 import type { Requirement } from "./engines.ts";
 
 /** Debian's Chromium; QUARRY_CHROMIUM names another build (or a missing one, to see the skip). */
@@ -67,6 +68,72 @@ export async function watchedPage(browser: Browser, viewport = { width: 1366, he
       const path = join(SCREENSHOT_DIR, `${name}.png`);
       await page.screenshot({ path, fullPage });
       return path;
+    },
+  };
+}
+
+/** What a console suite drives: a Quarry (embedded or distributed) that serves the console at `url`. */
+export interface ConsoleServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** One suite's Quarry, Chromium and watched tab; read inside the suite's tests, once its beforeAll has run. */
+export interface ConsoleSession<Q extends ConsoleServer> {
+  readonly quarry: Q;
+  readonly browser: Browser;
+  readonly tab: WatchedPage;
+  /** The tab's page. */
+  readonly page: Page;
+}
+
+export interface ConsoleSessionOptions<Q> {
+  /** Runs once the Quarry is up, before the browser opens (e.g. knowledge bases set up through the API). */
+  prepare?: (quarry: Q) => Promise<void>;
+  /** The beforeAll's timeout, when `start` and `prepare` need more than the configured one. */
+  timeout?: number;
+}
+
+/**
+ * Registers a console suite's hooks, to be called in its describe(): before the tests, build the
+ * console, start the Quarry (`start`, then `prepare`), launch Chromium and open one watched tab;
+ * after them, close the browser and stop the Quarry (whatever of them got started).
+ */
+export function consoleInChromium<Q extends ConsoleServer>(executablePath: string, start: () => Promise<Q>, options: ConsoleSessionOptions<Q> = {}): ConsoleSession<Q> {
+  let quarry: Q | undefined;
+  let browser: Browser | undefined;
+  let tab: WatchedPage | undefined;
+
+  beforeAll(async () => {
+    ensureConsoleBuilt();
+    quarry = await start();
+    await options.prepare?.(quarry);
+    browser = await launchChromium(executablePath);
+    tab = await watchedPage(browser);
+  }, options.timeout);
+
+  afterAll(async () => {
+    await browser?.close();
+    await quarry?.stop();
+  });
+
+  // Read at collection time (outside a test) these are not there yet: say so rather than hand out undefined.
+  const started = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`the console session's ${what} is not started: read it inside a test`);
+    return value;
+  };
+  return {
+    get quarry() {
+      return started(quarry, "Quarry");
+    },
+    get browser() {
+      return started(browser, "browser");
+    },
+    get tab() {
+      return started(tab, "tab");
+    },
+    get page() {
+      return started(tab, "tab").page;
     },
   };
 }

@@ -4,6 +4,7 @@
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { UnavailableError } from "../../../lib/errors.ts";
+import { silentLogger, type Logger } from "../../../lib/logger.ts";
 import { splitKeywordIndex } from "./split-keyword-index.ts";
 
 export type SqliteDatabase = Database.Database;
@@ -11,13 +12,15 @@ export type SqliteDatabase = Database.Database;
 export interface OpenDatabaseOptions {
   /** How long a statement waits for another connection's write lock before failing. */
   busyTimeoutMs?: number;
+  /** Where a long migration says what it is doing (the split of schema 4); silent by default. */
+  logger?: Logger;
 }
 
 interface Migration {
   version: number;
   sql: string;
   /** A step SQL alone cannot take, run after sql in the same transaction. */
-  run?: (db: SqliteDatabase) => void;
+  run?: (db: SqliteDatabase, logger: Logger) => void;
 }
 
 // Append only: a shipped migration is never edited, a change is a new entry.
@@ -150,7 +153,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): S
     db.pragma("foreign_keys = ON");
     db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
     sqliteVec.load(db);
-    migrate(db);
+    migrate(db, Infinity, options.logger);
     return db;
   } catch (error) {
     db.close();
@@ -162,7 +165,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): S
  * Brings the schema up to date (or up to version upTo, for tests that build a file as an older
  * Quarry left it); safe to run on every start and from several processes.
  */
-export function migrate(db: SqliteDatabase, upTo = Infinity): void {
+export function migrate(db: SqliteDatabase, upTo = Infinity, logger: Logger = silentLogger): void {
   // The version table has this module's own name: the event bus shares the file and keeps its own.
   db.exec(`CREATE TABLE IF NOT EXISTS ${VERSION_TABLE} (version INTEGER NOT NULL)`);
   const apply = db.transaction(() => {
@@ -171,7 +174,7 @@ export function migrate(db: SqliteDatabase, upTo = Infinity): void {
     for (const migration of MIGRATIONS) {
       if (migration.version <= current || migration.version > upTo) continue;
       db.exec(migration.sql);
-      migration.run?.(db);
+      migration.run?.(db, logger);
       db.prepare(`INSERT INTO ${VERSION_TABLE} (version) VALUES (?)`).run(migration.version);
     }
   });

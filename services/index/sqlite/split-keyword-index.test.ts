@@ -9,6 +9,7 @@ import * as sqliteVec from "sqlite-vec";
 import { afterEach, describe, expect, it } from "vitest";
 import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import type { EmbeddedChunk, SearchQuery } from "../../../lib/domain.ts";
+import { createLogger, type Logger } from "../../../lib/logger.ts";
 import { segmentForIndex } from "../search/text-segmenter.ts";
 import { commonWordTexts, RARE_WORD_QUESTION, RARE_WORD_TEXTS } from "../testing/keyword-statistics-texts.ts";
 import { migrate, openDatabase, schemaVersion, type SqliteDatabase } from "./open-database.ts";
@@ -84,6 +85,12 @@ function bm25(kb: string, text = RARE_WORD_QUESTION): SearchQuery {
 }
 
 const scored = (hits: { chunk: { id: string }; score: number }[]) => hits.map((hit) => ({ id: hit.chunk.id, score: hit.score }));
+
+/** A real logger at info whose lines are kept, parsed, to read what the migration said. */
+function capturedLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  return { lines, logger: createLogger("quarry", "info", { write: (line: string) => void lines.push(JSON.parse(line)) }) };
+}
 
 describe("opening a data dir whose keyword index spans every knowledge base", () => {
   const dirs: string[] = [];
@@ -175,6 +182,43 @@ describe("opening a data dir whose keyword index spans every knowledge base", ()
     }
   });
 
+  it("says how many chunks of how many bases it re-indexes before it starts and how long it took once done, and fills each base's table with that base's chunks only", () => {
+    const file = oldDataDir();
+    const { logger, lines } = capturedLogger();
+    const db = openDatabase(file, { logger });
+    try {
+      const chunks = baseA().length + baseB().length;
+      expect(lines.map((line) => line.msg)).toEqual([
+        `upgrading the index to one keyword table per knowledge base (once): re-indexing ${chunks} chunk(s) of 2 knowledge base(s) before the index serves`,
+        expect.stringMatching(new RegExp(`^keyword index upgraded: ${chunks} chunk\\(s\\) in 2 per-base table\\(s\\) in \\d+\\.\\d s$`)),
+      ]);
+      expect(lines[0]).toMatchObject({ level: 30, knowledgeBases: 2, chunks });
+      expect(lines[1]).toMatchObject({ level: 30, knowledgeBases: 2, chunks, ms: expect.any(Number) });
+      expect(lines[1].ms).toBeGreaterThanOrEqual(0);
+
+      // Each table holds its own base's chunks under their rowids, and their terms: no more, no fewer.
+      const rowids = (sql: string, ...params: string[]) => (db.prepare(sql).all(...params) as { rowid: number }[]).map((r) => r.rowid);
+      for (const kb of ["kb_a", "kb_b"]) {
+        const table = (db.prepare(`SELECT keyword_table FROM search_spaces WHERE knowledge_base_id = ?`).get(kb) as { keyword_table: string }).keyword_table;
+        expect(rowids(`SELECT rowid FROM "${table}" ORDER BY rowid`)).toEqual(rowids(`SELECT rowid FROM chunks WHERE knowledge_base_id = ? ORDER BY rowid`, kb));
+      }
+      const sails = rowids(`SELECT rowid FROM chunks WHERE knowledge_base_id = 'kb_b' ORDER BY rowid`);
+      expect(rowids(`SELECT rowid FROM fts_kb_b WHERE fts_kb_b MATCH 'sails' ORDER BY rowid`)).toEqual(sails);
+      expect(rowids(`SELECT rowid FROM fts_kb_a WHERE fts_kb_a MATCH 'sails'`)).toEqual([]);
+      expect(rowids(`SELECT rowid FROM fts_kb_a WHERE fts_kb_a MATCH 'hailstorm'`)).toEqual(rowids(`SELECT rowid FROM chunks WHERE id = 'a-off'`));
+    } finally {
+      db.close();
+    }
+
+    // Opened again, or a new file: nothing to move, nothing said.
+    const quiet = capturedLogger();
+    openDatabase(file, { logger: quiet.logger }).close();
+    const dir = mkdtempSync(join(tmpdir(), "quarry-split-fts-"));
+    dirs.push(dir);
+    openDatabase(join(dir, "quarry.db"), { logger: quiet.logger }).close();
+    expect(quiet.lines).toEqual([]);
+  });
+
   it("opens a split file again without splitting it again", async () => {
     const file = oldDataDir();
     const first = new SqliteSearchEngine(openDatabase(file), { ownsDatabase: true });
@@ -192,7 +236,10 @@ describe("opening a data dir whose keyword index spans every knowledge base", ()
   it("leaves the file as it was when the split fails part way, and splits it once the cause is gone", async () => {
     // A chunk row the split cannot read (its heading path is not JSON), after kb_a's rows were split.
     const file = oldDataDir((db) => db.prepare(`UPDATE chunks SET section_path = 'not json' WHERE id = 'b-39'`).run());
-    expect(() => openDatabase(file)).toThrow(SyntaxError);
+    const { logger, lines } = capturedLogger();
+    expect(() => openDatabase(file, { logger })).toThrow(SyntaxError);
+    // It said it started, and does not claim to have finished.
+    expect(lines.map((line) => String(line.msg))).toEqual([expect.stringMatching(/^upgrading the index/)]);
 
     const raw = new Database(file);
     try {
