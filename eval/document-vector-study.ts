@@ -6,14 +6,23 @@
 // hits, as `quarry eval`) and hybrid (RRF k = 60 of BM25 and that one vector list, 800 per list),
 // plus the three-list fusion the ladder did before, so one run compares them on one base.
 //
-//   node --import tsx eval/document-vector-study.ts --dataset DIR --data-dir D --knowledge-base NAME --cache C
-import { mkdir } from "node:fs/promises";
+//   node --import tsx eval/document-vector-study.ts --dataset DIR --data-dir D --knowledge-base NAME --cache C [--questions whole|cut]
+//
+// --questions cut embeds each question's first input's worth of word pieces only (the embedder
+// before it read long questions whole), to measure what reading them whole changes. --documents
+// whole embeds again, read whole the same way, every stored document vector whose input is longer
+// than the model reads (the pipeline cuts them), to measure that too.
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import type { Chunk, SearchHit, SearchQuery } from "../lib/domain.ts";
 import { withHeadingPath } from "../lib/chunk-context.ts";
+import { documentInput } from "../lib/document-input.ts";
+import { catalogModel } from "../lib/models/model-catalog.ts";
+import { WordPieceTokenCounter } from "../lib/tokens/wordpiece-token-counter.ts";
+import { defaultModelDir, OnnxEmbedder } from "../services/embedder/onnx-embedder.ts";
 import { DEFAULT_MAX_QUESTION_CHARS } from "../services/answer/retrieval/retrieval-stage.ts";
 import { ftsMatchExpression } from "../services/index/sqlite/sqlite-search-engine.ts";
 import { placeDocumentHits } from "../services/index/search/document-level.ts";
@@ -25,7 +34,7 @@ import { documentRanking, summarize } from "./metrics.ts";
 import { cachedQueryVectors } from "./query-vectors.ts";
 
 const { values } = parseArgs({
-  options: { dataset: { type: "string" }, "data-dir": { type: "string" }, "knowledge-base": { type: "string" }, cache: { type: "string", default: "/tmp/document-vector-study" } },
+  options: { dataset: { type: "string" }, "data-dir": { type: "string" }, "knowledge-base": { type: "string" }, cache: { type: "string", default: "/tmp/document-vector-study" }, questions: { type: "string", default: "whole" }, documents: { type: "string", default: "cut" } },
 });
 const TOP_K = 200;
 const DEPTH = TOP_K * 4;
@@ -36,11 +45,13 @@ await mkdir(values.cache!, { recursive: true });
 
 const db = new Database(join(values["data-dir"]!, "quarry.db"), { readonly: true });
 sqliteVec.load(db);
-const kb = db.prepare(`SELECT id FROM knowledge_bases WHERE name = ?`).get(values["knowledge-base"]) as { id: string };
+const kb = db.prepare(`SELECT id, embedding_model FROM knowledge_bases WHERE name = ?`).get(values["knowledge-base"]) as { id: string; embedding_model: string };
 const space = db.prepare(`SELECT * FROM search_spaces WHERE knowledge_base_id = ?`).get(kb.id) as { vector_table: string; dimension: number };
-type Row = { rowid: number; id: string; document_id: string; chunk_index: number; file_name: string; text: string; section_path: string };
+type Row = { rowid: number; id: string; document_id: string; chunk_index: number; file_name: string; text: string; section_path: string; start_offset: number; end_offset: number };
 const rows = db
-  .prepare(`SELECT rowid, id, document_id, chunk_index, file_name, text, section_path FROM chunks WHERE knowledge_base_id = ? AND enabled = 1 ORDER BY rowid`)
+  .prepare(
+    `SELECT rowid, id, document_id, chunk_index, file_name, text, section_path, start_offset, end_offset FROM chunks WHERE knowledge_base_id = ? AND enabled = 1 ORDER BY rowid`,
+  )
   .all(kb.id) as Row[];
 const floats = (b: Buffer) => new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
 const chunkVectors = new Map<number, Float32Array>();
@@ -48,6 +59,39 @@ for (const v of db.prepare(`SELECT rowid, embedding FROM "${space.vector_table}"
 const documentVectors = new Map<number, Float32Array>();
 for (const v of db.prepare(`SELECT rowid, embedding FROM "${space.vector_table}_docs"`).all() as { rowid: number; embedding: Buffer }[]) documentVectors.set(v.rowid, floats(v.embedding));
 process.stderr.write(`${rows.length} chunks, ${chunkVectors.size} chunk vectors, ${documentVectors.size} document vectors\n`);
+if (values.documents === "whole") await readDocumentsWhole();
+
+/** Replaces each stored document vector whose input the model cut by one read whole (cached). */
+async function readDocumentsWhole(): Promise<void> {
+  const file = join(values.cache!, `document-vectors-whole-${kb.embedding_model}-${documentVectors.size}.f32`);
+  const owners = [...documentVectors.keys()];
+  const cached = await readFile(file).catch(() => undefined);
+  let vectors: Float32Array[];
+  if (cached) {
+    const all = floats(cached);
+    vectors = owners.map((_, i) => all.subarray(i * space.dimension, (i + 1) * space.dimension));
+  } else {
+    const chunksOf = new Map<string, Row[]>();
+    for (const r of rows) chunksOf.set(r.document_id, [...(chunksOf.get(r.document_id) ?? []), r]);
+    const documentOf = new Map(rows.map((r) => [r.rowid, r.document_id]));
+    const inputs = owners.map((rowid) =>
+      documentInput(chunksOf.get(documentOf.get(rowid)!)!.map((c) => ({ index: c.chunk_index, text: c.text, start: c.start_offset, end: c.end_offset }))),
+    );
+    const embedder = await OnnxEmbedder.load(defaultModelDir(kb.embedding_model), { threads: 2, readWhole: ["document"] });
+    const limit = embedder.info().maxInputTokens;
+    const counter = WordPieceTokenCounter.fromModelDir(defaultModelDir(kb.embedding_model));
+    const long = owners.map((_, i) => i).filter((i) => counter.count(inputs[i]) > limit - 2);
+    process.stderr.write(`${long.length} of ${owners.length} document inputs are longer than the model reads: embedding them whole\n`);
+    const whole = await embedder.embed(long.map((i) => inputs[i]), "document");
+    await embedder.close();
+    vectors = owners.map((rowid) => documentVectors.get(rowid)!);
+    long.forEach((i, j) => (vectors[i] = whole[j]));
+    const all = new Float32Array(owners.length * space.dimension);
+    vectors.forEach((v, i) => all.set(v, i * space.dimension));
+    await writeFile(file, new Uint8Array(all.buffer));
+  }
+  owners.forEach((rowid, i) => documentVectors.set(rowid, vectors[i]));
+}
 
 const hitOf = new Map<number, (score: number) => EngineHit>();
 for (const r of rows) {
@@ -56,6 +100,22 @@ for (const r of rows) {
   hitOf.set(r.rowid, (score) => ({ chunk, fileName, score }));
 }
 const withVector = new Set([...documentVectors.keys()].map((rowid) => hitOf.get(rowid)!(0).chunk.documentId));
+// Documents the model reads whole (their input within its limit): their vector sees all their chunks see.
+const fitsWhole = documentsReadWhole();
+
+function documentsReadWhole(): Set<string> {
+  const counter = WordPieceTokenCounter.fromModelDir(defaultModelDir(kb.embedding_model));
+  const modelLimit = catalogModel(kb.embedding_model).maxTokens;
+  const chunksOf = new Map<string, Row[]>();
+  for (const r of rows) chunksOf.set(r.document_id, [...(chunksOf.get(r.document_id) ?? []), r]);
+  const fits = new Set<string>();
+  for (const documentId of withVector) {
+    const input = documentInput(chunksOf.get(documentId)!.map((c) => ({ index: c.chunk_index, text: c.text, start: c.start_offset, end: c.end_offset })));
+    if (counter.count(input) <= modelLimit - 2) fits.add(documentId);
+  }
+  process.stderr.write(`${fits.size} of ${withVector.size} documents with a vector fit the model's input whole\n`);
+  return fits;
+}
 
 const fts = new Database(":memory:");
 fts.exec(`CREATE VIRTUAL TABLE chunks_fts USING fts5(terms, tokenize = 'porter unicode61 remove_diacritics 2')`);
@@ -65,7 +125,7 @@ fts.transaction(() => {
 })();
 const search = fts.prepare(`SELECT rowid, -bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?`);
 
-const queryVectors = await cachedQueryVectors(values.cache!, queries.map((q) => q.text), space.dimension);
+const queryVectors = await cachedQueryVectors(values.cache!, queries.map((q) => q.text), space.dimension, { model: kb.embedding_model, whole: values.questions !== "cut" });
 
 function ranked(vectors: Map<number, Float32Array>, q: Float32Array): EngineHit[] {
   const out: EngineHit[] = [];
@@ -91,6 +151,17 @@ const rules: [string, VectorRule | "ladder"][] = [
     },
   ],
   [
+    "the document's vector for a document the model reads whole (its chunks dropped), better cosine otherwise",
+    (chunks, documents, depth) => {
+      const placed = placeDocumentHits(documents.slice(0, depth), [{ name: "vector", hits: chunks.slice(0, depth) }], k);
+      const best = new Map<string, EngineHit>();
+      for (const hit of [...chunks.filter((h) => !fitsWhole.has(h.chunk.documentId)), ...placed]) {
+        if (!best.has(hit.chunk.id) || hit.score > best.get(hit.chunk.id)!.score) best.set(hit.chunk.id, hit);
+      }
+      return byScore([...best.values()]).slice(0, depth);
+    },
+  ],
+  [
     "mean of the document's cosine and the chunk's (every chunk of a document with a vector)",
     (chunks, documents, depth) => {
       const whole = new Map(documents.map((hit) => [hit.chunk.documentId, hit.score]));
@@ -106,6 +177,72 @@ const rules: [string, VectorRule | "ladder"][] = [
     },
   ],
 ];
+
+const wholeCosineCache = new WeakMap<EngineHit[], Map<string, number>>();
+/** The document's own cosine in the full document list, or -1 without a document vector. */
+function wholeCosine(documents: EngineHit[], documentId: string): number {
+  if (!wholeCosineCache.has(documents)) wholeCosineCache.set(documents, new Map(documents.map((hit) => [hit.chunk.documentId, hit.score])));
+  return wholeCosineCache.get(documents)!.get(documentId) ?? -1;
+}
+
+const fileNameOf = new Map([...hitOf.values()].map((make) => [make(0).chunk.id, make(0).fileName]));
+
+/** Each hit with 1 + the number of distinct other documents above it in its list. */
+function documentRanks(hits: EngineHit[]): [EngineHit, number][] {
+  const seen = new Set<string>();
+  return hits.map((hit) => {
+    const rank = seen.size + (seen.has(hit.chunk.documentId) ? 0 : 1);
+    seen.add(hit.chunk.documentId);
+    return [hit, rank];
+  });
+}
+
+/** RRF (k = 60) of chunk ids at given ranks. */
+function fuseRanks(lists: { id: string; rank: number }[][]): string[] {
+  const scores = new Map<string, number>();
+  for (const list of lists) {
+    const voted = new Set<string>();
+    for (const { id, rank } of list) {
+      if (voted.has(id)) continue;
+      voted.add(id);
+      scores.set(id, (scores.get(id) ?? 0) + 1 / (k + rank));
+    }
+  }
+  return [...scores.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([id]) => id);
+}
+
+/** RRF (k = 60) of document rankings: a document votes once per list, at the rank of its best chunk. */
+function fuseDocuments(rankings: string[][]): string[] {
+  const scores = new Map<string, number>();
+  for (const ranking of rankings) ranking.forEach((doc, r) => scores.set(doc, (scores.get(doc) ?? 0) + 1 / (k + r + 1)));
+  return [...scores.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([doc]) => doc);
+}
+
+/**
+ * Where hybrid loses BM25's right first document, and why: is the relevant document's evidence
+ * split between two of its chunks (BM25's best chunk is not the vector list's best chunk of it)?
+ */
+const diagnosis = { lost: 0, gained: 0, lostSplit: 0, lostRecoveredByDocumentLevel: 0, gainedLostByDocumentLevel: 0, sharedInTop10: 0 };
+function diagnose(qid: string, bm25Docs: string[], hybridDocs: string[], documentLevel: string[], bm25: EngineHit[], vector: EngineHit[]): void {
+  const relevant = new Set([...(dataset.qrels.get(qid) ?? new Map<string, number>())].filter(([, grade]) => grade > 0).map(([doc]) => doc));
+  const bm25Right = relevant.has(bm25Docs[0]);
+  const hybridRight = relevant.has(hybridDocs[0]);
+  const documentRight = relevant.has(documentRanking(qid, documentLevel)[0]);
+  // How much the two lists agree: documents in both first tens (fusion gains most where they differ).
+  const vectorTop = new Set(documentRanking(qid, vector.map((h) => h.fileName)).slice(0, 10));
+  diagnosis.sharedInTop10 += bm25Docs.slice(0, 10).filter((doc) => vectorTop.has(doc)).length / queries.length;
+  if (bm25Right && !hybridRight) {
+    diagnosis.lost++;
+    const gold = bm25Docs[0];
+    const bestChunk = (hits: EngineHit[]) => hits.find((h) => h.fileName === gold)?.chunk.id;
+    if (bestChunk(bm25) !== bestChunk(vector)) diagnosis.lostSplit++;
+    if (documentRight) diagnosis.lostRecoveredByDocumentLevel++;
+  }
+  if (!bm25Right && hybridRight) {
+    diagnosis.gained++;
+    if (!documentRight) diagnosis.gainedLostByDocumentLevel++;
+  }
+}
 
 const runs = new Map<string, Map<string, string[]>>();
 const record = (name: string, qid: string, hits: readonly { fileName: string }[]) => {
@@ -150,12 +287,30 @@ for (const [i, q] of queries.entries()) {
   const best = new Map<string, EngineHit>();
   for (const hit of [...chunks.slice(0, DEPTH), ...placedByBoth]) if (!best.has(hit.chunk.id) || hit.score > best.get(hit.chunk.id)!.score) best.set(hit.chunk.id, hit);
   record("hybrid: bm25 + better cosine, document placed by both chunk lists", q.id, fuseHits([chunkLists[0], { name: "vector", hits: byScore([...best.values()]).slice(0, DEPTH) }], { k }));
+  // Fusion at document level: each list's documents in the order of their best chunk, then RRF of documents.
+  const betterCosine = byScore(chunks.slice(0, DEPTH).map((hit) => ({ ...hit, score: Math.max(hit.score, wholeCosine(documents, hit.chunk.documentId)) })));
+  const documentLevel = fuseDocuments([documentRanking(q.id, bm25.map((h) => h.fileName)), documentRanking(q.id, betterCosine.map((h) => h.fileName))]);
+  record("hybrid, document level: RRF of each list's documents (better cosine as the vector list)", q.id, documentLevel.map((fileName) => ({ fileName })));
+  // Chunk-level RRF in which a chunk's rank in a list counts the other documents above it, so a
+  // document's further chunks do not push other documents down (each chunk keeps its own evidence).
+  const byDocumentRank = (hits: EngineHit[]) => documentRanks(hits).map(([hit, rank]) => ({ id: hit.chunk.id, rank }));
+  record(
+    "hybrid, chunk level with document ranks (better cosine as the vector list)",
+    q.id,
+    fuseRanks([byDocumentRank(bm25), byDocumentRank(betterCosine)]).map((id) => ({ fileName: fileNameOf.get(id)! })),
+  );
+  diagnose(q.id, runs.get("bm25")!.get(q.id)!, runs.get("hybrid: bm25 + better cosine of chunk and document (the ladder's rule)")!.get(q.id)!, documentLevel, bm25, betterCosine);
   if (i % 100 === 0) process.stderr.write(`${i}/${queries.length}\n`);
 }
 
-process.stdout.write(`${values.dataset}, base ${values["knowledge-base"]}: ${queries.length} queries, ${rows.length} chunks, ${documentVectors.size} document vectors\n`);
+process.stdout.write(`${values.dataset}, base ${values["knowledge-base"]} (${kb.embedding_model}, questions ${values.questions}, documents ${values.documents}): ${queries.length} queries, ${rows.length} chunks, ${documentVectors.size} document vectors\n`);
 process.stdout.write("| run | nDCG@10 | Recall@100 | MRR@10 |\n| --- | ---: | ---: | ---: |\n");
 for (const [name, run] of runs) {
   const m = summarize(dataset.qrels, run);
   process.stdout.write(`| ${name} | ${m.ndcgAt10.toFixed(4)} | ${m.recallAt100.toFixed(4)} | ${m.mrrAt10.toFixed(4)} |\n`);
 }
+process.stdout.write(
+  `\nFirst document, hybrid (the ladder) against bm25: lost ${diagnosis.lost} (the relevant document's best bm25 chunk is not its best vector chunk in ${diagnosis.lostSplit}; ` +
+    `document-level fusion keeps ${diagnosis.lostRecoveredByDocumentLevel} of them right), gained ${diagnosis.gained} (document-level fusion loses ${diagnosis.gainedLostByDocumentLevel} of them); ` +
+    `documents in both lists' first ten: ${diagnosis.sharedInTop10.toFixed(2)} on average\n`,
+);

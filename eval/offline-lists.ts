@@ -44,7 +44,7 @@ fts.transaction(() => {
 const byRowid = new Map(rows.map((r) => [r.rowid, r]));
 const search = fts.prepare(`SELECT rowid, -bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?`);
 
-const queryVectors = await cachedQueryVectors(values.cache!, queries.map((q) => q.text), space.dimension, 2);
+const queryVectors = await cachedQueryVectors(values.cache!, queries.map((q) => q.text), space.dimension, { threads: 2 });
 
 type Hit = { doc: string; chunk: string; score: number };
 const hit = (r: Row, score: number): Hit => ({ doc: r.file_name.replace(/\.(md|txt)$/, ""), chunk: r.id, score });
