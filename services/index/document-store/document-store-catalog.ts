@@ -33,7 +33,7 @@ import {
   type VersionedSource,
 } from "./catalog-documents.ts";
 import { documentIdFor, newKnowledgeBaseId } from "../../../lib/catalog-ids.ts";
-import { decideRegistration, progressedDocument } from "../document-lifecycle.ts";
+import { decideRegistration, isTerminal, progressedDocument } from "../document-lifecycle.ts";
 import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 
 export interface DocumentStoreCatalogOptions {
@@ -248,7 +248,9 @@ export class DocumentStoreCatalog implements Catalog {
         if (!existing || existing.source.knowledge_base_id !== progress.knowledgeBaseId) return null;
         const current = toDocument(existing.source);
         const next = progressedDocument(current, progress, new Date());
-        if (next && next !== current) await this.saveDocument(next, existing);
+        // Only a finished status must be listed at once; the phases between reach watchers as
+        // events, and listings catch up at the catalog index's next scheduled refresh (≤ 1 s).
+        if (next && next !== current) await this.saveDocument(next, existing, { refresh: isTerminal(next.status) });
         return next;
       }, this.isConflict),
     );
@@ -319,11 +321,14 @@ export class DocumentStoreCatalog implements Catalog {
     return parseCounts(result.aggregations);
   }
 
-  /** Writes the record only if nobody changed it since it was read (creates it only if still absent). */
-  private async saveDocument(document: DocumentRecord, read: VersionedSource<DocumentSource> | undefined): Promise<void> {
+  /**
+   * Writes the record only if nobody changed it since it was read (creates it only if still absent),
+   * visible to searches (listings, counts) on return unless told otherwise; reads by id see it anyway.
+   */
+  private async saveDocument(document: DocumentRecord, read: VersionedSource<DocumentSource> | undefined, options: { refresh: boolean } = { refresh: true }): Promise<void> {
     const source = toDocumentSource(document);
     const id = documentRecordId(document.id);
-    if (read) await this.store.put(this.index, id, source, { refresh: true, ifUnchanged: read });
+    if (read) await this.store.put(this.index, id, source, { refresh: options.refresh, ifUnchanged: read });
     else await this.store.create(this.index, id, source);
   }
 }
