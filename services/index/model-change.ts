@@ -130,7 +130,7 @@ export class ModelChanges {
   async storeDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, model: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void> {
     // Shared with other documents' writes; a switch (exclusive) cannot fall between the model read and the write.
     await this.locks.shared(knowledgeBaseId, async () => {
-      const kb = await this.deps.catalog.getKnowledgeBase(knowledgeBaseId);
+      const kb = await this.deps.catalog.getKnowledgeBase(knowledgeBaseId, { counts: false });
       let stored = chunks;
       let storedDocumentVector = documentVector;
       if (model && model !== kb.embeddingModel && chunks.length > 0) {

@@ -102,7 +102,7 @@ export class DocumentStoreCatalog implements Catalog {
     });
   }
 
-  async getKnowledgeBase(idOrName: string): Promise<KnowledgeBase> {
+  async getKnowledgeBase(idOrName: string, options: { counts?: boolean } = {}): Promise<KnowledgeBase> {
     return this.call("get knowledge base", async () => {
       // An id wins over a name that happens to equal another knowledge base's id.
       let found = await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(idOrName));
@@ -111,6 +111,7 @@ export class DocumentStoreCatalog implements Catalog {
         if (reserved) found = await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(reserved.source.id));
       }
       if (!found) throw new NotFoundError(`knowledge base ${idOrName} not found`);
+      if (options.counts === false) return toKnowledgeBase(found.source);
       const counts = await this.counts([found.source.id]);
       return toKnowledgeBase(found.source, counts.get(found.source.id));
     });
