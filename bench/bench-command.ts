@@ -95,10 +95,12 @@ export function registerBenchCommand(program: Command): void {
     .option("--documents <n>", "documents (SciFact abstracts, one each)", "300")
     .option("--rounds <n>", "rounds; with a baseline they alternate which code goes first", "2")
     .option("--baseline-root <dir>", "a checkout of the code to compare with (node_modules installed or linked)")
+    .option("--sqlite-reference", "also ingest with this checkout on embedded SQLite each round")
+    .addOption(new Option("--embedder <kind>", "local: the local model; stub: hashing vectors from an OpenAI-compatible stub, to take the model's CPU out").choices(["local", "stub"]).default("local"))
     .option("--eval-dir <dir>", "the BEIR folders the corpus comes from", "../shared/eval")
     .option("--json", "print the report as JSON instead of tables")
     .option("--out <dir>", "also write the report (JSON and Markdown) here")
-    .action(async (o: { documents: string; rounds: string; baselineRoot?: string; evalDir: string; json?: boolean; out?: string }) => {
+    .action(async (o: { documents: string; rounds: string; baselineRoot?: string; sqliteReference?: boolean; embedder: "local" | "stub"; evalDir: string; json?: boolean; out?: string }) => {
       const { runSmallIngestBench, formatSmallIngestReport } = await import("./bench-small-ingest.ts");
       const report = await runSmallIngestBench({
         opensearchUrl: opensearchUrl("opensearch")!,
@@ -106,6 +108,8 @@ export function registerBenchCommand(program: Command): void {
         rounds: parsePositive(o.rounds),
         evalDir: resolve(o.evalDir),
         baselineRoot: o.baselineRoot ? resolve(o.baselineRoot) : undefined,
+        sqliteReference: o.sqliteReference,
+        embedder: o.embedder,
         progress,
       });
       await emit(report, formatSmallIngestReport(report), { json: o.json, out: o.out });

@@ -2,7 +2,8 @@
 // corpus, 8 uploads in flight) through the whole pipeline of an embedded Quarry on OpenSearch, from
 // the first upload to the last READY on WatchIngestion. With --baseline-root, another checkout's
 // Quarry (the code before) runs the same ingest in the same process, rounds alternating which goes
-// first, and the report gives this checkout's figures as ratios of the baseline's.
+// first, and the report gives this checkout's figures as ratios of the baseline's; with
+// --sqlite-reference this checkout also runs on embedded SQLite each round, the rate to match.
 //
 // Each Quarry reaches OpenSearch through a counting proxy (engine-request-counter.ts), so beside
 // documents per second — which the shared machine's load moves a lot, the model being most of the
@@ -12,6 +13,7 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
 import type { startBenchBackend as StartBenchBackend } from "./bench-backend.ts";
+import { startOpenAiStub } from "../lib/testing/openai-stub.ts";
 import { startEngineRequestCounter, type RequestKind } from "./engine-request-counter.ts";
 import { describeMachine, loadAverageNow, machineLine, type MachineInfo } from "./machine.ts";
 import { ratio } from "./percentiles.ts";
@@ -23,11 +25,21 @@ export interface SmallIngestBenchOptions {
   evalDir: string;
   /** A checkout of the code to compare with (its node_modules installed or linked). */
   baselineRoot?: string;
+  /** Also ingest with this checkout on embedded SQLite each round: the rate the engine should not lower. */
+  sqliteReference?: boolean;
+  /**
+   * "local": the local model, as `quarry eval` runs (on a busy 2-core machine it is most of the CPU
+   * and bounds every backend alike). "stub": an OpenAI-compatible embeddings server answering
+   * hashing vectors (lib/testing/openai-stub.ts), which takes the model out so the figure is what
+   * the pipeline and the engine can carry.
+   */
+  embedder?: "local" | "stub";
   progress?(line: string): void;
 }
 
 export interface SmallIngestRun {
-  code: "baseline" | "this";
+  /** "this on SQLite" is the reference: the same pipeline with the embedded engine. */
+  code: "baseline" | "this" | "this on SQLite";
   round: number;
   seconds: number;
   documentsPerSecond: number;
@@ -46,10 +58,12 @@ export interface SmallIngestBenchReport {
   bench: "small-ingest";
   backend: "opensearch";
   machine: MachineInfo;
-  settings: { documents: number; rounds: number; baselineRoot?: string };
+  settings: { documents: number; rounds: number; baselineRoot?: string; sqliteReference?: boolean; embedder: "local" | "stub" };
   runs: SmallIngestRun[];
   /** This checkout ÷ baseline, medians over the rounds (present with a baseline). */
   ratios?: { documentsPerSecond: number; requestsPerDocument: number; refreshesPerDocument: number; engineMsPerDocument: number };
+  /** Documents/s on OpenSearch ÷ on SQLite (medians), for each code measured on OpenSearch. */
+  overSqlite?: { baseline?: number; this: number };
 }
 
 const UPLOADS_IN_FLIGHT = 8;
@@ -82,22 +96,30 @@ export async function runSmallIngestBench(options: SmallIngestBenchOptions): Pro
   const machine = describeMachine();
   const log = options.progress ?? (() => {});
   const docs = scifactAbstracts(options.evalDir, options.documents);
-  const codes: { code: SmallIngestRun["code"]; start: typeof StartBenchBackend }[] = [{ code: "this", start: await loadStart(resolve(import.meta.dirname, "..")) }];
+  const current = await loadStart(resolve(import.meta.dirname, ".."));
+  const codes: { code: SmallIngestRun["code"]; start: typeof StartBenchBackend }[] = [{ code: "this", start: current }];
   if (options.baselineRoot) codes.unshift({ code: "baseline", start: await loadStart(resolve(options.baselineRoot)) });
+  if (options.sqliteReference) codes.push({ code: "this on SQLite", start: current });
   const counter = await startEngineRequestCounter(options.opensearchUrl);
+  const embedder = options.embedder ?? "local";
+  const stub = embedder === "stub" ? await startOpenAiStub({ embeddingDimension: 384 }) : undefined;
+  const env = stub ? { QUARRY_EMBEDDING_PROVIDER: "openai", QUARRY_EMBEDDING_BASE_URL: stub.url, QUARRY_EMBEDDING_MODEL: "stub-hashing", QUARRY_EMBEDDING_DIMENSION: "384" } : undefined;
   const runs: SmallIngestRun[] = [];
   try {
     for (let round = 1; round <= options.rounds; round++) {
       const order = round % 2 === 1 ? codes : [...codes].reverse();
       for (const { code, start } of order) {
         log(`[small-ingest] round ${round}, ${code}: ${docs.length} documents`);
-        runs.push(await ingestOnce(start, counter, docs, code, round));
+        runs.push(await ingestOnce(start, counter, docs, code, round, env));
+        // The stub keeps every request it answered; a run's are not needed after it.
+        stub?.requests.splice(0);
         const run = runs[runs.length - 1];
         log(`[small-ingest] round ${round}, ${code}: ${run.documentsPerSecond} documents/s, ${run.requestsPerDocument} requests and ${run.refreshesPerDocument} refreshes per document`);
       }
     }
   } finally {
     await counter.close();
+    await stub?.close();
   }
   const medianOf = (code: SmallIngestRun["code"], pick: (run: SmallIngestRun) => number) => median(runs.filter((r) => r.code === code).map(pick));
   const ratios = options.baselineRoot
@@ -108,7 +130,19 @@ export async function runSmallIngestBench(options: SmallIngestBenchOptions): Pro
         engineMsPerDocument: ratio(medianOf("this", (r) => r.engineMsPerDocument), medianOf("baseline", (r) => r.engineMsPerDocument)),
       }
     : undefined;
-  return { bench: "small-ingest", backend: "opensearch", machine, settings: { documents: options.documents, rounds: options.rounds, baselineRoot: options.baselineRoot }, runs, ratios };
+  const sqlite = options.sqliteReference ? medianOf("this on SQLite", (r) => r.documentsPerSecond) : undefined;
+  const overSqlite = sqlite
+    ? { this: ratio(medianOf("this", (r) => r.documentsPerSecond), sqlite), ...(options.baselineRoot ? { baseline: ratio(medianOf("baseline", (r) => r.documentsPerSecond), sqlite) } : {}) }
+    : undefined;
+  return {
+    bench: "small-ingest",
+    backend: "opensearch",
+    machine,
+    settings: { documents: options.documents, rounds: options.rounds, baselineRoot: options.baselineRoot, sqliteReference: options.sqliteReference, embedder },
+    runs,
+    ratios,
+    overSqlite,
+  };
 }
 
 async function ingestOnce(
@@ -117,8 +151,9 @@ async function ingestOnce(
   docs: { fileName: string; content: Uint8Array }[],
   code: SmallIngestRun["code"],
   round: number,
+  env: Record<string, string> | undefined,
 ): Promise<SmallIngestRun> {
-  const backend = await start({ backend: "opensearch", opensearchUrl: counter.url });
+  const backend = await start(code === "this on SQLite" ? { backend: "embedded", env } : { backend: "opensearch", opensearchUrl: counter.url, env });
   try {
     const client = backend.client;
     const { knowledgeBase } = await client.createKnowledgeBase({ name: "bench-small-ingest" });
@@ -165,7 +200,7 @@ async function ingestOnce(
 
 export function formatSmallIngestReport(r: SmallIngestBenchReport): string {
   const lines = [
-    `## small-ingest (OpenSearch): ${r.settings.documents} one-abstract documents, ${r.settings.rounds} round(s)`,
+    `## small-ingest (OpenSearch): ${r.settings.documents} one-abstract documents, ${r.settings.rounds} round(s), ${r.settings.embedder === "stub" ? "stub embedder (hashing vectors over HTTP)" : "the local model"}`,
     "",
     machineLine(r.machine),
     r.settings.baselineRoot ? `baseline: the checkout at ${r.settings.baselineRoot}` : "no baseline (--baseline-root) given",
@@ -174,6 +209,9 @@ export function formatSmallIngestReport(r: SmallIngestBenchReport): string {
     "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ...r.runs.map((run) => `| ${run.round} | ${run.code} | ${run.seconds} | ${run.documentsPerSecond} | ${run.failed} | ${run.requestsPerDocument} | ${run.refreshesPerDocument} | ${run.engineMsPerDocument} | ${run.loadAverageEnd.join(" / ")} |`),
   ];
+  if (r.overSqlite) {
+    lines.push("", `OpenSearch ÷ SQLite, documents/s (medians): ${r.overSqlite.baseline === undefined ? "" : `baseline **${r.overSqlite.baseline}**, `}this **${r.overSqlite.this}**`);
+  }
   if (r.ratios) {
     lines.push(
       "",
