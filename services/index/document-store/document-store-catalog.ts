@@ -35,6 +35,7 @@ import {
 import { documentIdFor, newKnowledgeBaseId } from "../../../lib/catalog-ids.ts";
 import { decideRegistration, isTerminal, progressedDocument } from "../document-lifecycle.ts";
 import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
+import { WriteBatches } from "./write-batches.ts";
 
 export interface DocumentStoreCatalogOptions {
   /** The catalog index; tests use their own and delete it afterwards. */
@@ -52,6 +53,19 @@ export class DocumentStoreCatalog implements Catalog {
   private closed = false;
   private modelChangeMapping: Promise<void> | undefined;
   private readonly isConflict = (error: unknown): boolean => this.store.errors.isResponseError(error, 409);
+  /**
+   * Refreshes of the catalog index, one at a time, each shared by every document write that asked
+   * for one while the one before ran: at ingest rates a refresh per write kept the index's write
+   * threads busy refreshing, and every catalog write waited on them.
+   */
+  private readonly refreshes = new WriteBatches<undefined>(
+    async (index, waiting) => {
+      await this.store.refresh(index);
+      return waiting.map(() => undefined);
+    },
+    { maxWrites: Number.MAX_SAFE_INTEGER, maxWeight: Number.MAX_SAFE_INTEGER },
+  );
+  private refreshRequests = 0;
 
   constructor(
     private readonly store: DocumentStorePort,
@@ -325,11 +339,13 @@ export class DocumentStoreCatalog implements Catalog {
   /**
    * Writes the record only if nobody changed it since it was read (creates it only if still absent),
    * visible to searches (listings, counts) on return unless told otherwise; reads by id see it anyway.
+   * The refresh is shared: documents saved while one runs wait for the next one together.
    */
   private async saveDocument(document: DocumentRecord, read: VersionedSource<DocumentSource> | undefined, options: { refresh: boolean } = { refresh: true }): Promise<void> {
     const source = toDocumentSource(document);
     const id = documentRecordId(document.id);
-    if (read) await this.store.put(this.index, id, source, { refresh: options.refresh, ifUnchanged: read });
-    else await this.store.create(this.index, id, source);
+    if (read) await this.store.put(this.index, id, source, { refresh: false, ifUnchanged: read });
+    else await this.store.create(this.index, id, source, { refresh: false });
+    if (options.refresh) await this.refreshes.write(this.index, undefined, { id: String(this.refreshRequests++), weight: 0 });
   }
 }

@@ -83,8 +83,8 @@ export interface DocumentStorePort {
 
   /** A real-time read by id with its version numbers; a missing record throws the client's 404 (findRecord reads it as absent). */
   get<T>(index: string, id: string, sourceIncludes?: string[]): Promise<VersionedSource<T> | undefined>;
-  /** Creates the record (refreshed) only if it is absent; a present one throws a 409. */
-  create(index: string, id: string, source: object): Promise<void>;
+  /** Creates the record (refreshed, unless told otherwise) only if it is absent; a present one throws a 409. */
+  create(index: string, id: string, source: object, options?: { refresh: boolean }): Promise<void>;
   /** Writes the record; with ifUnchanged only if nobody changed it since that read (a 409 otherwise). */
   put(index: string, id: string, source: object, options: PutOptions): Promise<void>;
   /** Deletes the record (refreshed); a missing record throws the client's 404 (deleteRecord reads it as false). */

@@ -1,4 +1,5 @@
-// Joins writes that arrive together into one batch per key (a chunk index), without a timer: a write
+// Joins writes that arrive together into one batch per key (a chunk index; or a refresh of the
+// catalog index, which every write waiting for one shares), without a timer: a write
 // that finds its key idle starts a batch at once, and writes arriving while that batch is in flight
 // wait for it and then go together in the next. The indexing stage writes several documents at once,
 // so under load each batch carries them all: one round of requests and one refresh instead of one per

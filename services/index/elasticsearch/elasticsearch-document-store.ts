@@ -58,8 +58,8 @@ export class ElasticsearchDocumentStore implements DocumentStorePort {
     return { source: result._source, seqNo: result._seq_no!, primaryTerm: result._primary_term! };
   }
 
-  async create(index: string, id: string, source: object): Promise<void> {
-    await this.client.create({ index, id, refresh: true, document: source });
+  async create(index: string, id: string, source: object, options: { refresh: boolean } = { refresh: true }): Promise<void> {
+    await this.client.create({ index, id, refresh: options.refresh, document: source });
   }
 
   async put(index: string, id: string, source: object, options: PutOptions): Promise<void> {
