@@ -1,4 +1,4 @@
-// `quarry bench ingest|query|chat|scale|fairness|fuzz|soak`: performance figures as ratios measured side by side in one
+// `quarry bench ingest|small-ingest|query|chat|scale|fairness|fuzz|soak`: performance figures as ratios measured side by side in one
 // run, with the machine and its load in every report. Tables go to stdout (JSON with --json); with
 // --out each report is also written as <bench>-<backend>.json and .md, and plots as SVG.
 // The benches are imported when a bench runs, so the rest of the CLI never loads ONNX Runtime for them.
@@ -87,6 +87,32 @@ export function registerBenchCommand(program: Command): void {
         }),
       );
       await emit(report, formatIngestReport(report), o);
+    });
+
+  bench
+    .command("small-ingest")
+    .description("many one-abstract documents through the pipeline on OpenSearch: documents/s and the engine requests each cost, against another checkout side by side")
+    .option("--documents <n>", "documents (SciFact abstracts, one each)", "300")
+    .option("--rounds <n>", "rounds; with a baseline they alternate which code goes first", "2")
+    .option("--baseline-root <dir>", "a checkout of the code to compare with (node_modules installed or linked)")
+    .option("--sqlite-reference", "also ingest with this checkout on embedded SQLite each round")
+    .addOption(new Option("--embedder <kind>", "local: the local model; stub: hashing vectors from an OpenAI-compatible stub, to take the model's CPU out").choices(["local", "stub"]).default("local"))
+    .option("--eval-dir <dir>", "the BEIR folders the corpus comes from", "../shared/eval")
+    .option("--json", "print the report as JSON instead of tables")
+    .option("--out <dir>", "also write the report (JSON and Markdown) here")
+    .action(async (o: { documents: string; rounds: string; baselineRoot?: string; sqliteReference?: boolean; embedder: "local" | "stub"; evalDir: string; json?: boolean; out?: string }) => {
+      const { runSmallIngestBench, formatSmallIngestReport } = await import("./bench-small-ingest.ts");
+      const report = await runSmallIngestBench({
+        opensearchUrl: opensearchUrl("opensearch")!,
+        documents: parsePositive(o.documents),
+        rounds: parsePositive(o.rounds),
+        evalDir: resolve(o.evalDir),
+        baselineRoot: o.baselineRoot ? resolve(o.baselineRoot) : undefined,
+        sqliteReference: o.sqliteReference,
+        embedder: o.embedder,
+        progress,
+      });
+      await emit(report, formatSmallIngestReport(report), { json: o.json, out: o.out });
     });
 
   bench

@@ -18,8 +18,11 @@ export interface RegisteredDocument {
 export interface Catalog {
   /** Throws AlreadyExistsError when the name is taken. */
   createKnowledgeBase(input: NewKnowledgeBase): Promise<KnowledgeBase>;
-  /** By id or by name; throws NotFoundError. */
-  getKnowledgeBase(idOrName: string): Promise<KnowledgeBase>;
+  /**
+   * By id or by name; throws NotFoundError. `counts: false` leaves the document and chunk counts 0,
+   * for callers that need the settings only where counting costs a search (OpenSearch, Elasticsearch).
+   */
+  getKnowledgeBase(idOrName: string, options?: { counts?: boolean }): Promise<KnowledgeBase>;
   listKnowledgeBases(): Promise<KnowledgeBase[]>;
   /**
    * Applies the update (a trimmed, checked name; whole chunking settings) and bumps updated_at.

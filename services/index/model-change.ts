@@ -17,6 +17,7 @@ import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../..
 import type { Logger } from "../../lib/logger.ts";
 import { documentInput } from "../../lib/document-input.ts";
 import type { Catalog } from "./catalog.ts";
+import { BaseWriteLocks } from "./base-write-locks.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
 /** The embedder as a change of model needs it. */
@@ -37,7 +38,7 @@ export interface ModelChangesDeps {
 }
 
 export class ModelChanges {
-  private readonly locks = new Map<string, Promise<void>>();
+  private readonly locks = new BaseWriteLocks();
   private readonly running = new Map<string, Promise<void>>();
   private readonly switches = new Map<string, Promise<void>>();
   private closing = false;
@@ -127,8 +128,9 @@ export class ModelChanges {
    * model than the base's (embedded before a switch) are embedded again with the base's first.
    */
   async storeDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, model: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void> {
-    await this.locked(knowledgeBaseId, async () => {
-      const kb = await this.deps.catalog.getKnowledgeBase(knowledgeBaseId);
+    // Shared with other documents' writes; a switch (exclusive) cannot fall between the model read and the write.
+    await this.locks.shared(knowledgeBaseId, async () => {
+      const kb = await this.deps.catalog.getKnowledgeBase(knowledgeBaseId, { counts: false });
       let stored = chunks;
       let storedDocumentVector = documentVector;
       if (model && model !== kb.embeddingModel && chunks.length > 0) {
@@ -142,15 +144,19 @@ export class ModelChanges {
     });
   }
 
-  /** The engine with its per-document writes under the knowledge base's lock, for the index's other writers. */
+  /**
+   * The engine with its writes under the knowledge base's lock, for the index's other writers: a
+   * document's writes share it with other documents', the change's steps hold it alone.
+   */
   guard(engine: SearchEngine): SearchEngine {
-    const locked = this.locked.bind(this);
+    const locked = <T>(kb: string, fn: () => Promise<T>) => this.locks.exclusive(kb, fn);
+    const shared = <T>(kb: string, fn: () => Promise<T>) => this.locks.shared(kb, fn);
     return {
       ensureKnowledgeBase: (kb, dimension) => engine.ensureKnowledgeBase(kb, dimension),
       dropKnowledgeBase: (kb) => locked(kb, () => engine.dropKnowledgeBase(kb)),
-      replaceDocumentChunks: (kb, doc, fileName, chunks, documentVector) => locked(kb, () => engine.replaceDocumentChunks(kb, doc, fileName, chunks, documentVector)),
-      deleteDocument: (kb, doc) => locked(kb, () => engine.deleteDocument(kb, doc)),
-      setDocumentEnabled: (kb, doc, enabled) => locked(kb, () => engine.setDocumentEnabled(kb, doc, enabled)),
+      replaceDocumentChunks: (kb, doc, fileName, chunks, documentVector) => shared(kb, () => engine.replaceDocumentChunks(kb, doc, fileName, chunks, documentVector)),
+      deleteDocument: (kb, doc) => shared(kb, () => engine.deleteDocument(kb, doc)),
+      setDocumentEnabled: (kb, doc, enabled) => shared(kb, () => engine.setDocumentEnabled(kb, doc, enabled)),
       search: (query) => engine.search(query),
       getChunks: (ids) => engine.getChunks(ids),
       getChunksAt: (positions) => engine.getChunksAt(positions),
@@ -182,7 +188,7 @@ export class ModelChanges {
       await catalog.saveModelChange(knowledgeBaseId, progress);
     };
     try {
-      await this.locked(knowledgeBaseId, () => engine.beginShadow(knowledgeBaseId, change.targetDimension));
+      await this.locks.exclusive(knowledgeBaseId, () => engine.beginShadow(knowledgeBaseId, change.targetDimension));
       const documents = await catalog.listDocuments(knowledgeBaseId);
       let done = 0;
       await report(0, documents.length, true);
@@ -194,7 +200,7 @@ export class ModelChanges {
       // Documents indexed (or replaced) while the pass ran lost their shadow vectors: embed them
       // again until none is missing, then switch under the lock, so no write slips in between.
       for (;;) {
-        const pending = await this.locked(knowledgeBaseId, async () => {
+        const pending = await this.locks.exclusive(knowledgeBaseId, async () => {
           const missing = await engine.shadowPendingDocuments(knowledgeBaseId);
           if (missing.length > 0) return missing;
           const total = (await catalog.listDocuments(knowledgeBaseId)).length;
@@ -220,7 +226,7 @@ export class ModelChanges {
         return logger.info({ knowledgeBaseId }, "knowledge base deleted during its change of embedding model");
       }
       logger.warn({ err: error, knowledgeBaseId, model: change.targetModel }, "change of embedding model failed; the previous model stays");
-      await this.locked(knowledgeBaseId, () => engine.dropShadow(knowledgeBaseId)).catch((err: unknown) => logger.warn({ err, knowledgeBaseId }, "could not drop the shadow"));
+      await this.locks.exclusive(knowledgeBaseId, () => engine.dropShadow(knowledgeBaseId)).catch((err: unknown) => logger.warn({ err, knowledgeBaseId }, "could not drop the shadow"));
       await catalog
         .saveModelChange(knowledgeBaseId, { ...progress, state: "failed", error: reason(error), updatedAt: new Date() })
         .catch((err: unknown) => logger.error({ err, knowledgeBaseId }, "could not record the failed change of embedding model"));
@@ -240,7 +246,7 @@ export class ModelChanges {
     const whole = await engine.hasDocumentVector(knowledgeBaseId, documentId);
     const texts = [...chunks.map((c) => c.text), ...(whole ? [documentInput(chunks)] : [])];
     const vectors = await vectorizer.embedDocuments(change.targetModel, texts, change.targetDimension);
-    await this.locked(knowledgeBaseId, async () => {
+    await this.locks.exclusive(knowledgeBaseId, async () => {
       const now = await engine.documentChunks(knowledgeBaseId, documentId);
       if (now.map((c) => c.id).join("\n") !== chunks.map((c) => c.id).join("\n")) return;
       const embedded = chunks.map((chunk, i) => ({ ...chunk, vector: vectors[i] }));
@@ -259,22 +265,6 @@ export class ModelChanges {
       await run;
     } finally {
       this.switches.delete(knowledgeBaseId);
-    }
-  }
-
-  /** Runs fn after every earlier holder of the knowledge base's lock has finished. */
-  private async locked<T>(knowledgeBaseId: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(knowledgeBaseId) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((resolve) => (release = resolve));
-    const tail = previous.then(() => mine);
-    this.locks.set(knowledgeBaseId, tail);
-    await previous;
-    try {
-      return await fn();
-    } finally {
-      release();
-      if (this.locks.get(knowledgeBaseId) === tail) this.locks.delete(knowledgeBaseId);
     }
   }
 }

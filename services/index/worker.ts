@@ -22,10 +22,10 @@ export interface IndexWorkerDeps {
   /** Stores chunks embedded with another model than the base's (before a switch) after embedding them again. */
   modelChanges?: Pick<ModelChanges, "storeDocumentChunks">;
   /**
-   * Documents written at once (default 4). A document's write on OpenSearch is a bulk request, a
-   * delete of its stale chunks and a refresh, mostly waiting on the engine; one at a time, SciFact
-   * ingested at 3.6 documents/s on OpenSearch against 8.1 on SQLite with the same embedder. Writes
-   * of different documents touch disjoint records, and one document's events stay in order.
+   * Documents written at once (default 8). On OpenSearch and Elasticsearch the chunk writes of the
+   * documents in hand share one engine write (a search, a _bulk, a refresh: document-store-engine.ts),
+   * so under load more of them in hand means fewer, larger writes; writes of different documents
+   * touch disjoint records, and one document's events stay in order.
    */
   concurrency?: number;
 }
@@ -45,7 +45,7 @@ function startIndexingStage(deps: IndexWorkerDeps) {
   const { bus, catalog, engine, logger } = deps;
   return runStage({
     name: "index",
-    concurrency: deps.concurrency ?? 4,
+    concurrency: deps.concurrency ?? 8,
     redrive: deps.redrive,
     bus,
     topic: Topics.chunksEmbedded,
@@ -80,10 +80,15 @@ function startIndexingStage(deps: IndexWorkerDeps) {
   });
 }
 
+/** Progress events applied at once: each is a read and a write of the catalog, mostly waiting on the store. */
+const STATUS_CONCURRENCY = 8;
+
 function startStatusKeeper({ bus, catalog, logger }: IndexWorkerDeps) {
   return bus.subscribe({
     group: STATUS_GROUP,
     topics: [Topics.ingestionProgress],
+    // One document's events still apply one at a time and in order (the key is the document).
+    concurrency: STATUS_CONCURRENCY,
     handler: async (message) => {
       const p = decodeOrReject(IngestionProgressSchema, message);
       const d = p.descriptor;

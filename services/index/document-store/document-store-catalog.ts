@@ -33,8 +33,9 @@ import {
   type VersionedSource,
 } from "./catalog-documents.ts";
 import { documentIdFor, newKnowledgeBaseId } from "../../../lib/catalog-ids.ts";
-import { decideRegistration, progressedDocument } from "../document-lifecycle.ts";
+import { decideRegistration, isTerminal, progressedDocument } from "../document-lifecycle.ts";
 import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
+import { WriteBatches } from "./write-batches.ts";
 
 export interface DocumentStoreCatalogOptions {
   /** The catalog index; tests use their own and delete it afterwards. */
@@ -52,6 +53,19 @@ export class DocumentStoreCatalog implements Catalog {
   private closed = false;
   private modelChangeMapping: Promise<void> | undefined;
   private readonly isConflict = (error: unknown): boolean => this.store.errors.isResponseError(error, 409);
+  /**
+   * Refreshes of the catalog index, one at a time, each shared by every document write that asked
+   * for one while the one before ran: at ingest rates a refresh per write kept the index's write
+   * threads busy refreshing, and every catalog write waited on them.
+   */
+  private readonly refreshes = new WriteBatches<undefined>(
+    async (index, waiting) => {
+      await this.store.refresh(index);
+      return waiting.map(() => undefined);
+    },
+    { maxWrites: Number.MAX_SAFE_INTEGER, maxWeight: Number.MAX_SAFE_INTEGER },
+  );
+  private refreshRequests = 0;
 
   constructor(
     private readonly store: DocumentStorePort,
@@ -102,7 +116,7 @@ export class DocumentStoreCatalog implements Catalog {
     });
   }
 
-  async getKnowledgeBase(idOrName: string): Promise<KnowledgeBase> {
+  async getKnowledgeBase(idOrName: string, options: { counts?: boolean } = {}): Promise<KnowledgeBase> {
     return this.call("get knowledge base", async () => {
       // An id wins over a name that happens to equal another knowledge base's id.
       let found = await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(idOrName));
@@ -111,6 +125,7 @@ export class DocumentStoreCatalog implements Catalog {
         if (reserved) found = await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(reserved.source.id));
       }
       if (!found) throw new NotFoundError(`knowledge base ${idOrName} not found`);
+      if (options.counts === false) return toKnowledgeBase(found.source);
       const counts = await this.counts([found.source.id]);
       return toKnowledgeBase(found.source, counts.get(found.source.id));
     });
@@ -248,7 +263,9 @@ export class DocumentStoreCatalog implements Catalog {
         if (!existing || existing.source.knowledge_base_id !== progress.knowledgeBaseId) return null;
         const current = toDocument(existing.source);
         const next = progressedDocument(current, progress, new Date());
-        if (next && next !== current) await this.saveDocument(next, existing);
+        // Only a finished status must be listed at once; the phases between reach watchers as
+        // events, and listings catch up at the catalog index's next scheduled refresh (≤ 1 s).
+        if (next && next !== current) await this.saveDocument(next, existing, { refresh: isTerminal(next.status) });
         return next;
       }, this.isConflict),
     );
@@ -319,11 +336,16 @@ export class DocumentStoreCatalog implements Catalog {
     return parseCounts(result.aggregations);
   }
 
-  /** Writes the record only if nobody changed it since it was read (creates it only if still absent). */
-  private async saveDocument(document: DocumentRecord, read: VersionedSource<DocumentSource> | undefined): Promise<void> {
+  /**
+   * Writes the record only if nobody changed it since it was read (creates it only if still absent),
+   * visible to searches (listings, counts) on return unless told otherwise; reads by id see it anyway.
+   * The refresh is shared: documents saved while one runs wait for the next one together.
+   */
+  private async saveDocument(document: DocumentRecord, read: VersionedSource<DocumentSource> | undefined, options: { refresh: boolean } = { refresh: true }): Promise<void> {
     const source = toDocumentSource(document);
     const id = documentRecordId(document.id);
-    if (read) await this.store.put(this.index, id, source, { refresh: true, ifUnchanged: read });
-    else await this.store.create(this.index, id, source);
+    if (read) await this.store.put(this.index, id, source, { refresh: false, ifUnchanged: read });
+    else await this.store.create(this.index, id, source, { refresh: false });
+    if (options.refresh) await this.refreshes.write(this.index, undefined, { id: String(this.refreshRequests++), weight: 0 });
   }
 }

@@ -9,10 +9,13 @@
 //
 // Chunk indices do not refresh on a timer: each write refreshes once when it is complete, so a
 // document's replacement (upsert the new chunks, delete the stale ones) becomes visible in one step.
+// Documents written at the same time share that step: one search for what they had, one _bulk
+// that writes and deletes for all of them and refreshes (writeDocuments).
 import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
-import { findRecord, type DocumentStorePort, type StoredHit } from "./document-store-port.ts";
+import { findRecord, isAlreadyGone, type DocumentStorePort, type MultiSearchItem, type StoredHit } from "./document-store-port.ts";
+import { WriteBatches } from "./write-batches.ts";
 import { DEFAULT_RRF_K, type EngineHit } from "../search/rrf-fusion.ts";
 import { hybridSearch } from "../search/hybrid-search.ts";
 import {
@@ -75,6 +78,17 @@ export interface HybridSearch {
   k: number;
 }
 
+/** One document's replacement, waiting for its batch. */
+interface DocumentWrite {
+  knowledgeBaseId: string;
+  documentId: string;
+  fileName: string;
+  chunks: EmbeddedChunk[];
+  documentVector?: Float32Array;
+  /** The new chunk ids: stored chunks of the document outside it are deleted. */
+  keep: ReadonlySet<string>;
+}
+
 export class DocumentStoreEngine implements SearchEngine {
   protected readonly prefix: string;
   private readonly dimensions = new Map<string, number>();
@@ -88,6 +102,10 @@ export class DocumentStoreEngine implements SearchEngine {
   /** Indices known to map the parent field (see ensureParentField). */
   private readonly parentFieldReady = new Map<string, Promise<void>>();
   private closed = false;
+  /** Documents' chunk writes joined per index (write-batches.ts). */
+  private readonly liveWrites = new WriteBatches<DocumentWrite>((alias, writes) => this.writeDocuments(alias, writes), { maxWrites: 32, maxWeight: 2_000 });
+  /** Indices whose last write may be stored but not yet refreshed (a failed batch, or any index at start-up). */
+  private readonly cleanIndices = new Set<string>();
 
   constructor(
     private readonly store: DocumentStorePort,
@@ -169,16 +187,7 @@ export class DocumentStoreEngine implements SearchEngine {
         await this.ensureDocumentField(knowledgeBaseId, dimension);
         this.documentVectorsSeen.set(knowledgeBaseId, { stores: true, at: Date.now() });
       }
-      const enabled = await this.documentEnabled(alias, documentId);
-      const operations: Record<string, unknown>[] = [
-        { index: { _index: alias, _id: documentMarkerId(documentId) } },
-        documentMarkerSource(knowledgeBaseId, documentId, enabled, fileName),
-      ];
-      operations.push(...this.chunkOperations(alias, knowledgeBaseId, documentId, fileName, enabled, chunks, documentVector));
-      await this.store.bulk("replace document chunks", operations, { refresh: false, requireAlias: true });
-      // Readers still see the last refresh: the old set, until the refresh below shows the new one.
-      await this.store.deleteWhere("replace document chunks", alias, documentChunksQuery(documentId, [...seen]), { refresh: false, requireAlias: true });
-      await this.store.refresh(alias);
+      await this.liveWrites.write(alias, { knowledgeBaseId, documentId, fileName, chunks, documentVector, keep: seen }, { id: documentId, weight: chunks.length + 1 });
       // The shadow's vectors of this document were of its old chunks: the change re-embeds it.
       const shadow = this.shadows.get(knowledgeBaseId);
       if (shadow) await this.store.deleteWhere("replace document chunks", shadow.index, documentRecordsQuery(documentId), { refresh: true, alsoIds: [documentMarkerId(documentId)] });
@@ -505,6 +514,71 @@ export class DocumentStoreEngine implements SearchEngine {
       ready.catch(() => this.documentFieldReady.delete(knowledgeBaseId));
     }
     return ready;
+  }
+
+  /**
+   * One batch of document replacements in one index: what the documents hold now (their markers'
+   * enabled flags and their chunk ids, as of the last refresh — every write here ends with one),
+   * then one _bulk that writes each document's marker and chunks, deletes its chunks the new set no
+   * longer holds, and refreshes, so readers see each document's old set until they see its new one.
+   * A document never written has nothing to delete; none needs a delete-by-query.
+   */
+  private async writeDocuments(alias: string, writes: DocumentWrite[]): Promise<(Error | undefined)[]> {
+    // A batch that failed part way (or a crash: any index at start-up) may have stored records no
+    // refresh shows yet, which the search below would miss and leave behind: refresh first.
+    if (!this.cleanIndices.has(alias)) await this.store.refresh(alias);
+    this.cleanIndices.delete(alias);
+    const stored = await this.storedRecords(alias, writes.map((w) => w.documentId));
+    const operations: Record<string, unknown>[] = [];
+    const owners: number[] = [];
+    writes.forEach((w, i) => {
+      const enabled = stored.get(w.documentId)?.enabled ?? true;
+      operations.push({ index: { _index: alias, _id: documentMarkerId(w.documentId) } }, documentMarkerSource(w.knowledgeBaseId, w.documentId, enabled, w.fileName));
+      operations.push(...this.chunkOperations(alias, w.knowledgeBaseId, w.documentId, w.fileName, enabled, w.chunks, w.documentVector));
+      owners.push(...Array.from({ length: w.chunks.length + 1 }, () => i));
+    });
+    writes.forEach((w, i) => {
+      for (const id of stored.get(w.documentId)?.chunkIds ?? []) {
+        if (w.keep.has(id)) continue;
+        operations.push({ delete: { _index: alias, _id: id } });
+        owners.push(i);
+      }
+    });
+    const items = await this.store.bulkItems(operations, { refresh: true, requireAlias: true });
+    const outcomes: (Error | undefined)[] = writes.map(() => undefined);
+    items.forEach((item, k) => {
+      if (item.error === undefined || isAlreadyGone(item) || outcomes[owners[k]]) return;
+      outcomes[owners[k]] = this.store.errors.itemError("replace document chunks", item.status, item.error);
+    });
+    if (outcomes.every((outcome) => outcome === undefined)) this.cleanIndices.add(alias);
+    return outcomes;
+  }
+
+  /** Each document's marker flag and chunk ids in an index, as of the last refresh. */
+  private async storedRecords(index: string, documentIds: string[]): Promise<Map<string, { enabled?: boolean; chunkIds: string[] }>> {
+    const stored = new Map(documentIds.map((id) => [id, { enabled: undefined as boolean | undefined, chunkIds: [] as string[] }]));
+    const filter = (recordType: ChunkSource["record_type"]) => ({ bool: { filter: [{ term: { record_type: recordType } }, { terms: { document_id: documentIds } }] } });
+    const chunkPage = (after?: unknown[]) => ({
+      size: MAX_DOCUMENT_RECORDS,
+      _source: ["document_id"],
+      query: filter("chunk"),
+      sort: [{ chunk_id: "asc" }],
+      ...(after ? { search_after: after } : {}),
+    });
+    const [markers, firstPage] = await this.store.multiSearch(index, [{ size: documentIds.length, _source: ["document_id", "enabled"], query: filter("document") }, chunkPage()]);
+    const searchHits = (item: MultiSearchItem) => {
+      if ("error" in item) throw this.store.errors.itemError("replace document chunks", item.status, item.error);
+      return item.hits;
+    };
+    for (const hit of searchHits(markers)) {
+      const entry = hit._source && stored.get(hit._source.document_id);
+      if (entry) entry.enabled = hit._source!.enabled;
+    }
+    for (let page = searchHits(firstPage); ; ) {
+      for (const hit of page) stored.get(hit._source?.document_id ?? "")?.chunkIds.push(hit._id);
+      if (page.length < MAX_DOCUMENT_RECORDS) return stored;
+      page = (await this.store.search<ChunkSource>(index, chunkPage(page[page.length - 1].sort))).hits;
+    }
   }
 
   /** The bulk operations writing a document's chunk records, its document vector on the first chunk. */

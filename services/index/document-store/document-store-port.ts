@@ -35,6 +35,24 @@ export interface PutOptions extends WriteOptions {
   ifUnchanged?: VersionedSource<unknown>;
 }
 
+/** What one item of a _bulk request came to. */
+export interface BulkItemResult {
+  status: number;
+  /** The engine's error, when the item failed. */
+  error?: unknown;
+  /** The engine's result word ("created", "updated", "deleted", "not_found"…). */
+  result?: string;
+}
+
+/** The first item that really failed: deleting a record already gone counts as done. */
+export function failedItem(items: readonly BulkItemResult[]): BulkItemResult | undefined {
+  return items.find((item) => item.error !== undefined && !isAlreadyGone(item));
+}
+
+export function isAlreadyGone(item: BulkItemResult): boolean {
+  return item.status === 404 && item.result === "not_found";
+}
+
 /** The URL parameters of a put, which both clients name alike. */
 export function putParams(options: PutOptions): Record<string, unknown> {
   return {
@@ -65,8 +83,8 @@ export interface DocumentStorePort {
 
   /** A real-time read by id with its version numbers; a missing record throws the client's 404 (findRecord reads it as absent). */
   get<T>(index: string, id: string, sourceIncludes?: string[]): Promise<VersionedSource<T> | undefined>;
-  /** Creates the record (refreshed) only if it is absent; a present one throws a 409. */
-  create(index: string, id: string, source: object): Promise<void>;
+  /** Creates the record (refreshed, unless told otherwise) only if it is absent; a present one throws a 409. */
+  create(index: string, id: string, source: object, options?: { refresh: boolean }): Promise<void>;
   /** Writes the record; with ifUnchanged only if nobody changed it since that read (a 409 otherwise). */
   put(index: string, id: string, source: object, options: PutOptions): Promise<void>;
   /** Deletes the record (refreshed); a missing record throws the client's 404 (deleteRecord reads it as false). */
@@ -76,6 +94,8 @@ export interface DocumentStorePort {
   multiSearch(index: string, bodies: Record<string, unknown>[]): Promise<MultiSearchItem[]>;
   /** One _bulk request that fails as a whole when any item failed. */
   bulk(what: string, operations: Record<string, unknown>[], options: WriteOptions): Promise<void>;
+  /** One _bulk request, answering each item's outcome in order (only a failed request throws). */
+  bulkItems(operations: Record<string, unknown>[], options: WriteOptions): Promise<BulkItemResult[]>;
   /**
    * Deletes the records query matches as of the last refresh, then the records alsoIds names even if
    * no refresh shows them yet (already gone counts as done).

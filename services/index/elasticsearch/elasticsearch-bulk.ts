@@ -2,7 +2,7 @@
 // Maven integ-test distribution has no reindex module (_delete_by_query, _update_by_query): collect
 // the ids a query matches with a scroll, then write them with _bulk.
 import type { Client } from "@elastic/elasticsearch";
-import { itemError } from "./elasticsearch-errors.ts";
+import type { BulkItemResult } from "../document-store/document-store-port.ts";
 
 // Ids collected per scroll page.
 const ID_PAGE_SIZE = 1_000;
@@ -23,11 +23,9 @@ export interface BulkOptions {
   requireAlias: boolean;
 }
 
-/** One _bulk request that fails as a whole when any item failed. Deleting a record already gone counts as done. */
-export async function bulkWrite(client: Client, what: string, operations: Record<string, unknown>[], options: BulkOptions): Promise<void> {
-  if (operations.length === 0) return;
+/** One _bulk request, answering each item's outcome in order (only a failed request throws). */
+export async function bulkItems(client: Client, operations: Record<string, unknown>[], options: BulkOptions): Promise<BulkItemResult[]> {
+  if (operations.length === 0) return [];
   const result = await client.bulk({ operations, require_alias: options.requireAlias, refresh: options.refresh });
-  if (!result.errors) return;
-  const failed = result.items.map((item) => Object.values(item)[0]).find((item) => item.error && !(item.status === 404 && item.result === "not_found"));
-  if (failed) throw itemError(what, failed.status, failed.error);
+  return result.items.map((item) => Object.values(item)[0] as BulkItemResult);
 }

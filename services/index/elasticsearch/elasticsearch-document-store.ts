@@ -4,10 +4,10 @@
 // and writes them with _bulk (elasticsearch-bulk.ts).
 import type { Client } from "@elastic/elasticsearch";
 import type { VersionedSource } from "../document-store/catalog-documents.ts";
-import { putParams, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
+import { failedItem, putParams, type BulkItemResult, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
 import type { ChunkSource } from "../document-store/search-documents.ts";
-import { bulkWrite, matchingIds } from "./elasticsearch-bulk.ts";
-import { elasticsearchErrors } from "./elasticsearch-errors.ts";
+import { bulkItems, matchingIds } from "./elasticsearch-bulk.ts";
+import { elasticsearchErrors, itemError } from "./elasticsearch-errors.ts";
 
 type Body = Record<string, unknown>;
 
@@ -58,8 +58,8 @@ export class ElasticsearchDocumentStore implements DocumentStorePort {
     return { source: result._source, seqNo: result._seq_no!, primaryTerm: result._primary_term! };
   }
 
-  async create(index: string, id: string, source: object): Promise<void> {
-    await this.client.create({ index, id, refresh: true, document: source });
+  async create(index: string, id: string, source: object, options: { refresh: boolean } = { refresh: true }): Promise<void> {
+    await this.client.create({ index, id, refresh: options.refresh, document: source });
   }
 
   async put(index: string, id: string, source: object, options: PutOptions): Promise<void> {
@@ -87,7 +87,12 @@ export class ElasticsearchDocumentStore implements DocumentStorePort {
   }
 
   async bulk(what: string, operations: Body[], options: WriteOptions): Promise<void> {
-    await bulkWrite(this.client, what, operations, { refresh: options.refresh, requireAlias: options.requireAlias ?? false });
+    const failed = failedItem(await this.bulkItems(operations, options));
+    if (failed) throw itemError(what, failed.status, failed.error);
+  }
+
+  async bulkItems(operations: Body[], options: WriteOptions): Promise<BulkItemResult[]> {
+    return bulkItems(this.client, operations, { refresh: options.refresh, requireAlias: options.requireAlias ?? false });
   }
 
   async deleteWhere(what: string, index: string, query: Body, options: WriteOptions & { alsoIds?: string[] }): Promise<void> {

@@ -1,5 +1,7 @@
 import { describeWithEngine } from "../../../test/support/engines.ts";
+import { describeDocumentStoreEngineWrites } from "../testing/document-store-engine.contract.ts";
 import { describeSearchEngineContract } from "../testing/search-engine.contract.ts";
+import { ElasticsearchDocumentStore } from "./elasticsearch-document-store.ts";
 import { ElasticsearchSearchEngine } from "./elasticsearch-search-engine.ts";
 import { elasticsearchTestSpace } from "../testing/elasticsearch-test-support.ts";
 
@@ -16,4 +18,13 @@ describeWithEngine("ELASTICSEARCH_URL", "ElasticsearchSearchEngine", (url) => {
     };
     // The integ-test distribution has no analysis-common, hence no porter_stem filter.
   }, { stemsEnglish: false });
+
+  describeDocumentStoreEngineWrites("Elasticsearch", async () => {
+    const space = elasticsearchTestSpace(url);
+    return {
+      openEngine: () => new ElasticsearchSearchEngine(space.client, { indexPrefix: `${space.prefix}chunks-` }),
+      store: new ElasticsearchDocumentStore(space.client),
+      cleanup: () => space.cleanup(),
+    };
+  });
 });

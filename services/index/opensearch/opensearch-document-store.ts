@@ -3,7 +3,7 @@
 // _delete_by_query / _update_by_query.
 import type { Client } from "@opensearch-project/opensearch";
 import type { VersionedSource } from "../document-store/catalog-documents.ts";
-import { putParams, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
+import { failedItem, putParams, type BulkItemResult, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
 import type { ChunkSource } from "../document-store/search-documents.ts";
 import { openSearchErrors } from "./opensearch-errors.ts";
 
@@ -58,8 +58,8 @@ export class OpenSearchDocumentStore implements DocumentStorePort {
     return { source: result._source, seqNo: result._seq_no!, primaryTerm: result._primary_term! };
   }
 
-  async create(index: string, id: string, source: object): Promise<void> {
-    await this.client.create({ index, id, refresh: true, body: source as Body });
+  async create(index: string, id: string, source: object, options: { refresh: boolean } = { refresh: true }): Promise<void> {
+    await this.client.create({ index, id, refresh: options.refresh, body: source as Body });
   }
 
   async put(index: string, id: string, source: object, options: PutOptions): Promise<void> {
@@ -89,13 +89,14 @@ export class OpenSearchDocumentStore implements DocumentStorePort {
   }
 
   async bulk(what: string, operations: Body[], options: WriteOptions): Promise<void> {
-    if (operations.length === 0) return;
-    const { body } = await this.client.bulk({ body: operations, require_alias: options.requireAlias ?? false, refresh: options.refresh });
-    const result = body as { errors: boolean; items: Record<string, { status: number; result?: string; error?: unknown }>[] };
-    if (!result.errors) return;
-    // Deleting a record already gone counts as done.
-    const failed = result.items.map((item) => Object.values(item)[0]).find((item) => item.error && !(item.status === 404 && item.result === "not_found"));
+    const failed = failedItem(await this.bulkItems(operations, options));
     if (failed) throw this.errors.itemError(what, failed.status, failed.error);
+  }
+
+  async bulkItems(operations: Body[], options: WriteOptions): Promise<BulkItemResult[]> {
+    if (operations.length === 0) return [];
+    const { body } = await this.client.bulk({ body: operations, require_alias: options.requireAlias ?? false, refresh: options.refresh });
+    return (body as { items: Record<string, BulkItemResult>[] }).items.map((item) => Object.values(item)[0]);
   }
 
   async deleteWhere(what: string, index: string, query: Body, options: WriteOptions & { alsoIds?: string[] }): Promise<void> {

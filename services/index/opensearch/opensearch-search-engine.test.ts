@@ -5,7 +5,9 @@
 import { expect, it } from "vitest";
 import { describeWithEngine } from "../../../test/support/engines.ts";
 import { chunkFieldMappings } from "../document-store/search-documents.ts";
+import { describeDocumentStoreEngineWrites } from "../testing/document-store-engine.contract.ts";
 import { describeSearchEngineContract } from "../testing/search-engine.contract.ts";
+import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
 import { OpenSearchSearchEngine, type OpenSearchSearchEngineOptions } from "./opensearch-search-engine.ts";
 import { openSearchTestSpace } from "../testing/opensearch-test-support.ts";
 
@@ -28,6 +30,17 @@ describeWithEngine("OPENSEARCH_URL", "OpenSearchSearchEngine", (url) => {
       };
     });
   }
+});
+
+describeWithEngine("OPENSEARCH_URL", "OpenSearchSearchEngine writes", (url) => {
+  describeDocumentStoreEngineWrites("OpenSearch", async () => {
+    const space = openSearchTestSpace(url);
+    return {
+      openEngine: () => new OpenSearchSearchEngine(space.client, { indexPrefix: `${space.prefix}chunks-` }),
+      store: new OpenSearchDocumentStore(space.client),
+      cleanup: () => space.cleanup(),
+    };
+  });
 });
 
 describeWithEngine("OPENSEARCH_URL", "OpenSearchSearchEngine and chunk indices made before parents", (url) => {

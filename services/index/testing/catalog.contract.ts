@@ -366,6 +366,18 @@ export function describeCatalogContract(name: string, factory: () => Promise<Cat
         expect(await catalog.getDocument(document.id)).toEqual(ready);
       });
 
+      it("lists a finished status (ready or failed) as soon as it is applied", async () => {
+        const kb = await catalog.createKnowledgeBase(newKnowledgeBase());
+        const ready = (await catalog.registerDocument(newVersion(kb.id))).document;
+        const failed = (await catalog.registerDocument({ ...newVersion(kb.id), fileName: "failed.txt" })).document;
+        await catalog.applyProgress(progress(ready.id, kb.id, ready.version, "embedding", { percent: 60 }));
+        await catalog.applyProgress(progress(ready.id, kb.id, ready.version, "ready", { chunkCount: 3, tokenCount: 40 }));
+        await catalog.applyProgress(progress(failed.id, kb.id, failed.version, "failed", { error: "unreadable" }));
+        const listed = new Map((await catalog.listDocuments(kb.id)).map((d) => [d.id, d]));
+        expect(listed.get(ready.id)).toMatchObject({ status: "ready", chunkCount: 3 });
+        expect(listed.get(failed.id)).toMatchObject({ status: "failed", errorMessage: "unreadable" });
+      });
+
       it("records the error of a failed ingestion", async () => {
         const kb = await catalog.createKnowledgeBase(newKnowledgeBase());
         const { document } = await catalog.registerDocument(newVersion(kb.id));

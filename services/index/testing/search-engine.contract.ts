@@ -191,6 +191,29 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         expect(all.filter((hit) => hit.chunk.documentId === docA)).toHaveLength(2);
       });
 
+      it("replaces documents written at the same time each with its own new chunks, and one document written twice at once with the later set", async () => {
+        const { kb, docA, docB, chunks } = await seed();
+        const docD = uniqueId("doc_d");
+        const newA = [makeChunk(kb, docA, 0, "Glaciers carve valleys over thousands of years.", [1, 0, 0, 0], uniqueId("chunk"))];
+        const sameB = [chunks.b0, chunks.b1];
+        const firstD = [makeChunk(kb, docD, 0, "Volcanoes vent molten rock.", [0, 1, 0, 0], uniqueId("chunk")), makeChunk(kb, docD, 1, "Ash clouds ground aircraft.", [0, 0, 1, 0], uniqueId("chunk"))];
+        const laterD = [makeChunk(kb, docD, 0, "Tides follow the moon.", [0, 0, 0, 1], uniqueId("chunk"))];
+        await Promise.all([
+          engine.replaceDocumentChunks(kb, docA, "a.txt", newA),
+          engine.replaceDocumentChunks(kb, docB, "b.txt", sameB),
+          engine.replaceDocumentChunks(kb, docD, "d.txt", firstD),
+          engine.replaceDocumentChunks(kb, docD, "d.txt", laterD),
+        ]);
+
+        const all = await engine.search(query(kb, "vector", { vector: new Float32Array([1, 1, 1, 1]), topK: 50 }));
+        const byDocument = (documentId: string) => all.filter((hit) => hit.chunk.documentId === documentId).map((hit) => hit.chunk.id).sort();
+        expect(byDocument(docA)).toEqual([newA[0].id]);
+        expect(byDocument(docB)).toEqual([chunks.b0.id, chunks.b1.id].sort());
+        expect(byDocument(docD)).toEqual([laterD[0].id]);
+        expect(all).toHaveLength(5); // the three above and docC's one chunk
+        expect(await engine.getChunks([chunks.a0.id, chunks.a1.id, ...firstD.map((c) => c.id)])).toEqual([]);
+      });
+
       it("writes nothing when a vector has the wrong dimension", async () => {
         const { kb, docA, chunks } = await seed();
         const bad = [
