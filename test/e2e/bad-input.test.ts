@@ -93,10 +93,10 @@ describe("bad input through the gateway", () => {
     });
     expect(onChat.code).toBe(Code.InvalidArgument);
     expect(onChat.rawMessage).toMatch(/limit/i);
-    expect(onChat.rawMessage).toMatch(/4,000|4000/);
+    expect(onChat.rawMessage).toMatch(/8,000|8000/);
     const onSearch = await failure(() => quarry.client.search({ query: question, knowledgeBases: [KB] }));
     expect(onSearch.code).toBe(Code.InvalidArgument);
-    expect(onSearch.rawMessage).toMatch(/4,000|4000/);
+    expect(onSearch.rawMessage).toMatch(/8,000|8000/);
   });
 
   it("refuses a chunk size above the embedding model's limit at knowledge base creation", async () => {
