@@ -135,7 +135,7 @@ export class OnnxEmbedder implements Embedder {
    */
   #windows(text: string, prefix: string, whole: boolean): number[][] {
     // tokenizers.js ignores tokenizer.json's truncation section, so cut here; the limit counts [CLS] and [SEP].
-    const lead = prefix ? this.#tokenizer.encode(prefix, { add_special_tokens: false }).ids : [];
+    const lead = this.#prefixIds(prefix);
     const ids = this.#tokenizer.encode(text, { add_special_tokens: false }).ids;
     const room = Math.max(1, this.#info.maxInputTokens - 2 - lead.length);
     const input = (part: number[]) => [this.#clsId, ...lead, ...part, this.#sepId];
@@ -144,6 +144,10 @@ export class OnnxEmbedder implements Embedder {
     const count = Math.ceil(ids.length / room);
     const size = Math.ceil(ids.length / count);
     return Array.from({ length: count }, (_, w) => input(ids.slice(w * size, (w + 1) * size)));
+  }
+
+  #prefixIds(prefix: string): number[] {
+    return prefix ? this.#tokenizer.encode(prefix, { add_special_tokens: false }).ids : [];
   }
 
   async embed(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
@@ -199,12 +203,13 @@ export class OnnxEmbedder implements Embedder {
   async #embedAll(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
     // The instruction prefix is part of what the model was trained to see (bge: before questions
     // only, so a short question lands near the passages that answer it, not near its paraphrases).
-    const prefix = (kind === "query" ? this.#manifest.queryPrefix : this.#manifest.passagePrefix);
+    const prefix = kind === "query" ? this.#manifest.queryPrefix : this.#manifest.passagePrefix;
     const windowsOf = texts.map((t) => this.#windows(t, prefix, this.#readWhole.has(kind)));
     const encoded = windowsOf.flat();
+    const specialTokens = 2 + this.#prefixIds(prefix).length;
     // Batching texts of similar length wastes little on padding; the original order is restored below.
     const order = encoded.map((_, i) => i).sort((a, b) => encoded[b].length - encoded[a].length);
-    const vectors = new Array<Float32Array>(texts.length);
+    const vectors = new Array<Float32Array>(encoded.length);
     for (let start = 0; start < order.length; ) {
       // Longest first, so the batch's padded length is its first text's.
       const longest = encoded[order[start]].length;
@@ -217,7 +222,7 @@ export class OnnxEmbedder implements Embedder {
     let next = 0;
     return windowsOf.map((windows) => {
       const parts = vectors.slice(next, (next += windows.length));
-      return parts.length === 1 ? parts[0] : weightedMean(parts, windows.map((w) => w.length - 2), this.#manifest.normalize);
+      return parts.length === 1 ? parts[0] : weightedMean(parts, windows.map((w) => w.length - specialTokens), this.#manifest.normalize);
     });
   }
 
