@@ -59,8 +59,17 @@ for (const v of db.prepare(`SELECT rowid, embedding FROM "${space.vector_table}"
 const documentVectors = new Map<number, Float32Array>();
 for (const v of db.prepare(`SELECT rowid, embedding FROM "${space.vector_table}_docs"`).all() as { rowid: number; embedding: Buffer }[]) documentVectors.set(v.rowid, floats(v.embedding));
 process.stderr.write(`${rows.length} chunks, ${chunkVectors.size} chunk vectors, ${documentVectors.size} document vectors\n`);
+let chunksOfDocument: Map<string, Row[]> | undefined;
 if (values.documents === "whole") await readDocumentsWhole();
 
+/** A document's embedding input rebuilt from its stored chunks, as the pipeline builds it. */
+function storedDocumentInput(documentId: string): string {
+  if (!chunksOfDocument) {
+    chunksOfDocument = new Map();
+    for (const r of rows) chunksOfDocument.set(r.document_id, [...(chunksOfDocument.get(r.document_id) ?? []), r]);
+  }
+  return documentInput(chunksOfDocument.get(documentId)!.map((c) => ({ index: c.chunk_index, text: c.text, start: c.start_offset, end: c.end_offset })));
+}
 /** Replaces each stored document vector whose input the model cut by one read whole (cached). */
 async function readDocumentsWhole(): Promise<void> {
   const file = join(values.cache!, `document-vectors-whole-${kb.embedding_model}-${documentVectors.size}.f32`);
@@ -71,12 +80,8 @@ async function readDocumentsWhole(): Promise<void> {
     const all = floats(cached);
     vectors = owners.map((_, i) => all.subarray(i * space.dimension, (i + 1) * space.dimension));
   } else {
-    const chunksOf = new Map<string, Row[]>();
-    for (const r of rows) chunksOf.set(r.document_id, [...(chunksOf.get(r.document_id) ?? []), r]);
     const documentOf = new Map(rows.map((r) => [r.rowid, r.document_id]));
-    const inputs = owners.map((rowid) =>
-      documentInput(chunksOf.get(documentOf.get(rowid)!)!.map((c) => ({ index: c.chunk_index, text: c.text, start: c.start_offset, end: c.end_offset }))),
-    );
+    const inputs = owners.map((rowid) => storedDocumentInput(documentOf.get(rowid)!));
     const embedder = await OnnxEmbedder.load(defaultModelDir(kb.embedding_model), { threads: 2, readWhole: ["document"] });
     const limit = embedder.info().maxInputTokens;
     const counter = WordPieceTokenCounter.fromModelDir(defaultModelDir(kb.embedding_model));
@@ -106,12 +111,9 @@ const fitsWhole = documentsReadWhole();
 function documentsReadWhole(): Set<string> {
   const counter = WordPieceTokenCounter.fromModelDir(defaultModelDir(kb.embedding_model));
   const modelLimit = catalogModel(kb.embedding_model).maxTokens;
-  const chunksOf = new Map<string, Row[]>();
-  for (const r of rows) chunksOf.set(r.document_id, [...(chunksOf.get(r.document_id) ?? []), r]);
   const fits = new Set<string>();
   for (const documentId of withVector) {
-    const input = documentInput(chunksOf.get(documentId)!.map((c) => ({ index: c.chunk_index, text: c.text, start: c.start_offset, end: c.end_offset })));
-    if (counter.count(input) <= modelLimit - 2) fits.add(documentId);
+    if (counter.count(storedDocumentInput(documentId)) <= modelLimit - 2) fits.add(documentId);
   }
   process.stderr.write(`${fits.size} of ${withVector.size} documents with a vector fit the model's input whole\n`);
   return fits;
