@@ -17,8 +17,9 @@ import { indexConfig } from "../services/index/config.ts";
 import type { SearchEngine } from "../services/index/search-engine.ts";
 import { hybridCandidates } from "../services/index/search/search-query.ts";
 import { openDatabase, type SqliteDatabase } from "../services/index/sqlite/open-database.ts";
-import { CHUNKS_BY_ROWID_SQL, ftsMatchExpression, knnSql, SqliteSearchEngine } from "../services/index/sqlite/sqlite-search-engine.ts";
-import { bm25Sql } from "../services/index/sqlite/space-tables.ts";
+import { CHUNKS_BY_ROWID_SQL, knnSql, SqliteSearchEngine } from "../services/index/sqlite/sqlite-search-engine.ts";
+import { bm25Parameters, bm25Sql, keywordIndexSize } from "../services/index/sqlite/space-tables.ts";
+import { averageRowLength, weightedQueryTerms } from "../services/index/search/query-terms.ts";
 
 export type BackendName = "embedded" | "opensearch";
 
@@ -125,13 +126,13 @@ function sqliteRawQuery(db: SqliteDatabase, query: SearchQuery): RawQuery {
     | { vector_table: string; keyword_table: string }
     | undefined;
   if (!space) throw new Error(`knowledge base ${query.knowledgeBaseIds[0]} has no search tables`);
-  const bm25 = db.prepare(bm25Sql(space.keyword_table));
+  const groups = weightedQueryTerms(query.text, averageRowLength([keywordIndexSize(db, space.keyword_table)]));
+  const bm25 = db.prepare(bm25Sql(space.keyword_table, Math.max(groups.length, 1)));
   const knn = db.prepare(knnSql(space.vector_table, false));
   const rows = db.prepare(CHUNKS_BY_ROWID_SQL);
-  const match = ftsMatchExpression(query.text);
   const blob = query.vector ? Buffer.from(query.vector.buffer, query.vector.byteOffset, query.vector.byteLength) : undefined;
   const runBm25 = (limit: number) =>
-    match ? bm25.all({ match, documents: null, limit }) : [];
+    groups.length > 0 ? bm25.all({ ...bm25Parameters(groups), documents: null, limit }) : [];
   const runKnn = (limit: number) => {
     const neighbours = knn.all(blob, BigInt(limit)) as { rowid: number }[];
     return rows.all(JSON.stringify(neighbours.map((n) => n.rowid)));

@@ -18,20 +18,19 @@ import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import type { Chunk, SearchHit, SearchQuery } from "../lib/domain.ts";
-import { withHeadingPath } from "../lib/chunk-context.ts";
 import { documentInput } from "../lib/document-input.ts";
 import { catalogModel } from "../lib/models/model-catalog.ts";
 import { WordPieceTokenCounter } from "../lib/tokens/wordpiece-token-counter.ts";
 import { defaultModelDir, OnnxEmbedder } from "../services/embedder/onnx-embedder.ts";
 import { DEFAULT_MAX_QUESTION_CHARS } from "../services/answer/retrieval/retrieval-stage.ts";
-import { ftsMatchExpression } from "../services/index/sqlite/sqlite-search-engine.ts";
+import { keywordTerms } from "../services/index/sqlite/space-tables.ts";
 import { placeDocumentHits } from "../services/index/search/document-level.ts";
 import { hybridSearch, type FetchedLists, type ListRequest } from "../services/index/search/hybrid-search.ts";
 import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "../services/index/search/rrf-fusion.ts";
-import { segmentForIndex } from "../services/index/search/text-segmenter.ts";
 import { loadStudyDataset } from "./study-dataset.ts";
 import { documentRanking, summarize } from "./metrics.ts";
 import { cachedQueryVectors } from "./query-vectors.ts";
+import { StudyKeywordTable } from "./study-keyword-table.ts";
 
 const { values } = parseArgs({
   options: { dataset: { type: "string" }, "data-dir": { type: "string" }, "knowledge-base": { type: "string" }, cache: { type: "string", default: "/tmp/document-vector-study" }, questions: { type: "string", default: "whole" }, documents: { type: "string", default: "cut" } },
@@ -120,12 +119,8 @@ function documentsReadWhole(): Set<string> {
 }
 
 const fts = new Database(":memory:");
-fts.exec(`CREATE VIRTUAL TABLE chunks_fts USING fts5(terms, tokenize = 'porter unicode61 remove_diacritics 2')`);
-const insert = fts.prepare(`INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)`);
-fts.transaction(() => {
-  for (const r of rows) insert.run(r.rowid, segmentForIndex(withHeadingPath(r.text, JSON.parse(r.section_path) as string[])));
-})();
-const search = fts.prepare(`SELECT rowid, -bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?`);
+const keywords = new StudyKeywordTable(fts);
+keywords.addAll(rows.map((r) => ({ rowid: r.rowid, terms: keywordTerms(r.text, JSON.parse(r.section_path) as string[]) })));
 
 const queryVectors = await cachedQueryVectors(values.cache!, queries.map((q) => q.text), space.dimension, { model: kb.embedding_model, whole: values.questions !== "cut" });
 
@@ -256,8 +251,7 @@ const query = (mode: SearchQuery["mode"], vector: Float32Array): SearchQuery => 
 for (const [i, q] of queries.entries()) {
   // Quarry refuses a question over its character limit (InvalidArgument): it finds nothing.
   const refused = q.text.trim().length > DEFAULT_MAX_QUESTION_CHARS;
-  const match = refused ? "" : ftsMatchExpression(q.text);
-  const bm25 = match ? (search.all(match, DEPTH) as { rowid: number; score: number }[]).map((x) => hitOf.get(x.rowid)!(x.score)) : [];
+  const bm25 = refused ? [] : keywords.search(q.text, DEPTH).map((x) => hitOf.get(x.rowid)!(x.score));
   const chunks = refused ? [] : ranked(chunkVectors, queryVectors[i]);
   const documents = refused ? [] : ranked(documentVectors, queryVectors[i]);
   const source = {

@@ -13,13 +13,13 @@ import { withHeadingPath } from "../lib/chunk-context.ts";
 import { WordPieceTokenCounter } from "../lib/tokens/wordpiece-token-counter.ts";
 import { chunkDocument, defaultChunkingSettings } from "../services/chunker/chunk-document.ts";
 import { defaultModelDir } from "../services/embedder/onnx-embedder.ts";
-import { ftsMatchExpression } from "../services/index/sqlite/sqlite-search-engine.ts";
 import { segmentForIndex } from "../services/index/search/text-segmenter.ts";
 import { parseMarkdown } from "../services/parser/parsers/markdown-parser.ts";
 import type { BeirDocument } from "./beir-dataset.ts";
 import { loadStudyDataset } from "./study-dataset.ts";
 import { documentRanking, summarize } from "./metrics.ts";
 import { documentText } from "./run-eval.ts";
+import { StudyKeywordTable } from "./study-keyword-table.ts";
 
 const { values } = parseArgs({ options: { dataset: { type: "string" }, cache: { type: "string", default: "/tmp/long-document-study" } } });
 const dataset = await loadStudyDataset("keyword-study.ts", values.dataset);
@@ -47,17 +47,12 @@ process.stdout.write(lines.join("\n") + "\n");
 const lists: Record<string, [string, string[]][]> = {};
 for (const [name, units] of variants) {
   const db = new Database(":memory:");
-  db.exec(`CREATE VIRTUAL TABLE fts USING fts5(terms, tokenize = 'porter unicode61 remove_diacritics 2')`);
+  const keywords = new StudyKeywordTable(db);
   const owner: string[] = [];
-  const insert = db.prepare(`INSERT INTO fts (rowid, terms) VALUES (?, ?)`);
-  db.transaction(() => {
-    for (const doc of dataset.corpus) for (const text of units(doc)) insert.run(owner.push(doc.id), segmentForIndex(text));
-  })();
-  const search = db.prepare(`SELECT rowid, -bm25(fts) AS score FROM fts WHERE fts MATCH ? ORDER BY score DESC, rowid LIMIT 1000`);
+  keywords.addAll(dataset.corpus.flatMap((doc) => units(doc).map((text) => ({ rowid: owner.push(doc.id), terms: segmentForIndex(text) }))));
   const runs = new Map<string, string[]>();
   for (const q of dataset.queries) {
-    const match = ftsMatchExpression(q.text);
-    const rows = match ? (search.all(match) as { rowid: number }[]) : [];
+    const rows = keywords.search(q.text, 1000);
     runs.set(q.id, documentRanking(q.id, rows.map((r) => owner[r.rowid - 1])));
   }
   lists[name] = [...runs];

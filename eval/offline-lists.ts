@@ -10,12 +10,11 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
-import { withHeadingPath } from "../lib/chunk-context.ts";
 import { DEFAULT_MAX_QUESTION_CHARS } from "../services/answer/retrieval/retrieval-stage.ts";
-import { ftsMatchExpression } from "../services/index/sqlite/sqlite-search-engine.ts";
-import { segmentForIndex } from "../services/index/search/text-segmenter.ts";
+import { keywordTerms } from "../services/index/sqlite/space-tables.ts";
 import { loadBeirDataset } from "./beir-dataset.ts";
 import { cachedQueryVectors } from "./query-vectors.ts";
+import { StudyKeywordTable } from "./study-keyword-table.ts";
 
 const { values } = parseArgs({
   options: { dataset: { type: "string" }, "data-dir": { type: "string" }, "knowledge-base": { type: "string" }, cache: { type: "string" }, depth: { type: "string", default: "800" } },
@@ -36,13 +35,9 @@ for (const v of db.prepare(`SELECT rowid, embedding FROM "${space.vector_table}"
 process.stderr.write(`${rows.length} chunks, ${vectors.size} vectors\n`);
 
 const fts = new Database(":memory:");
-fts.exec(`CREATE VIRTUAL TABLE chunks_fts USING fts5(terms, tokenize = 'porter unicode61 remove_diacritics 2')`);
-const insert = fts.prepare(`INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)`);
-fts.transaction(() => {
-  for (const r of rows) insert.run(r.rowid, segmentForIndex(withHeadingPath(r.text, JSON.parse(r.section_path) as string[])));
-})();
+const keywords = new StudyKeywordTable(fts);
+keywords.addAll(rows.map((r) => ({ rowid: r.rowid, terms: keywordTerms(r.text, JSON.parse(r.section_path) as string[]) })));
 const byRowid = new Map(rows.map((r) => [r.rowid, r]));
-const search = fts.prepare(`SELECT rowid, -bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?`);
 
 const queryVectors = await cachedQueryVectors(values.cache!, queries.map((q) => q.text), space.dimension, { threads: 2 });
 
@@ -53,8 +48,7 @@ const vector = new Map<string, Hit[]>();
 const bm25Answered = new Map<string, Hit[]>();
 const vectorAnswered = new Map<string, Hit[]>();
 queries.forEach((q, i) => {
-  const match = ftsMatchExpression(q.text);
-  const keyword = match ? (search.all(match, depth) as { rowid: number; score: number }[]).map((x) => hit(byRowid.get(x.rowid)!, x.score)) : [];
+  const keyword = keywords.search(q.text, depth).map((x) => hit(byRowid.get(x.rowid)!, x.score));
   const qv = queryVectors[i];
   const dense = rows
     .map((r) => {

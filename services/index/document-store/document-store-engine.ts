@@ -40,7 +40,8 @@ import {
 import type { ChunkPosition, SearchEngine } from "../search-engine.ts";
 import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
-import { segmentForIndex, segmentQuery } from "../search/text-segmenter.ts";
+import { averageRowLength, weightedQueryTerms, type KeywordIndexSize, type WeightedTerms } from "../search/query-terms.ts";
+import { segmentForIndex } from "../search/text-segmenter.ts";
 
 /** Chunk records read per request when finding text. */
 const FIND_PAGE_SIZE = 1_000;
@@ -72,7 +73,8 @@ export interface ChunkIndexDialect {
 export interface HybridSearch {
   index: string;
   query: SearchQuery;
-  terms: string[];
+  /** The question's terms in their BM25 weight groups (query-terms.ts); none without searchable words. */
+  terms: WeightedTerms[];
   vector: Float32Array;
   candidates: number;
   k: number;
@@ -98,6 +100,8 @@ export class DocumentStoreEngine implements SearchEngine {
   private readonly documentFieldReady = new Map<string, Promise<void>>();
   /** Whether a base's index holds document vectors: true once seen; a "no" is asked again after a while. */
   private readonly documentVectorsSeen = new Map<string, { stores: boolean; at: number }>();
+  /** Each base's keyword field size, for weighing a question's terms; read again after a while. */
+  private readonly keywordSizes = new Map<string, { size: KeywordIndexSize; at: number }>();
   private templateReady: Promise<void> | undefined;
   /** Indices known to map the parent field (see ensureParentField). */
   private readonly parentFieldReady = new Map<string, Promise<void>>();
@@ -157,6 +161,7 @@ export class DocumentStoreEngine implements SearchEngine {
       this.dimensions.delete(knowledgeBaseId);
       this.documentFieldReady.delete(knowledgeBaseId);
       this.documentVectorsSeen.delete(knowledgeBaseId);
+      this.keywordSizes.delete(knowledgeBaseId);
       await this.deleteShadowIndex(knowledgeBaseId);
       try {
         const indices = await this.store.aliasIndices(this.aliasFor(knowledgeBaseId));
@@ -391,7 +396,8 @@ export class DocumentStoreEngine implements SearchEngine {
     // only the shared ladder does.
     if (hybridOverride && query.mode === "hybrid" && (await this.storesDocumentVectors(query.knowledgeBaseIds))) hybridOverride = undefined;
     const index = query.knowledgeBaseIds.map((id) => this.aliasFor(id)).join(",");
-    const terms = segmentQuery(query.text);
+    // The question is weighed against the average chunk of the bases searched together (query-terms.ts).
+    const terms = weightedQueryTerms(query.text, averageRowLength(await this.keywordIndexSizes(query.knowledgeBaseIds)));
     return hybridSearch(query, {
       dimensions: (knowledgeBaseIds) =>
         this.call("search", () =>
@@ -483,6 +489,28 @@ export class DocumentStoreEngine implements SearchEngine {
       if (this.store.errors.isIndexNotFound(error)) return undefined;
       throw error;
     }
+  }
+
+  /** The bases' keyword field sizes, each read at most once a minute (a minute-old average is as good). */
+  private keywordIndexSizes(knowledgeBaseIds: string[]): Promise<KeywordIndexSize[]> {
+    return Promise.all(
+      knowledgeBaseIds.map(async (id) => {
+        const known = this.keywordSizes.get(id);
+        if (known && Date.now() - known.at < 60_000) return known.size;
+        const { records, terms } = await this.call("search", async () => {
+          try {
+            return await this.store.fieldSize(this.aliasFor(id), "search_terms");
+          } catch (error) {
+            // A base whose index is gone finds nothing either: the search itself says so.
+            if (this.store.errors.isResponseError(error, 404)) return { records: 0, terms: 0 };
+            throw error;
+          }
+        });
+        const size = { rows: records, terms };
+        this.keywordSizes.set(id, { size, at: Date.now() });
+        return size;
+      }),
+    );
   }
 
   private async storesDocumentVectors(knowledgeBaseIds: string[]): Promise<boolean> {

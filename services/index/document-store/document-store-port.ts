@@ -89,6 +89,12 @@ export interface DocumentStorePort {
   put(index: string, id: string, source: object, options: PutOptions): Promise<void>;
   /** Deletes the record (refreshed); a missing record throws the client's 404 (deleteRecord reads it as false). */
   delete(index: string, id: string): Promise<void>;
+  /**
+   * A text field's size on the index's shard an artificial document routes to (the whole index when
+   * it has one shard, as chunk indices do by default): records that have the field and the terms
+   * they hold in all — what the engine's BM25 takes its average field length from.
+   */
+  fieldSize(index: string, field: string): Promise<{ records: number; terms: number }>;
   search<T>(index: string, body: Record<string, unknown>, options?: { ignoreUnavailable?: boolean }): Promise<SearchResult<T>>;
   /** Runs the searches in one round trip. */
   multiSearch(index: string, bodies: Record<string, unknown>[]): Promise<MultiSearchItem[]>;
@@ -142,4 +148,18 @@ export function indexCreator(store: DocumentStorePort, index: string, body: () =
         throw error;
       },
     ));
+}
+
+/**
+ * The _termvectors request for a field's statistics: an artificial one-word document (no record is
+ * read or written), field statistics only.
+ */
+export function fieldSizeRequest(field: string): { doc: Record<string, string>; fields: string[]; field_statistics: true; term_statistics: false; positions: false; offsets: false; payloads: false } {
+  return { doc: { [field]: "quarry" }, fields: [field], field_statistics: true, term_statistics: false, positions: false, offsets: false, payloads: false };
+}
+
+/** The field's size from a _termvectors response; an index where no record has the field has none. */
+export function fieldSizeOf(response: unknown, field: string): { records: number; terms: number } {
+  const statistics = (response as { term_vectors?: Record<string, { field_statistics?: { doc_count?: number; sum_ttf?: number } }> }).term_vectors?.[field]?.field_statistics;
+  return { records: statistics?.doc_count ?? 0, terms: statistics?.sum_ttf ?? 0 };
 }

@@ -5,6 +5,7 @@
 // client calls) stays in each backend.
 import { createHash } from "node:crypto";
 import type { Chunk, ChunkParent, EmbeddedChunk, SearchQuery } from "../../../lib/domain.ts";
+import type { WeightedTerms } from "../search/query-terms.ts";
 import type { EngineHit } from "../search/rrf-fusion.ts";
 
 export type ChunkRecordType = "chunk" | "document";
@@ -219,18 +220,24 @@ export function chunksAtSearchBody(positions: { documentId: string; index: numbe
 /** Ties in score are broken by chunk id, so equal inputs always rank the same. */
 export const SCORE_THEN_CHUNK_ID = [{ _score: "desc" }, { chunk_id: "asc" }];
 
-/** The body of the BM25 bool query over the pre-segmented terms (text-segmenter.ts segmentQuery). */
-export function bm25BoolQuery(query: SearchQuery, terms: string[]): { must: Record<string, unknown>[]; filter: Record<string, unknown>[] } {
+/**
+ * The body of the BM25 bool query over the question's pre-segmented terms in their weight groups
+ * (query-terms.ts): one match per group, boosted by its weight. Lucene adds the should clauses'
+ * scores, and a clause's score is its terms' BM25 sum times its boost, so this is the weighted sum
+ * SQLite computes.
+ */
+export function bm25BoolQuery(query: SearchQuery, groups: readonly WeightedTerms[]): { must: Record<string, unknown>[]; filter: Record<string, unknown>[] } {
   // The terms are already segmented and lower-cased; match (not query_string) takes them as plain words.
-  return { must: [{ match: { search_terms: { query: terms.join(" "), operator: "or" } } }], filter: chunkFilters(query) };
+  const matches = groups.map(({ terms, weight }) => ({ match: { search_terms: { query: terms.join(" "), operator: "or", boost: weight } } }));
+  return { must: [matches.length === 1 ? matches[0] : { bool: { should: matches, minimum_should_match: 1 } }], filter: chunkFilters(query) };
 }
 
-/** The BM25 request over the pre-segmented terms. */
-export function bm25SearchBody(query: SearchQuery, terms: string[], size: number): Record<string, unknown> {
+/** The BM25 request over the question's weighted terms. */
+export function bm25SearchBody(query: SearchQuery, groups: readonly WeightedTerms[], size: number): Record<string, unknown> {
   return {
     size,
     _source: { excludes: CHUNK_SOURCE_EXCLUDES },
-    query: { bool: bm25BoolQuery(query, terms) },
+    query: { bool: bm25BoolQuery(query, groups) },
     sort: SCORE_THEN_CHUNK_ID,
     track_scores: true,
   };

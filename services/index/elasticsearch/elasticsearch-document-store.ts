@@ -4,7 +4,7 @@
 // and writes them with _bulk (elasticsearch-bulk.ts).
 import type { Client } from "@elastic/elasticsearch";
 import type { VersionedSource } from "../document-store/catalog-documents.ts";
-import { failedItem, putParams, type BulkItemResult, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
+import { failedItem, fieldSizeOf, fieldSizeRequest, putParams, type BulkItemResult, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
 import type { ChunkSource } from "../document-store/search-documents.ts";
 import { bulkItems, matchingIds } from "./elasticsearch-bulk.ts";
 import { elasticsearchErrors, itemError } from "./elasticsearch-errors.ts";
@@ -68,6 +68,10 @@ export class ElasticsearchDocumentStore implements DocumentStorePort {
 
   async delete(index: string, id: string): Promise<void> {
     await this.client.delete({ index, id, refresh: true });
+  }
+
+  async fieldSize(index: string, field: string): Promise<{ records: number; terms: number }> {
+    return fieldSizeOf(await this.client.termvectors({ index, ...fieldSizeRequest(field) }), field);
   }
 
   async search<T>(index: string, body: Body, options: { ignoreUnavailable?: boolean } = {}): Promise<SearchResult<T>> {

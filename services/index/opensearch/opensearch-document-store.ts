@@ -3,7 +3,7 @@
 // _delete_by_query / _update_by_query.
 import type { Client } from "@opensearch-project/opensearch";
 import type { VersionedSource } from "../document-store/catalog-documents.ts";
-import { failedItem, putParams, type BulkItemResult, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
+import { failedItem, fieldSizeOf, fieldSizeRequest, putParams, type BulkItemResult, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
 import type { ChunkSource } from "../document-store/search-documents.ts";
 import { openSearchErrors } from "./opensearch-errors.ts";
 
@@ -68,6 +68,11 @@ export class OpenSearchDocumentStore implements DocumentStorePort {
 
   async delete(index: string, id: string): Promise<void> {
     await this.client.delete({ index, id, refresh: true });
+  }
+
+  async fieldSize(index: string, field: string): Promise<{ records: number; terms: number }> {
+    const { body } = await this.client.termvectors({ index, body: fieldSizeRequest(field) as never });
+    return fieldSizeOf(body, field);
   }
 
   async search<T>(index: string, body: Body, options: { ignoreUnavailable?: boolean } = {}): Promise<SearchResult<T>> {

@@ -66,5 +66,12 @@ export function segmentForIndex(text: string): string {
 
 /** The distinct terms of a query, in order of first appearance; punctuation and operators dropped. */
 export function segmentQuery(text: string): string[] {
-  return [...new Set(terms(text))];
+  return [...queryTermCounts(text).keys()];
+}
+
+/** Each distinct term of a query with how often the query says it, in order of first appearance. */
+export function queryTermCounts(text: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const term of terms(text)) counts.set(term, (counts.get(term) ?? 0) + 1);
+  return counts;
 }

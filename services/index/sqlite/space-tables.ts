@@ -8,6 +8,7 @@
 // definitions too.
 import { createHash } from "node:crypto";
 import { withHeadingPath } from "../../../lib/chunk-context.ts";
+import type { KeywordIndexSize, WeightedTerms } from "../search/query-terms.ts";
 import { segmentForIndex } from "../search/text-segmenter.ts";
 import type Database from "better-sqlite3";
 
@@ -51,15 +52,83 @@ export function keywordTerms(text: string, sectionPath: readonly string[]): stri
 }
 
 /**
- * One knowledge base's BM25 list; parameters @match, @documents (JSON ids, or null for all) and @limit.
- * bm25() is negative with smaller meaning better; negated it is a positive score, larger better.
+ * One knowledge base's BM25 list over a question's terms in `groups` weight groups (query-terms.ts);
+ * parameters as bm25ScoresSql's, plus @documents (JSON ids, or null for all) and @limit.
  */
-export function bm25Sql(keywordTable: string): string {
-  return `SELECT c.*, -bm25("${keywordTable}") AS score
-  FROM "${keywordTable}" JOIN chunks c ON c.rowid = "${keywordTable}".rowid
-  WHERE "${keywordTable}" MATCH @match
-    AND c.enabled = 1
+export function bm25Sql(keywordTable: string, groups = 1): string {
+  return `SELECT c.*, scored.score
+  FROM (${bm25ScoresSql(keywordTable, groups)}) AS scored JOIN chunks c ON c.rowid = scored.rowid
+  WHERE c.enabled = 1
     AND (@documents IS NULL OR c.document_id IN (SELECT value FROM json_each(@documents)))
-  ORDER BY score DESC, c.id
+  ORDER BY scored.score DESC, c.id
   LIMIT @limit`;
+}
+
+/**
+ * The rowid and weighted BM25 score of every row of a keyword table that matches the question, its
+ * terms in `groups` weight groups; parameters @match0, @weight0, … (bm25Parameters). bm25() is
+ * negative with smaller meaning better; negated it is a positive score, larger better. FTS5 has no
+ * per-term weight, but bm25() is a sum over the query's terms, each with its own idf, so the groups'
+ * scores, each times its weight, add up to the weighted score. A group's matches are materialized
+ * because bm25() cannot be read inside the aggregate that adds them.
+ */
+export function bm25ScoresSql(keywordTable: string, groups: number): string {
+  const table = `"${keywordTable}"`;
+  const group = (i: number) => `SELECT rowid, -bm25(${table}) * @weight${i} AS score FROM ${table} WHERE ${table} MATCH @match${i}`;
+  if (groups === 1) return group(0);
+  const indexes = Array.from({ length: groups }, (_, i) => i);
+  return `WITH ${indexes.map((i) => `g${i} AS MATERIALIZED (${group(i)})`).join(", ")}
+    SELECT rowid, SUM(score) AS score FROM (${indexes.map((i) => `SELECT rowid, score FROM g${i}`).join(" UNION ALL ")}) GROUP BY rowid`;
+}
+
+/**
+ * How many rows a keyword table holds and how many terms in all: the totals FTS5's bm25() takes its
+ * average row length from. FTS5 keeps them in its "averages" record (rowid 1 of the table's _data
+ * shadow table: the row count, then each column's term total, as SQLite varints); only an FTS5
+ * auxiliary function could ask for them otherwise, and better-sqlite3 cannot register one. A table
+ * nothing was ever written to has no record yet.
+ */
+export function keywordIndexSize(db: Database.Database, keywordTable: string): KeywordIndexSize {
+  const row = db.prepare(`SELECT block FROM "${keywordTable}_data" WHERE id = 1`).get() as { block: Buffer } | undefined;
+  if (!row || row.block.length === 0) return { rows: 0, terms: 0 };
+  const [rows, terms] = sqliteVarints(row.block, 2);
+  return { rows, terms };
+}
+
+/**
+ * The first `count` SQLite varints of a buffer: big-endian, 7 bits a byte with the high bit set on
+ * all but the last, and a ninth byte, if reached, carrying 8 bits.
+ */
+export function sqliteVarints(buffer: Uint8Array, count: number): number[] {
+  const values: number[] = [];
+  let at = 0;
+  while (values.length < count && at < buffer.length) {
+    let value = 0;
+    for (let i = 0; ; i++) {
+      const byte = buffer[at++];
+      if (i === 8) {
+        value = value * 256 + byte;
+        break;
+      }
+      value = value * 128 + (byte & 0x7f);
+      if ((byte & 0x80) === 0) break;
+    }
+    values.push(value);
+  }
+  return values;
+}
+
+/** bm25Sql's parameters for a question's weight groups. */
+export function bm25Parameters(groups: readonly WeightedTerms[]): Record<string, string | number> {
+  const parameters: Record<string, string | number> = {};
+  groups.forEach(({ terms, weight }, i) => {
+    parameters[`match${i}`] = ftsOr(terms);
+    parameters[`weight${i}`] = weight;
+  });
+  return parameters;
+}
+
+/** Quotes every term and ORs them: user text can never form FTS5 syntax (or a syntax error). */
+function ftsOr(terms: readonly string[]): string {
+  return terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(" OR ");
 }

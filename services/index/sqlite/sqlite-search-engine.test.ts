@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { UnavailableError } from "../../../lib/errors.ts";
 import { describeSearchEngineContract } from "../testing/search-engine.contract.ts";
 import { schemaVersion } from "./open-database.ts";
-import { SqliteSearchEngine, ftsMatchExpression } from "./sqlite-search-engine.ts";
+import { SqliteSearchEngine } from "./sqlite-search-engine.ts";
+import { bm25Parameters, createKeywordTable, keywordIndexSize, sqliteVarints } from "./space-tables.ts";
+import { queryTermWeight, weightedQueryTerms } from "../search/query-terms.ts";
 import { openTestDatabase } from "../testing/sqlite-test-database.ts";
 
 describeSearchEngineContract("SQLite FTS5 + sqlite-vec", async () => {
@@ -20,8 +22,35 @@ describeSearchEngineContract("SQLite FTS5 + sqlite-vec", async () => {
 
 describe("SqliteSearchEngine", () => {
   it("quotes every query term so FTS5 operators in user text are plain words", () => {
-    expect(ftsMatchExpression('fox AND "lazy" NEAR(dog)')).toBe('"fox" OR "and" OR "lazy" OR "near" OR "dog"');
-    expect(ftsMatchExpression("…!?")).toBeNull();
+    const groups = weightedQueryTerms('fox AND "lazy" NEAR(dog) "fox"', 10);
+    expect(bm25Parameters(groups)).toEqual({
+      match0: '"and" OR "lazy" OR "near" OR "dog"',
+      weight0: queryTermWeight(1, 6, 10),
+      match1: '"fox"',
+      weight1: queryTermWeight(2, 6, 10),
+    });
+  });
+
+  it("reads a keyword table's row and term totals from FTS5's averages record", async () => {
+    const { db, cleanup } = openTestDatabase();
+    try {
+      createKeywordTable(db, "kw_size");
+      expect(keywordIndexSize(db, "kw_size")).toEqual({ rows: 0, terms: 0 });
+      const insert = db.prepare(`INSERT INTO kw_size (rowid, terms) VALUES (?, ?)`);
+      // 20,000 terms in all needs a three-byte varint; 3 rows a one-byte one.
+      insert.run(1, "a b c");
+      insert.run(2, Array.from({ length: 19_990 }, (_, i) => `w${i % 50}`).join(" "));
+      insert.run(3, "d e f g h i j");
+      expect(keywordIndexSize(db, "kw_size")).toEqual({ rows: 3, terms: 20_000 });
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it("decodes SQLite varints, big-endian, with a full ninth byte", () => {
+    expect(sqliteVarints(Uint8Array.from([0x05, 0x81, 0x00, 0x82, 0x80, 0x01]), 3)).toEqual([5, 128, 2 * 128 * 128 + 1]);
+    expect(sqliteVarints(Uint8Array.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x81, 0x02]), 1)).toEqual([2 ** 8 * 1 + 2]);
+    expect(sqliteVarints(Uint8Array.from([0x01, 0x02, 0x03]), 2)).toEqual([1, 2]);
   });
 
   it("migrates a new file to the current schema and leaves other tables alone", () => {

@@ -13,9 +13,9 @@ import { hybridSearch } from "../search/hybrid-search.ts";
 import type { ChunkPosition, SearchEngine } from "../search-engine.ts";
 import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
-import { segmentQuery } from "../search/text-segmenter.ts";
+import { averageRowLength, weightedQueryTerms } from "../search/query-terms.ts";
 import type { SqliteDatabase } from "./open-database.ts";
-import { bm25Sql, createKeywordTable, keywordTableName, keywordTerms, vectorTableName } from "./space-tables.ts";
+import { bm25Parameters, bm25Sql, createKeywordTable, keywordIndexSize, keywordTableName, keywordTerms, vectorTableName } from "./space-tables.ts";
 import { withDatabase } from "./sqlite-errors.ts";
 
 export interface SqliteSearchEngineOptions {
@@ -511,11 +511,12 @@ export class SqliteSearchEngine implements SearchEngine {
    * OpenSearch merges a search over several indexes.
    */
   private bm25Hits(spaces: SearchSpaceRow[], query: SearchQuery, limit: number): EngineHit[] {
-    const match = ftsMatchExpression(query.text);
-    if (!match) return [];
-    const documents = query.documentIds.length > 0 ? JSON.stringify(query.documentIds) : null;
+    // The question is weighed against the average chunk of the bases searched together (query-terms.ts).
+    const groups = weightedQueryTerms(query.text, averageRowLength(spaces.map((space) => keywordIndexSize(this.db, space.keyword_table))));
+    if (groups.length === 0) return [];
+    const parameters = { ...bm25Parameters(groups), documents: query.documentIds.length > 0 ? JSON.stringify(query.documentIds) : null, limit };
     const hits = spaces.flatMap((space) =>
-      (this.db.prepare(bm25Sql(space.keyword_table)).all({ match, documents, limit }) as (ChunkRow & { score: number })[]).map((row) => ({
+      (this.db.prepare(bm25Sql(space.keyword_table, groups.length)).all(parameters) as (ChunkRow & { score: number })[]).map((row) => ({
         chunk: toChunk(row),
         fileName: row.file_name,
         score: row.score,
@@ -567,12 +568,6 @@ export function knnSql(vectorTable: string, filterDocuments: boolean): string {
 
 export const CHUNKS_BY_ROWID_SQL = `SELECT * FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))`;
 
-/** Quotes every query term and ORs them: user text can never form FTS5 syntax (or a syntax error). */
-export function ftsMatchExpression(text: string): string | null {
-  const terms = segmentQuery(text);
-  if (terms.length === 0) return null;
-  return terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(" OR ");
-}
 
 /** The document-vector table beside a chunk-vector table. */
 function documentTableName(vectorTable: string): string {

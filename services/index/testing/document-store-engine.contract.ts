@@ -1,7 +1,8 @@
 // What the engines on a search engine server (OpenSearch, Elasticsearch) must show beyond the
 // SearchEngine contract, because their writes become visible only at a refresh: a record stored by a
 // write that never reached its refresh (the process died in between) is still found and replaced by
-// the next process's write of the same document.
+// the next process's write of the same document; and the keyword field's size that a question's term
+// weights are normalised by is read from the store.
 import { expect, it } from "vitest";
 import type { EmbeddedChunk } from "../../../lib/domain.ts";
 import type { DocumentStoreEngine } from "../document-store/document-store-engine.ts";
@@ -50,6 +51,26 @@ export function describeDocumentStoreEngineWrites(name: string, factory: () => P
     } finally {
       await first.close();
       await second?.close();
+      await fixture.cleanup();
+    }
+  });
+
+  it(`${name}: the keyword field's size (what a question's term weights are normalised by) counts the chunks and their terms`, async () => {
+    const fixture = await factory();
+    const engine = fixture.openEngine();
+    try {
+      const kb = "kb_keyword_size";
+      await engine.ensureKnowledgeBase(kb, 4);
+      const alias = engine.aliasFor(kb);
+      expect(await fixture.store.fieldSize(alias, "search_terms")).toEqual({ records: 0, terms: 0 });
+      await engine.replaceDocumentChunks(kb, "doc_size", "size.md", [
+        chunk(kb, "doc_size", "size-0", "One two three."),
+        { ...chunk(kb, "doc_size", "size-1", "Four, five!"), index: 1 },
+      ]);
+      // The document's marker record has no keyword field and is not counted.
+      expect(await fixture.store.fieldSize(alias, "search_terms")).toEqual({ records: 2, terms: 5 });
+    } finally {
+      await engine.close();
       await fixture.cleanup();
     }
   });

@@ -325,6 +325,26 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         expect(hits[0].chunk.text).toBe("The trial enrolled 412 adults over two years.");
       });
 
+      it("weighs a word the question repeats more, with diminishing returns (Okapi's query term frequency)", async () => {
+        // Four chunks of equal length, each question word in exactly one of them, so every word
+        // scores alike and only the question's repetitions decide the order.
+        const kb = uniqueId("kb_contract");
+        const doc = uniqueId("doc_qtf");
+        const [apple, pear, plumFig] = [
+          makeChunk(kb, doc, 0, "apple alpha beta gamma", [1, 0, 0, 0]),
+          makeChunk(kb, doc, 1, "pear alpha beta gamma", [0, 1, 0, 0]),
+          makeChunk(kb, doc, 2, "plum fig beta gamma", [0, 0, 1, 0]),
+        ];
+        const filler = makeChunk(kb, doc, 3, "delta epsilon zeta eta", [0, 0, 0, 1]);
+        await engine.ensureKnowledgeBase(kb, DIM);
+        await engine.replaceDocumentChunks(kb, doc, "fruit.txt", [apple, pear, plumFig, filler]);
+        // Said twice, a word outranks one said once, whichever it is.
+        expect(ids(await engine.search(query(kb, "bm25", { text: "apple pear apple" })))).toEqual([apple.id, pear.id]);
+        expect(ids(await engine.search(query(kb, "bm25", { text: "pear apple pear" })))).toEqual([pear.id, apple.id]);
+        // Said three times, it still weighs less than two different words said once each.
+        expect(ids(await engine.search(query(kb, "bm25", { text: "apple apple apple plum fig" })))).toEqual([plumFig.id, apple.id]);
+      });
+
       it("never turns user text into query syntax", async () => {
         const { kb, chunks } = await seed();
         for (const text of ['"unbalanced quote', "fox AND (OR NOT* ^text: NEAR(", "tax* OR -river", "{col}: 'x'"]) {
