@@ -338,9 +338,20 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     const after = await chunks();
 
     // The whole base again: same settings, so the same chunk count, and every document ready.
+    // The row is ready before the click too: wait until it has left ready and come back (the
+    // observer above records each status) before counting, or the count can be read mid-way.
+    await page.evaluate(() => {
+      (window as unknown as { seen: string[] }).seen.length = 0;
+    });
     await page.getByRole("button", { name: "Re-ingest all" }).click();
-    await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: 120_000 }).toBe(1);
-    expect(await chunks()).toBe(after);
+    const reingested = () =>
+      page.evaluate(() => {
+        const seen = (window as unknown as { seen: string[] }).seen;
+        return seen.some((s) => s !== "ready") && seen.at(-1) === "ready";
+      });
+    await expect.poll(reingested, { timeout: 120_000 }).toBe(true);
+    await expect.poll(() => page.locator('tr[data-status="ready"]').count()).toBe(1);
+    await expect.poll(chunks).toBe(after);
 
     // Rename it: the card and the API follow.
     await page.getByRole("link", { name: "Knowledge bases" }).first().click();
