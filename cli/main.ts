@@ -18,6 +18,7 @@ import { registerCorrectCommand } from "./correct-command.ts";
 import { registerDebugCommand } from "./debug-command.ts";
 import { registerKeysCommand } from "./keys-command.ts";
 import { registerModelsCommand } from "./models-command.ts";
+import { registerPortabilityCommands } from "./portability-commands.ts";
 import { registerEditCommands } from "./edit-commands.ts";
 import { setModel } from "./set-model.ts";
 
@@ -178,6 +179,7 @@ addRetrievalFlags(
 
 registerEditCommands(program, kb, urlOption, wholeNumber);
 registerKeysCommand(program, urlOption);
+registerPortabilityCommands(program, urlOption);
 registerAssistantCommands(program, urlOption);
 registerCorrectCommand(program, urlOption);
 registerDebugCommand(program, urlOption);

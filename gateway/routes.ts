@@ -22,6 +22,7 @@ import { conversationHandlers } from "./conversation-routes.ts";
 import { Corrections } from "./corrections.ts";
 import { KnowledgeBases } from "./knowledge-bases.ts";
 import { Originals } from "./originals.ts";
+import { portabilityHandlers } from "./portability-routes.ts";
 import { Reingest } from "./reingest.ts";
 import { submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
 import { watchIngestion } from "./watch-ingestion.ts";
@@ -136,6 +137,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
         await deleteKnowledgeBase(request.knowledgeBase);
         return {};
       },
+      ...portabilityHandlers(index),
       uploadDocument: (request) => upload(request.header, request.content),
       async uploadDocumentStream(requests) {
         let header: DocumentHeader | undefined;

@@ -28,3 +28,13 @@ export function documentIdFor(knowledgeBaseId: string, fileName: string): string
   const digest = createHash("sha256").update(`${knowledgeBaseId}\0${fileName}`).digest("hex");
   return `doc_${digest.slice(0, 32)}`;
 }
+
+/**
+ * A chunk's id: the same document, position and text always give the same id, so re-indexing an
+ * unchanged document overwrites rather than duplicates, while an edited chunk gets a new id.
+ * 128 bits of sha256 keep ids short with no practical chance of collision. Here, not in the chunker,
+ * since an import (services/index/portability/) names the chunks of the documents it makes too.
+ */
+export function chunkId(documentId: string, index: number, text: string): string {
+  return createHash("sha256").update(`${documentId}\0${index}\0${text}`).digest("hex").slice(0, 32);
+}

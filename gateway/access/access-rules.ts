@@ -58,6 +58,12 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   uploadDocument: { role: "editor", scoped: "check", targets: (r) => kb(r.header?.knowledgeBase ?? "") },
   // Checked message by message: the header names the knowledge base.
   uploadDocumentStream: { role: "editor", scoped: "check", targets: (r) => (r.part.case === "header" ? kb(r.part.value.knowledgeBase) : {}) },
+  // An archive holds what a reader of the base already reads (documents, metadata, chunks) plus
+  // vectors: a reader's call, for a base in scope.
+  exportKnowledgeBase: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
+  // An import creates a base, which a scoped key could not see: only unscoped editors import.
+  importKnowledgeBase: { role: "editor", scoped: "deny" },
+  importKnowledgeBaseStream: { role: "editor", scoped: "deny" },
   getDocument: { role: "reader", scoped: "check", targets: (r) => doc(r.documentId) },
   listDocuments: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   setDocumentEnabled: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },

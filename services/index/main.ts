@@ -50,7 +50,8 @@ export async function openStores(env: Env, logger?: Logger): Promise<{ catalog: 
 export async function assembleIndex(env: Env, shared: SharedDeps, peers: Peers): Promise<AssembledService> {
   const logger = shared.logger.child({ service: "index" });
   const stores = await openStores(env, logger);
-  const modelChanges = new ModelChanges({ catalog: stores.catalog, engine: stores.engine, vectorizer: embedderVectorizer(() => peers.transport("embedder")), logger });
+  const vectorizer = embedderVectorizer(() => peers.transport("embedder"));
+  const modelChanges = new ModelChanges({ catalog: stores.catalog, engine: stores.engine, vectorizer, logger });
   // Every other writer goes through the change's per-base lock.
   const engine = modelChanges.guard(stores.engine);
   const deps = {
@@ -60,6 +61,7 @@ export async function assembleIndex(env: Env, shared: SharedDeps, peers: Peers):
     assistants: new AssistantRegistry(stores.assistants, stores.catalog),
     conversations: new ConversationRegistry(stores.conversations),
     modelChanges,
+    vectorizer,
   };
   return {
     name: "index",

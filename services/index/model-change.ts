@@ -164,6 +164,7 @@ export class ModelChanges {
       close: () => engine.close(),
       documentChunks: (kb, doc) => engine.documentChunks(kb, doc),
       hasDocumentVector: (kb, doc) => engine.hasDocumentVector(kb, doc),
+      documentWithVectors: (kb, doc) => engine.documentWithVectors(kb, doc),
       beginShadow: (kb, dimension) => locked(kb, () => engine.beginShadow(kb, dimension)),
       writeShadowChunks: (kb, doc, fileName, chunks, documentVector) => locked(kb, () => engine.writeShadowChunks(kb, doc, fileName, chunks, documentVector)),
       shadowPendingDocuments: (kb) => engine.shadowPendingDocuments(kb),

@@ -2,6 +2,7 @@
 // coordinates; nothing here decides anything.
 import type { ConnectRouter } from "@connectrpc/connect";
 import { IndexService as IndexRpc } from "../../gen/quarry/index/v1/index_pb.ts";
+import { optionsThenData } from "../../lib/stream-head.ts";
 import { chunkingFromProto, chunkToProto, documentToProto, documentVersionFromProto, hitToProto, knowledgeBaseToProto, searchFromProto } from "../../lib/proto-convert.ts";
 import type { ApiKeyRegistry } from "./api-key-registry.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
@@ -9,7 +10,8 @@ import type { AssistantRegistry } from "./assistant-registry.ts";
 import type { ConversationRegistry } from "./conversation-registry.ts";
 import { conversationHandlers } from "./conversation-routes.ts";
 import type { Catalog } from "./catalog.ts";
-import type { ModelChanges } from "./model-change.ts";
+import type { ModelChanges, ModelVectorizer } from "./model-change.ts";
+import { KnowledgeBaseArchives } from "./portability/knowledge-base-archives.ts";
 import { IndexService } from "./index-service.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
@@ -21,10 +23,13 @@ export interface IndexDeps {
   conversations: ConversationRegistry;
   /** Absent: ChangeEmbeddingModel answers unimplemented. */
   modelChanges?: ModelChanges;
+  /** The embedder, for an import: whether it has the archive's model, and vectors for one without. */
+  vectorizer?: ModelVectorizer;
 }
 
-export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations, modelChanges }: IndexDeps) {
+export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations, modelChanges, vectorizer }: IndexDeps) {
   const index = new IndexService({ catalog, engine, modelChanges });
+  const archives = new KnowledgeBaseArchives({ catalog, engine, vectorizer });
   return (router: ConnectRouter) =>
     router.service(IndexRpc, {
       ...apiKeyHandlers(apiKeys),
@@ -83,6 +88,14 @@ export function indexRoutes({ catalog, engine, apiKeys, assistants, conversation
       async getChunks(request) {
         const positions = request.positions.map((p) => ({ knowledgeBaseId: p.knowledgeBaseId, documentId: p.documentId, index: p.index }));
         return { chunks: (await index.getChunks([...request.chunkIds], positions)).map(chunkToProto) };
+      },
+      async *exportKnowledgeBase(request) {
+        for await (const data of await archives.export(request.knowledgeBase, { vectors: !request.withoutVectors })) yield { data };
+      },
+      async importKnowledgeBase(requests) {
+        const { options, data } = await optionsThenData(requests, "an import");
+        const summary = await archives.import(data, { name: options.name });
+        return { knowledgeBase: knowledgeBaseToProto(summary.knowledgeBase), documents: summary.documents, chunks: BigInt(summary.chunks), reembedded: summary.reembedded };
       },
       async findChunks(request) {
         const found = await index.findChunks({ knowledgeBaseIds: [...request.knowledgeBaseIds], text: request.text, limit: request.limit, documentIds: [...request.documentIds] });

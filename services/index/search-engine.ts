@@ -10,6 +10,11 @@ export interface ChunkPosition {
   index: number;
 }
 
+export interface StoredDocumentChunks {
+  chunks: EmbeddedChunk[];
+  documentVector?: Float32Array;
+}
+
 export interface SearchEngine {
   /** Prepares storage for a knowledge base's chunks (vector dimension fixed here). Idempotent. */
   ensureKnowledgeBase(knowledgeBaseId: string, embeddingDimension: number): Promise<void>;
@@ -35,6 +40,11 @@ export interface SearchEngine {
    * text (search/chunk-text-find.ts decides what matches), read in document and position order.
    */
   findChunks(request: ChunkFindRequest): Promise<ChunkFind>;
+  /**
+   * A document's live chunks in order with their vectors, and its document vector if it has one
+   * (what an export writes: portability/).
+   */
+  documentWithVectors(knowledgeBaseId: string, documentId: string): Promise<StoredDocumentChunks>;
   close(): Promise<void>;
 
   // A change of embedding model (model-change.ts): the knowledge base's chunks get vectors of the

@@ -104,6 +104,22 @@ const PROBES: Record<string, Probe> = {
       ),
   },
   getDocument: { other: (c, w) => c.getDocument({ documentId: w.b.docId }), own: (c, w) => c.getDocument({ documentId: w.a.docId }) },
+  exportKnowledgeBase: {
+    other: (c, w) => drain(c.exportKnowledgeBase({ knowledgeBase: w.b.name }), true),
+    own: (c, w) => drain(c.exportKnowledgeBase({ knowledgeBase: w.a.name }), true),
+  },
+  // An import makes a base, which no scope holds: refused before the archive is read.
+  importKnowledgeBase: { other: (c) => c.importKnowledgeBase({ options: { name: "imported" }, archive: text("not read") }), own: async () => "a scoped key imports nothing" },
+  importKnowledgeBaseStream: {
+    other: (c) =>
+      c.importKnowledgeBaseStream(
+        (async function* () {
+          yield { part: { case: "options" as const, value: { name: "imported" } } };
+          yield { part: { case: "data" as const, value: text("not read") } };
+        })(),
+      ),
+    own: async () => "a scoped key imports nothing",
+  },
   // The other tenant's document is refused before its chunk is looked up; the own call needs a real chunk.
   getChunkNeighbours: {
     other: (c, w) => c.getChunkNeighbours({ documentId: w.b.docId, chunkId: "any-chunk" }),

@@ -37,7 +37,7 @@ import {
   type ChunkSource,
   type VectorField,
 } from "./search-documents.ts";
-import type { ChunkPosition, SearchEngine } from "../search-engine.ts";
+import type { ChunkPosition, SearchEngine, StoredDocumentChunks } from "../search-engine.ts";
 import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { averageRowLength, weightedQueryTerms, type KeywordIndexSize, type WeightedTerms } from "../search/query-terms.ts";
@@ -292,6 +292,26 @@ export class DocumentStoreEngine implements SearchEngine {
         query: { bool: { filter: [{ term: { record_type: "chunk" } }, { term: { document_id: documentId } }, { exists: { field: "document_embedding" } }] } },
       });
       return result.hits.length > 0;
+    });
+  }
+
+  async documentWithVectors(knowledgeBaseId: string, documentId: string): Promise<StoredDocumentChunks> {
+    return this.call("document with vectors", async () => {
+      const result = await this.store.search<ChunkSource & { embedding?: number[]; document_embedding?: number[] }>(this.aliasFor(knowledgeBaseId), {
+        size: MAX_DOCUMENT_RECORDS,
+        _source: { excludes: ["search_terms"] },
+        query: documentChunksQuery(documentId),
+        sort: [{ chunk_index: "asc" }],
+      });
+      const chunks: EmbeddedChunk[] = [];
+      let documentVector: Float32Array | undefined;
+      for (const { _source: source } of result.hits) {
+        if (!source) continue;
+        if (!source.embedding) throw new FailedPreconditionError(`chunk ${source.chunk_id} of document ${documentId} has no vector in its stored source`);
+        chunks.push({ ...chunkFromSource(source), vector: Float32Array.from(source.embedding) });
+        if (source.document_embedding) documentVector = Float32Array.from(source.document_embedding);
+      }
+      return { chunks, ...(documentVector ? { documentVector } : {}) };
     });
   }
 

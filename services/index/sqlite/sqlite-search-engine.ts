@@ -10,7 +10,7 @@ import type { Chunk, ChunkParent, EmbeddedChunk, SearchHit, SearchQuery } from "
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import type { EngineHit } from "../search/rrf-fusion.ts";
 import { hybridSearch } from "../search/hybrid-search.ts";
-import type { ChunkPosition, SearchEngine } from "../search-engine.ts";
+import type { ChunkPosition, SearchEngine, StoredDocumentChunks } from "../search-engine.ts";
 import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { averageRowLength, weightedQueryTerms } from "../search/query-terms.ts";
@@ -314,6 +314,26 @@ export class SqliteSearchEngine implements SearchEngine {
     );
   }
 
+  async documentWithVectors(knowledgeBaseId: string, documentId: string): Promise<StoredDocumentChunks> {
+    return this.run("document with vectors", () => {
+      const space = this.requireSpace(knowledgeBaseId);
+      const rows = this.db.prepare(`SELECT * FROM chunks WHERE knowledge_base_id = ? AND document_id = ? ORDER BY chunk_index`).all(knowledgeBaseId, documentId) as ChunkRow[];
+      const vectorOf = this.db.prepare(`SELECT embedding FROM "${space.vector_table}" WHERE rowid = ?`);
+      const documentTable = documentTableName(space.vector_table);
+      const documentVectorOf = this.tableExists(documentTable) ? this.db.prepare(`SELECT embedding FROM "${documentTable}" WHERE rowid = ?`) : undefined;
+      const chunks: EmbeddedChunk[] = [];
+      let documentVector: Float32Array | undefined;
+      for (const row of rows) {
+        const stored = vectorOf.get(BigInt(row.rowid)) as { embedding: Buffer } | undefined;
+        if (!stored) throw new FailedPreconditionError(`chunk ${row.id} of document ${documentId} has no vector`);
+        chunks.push({ ...toChunk(row), vector: blobVector(stored.embedding) });
+        const whole = documentVectorOf?.get(BigInt(row.rowid)) as { embedding: Buffer } | undefined;
+        if (whole) documentVector = blobVector(whole.embedding);
+      }
+      return { chunks, ...(documentVector ? { documentVector } : {}) };
+    });
+  }
+
   async hasDocumentVector(knowledgeBaseId: string, documentId: string): Promise<boolean> {
     return this.run("has document vector", () => {
       const space = this.requireSpace(knowledgeBaseId);
@@ -576,6 +596,13 @@ function documentTableName(vectorTable: string): string {
 
 function vectorBlob(vector: Float32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+/** A copy: the blob's bytes belong to the statement's buffer and need not be 4-byte aligned. */
+function blobVector(blob: Buffer): Float32Array {
+  const copy = new Uint8Array(blob.byteLength);
+  copy.set(blob);
+  return new Float32Array(copy.buffer);
 }
 
 function toChunk(row: ChunkRow): Chunk {
