@@ -100,6 +100,31 @@ describe("the quarry CLI against an embedded instance", () => {
     expect(run.stdout).toMatch(/^ {2}\[\d+\] d-lighthouses\.pdf, p\. 1\b/m);
   });
 
+  it("exports a base to a file and imports it under another name; a truncated file is one readable line and makes nothing", async () => {
+    const file = join(folder, "..", `cli-kb-${process.pid}.quarry.gz`);
+    try {
+      const exported = await quarryCli(["export", "cli-kb", file, "--url", quarry.url]);
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(exported.stdout.trim()).toBe(`exported cli-kb to ${file}`);
+      const imported = await quarryCli(["import", file, "--as", "cli-kb-copy", "--url", quarry.url]);
+      expect(imported.code, imported.stderr).toBe(0);
+      expect(imported.stdout.trim()).toMatch(new RegExp(`^imported cli-kb-copy: ${files.length} documents, \\d+ chunks, vectors from the archive$`));
+      const copy = (await quarry.client.getKnowledgeBase({ knowledgeBase: "cli-kb-copy" })).knowledgeBase!;
+      const original = (await quarry.client.getKnowledgeBase({ knowledgeBase: "cli-kb" })).knowledgeBase!;
+      expect(copy.chunkCount).toBe(original.chunkCount);
+
+      const bytes = await readFile(file);
+      await writeFile(file, bytes.subarray(0, Math.floor(bytes.byteLength / 2)));
+      const cut = await quarryCli(["import", file, "--as", "cli-kb-cut", "--url", quarry.url]);
+      expect(cut.code).not.toBe(0);
+      expect(cut.stderr + cut.stdout).toMatch(/archive is truncated/);
+      expect(cut.stderr + cut.stdout).not.toMatch(/\n\s+at /);
+      expect((await quarry.client.listKnowledgeBases({})).knowledgeBases.map((k) => k.name)).not.toContain("cli-kb-cut");
+    } finally {
+      await rm(file, { force: true });
+    }
+  });
+
   it("exits non-zero with a readable message for a knowledge base that does not exist", async () => {
     const run = await quarryCli(["ask", "anything?", "--kb", "no-such-kb", "--url", quarry.url]);
     expect(run.code).not.toBe(0);

@@ -3,6 +3,7 @@ import { link } from "../router.ts";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { formatCount } from "../format.ts";
 import { levelsSummary } from "./chunking-choices.ts";
+import { ExportButton } from "./export-button.tsx";
 
 export function KnowledgeBaseCard({ kb, onEdit, onDelete }: { kb: KnowledgeBase; onEdit?: () => void; onDelete: () => void }) {
   const path = `/kb/${encodeURIComponent(kb.name)}`;
@@ -43,6 +44,7 @@ export function KnowledgeBaseCard({ kb, onEdit, onDelete }: { kb: KnowledgeBase;
             Edit
           </button>
         )}
+        <ExportButton name={kb.name} />
         <ConfirmButton label="Delete" confirmLabel={`Delete ${kb.name} and its documents`} onConfirm={onDelete} />
       </div>
     </article>

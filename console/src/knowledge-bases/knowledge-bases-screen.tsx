@@ -7,10 +7,13 @@ import { CreateKnowledgeBaseForm } from "./create-knowledge-base-form.tsx";
 import { EditKnowledgeBaseForm } from "./edit-knowledge-base-form.tsx";
 import { offers } from "../api/client.ts";
 import { KnowledgeBaseCard } from "./knowledge-base-card.tsx";
+import { ImportKnowledgeBaseForm } from "./import-knowledge-base-form.tsx";
 
 export function KnowledgeBasesScreen() {
   const list = useLoad(() => quarry.listKnowledgeBases({}).then((r) => r.knowledgeBases), []);
   const [creating, setCreating] = useState(false);
+  const [importing, setImporting] = useState(false);
+  const [imported, setImported] = useState<string>();
   const [editing, setEditing] = useState<string>();
   const [error, setError] = useState<string>();
 
@@ -33,7 +36,23 @@ export function KnowledgeBasesScreen() {
             New knowledge base
           </button>
         )}
+        {!importing && (
+          <button type="button" onClick={() => (setImporting(true), setImported(undefined))}>
+            Import
+          </button>
+        )}
       </div>
+      {importing && (
+        <ImportKnowledgeBaseForm
+          onCancel={() => setImporting(false)}
+          onImported={(summary) => {
+            setImporting(false);
+            setImported(summary);
+            list.reload();
+          }}
+        />
+      )}
+      {imported && <p className="muted" role="status">{imported}</p>}
       {creating && (
         <CreateKnowledgeBaseForm
           onCancel={() => setCreating(false)}

@@ -1,0 +1,28 @@
+// Downloads a knowledge base's archive (docs/PORTABILITY.md): the server streams it, the pieces
+// become one Blob, and a temporary link saves it under the base's name.
+import { quarry } from "../api/client.ts";
+import { useAction } from "../use-action.ts";
+import { ErrorNote } from "../components/error-note.tsx";
+
+export function ExportButton({ name }: { name: string }) {
+  const action = useAction();
+  const download = () =>
+    action.run(async () => {
+      const pieces: Uint8Array<ArrayBuffer>[] = [];
+      for await (const piece of quarry.exportKnowledgeBase({ knowledgeBase: name })) pieces.push(new Uint8Array(piece.data));
+      const url = URL.createObjectURL(new Blob(pieces, { type: "application/gzip" }));
+      const link = document.createElement("a");
+      link.href = url;
+      link.download = `${name}.quarry.gz`;
+      link.click();
+      URL.revokeObjectURL(url);
+    });
+  return (
+    <>
+      <button type="button" onClick={download} disabled={action.busy} title="Download the base as an archive another Quarry can import">
+        {action.busy ? "Exporting…" : "Export"}
+      </button>
+      <ErrorNote error={action.error} />
+    </>
+  );
+}
