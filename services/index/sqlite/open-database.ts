@@ -6,6 +6,7 @@ import * as sqliteVec from "sqlite-vec";
 import { UnavailableError } from "../../../lib/errors.ts";
 import { silentLogger, type Logger } from "../../../lib/logger.ts";
 import { splitKeywordIndex } from "./split-keyword-index.ts";
+import { rebuildKeywordTables } from "./exact-keyword-statistics.ts";
 
 export type SqliteDatabase = Database.Database;
 
@@ -134,6 +135,12 @@ const MIGRATIONS: Migration[] = [
     // One keyword (FTS5) table per knowledge base instead of chunks_fts, so BM25's statistics are
     // the base's own; search_spaces.keyword_table names it.
     run: splitKeywordIndex,
+  },
+  {
+    version: 5,
+    sql: "",
+    // Keyword tables without contentless_delete, whose deletes shrink BM25's totals (space-tables.ts).
+    run: rebuildKeywordTables,
   },
 ];
 

@@ -30,8 +30,10 @@ function spaceTableName(prefix: string, knowledgeBaseId: string): string {
 
 /**
  * Creates a knowledge base's keyword table (if missing), keyed by the chunk rowids.
- * Contentless: the raw text lives in chunks; the index holds the segmented terms only.
- * contentless_delete lets a chunk's row be removed without re-supplying its terms.
+ * Contentless: the raw text lives in chunks; the index holds the segmented terms only. A chunk's
+ * row is removed with FTS5's 'delete' command and its terms (deleteKeywordRow), not with
+ * contentless_delete: a contentless_delete table never takes a deleted row out of its row count and
+ * term total, so a base that deleted or re-ingested much scored BM25 unlike a fresh one.
  * porter stems English terms ("citations" → "citation") on both sides, as MATCH strings go
  * through the same tokenizer; it leaves the segmented Chinese terms as they are.
  */
@@ -40,10 +42,35 @@ export function createKeywordTable(db: Database.Database, table: string): void {
     `CREATE VIRTUAL TABLE IF NOT EXISTS "${table}" USING fts5(
        terms,
        content = '',
-       contentless_delete = 1,
        tokenize = 'porter unicode61 remove_diacritics 2'
      )`,
   );
+}
+
+/**
+ * Removes a chunk's row from a keyword table, its terms out of every total. The terms must be those
+ * the row was written with: keywordTerms of the chunk's stored text and heading path.
+ */
+export function deleteKeywordRowSql(table: string): string {
+  return `INSERT INTO "${table}" ("${table}", rowid, terms) VALUES ('delete', ?, ?)`;
+}
+
+/** Rows segmented and written per statement batch, so a large base is not held in memory at once. */
+const REINDEX_PAGE_SIZE = 1_000;
+
+/**
+ * Writes every stored chunk's terms into its base's keyword table, under its rowid (a migration
+ * building keyword tables anew); chunks of bases with no entry in `inserts` are left out.
+ */
+export function reindexChunkTerms(db: Database.Database, inserts: ReadonlyMap<string, Database.Statement<[number, string]>>): void {
+  // Pages along the rowid key (a write cannot run while a statement is still being read).
+  const page = db.prepare(`SELECT rowid, knowledge_base_id, text, section_path FROM chunks WHERE rowid > ? ORDER BY rowid LIMIT ?`);
+  for (let after = 0; ; ) {
+    const rows = page.all(after, REINDEX_PAGE_SIZE) as { rowid: number; knowledge_base_id: string; text: string; section_path: string }[];
+    if (rows.length === 0) break;
+    for (const row of rows) inserts.get(row.knowledge_base_id)?.run(row.rowid, keywordTerms(row.text, JSON.parse(row.section_path) as string[]));
+    after = rows[rows.length - 1].rowid;
+  }
 }
 
 /** What a chunk's row in its keyword table holds: its text under its heading path, word-segmented. */

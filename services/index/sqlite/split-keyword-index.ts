@@ -8,10 +8,7 @@
 import { performance } from "node:perf_hooks";
 import type Database from "better-sqlite3";
 import type { Logger } from "../../../lib/logger.ts";
-import { createKeywordTable, keywordTableName, keywordTerms } from "./space-tables.ts";
-
-/** Rows segmented and written per statement batch, so a large base is not held in memory at once. */
-const PAGE_SIZE = 1_000;
+import { createKeywordTable, keywordTableName, reindexChunkTerms } from "./space-tables.ts";
 
 export function splitKeywordIndex(db: Database.Database, logger: Logger): void {
   db.exec(`ALTER TABLE search_spaces ADD COLUMN keyword_table TEXT`);
@@ -34,15 +31,8 @@ export function splitKeywordIndex(db: Database.Database, logger: Logger): void {
     name.run(table, knowledgeBaseId);
     inserts.set(knowledgeBaseId, db.prepare<[number, string]>(`INSERT INTO "${table}" (rowid, terms) VALUES (?, ?)`));
   }
-  // Pages along the rowid key (a write cannot run while a statement is still being read); a chunk
-  // of a base without a search space was never searchable and gets no terms.
-  const page = db.prepare(`SELECT rowid, knowledge_base_id, text, section_path FROM chunks WHERE rowid > ? ORDER BY rowid LIMIT ?`);
-  for (let after = 0; ; ) {
-    const rows = page.all(after, PAGE_SIZE) as { rowid: number; knowledge_base_id: string; text: string; section_path: string }[];
-    if (rows.length === 0) break;
-    for (const row of rows) inserts.get(row.knowledge_base_id)?.run(row.rowid, keywordTerms(row.text, JSON.parse(row.section_path) as string[]));
-    after = rows[rows.length - 1].rowid;
-  }
+  // A chunk of a base without a search space was never searchable and gets no terms.
+  reindexChunkTerms(db, inserts);
   db.exec(`DROP TABLE IF EXISTS chunks_fts`);
   if (moving) {
     const ms = Math.round(performance.now() - started);

@@ -15,7 +15,7 @@ import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, 
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { averageRowLength, weightedQueryTerms } from "../search/query-terms.ts";
 import type { SqliteDatabase } from "./open-database.ts";
-import { bm25Parameters, bm25Sql, createKeywordTable, keywordIndexSize, keywordTableName, keywordTerms, vectorTableName } from "./space-tables.ts";
+import { bm25Parameters, bm25Sql, createKeywordTable, deleteKeywordRowSql, keywordIndexSize, keywordTableName, keywordTerms, vectorTableName } from "./space-tables.ts";
 import { withDatabase } from "./sqlite-errors.ts";
 
 export interface SqliteSearchEngineOptions {
@@ -506,22 +506,25 @@ export class SqliteSearchEngine implements SearchEngine {
 
   private deleteChunkRows(rows: { rowid: number; knowledge_base_id: string }[]): void {
     if (rows.length === 0) return;
+    const readChunk = this.db.prepare(`SELECT text, section_path FROM chunks WHERE rowid = ?`);
     const deleteChunk = this.db.prepare(`DELETE FROM chunks WHERE rowid = ?`);
     // Each row's base's keyword table and vector tables, the shadow's too: rowids are reused, and a
     // reused one must not find old terms or an old vector.
-    const baseDeletes = new Map<string, { terms?: ReturnType<SqliteDatabase["prepare"]>; vectors: ReturnType<SqliteDatabase["prepare"]>[] }>();
+    const baseDeletes = new Map<string, { terms?: { run(rowid: number, terms: string): unknown }; vectors: ReturnType<SqliteDatabase["prepare"]>[] }>();
     for (const row of rows) {
       let deletes = baseDeletes.get(row.knowledge_base_id);
       if (!deletes) {
         const keywordTable = this.findSpace(row.knowledge_base_id)?.keyword_table;
         deletes = {
-          terms: keywordTable ? this.db.prepare(`DELETE FROM "${keywordTable}" WHERE rowid = ?`) : undefined,
+          terms: keywordTable ? this.db.prepare<[number, string]>(deleteKeywordRowSql(keywordTable)) : undefined,
           vectors: this.vectorTablesOf(row.knowledge_base_id).map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE rowid = ?`)),
         };
         baseDeletes.set(row.knowledge_base_id, deletes);
       }
       for (const deleteVector of deletes.vectors) deleteVector.run(BigInt(row.rowid));
-      deletes.terms?.run(row.rowid);
+      // The terms the row was written with, so FTS5 takes them out of its totals too.
+      const stored = readChunk.get(row.rowid) as { text: string; section_path: string } | undefined;
+      if (stored) deletes.terms?.run(row.rowid, keywordTerms(stored.text, JSON.parse(stored.section_path) as string[]));
       deleteChunk.run(row.rowid);
     }
   }
