@@ -1,0 +1,29 @@
+// `quarry backup DIR` and `quarry restore DIR`: an embedded Quarry's data folder, backed up while it
+// serves (SQLite's online backup, and the originals) and put back while it is stopped (docs/BACKUP.md).
+import type { Command } from "commander";
+import { backupEmbedded, restoreEmbedded } from "../app/embedded-backup.ts";
+import { dataDir } from "../lib/config.ts";
+
+export function registerBackupCommands(program: Command): void {
+  program
+    .command("backup")
+    .description("back up an embedded Quarry (every base, key, assistant and conversation, and the originals) into a new folder, while it serves")
+    .argument("<dir>", "a new or empty folder for the backup")
+    .option("--data-dir <dir>", "the Quarry's data folder (default: QUARRY_DATA_DIR, or .quarry)")
+    .action(async (dir: string, o: { dataDir?: string }) => {
+      const env = { ...process.env, ...(o.dataDir ? { QUARRY_DATA_DIR: o.dataDir } : {}) };
+      const summary = await backupEmbedded(env, dir);
+      process.stdout.write(`backed up ${dataDir(env)} to ${dir}: ${summary.knowledgeBases} knowledge bases, ${summary.documents} documents (${summary.readyDocuments} ready)\n`);
+    });
+  program
+    .command("restore")
+    .description("put a backup in place as an embedded Quarry's data folder (stop Quarry first)")
+    .argument("<dir>", "a folder quarry backup wrote")
+    .option("--data-dir <dir>", "the data folder to restore into (default: QUARRY_DATA_DIR, or .quarry)")
+    .option("--replace", "overwrite the Quarry already in the data folder")
+    .action(async (dir: string, o: { dataDir?: string; replace?: boolean }) => {
+      const env = { ...process.env, ...(o.dataDir ? { QUARRY_DATA_DIR: o.dataDir } : {}) };
+      const summary = await restoreEmbedded(env, dir, { replace: o.replace });
+      process.stdout.write(`restored ${dir} into ${dataDir(env)}: ${summary.knowledgeBases} knowledge bases, ${summary.documents} documents (${summary.readyDocuments} ready)\n`);
+    });
+}

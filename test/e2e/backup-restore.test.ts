@@ -1,0 +1,97 @@
+// Backup and restore of an embedded Quarry (docs/BACKUP.md): documents are ingested, then more are
+// uploaded while quarry backup runs (the server keeps writing); the Quarry is stopped and its data
+// folder destroyed, the backup restored into a new folder and a Quarry started on it. Every
+// document that was ready before the backup began is there, ready, with its chunks, searchable and
+// re-ingestable from its kept original, with the API key made before it; a second restore onto it
+// is refused, as is a folder that is no backup.
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
+import { ApiKeyRole } from "../../gen/quarry/common/v1/api_key_pb.ts";
+import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
+import { lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
+
+const BIN = resolve(process.cwd(), "bin/quarry.mjs");
+
+function quarryCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { timeout: 120_000, env: { PATH: process.env.PATH, HOME: process.env.HOME } }, (error, stdout, stderr) => {
+      done({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+const note = (i: number) => `Harbour log ${i}: the ferry number ${i} left pier ${i % 4} at ${8 + (i % 9)} o'clock with ${i * 3} passengers and a cargo of word${i}.`;
+
+describe("backup and restore of an embedded Quarry", () => {
+  const scratch: string[] = [];
+  let quarry: EmbeddedQuarryFixture | undefined;
+  afterAll(async () => {
+    await quarry?.stop();
+    for (const dir of scratch) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("backs up under load; after the data folder is destroyed, the restore has every document that was ready", async () => {
+    const first = await startEmbeddedQuarry();
+    quarry = first;
+    const { client } = first;
+    await client.createKnowledgeBase({ name: "logs" });
+    const readyIds: string[] = [];
+    for (let i = 0; i < 8; i++) readyIds.push((await upload(client, "logs", `log-${i}.txt`, new TextEncoder().encode(note(i)))).document!.id);
+    const log = await watchAll(client, readyIds);
+    for (const id of readyIds) expect(lastUpdate(log, id).status).toBe(DocumentStatus.READY);
+    const chunksBefore = new Map((await client.listDocuments({ knowledgeBase: "logs" })).documents.map((d) => [d.fileName, d.chunkCount]));
+    const key = await client.createApiKey({ name: "keeper", role: ApiKeyRole.ADMIN, knowledgeBases: [] });
+    const auth = { headers: { authorization: `Bearer ${key.secret}` } };
+
+    // Load: uploads keep arriving while the backup copies the file.
+    let uploading = true;
+    const load = (async () => {
+      for (let i = 100; uploading && i < 160; i++) await client.uploadDocument({ header: { knowledgeBase: "logs", fileName: `late-${i}.txt` }, content: new TextEncoder().encode(note(i)) }, auth);
+    })();
+    const backupDir = join(await mkdtemp(join(tmpdir(), "quarry-backup-")), "backup");
+    scratch.push(join(backupDir, ".."));
+    const backup = await quarryCli(["backup", backupDir, "--data-dir", first.dataDir]);
+    uploading = false;
+    await load;
+    expect(backup.code, backup.stderr).toBe(0);
+    expect(backup.stdout).toMatch(/^backed up .* to .*: 1 knowledge bases, \d+ documents \(\d+ ready\)$/m);
+
+    // Destroyed: the Quarry stopped and its data folder gone.
+    await first.stop();
+    quarry = undefined;
+
+    const restoredDir = await mkdtemp(join(tmpdir(), "quarry-restored-"));
+    scratch.push(restoredDir);
+    const restore = await quarryCli(["restore", backupDir, "--data-dir", restoredDir]);
+    expect(restore.code, restore.stderr).toBe(0);
+    quarry = await startEmbeddedQuarry({ dataDir: restoredDir });
+    const restored = quarry.client;
+    const docs = (await restored.listDocuments({ knowledgeBase: "logs" }, auth)).documents;
+    const byName = new Map(docs.map((d) => [d.fileName, d]));
+    for (let i = 0; i < 8; i++) {
+      const doc = byName.get(`log-${i}.txt`);
+      expect(doc?.status, `log-${i}.txt`).toBe(DocumentStatus.READY);
+      expect(doc?.chunkCount).toBe(chunksBefore.get(`log-${i}.txt`));
+    }
+    const { hits } = await restored.search({ knowledgeBases: ["logs"], query: "word5", settings: { mode: RetrievalMode.BM25, topK: 3 } }, auth);
+    expect(hits[0]?.fileName).toBe("log-5.txt");
+    // The original came along: the document can be ingested again from it.
+    const again = await restored.reingestDocument({ documentId: byName.get("log-3.txt")!.id }, auth);
+    expect(again.document?.id).toBe(byName.get("log-3.txt")!.id);
+
+    // A second restore onto a folder that holds a Quarry, and a folder that is no backup, are refused.
+    const onto = await quarryCli(["restore", backupDir, "--data-dir", restoredDir]);
+    expect(onto.code).not.toBe(0);
+    expect(onto.stderr + onto.stdout).toMatch(/running|already exists/);
+    const notBackup = await mkdtemp(join(tmpdir(), "quarry-not-a-backup-"));
+    scratch.push(notBackup);
+    await writeFile(join(notBackup, "notes.txt"), "hello");
+    const wrong = await quarryCli(["restore", notBackup, "--data-dir", join(notBackup, "data")]);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr + wrong.stdout).toContain("is not a Quarry backup");
+  }, 300_000);
+});
