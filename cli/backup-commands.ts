@@ -1,7 +1,9 @@
 // `quarry backup DIR` and `quarry restore DIR`: an embedded Quarry's data folder, backed up while it
-// serves (SQLite's online backup, and the originals) and put back while it is stopped (docs/BACKUP.md).
+// serves (SQLite's online backup, and the originals) and put back while it is stopped (docs/BACKUP.md);
+// `quarry doctor [--repair]`: its consistency checked, and what is safe repaired.
 import type { Command } from "commander";
 import { backupEmbedded, restoreEmbedded } from "../app/embedded-backup.ts";
+import { doctorEmbedded } from "../app/embedded-doctor.ts";
 import { dataDir } from "../lib/config.ts";
 
 export function registerBackupCommands(program: Command): void {
@@ -25,5 +27,22 @@ export function registerBackupCommands(program: Command): void {
       const env = { ...process.env, ...(o.dataDir ? { QUARRY_DATA_DIR: o.dataDir } : {}) };
       const summary = await restoreEmbedded(env, dir, { replace: o.replace });
       process.stdout.write(`restored ${dir} into ${dataDir(env)}: ${summary.knowledgeBases} knowledge bases, ${summary.documents} documents (${summary.readyDocuments} ready)\n`);
+    });
+}
+
+export function registerDoctorCommand(program: Command): void {
+  program
+    .command("doctor")
+    .description("check an embedded Quarry's consistency (catalog, chunks, vectors, keyword index, originals, stuck documents, dead letters); --repair fixes what is safe")
+    .option("--data-dir <dir>", "the Quarry's data folder (default: QUARRY_DATA_DIR, or .quarry)")
+    .option("--repair", "delete chunks no document owns and mark documents stuck mid-ingest failed (stop Quarry first)")
+    .action(async (o: { dataDir?: string; repair?: boolean }) => {
+      const env = { ...process.env, ...(o.dataDir ? { QUARRY_DATA_DIR: o.dataDir } : {}) };
+      const findings = await doctorEmbedded(env, { repair: o.repair });
+      for (const f of findings) {
+        process.stdout.write(`${f.count === 0 ? "ok  " : "FIX "} ${f.check}: ${f.count}${f.detail ? ` (${f.detail})` : ""}${f.repaired ? ` — ${f.repaired}` : ""}\n`);
+      }
+      const open = findings.filter((f) => f.count > 0 && !f.repaired).length;
+      if (open > 0) process.exitCode = 1;
     });
 }

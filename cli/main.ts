@@ -19,7 +19,7 @@ import { registerDebugCommand } from "./debug-command.ts";
 import { registerKeysCommand } from "./keys-command.ts";
 import { registerModelsCommand } from "./models-command.ts";
 import { registerPortabilityCommands } from "./portability-commands.ts";
-import { registerBackupCommands } from "./backup-commands.ts";
+import { registerBackupCommands, registerDoctorCommand } from "./backup-commands.ts";
 import { registerEditCommands } from "./edit-commands.ts";
 import { setModel } from "./set-model.ts";
 
@@ -182,6 +182,7 @@ registerEditCommands(program, kb, urlOption, wholeNumber);
 registerKeysCommand(program, urlOption);
 registerPortabilityCommands(program, urlOption);
 registerBackupCommands(program);
+registerDoctorCommand(program);
 registerAssistantCommands(program, urlOption);
 registerCorrectCommand(program, urlOption);
 registerDebugCommand(program, urlOption);
