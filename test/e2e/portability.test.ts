@@ -1,7 +1,7 @@
 // Export and import of a knowledge base end to end, over HTTP through the gateway (docs/PORTABILITY.md):
 // a base ingested on embedded SQLite is exported (streamed), imported under another name on the same
 // Quarry without vectors (its chunks embedded again) and, with its vectors, into a Quarry on
-// OpenSearch when it is there; each import answers the same searches with the same chunks, carries
+// OpenSearch and one on Elasticsearch when they are there (and back); each import answers the same searches with the same chunks, carries
 // a disabled document and a failed one as they were, and a corrupt, a truncated, a foreign-model
 // and a scoped-key import are refused with their reason and leave no base behind.
 import { randomBytes } from "node:crypto";
@@ -12,6 +12,7 @@ import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common
 import { ApiKeyRole } from "../../gen/quarry/common/v1/api_key_pb.ts";
 import type { QuarryClient } from "../../client/gateway-client.ts";
 import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { elasticsearchTestSpace } from "../../services/index/testing/elasticsearch-test-support.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { describeWithEngine } from "../support/engines.ts";
 import { failure, lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
@@ -170,29 +171,51 @@ describe("export and import of a knowledge base (embedded, SQLite)", () => {
     expect((await failure(() => importStreamed(client, newer, `${name}-x`))).rawMessage).toContain("version 99");
   });
 
-  describeWithEngine("OPENSEARCH_URL", "into a Quarry on OpenSearch", (opensearchUrl) => {
-    let target: EmbeddedQuarryFixture;
-    const prefix = `quarry-port-${randomBytes(4).toString("hex")}`;
+  /**
+   * Into a Quarry on another backend and back: the archive's vectors answer the same vector searches
+   * there, and where the backend's BM25 agrees with SQLite's (OpenSearch stems, the Elasticsearch
+   * dialect does not) the same hybrid ones; its own export comes back to SQLite with the same answers.
+   */
+  const intoBackend = (label: string, start: () => Promise<{ target: EmbeddedQuarryFixture; cleanup(): Promise<void> }>, sameBm25: boolean) => {
+    let target: EmbeddedQuarryFixture | undefined;
+    let cleanup: (() => Promise<void>) | undefined;
     beforeAll(async () => {
-      target = await startEmbeddedQuarry({ env: { OPENSEARCH_URL: opensearchUrl, QUARRY_OPENSEARCH_PREFIX: prefix } });
+      ({ target, cleanup } = await start());
     }, 120_000);
     afterAll(async () => {
       await target?.stop();
-      await deleteOpenSearchNamespace(opensearchUrl, prefix);
+      await cleanup?.();
     });
 
-    it("imports the SQLite base's archive with its vectors and answers with the same chunks", async () => {
-      const res = await importStreamed(target.client, archive, name);
+    it(`imports the SQLite base's archive into ${label} with its vectors and answers with the same chunks`, async () => {
+      const there = target!.client;
+      const res = await importStreamed(there, archive, name);
       expect(res).toMatchObject({ documents: 4, reembedded: false });
-      expect(await answers(target.client, name, RetrievalMode.HYBRID)).toEqual(before.hybrid);
-      expect(await answers(target.client, name, RetrievalMode.VECTOR)).toEqual(await answers(client, name, RetrievalMode.VECTOR));
-      const docs = (await target.client.listDocuments({ knowledgeBase: name })).documents;
+      expect(await answers(there, name, RetrievalMode.VECTOR)).toEqual(await answers(client, name, RetrievalMode.VECTOR));
+      if (sameBm25) expect(await answers(there, name, RetrievalMode.HYBRID)).toEqual(before.hybrid);
+      const docs = (await there.listDocuments({ knowledgeBase: name })).documents;
       expect(docs.find((d) => d.fileName === "ferry.txt")?.enabled).toBe(false);
-      // And back: the OpenSearch base's own export imports into SQLite with the same answers.
-      const again = await exportBytes(target.client, name);
-      await importStreamed(client, again, `${name}-roundtrip`);
-      expect(await answers(client, `${name}-roundtrip`, RetrievalMode.HYBRID)).toEqual(before.hybrid);
+      const again = await exportBytes(there, name);
+      const back = `${name}-from-${label.replace(/\W+/g, "-").toLowerCase()}`;
+      await importStreamed(client, again, back);
+      expect(await answers(client, back, RetrievalMode.HYBRID)).toEqual(before.hybrid);
     }, 120_000);
+  };
+
+  describeWithEngine("OPENSEARCH_URL", "into a Quarry on OpenSearch", (opensearchUrl) => {
+    intoBackend("OpenSearch", async () => {
+      const prefix = `quarry-port-${randomBytes(4).toString("hex")}`;
+      const target = await startEmbeddedQuarry({ env: { OPENSEARCH_URL: opensearchUrl, QUARRY_OPENSEARCH_PREFIX: prefix } });
+      return { target, cleanup: () => deleteOpenSearchNamespace(opensearchUrl, prefix) };
+    }, true);
+  });
+
+  describeWithEngine("ELASTICSEARCH_URL", "into a Quarry on Elasticsearch", (elasticsearchUrl) => {
+    intoBackend("Elasticsearch", async () => {
+      const space = elasticsearchTestSpace(elasticsearchUrl);
+      const target = await startEmbeddedQuarry({ env: { ELASTICSEARCH_URL: elasticsearchUrl, QUARRY_ELASTICSEARCH_PREFIX: space.prefix.replace(/-$/, "") } });
+      return { target, cleanup: () => space.cleanup() };
+    }, false);
   });
 
   // Last: once a key exists, this Quarry answers no call without one.
