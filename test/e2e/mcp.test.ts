@@ -5,6 +5,8 @@
 // reader key scoped to two bases, `ask` must equal the Connect Chat's answer for the same question
 // and settings, and everything that names a third base is refused with the gateway's own message.
 import { readFile } from "node:fs/promises";
+import { request } from "node:http";
+import { createServer } from "node:net";
 import { resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -228,4 +230,54 @@ describe("the MCP server over stdio and streamable HTTP", () => {
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("POST");
   });
+});
+
+/** A JSON-RPC tools/call POSTed to /mcp naming `host`, as a browser page on a rebound domain would. */
+function callToolAddressedTo(url: string, host: string): Promise<{ status: number; body: string }> {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_knowledge_bases", arguments: {} } });
+  return new Promise((resolvePost, reject) => {
+    const req = request(`${url}/mcp`, { method: "POST", headers: { host, "content-type": "application/json", accept: "application/json, text/event-stream" } }, (res) => {
+      let text = "";
+      res.on("data", (piece) => (text += piece));
+      res.on("end", () => resolvePost({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+describe("the MCP server on a Quarry without keys, and without a gateway", () => {
+  let quarry: EmbeddedQuarryFixture;
+  beforeAll(async () => {
+    quarry = await startEmbeddedQuarry();
+    await quarry.client.createKnowledgeBase({ name: "open" });
+  }, 120_000);
+  afterAll(async () => quarry?.stop());
+
+  it("answers calls addressed to localhost only, as the Connect API does", async () => {
+    const local = await callToolAddressedTo(quarry.url, `localhost:${new URL(quarry.url).port}`);
+    expect(local.status).toBe(200);
+    expect(JSON.parse(local.body).result.structuredContent.knowledge_bases.map((k: { name: string }) => k.name)).toEqual(["open"]);
+    const rebound = await callToolAddressedTo(quarry.url, "attacker.example");
+    expect(rebound.status).toBe(200);
+    const result = JSON.parse(rebound.body).result as CallToolResult;
+    expect(refusal(result)).toMatch(/unauthenticated.*only requests addressed to localhost, not to attacker\.example/);
+  });
+
+  it("`quarry mcp` with nothing listening at --url: the tool's error says so and what to do", async () => {
+    const port = await new Promise<number>((resolvePort) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolvePort(port));
+      });
+    });
+    const mcp = await connected(
+      new StdioClientTransport({ command: process.execPath, args: [resolve(ROOT, "bin/quarry.mjs"), "mcp", "--url", `http://127.0.0.1:${port}`], env: getDefaultEnvironment(), stderr: "ignore" }),
+    );
+    try {
+      expect(refusal(await mcp.callTool({ name: "list_knowledge_bases", arguments: {} }))).toMatch(/no Quarry gateway is listening at http:\/\/127\.0\.0\.1:\d+/);
+    } finally {
+      await mcp.close();
+    }
+  }, 60_000);
 });
