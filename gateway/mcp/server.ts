@@ -15,7 +15,8 @@ import { chunkResult, documentResult, hitResult, knowledgeBaseResult, MODES, typ
 export type McpQuarryApi = Pick<Client<typeof QuarryService>, "listKnowledgeBases" | "getKnowledgeBase" | "listDocuments" | "search" | "chat" | "getChunkNeighbours">;
 
 export const MCP_TOOLS = ["list_knowledge_bases", "search", "ask", "get_chunk"] as const;
-const KB_URI = "quarry://knowledge-bases/{name}";
+// By id or name, as the API takes them; listings use the id, which needs no escaping.
+const KB_URI = "quarry://knowledge-bases/{knowledge_base}";
 
 const retrievalArgs = {
   knowledge_bases: z.array(z.string().min(1)).min(1).describe("knowledge bases to search, by name or id (list_knowledge_bases)"),
@@ -100,13 +101,13 @@ export function createQuarryMcpServer(api: McpQuarryApi, version: string): McpSe
       list: async ({ signal }) => {
         const { knowledgeBases } = await api.listKnowledgeBases({}, { signal });
         return {
-          resources: knowledgeBases.map((k) => ({ uri: kbUri(k.name), name: k.name, description: k.description || undefined, mimeType: "application/json" })),
+          resources: knowledgeBases.map((k) => ({ uri: kbUri(k.id), name: k.name, description: k.description || undefined, mimeType: "application/json" })),
         };
       },
     }),
     { title: "Knowledge base", description: "A knowledge base: its settings, counts and documents.", mimeType: "application/json" },
-    async (uri, { name }, { signal }) => {
-      const knowledgeBase = decodeURIComponent(String(name));
+    async (uri, variables, { signal }) => {
+      const knowledgeBase = decodeURIComponent(String(variables.knowledge_base));
       const [{ knowledgeBase: k }, { documents }] = await Promise.all([
         api.getKnowledgeBase({ knowledgeBase }, { signal }),
         api.listDocuments({ knowledgeBase }, { signal }),
@@ -118,4 +119,5 @@ export function createQuarryMcpServer(api: McpQuarryApi, version: string): McpSe
   return server;
 }
 
-export const kbUri = (name: string) => KB_URI.replace("{name}", encodeURIComponent(name));
+/** The template's variable stops at "/" and ",", so both are escaped. */
+export const kbUri = (knowledgeBase: string) => KB_URI.replace("{knowledge_base}", encodeURIComponent(knowledgeBase).replace(/,/g, "%2C"));

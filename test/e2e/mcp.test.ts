@@ -71,7 +71,7 @@ describe("the MCP server over stdio and streamable HTTP", () => {
   let quarry: EmbeddedQuarryFixture;
   let admin: QuarryClient;
   let readerKey: string;
-  let secretChunk: { documentId: string; chunkId: string };
+  let secretChunk: { documentId: string; chunkId: string; knowledgeBaseId: string };
   const transports: Record<"stdio" | "http", Connect> = {} as never;
   const open: Client[] = [];
 
@@ -89,7 +89,7 @@ describe("the MCP server over stdio and streamable HTTP", () => {
     const log = await watchAll(admin, ids);
     for (const id of ids) expect(lastUpdate(log, id).status, lastUpdate(log, id).error).toBe(DocumentStatus.READY);
     const hit = (await admin.search({ query: "payroll drawer", knowledgeBases: ["secrets"] })).hits[0];
-    secretChunk = { documentId: hit.chunk!.documentId, chunkId: hit.chunk!.id };
+    secretChunk = { documentId: hit.chunk!.documentId, chunkId: hit.chunk!.id, knowledgeBaseId: hit.chunk!.knowledgeBaseId };
     ({ secret: readerKey } = await admin.createApiKey({ name: "assistant", role: ApiKeyRole.READER, knowledgeBases: ["manuals", "empty"] }));
 
     const configs = await documentedConfigs();
@@ -196,10 +196,18 @@ describe("the MCP server over stdio and streamable HTTP", () => {
 
     it("lists and reads the key's knowledge bases as resources", async () => {
       const { resources } = await mcp.listResources();
-      expect(resources.map((r) => r.uri).sort()).toEqual([kbUri("empty"), kbUri("manuals")]);
-      const { contents } = await mcp.readResource({ uri: kbUri("manuals") });
-      const body = JSON.parse((contents[0] as { text: string }).text);
-      expect(body).toMatchObject({ name: "manuals", documents: [{ file_name: "keeping.md", status: "ready" }] });
+      const { knowledgeBases } = await admin.listKnowledgeBases({});
+      const idOf = (name: string) => knowledgeBases.find((k) => k.name === name)!.id;
+      expect(resources.map((r) => [r.name, r.uri]).sort()).toEqual([
+        ["empty", kbUri(idOf("empty"))],
+        ["manuals", kbUri(idOf("manuals"))],
+      ]);
+      // Listed by id; a name reads the same base.
+      for (const uri of [kbUri(idOf("manuals")), kbUri("manuals")]) {
+        const { contents } = await mcp.readResource({ uri });
+        const body = JSON.parse((contents[0] as { text: string }).text);
+        expect(body).toMatchObject({ id: idOf("manuals"), name: "manuals", documents: [{ file_name: "keeping.md", status: "ready" }] });
+      }
     });
 
     it("refuses the scoped reader key everything that names another base, with the gateway's message", async () => {
@@ -209,6 +217,7 @@ describe("the MCP server over stdio and streamable HTTP", () => {
       expect(refusal(await mcp.callTool({ name: "ask", arguments: { question: "Where is the payroll kept?", knowledge_bases: ["secrets"] } }))).toMatch(denied);
       expect(refusal(await mcp.callTool({ name: "get_chunk", arguments: { document_id: secretChunk.documentId, chunk_id: secretChunk.chunkId } }))).toMatch(denied);
       await expect(mcp.readResource({ uri: kbUri("secrets") })).rejects.toThrow(denied);
+      await expect(mcp.readResource({ uri: kbUri(secretChunk.knowledgeBaseId) })).rejects.toThrow(denied);
     });
 
     it("rejects bad arguments with a message naming the argument", async () => {
