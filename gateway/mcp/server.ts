@@ -69,7 +69,8 @@ export function createQuarryMcpServer(api: McpQuarryApi, version: string): McpSe
         "Answer a question from the knowledge bases, with numbered citations ([n]) to the chunks it used and whether each is supported. " +
         "answered is false when the bases do not answer the question: do not answer it from elsewhere in Quarry's name.",
       inputSchema: { question: z.string().min(1), ...retrievalArgs, conversation_id: z.string().optional().describe("continue this conversation (a follow-up)") },
-      annotations: readOnly,
+      // Not read-only: every answer is stored as a conversation's turn (its provenance).
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     async (args, { signal }) => {
       const events = api.chat({ question: args.question, knowledgeBases: args.knowledge_bases, settings: settingsOf(args), conversationId: args.conversation_id ?? "" }, { signal });
