@@ -17,6 +17,7 @@ import { registerAssistantCommands } from "./assistant-commands.ts";
 import { registerCorrectCommand } from "./correct-command.ts";
 import { registerDebugCommand } from "./debug-command.ts";
 import { registerKeysCommand } from "./keys-command.ts";
+import { registerMcpCommand } from "./mcp-command.ts";
 import { registerModelsCommand } from "./models-command.ts";
 import { registerEditCommands } from "./edit-commands.ts";
 import { setModel } from "./set-model.ts";
@@ -178,6 +179,7 @@ addRetrievalFlags(
 
 registerEditCommands(program, kb, urlOption, wholeNumber);
 registerKeysCommand(program, urlOption);
+registerMcpCommand(program, urlOption, version);
 registerAssistantCommands(program, urlOption);
 registerCorrectCommand(program, urlOption);
 registerDebugCommand(program, urlOption);

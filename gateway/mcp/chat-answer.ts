@@ -1,0 +1,85 @@
+// An MCP `ask` result from the gateway's Chat stream: the answer text as streamed, its citations
+// with whether the verifier found each one's claims supported, and whether the bases answered at all.
+import type { ChatFinal } from "../../gen/quarry/answer/v1/answer_pb.ts";
+import type { Citation } from "../../gen/quarry/common/v1/common_pb.ts";
+import type { ChatResponse } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
+
+export interface CitedSource {
+  marker: number;
+  chunk_id: string;
+  document_id: string;
+  file_name: string;
+  /** 0 when the source has no pages. */
+  page: number;
+  page_end: number;
+  section_path: string[];
+  snippet: string;
+  score: number;
+  /** Every claim this marker closes is supported by the chunk; null when no check names the marker. */
+  supported: boolean | null;
+}
+
+export interface ChatAnswer {
+  answer: string;
+  /** False when the knowledge bases do not answer the question (the text then says so). */
+  answered: boolean;
+  citations: CitedSource[];
+  conversation_id: string;
+  turn_id: string;
+  model: string;
+  extractive: boolean;
+  unsupported_markers: number;
+  dropped_markers: number;
+}
+
+export async function collectChatAnswer(events: AsyncIterable<ChatResponse>): Promise<ChatAnswer> {
+  let answer = "";
+  const citations: Citation[] = [];
+  let started = { conversationId: "", turnId: "" };
+  let final: ChatFinal | undefined;
+  for await (const { event } of events) {
+    const e = event?.event;
+    if (e?.case === "text") answer += e.value.text;
+    else if (e?.case === "citation") citations.push(e.value);
+    else if (e?.case === "started") started = e.value;
+    else if (e?.case === "final") final = e.value;
+  }
+  if (!final) throw new Error("the answer stream ended before its final event; ask again");
+  return {
+    answer,
+    answered: answeredFlag(final) ?? citations.length > 0,
+    citations: citations.map((c) => citedSource(c, final)),
+    conversation_id: started.conversationId,
+    turn_id: started.turnId,
+    model: final.model,
+    extractive: final.extractive,
+    unsupported_markers: final.unsupportedMarkers,
+    dropped_markers: final.droppedMarkers,
+  };
+}
+
+/**
+ * The final event's own verdict, where the answer service sends one (an `answered` field on
+ * ChatFinal). A service that predates it says nothing, and then an answer that cites nothing is
+ * taken as not answered: that is what its "nothing in the selected knowledge bases matches" reply is.
+ */
+function answeredFlag(final: ChatFinal): boolean | undefined {
+  const flag = (final as ChatFinal & { answered?: unknown }).answered;
+  return typeof flag === "boolean" ? flag : undefined;
+}
+
+function citedSource(c: Citation, final: ChatFinal): CitedSource {
+  const checks = final.citationChecks.filter((check) => check.marker === c.marker);
+  return {
+    marker: c.marker,
+    chunk_id: c.chunkId,
+    document_id: c.documentId,
+    file_name: c.fileName,
+    page: c.page,
+    page_end: c.pageEnd,
+    section_path: c.sectionPath,
+    snippet: c.snippet,
+    score: c.score,
+    supported: checks.length ? checks.every((check) => check.supported) : null,
+  };
+}
