@@ -44,6 +44,8 @@ export interface BuiltServer {
   routes: Routes;
   /** What wraps every call (error mapping, logging); an in-memory transport must apply them too. */
   interceptors: Interceptor[];
+  /** Aborted when the server starts shutting down: plain-HTTP streams (the fallback's) end with it. */
+  shutdownSignal: AbortSignal;
   /** Listens; `interceptors` apply to calls arriving on this listener only (not to in-process transports). */
   listen(port: number, host?: string, options?: { interceptors?: Interceptor[] }): Promise<RunningServer>;
 }
@@ -152,5 +154,5 @@ export function buildServer(options: ServerOptions): BuiltServer {
       });
     });
 
-  return { health, handler: handlerWithout, routes, interceptors, listen };
+  return { health, handler: handlerWithout, routes, interceptors, listen, shutdownSignal: shutdown.signal };
 }
