@@ -24,6 +24,8 @@ export function build(deps: GatewayDeps & { logger: Logger; corsOrigins?: string
     logger: deps.logger,
     corsOrigins: deps.corsOrigins,
     interceptors: [accessInterceptor(deps.access)],
+    contentTypeHint: (method) =>
+      method.parent.typeName === QuarryService.typeName && method.name === "Chat" ? "For answers as server-sent events from a plain JSON body, POST the same JSON to /v1/ask." : "",
     // Plain-HTTP routes (OpenAI-compatible, Dify, REST, the browser console) on the same port.
     fallback: (req, res) => slot!(req, res),
     // The upload limit is enforced with a clear message in the handler; the transport only needs headroom.

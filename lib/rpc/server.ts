@@ -17,6 +17,7 @@ import { enumValidationInterceptor } from "./enum-validation.ts";
 import { rpcEdgeInterceptor } from "./interceptors.ts";
 import { reflectionRoutes } from "./reflection.ts";
 import { reportUndecodableRequestsAsInvalid } from "./undecodable-requests.ts";
+import { explainUnsupportedContentTypes } from "./unsupported-content-types.ts";
 
 export type Routes = (router: ConnectRouter) => void;
 
@@ -32,6 +33,8 @@ export interface ServerOptions {
   /** Origins allowed to call from a browser (none by default); ["*"] allows any. */
   corsOrigins?: string[];
   interceptors?: Interceptor[];
+  /** More to say when a method refuses a request's Content-Type (HTTP 415): what to use instead. */
+  contentTypeHint?: (method: { name: string; parent: { typeName: string } }) => string;
   /** Answers what no route matches (the gateway's console files); plain 404 without it. */
   fallback?: (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 }
@@ -67,6 +70,7 @@ export function buildServer(options: ServerOptions): BuiltServer {
     health.routes(router);
     reflectionRoutes([...options.files, file_grpc_health_v1_health, file_grpc_reflection_v1_reflection], [...options.serviceNames, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"])(router);
     reportUndecodableRequestsAsInvalid(router);
+    explainUnsupportedContentTypes(router, options.contentTypeHint);
   };
   const interceptors = [rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? []), enumValidationInterceptor()];
   // Aborted when the server shuts down: every handler's context.signal follows it, so streams

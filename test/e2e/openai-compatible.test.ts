@@ -59,7 +59,7 @@ describe("the OpenAI-compatible API through the openai npm client", () => {
     }
     expect(text).toBe(expected.text);
     expect(chunks[0].choices[0].delta.role).toBe("assistant");
-    const last = chunks.findLast((c) => c.choices.length > 0)!;
+    const last = chunks.filter((c) => c.choices.length > 0).at(-1)!;
     expect(last.choices[0].finish_reason).toBe("stop");
     const extension = (last as unknown as { quarry: QuarryExtension }).quarry;
     expect(extension.citations.map(sameFields)).toEqual(expected.citations.map(wire));
