@@ -8,7 +8,7 @@ import { buildServer, type RunningServer } from "../../lib/rpc/server.ts";
 import { ApiKeyAuthenticator } from "../access/authenticator.ts";
 import type { GuardedRoute } from "./http-route.ts";
 import { httpSlot } from "./http-slot.ts";
-import { sendJson } from "./wire.ts";
+import { sendJson, writeText } from "./wire.ts";
 
 const KEY = "slot-test-bootstrap-key";
 let release: () => void = () => {};
@@ -26,7 +26,7 @@ const raw: GuardedRoute = {
     let body = "";
     for await (const chunk of call.req as AsyncIterable<Buffer>) body += chunk.toString("utf8");
     call.res.writeHead(200, { "Content-Type": "text/event-stream" });
-    call.res.write(`data: ${JSON.stringify({ caller: call.principal.name, role: call.principal.role, got: body })}\n\n`);
+    writeText(call.res, `data: ${JSON.stringify({ caller: call.principal.name, role: call.principal.role, got: body })}\n\n`);
     await released;
     call.res.end("data: done\n\n");
   },

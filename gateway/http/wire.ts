@@ -1,4 +1,5 @@
 // Writing JSON bodies and server-sent events on a Node response, for every plain-HTTP surface.
+import type { ServerResponse } from "node:http";
 import type { FailureWriter, NodeResponse } from "./http-route.ts";
 
 export function sendJson(res: NodeResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -14,9 +15,14 @@ export function openEventStream(res: NodeResponse): void {
   (res as { flushHeaders?: () => void }).flushHeaders?.();
 }
 
+/** Writes a piece of a streamed body (HTTP/1.1's and HTTP/2's responses write alike, but their types differ). */
+export function writeText(res: NodeResponse, text: string): void {
+  (res as ServerResponse).write(text);
+}
+
 /** One event: `data: <json>` (and `event: <name>` when named). */
 export function sendEvent(res: NodeResponse, data: unknown, event?: string): void {
-  (res as import("node:http").ServerResponse).write(`${event ? `event: ${event}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
+  writeText(res, `${event ? `event: ${event}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
 }
 
 /** Connect's JSON error shape ({code, message}), for the REST routes: the same a Connect client reads. */
