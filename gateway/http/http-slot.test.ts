@@ -55,7 +55,7 @@ beforeAll(async () => {
     maxJsonBytes: 64,
     logger: silentLogger,
   });
-  server = await buildServer({ routes: () => {}, serviceNames: [], files: [], logger: silentLogger, fallback: slot }).listen(0);
+  server = await buildServer({ routes: () => {}, serviceNames: [], files: [], logger: silentLogger, corsOrigins: ["https://console.example"], fallback: slot }).listen(0);
 });
 afterAll(() => server.close(100));
 
@@ -97,5 +97,19 @@ describe("the HTTP slot", () => {
     expect(wrong.headers.get("allow")).toBe("POST");
     const nowhere = await fetch(`${server.url}/nothing-here`, { headers: auth });
     expect(nowhere.status).toBe(404);
+  });
+
+  it("follows the Connect API's CORS rules: an allowed origin's preflight and answers carry them, another origin's do not", async () => {
+    const preflight = await fetch(`${server.url}/things/x`, {
+      method: "OPTIONS",
+      headers: { Origin: "https://console.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("https://console.example");
+    expect(preflight.headers.get("access-control-allow-headers")).toMatch(/Authorization/);
+    const allowed = await fetch(`${server.url}/things/x`, { method: "POST", headers: { ...auth, Origin: "https://console.example" }, body: "{}" });
+    expect(allowed.headers.get("access-control-allow-origin")).toBe("https://console.example");
+    const other = await fetch(`${server.url}/things/x`, { method: "POST", headers: { ...auth, Origin: "https://evil.example" }, body: "{}" });
+    expect(other.headers.get("access-control-allow-origin")).toBeNull();
   });
 });
