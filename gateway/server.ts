@@ -8,14 +8,13 @@ import { inProcessTransport } from "../lib/rpc/transports.ts";
 import { accessInterceptor, scopeCheck, type AccessDeps } from "./access/access-interceptor.ts";
 import { callingAs, identifyInProcessCaller } from "./access/in-process-caller.ts";
 import { httpRoutes } from "./http/http-routes.ts";
-import type { HttpRoute } from "./http/http-route.ts";
 import { httpSlot } from "./http/http-slot.ts";
 import { gatewayRoutes, type GatewayDeps } from "./routes.ts";
 
 /** Largest JSON body a plain-HTTP route reads (a chat's whole conversation fits). */
 const MAX_JSON_BYTES = 4 * 1024 * 1024;
 
-export function build(deps: GatewayDeps & { logger: Logger; corsOrigins?: string[]; access: AccessDeps; consoleDir?: string; moreHttpRoutes?: HttpRoute[] }) {
+export function build(deps: GatewayDeps & { logger: Logger; corsOrigins?: string[]; access: AccessDeps; consoleDir?: string }) {
   let slot: ReturnType<typeof httpSlot> | undefined;
   const built = buildServer({
     routes: gatewayRoutes(deps),
@@ -38,7 +37,7 @@ export function build(deps: GatewayDeps & { logger: Logger; corsOrigins?: string
     enumValidationInterceptor(),
   ]);
   slot = httpSlot({
-    routes: [...(deps.moreHttpRoutes ?? []), ...httpRoutes({ consoleDir: deps.consoleDir, limits: deps.limits })],
+    routes: httpRoutes({ consoleDir: deps.consoleDir, limits: deps.limits }),
     authenticator: deps.access.authenticator,
     checkScope: scopeCheck(deps.access.index),
     callsFor: (who) => ({ gateway: createClient(QuarryService, callingAs(inProcess, who)), embedder: deps.embedder }),
