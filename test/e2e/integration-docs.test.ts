@@ -99,4 +99,25 @@ describe("the integration snippets, run as documented", () => {
       expect(stdout, stdout).toContain(snippet.expect === "the answer" ? answer : snippet.expect);
     });
   }
+
+  it("python: raises OpenAI's own errors and embeds, as the JS client does", async (context) => {
+    if ("missing" in python) return context.skip();
+    const script = [
+      "import os, openai",
+      "from openai import OpenAI",
+      'client = OpenAI(base_url=os.environ["QUARRY_URL"] + "/v1", api_key=os.environ["QUARRY_API_KEY"], max_retries=0)',
+      "try:",
+      '    client.chat.completions.create(model="no-such-assistant", messages=[{"role": "user", "content": "q"}])',
+      // The snippets' key is limited to handbook: a model it may not use and one that does not exist look alike.
+      "except openai.PermissionDeniedError as e:",
+      '    print("refused:", e.status_code)',
+      "try:",
+      '    OpenAI(base_url=os.environ["QUARRY_URL"] + "/v1", api_key="qk_wrong", max_retries=0).models.list()',
+      "except openai.AuthenticationError as e:",
+      '    print("unauthenticated:", e.status_code)',
+      'print("dimension:", len(client.embeddings.create(model="", input=["expense reports"]).data[0].embedding))',
+    ].join("\n");
+    const stdout = await runSnippet({ where: "errors", lang: "python", code: script, expect: "" }, 99);
+    expect(stdout).toBe("refused: 403\nunauthenticated: 401\ndimension: 384\n");
+  });
 });
