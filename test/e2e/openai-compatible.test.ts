@@ -10,6 +10,7 @@ import type { QuarryExtension, WireCitation } from "../../gateway/http/openai/ch
 import type { Citation } from "../../gen/quarry/common/v1/common_pb.ts";
 import { collectChat } from "./e2e-helpers.ts";
 import { startHttpWorld, type HttpWorld } from "../support/http-world.ts";
+import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
 
 let world: HttpWorld;
 let openai: OpenAI;
@@ -121,5 +122,48 @@ describe("the OpenAI-compatible API through the openai npm client", () => {
     const scoped = new OpenAI({ baseURL: `${world.url}/v1`, apiKey: world.keys["tenant-a-reader"], maxRetries: 0 });
     const outOfScope = await scoped.chat.completions.create({ model: `kb:${world.b.name}`, messages: [{ role: "user", content: QUESTION }], stream: true }).catch((e) => e);
     expect(outOfScope).toBeInstanceOf(OpenAI.PermissionDeniedError);
+  });
+});
+
+describe("the OpenAI-compatible API over a chat model (a local OpenAI-compatible stub)", () => {
+  let stub: OpenAiStub;
+  let withModel: HttpWorld;
+  beforeAll(async () => {
+    stub = await startOpenAiStub({ reply: () => "Expense reports are due on the fifth of each month [1]." });
+    withModel = await startHttpWorld({ OPENAI_BASE_URL: stub.url, QUARRY_CHAT_MODEL: "stub-chat", OPENAI_API_KEY: "test-key" });
+  }, 180_000);
+  afterAll(async () => {
+    await withModel?.stop();
+    await stub?.close();
+  });
+
+  it("returns the model's answer with its markers, checked citations and the model's name, as the Connect Chat does", async () => {
+    const client = new OpenAI({ baseURL: `${withModel.url}/v1`, apiKey: withModel.keys.reader, maxRetries: 0 });
+    const history = [{ question: "When does the office open?", answer: "At nine [1]." }];
+    const expected = await collectChat(gatewayClient(withModel.url, withModel.keys.reader), { question: QUESTION, assistant: withModel.a.assistant, history });
+    const stream = await client.chat.completions.create({
+      model: withModel.a.assistant,
+      messages: [
+        { role: "user", content: history[0].question },
+        { role: "assistant", content: history[0].answer },
+        { role: "user", content: QUESTION },
+      ],
+      stream: true,
+    });
+    let text = "";
+    let extension: QuarryExtension | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      extension ??= (chunk as unknown as { quarry?: QuarryExtension }).quarry;
+    }
+    expect(text).toBe("Expense reports are due on the fifth of each month [1].");
+    expect(text).toBe(expected.text);
+    expect(extension!.citations.map(sameFields)).toEqual(expected.citations.map(wire));
+    expect(extension!.citations[0].supported).toBe(true);
+    expect(extension).toMatchObject({ answer_model: "stub-chat", extractive: false, unsupported_markers: 0 });
+    // The model was given the conversation: the earlier round sits between the system prompt and the question.
+    const answerRequest = stub.requests.filter((r) => r.path === "/v1/chat/completions").at(-1)!.body.messages as { role: string; content: string }[];
+    expect(answerRequest.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+    expect(answerRequest[1].content).toBe("When does the office open?");
   });
 });

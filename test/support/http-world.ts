@@ -28,9 +28,10 @@ export const TENANT_TEXT = (name: string) =>
   `The ${name} handbook. Vacation requests go to the ${name} portal two weeks ahead. ` +
   `The ${name} office opens at nine in the morning and closes at six. Expense reports are due on the fifth of each month.`;
 
-export async function startHttpWorld(): Promise<HttpWorld> {
+/** `env` adds to the Quarry's environment (a chat model, say). */
+export async function startHttpWorld(env: Record<string, string> = {}): Promise<HttpWorld> {
   const bootstrap = `bootstrap-${randomBytes(16).toString("hex")}`;
-  const quarry = await startEmbeddedQuarry({ env: { QUARRY_API_KEY: bootstrap } });
+  const quarry = await startEmbeddedQuarry({ env: { ...env, QUARRY_API_KEY: bootstrap } });
   const admin = gatewayClient(quarry.url, bootstrap);
   const make = async (name: string): Promise<Tenant> => {
     const kb = (await admin.createKnowledgeBase({ name: `${name}-${randomBytes(3).toString("hex")}` })).knowledgeBase!;
