@@ -109,4 +109,15 @@ describe("plain HTTP with curl", () => {
     expect(body.message).toMatch(/this request sent application\/json/);
     expect(body.message).toMatch(/\/v1\/ask/);
   });
+
+  it("serves the same routes over HTTP/2 (prior knowledge), as the one port does for gRPC", async () => {
+    const search = await curl("--http2-prior-knowledge", `${world.url}/v1/search`, ...json({ query: "expense reports", knowledgeBases: [world.a.name] }));
+    expect(search.status).toBe(200);
+    expect(JSON.parse(search.body).hits.length).toBeGreaterThan(0);
+    const ask = await curl("--http2-prior-knowledge", `${world.url}/v1/ask`, ...json({ question: "When are expense reports due?", knowledgeBases: [world.a.name] }));
+    expect(ask.status).toBe(200);
+    expect(events(ask.body).at(-1)!.event).toBe("done");
+    const refused = await run("curl", ["-sS", "--http2-prior-knowledge", "-w", "%{http_code}", "-o", "/dev/null", `${world.url}/v1/models`]);
+    expect(refused.stdout).toBe("401");
+  });
 });
