@@ -37,8 +37,11 @@ export function httpSlot(deps: HttpSlotDeps): Handler {
   return (req, res) => {
     const url = new URL(req.url ?? "/", "http://gateway");
     const found = table.map((t) => ({ route: t.route, params: t.match(url.pathname) })).filter((t) => t.params);
-    // Routes are tried in order; the first whose path and method fit serves.
-    const hit = found.find((t) => t.route.methods.includes(req.method ?? "GET")) ?? found[0];
+    // A route named by its own path answers (405 for another method) before a catch-all ("/*")
+    // would; among equals, the first whose method fits.
+    const exact = found.filter((t) => !t.route.path.endsWith("/*"));
+    const fits = (list: typeof found) => list.find((t) => t.route.methods.includes(req.method ?? "GET")) ?? list[0];
+    const hit = fits(exact) ?? fits(found);
     if (!hit) {
       res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" });
       res.end(`nothing is served at ${url.pathname}\n`);
