@@ -17,6 +17,8 @@ export function openEventStream(res: NodeResponse): void {
 
 /** Writes a piece of a streamed body (HTTP/1.1's and HTTP/2's responses write alike, but their types differ). */
 export function writeText(res: NodeResponse, text: string): void {
+  // A client that went away mid-stream has nobody left to read the rest (its abort ends the stream too).
+  if (res.writableEnded || (res as ServerResponse).destroyed) return;
   (res as ServerResponse).write(text);
 }
 

@@ -129,7 +129,7 @@ describe("the OpenAI-compatible API over a chat model (a local OpenAI-compatible
   let stub: OpenAiStub;
   let withModel: HttpWorld;
   beforeAll(async () => {
-    stub = await startOpenAiStub({ reply: () => "Expense reports are due on the fifth of each month [1]." });
+    stub = await startOpenAiStub({ reply: () => "Expense reports are due on the fifth of each month [1].", deltaDelayMs: 20 });
     withModel = await startHttpWorld({ OPENAI_BASE_URL: stub.url, QUARRY_CHAT_MODEL: "stub-chat", OPENAI_API_KEY: "test-key" });
   }, 180_000);
   afterAll(async () => {
@@ -165,5 +165,21 @@ describe("the OpenAI-compatible API over a chat model (a local OpenAI-compatible
     const answerRequest = stub.requests.filter((r) => r.path === "/v1/chat/completions").at(-1)!.body.messages as { role: string; content: string }[];
     expect(answerRequest.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
     expect(answerRequest[1].content).toBe("When does the office open?");
+  });
+
+  it("lets a client walk away mid-stream, and keeps serving", async () => {
+    const reading = new AbortController();
+    const res = await fetch(`${withModel.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${withModel.keys.reader}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ model: withModel.a.assistant, messages: [{ role: "user", content: QUESTION }], stream: true }),
+      signal: reading.signal,
+    });
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toMatch(/^data: /);
+    reading.abort();
+    const client = new OpenAI({ baseURL: `${withModel.url}/v1`, apiKey: withModel.keys.reader, maxRetries: 0 });
+    const after = await client.chat.completions.create({ model: withModel.a.assistant, messages: [{ role: "user", content: QUESTION }] });
+    expect(after.choices[0].message.content).toBe("Expense reports are due on the fifth of each month [1].");
   });
 });
