@@ -103,11 +103,18 @@ describe("the HTTP slot", () => {
   it("follows the Connect API's CORS rules: an allowed origin's preflight and answers carry them, another origin's do not", async () => {
     const preflight = await fetch(`${server.url}/things/x`, {
       method: "OPTIONS",
-      headers: { Origin: "https://console.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type" },
+      headers: { Origin: "https://console.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type, x-stainless-lang" },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("https://console.example");
     expect(preflight.headers.get("access-control-allow-headers")).toMatch(/Authorization/);
+    // What a browser's openai client sends beside the key.
+    expect(preflight.headers.get("access-control-allow-headers")).toMatch(/x-stainless-lang/);
+    const stranger = await fetch(`${server.url}/things/x`, {
+      method: "OPTIONS",
+      headers: { Origin: "https://evil.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-stainless-lang" },
+    });
+    expect(stranger.headers.get("access-control-allow-headers")).toBeNull();
     const allowed = await fetch(`${server.url}/things/x`, { method: "POST", headers: { ...auth, Origin: "https://console.example" }, body: "{}" });
     expect(allowed.headers.get("access-control-allow-origin")).toBe("https://console.example");
     const other = await fetch(`${server.url}/things/x`, { method: "POST", headers: { ...auth, Origin: "https://evil.example" }, body: "{}" });

@@ -99,7 +99,10 @@ export function buildServer(options: ServerOptions): BuiltServer {
         res.setHeader("Access-Control-Expose-Headers", cors.exposedHeaders.join(", "));
         if (req.method === "OPTIONS") {
           res.setHeader("Access-Control-Allow-Methods", cors.allowedMethods.join(", "));
-          res.setHeader("Access-Control-Allow-Headers", [...cors.allowedHeaders, "Authorization"].join(", "));
+          // The origin is one the operator allowed, so the headers its page asks for are too (the
+          // `openai` client in a browser sends its own x-stainless-* headers to the HTTP routes).
+          const asked = String(req.headers["access-control-request-headers"] ?? "").split(",").map((h) => h.trim()).filter(Boolean);
+          res.setHeader("Access-Control-Allow-Headers", [...new Set([...cors.allowedHeaders, "Authorization", ...asked])].join(", "));
           res.setHeader("Access-Control-Max-Age", "7200");
           res.writeHead(204);
           res.end();
