@@ -9,7 +9,6 @@ import type { Logger } from "../lib/logger.ts";
 import { ProgressHub } from "../lib/pipeline/progress-hub.ts";
 import type { Peers } from "../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../lib/service-runtime.ts";
-import { accessInterceptor } from "./access/access-interceptor.ts";
 import { ApiKeyAuthenticator } from "./access/authenticator.ts";
 import { checkBindPolicy, isLoopback } from "./access/bind-policy.ts";
 import { gatewayConfig } from "./config.ts";
@@ -45,7 +44,7 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       limits: config.limits,
       corsOrigins: config.corsOrigins,
       consoleDir: config.consoleDir,
-      interceptors: [accessInterceptor({ authenticator, index })],
+      access: { authenticator, index },
       keysChanged: () => authenticator.keysChanged(),
       logger,
     }),

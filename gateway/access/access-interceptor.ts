@@ -23,30 +23,46 @@ export interface AccessDeps {
 // One message for "not in scope" and "does not exist": a scoped key must not learn what other tenants have.
 const OUT_OF_SCOPE = (who: Principal) => new PermissionDeniedError(`the API key "${who.name}" is limited to other knowledge bases`);
 
-export function accessInterceptor(deps: AccessDeps): Interceptor {
-  const inScope = async (who: Principal, targets: Targets) => {
+/** Whether every base and document `targets` names is in the scoped caller's scope; PermissionDenied otherwise. */
+export type ScopeCheck = (who: Principal, targets: Targets) => Promise<void>;
+
+export function scopeCheck(index: AccessDeps["index"]): ScopeCheck {
+  return async (who, targets) => {
     if (targets.unbounded) throw new PermissionDeniedError(`the API key "${who.name}" is limited to knowledge bases: name them`);
     const allowed = new Set(who.knowledgeBaseIds);
     // Each target stands for the bases it reaches; undefined when it does not exist.
     const reached = await Promise.all([
-      ...(targets.knowledgeBases ?? []).map((name) => deps.index.getKnowledgeBase({ knowledgeBase: name }).then((r) => r.knowledgeBase && [r.knowledgeBase.id], notFound)),
-      ...(targets.documents ?? []).map((id) => deps.index.getDocument({ documentId: id }).then((r) => r.document && [r.document.knowledgeBaseId], notFound)),
-      ...(targets.assistants ?? []).map((a) => deps.index.getAssistant({ assistant: a }).then((r) => r.assistant?.knowledgeBases.map((m) => m.knowledgeBase), notFound)),
+      ...(targets.knowledgeBases ?? []).map((name) => index.getKnowledgeBase({ knowledgeBase: name }).then((r) => r.knowledgeBase && [r.knowledgeBase.id], notFound)),
+      ...(targets.documents ?? []).map((id) => index.getDocument({ documentId: id }).then((r) => r.document && [r.document.knowledgeBaseId], notFound)),
+      ...(targets.assistants ?? []).map((a) => index.getAssistant({ assistant: a }).then((r) => r.assistant?.knowledgeBases.map((m) => m.knowledgeBase), notFound)),
       ...(targets.conversations ?? []).map((id) =>
-        deps.index.getConversation({ conversationId: id }).then((r) => r.conversation?.knowledgeBaseIds, notFound),
+        index.getConversation({ conversationId: id }).then((r) => r.conversation?.knowledgeBaseIds, notFound),
       ),
-      ...(targets.turns ?? []).map((id) => deps.index.getTurn({ turnId: id }).then((r) => r.turn?.provenance?.knowledgeBaseIds, notFound)),
+      ...(targets.turns ?? []).map((id) => index.getTurn({ turnId: id }).then((r) => r.turn?.provenance?.knowledgeBaseIds, notFound)),
     ]);
     if (reached.some((ids) => !ids || ids.length === 0 || ids.some((id) => !allowed.has(id)))) throw OUT_OF_SCOPE(who);
   };
+}
 
+export interface AccessOptions {
+  /**
+   * Who is calling. By default the call's `authorization` header, checked by the authenticator; the
+   * gateway's own HTTP routes, which authenticated their caller at their door, call in process and
+   * name that caller instead (gateway/access/in-process-caller.ts).
+   */
+  identify?: (request: { header: Headers; url: string }) => Promise<Principal>;
+}
+
+export function accessInterceptor(deps: AccessDeps, options: AccessOptions = {}): Interceptor {
+  const inScope = scopeCheck(deps.index);
+  const identify = options.identify ?? ((request) => deps.authenticator.authenticate(request.header.get("authorization"), hostOf(request.url)));
   return (next) => async (request) => {
     const service = request.service.typeName;
     if (OPEN_SERVICES.has(service)) return next(request);
     const rule: AccessRule | undefined = service === PUBLIC_SERVICE ? ruleFor(request.method.localName) : undefined;
     if (!rule) throw new PermissionDeniedError(`${service}/${request.method.name} has no access rule, so nobody may call it`);
 
-    const who = await deps.authenticator.authenticate(request.header.get("authorization"), hostOf(request.url));
+    const who = await identify(request);
     request.contextValues.set(PRINCIPAL, who);
     if (!roleAllows(who.role, rule.role)) {
       throw new PermissionDeniedError(`the API key "${who.name}" has the ${who.role} role; ${request.method.name} needs ${rule.role}`);
@@ -75,7 +91,7 @@ export function accessInterceptor(deps: AccessDeps): Interceptor {
   };
 }
 
-function hostOf(url: string): string | undefined {
+export function hostOf(url: string): string | undefined {
   try {
     return new URL(url).hostname;
   } catch {

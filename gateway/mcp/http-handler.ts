@@ -1,4 +1,6 @@
-// MCP's streamable HTTP transport at /mcp, as a plain Node handler the gateway mounts.
+// MCP's streamable HTTP transport at /mcp, as a route of the gateway's plain-HTTP slot: the slot
+// authenticates the caller, and the tools call the public API bound to that caller, so a tool call
+// is decided exactly as the same call over Connect would be.
 //
 // Stateless (no Mcp-Session-Id): every POST gets a server and transport of its own and ends with
 // its response. Each request carries its own bearer key, so there is no session a key could be
@@ -7,49 +9,38 @@
 // are JSON rather than an SSE stream for the same reason; GET (the server-to-client stream) is 405,
 // as the specification allows a server that sends nothing unasked.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Logger } from "../../lib/logger.ts";
-import { createQuarryMcpServer, type McpQuarryApi } from "./server.ts";
-
-type Request = IncomingMessage | Http2ServerRequest;
-type Response = ServerResponse | Http2ServerResponse;
-export type NodeHandler = (req: Request, res: Response) => void;
+import type { GuardedRoute, HttpFailure, NodeResponse } from "../http/http-route.ts";
+import { createQuarryMcpServer } from "./server.ts";
+import { QUARRY_VERSION } from "./version.ts";
 
 export const MCP_PATH = "/mcp";
 
-/** `apiFor` gives the caller's view of Quarry, or undefined when the request cannot name one (a malformed Host). */
-export function mcpHttpHandler(apiFor: (req: Request) => McpQuarryApi | undefined, options: { version: string; logger: Logger }): NodeHandler {
-  return (req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      options.logger.error({ err: error }, "the MCP request failed");
-      if (!res.headersSent) reply(res, 500, "the MCP request failed inside Quarry; see the gateway's log");
-      else res.end();
-    });
+export function mcpRoute(logger: Logger): GuardedRoute {
+  return {
+    name: "mcp",
+    methods: ["POST"],
+    path: MCP_PATH,
+    role: "reader",
+    // Every tool calls the public API as the caller: listings come back filtered, a base out of
+    // scope is refused like a missing one.
+    scope: { kind: "per-call" },
+    body: "raw",
+    fail: reply,
+    async handle(call) {
+      const server = createQuarryMcpServer(call.gateway, QUARRY_VERSION);
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      call.res.once("close", () => void server.close().catch((error: unknown) => logger.warn({ err: error }, "closing an MCP server failed")));
+      await server.connect(transport);
+      // The SDK takes HTTP/1.1 types; its use of them (headers, writeHead, end) is what HTTP/2's compatibility API offers too.
+      await transport.handleRequest(call.req as IncomingMessage, call.res as ServerResponse);
+    },
   };
-
-  async function handle(req: Request, res: Response) {
-    if (req.method !== "POST") {
-      res.setHeader("Allow", "POST");
-      return reply(res, 405, `${MCP_PATH} takes MCP messages by POST (streamable HTTP, stateless: there is no server-to-client stream to GET)`);
-    }
-    const api = apiFor(req);
-    if (!api) return reply(res, 400, "the request's Host header is not a host name");
-    const server = createQuarryMcpServer(api, options.version);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.once("close", () => void server.close());
-    await server.connect(transport);
-    await transport.handleRequest(req as IncomingMessage, res as ServerResponse);
-  }
-}
-
-/** Sends /mcp to the MCP handler and everything else to `otherwise`. */
-export function withMcp(mcp: NodeHandler, otherwise: NodeHandler): NodeHandler {
-  return (req, res) => ((req.url ?? "").split("?")[0] === MCP_PATH ? mcp(req, res) : otherwise(req, res));
 }
 
 /** A JSON-RPC error without an id: what MCP clients expect from a request refused before it was read. */
-function reply(res: Response, status: number, message: string) {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+function reply(res: NodeResponse, failure: HttpFailure) {
+  res.writeHead(failure.status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: failure.message }, id: null }));
 }

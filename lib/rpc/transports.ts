@@ -4,13 +4,8 @@ import { createRouterTransport, type Interceptor, type Transport } from "@connec
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { Routes } from "./server.ts";
 
-/**
- * `interceptors` run as the router's (server side). `caller` is what a real client would send:
- * its own interceptors (credentials) and the URL it addresses, whose host the gateway's access
- * rules read.
- */
-export function inProcessTransport(routes: Routes, interceptors: Interceptor[] = [], caller: { baseUrl?: string; interceptors?: Interceptor[] } = {}): Transport {
-  return createRouterTransport(routes, { router: { interceptors }, transport: caller });
+export function inProcessTransport(routes: Routes, interceptors: Interceptor[] = []): Transport {
+  return createRouterTransport(routes, { router: { interceptors } });
 }
 
 export function grpcTransport(baseUrl: string, interceptors: Interceptor[] = []): Transport {

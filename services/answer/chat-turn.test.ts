@@ -115,6 +115,28 @@ describe("chatTurn", () => {
     expect(answerCall[2].content).toBe("In 1858.");
   });
 
+  it("reads a history the caller holds as a stored conversation's turns: rewritten, sent with the answer request, in a new conversation", async () => {
+    const { queries, saved, deps } = world();
+    const model = scriptedModel("Where was the lamp lit?");
+    const history = [{ question: "When was the lamp lit?", answer: "In 1858 [1]." }];
+    const events = await run(chatTurn({ ...request, question: "And where?", history }, deps({ chatModel: model })));
+    expect(events[0]).toMatchObject({ type: "started", conversationId: "cv_1" });
+    expect(events.at(-1)).toMatchObject({ rewrite: QueryRewrite.REWRITTEN, retrievalQuery: "Where was the lamp lit?" });
+    expect(queries.at(-1)!.text).toBe("Where was the lamp lit?");
+    expect(model.calls.at(-1)!.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+    expect(model.calls.at(-1)![2].content).toBe("In 1858.");
+    expect(saved[0].provenance!.historyTurns).toBe(1);
+  });
+
+  it("refuses a history beside a conversation id, which holds its own", async () => {
+    const { saved, deps } = world();
+    await run(chatTurn(request, deps()));
+    const both = run(chatTurn({ ...request, knowledgeBases: [], conversationId: "cv_1", history: [{ question: "q", answer: "a" }] }, deps()));
+    await expect(both).rejects.toThrow(InvalidInputError);
+    await expect(run(chatTurn({ ...request, knowledgeBases: [], conversationId: "cv_1", history: [{ question: "q", answer: "a" }] }, deps()))).rejects.toThrow(/not both/);
+    expect(saved).toHaveLength(1);
+  });
+
   it("falls back to the question when the rewrite fails, and records why", async () => {
     const { saved, deps } = world();
     const model = scriptedModel(new UnavailableError("model down"));

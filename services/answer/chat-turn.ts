@@ -53,6 +53,8 @@ export interface ChatTurnRequest {
   assistant: string;
   /** Empty: a new conversation. */
   conversationId: string;
+  /** Earlier rounds the caller holds (not with conversationId): read as a stored conversation's turns. */
+  history?: { question: string; answer: string }[];
   /** Overrides of the assistant's defaults; unset fields are undefined or 0. */
   settings: { mode?: RetrievalMode; topK: number; minScore: number; documentIds: string[]; metadataEquals?: Record<string, string> };
   /** Rerank, query expansion, neighbours, keyword fill (retrieval-options.ts). */
@@ -69,6 +71,9 @@ const DEFAULT_TOP_K = 8;
 export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): AsyncGenerator<ChatTurnEvent> {
   const started = performance.now();
   const question = validateQuestion(request.question, { maxQuestionChars: deps.maxQuestionChars });
+  if (request.history?.length && request.conversationId.trim()) {
+    throw new InvalidInputError("send either a conversation id (Quarry holds the history) or the history itself, not both");
+  }
   // One earlier turn at least: whether the question is a follow-up decides the rewrite.
   const held = request.conversationId.trim() ? await deps.port.getConversation(request.conversationId.trim(), Math.max(1, deps.historyRounds)) : undefined;
   const scope = await resolveScope(request, held?.conversation, deps.port);
@@ -85,7 +90,7 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
   const turnId = `tn_${randomBytes(10).toString("hex")}`;
   yield { type: "started", conversationId: conversation.id, turnId };
 
-  const earlier = (held?.turns ?? []).map((t) => ({ question: t.question, answer: t.answer }));
+  const earlier = held ? held.turns.map((t) => ({ question: t.question, answer: t.answer })) : (request.history ?? []);
   const history = historyMessages(earlier, deps.historyRounds);
   const stages: StageRun[] = [];
   let retrievalQuery = question;

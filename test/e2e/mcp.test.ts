@@ -1,6 +1,6 @@
 // Quarry's MCP server through the official SDK's client, over both transports, against a real
 // embedded Quarry with API keys: stdio (`quarry mcp` as a child process, started the way
-// docs/INTEGRATIONS-mcp.md's configuration starts it) and streamable HTTP (the gateway's /mcp,
+// docs/INTEGRATIONS.md's configuration starts it) and streamable HTTP (the gateway's /mcp,
 // with the documented URL and header). Each transport lists the tools and calls each one with a
 // reader key scoped to two bases, `ask` must equal the Connect Chat's answer for the same question
 // and settings, and everything that names a third base is refused with the gateway's own message.
@@ -37,11 +37,11 @@ const MANUAL = [
 ].join("\n\n");
 const SECRET = "The payroll of the lighthouse board is kept in the locked drawer of the harbour office.";
 
-/** The two configuration snippets of docs/INTEGRATIONS-mcp.md, stdio first. */
+/** The two configuration snippets of docs/INTEGRATIONS.md, stdio first. */
 async function documentedConfigs() {
-  const doc = await readFile(resolve(ROOT, "docs/INTEGRATIONS-mcp.md"), "utf8");
-  const blocks = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]).mcpServers.quarry);
-  expect(blocks, "docs/INTEGRATIONS-mcp.md should hold the stdio and the HTTP configuration").toHaveLength(2);
+  const doc = await readFile(resolve(ROOT, "docs/INTEGRATIONS.md"), "utf8");
+  const blocks = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].filter((m) => m[1].includes('"mcpServers"')).map((m) => JSON.parse(m[1]).mcpServers.quarry);
+  expect(blocks, "docs/INTEGRATIONS.md should hold the stdio and the HTTP configuration").toHaveLength(2);
   return { stdio: blocks[0] as { command: string; args: string[]; env: Record<string, string> }, http: blocks[1] as { type: string; url: string; headers: Record<string, string> } };
 }
 
@@ -229,8 +229,13 @@ describe("the MCP server over stdio and streamable HTTP", () => {
       const adminMcp = await transports[name](ADMIN_KEY);
       const all = structured(await adminMcp.callTool({ name: "list_knowledge_bases", arguments: {} }));
       expect(all.knowledge_bases.map((k: { name: string }) => k.name).sort()).toEqual(["empty", "manuals", "secrets"]);
-      const anonymous = await transports[name](undefined);
-      expect(refusal(await anonymous.callTool({ name: "list_knowledge_bases", arguments: {} }))).toMatch(/unauthenticated.*needs an API key/);
+      if (name === "http") {
+        // The gateway's door refuses the keyless request (401) before MCP reads it: not even initialize passes.
+        await expect(transports[name](undefined)).rejects.toThrow(/needs an API key/);
+      } else {
+        const anonymous = await transports[name](undefined);
+        expect(refusal(await anonymous.callTool({ name: "list_knowledge_bases", arguments: {} }))).toMatch(/unauthenticated.*needs an API key/);
+      }
     }, 60_000);
   });
 
@@ -267,10 +272,10 @@ describe("the MCP server on a Quarry without keys, and without a gateway", () =>
     const local = await callToolAddressedTo(quarry.url, `localhost:${new URL(quarry.url).port}`);
     expect(local.status).toBe(200);
     expect(JSON.parse(local.body).result.structuredContent.knowledge_bases.map((k: { name: string }) => k.name)).toEqual(["open"]);
+    // The slot's door refuses it before MCP reads it, with the JSON-RPC error MCP clients expect.
     const rebound = await callToolAddressedTo(quarry.url, "attacker.example");
-    expect(rebound.status).toBe(200);
-    const result = JSON.parse(rebound.body).result as CallToolResult;
-    expect(refusal(result)).toMatch(/unauthenticated.*only requests addressed to localhost, not to attacker\.example/);
+    expect(rebound.status).toBe(401);
+    expect(JSON.parse(rebound.body).error.message).toMatch(/only requests addressed to localhost, not to attacker\.example/);
   });
 
   it("`quarry mcp` with nothing listening at --url: the tool's error says so and what to do", async () => {
