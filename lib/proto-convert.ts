@@ -257,6 +257,11 @@ export function chunkToProto(c: Chunk): ChunkProto {
     startOffset: c.start,
     endOffset: c.end,
     ...(c.parent ? { parent: chunkParentToProto(c.parent) } : {}),
+    version: c.revision?.version ?? 1,
+    edited: (c.revision?.version ?? 1) > 1,
+    manual: c.revision?.manual ?? false,
+    originalText: c.revision?.originalText ?? "",
+    disabled: c.disabled ?? false,
   });
 }
 
@@ -298,6 +303,8 @@ export function chunkFromProto(p: ChunkProto): Chunk {
     start: p.startOffset,
     end: p.endOffset,
     ...(p.parent ? { parent: chunkParentFromProto(p.parent) } : {}),
+    ...(p.version > 1 || p.manual ? { revision: { version: p.version, manual: p.manual, originalText: p.originalText } } : {}),
+    ...(p.disabled ? { disabled: true } : {}),
   };
 }
 
