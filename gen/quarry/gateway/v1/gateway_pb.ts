@@ -1941,7 +1941,7 @@ export const QuarryService: GenService<{
    * Corrects a chunk's text: re-embedded with the base's model and searchable when this returns,
    * marked edited, its version one more, its id kept (citations still resolve). INVALID_ARGUMENT
    * for an empty text or one longer than the base's chunks; NOT_FOUND when the chunk is not in the
-   * document; ABORTED when expected_version is set and the chunk has moved on. docs/DOCUMENTS.md
+   * document; FAILED_PRECONDITION when expected_version is set and the chunk has moved on. docs/DOCUMENTS.md
    * says what a re-ingest does to edits.
    *
    * @generated from rpc quarry.gateway.v1.QuarryService.EditChunk

@@ -1704,7 +1704,7 @@ export const IndexService: GenService<{
   },
   /**
    * Replaces a chunk's text (re-embedded with the base's model, searchable when this returns); the
-   * chunk keeps its id. NOT_FOUND when the chunk is not in the document, ABORTED when
+   * chunk keeps its id. NOT_FOUND when the chunk is not in the document, FAILED_PRECONDITION when
    * expected_version is set and is not the chunk's.
    *
    * @generated from rpc quarry.index.v1.IndexService.EditChunk
