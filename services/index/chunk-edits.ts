@@ -91,8 +91,8 @@ export class ChunkEdits {
   /** A chunk written by hand, placed after the document's last chunk. */
   async add(manual: ManualChunk): Promise<Chunk> {
     checkText(manual.text);
+    // Any status: a version still on its way carries the chunk over when it is indexed (carryOver).
     const document = await this.deps.catalog.getDocument(manual.documentId);
-    if (document.status !== "ready") throw new FailedPreconditionError(`document ${document.fileName} is ${document.status}; add chunks once it is ready`);
     const chunks = await this.deps.engine.documentChunks(document.knowledgeBaseId, document.id);
     const chunk: Chunk = {
       id: createHash("sha256").update(`${document.id}\0manual\0${randomUUID()}`).digest("hex").slice(0, 32),
