@@ -46,6 +46,7 @@ export function registerDocumentCommands(program: Command, doc: Command, urlOpti
       const d = opened.document!;
       const shown = o.query ? `; "${o.query}" is in ${plural(opened.chunks.length, "chunk")}` : "";
       process.stdout.write(`${d.fileName} (${d.id}) — ${statusOf(d)}, ${plural(opened.total, "chunk")}${shown}${d.enabled ? "" : ", disabled"}\n`);
+      if (d.chunkEdits) process.stdout.write(`this version's re-ingest: ${d.chunkEdits}\n`);
       for (const chunk of opened.chunks) process.stdout.write(`\n${chunkHeading(chunk)}\n${indent(chunk.text)}\n`);
     });
 
@@ -144,7 +145,7 @@ async function textFrom(argument: string | undefined, file: string | undefined):
   return Buffer.concat(parts).toString("utf8");
 }
 
-/** `#3 1f2e…  Safety > Ladders  p. 4  edited v2  disabled`: where the chunk is and what was done to it. */
+/** `#3 1f2e…  Safety > Ladders  p. 4  edited v2  disabled`: where the chunk is (numbered from 1, as the console shows) and what was done to it. */
 function chunkHeading(c: Chunk): string {
   const marks = [
     c.sectionPath.join(" > "),
@@ -153,7 +154,7 @@ function chunkHeading(c: Chunk): string {
     c.edited ? `edited v${c.version}` : "",
     c.disabled ? "disabled" : "",
   ].filter(Boolean);
-  return [`#${c.index}`, c.id, ...marks].join("  ");
+  return [`#${c.index + 1}`, c.id, ...marks].join("  ");
 }
 
 function indent(text: string): string {

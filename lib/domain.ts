@@ -183,6 +183,8 @@ export interface DocumentRecord {
   metadata: Record<string, string>;
   createdAt: Date;
   updatedAt: Date;
+  /** What indexing this version did to hand-corrected chunks (kept, dropped); absent when there were none. */
+  chunkEdits?: string;
 }
 
 /** What registering a new version of a document tells the catalog; the rest is the catalog's to fill in. */
@@ -217,6 +219,8 @@ export interface IngestionProgress {
   chunkCount: number;
   tokenCount: number;
   at: Date;
+  /** With phase "ready", from the index itself: what it did to hand-corrected chunks. */
+  chunkEdits?: string;
 }
 
 export type RetrievalMode = "hybrid" | "bm25" | "vector";

@@ -184,6 +184,7 @@ export function documentToProto(d: DocumentRecord): DocumentProto {
     metadata: { ...d.metadata },
     createdAt: timestampFromDate(d.createdAt),
     updatedAt: timestampFromDate(d.updatedAt),
+    chunkEdits: d.chunkEdits ?? "",
   });
 }
 
@@ -199,6 +200,7 @@ export function documentFromProto(p: DocumentProto): DocumentRecord {
     enabled: p.enabled,
     createdAt: p.createdAt ? timestampDate(p.createdAt) : new Date(0),
     updatedAt: p.updatedAt ? timestampDate(p.updatedAt) : new Date(0),
+    ...(p.chunkEdits ? { chunkEdits: p.chunkEdits } : {}),
   };
 }
 

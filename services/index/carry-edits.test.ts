@@ -36,7 +36,7 @@ describe("carryEdits", () => {
       { chunkId: stored[0].id, index: 0, kind: "edited", text: "Charlie, corrected." },
       { chunkId: stored[2].id, index: 2, kind: "disabled", text: "Echo." },
     ]);
-    expect(describeCarriedEdits(carried)).toBe('dropped 2 edit(s) whose original text is not in this version: #0 (edited: "Charlie, corrected."), #2 (disabled: "Echo.")');
+    expect(describeCarriedEdits(carried)).toBe('dropped 2 edit(s) whose original text is not in this version: #1 (edited: "Charlie, corrected."), #3 (disabled: "Echo.")');
   });
 
   it("keeps a disabled chunk disabled and appends manual chunks after the new last chunk", () => {

@@ -68,7 +68,8 @@ export function describeCarriedEdits(carried: CarriedEdits): string {
   ].filter(Boolean);
   const parts = kept.length > 0 ? [`kept ${kept.join(", ")} chunk(s)`] : [];
   if (carried.dropped.length > 0) {
-    const which = carried.dropped.map((d) => `#${d.index} (${d.kind}: "${snippet(d.text)}")`).join(", ");
+    // Numbered from 1, as the console and the CLI show chunks.
+    const which = carried.dropped.map((d) => `#${d.index + 1} (${d.kind}: "${snippet(d.text)}")`).join(", ");
     parts.push(`dropped ${carried.dropped.length} edit(s) whose original text is not in this version: ${which}`);
   }
   return parts.join("; ");

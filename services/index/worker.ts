@@ -86,7 +86,7 @@ function startIndexingStage(deps: IndexWorkerDeps) {
       // The ready message says what the new version did to hand edits (the CLI and console show it).
       const ready = { phase: "ready" as const, percent: PhasePercent.ready, message: edits ? `done; chunk edits: ${edits}` : "done", chunkCount: chunks.length, tokenCount };
       // Applied here as well as through the topic so the status is ready the moment search can see the chunks.
-      await catalog.applyProgress({ ...ref, ...ready, error: "", at: new Date() });
+      await catalog.applyProgress({ ...ref, ...ready, error: "", at: new Date(), ...(edits ? { chunkEdits: edits } : {}) });
       await publishProgress(bus, ref, ready);
     },
   });

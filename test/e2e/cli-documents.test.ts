@@ -50,8 +50,8 @@ describe("quarry doc and quarry chunk against an embedded instance", () => {
     expect(run.code, run.stderr).toBe(0);
     const { chunks } = await quarry.client.listDocumentChunks({ documentId: docId });
     expect(run.stdout).toContain(`maintenance.md (${docId}) — ready, 2 chunks\n`);
-    expect(run.stdout).toContain(`#${chunks[0].index}  ${chunks[0].id}  Valves\n    # Valves\n    \n    The intake valve`);
-    expect(run.stdout).toContain(`#${chunks[1].index}  ${chunks[1].id}  Pumps\n`);
+    expect(run.stdout).toContain(`#${chunks[0].index + 1}  ${chunks[0].id}  Valves\n    # Valves\n    \n    The intake valve`);
+    expect(run.stdout).toContain(`#${chunks[1].index + 1}  ${chunks[1].id}  Pumps\n`);
     const within = await cli("doc", "show", docId, "--query", "BILGE pump");
     expect(within.stdout).toContain("2 chunks; \"BILGE pump\" is in 1 chunk");
     expect(within.stdout).not.toContain("intake valve");
@@ -63,7 +63,7 @@ describe("quarry doc and quarry chunk against an embedded instance", () => {
     const pumps = chunks.find((c) => c.text.includes("bilge"))!;
     const run = await cli("chunk", "edit", docId, pumps.id.slice(0, 8), "The bilge pump runs for twenty minutes after every gale.");
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toBe(`edited #${pumps.index}  ${pumps.id}  Pumps  edited v2\n`);
+    expect(run.stdout).toBe(`edited #${pumps.index + 1}  ${pumps.id}  Pumps  edited v2\n`);
     expect(await keyword("twenty minutes gale")).toEqual(["The bilge pump runs for twenty minutes after every gale."]);
 
     const piped = await quarryCli(["chunk", "edit", "maintenance.md", pumps.id, "--kb", "cli-docs", "--expect-version", "2", "--url", quarry.url], "The bilge pump runs for thirty minutes after every gale.\n");
@@ -79,7 +79,7 @@ describe("quarry doc and quarry chunk against an embedded instance", () => {
     const valves = chunks.find((c) => c.text.includes("intake valve"))!;
     const off = await cli("chunk", "disable", docId, valves.id);
     expect(off.code, off.stderr).toBe(0);
-    expect(off.stdout).toBe(`disabled #${valves.index}  ${valves.id}  Valves  disabled\n`);
+    expect(off.stdout).toBe(`disabled #${valves.index + 1}  ${valves.id}  Valves  disabled\n`);
     expect(await keyword("intake valve")).toEqual([]);
     expect((await cli("doc", "show", docId)).stdout).toContain(`${valves.id}  Valves  disabled`);
     expect((await cli("chunk", "enable", docId, valves.id)).code).toBe(0);

@@ -49,6 +49,11 @@ export function DocumentScreen({ knowledgeBase, documentId }: { knowledgeBase: s
         )}
       </div>
       <ErrorNote error={opened.error} />
+      {doc?.chunkEdits && (
+        <p className="muted" role="note">
+          Hand corrections after this version's re-ingest: {doc.chunkEdits}
+        </p>
+      )}
       <label className="search-within">
         Search within the document
         <input type="search" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Words or a phrase the chunk contains" />

@@ -143,6 +143,8 @@ const MIGRATIONS: Migration[] = [
       -- beside enabled, which stays the flag search reads (document enabled and chunk not disabled).
       ALTER TABLE chunks ADD COLUMN revision TEXT;
       ALTER TABLE chunks ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0;
+      -- What indexing the document's version did to its hand edits; '' when it had none.
+      ALTER TABLE documents ADD COLUMN chunk_edits TEXT NOT NULL DEFAULT '';
     `,
   },
 ];
