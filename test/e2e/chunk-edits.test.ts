@@ -115,6 +115,9 @@ function chunkEditSuite(name: string, backend: () => Backend) {
       expect(await hitsFor("schooner marigold")).toEqual([]);
       expect((await hitsFor(SHIPS, RetrievalMode.VECTOR)).map((h) => h.chunk?.id)).not.toContain(ships.id);
       expect((await client.listDocumentChunks({ documentId: docId })).chunks.find((c) => c.id === ships.id)?.disabled).toBe(true);
+      // The retrieval debugger says why search cannot find it.
+      const { report } = await client.debugRetrieval({ query: "schooner marigold", knowledgeBases: [kbName], expect: { chunkId: ships.id } });
+      expect(report?.chunks[0]?.verdict).toBe("not searchable: the chunk is disabled (a hand correction in log.md; enable it to search it)");
       await client.setChunkEnabled({ documentId: docId, chunkId: ships.id, enabled: true });
       expect((await hitsFor("schooner marigold")).map((h) => h.chunk?.id)).toEqual([ships.id]);
     });
