@@ -115,6 +115,12 @@ function chunkEditSuite(name: string, backend: () => Backend) {
       expect(await hitsFor("schooner marigold")).toEqual([]);
       expect((await hitsFor(SHIPS, RetrievalMode.VECTOR)).map((h) => h.chunk?.id)).not.toContain(ships.id);
       expect((await client.listDocumentChunks({ documentId: docId })).chunks.find((c) => c.id === ships.id)?.disabled).toBe(true);
+      // Nor is it merged into a neighbour's context.
+      const lamp = find("paraffin");
+      const [lampHit] = (await client.search({ query: "paraffin reservoir", knowledgeBases: [kbName], settings: { mode: RetrievalMode.BM25, topK: 1, neighbourChunks: 1 } })).hits;
+      expect(lampHit.chunk?.id).toBe(lamp.id);
+      expect(lampHit.explain?.mergedChunkIds).not.toContain(ships.id);
+      expect(lampHit.chunk?.text).not.toContain("Marigold");
       // The retrieval debugger says why search cannot find it.
       const { report } = await client.debugRetrieval({ query: "schooner marigold", knowledgeBases: [kbName], expect: { chunkId: ships.id } });
       expect(report?.chunks[0]?.verdict).toBe("not searchable: the chunk is disabled (a hand correction in log.md; enable it to search it)");
