@@ -723,7 +723,7 @@ export type FoundChunk = Message<"quarry.index.v1.FoundChunk"> & {
   fileName: string;
 
   /**
-   * False when the chunk's document is disabled (search never returns it).
+   * False when the chunk's document is disabled, or the chunk itself (search never returns it).
    *
    * @generated from field: bool enabled = 3;
    */
