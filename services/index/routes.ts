@@ -101,8 +101,8 @@ export function indexRoutes({ catalog, engine, apiKeys, assistants, conversation
         return { document: documentToProto(document), chunks: chunks.map(chunkToProto), total };
       },
       async editChunk(request) {
-        const chunk = await chunkEdits.edit({ ...request, tokenCount: request.tokenCount });
-        return { chunk: chunkToProto(chunk) };
+        const { documentId, chunkId, text, tokenCount, expectedVersion } = request;
+        return { chunk: chunkToProto(await chunkEdits.edit({ documentId, chunkId, text, tokenCount, expectedVersion })) };
       },
       async setChunkEnabled(request) {
         return { chunk: chunkToProto(await chunkEdits.setEnabled(request.documentId, request.chunkId, request.enabled)) };
