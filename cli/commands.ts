@@ -119,6 +119,11 @@ export async function listKnowledgeBases(client: QuarryClient, out: NodeJS.Writa
     ["NAME", "ID", "DOCUMENTS", "CHUNKS", "EMBEDDING MODEL"],
     ...knowledgeBases.map((k) => [k.correctionsForAssistantId ? `${k.name} (corrections of ${k.correctionsForAssistantId})` : k.name, k.id, plural(Number(k.documentCount), "document"), plural(Number(k.chunkCount), "chunk"), modelCell(k)]),
   ];
+  writeTable(rows, out);
+}
+
+/** Rows (the first a header) in columns two spaces apart; the last column is not padded. */
+export function writeTable(rows: string[][], out: NodeJS.WritableStream): void {
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
   for (const row of rows) out.write(`${row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join("  ")}\n`);
 }

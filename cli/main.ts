@@ -20,6 +20,7 @@ import { registerKeysCommand } from "./keys-command.ts";
 import { registerMcpCommand } from "./mcp-command.ts";
 import { registerModelsCommand } from "./models-command.ts";
 import { registerEditCommands } from "./edit-commands.ts";
+import { registerDocumentCommands } from "./document-commands.ts";
 import { setModel } from "./set-model.ts";
 
 // `quarry ask … | head` closes the pipe early; that is the reader's choice, not an error.
@@ -177,7 +178,7 @@ addRetrievalFlags(
   await search(gatewayClient(o.url), query, o.kb, { mode: o.mode, topK: o.topK, retrieval: retrievalSettingsOf(o), out: process.stdout });
 });
 
-registerEditCommands(program, kb, urlOption, wholeNumber);
+registerDocumentCommands(program, registerEditCommands(program, kb, urlOption, wholeNumber), urlOption, wholeNumber);
 registerKeysCommand(program, urlOption);
 registerMcpCommand(program, urlOption, version);
 registerAssistantCommands(program, urlOption);

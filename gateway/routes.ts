@@ -17,6 +17,7 @@ import { toProtoStatus } from "../lib/pipeline/progress.ts";
 import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
 import { chunkNeighbours } from "./chunk-routes.ts";
+import { ChunkEditing } from "./chunk-edit-routes.ts";
 import { authorName, isScoped, PRINCIPAL } from "./access/principal.ts";
 import { conversationHandlers } from "./conversation-routes.ts";
 import { Corrections } from "./corrections.ts";
@@ -44,6 +45,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
   const { index, answer } = deps;
   const knowledgeBases = new KnowledgeBases(deps);
   const originals = new Originals(deps.limits.blobDir);
+  const chunkEdits = new ChunkEditing(deps);
 
   const upload = async (header: Pick<DocumentHeader, "knowledgeBase" | "fileName" | "mimeType" | "metadata"> | undefined, content: Uint8Array) => {
     if (!header) throw new InvalidInputError("the upload needs a header (knowledge base and file name)");
@@ -172,6 +174,13 @@ export function gatewayRoutes(deps: GatewayDeps) {
         return {};
       },
       getChunkNeighbours: (request) => chunkNeighbours(index, request),
+      async listDocumentChunks(request) {
+        const { document, chunks, total } = await chunkEdits.list(request);
+        return { document, chunks, total };
+      },
+      editChunk: async (request) => ({ chunk: (await chunkEdits.edit(request)).chunk }),
+      setChunkEnabled: async (request) => ({ chunk: (await chunkEdits.setEnabled(request)).chunk }),
+      addChunk: async (request) => ({ chunk: (await chunkEdits.add(request)).chunk }),
       async reingestDocument(request) {
         return { document: await reingest.document(request.documentId) };
       },

@@ -65,6 +65,11 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   // The handler refuses a chunk of any other document, so the document is the whole target.
   getChunkNeighbours: { role: "reader", scoped: "check", targets: (r) => doc(r.documentId) },
   reingestDocument: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
+  // Chunk look-ups and edits name their document; the index refuses a chunk of any other one.
+  listDocumentChunks: { role: "reader", scoped: "check", targets: (r) => doc(r.documentId) },
+  editChunk: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
+  setChunkEnabled: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
+  addChunk: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
   watchIngestion: {
     role: "reader",
     scoped: "check",

@@ -10,6 +10,7 @@ import type { ConversationRegistry } from "./conversation-registry.ts";
 import { conversationHandlers } from "./conversation-routes.ts";
 import type { Catalog } from "./catalog.ts";
 import type { ModelChanges } from "./model-change.ts";
+import { ChunkEdits } from "./chunk-edits.ts";
 import { IndexService } from "./index-service.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
@@ -21,9 +22,11 @@ export interface IndexDeps {
   conversations: ConversationRegistry;
   /** Absent: ChangeEmbeddingModel answers unimplemented. */
   modelChanges?: ModelChanges;
+  /** Absent: chunks are listed and disabled, but edits and manual chunks are refused (no embedder). */
+  chunkEdits?: ChunkEdits;
 }
 
-export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations, modelChanges }: IndexDeps) {
+export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations, modelChanges, chunkEdits = new ChunkEdits({ catalog, engine }) }: IndexDeps) {
   const index = new IndexService({ catalog, engine, modelChanges });
   return (router: ConnectRouter) =>
     router.service(IndexRpc, {
@@ -92,6 +95,21 @@ export function indexRoutes({ catalog, engine, apiKeys, assistants, conversation
           scanned: BigInt(found.scanned),
           complete: found.complete,
         };
+      },
+      async listDocumentChunks(request) {
+        const { document, chunks, total } = await chunkEdits.list(request.documentId, request.query);
+        return { document: documentToProto(document), chunks: chunks.map(chunkToProto), total };
+      },
+      async editChunk(request) {
+        const { documentId, chunkId, text, tokenCount, expectedVersion } = request;
+        return { chunk: chunkToProto(await chunkEdits.edit({ documentId, chunkId, text, tokenCount, expectedVersion })) };
+      },
+      async setChunkEnabled(request) {
+        return { chunk: chunkToProto(await chunkEdits.setEnabled(request.documentId, request.chunkId, request.enabled)) };
+      },
+      async addChunk(request) {
+        const chunk = await chunkEdits.add({ documentId: request.documentId, text: request.text, tokenCount: request.tokenCount, sectionPath: [...request.sectionPath], page: request.page });
+        return { chunk: chunkToProto(chunk) };
       },
     });
 }

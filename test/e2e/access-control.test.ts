@@ -110,6 +110,17 @@ const PROBES: Record<string, Probe> = {
     own: async (c, w) => c.getChunkNeighbours({ documentId: w.a.docId, chunkId: await ownChunkId(c, w) }),
   },
   listDocuments: { other: (c, w) => c.listDocuments({ knowledgeBase: w.b.name }), own: (c, w) => c.listDocuments({ knowledgeBase: w.a.name }) },
+  // Chunk edits name the document; the other tenant's is refused before its chunk is looked up.
+  listDocumentChunks: { other: (c, w) => c.listDocumentChunks({ documentId: w.b.docId }), own: (c, w) => c.listDocumentChunks({ documentId: w.a.docId, query: "secret" }) },
+  editChunk: {
+    other: (c, w) => c.editChunk({ documentId: w.b.docId, chunkId: "any-chunk", text: "intruded" }),
+    own: async (c, w) => c.editChunk({ documentId: w.a.docId, chunkId: await ownChunkId(c, w), text: "the tenant-a secret is 42, checked by its own editor" }),
+  },
+  setChunkEnabled: {
+    other: (c, w) => c.setChunkEnabled({ documentId: w.b.docId, chunkId: "any-chunk", enabled: false }),
+    own: async (c, w) => c.setChunkEnabled({ documentId: w.a.docId, chunkId: await ownChunkId(c, w), enabled: true }),
+  },
+  addChunk: { other: (c, w) => c.addChunk({ documentId: w.b.docId, text: "intruded" }), own: (c, w) => c.addChunk({ documentId: w.a.docId, text: "a note on the secret, written by hand" }) },
   setDocumentEnabled: { other: (c, w) => c.setDocumentEnabled({ documentId: w.b.docId, enabled: false }), own: (c, w) => c.setDocumentEnabled({ documentId: w.a.docId, enabled: true }) },
   deleteDocument: { other: (c, w) => c.deleteDocument({ documentId: w.b.docId }), own: (c, w) => c.deleteDocument({ documentId: w.a.docId }), destructive: 1 },
   watchIngestion: {
@@ -246,6 +257,10 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
       expect(await codeOf(() => reader.createKnowledgeBase({ name: "by-a-reader" }))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => reader.updateKnowledgeBase({ knowledgeBase: world.a.id, description: "by a reader" }))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => reader.reingestDocument({ documentId: world.b.docId }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => reader.listDocumentChunks({ documentId: world.b.docId }))).toBe("ok");
+      expect(await codeOf(() => reader.editChunk({ documentId: world.b.docId, chunkId: "any-chunk", text: "by a reader" }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => reader.setChunkEnabled({ documentId: world.b.docId, chunkId: "any-chunk", enabled: false }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => reader.addChunk({ documentId: world.b.docId, text: "by a reader" }))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => drain(reader.watchModelChange({ knowledgeBase: world.a.id }), true))).toBe("ok");
       expect(await codeOf(() => reader.listApiKeys({}))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => editor.uploadDocument({ header: { knowledgeBase: world.b.id, fileName: "e.txt" }, content: text("edited") }))).toBe("ok");

@@ -3,10 +3,11 @@ import { DocumentStatus, type Document } from "../../../gen/quarry/common/v1/com
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { ProgressBar } from "../components/progress-bar.tsx";
 import { formatBytes, formatCount, isSettled, STATUS_LABELS } from "../format.ts";
+import { link } from "../router.ts";
 import type { Progress } from "./use-ingestion.ts";
 
-/** `onReingest`: absent when the gateway cannot re-ingest. */
-export function DocumentRow({ doc, live, onEnable, onReingest, onDelete }: { doc: Document; live?: Progress; onEnable: (enabled: boolean) => void; onReingest?: () => void; onDelete: () => void }) {
+/** `onReingest`: absent when the gateway cannot re-ingest; `href`: the document's page, absent when the gateway cannot open one. */
+export function DocumentRow({ doc, href, live, onEnable, onReingest, onDelete }: { doc: Document; href?: string; live?: Progress; onEnable: (enabled: boolean) => void; onReingest?: () => void; onDelete: () => void }) {
   // The stream is newer than the list until the list is reloaded.
   const status = live?.status ?? doc.status;
   const percent = live?.percent ?? doc.progressPercent;
@@ -20,7 +21,15 @@ export function DocumentRow({ doc, live, onEnable, onReingest, onDelete }: { doc
   }, [doc.enabled]);
   return (
     <tr data-status={STATUS_LABELS[status]} aria-label={doc.fileName}>
-      <td className="file-name">{doc.fileName}</td>
+      <td className="file-name">
+        {href ? (
+          <a href={href} onClick={link(href)} title="Open: its chunks, to search and correct">
+            {doc.fileName}
+          </a>
+        ) : (
+          doc.fileName
+        )}
+      </td>
       <td className="status-cell">
         <div className={`status status-${STATUS_LABELS[status]}`}>
           {STATUS_LABELS[status]}
