@@ -1,5 +1,6 @@
-// The parsers that need no external service: enough for text, Markdown, HTML, tables, JSON and
-// PDFs with a text layer. Everything else is named and sent to Tika.
+// The parsers that need no external service: text, Markdown, HTML, tables, JSON, PDFs with a text
+// layer, Word/Excel/PowerPoint, OpenDocument, EPUB and legacy .doc. Everything else (RTF, images,
+// legacy .xls/.ppt, scanned pages) is named and sent to Tika.
 import type { ParsedDocument } from "../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
 import type { DocumentParser, ParseInput } from "./document-parser.ts";
@@ -8,7 +9,9 @@ import { detectFormat, withArticle, type DetectedFormat, type DocumentFormat } f
 import { parseCsv } from "./parsers/csv-parser.ts";
 import { parseHtml } from "./parsers/html-parser.ts";
 import { parseJson } from "./parsers/json-parser.ts";
+import { parseLegacyWord } from "./parsers/legacy-word-parser.ts";
 import { parseMarkdown } from "./parsers/markdown-parser.ts";
+import { OFFICE_FORMATS, parseOfficeDocument, type OfficeFormat } from "./parsers/office-parser.ts";
 import type { ParsedContent } from "./parsers/parsed-content.ts";
 import { parsePdf } from "./parsers/pdf-parser.ts";
 import { parsePlainText } from "./parsers/plain-text-parser.ts";
@@ -24,8 +27,18 @@ const TEXT_PARSERS: Record<TextFormat, { name: string; parse: (text: string) => 
   json: { name: "builtin:json", parse: parseJson },
 };
 
-/** The formats BuiltinParser reads; the routing parser keeps these away from Tika. */
-export const BUILTIN_FORMATS: ReadonlySet<DocumentFormat> = new Set<DocumentFormat>([...(Object.keys(TEXT_PARSERS) as TextFormat[]), "pdf"]);
+/** The formats BuiltinParser reads: what Quarry parses with no TIKA_URL. */
+export const BUILTIN_FORMATS: ReadonlySet<DocumentFormat> = new Set<DocumentFormat>([
+  ...(Object.keys(TEXT_PARSERS) as TextFormat[]), "pdf", ...OFFICE_FORMATS, "doc",
+]);
+
+/**
+ * The built-in formats Tika reads better when it is configured (PDF layout, and OCR of the images
+ * in a scan or an Office file); the routing parser sends these to Tika then.
+ */
+export const TIKA_PREFERRED_FORMATS: ReadonlySet<DocumentFormat> = new Set<DocumentFormat>(["pdf", ...OFFICE_FORMATS, "doc"]);
+
+const isOffice = (format: DocumentFormat): format is OfficeFormat => (OFFICE_FORMATS as readonly DocumentFormat[]).includes(format);
 
 export class BuiltinParser implements DocumentParser {
   async parse(input: ParseInput): Promise<ParsedDocument> {
@@ -35,6 +48,14 @@ export class BuiltinParser implements DocumentParser {
     if (detected.format === "pdf") {
       const content = await parsePdf(input.bytes, input.fileName);
       return { ...content, mimeType: detected.mimeType, parser: "builtin:pdf" };
+    }
+    if (isOffice(detected.format)) {
+      const content = await parseOfficeDocument(input.bytes, input.fileName, detected.format, detected.name);
+      return { ...content, mimeType: detected.mimeType, parser: `builtin:${detected.format}` };
+    }
+    if (detected.format === "doc") {
+      const content = await parseLegacyWord(input.bytes, input.fileName);
+      return { ...content, mimeType: detected.mimeType, parser: "builtin:doc" };
     }
     if (detected.format in TEXT_PARSERS) {
       const { name, parse } = TEXT_PARSERS[detected.format as TextFormat];
@@ -49,6 +70,7 @@ export class BuiltinParser implements DocumentParser {
 export function unsupported(fileName: string, detected: DetectedFormat): FailedPreconditionError {
   return new FailedPreconditionError(
     `${fileName} is ${withArticle(detected.name)} (${detected.mimeType}); the built-in parsers read text, Markdown, HTML, ` +
-      "CSV/TSV, JSON and PDF — configure TIKA_URL to parse it with Apache Tika",
+      "CSV/TSV, JSON, PDF, Word (.docx, .doc), Excel (.xlsx), PowerPoint (.pptx), OpenDocument and EPUB — " +
+      "configure TIKA_URL to parse it with Apache Tika",
   );
 }

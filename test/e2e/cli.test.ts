@@ -216,7 +216,7 @@ describe("the quarry CLI speaks plainly", () => {
     await mkdir(join(folder, "figures"));
     await writeFile(join(folder, "figures", "chart.svg"), '<svg xmlns="http://www.w3.org/2000/svg"><text x="1" y="1">ingest rate</text></svg>\n');
     // A format only Tika reads, with TIKA_URL unset: named, not uploaded to fail.
-    await writeFile(join(folder, "report.docx"), "not opened: skipped by its name");
+    await writeFile(join(folder, "memo.rtf"), "not opened: skipped by its name");
   });
   afterAll(async () => {
     await quarry?.stop();
@@ -298,7 +298,7 @@ describe("the quarry CLI speaks plainly", () => {
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
     const out = lines(run.stdout);
     expect(out).toContain(`skipped    ${join(folder, "figures", "chart.svg")}: Quarry does not parse .svg files`);
-    expect(out).toContain(`skipped    ${join(folder, "report.docx")}: Word document: needs Apache Tika (set TIKA_URL)`);
+    expect(out).toContain(`skipped    ${join(folder, "memo.rtf")}: RTF document: needs Apache Tika (set TIKA_URL)`);
     // stdout is a pipe here: no bar, but progress as lines, in documents (3 files, not 300 percent points).
     expect(run.stdout).not.toContain("\r");
     expect(out[out.findIndex((l) => l.startsWith("created knowledge base rocks")) + 1]).toBe("ingesting: 0/3 documents done, 0%");
