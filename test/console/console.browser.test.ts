@@ -170,7 +170,8 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
     const { tab, page } = ui;
     await page.getByRole("link", { name: "Retrieval test" }).click();
     const form = page.getByRole("form", { name: "Retrieval test" });
-    await expect.poll(() => form.getByRole("checkbox", { name: KB }).isChecked()).toBe(true);
+    // Nothing is chosen for the user (console-first-hour.browser.test.ts): choose the base.
+    await form.getByRole("checkbox", { name: KB }).check();
     await form.getByLabel("Query").fill(CHINESE_RULES_FACT.question);
     await form.getByLabel("Query").press("Enter");
     const first = page.getByRole("article", { name: "result 1", exact: true });
@@ -206,7 +207,7 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
   it("chats: the answer streams with citation chips, and a chip shows its source", async () => {
     const { tab, page } = ui;
     await page.getByRole("link", { name: "Chat" }).click();
-    await expect.poll(() => page.getByRole("checkbox", { name: KB }).isChecked()).toBe(true);
+    await page.getByRole("checkbox", { name: KB }).check();
     await page.getByLabel("Question").fill(COMPANY_FACT.question);
     await page.getByLabel("Question").press("Enter");
     const meta = page.locator(".answer-meta");
@@ -296,6 +297,7 @@ describeWithShared("corpus/docs", "the console with the real corpus (../shared/c
 
     await page.getByRole("link", { name: "Retrieval test" }).click();
     const search = page.getByRole("form", { name: "Retrieval test" });
+    await search.getByRole("checkbox", { name: "corpus" }).check();
     await search.getByLabel("Query").fill("FSDP 分片参数 峰值内存");
     await search.getByLabel("Query").press("Enter");
     const first = page.getByRole("article", { name: "result 1", exact: true });
@@ -332,7 +334,7 @@ describeWith(chromiumRequirement, "the console's chat with a language model (the
     await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: 120_000 }).toBe(1);
 
     await page.getByRole("link", { name: "Chat" }).click();
-    await expect.poll(() => page.getByRole("checkbox", { name: KB }).isChecked()).toBe(true);
+    await page.getByRole("checkbox", { name: KB }).check();
     // Every length the answer had on screen: more than a couple means it arrived in pieces.
     await page.evaluate(() => {
       const lengths: number[] = ((window as unknown as { answerLengths: number[] }).answerLengths = []);

@@ -4,7 +4,7 @@ import { DocumentStatus, type Document } from "../../../gen/quarry/common/v1/com
 import { offers, quarry } from "../api/client.ts";
 import { describeError } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
-import { formatCount, isSettled } from "../format.ts";
+import { countOf, formatCount, isSettled } from "../format.ts";
 import { link } from "../router.ts";
 import { useLoad } from "../use-load.ts";
 import { DocumentRow } from "./document-row.tsx";
@@ -90,7 +90,7 @@ export function DocumentsScreen({ knowledgeBase }: { knowledgeBase: string }) {
         <h1>{kb.data?.name ?? knowledgeBase}</h1>
         {kb.data && (
           <p className="muted">
-            {formatCount(kb.data.documentCount)} documents · {formatCount(kb.data.chunkCount)} chunks · {formatCount(kb.data.tokenCount)} tokens · {kb.data.embeddingModel}
+            {countOf(kb.data.documentCount, "document")} · {countOf(kb.data.chunkCount, "chunk")} · {countOf(kb.data.tokenCount, "token")} · {kb.data.embeddingModel}
           </p>
         )}
       </div>
