@@ -4,19 +4,18 @@
 import type { ParsedDocument } from "../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
 import type { DocumentParser, ParseInput } from "./document-parser.ts";
+import { isOfficeFormat, type TextFormat } from "./builtin-formats.ts";
 import { decodeText } from "./encoding.ts";
-import { detectFormat, withArticle, type DetectedFormat, type DocumentFormat } from "./format-detection.ts";
+import { detectFormat, withArticle, type DetectedFormat } from "./format-detection.ts";
 import { parseCsv } from "./parsers/csv-parser.ts";
 import { parseHtml } from "./parsers/html-parser.ts";
 import { parseJson } from "./parsers/json-parser.ts";
 import { parseLegacyWord } from "./parsers/legacy-word-parser.ts";
 import { parseMarkdown } from "./parsers/markdown-parser.ts";
-import { OFFICE_FORMATS, parseOfficeDocument, type OfficeFormat } from "./parsers/office-parser.ts";
+import { parseOfficeDocument } from "./parsers/office-parser.ts";
 import type { ParsedContent } from "./parsers/parsed-content.ts";
 import { parsePdf } from "./parsers/pdf-parser.ts";
 import { parsePlainText } from "./parsers/plain-text-parser.ts";
-
-type TextFormat = "text" | "markdown" | "html" | "csv" | "tsv" | "json";
 
 const TEXT_PARSERS: Record<TextFormat, { name: string; parse: (text: string) => ParsedContent }> = {
   text: { name: "builtin:text", parse: parsePlainText },
@@ -27,19 +26,6 @@ const TEXT_PARSERS: Record<TextFormat, { name: string; parse: (text: string) => 
   json: { name: "builtin:json", parse: parseJson },
 };
 
-/** The formats BuiltinParser reads: what Quarry parses with no TIKA_URL. */
-export const BUILTIN_FORMATS: ReadonlySet<DocumentFormat> = new Set<DocumentFormat>([
-  ...(Object.keys(TEXT_PARSERS) as TextFormat[]), "pdf", ...OFFICE_FORMATS, "doc",
-]);
-
-/**
- * The built-in formats Tika reads better when it is configured (PDF layout, and OCR of the images
- * in a scan or an Office file); the routing parser sends these to Tika then.
- */
-export const TIKA_PREFERRED_FORMATS: ReadonlySet<DocumentFormat> = new Set<DocumentFormat>(["pdf", ...OFFICE_FORMATS, "doc"]);
-
-const isOffice = (format: DocumentFormat): format is OfficeFormat => (OFFICE_FORMATS as readonly DocumentFormat[]).includes(format);
-
 export class BuiltinParser implements DocumentParser {
   async parse(input: ParseInput): Promise<ParsedDocument> {
     if (input.bytes.length === 0) throw new InvalidInputError("the file is empty");
@@ -49,7 +35,7 @@ export class BuiltinParser implements DocumentParser {
       const content = await parsePdf(input.bytes, input.fileName);
       return { ...content, mimeType: detected.mimeType, parser: "builtin:pdf" };
     }
-    if (isOffice(detected.format)) {
+    if (isOfficeFormat(detected.format)) {
       const content = await parseOfficeDocument(input.bytes, input.fileName, detected.format, detected.name);
       return { ...content, mimeType: detected.mimeType, parser: `builtin:${detected.format}` };
     }

@@ -6,7 +6,7 @@
 // Whichever parser ran, an untyped failure is classified here once (see parse-failure.ts) and the
 // text is held to the per-document limit.
 import type { ParsedDocument } from "../../lib/domain.ts";
-import { BUILTIN_FORMATS, TIKA_PREFERRED_FORMATS } from "./builtin-parser.ts";
+import { BUILTIN_FORMATS, TIKA_PREFERRED_FORMATS } from "./builtin-formats.ts";
 import type { DocumentParser, ParseInput } from "./document-parser.ts";
 import { detectFormat, type DocumentFormat } from "./format-detection.ts";
 import { asParseFailure } from "./parse-failure.ts";
@@ -19,10 +19,7 @@ export interface RoutingParserOptions {
   limits?: Pick<ParseLimits, "maxDocumentChars">;
 }
 
-/** Whether Quarry parses a format: the built-ins' formats always, every other known one when Tika is configured. */
-export function parsesFormat(format: DocumentFormat, tikaConfigured: boolean): boolean {
-  return BUILTIN_FORMATS.has(format) || (tikaConfigured && format !== "binary");
-}
+export { parsesFormat } from "./builtin-formats.ts";
 
 export class RoutingParser implements DocumentParser {
   constructor(private readonly options: RoutingParserOptions) {}

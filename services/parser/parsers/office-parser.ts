@@ -8,13 +8,10 @@
 import { parseOffice, type OfficeContentNode, type OfficeParserConfig } from "officeparser";
 import type { PageSpan } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../../lib/errors.ts";
-import type { DocumentFormat } from "../format-detection.ts";
+import type { OfficeFormat } from "../builtin-formats.ts";
 import { sectionsFromHeadings, type Heading } from "../section-spans.ts";
 import { labelledRows, oneLine } from "./labelled-rows.ts";
 import type { ParsedContent } from "./parsed-content.ts";
-
-export const OFFICE_FORMATS = ["docx", "xlsx", "pptx", "odt", "ods", "odp", "epub"] as const satisfies readonly DocumentFormat[];
-export type OfficeFormat = (typeof OFFICE_FORMATS)[number];
 
 const CONFIG: OfficeParserConfig = {
   // Running heads, masters and review comments repeat or annotate; they are not the document's text.
