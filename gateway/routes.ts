@@ -201,6 +201,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
             settings: request.settings,
             conversationId: request.conversationId,
             assistant: request.assistant,
+            oneOff: request.oneOff,
           },
           { signal: context.signal },
         );

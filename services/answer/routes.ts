@@ -30,6 +30,7 @@ export function answerRoutes(app: AnswerApplication) {
             knowledgeBases: [...request.knowledgeBaseIds],
             assistant: request.assistant,
             conversationId: request.conversationId,
+            oneOff: request.oneOff,
             // Unset fields stay unset, so an assistant's defaults apply.
             settings: {
               mode: request.settings?.mode ? modeFromProto(request.settings.mode) : undefined,
