@@ -10,9 +10,7 @@ import { detectFormat, withArticle, type DetectedFormat } from "./format-detecti
 import { parseCsv } from "./parsers/csv-parser.ts";
 import { parseHtml } from "./parsers/html-parser.ts";
 import { parseJson } from "./parsers/json-parser.ts";
-import { parseLegacyWord } from "./parsers/legacy-word-parser.ts";
 import { parseMarkdown } from "./parsers/markdown-parser.ts";
-import { parseOfficeDocument } from "./parsers/office-parser.ts";
 import type { ParsedContent } from "./parsers/parsed-content.ts";
 import { parsePdf } from "./parsers/pdf-parser.ts";
 import { parsePlainText } from "./parsers/plain-text-parser.ts";
@@ -35,11 +33,15 @@ export class BuiltinParser implements DocumentParser {
       const content = await parsePdf(input.bytes, input.fileName);
       return { ...content, mimeType: detected.mimeType, parser: "builtin:pdf" };
     }
+    // The Office readers are loaded with the first Office file: officeparser is large, and a
+    // parser thread (under its heap limit) that only ever reads text need not hold it.
     if (isOfficeFormat(detected.format)) {
+      const { parseOfficeDocument } = await import("./parsers/office-parser.ts");
       const content = await parseOfficeDocument(input.bytes, input.fileName, detected.format, detected.name);
       return { ...content, mimeType: detected.mimeType, parser: `builtin:${detected.format}` };
     }
     if (detected.format === "doc") {
+      const { parseLegacyWord } = await import("./parsers/legacy-word-parser.ts");
       const content = await parseLegacyWord(input.bytes, input.fileName);
       return { ...content, mimeType: detected.mimeType, parser: "builtin:doc" };
     }
