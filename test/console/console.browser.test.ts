@@ -265,6 +265,11 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
 
     // Revoke the reader from the new tab, with its confirmation.
     await fresh.page.getByRole("link", { name: "API keys" }).click();
+    // Revoking the key this tab uses says what it costs before it happens.
+    const own = fresh.page.getByRole("row", { name: "console-admin" });
+    await own.getByRole("button", { name: "Revoke" }).click();
+    await own.getByRole("button", { name: "Revoke console-admin: this tab uses it and loses access" }).waitFor();
+    await own.getByRole("button", { name: "Cancel" }).click();
     const row = fresh.page.getByRole("row", { name: "reader 读者" });
     await row.getByRole("button", { name: "Revoke" }).click();
     await row.getByRole("button", { name: "Revoke reader 读者" }).click();
