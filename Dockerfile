@@ -8,7 +8,7 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 # The CLI compiled ahead of time (npm ci's prepare ran before the sources were here).
 RUN node scripts/build-cli.mjs
-# The local embedding model, baked in so no container downloads at run time.
+# The local embedding models (every catalog model), baked in so no container downloads at run time.
 RUN node scripts/fetch-model.mjs
 ENV QUARRY_HOST=0.0.0.0 QUARRY_DATA_DIR=/data
 ENTRYPOINT ["node", "bin/quarry.mjs", "serve"]
