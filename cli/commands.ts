@@ -139,13 +139,21 @@ function modelCell(k: KnowledgeBase): string {
 /** Retrieval options beyond mode and top-k (cli/retrieval-flags.ts). */
 type MoreSettings = Partial<Omit<RetrievalSettings, "$typeName" | "mode" | "topK">>;
 
-export async function ask(client: QuarryClient, question: string, kbs: string[], options: { mode?: ModeName; topK?: number; retrieval?: MoreSettings; out: NodeJS.WritableStream }) {
+/** `keep`: hold the question as a conversation (listed, continued by `quarry chat`); else a one-off question that stores nothing. */
+export async function ask(
+  client: QuarryClient,
+  question: string,
+  kbs: string[],
+  options: { mode?: ModeName; topK?: number; retrieval?: MoreSettings; keep?: boolean; out: NodeJS.WritableStream },
+) {
   const { out } = options;
   const citations: { marker: number; fileName: string; page: number; sectionPath: string[]; snippet: string; score: number }[] = [];
   const settings = { ...options.retrieval, mode: MODE_BY_NAME[options.mode ?? "hybrid"], topK: options.topK ?? 0 };
-  for await (const { event } of client.chat({ question, knowledgeBases: kbs, settings })) {
+  let conversationId = "";
+  for await (const { event } of client.chat({ question, knowledgeBases: kbs, settings, oneOff: !options.keep })) {
     const e = event?.event;
-    if (e?.case === "text") out.write(e.value.text);
+    if (e?.case === "started") conversationId = e.value.conversationId;
+    else if (e?.case === "text") out.write(e.value.text);
     else if (e?.case === "citation") citations.push(e.value);
     else if (e?.case === "final") {
       out.write("\n\n");
@@ -158,6 +166,7 @@ export async function ask(client: QuarryClient, question: string, kbs: string[],
     const where = [c.fileName, c.page ? `p. ${c.page}` : "", c.sectionPath.join(" > ")].filter(Boolean).join(", ");
     out.write(`  [${c.marker}] ${where} (score ${c.score.toFixed(3)})\n      ${c.snippet.replace(/\s+/g, " ").slice(0, 160)}\n`);
   }
+  if (conversationId) out.write(`conversation ${conversationId} — resume with: quarry chat --conversation ${conversationId}\n`);
   return citations;
 }
 

@@ -4,7 +4,7 @@
 import { readdir, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { describeFormat, formatOfFileName, type DocumentFormat } from "../services/parser/format-detection.ts";
-import { parsesFormat } from "../services/parser/routing-parser.ts";
+import { parsesFormat } from "../services/parser/builtin-formats.ts";
 import { UsageError } from "./error-report.ts";
 
 export interface IngestFile {

@@ -160,9 +160,10 @@ addRetrievalFlags(
     .requiredOption("--kb <names...>", "knowledge base(s)")
     .addOption(modeOption())
     .option("--top-k <n>", "chunks to retrieve", wholeNumber(1))
+    .option("--conversation", "keep the question and its answer as a conversation (listed, continued with `quarry chat --conversation ID`)")
     .addOption(urlOption()),
-).action(async (question: string, o: RetrievalFlags & { kb: string[]; mode: ModeName; topK?: number; url: string }) => {
-  await ask(gatewayClient(o.url), question, o.kb, { mode: o.mode, topK: o.topK, retrieval: retrievalSettingsOf(o), out: process.stdout });
+).action(async (question: string, o: RetrievalFlags & { kb: string[]; mode: ModeName; topK?: number; conversation?: boolean; url: string }) => {
+  await ask(gatewayClient(o.url), question, o.kb, { mode: o.mode, topK: o.topK, retrieval: retrievalSettingsOf(o), keep: o.conversation ?? false, out: process.stdout });
 });
 
 addRetrievalFlags(

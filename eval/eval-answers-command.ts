@@ -16,7 +16,6 @@ import { gatewayClient, type QuarryClient } from "../client/gateway-client.ts";
 import { ConfigError, type Env } from "../lib/config.ts";
 import { FailedPreconditionError, InvalidInputError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
-import { EXTRACTIVE_NOTICES } from "../services/answer/answering/extractive-answerer.ts";
 import { summarizeAnswers, type AnswerMetrics } from "./answer-metrics.ts";
 import { loadBeirDataset, readAnswers, type BeirDocument } from "./beir-dataset.ts";
 import { positiveInt, progress } from "./eval-command.ts";
@@ -111,6 +110,8 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
         }
         const run = await runAnswers(client, knowledgeBase, queries, docs, progress(err, "answers"));
         if (run.refused.length) err.write(`${run.answerer}: ${run.refused.length} queries refused as invalid (e.g. ${run.refused[0]}), scored as unanswered\n`);
+        // Loaded here, not at the top: it brings jieba, which every other `quarry` command would pay for at start.
+        const { EXTRACTIVE_NOTICES } = await import("../services/answer/answering/extractive-answerer.ts");
         const metrics = summarizeAnswers(
           queries.map((q) => ({ answered: run.answered.get(q.id)!, golds: golds.get(q.id)! })),
           EXTRACTIVE_NOTICES,

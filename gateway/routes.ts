@@ -211,6 +211,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
             conversationId: request.conversationId,
             assistant: request.assistant,
             history: request.history,
+            oneOff: request.oneOff,
           },
           { signal: context.signal },
         );

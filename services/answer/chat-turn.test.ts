@@ -94,6 +94,16 @@ describe("chatTurn", () => {
     expect(saved[0].provenance!.extractive).toBe(true);
   });
 
+  it("answers a one-off question without making a conversation or keeping its turn", async () => {
+    const { saved, conversations, deps } = world();
+    const events = await run(chatTurn({ ...request, oneOff: true }, deps()));
+    expect(events[0]).toEqual({ type: "started", conversationId: "", turnId: "" });
+    expect(events.at(-1)).toMatchObject({ type: "final" });
+    expect(events.some((e) => e.type === "text" && e.delta.includes("1858"))).toBe(true);
+    expect(saved).toEqual([]);
+    expect(conversations.size).toBe(0);
+  });
+
   it("searches a follow-up as asked without a chat model, and says so", async () => {
     const { saved, queries, deps } = world();
     await run(chatTurn(request, deps()));

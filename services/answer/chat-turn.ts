@@ -55,6 +55,8 @@ export interface ChatTurnRequest {
   conversationId: string;
   /** Earlier rounds the caller holds (not with conversationId): read as a stored conversation's turns. */
   history?: { question: string; answer: string }[];
+  /** Asked once: no conversation is made and no turn kept (ignored with a conversationId). */
+  oneOff?: boolean;
   /** Overrides of the assistant's defaults; unset fields are undefined or 0. */
   settings: { mode?: RetrievalMode; topK: number; minScore: number; documentIds: string[]; metadataEquals?: Record<string, string> };
   /** Rerank, query expansion, neighbours, keyword fill (retrieval-options.ts). */
@@ -84,10 +86,13 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
   // A new conversation is stored only once its bases are known to exist; a follow-up's bases are
   // looked up for the query it is rewritten into.
   let opened = held ? undefined : await open(question);
+  const keep = Boolean(held) || !request.oneOff;
   const conversation =
     held?.conversation ??
-    (await deps.port.createConversation({ title: question, assistantId: scope.assistant?.id ?? "", knowledgeBaseIds: opened!.knowledgeBases.map((kb) => kb.id) }));
-  const turnId = `tn_${randomBytes(10).toString("hex")}`;
+    (keep
+      ? await deps.port.createConversation({ title: question, assistantId: scope.assistant?.id ?? "", knowledgeBaseIds: opened!.knowledgeBases.map((kb) => kb.id) })
+      : { id: "" });
+  const turnId = keep ? `tn_${randomBytes(10).toString("hex")}` : "";
   yield { type: "started", conversationId: conversation.id, turnId };
 
   const earlier = held ? held.turns.map((t) => ({ question: t.question, answer: t.answer })) : (request.history ?? []);
@@ -211,6 +216,8 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
 }
 
 async function save(turn: Turn, deps: ChatTurnDeps): Promise<void> {
+  // A one-off question's turn belongs to no conversation and is not kept.
+  if (!turn.id) return;
   try {
     await deps.port.saveTurn(turn);
   } catch (error) {

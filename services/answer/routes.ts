@@ -31,6 +31,7 @@ export function answerRoutes(app: AnswerApplication) {
             assistant: request.assistant,
             conversationId: request.conversationId,
             history: request.history.map((r) => ({ question: r.question, answer: r.answer })),
+            oneOff: request.oneOff,
             // Unset fields stay unset, so an assistant's defaults apply.
             settings: {
               mode: request.settings?.mode ? modeFromProto(request.settings.mode) : undefined,

@@ -54,6 +54,7 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     await page.keyboard.type("Answers staff questions about the company and the library");
     await page.keyboard.press("Tab");
     await page.keyboard.type("Answer briefly. 用中文回答中文问题。");
+    await form.getByRole("checkbox", { name: "handbook" }).check();
     await form.getByRole("checkbox", { name: "rules 规则" }).check();
     await form.getByLabel("rules 规则 priority").fill("2");
     await form.getByLabel("handbook top k").fill("3");

@@ -256,7 +256,8 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
     const { tab, page } = ui;
     await page.getByRole("link", { name: "Retrieval test" }).click();
     const form = page.getByRole("form", { name: "Retrieval test" });
-    await expect.poll(() => form.getByRole("checkbox", { name: KB }).isChecked()).toBe(true);
+    // Nothing is chosen for the user (console-first-hour.browser.test.ts): choose the base.
+    await form.getByRole("checkbox", { name: KB }).check();
     await form.getByLabel("Query").fill(CHINESE_RULES_FACT.question);
     await form.getByLabel("Query").press("Enter");
     const first = page.getByRole("article", { name: "result 1", exact: true });
@@ -292,7 +293,7 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
   it("chats: the answer streams with citation chips, and a chip shows its source", async () => {
     const { tab, page } = ui;
     await page.getByRole("link", { name: "Chat" }).click();
-    await expect.poll(() => page.getByRole("checkbox", { name: KB }).isChecked()).toBe(true);
+    await page.getByRole("checkbox", { name: KB }).check();
     await page.getByLabel("Question").fill(COMPANY_FACT.question);
     await page.getByLabel("Question").press("Enter");
     const meta = page.locator(".answer-meta");
@@ -350,6 +351,11 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
 
     // Revoke the reader from the new tab, with its confirmation.
     await fresh.page.getByRole("link", { name: "API keys" }).click();
+    // Revoking the key this tab uses says what it costs before it happens.
+    const own = fresh.page.getByRole("row", { name: "console-admin" });
+    await own.getByRole("button", { name: "Revoke" }).click();
+    await own.getByRole("button", { name: "Revoke console-admin: this tab uses it and loses access" }).waitFor();
+    await own.getByRole("button", { name: "Cancel" }).click();
     const row = fresh.page.getByRole("row", { name: "reader 读者" });
     await row.getByRole("button", { name: "Revoke" }).click();
     await row.getByRole("button", { name: "Revoke reader 读者" }).click();
@@ -382,6 +388,7 @@ describeWithShared("corpus/docs", "the console with the real corpus (../shared/c
 
     await page.getByRole("link", { name: "Retrieval test" }).click();
     const search = page.getByRole("form", { name: "Retrieval test" });
+    await search.getByRole("checkbox", { name: "corpus" }).check();
     await search.getByLabel("Query").fill("FSDP 分片参数 峰值内存");
     await search.getByLabel("Query").press("Enter");
     const first = page.getByRole("article", { name: "result 1", exact: true });
@@ -418,7 +425,7 @@ describeWith(chromiumRequirement, "the console's chat with a language model (the
     await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: 120_000 }).toBe(1);
 
     await page.getByRole("link", { name: "Chat" }).click();
-    await expect.poll(() => page.getByRole("checkbox", { name: KB }).isChecked()).toBe(true);
+    await page.getByRole("checkbox", { name: KB }).check();
     // Every length the answer had on screen: more than a couple means it arrived in pieces.
     await page.evaluate(() => {
       const lengths: number[] = ((window as unknown as { answerLengths: number[] }).answerLengths = []);

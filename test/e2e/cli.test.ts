@@ -78,9 +78,13 @@ describe("the quarry CLI against an embedded instance", () => {
   });
 
   it("asks: the answer streams, then the sources name the files", async () => {
+    const before = (await quarry.client.listConversations({})).conversations.length;
     const run = await quarryCli(["ask", "Where is Tallis Instruments headquartered?", "--kb", "cli-kb", "--url", quarry.url]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain("Ely");
+    // Asked once: no conversation is left behind, and none is named.
+    expect((await quarry.client.listConversations({})).conversations).toHaveLength(before);
+    expect(run.stdout).not.toContain("conversation ");
     const [answer, sources] = run.stdout.split("\nSources:\n");
     expect(sources, run.stdout).toBeDefined();
     const cited = [...sources.matchAll(/^ {2}\[(\d+)\] ([^,(]+?)[,( ]/gm)].map((m) => ({ marker: m[1], file: m[2] }));
@@ -90,6 +94,16 @@ describe("the quarry CLI against an embedded instance", () => {
       expect(files.map(([name]) => name)).toContain(c.file);
       expect(answer).toContain(`[${c.marker}]`);
     }
+  });
+
+  it("keeps the question as a conversation when asked to, and names it", async () => {
+    const run = await quarryCli(["ask", "Where is Tallis Instruments headquartered?", "--kb", "cli-kb", "--conversation", "--url", quarry.url]);
+    expect(run.code, run.stderr).toBe(0);
+    const id = /^conversation (\S+) — resume with: quarry chat --conversation \1$/m.exec(run.stdout)?.[1];
+    expect(id, run.stdout).toBeDefined();
+    const { conversations } = await quarry.client.listConversations({});
+    expect(conversations.map((c) => c.id)).toContain(id);
+    expect(conversations.find((c) => c.id === id)!.title).toBe("Where is Tallis Instruments headquartered?");
   });
 
   it("asks about the PDF and cites it with its page", async () => {
@@ -216,7 +230,7 @@ describe("the quarry CLI speaks plainly", () => {
     await mkdir(join(folder, "figures"));
     await writeFile(join(folder, "figures", "chart.svg"), '<svg xmlns="http://www.w3.org/2000/svg"><text x="1" y="1">ingest rate</text></svg>\n');
     // A format only Tika reads, with TIKA_URL unset: named, not uploaded to fail.
-    await writeFile(join(folder, "report.docx"), "not opened: skipped by its name");
+    await writeFile(join(folder, "memo.rtf"), "not opened: skipped by its name");
   });
   afterAll(async () => {
     await quarry?.stop();
@@ -298,7 +312,7 @@ describe("the quarry CLI speaks plainly", () => {
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
     const out = lines(run.stdout);
     expect(out).toContain(`skipped    ${join(folder, "figures", "chart.svg")}: Quarry does not parse .svg files`);
-    expect(out).toContain(`skipped    ${join(folder, "report.docx")}: Word document: needs Apache Tika (set TIKA_URL)`);
+    expect(out).toContain(`skipped    ${join(folder, "memo.rtf")}: RTF document: needs Apache Tika (set TIKA_URL)`);
     // stdout is a pipe here: no bar, but progress as lines, in documents (3 files, not 300 percent points).
     expect(run.stdout).not.toContain("\r");
     expect(out[out.findIndex((l) => l.startsWith("created knowledge base rocks")) + 1]).toBe("ingesting: 0/3 documents done, 0%");

@@ -5,7 +5,7 @@ import { offers, quarry } from "../api/client.ts";
 import { describeError } from "../api/errors.ts";
 import { Crumbs } from "../components/crumbs.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
-import { formatCount, isSettled } from "../format.ts";
+import { countOf, formatCount, isSettled } from "../format.ts";
 import { useLoad } from "../use-load.ts";
 import { documentPath } from "../document/document-screen.tsx";
 import { DocumentRow } from "./document-row.tsx";
@@ -86,7 +86,7 @@ export function DocumentsScreen({ knowledgeBase }: { knowledgeBase: string }) {
         <h1>{kb.data?.name ?? knowledgeBase}</h1>
         {kb.data && (
           <p className="muted">
-            {formatCount(kb.data.documentCount)} documents · {formatCount(kb.data.chunkCount)} chunks · {formatCount(kb.data.tokenCount)} tokens · {kb.data.embeddingModel}
+            {countOf(kb.data.documentCount, "document")} · {countOf(kb.data.chunkCount, "chunk")} · {countOf(kb.data.tokenCount, "token")} · {kb.data.embeddingModel}
           </p>
         )}
       </div>

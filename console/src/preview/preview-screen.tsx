@@ -5,7 +5,7 @@ import type { PreviewChunksResponse } from "../../../gen/quarry/gateway/v1/gatew
 import { quarry } from "../api/client.ts";
 import { describeError, isAbort } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
-import { formatBytes, formatCount } from "../format.ts";
+import { countOf, formatBytes, formatCount } from "../format.ts";
 import { useLoad } from "../use-load.ts";
 import { ChunkCard } from "./chunk-card.tsx";
 import { useDebounced } from "./use-debounced.ts";
@@ -107,7 +107,7 @@ export function PreviewScreen() {
       {!file && <p className="empty">Choose a file to see its chunks.</p>}
       {file && result && (
         <p className="summary" role="status">
-          {file.name} ({formatBytes(file.bytes.byteLength)}): <strong data-testid="total-chunks">{formatCount(result.totalChunks)}</strong> chunks, {formatCount(result.totalTokens)} tokens
+          {file.name} ({formatBytes(file.bytes.byteLength)}): <strong data-testid="total-chunks">{formatCount(result.totalChunks)}</strong> {result.totalChunks === 1 ? "chunk" : "chunks"}, {countOf(result.totalTokens, "token")}
           {result.totalChunks > result.chunks.length && ` (first ${result.chunks.length} shown)`}
           {busy && " · re-chunking…"}
         </p>
