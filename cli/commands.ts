@@ -81,6 +81,8 @@ export async function ingest(client: QuarryClient, paths: string[], kb: string, 
   return summary;
 }
 
+const WATCH_BATCH = 1000;
+
 /** Watches the documents until each is ready or failed, with a progress bar, then a line per document. */
 export async function followIngestion(client: QuarryClient, ids: string[], out: NodeJS.WritableStream, progressIntervalMs?: number): Promise<{ ready: number; failed: number }> {
   const summary = { ready: 0, failed: 0 };
@@ -88,12 +90,17 @@ export async function followIngestion(client: QuarryClient, ids: string[], out: 
   const finished = new Map<string, { file: string; status: DocumentStatus; error: string; chunks: number }>();
   const state = () => ({ done: finished.size, total: ids.length, percentSum: [...percents.values()].reduce((a, b) => a + b, 0), file: "" });
   const progress = startProgress(out, ids.length, { intervalMs: progressIntervalMs });
-  for await (const update of client.watchIngestion({ documentIds: ids })) {
-    percents.set(update.documentId, update.status === DocumentStatus.FAILED ? 100 : update.percent);
-    if (update.status === DocumentStatus.READY || update.status === DocumentStatus.FAILED) {
-      finished.set(update.documentId, { file: update.fileName, status: update.status, error: update.error, chunks: update.chunkCount });
+  // The gateway takes at most 1,000 ids a request (gateway/access/request-limits.ts): larger runs are
+  // watched a batch at a time, which loses nothing, since a stream starts from each document's status.
+  const batches = Array.from({ length: Math.ceil(ids.length / WATCH_BATCH) }, (_, i) => ids.slice(i * WATCH_BATCH, (i + 1) * WATCH_BATCH));
+  for (const batch of batches) {
+    for await (const update of client.watchIngestion({ documentIds: batch })) {
+      percents.set(update.documentId, update.status === DocumentStatus.FAILED ? 100 : update.percent);
+      if (update.status === DocumentStatus.READY || update.status === DocumentStatus.FAILED) {
+        finished.set(update.documentId, { file: update.fileName, status: update.status, error: update.error, chunks: update.chunkCount });
+      }
+      progress.update({ ...state(), file: update.fileName });
     }
-    progress.update({ ...state(), file: update.fileName });
   }
   progress.stop(state());
   for (const doc of finished.values()) {

@@ -12,6 +12,7 @@ import type { AssembledService, SharedDeps } from "../lib/service-runtime.ts";
 import { accessInterceptor } from "./access/access-interceptor.ts";
 import { ApiKeyAuthenticator } from "./access/authenticator.ts";
 import { checkBindPolicy, isLoopback } from "./access/bind-policy.ts";
+import { requestLimitsInterceptor } from "./access/request-limits.ts";
 import { gatewayConfig } from "./config.ts";
 import { build } from "./server.ts";
 
@@ -45,7 +46,8 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       limits: config.limits,
       corsOrigins: config.corsOrigins,
       consoleDir: config.consoleDir,
-      interceptors: [accessInterceptor({ authenticator, index })],
+      // Limits first: the access check looks up each base a request names.
+      interceptors: [requestLimitsInterceptor(), accessInterceptor({ authenticator, index })],
       keysChanged: () => authenticator.keysChanged(),
       logger,
     }),
