@@ -1,6 +1,5 @@
 // The client commands: each reaches the gateway over Connect and prints for a person.
 import { readFile } from "node:fs/promises";
-import { basename } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ModelChangeState, RetrievalMode, DocumentStatus, type KnowledgeBase, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
 import type { RetrievalSettings } from "../gen/quarry/answer/v1/answer_pb.ts";
@@ -36,8 +35,6 @@ export async function ensureKnowledgeBase(client: QuarryClient, name: string, ou
 export interface IngestOptions {
   wait: boolean;
   out: NodeJS.WritableStream;
-  /** Whether the server parses with Apache Tika, which decides which formats a folder walk takes. */
-  tikaConfigured: boolean;
   /** How often progress lines appear when `out` is not a terminal. */
   progressIntervalMs?: number;
 }
@@ -45,17 +42,18 @@ export interface IngestOptions {
 export async function ingest(client: QuarryClient, paths: string[], kb: string, options: IngestOptions) {
   const { out } = options;
   // Local mistakes first: a missing path fails before anything is created on the server.
-  const { files, skipped } = await selectFiles(paths, { tikaConfigured: options.tikaConfigured });
+  const { files, skipped, clashes } = await selectFiles(paths, async () => (await client.listReadableFormats({})).formats);
   for (const skip of skipped) out.write(`skipped    ${skip.path}: ${skip.reason}\n`);
+  for (const clash of clashes) out.write(`refused    ${clash.path}: ${clash.reason}\n`);
   if (files.length === 0) throw new UsageError(`nothing to ingest in ${paths.join(", ")}: no file of a format Quarry parses`);
   await ensureKnowledgeBase(client, kb, out, files.map((f) => f.path));
   const ids: string[] = [];
   const started = performance.now();
-  let failedUploads = 0;
+  let failedUploads = clashes.length;
   for (const file of files) {
     const content = await readFile(file.path);
     try {
-      const res = await client.uploadDocument({ header: { knowledgeBase: kb, fileName: basename(file.path), mimeType: file.mimeType }, content });
+      const res = await client.uploadDocument({ header: { knowledgeBase: kb, fileName: file.name, mimeType: file.mimeType }, content });
       if (res.unchanged) out.write(`unchanged  ${file.path}\n`);
       else ids.push(res.document!.id);
     } catch (error) {

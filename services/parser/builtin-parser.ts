@@ -1,5 +1,5 @@
-// The parsers that need no external service: enough for text, Markdown, HTML, tables, JSON and
-// PDFs with a text layer. Everything else is named and sent to Tika.
+// The parsers that need no external service: enough for text, Markdown, HTML, SVG's text, tables,
+// JSON and PDFs with a text layer. Everything else is named and sent to Tika.
 import type { ParsedDocument } from "../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
 import type { DocumentParser, ParseInput } from "./document-parser.ts";
@@ -12,13 +12,15 @@ import { parseMarkdown } from "./parsers/markdown-parser.ts";
 import type { ParsedContent } from "./parsers/parsed-content.ts";
 import { parsePdf } from "./parsers/pdf-parser.ts";
 import { parsePlainText } from "./parsers/plain-text-parser.ts";
+import { parseSvg } from "./parsers/svg-parser.ts";
 
-type TextFormat = "text" | "markdown" | "html" | "csv" | "tsv" | "json";
+type TextFormat = "text" | "markdown" | "html" | "svg" | "csv" | "tsv" | "json";
 
 const TEXT_PARSERS: Record<TextFormat, { name: string; parse: (text: string) => ParsedContent }> = {
   text: { name: "builtin:text", parse: parsePlainText },
   markdown: { name: "builtin:markdown", parse: parseMarkdown },
   html: { name: "builtin:html", parse: parseHtml },
+  svg: { name: "builtin:svg", parse: parseSvg },
   csv: { name: "builtin:csv", parse: (text) => parseCsv(text, { tabSeparated: false }) },
   tsv: { name: "builtin:tsv", parse: (text) => parseCsv(text, { tabSeparated: true }) },
   json: { name: "builtin:json", parse: parseJson },

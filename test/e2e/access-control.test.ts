@@ -122,6 +122,7 @@ const PROBES: Record<string, Probe> = {
     other: (c, w) => c.previewChunks({ fileName: "p.txt", content: text("preview me"), knowledgeBase: w.b.name }),
     own: (c, w) => c.previewChunks({ fileName: "p.txt", content: text("preview me"), knowledgeBase: w.a.name }),
   },
+  listReadableFormats: { other: async () => "names no base", own: (c) => c.listReadableFormats({}) },
   search: { other: (c, w) => c.search({ query: "secret", knowledgeBases: [w.a.id, w.b.name] }), own: (c, w) => c.search({ query: "secret", knowledgeBases: [w.a.name] }) },
   chat: {
     other: (c, w) => drain(c.chat({ question: "what is secret?", knowledgeBases: [w.b.id] })),
@@ -288,7 +289,7 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
         const scoped = gatewayClient(quarry.url, keys[name]);
         for (const method of QuarryService.methods) {
           const code = await codeOf(() => PROBES[method.localName].other(scoped, world));
-          if (method.localName === "listKnowledgeBases" || method.localName === "listAssistants") continue;
+          if (["listKnowledgeBases", "listAssistants", "listReadableFormats"].includes(method.localName)) continue;
           // A call no scoped key may make is refused; what the other tenant holds does not exist for it.
           const rule = ACCESS_RULES[method.localName as MethodName];
           const refused = rule.scoped === "deny" || (name === "tenant-a-reader" && rule.role !== "reader");
