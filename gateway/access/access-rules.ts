@@ -62,7 +62,7 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   // Parses and chunks without storing: part of preparing an upload, so an editor's call.
   previewChunks: { role: "editor", scoped: "check", targets: (r) => ({ knowledgeBases: r.knowledgeBase ? [r.knowledgeBase] : [] }) },
   // What any deployment reads is no tenant's secret.
-  listReadableFormats: { role: "reader", scoped: "check" },
+  listReadableFormats: { role: "reader", scoped: "check", targets: () => ({}) },
   search: { role: "reader", scoped: "check", targets: (r) => ({ knowledgeBases: [...r.knowledgeBases], unbounded: r.knowledgeBases.length === 0 }) },
   chat: {
     role: "reader",
