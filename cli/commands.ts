@@ -80,6 +80,9 @@ export async function ingest(client: QuarryClient, paths: string[], kb: string, 
 }
 
 const WATCH_BATCH = 1000;
+const RECONNECT_FOR_MS = 60_000;
+/** What a connection to a gateway that is going away fails with, before its UNAVAILABLE arrives. */
+const CUT_CONNECTION = new Set(["EPIPE", "ECONNRESET"]);
 
 /** Watches the documents until each is ready or failed, with a progress bar, then a line per document. */
 export async function followIngestion(client: QuarryClient, ids: string[], out: NodeJS.WritableStream, progressIntervalMs?: number): Promise<{ ready: number; failed: number }> {
@@ -92,12 +95,29 @@ export async function followIngestion(client: QuarryClient, ids: string[], out: 
   // watched a batch at a time, which loses nothing, since a stream starts from each document's status.
   const batches = Array.from({ length: Math.ceil(ids.length / WATCH_BATCH) }, (_, i) => ids.slice(i * WATCH_BATCH, (i + 1) * WATCH_BATCH));
   for (const batch of batches) {
-    for await (const update of client.watchIngestion({ documentIds: batch })) {
-      percents.set(update.documentId, update.status === DocumentStatus.FAILED ? 100 : update.percent);
-      if (update.status === DocumentStatus.READY || update.status === DocumentStatus.FAILED) {
-        finished.set(update.documentId, { file: update.fileName, status: update.status, error: update.error, chunks: update.chunkCount });
+    // A gateway that stops (a restart, a deploy) ends the stream with UNAVAILABLE; the documents go
+    // on in the pipeline, so the watch is taken up again once it answers, for up to a minute.
+    let unavailableSince: number | undefined;
+    for (;;) {
+      try {
+        for await (const update of client.watchIngestion({ documentIds: batch.filter((id) => !finished.has(id)) })) {
+          unavailableSince = undefined;
+          percents.set(update.documentId, update.status === DocumentStatus.FAILED ? 100 : update.percent);
+          if (update.status === DocumentStatus.READY || update.status === DocumentStatus.FAILED) {
+            finished.set(update.documentId, { file: update.fileName, status: update.status, error: update.error, chunks: update.chunkCount });
+          }
+          progress.update({ ...state(), file: update.fileName });
+        }
+        break;
+      } catch (error) {
+        const restarting =
+          error instanceof ConnectError &&
+          (error.code === Code.Unavailable || error.cause instanceof GatewayUnreachableError || CUT_CONNECTION.has(String((error.cause as { code?: unknown })?.code)));
+        if (!restarting) throw error;
+        unavailableSince ??= Date.now();
+        if (Date.now() - unavailableSince > RECONNECT_FOR_MS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
       }
-      progress.update({ ...state(), file: update.fileName });
     }
   }
   progress.stop(state());

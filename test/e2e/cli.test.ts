@@ -354,7 +354,7 @@ describe("the quarry CLI speaks plainly", () => {
     const [header, ...rows] = run.stdout.trimEnd().split("\n");
     expect(header.split(/\s{2,}/)).toEqual(["NAME", "ID", "DOCUMENTS", "CHUNKS", "EMBEDDING MODEL"]);
     const rocks = rows.find((r) => r.startsWith("rocks "))!.split(/\s{2,}/);
-    expect(rocks[2]).toBe("3 documents");
+    expect(rocks[2]).toBe("6 documents");
     expect(rocks[3]).toMatch(/^(1 chunk|\d+ chunks)$/);
     const empty = rows.find((r) => r.startsWith("empty-shelf "))!.split(/\s{2,}/);
     expect(empty.slice(2, 4)).toEqual(["0 documents", "0 chunks"]);
