@@ -147,8 +147,8 @@ program
   .option("--no-wait", "return once uploaded")
   .addOption(urlOption())
   .action(async (paths: string[], o: { kb: string; wait: boolean; url: string }) => {
-    // The CLI reads TIKA_URL as the server does: set in both, a folder walk takes the formats only Tika reads.
-    const result = await ingest(gatewayClient(o.url), paths, o.kb, { wait: o.wait, out: process.stdout, tikaConfigured: Boolean(process.env.TIKA_URL?.trim()) });
+    // A folder is walked for the formats the server says it reads (ListReadableFormats).
+    const result = await ingest(gatewayClient(o.url), paths, o.kb, { wait: o.wait, out: process.stdout });
     if (result.failed > 0) process.exitCode = 1;
   });
 

@@ -24,7 +24,7 @@ import { Corrections } from "./corrections.ts";
 import { KnowledgeBases } from "./knowledge-bases.ts";
 import { Originals } from "./originals.ts";
 import { Reingest } from "./reingest.ts";
-import { submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
+import { READING_RULE_HEAD_BYTES, submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
 import { watchIngestion } from "./watch-ingestion.ts";
 import { watchModelChange } from "./watch-model-change.ts";
 
@@ -68,6 +68,10 @@ export function gatewayRoutes(deps: GatewayDeps) {
           return { document: documentFromProto(res.document!), unchanged: res.unchanged };
         },
         keepOriginal: (kb, doc, bytes) => originals.save(kb, doc, bytes),
+        // The one rule for what Quarry reads is the parser's (it knows which parsers are registered).
+        checkReadable: async (fileName, mimeType, content) => {
+          await deps.parser.checkReadable({ fileName, mimeType, head: content.subarray(0, READING_RULE_HEAD_BYTES), size: BigInt(content.byteLength) });
+        },
       },
       input,
     );
@@ -197,6 +201,9 @@ export function gatewayRoutes(deps: GatewayDeps) {
         }
       },
       previewChunks: (request) => knowledgeBases.previewChunks(request),
+      async listReadableFormats() {
+        return { formats: (await deps.parser.listReadableFormats({})).formats };
+      },
       async search(request) {
         const started = performance.now();
         const res = await answer.retrieve({ query: request.query, knowledgeBaseIds: request.knowledgeBases, settings: request.settings });

@@ -7,6 +7,7 @@ import { buildServer } from "../lib/rpc/server.ts";
 import { inProcessTransport } from "../lib/rpc/transports.ts";
 import { accessInterceptor, scopeCheck, type AccessDeps } from "./access/access-interceptor.ts";
 import { callingAs, identifyInProcessCaller } from "./access/in-process-caller.ts";
+import { requestLimitsInterceptor } from "./access/request-limits.ts";
 import { httpRoutes } from "./http/http-routes.ts";
 import { httpSlot } from "./http/http-slot.ts";
 import { gatewayRoutes, type GatewayDeps } from "./routes.ts";
@@ -22,7 +23,8 @@ export function build(deps: GatewayDeps & { logger: Logger; corsOrigins?: string
     files: [file_quarry_gateway_v1_gateway],
     logger: deps.logger,
     corsOrigins: deps.corsOrigins,
-    interceptors: [accessInterceptor(deps.access)],
+    // Limits first: the access check looks up each base a request names.
+    interceptors: [requestLimitsInterceptor(), accessInterceptor(deps.access)],
     contentTypeHint: (method) =>
       method.parent.typeName === QuarryService.typeName && method.name === "Chat" ? "For answers as server-sent events from a plain JSON body, POST the same JSON to /v1/ask." : "",
     // Plain-HTTP routes (OpenAI-compatible, Dify, REST, the browser console) on the same port.
@@ -33,6 +35,7 @@ export function build(deps: GatewayDeps & { logger: Logger; corsOrigins?: string
   // The HTTP routes call the public API in process, as the caller their door authenticated.
   const inProcess = inProcessTransport(built.routes, [
     rpcEdgeInterceptor(deps.logger),
+    requestLimitsInterceptor(),
     accessInterceptor(deps.access, { identify: identifyInProcessCaller }),
     enumValidationInterceptor(),
   ]);

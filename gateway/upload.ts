@@ -22,6 +22,8 @@ export interface UploadDeps {
   limits: UploadLimits;
   resolveKnowledgeBase(idOrName: string): Promise<{ id: string; name: string }>;
   register(input: NewDocumentVersion): Promise<{ document: DocumentRecord; unchanged: boolean }>;
+  /** Refuses a file Quarry does not read, with the reason (the parser's rule); absent: the parser alone decides. */
+  checkReadable?(fileName: string, mimeType: string, content: Uint8Array): Promise<void>;
   /** Keeps the uploaded bytes for a later re-ingest (originals.ts); absent: nothing is kept. */
   keepOriginal?(knowledgeBaseId: string, documentId: string, content: Uint8Array): Promise<void>;
 }
@@ -36,6 +38,9 @@ export interface UploadInput {
   reingest?: boolean;
 }
 
+/** How much of an upload the parser's reading rule reads (services/parser/reading-rule.ts's RULE_HEAD_BYTES). */
+export const READING_RULE_HEAD_BYTES = 64 * 1024;
+
 let lastVersion = 0;
 /** Milliseconds since the epoch, but strictly increasing within this process. */
 function nextVersion(): number {
@@ -43,8 +48,23 @@ function nextVersion(): number {
   return lastVersion;
 }
 
+/**
+ * The document's name: a relative path is kept (folder ingest names intro/README.md and
+ * api/README.md apart), without "." and ".." segments; an absolute path (a client that sent where
+ * the file was) is cut to its base name. It is a label only: no file is ever opened by it.
+ */
+export function documentName(given: string): string {
+  const path = given.replaceAll("\\", "/").trim();
+  if (path.startsWith("/") || /^[a-z]:/i.test(path)) return basename(path).trim();
+  return path
+    .split("/")
+    .map((segment) => segment.trim())
+    .filter((segment) => segment !== "" && segment !== "." && segment !== "..")
+    .join("/");
+}
+
 export function checkUpload(input: UploadInput, limits: UploadLimits): string {
-  const fileName = basename(input.fileName.replaceAll("\\", "/")).trim();
+  const fileName = documentName(input.fileName);
   if (!fileName) throw new InvalidInputError("the upload needs a file name");
   if (!input.knowledgeBase.trim()) throw new InvalidInputError("the upload needs a knowledge base");
   if (input.content.byteLength === 0) throw new InvalidInputError(`${fileName} is empty (0 bytes): there is nothing to ingest`);
@@ -58,6 +78,7 @@ export function checkUpload(input: UploadInput, limits: UploadLimits): string {
 
 export async function submitDocument(deps: UploadDeps, input: UploadInput) {
   const fileName = checkUpload(input, deps.limits);
+  await deps.checkReadable?.(fileName, input.mimeType, input.content);
   const kb = await deps.resolveKnowledgeBase(input.knowledgeBase);
   const version = nextVersion();
   const registered = await deps.register({

@@ -1,8 +1,9 @@
-// Which formats the built-in parsers read, apart from the parsers themselves: the CLI's folder walk
-// and the routing parser ask this without loading pdf.js, officeparser and the rest.
+// Which formats the built-in parsers read, apart from the parsers themselves: the rule for what
+// Quarry reads (reading-rule.ts) and the routing parser ask this without loading pdf.js,
+// officeparser and the rest.
 import type { DocumentFormat } from "./format-detection.ts";
 
-export const TEXT_FORMATS = ["text", "markdown", "html", "csv", "tsv", "json"] as const satisfies readonly DocumentFormat[];
+export const TEXT_FORMATS = ["text", "markdown", "html", "svg", "csv", "tsv", "json"] as const satisfies readonly DocumentFormat[];
 export type TextFormat = (typeof TEXT_FORMATS)[number];
 
 export const OFFICE_FORMATS = ["docx", "xlsx", "pptx", "odt", "ods", "odp", "epub"] as const satisfies readonly DocumentFormat[];
@@ -18,8 +19,3 @@ export const BUILTIN_FORMATS: ReadonlySet<DocumentFormat> = new Set<DocumentForm
 export const TIKA_PREFERRED_FORMATS: ReadonlySet<DocumentFormat> = new Set<DocumentFormat>(["pdf", ...OFFICE_FORMATS, "doc"]);
 
 export const isOfficeFormat = (format: DocumentFormat): format is OfficeFormat => (OFFICE_FORMATS as readonly DocumentFormat[]).includes(format);
-
-/** Whether Quarry parses a format: the built-ins' formats always, every other known one when Tika is configured. */
-export function parsesFormat(format: DocumentFormat, tikaConfigured: boolean): boolean {
-  return BUILTIN_FORMATS.has(format) || (tikaConfigured && format !== "binary");
-}

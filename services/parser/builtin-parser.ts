@@ -1,6 +1,6 @@
-// The parsers that need no external service: text, Markdown, HTML, tables, JSON, PDFs with a text
-// layer, Word/Excel/PowerPoint, OpenDocument, EPUB and legacy .doc. Everything else (RTF, images,
-// legacy .xls/.ppt, scanned pages) is named and sent to Tika.
+// The parsers that need no external service: text, Markdown, HTML, SVG's text, tables, JSON, PDFs
+// with a text layer, Word/Excel/PowerPoint, OpenDocument, EPUB and legacy .doc. Everything else
+// (RTF, images, legacy .xls/.ppt, scanned pages) is named and sent to Tika.
 import type { ParsedDocument } from "../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
 import type { DocumentParser, ParseInput } from "./document-parser.ts";
@@ -14,11 +14,13 @@ import { parseMarkdown } from "./parsers/markdown-parser.ts";
 import type { ParsedContent } from "./parsers/parsed-content.ts";
 import { parsePdf } from "./parsers/pdf-parser.ts";
 import { parsePlainText } from "./parsers/plain-text-parser.ts";
+import { parseSvg } from "./parsers/svg-parser.ts";
 
 const TEXT_PARSERS: Record<TextFormat, { name: string; parse: (text: string) => ParsedContent }> = {
   text: { name: "builtin:text", parse: parsePlainText },
   markdown: { name: "builtin:markdown", parse: parseMarkdown },
   html: { name: "builtin:html", parse: parseHtml },
+  svg: { name: "builtin:svg", parse: parseSvg },
   csv: { name: "builtin:csv", parse: (text) => parseCsv(text, { tabSeparated: false }) },
   tsv: { name: "builtin:tsv", parse: (text) => parseCsv(text, { tabSeparated: true }) },
   json: { name: "builtin:json", parse: parseJson },
@@ -58,7 +60,7 @@ export class BuiltinParser implements DocumentParser {
 export function unsupported(fileName: string, detected: DetectedFormat): FailedPreconditionError {
   return new FailedPreconditionError(
     `${fileName} is ${withArticle(detected.name)} (${detected.mimeType}); the built-in parsers read text, Markdown, HTML, ` +
-      "CSV/TSV, JSON, PDF, Word (.docx, .doc), Excel (.xlsx), PowerPoint (.pptx), OpenDocument and EPUB — " +
+      "SVG, CSV/TSV, JSON, PDF, Word (.docx, .doc), Excel (.xlsx), PowerPoint (.pptx), OpenDocument and EPUB — " +
       "configure TIKA_URL to parse it with Apache Tika",
   );
 }

@@ -88,6 +88,13 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
         }
       }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-status"] });
     });
+    // The picker and its hint offer what this Quarry's parser reads (ListReadableFormats): no Tika here, so no Word.
+    const hint = page.getByTestId("readable-formats");
+    await expect.poll(() => hint.textContent()).toMatch(/^Quarry reads: PDF document \(\.pdf\), .*SVG drawing \(\.svg\), .*plain text \(\.txt, \.text, \.log\)/);
+    await expect(hint.textContent()).resolves.not.toMatch(/Word|Excel/);
+    const accept = (await page.getByLabel("Files to upload").getAttribute("accept")) ?? "";
+    expect(accept.split(",")).toEqual(expect.arrayContaining([".pdf", ".md", ".svg", "image/svg+xml"]));
+    expect(accept).not.toContain(".docx");
     await page.getByLabel("Files to upload").setInputFiles(await Promise.all(FIXTURES.map(filePayload)));
 
     const prose = await fixtureBytes("prose.txt");

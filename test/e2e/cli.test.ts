@@ -226,9 +226,16 @@ describe("the quarry CLI speaks plainly", () => {
     await writeFile(join(folder, "granite.md"), "# Granite\n\nGranite is an igneous rock of quartz and feldspar, quarried for building stone.\n");
     await writeFile(join(folder, "basalt.txt"), "Basalt is a fine-grained volcanic rock that forms from rapidly cooling lava.\n");
     await writeFile(join(folder, "quarries.csv"), "name,rock,country\nCarrara,marble,Italy\nRock of Ages,granite,United States\n");
-    // What the README walkthrough met in docs/: a drawing whose markup is no text to index.
+    // What the README walkthrough met in docs/: a drawing, of which only its words are read.
     await mkdir(join(folder, "figures"));
-    await writeFile(join(folder, "figures", "chart.svg"), '<svg xmlns="http://www.w3.org/2000/svg"><text x="1" y="1">ingest rate</text></svg>\n');
+    await writeFile(join(folder, "figures", "chart.svg"), '<svg xmlns="http://www.w3.org/2000/svg"><path d="M0 0 L9 9"/><text x="1" y="1">ingest rate</text></svg>\n');
+    // Issue 23: two files of one name in two subfolders are two documents, named by their paths.
+    for (const sub of ["intro", "api"]) {
+      await mkdir(join(folder, sub));
+      await writeFile(join(folder, sub, "README.md"), `# ${sub}\n\nThe ${sub} section of the rock handbook.\n`);
+    }
+    // Issue 25: a text-like binary is no document, whatever it decodes as.
+    await writeFile(join(folder, "tool.exe"), "MZ this is a stub.\n");
     // A format only Tika reads, with TIKA_URL unset: named, not uploaded to fail.
     await writeFile(join(folder, "memo.rtf"), "not opened: skipped by its name");
   });
@@ -311,17 +318,22 @@ describe("the quarry CLI speaks plainly", () => {
     const run = await quarryCli(["ingest", folder, "--kb", "rocks", "--url", quarry.url], env);
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
     const out = lines(run.stdout);
-    expect(out).toContain(`skipped    ${join(folder, "figures", "chart.svg")}: Quarry does not parse .svg files`);
-    expect(out).toContain(`skipped    ${join(folder, "memo.rtf")}: RTF document: needs Apache Tika (set TIKA_URL)`);
-    // stdout is a pipe here: no bar, but progress as lines, in documents (3 files, not 300 percent points).
+    expect(out).toContain(`skipped    ${join(folder, "tool.exe")}: Quarry does not read .exe files`);
+    expect(out).toContain(`skipped    ${join(folder, "memo.rtf")}: RTF document: needs Apache Tika (set TIKA_URL on the server)`);
+    // stdout is a pipe here: no bar, but progress as lines, in documents (6 files, not 600 percent points).
     expect(run.stdout).not.toContain("\r");
-    expect(out[out.findIndex((l) => l.startsWith("created knowledge base rocks")) + 1]).toBe("ingesting: 0/3 documents done, 0%");
-    expect(out).toContain("ingesting: 3/3 documents done, 100%");
-    for (const l of out.filter((x) => x.startsWith("ingesting:"))) expect(l).toMatch(/^ingesting: [0-3]\/3 documents done, \d{1,3}%$/);
-    expect(out.some((l) => /^3 ready, 0 failed, 2 skipped in [\d.]+ s$/.test(l)), run.stdout).toBe(true);
+    expect(out[out.findIndex((l) => l.startsWith("created knowledge base rocks")) + 1]).toBe("ingesting: 0/6 documents done, 0%");
+    expect(out).toContain("ingesting: 6/6 documents done, 100%");
+    for (const l of out.filter((x) => x.startsWith("ingesting:"))) expect(l).toMatch(/^ingesting: [0-6]\/6 documents done, \d{1,3}%$/);
+    expect(out).toContain("ready      intro/README.md (1 chunk)");
+    expect(out).toContain("ready      api/README.md (1 chunk)");
+    expect(out.some((l) => /^6 ready, 0 failed, 2 skipped in [\d.]+ s$/.test(l)), run.stdout).toBe(true);
 
     const { documents } = await quarry.client.listDocuments({ knowledgeBase: "rocks" });
-    expect(documents.map((d) => d.fileName).sort()).toEqual(["basalt.txt", "granite.md", "quarries.csv"]);
+    expect(documents.map((d) => d.fileName).sort()).toEqual(["api/README.md", "basalt.txt", "figures/chart.svg", "granite.md", "intro/README.md", "quarries.csv"]);
+    // The drawing's words, not its markup.
+    const hits = (await quarry.client.search({ query: "ingest rate", knowledgeBases: ["rocks"] })).hits.filter((h) => h.fileName === "figures/chart.svg");
+    expect(hits.map((h) => h.chunk?.text)).toEqual(["ingest rate"]);
   });
 
   it("kb create --parent section makes a two-level base and says so; an unknown mode is refused", async () => {
@@ -356,7 +368,7 @@ describe("the quarry CLI speaks plainly", () => {
     const [header, ...rows] = run.stdout.trimEnd().split("\n");
     expect(header.split(/\s{2,}/)).toEqual(["NAME", "ID", "DOCUMENTS", "CHUNKS", "EMBEDDING MODEL"]);
     const rocks = rows.find((r) => r.startsWith("rocks "))!.split(/\s{2,}/);
-    expect(rocks[2]).toBe("3 documents");
+    expect(rocks[2]).toBe("6 documents");
     expect(rocks[3]).toMatch(/^(1 chunk|\d+ chunks)$/);
     const empty = rows.find((r) => r.startsWith("empty-shelf "))!.split(/\s{2,}/);
     expect(empty.slice(2, 4)).toEqual(["0 documents", "0 chunks"]);
