@@ -118,7 +118,7 @@ describe("BuiltinParser", () => {
     const rtf = new TextEncoder().encode("{\\rtf1\\ansi Ferries}");
     await expect(parseBytes(rtf, "memo.rtf")).rejects.toThrow(
       new FailedPreconditionError(
-        "memo.rtf is an RTF document (application/rtf); the built-in parsers read text, Markdown, HTML, CSV/TSV, JSON, PDF, " +
+        "memo.rtf is an RTF document (application/rtf); the built-in parsers read text, Markdown, HTML, SVG, CSV/TSV, JSON, PDF, " +
           "Word (.docx, .doc), Excel (.xlsx), PowerPoint (.pptx), OpenDocument and EPUB — configure TIKA_URL to parse it with Apache Tika",
       ),
     );

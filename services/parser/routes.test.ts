@@ -33,15 +33,17 @@ describe("parser routes", () => {
     // No configuration would make Quarry read it: the reading rule refuses it as input.
     expect((binary as ConnectError).code).toBe(Code.InvalidArgument);
     expect((binary as ConnectError).rawMessage).toMatch(/^tool\.exe: Quarry does not read \.exe files/);
-    const docx = await client.parse({ fileName: "report.docx", content: Uint8Array.from([0x50, 0x4b, 0x03, 0x04, 0, 0, 0, 0]) }).catch((e: unknown) => ConnectError.from(e));
+    const rtf = await client.parse({ fileName: "memo.rtf", content: bytes("{\\rtf1\\ansi Ferries}") }).catch((e: unknown) => ConnectError.from(e));
     // Tika would read it: a precondition of the deployment, not a fault of the bytes.
-    expect((docx as ConnectError).code).toBe(Code.FailedPrecondition);
+    expect((rtf as ConnectError).code).toBe(Code.FailedPrecondition);
   });
 
   it("lists the formats it reads and checks a file by the rule Parse applies", async () => {
     const { formats } = await client.listReadableFormats({});
     expect(formats.map((f) => f.name)).toEqual(expect.arrayContaining(["PDF document", "Markdown document", "SVG drawing", "plain text"]));
-    expect(formats.flatMap((f) => f.extensions)).not.toContain("docx");
+    // The built-ins read Office files; RTF only Tika does.
+    expect(formats.flatMap((f) => f.extensions)).toContain("docx");
+    expect(formats.flatMap((f) => f.extensions)).not.toContain("rtf");
     expect((await client.checkReadable({ fileName: "chart.svg", head: bytes("<svg><title>t</title></svg>"), size: 27n })).formatName).toBe("SVG drawing");
     const junk = await client.checkReadable({ fileName: "sub.txt", head: Uint8Array.of(0x1a), size: 1n }).catch((e: unknown) => ConnectError.from(e));
     expect((junk as ConnectError).code).toBe(Code.InvalidArgument);

@@ -211,7 +211,8 @@ describe("the MCP server over stdio and streamable HTTP", () => {
     });
 
     it("refuses the scoped reader key everything that names another base, with the gateway's message", async () => {
-      const denied = /permission_denied.*"assistant" is limited to other knowledge bases/;
+      // Out of scope reads as missing (gateway/access/scope.ts): a scoped key learns nothing of other bases.
+      const denied = /not_found.*in the knowledge bases the API key "assistant" may reach/;
       expect(refusal(await mcp.callTool({ name: "search", arguments: { query: "payroll", knowledge_bases: ["secrets"] } }))).toMatch(denied);
       expect(refusal(await mcp.callTool({ name: "search", arguments: { query: "payroll", knowledge_bases: ["manuals", "secrets"] } }))).toMatch(denied);
       expect(refusal(await mcp.callTool({ name: "ask", arguments: { question: "Where is the payroll kept?", knowledge_bases: ["secrets"] } }))).toMatch(denied);
