@@ -11,11 +11,14 @@ import { build } from "./server.ts";
 import { modelTokens } from "./model-tokens.ts";
 import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
 import { startChunkerWorker } from "./worker.ts";
+import { ChunkingThreads } from "./chunking-threads.ts";
 
 export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): AssembledService {
   const config = chunkerConfig(env);
   const logger = shared.logger.child({ service: "chunker" });
-  const counter = WordPieceTokenCounter.fromModelDir(config.tokenizerDir);
+  // Loaded once here only to fail at start-up, with the fix, when the tokenizer is not installed.
+  WordPieceTokenCounter.fromModelDir(config.tokenizerDir);
+  const threads = new ChunkingThreads(config.threads);
   // The chunk size limit is the embedder's, so it is asked once at start-up (prepare), and once per
   // other model a knowledge base names; until then the chunker's own RPCs answer unavailable rather than guess.
   const embedder = createClient(EmbedderService, peers.transport("embedder"));
@@ -26,11 +29,12 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
   };
   const tokensFor = modelTokens({
     modelsDir: modelsDir(env),
-    fallback: counter,
+    fallbackDir: config.tokenizerDir,
     maxInputTokens: async (model) => (model ? (await embedder.getModelInfo({ model })).maxInputTokens : defaultLimit()),
   });
   const deps = {
-    counter,
+    tokenizerDir: config.tokenizerDir,
+    threads,
     tokensFor,
     maxChunks: config.maxDocumentChunks,
     logger,
@@ -52,9 +56,10 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
         knowledgeBase,
         maxChunks: config.maxDocumentChunks,
         logger,
+        threads,
         redrive: shared.redrive,
       }),
     ],
-    close: async () => {},
+    close: () => threads.close(),
   };
 }

@@ -1,6 +1,5 @@
 // The chunking stage: documents.parsed → chunks.created, with the knowledge base's settings.
-import { create, toBinary } from "@bufbuild/protobuf";
-import { ChunksCreatedSchema, DocumentParsedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
+import { DocumentParsedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
 import { Topics, type EventBus } from "../../lib/bus/event-bus.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
@@ -8,10 +7,8 @@ import type { Logger } from "../../lib/logger.ts";
 import { documentOfEvent, PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
-import { chunkToProto, parsedFromProto } from "../../lib/proto-convert.ts";
-import { chunkDocument } from "./chunk-document.ts";
-import { toChunks } from "./chunk-id.ts";
-import { documentVectorText } from "./document-vector.ts";
+import { parsedFromProto } from "../../lib/proto-convert.ts";
+import type { ChunkingThreads } from "./chunking-threads.ts";
 import type { ModelTokens } from "./model-tokens.ts";
 
 export interface ChunkerWorkerDeps {
@@ -25,6 +22,8 @@ export interface ChunkerWorkerDeps {
   /** The knowledge base's chunking settings and model (from the index service), as read after readAfterMs. */
   knowledgeBase(knowledgeBaseId: string, readAfterMs?: number): Promise<Pick<KnowledgeBase, "chunking" | "embeddingModel">>;
   logger: Logger;
+  /** Where splitting and encoding run, off the thread that renews the bus lease. */
+  threads: ChunkingThreads;
 }
 
 export function startChunkerWorker(deps: ChunkerWorkerDeps) {
@@ -43,19 +42,10 @@ export function startChunkerWorker(deps: ChunkerWorkerDeps) {
       if (!event.parsed) throw new InvalidInputError("documents.parsed event without a parsed document");
       // The version is the submission time: settings cached from before it may predate an update.
       const kb = await deps.knowledgeBase(event.knowledgeBaseId, Number(event.version));
-      const { counter, maxInputTokens } = await deps.tokensFor(kb.embeddingModel);
-      const drafts = chunkDocument(parsedFromProto(event.parsed), kb.chunking, counter, { maxInputTokens, maxChunks: deps.maxChunks });
-      if (drafts.length === 0) throw new InvalidInputError("the document has no text to index");
-      const chunks = toChunks(drafts, event.documentId, event.knowledgeBaseId);
-      const out = create(ChunksCreatedSchema, {
-        documentId: event.documentId,
-        knowledgeBaseId: event.knowledgeBaseId,
-        version: event.version,
-        fileName: event.fileName,
-        chunks: chunks.map(chunkToProto),
-        documentText: documentVectorText(kb.chunking, drafts, counter, maxInputTokens),
-      });
-      await bus.publish(Topics.chunksCreated, [{ key: event.documentId, value: toBinary(ChunksCreatedSchema, out) }]);
+      const tokens = await deps.tokensFor(kb.embeddingModel);
+      const task = { kind: "event", parsed: parsedFromProto(event.parsed), settings: kb.chunking, tokens, maxChunks: deps.maxChunks, documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: event.version, fileName: event.fileName } as const;
+      const out = await deps.threads.run(task, event.fileName);
+      await bus.publish(Topics.chunksCreated, [{ key: event.documentId, value: out }]);
     },
   });
 }
