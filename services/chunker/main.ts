@@ -6,6 +6,7 @@ import type { Logger } from "../../lib/logger.ts";
 import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
 import { knowledgeBaseLookup } from "../../lib/rpc/knowledge-base-lookup.ts";
+import { documentVersionLookup } from "../../lib/rpc/document-version-lookup.ts";
 import { chunkerConfig } from "./config.ts";
 import { build } from "./server.ts";
 import { modelTokens } from "./model-tokens.ts";
@@ -43,6 +44,7 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
     },
   };
   const knowledgeBase = knowledgeBaseLookup(() => peers.transport("index"));
+  const currentVersion = documentVersionLookup(() => peers.transport("index"));
   return {
     name: "chunker",
     server: build(deps),
@@ -54,6 +56,7 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
         bus: shared.bus,
         tokensFor,
         knowledgeBase,
+        currentVersion,
         maxChunks: config.maxDocumentChunks,
         logger,
         threads,

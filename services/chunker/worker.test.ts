@@ -21,6 +21,7 @@ beforeEach(async () => {
   worker = await startChunkerWorker({
     bus: h.bus,
     threads,
+    currentVersion: async () => 7n,
     tokensFor: async () => ({ tokenizerDir, maxInputTokens: 256 }),
     knowledgeBase: async () => ({ embeddingModel: "all-MiniLM-L6-v2-int8", chunking: { strategy: "recursive", chunkSize: 40, chunkOverlap: 0, separators: [] } }),
     logger: silentLogger,

@@ -1,7 +1,7 @@
 // The vectorizing stage: chunks.created → chunks.embedded, reporting 40–90% as batches finish.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { ChunksCreatedSchema, ChunksEmbeddedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
-import { Topics, type EventBus } from "../../lib/bus/event-bus.ts";
+import { assertOwned, Topics, type EventBus } from "../../lib/bus/event-bus.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { documentOfEvent, PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
@@ -50,7 +50,7 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
     schema: ChunksCreatedSchema,
     logger: deps.logger,
     documentOf: documentOfEvent,
-    async handle(event) {
+    async handle(event, busMessage) {
       const doc = documentOfEvent(event);
       const stale = await staleVersion(deps.currentVersion, event.documentId, event.version);
       if (stale) return deps.logger.info({ documentId: event.documentId, reason: stale }, "chunks not embedded: stale version");
@@ -75,6 +75,8 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
       for (let i = 0; i < inputs.length; i += step) {
         const batch = inputs.slice(i, i + step);
         if (batch.every((_, j) => vectors[i + j] !== undefined)) continue;
+        // Per batch: keeps the lease through a long document, and stops at once when it went elsewhere.
+        assertOwned(busMessage);
         const out = await embedder.embed(batch, "document");
         assertDimension(out, kb.embeddingDimension, { knowledgeBase: kb.name, expectedModel: kb.embeddingModel, actualModel: embedder.info().model });
         deps.checkpoints.save(key, i, out);
@@ -91,6 +93,7 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
         chunks: event.chunks.map((chunk, i) => ({ chunk, vector: Array.from(vectors[i]!) })),
         documentVector: documentVector ? Array.from(documentVector) : [],
       });
+      assertOwned(busMessage);
       await bus.publish(Topics.chunksEmbedded, [{ key: event.documentId, value: toBinary(ChunksEmbeddedSchema, message) }]);
       deps.checkpoints.finish(key);
     },
