@@ -33,6 +33,9 @@ export class ChunkingThreads {
       // A thread that sat idle this long is ended: its tokenizers are tens of MB.
       idleTimeout: 60_000,
       resourceLimits: { maxOldGenerationSizeMb: limits.memoryMb },
+      // Below the thread that answers calls: on a busy machine the scheduler serves it first, and
+      // splitting takes what is left (piscina sets the thread's nice value through @napi-rs/nice).
+      niceIncrement: 10,
     });
   }
 
