@@ -77,7 +77,8 @@ export async function runStallBench(options: StallBenchOptions): Promise<StallBe
     const content = new TextEncoder().encode(text);
     let busyOver = false;
     const uploadStarted = performance.now();
-    const large = uploadAndTrack(client, names[0], "large.txt", content);
+    const stopWatching = new AbortController();
+    const large = uploadAndTrack(client, names[0], "large.txt", content, options.timeoutMs, stopWatching.signal);
     large.ready.catch(() => {});
     const chunked = Promise.race([
       large.vectorizing.then(() => Math.round(performance.now() - uploadStarted)),
@@ -110,6 +111,7 @@ export async function runStallBench(options: StallBenchOptions): Promise<StallBe
     })();
     const [chunkedMs, previewResult] = await Promise.all([chunked, preview]);
     busyOver = true;
+    stopWatching.abort();
     await Promise.all([reader, sampler]);
     progress(`busy: ${busy.length} ListKnowledgeBases timed; chunked in ${chunkedMs ?? "—"} ms`);
 
