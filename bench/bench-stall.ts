@@ -82,7 +82,7 @@ export async function runStallBench(options: StallBenchOptions): Promise<StallBe
     large.ready.catch(() => {});
     const chunked = Promise.race([
       large.vectorizing.then(() => Math.round(performance.now() - uploadStarted)),
-      new Promise<null>((r) => setTimeout(() => r(null), options.timeoutMs)),
+      new Promise<null>((r) => setTimeout(() => r(null), options.timeoutMs).unref()),
     ]);
     const previewStarted = performance.now();
     const preview = client
