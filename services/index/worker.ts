@@ -1,7 +1,7 @@
 // Two consumers: the indexing stage (chunks.embedded → the search engine, superseded versions
 // dropped) and the status keeper (ingestion.progress → the catalog).
 import { ChunksEmbeddedSchema, IngestionProgressSchema } from "../../gen/quarry/events/v1/events_pb.ts";
-import { Topics, type EventBus, type Subscription } from "../../lib/bus/event-bus.ts";
+import { assertOwned, Topics, type EventBus, type Subscription } from "../../lib/bus/event-bus.ts";
 import type { EmbeddedChunk } from "../../lib/domain.ts";
 import { FailedPreconditionError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
@@ -56,7 +56,7 @@ function startIndexingStage(deps: IndexWorkerDeps) {
     schema: ChunksEmbeddedSchema,
     logger,
     documentOf: documentOfEvent,
-    async handle(event) {
+    async handle(event, message) {
       const ref = documentOfEvent(event);
       const { version } = ref;
       let current;
@@ -69,6 +69,10 @@ function startIndexingStage(deps: IndexWorkerDeps) {
       if (current.version > version) {
         return logger.info({ documentId: event.documentId, version, current: current.version }, "superseded version dropped");
       }
+      if (current.version === version && current.status === "ready") {
+        return logger.info({ documentId: event.documentId, version }, "version already indexed; redelivery skipped");
+      }
+      assertOwned(message);
       await publishProgress(bus, ref, { phase: "indexing", percent: PhasePercent.indexing, message: "saving" });
       let chunks: EmbeddedChunk[] = event.chunks.map((c) => ({ ...chunkFromProto(c.chunk!), vector: Float32Array.from(c.vector) }));
       let edits = "";

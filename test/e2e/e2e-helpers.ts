@@ -64,11 +64,11 @@ const PHASE_ORDER = [
   DocumentStatus.READY,
 ];
 
-/** The percent each phase may report: parsing 10, chunking 30, embedding 40–90, indexing 95, ready 100. */
+/** The percent each phase may report: pending 0 (1 once submitted), parsing 10, chunking 30, embedding 40–90, indexing 95, ready 100. */
 function percentFits(status: DocumentStatus, percent: number): boolean {
   switch (status) {
     case DocumentStatus.PENDING:
-      return percent === 0;
+      return percent === 0 || percent === 1;
     case DocumentStatus.PARSING:
       return percent === 10;
     case DocumentStatus.CHUNKING:
