@@ -9,7 +9,7 @@ import { describeNotes } from "../client/retrieval-flags.ts";
 import { GatewayUnreachableError, type QuarryClient } from "../client/gateway-client.ts";
 import { selectFiles } from "./ingest-files.ts";
 import { plural, startProgress } from "./ingest-progress.ts";
-import { chooseModelForFiles } from "./model-choice.ts";
+import { chooseModelForFiles } from "../client/model-choice.ts";
 
 export const MODES = ["hybrid", "bm25", "vector"] as const;
 export type ModeName = (typeof MODES)[number];
