@@ -138,6 +138,7 @@ export async function ask(client: QuarryClient, question: string, kbs: string[],
   const { out } = options;
   const citations: { marker: number; fileName: string; page: number; sectionPath: string[]; snippet: string; score: number }[] = [];
   const settings = { ...options.retrieval, mode: MODE_BY_NAME[options.mode ?? "hybrid"], topK: options.topK ?? 0 };
+  let answered = true;
   for await (const { event } of client.chat({ question, knowledgeBases: kbs, settings })) {
     const e = event?.event;
     if (e?.case === "text") out.write(e.value.text);
@@ -146,14 +147,21 @@ export async function ask(client: QuarryClient, question: string, kbs: string[],
       out.write("\n\n");
       if (e.value.droppedMarkers) out.write(`(${e.value.droppedMarkers} citation marker(s) matched no source and were removed)\n`);
       out.write(describeNotes(e.value.retrievalNotes));
+      answered = e.value.answered;
+      if (!answered) out.write(`(not answered: ${e.value.answeredReason})\n`);
     }
   }
-  if (citations.length) out.write("Sources:\n");
+  if (citations.length) out.write(sourcesHeading(answered));
   for (const c of citations) {
     const where = [c.fileName, c.page ? `p. ${c.page}` : "", c.sectionPath.join(" > ")].filter(Boolean).join(", ");
     out.write(`  [${c.marker}] ${where} (score ${c.score.toFixed(3)})\n      ${c.snippet.replace(/\s+/g, " ").slice(0, 160)}\n`);
   }
   return citations;
+}
+
+/** Over an answer's sources; an answer that abstained lists the closest passages, which answer nothing. */
+export function sourcesHeading(answered: boolean): string {
+  return answered ? "Sources:\n" : "Closest passages, not an answer:\n";
 }
 
 /** A hit with the ranks of the lists its mode used: BM25 and vector only for hybrid, where fusion combines them. */

@@ -111,7 +111,7 @@ describe("chatTurn", () => {
     expect(events.at(-1)).toMatchObject({ rewrite: QueryRewrite.PREVIOUS_TERMS, evidence: { answered: false } });
     expect(saved[1].answer).toMatch(/^The selected knowledge bases do not answer this question\.\n\nClosest passages, not an answer: \[1\]$/);
     expect(saved[1].provenance!.answered).toBe(false);
-    expect(saved[1].provenance!.answeredReason).toBe("no document holds the follow-up's own words: call, parking");
+    expect(saved[1].provenance!.answeredReason).toBe("the best document holds 0.00 of the question's weighted content words (0.5 needed); it lacks: call, parking");
     expect(saved[1].citations).toHaveLength(1);
   });
 
