@@ -8,7 +8,7 @@ import { describeNotes } from "../client/retrieval-flags.ts";
 import { GatewayUnreachableError, type QuarryClient } from "../client/gateway-client.ts";
 import { selectFiles } from "./ingest-files.ts";
 import { plural, startProgress } from "./ingest-progress.ts";
-import { chooseModelForFiles } from "./model-choice.ts";
+import { chooseModelForFiles } from "../client/model-choice.ts";
 
 export const MODES = ["hybrid", "bm25", "vector"] as const;
 export type ModeName = (typeof MODES)[number];
@@ -175,6 +175,7 @@ export async function ask(
   const citations: { marker: number; fileName: string; page: number; sectionPath: string[]; snippet: string; score: number }[] = [];
   const settings = { ...options.retrieval, mode: MODE_BY_NAME[options.mode ?? "hybrid"], topK: options.topK ?? 0 };
   let conversationId = "";
+  let answered = true;
   for await (const { event } of client.chat({ question, knowledgeBases: kbs, settings, oneOff: !options.keep })) {
     const e = event?.event;
     if (e?.case === "started") conversationId = e.value.conversationId;
@@ -184,15 +185,22 @@ export async function ask(
       out.write("\n\n");
       if (e.value.droppedMarkers) out.write(`(${e.value.droppedMarkers} citation marker(s) matched no source and were removed)\n`);
       out.write(describeNotes(e.value.retrievalNotes));
+      answered = e.value.answered;
+      if (!answered) out.write(`(not answered: ${e.value.answeredReason})\n`);
     }
   }
-  if (citations.length) out.write("Sources:\n");
+  if (citations.length) out.write(sourcesHeading(answered));
   for (const c of citations) {
     const where = [c.fileName, c.page ? `p. ${c.page}` : "", c.sectionPath.join(" > ")].filter(Boolean).join(", ");
     out.write(`  [${c.marker}] ${where} (score ${c.score.toFixed(3)})\n      ${c.snippet.replace(/\s+/g, " ").slice(0, 160)}\n`);
   }
   if (conversationId) out.write(`conversation ${conversationId} — resume with: quarry chat --conversation ${conversationId}\n`);
   return citations;
+}
+
+/** Over an answer's sources; an answer that abstained lists the closest passages, which answer nothing. */
+export function sourcesHeading(answered: boolean): string {
+  return answered ? "Sources:\n" : "Closest passages, not an answer:\n";
 }
 
 /** A hit with the ranks of the lists its mode used: BM25 and vector only for hybrid, where fusion combines them. */

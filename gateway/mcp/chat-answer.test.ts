@@ -1,6 +1,5 @@
 // The `ask` result from a Chat stream: text as streamed, each citation's supported flag from the
-// checks of its marker, and the answered verdict from the final event, or from the citations when
-// the final event carries none.
+// checks of its marker, and the answered verdict and its reason from the final event.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import type { ChatResponseSchema as AnswerEventSchema } from "../../gen/quarry/answer/v1/answer_pb.ts";
@@ -34,6 +33,7 @@ describe("collectChatAnswer", () => {
           value: {
             model: "extractive",
             extractive: true,
+            answered: true,
             unsupportedMarkers: 1,
             citationChecks: [
               { marker: 1, supported: true },
@@ -54,18 +54,11 @@ describe("collectChatAnswer", () => {
     expect(answer).toMatchObject({ answered: true, conversation_id: "cv1", turn_id: "tn1", extractive: true, unsupported_markers: 1 });
   });
 
-  it("without a verdict in the final event, an answer that cites nothing is not answered", async () => {
-    const answer = await collectChatAnswer(stream([{ case: "text", value: { text: "nothing matches" } }, { case: "final", value: {} }]));
-    expect(answer.answered).toBe(false);
-  });
-
-  it("the final event's own verdict wins over the citations", async () => {
-    // What the answer service sends once ChatFinal has its `answered` field (create() keeps only
-    // the fields this checkout's contract knows, so the field is set on the message itself).
-    const final = message({ case: "final", value: {} });
-    Object.assign(final.event!.event.value!, { answered: false });
-    const answer = await collectChatAnswer(stream([{ case: "text", value: { text: "Partly [1]." } }, citation(1), final]));
-    expect(answer.answered).toBe(false);
+  it("carries the final event's verdict and reason: cited passages are not an answer when it says so", async () => {
+    const final = { case: "final" as const, value: { answered: false, answeredReason: "no retrieved sentence holds half of the question's words" } };
+    const answer = await collectChatAnswer(stream([{ case: "text", value: { text: "Closest passages, not an answer: [1]" } }, citation(1), final]));
+    expect(answer).toMatchObject({ answered: false, answered_reason: "no retrieved sentence holds half of the question's words" });
+    expect(answer.citations.map((c) => c.chunk_id)).toEqual(["c1"]);
   });
 
   it("a stream that ends before its final event is an error, not a silent half answer", async () => {

@@ -21,8 +21,9 @@ export interface CitedSource {
 
 export interface ChatAnswer {
   answer: string;
-  /** False when the knowledge bases do not answer the question (the text then says so). */
+  /** False when the evidence did not support an answer (services/answer/answering/evidence-support.ts). */
   answered: boolean;
+  answered_reason: string;
   citations: CitedSource[];
   conversation_id: string;
   turn_id: string;
@@ -47,7 +48,8 @@ export async function collectChatAnswer(events: AsyncIterable<ChatResponse>): Pr
   if (!final) throw new Error("the answer stream ended before its final event; ask again");
   return {
     answer,
-    answered: answeredFlag(final) ?? citations.length > 0,
+    answered: final.answered,
+    answered_reason: final.answeredReason,
     citations: citations.map((c) => citedSource(c, final)),
     conversation_id: started.conversationId,
     turn_id: started.turnId,
@@ -56,16 +58,6 @@ export async function collectChatAnswer(events: AsyncIterable<ChatResponse>): Pr
     unsupported_markers: final.unsupportedMarkers,
     dropped_markers: final.droppedMarkers,
   };
-}
-
-/**
- * The final event's own verdict, where the answer service sends one (an `answered` field on
- * ChatFinal). A service that predates it says nothing, and then an answer that cites nothing is
- * taken as not answered: that is what its "nothing in the selected knowledge bases matches" reply is.
- */
-function answeredFlag(final: ChatFinal): boolean | undefined {
-  const flag = (final as ChatFinal & { answered?: unknown }).answered;
-  return typeof flag === "boolean" ? flag : undefined;
 }
 
 function citedSource(c: Citation, final: ChatFinal): CitedSource {

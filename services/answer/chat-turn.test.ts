@@ -104,13 +104,25 @@ describe("chatTurn", () => {
     expect(conversations.size).toBe(0);
   });
 
-  it("searches a follow-up as asked without a chat model, and says so", async () => {
+  it("searches a follow-up without a chat model with the previous question's words, and says so", async () => {
     const { saved, queries, deps } = world();
     await run(chatTurn(request, deps()));
     const events = await run(chatTurn({ ...request, knowledgeBases: [], question: "And where?", conversationId: "cv_1" }, deps()));
-    expect(events.at(-1)).toMatchObject({ rewrite: QueryRewrite.NO_MODEL, retrievalQuery: "And where?" });
-    expect(saved[1].provenance!.rewriteNote).toContain("no chat model");
-    expect(queries.at(-1)!.text).toBe("And where?");
+    expect(events.at(-1)).toMatchObject({ rewrite: QueryRewrite.PREVIOUS_TERMS, retrievalQuery: "lamp lit And where?", evidence: { answered: true } });
+    expect(saved[1].provenance!.rewriteNote).toBe("no chat model: searched with the previous question's words (lamp, lit) and the follow-up");
+    expect(saved[1].provenance!.answered).toBe(true);
+    expect(queries.at(-1)!.text).toBe("lamp lit And where?");
+  });
+
+  it("does not answer a follow-up whose own words no passage holds, though the previous subject is found", async () => {
+    const { saved, deps } = world();
+    await run(chatTurn(request, deps()));
+    const events = await run(chatTurn({ ...request, knowledgeBases: [], question: "And who do I call about parking?", conversationId: "cv_1" }, deps()));
+    expect(events.at(-1)).toMatchObject({ rewrite: QueryRewrite.PREVIOUS_TERMS, evidence: { answered: false } });
+    expect(saved[1].answer).toMatch(/^The selected knowledge bases do not answer this question\.\n\nClosest passages, not an answer: \[1\]$/);
+    expect(saved[1].provenance!.answered).toBe(false);
+    expect(saved[1].provenance!.answeredReason).toBe("the best document holds 0.00 of the question's weighted content words (0.5 needed); it lacks: call, parking");
+    expect(saved[1].citations).toHaveLength(1);
   });
 
   it("rewrites a follow-up with the chat model and sends the history with the answer request", async () => {

@@ -15,7 +15,7 @@ import { chunkParentToProto, modeFromProto } from "../../lib/proto-convert.ts";
 import { answerChecked, type AnswerDeps, type AnswerEvent } from "./answering/answer-pipeline.ts";
 import type { Citation } from "./answering/citation.ts";
 import { conversationMessages, historyMessages } from "./conversation/conversation-prompt.ts";
-import { rewriteFollowUp } from "./conversation/follow-up-rewriter.ts";
+import { rewriteFollowUp, withPreviousTerms } from "./conversation/follow-up-rewriter.ts";
 import { FUSION_RULE, retrieveMounted, type CandidateList, type Mount } from "./retrieval/mounted-retrieval.ts";
 import { expansionOf } from "./retrieval/query-rewrite-mode.ts";
 import type { RetrievalExtras } from "./retrieval/retrieval-options.ts";
@@ -105,8 +105,18 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
     rewrite = QueryRewrite.FAILED;
     rewriteNote = "history is off (QUARRY_CHAT_HISTORY_ROUNDS=0): searched as asked";
   } else if (earlier.length > 0 && !deps.chatModel) {
-    rewrite = QueryRewrite.NO_MODEL;
-    rewriteNote = "no chat model is configured to rewrite a follow-up: searched as asked";
+    // No model to resolve "it" and "who": the previous question's words say what the conversation
+    // is about, so they are searched with the follow-up's.
+    const previous = earlier.at(-1)!;
+    const carried = withPreviousTerms(previous.question, question);
+    if (carried.terms.length > 0) {
+      retrievalQuery = carried.query;
+      rewrite = QueryRewrite.PREVIOUS_TERMS;
+      rewriteNote = `no chat model: searched with the previous question's words (${carried.terms.join(", ")}) and the follow-up`;
+    } else {
+      rewrite = QueryRewrite.NO_MODEL;
+      rewriteNote = "no chat model is configured to rewrite a follow-up, and the previous question has no content words: searched as asked";
+    }
   } else if (earlier.length > 0 && deps.chatModel) {
     const at = performance.now();
     try {

@@ -58,7 +58,7 @@ describe("the quarry CLI against an embedded instance", () => {
     const run = await quarryCli(["ingest", folder, "--kb", "cli-kb", "--url", quarry.url]);
     const out = lines(run.stdout);
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
-    // English documents: the base gets the default model, and the line says why (cli/model-choice.test.ts
+    // English documents: the base gets the default model, and the line says why (client/model-choice.test.ts
     // covers a Chinese folder).
     expect(out.some((l) => /^created knowledge base cli-kb with all-MiniLM-L6-v2-int8; 0% of the first files' words are Chinese$/.test(l)), run.stdout).toBe(true);
     for (const [name] of files) expect(out.some((l) => new RegExp(`^ready\\s+${name.replace(".", "\\.")} \\(\\d+ chunks\\)$`).test(l)), `${name} in:\n${run.stdout}`).toBe(true);
