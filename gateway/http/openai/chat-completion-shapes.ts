@@ -117,6 +117,9 @@ export interface QuarryExtension {
   answer_model: string;
   extractive: boolean;
   unsupported_markers: number;
+  /** False when the evidence did not support an answer: the text says so and the citations are the closest passages. */
+  answered: boolean;
+  answered_reason: string;
 }
 
 /** Everything a Chat stream said, gathered as it arrives. */
@@ -150,6 +153,8 @@ export class CollectedAnswer {
       answer_model: this.final?.model ?? "",
       extractive: this.final?.extractive ?? false,
       unsupported_markers: this.final?.unsupportedMarkers ?? 0,
+      answered: this.final?.answered ?? false,
+      answered_reason: this.final?.answeredReason ?? "",
     };
   }
 
