@@ -3,21 +3,7 @@
 import type { ChatFinal } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import type { Citation } from "../../gen/quarry/common/v1/common_pb.ts";
 import type { ChatResponse } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
-
-export interface CitedSource {
-  marker: number;
-  chunk_id: string;
-  document_id: string;
-  file_name: string;
-  /** 0 when the source has no pages. */
-  page: number;
-  page_end: number;
-  section_path: string[];
-  snippet: string;
-  score: number;
-  /** Every claim this marker closes is supported by the chunk; null when no check names the marker. */
-  supported: boolean | null;
-}
+import { citedSource, type CitedSource } from "../cited-source.ts";
 
 export interface ChatAnswer {
   answer: string;
@@ -57,21 +43,5 @@ export async function collectChatAnswer(events: AsyncIterable<ChatResponse>): Pr
     extractive: final.extractive,
     unsupported_markers: final.unsupportedMarkers,
     dropped_markers: final.droppedMarkers,
-  };
-}
-
-function citedSource(c: Citation, final: ChatFinal): CitedSource {
-  const checks = final.citationChecks.filter((check) => check.marker === c.marker);
-  return {
-    marker: c.marker,
-    chunk_id: c.chunkId,
-    document_id: c.documentId,
-    file_name: c.fileName,
-    page: c.page,
-    page_end: c.pageEnd,
-    section_path: c.sectionPath,
-    snippet: c.snippet,
-    score: c.score,
-    supported: checks.length ? checks.every((check) => check.supported) : null,
   };
 }

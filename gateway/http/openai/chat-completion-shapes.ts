@@ -10,6 +10,7 @@ import { RetrievalSettingsSchema } from "../../../gen/quarry/answer/v1/answer_pb
 import type { Citation } from "../../../gen/quarry/common/v1/common_pb.ts";
 import { ChatRequestSchema, type ChatRequest } from "../../../gen/quarry/gateway/v1/gateway_pb.ts";
 import { InvalidInputError } from "../../../lib/errors.ts";
+import { citedSource, type CitedSource } from "../../cited-source.ts";
 import type { Targets } from "../../access/access-rules.ts";
 
 /** `model` for knowledge bases without an assistant: `kb:handbook` or `kb:handbook,policies`. */
@@ -94,20 +95,8 @@ function textOf(content: unknown, i: number): string {
   throw new InvalidInputError(`messages[${i}].content must be text`);
 }
 
-/** A citation in the extension: where the [n] points, and whether the claim it closes is supported. */
-export interface WireCitation {
-  marker: number;
-  chunk_id: string;
-  document_id: string;
-  file_name: string;
-  page: number;
-  page_end: number;
-  section_path: string[];
-  snippet: string;
-  score: number;
-  /** Every check of this marker found its claim supported; null when the marker was not checked. */
-  supported: boolean | null;
-}
+/** A citation in the extension (gateway/cited-source.ts). */
+export type WireCitation = CitedSource;
 
 export interface QuarryExtension {
   conversation_id: string;
@@ -131,25 +120,10 @@ export class CollectedAnswer {
   final: ChatFinal | undefined;
 
   extension(): QuarryExtension {
-    const checks = this.final?.citationChecks ?? [];
     return {
       conversation_id: this.conversationId,
       turn_id: this.turnId,
-      citations: this.citations.map((c) => {
-        const mine = checks.filter((check) => check.marker === c.marker);
-        return {
-          marker: c.marker,
-          chunk_id: c.chunkId,
-          document_id: c.documentId,
-          file_name: c.fileName,
-          page: c.page,
-          page_end: c.pageEnd,
-          section_path: [...c.sectionPath],
-          snippet: c.snippet,
-          score: c.score,
-          supported: mine.length ? mine.every((check) => check.supported) : null,
-        };
-      }),
+      citations: this.citations.map((c) => citedSource(c, this.final)),
       answer_model: this.final?.model ?? "",
       extractive: this.final?.extractive ?? false,
       unsupported_markers: this.final?.unsupportedMarkers ?? 0,
