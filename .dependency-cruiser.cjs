@@ -13,10 +13,11 @@ const TEST = "(\\.test\\.ts$|\\.contract\\.ts$|/testing/|^test/)";
 // (*-client.ts), the gateway's access interceptors, and the engine adapters (a folder named for the
 // engine or for the document-store layer, or a file named engine-*.ts). The gateway's
 // knowledge-bases.ts is its application layer, but the gateway owns no domain: that layer
-// coordinates its peers' clients on the contracts' messages, so it is an edge too.
+// coordinates its peers' clients on the contracts' messages, so it is an edge too; so are its
+// plain-HTTP routes (gateway/http/), which translate other wire shapes into the same calls.
 const EDGE =
   "(/(routes|server|main|worker)\\.ts$|-routes\\.ts$|-client\\.ts$|/engine-[^/]*\\.ts$" +
-  "|^gateway/access/|^gateway/(knowledge-bases|corrections|reingest)\\.ts$|^services/[^/]+/(opensearch|elasticsearch|sqlite|document-store|adapters)/)";
+  "|^gateway/access/|^gateway/http/|^gateway/(knowledge-bases|corrections|reingest)\\.ts$|^services/[^/]+/(opensearch|elasticsearch|sqlite|document-store|adapters)/)";
 const TRANSPORT = "(^|/)node_modules/(@connectrpc|kafkajs|@opensearch-project|@elastic)/";
 
 /** @type {import('dependency-cruiser').IConfiguration} */

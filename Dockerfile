@@ -6,7 +6,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-# The local embedding model, baked in so no container downloads at run time.
+# The CLI compiled ahead of time (npm ci's prepare ran before the sources were here).
+RUN node scripts/build-cli.mjs
+# The local embedding models (every catalog model), baked in so no container downloads at run time.
 RUN node scripts/fetch-model.mjs
 ENV QUARRY_HOST=0.0.0.0 QUARRY_DATA_DIR=/data
 ENTRYPOINT ["node", "bin/quarry.mjs", "serve"]

@@ -5,7 +5,7 @@ import { assembleChunker } from "../services/chunker/main.ts";
 import { assembleEmbedder } from "../services/embedder/main.ts";
 import { assembleIndex } from "../services/index/main.ts";
 import { assembleParser } from "../services/parser/main.ts";
-import { assembleGateway } from "../gateway/main.ts";
+import { assembleGateway, type AssembledGateway } from "../gateway/main.ts";
 import { gatewayConfig } from "../gateway/config.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
@@ -13,7 +13,7 @@ import type { Subscription } from "../lib/bus/event-bus.ts";
 import { dataDir, type Env } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
 import { InProcessPeers } from "../lib/rpc/peers.ts";
-import { drainProcess, shutdownGraceMs, type AssembledService } from "../lib/service-runtime.ts";
+import { drainProcess, shutdownGraceMs, type AssembledService, type SharedDeps } from "../lib/service-runtime.ts";
 import { mkdirSync } from "node:fs";
 
 export interface EmbeddedQuarry {
@@ -23,10 +23,11 @@ export interface EmbeddedQuarry {
   stop(graceMs?: number): Promise<void>;
 }
 
-export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQuarry> {
-  mkdirSync(dataDir(env), { recursive: true });
-  const bus = await openEventBus(env, logger);
-  const shared = { bus, logger, redrive: redriveSettings(env) };
+/**
+ * Every service, assembled and prepared in this process (peers through in-memory transports), the
+ * gateway last; workers not started, nothing listening. The embedded mode and in-process tests share it.
+ */
+export async function assembleInProcess(env: Env, shared: SharedDeps): Promise<{ services: AssembledService[]; gateway: AssembledGateway; peers: InProcessPeers }> {
   const peers = new InProcessPeers();
   const services: AssembledService[] = [];
   const add = <S extends AssembledService>(service: S) => {
@@ -40,9 +41,16 @@ export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQ
   add(assembleChunker(env, peers, shared));
   add(assembleAnswer(env, peers, shared));
   const gateway = add(assembleGateway(env, peers, shared));
-
   // In one process every peer is already here, so start-up calls need no retrying.
   for (const service of services) await service.prepare?.((_what, attempt) => attempt());
+  return { services, gateway, peers };
+}
+
+export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQuarry> {
+  mkdirSync(dataDir(env), { recursive: true });
+  const bus = await openEventBus(env, logger);
+  const shared = { bus, logger, redrive: redriveSettings(env) };
+  const { services, gateway } = await assembleInProcess(env, shared);
 
   const config = gatewayConfig(env);
   await gateway.checkExposure();

@@ -1,4 +1,4 @@
-// `quarry bench ingest|small-ingest|query|chat|scale|fairness|fuzz|soak`: performance figures as ratios measured side by side in one
+// `quarry bench ingest|small-ingest|query|chat|scale|fairness|stall|fuzz|soak`: performance figures as ratios measured side by side in one
 // run, with the machine and its load in every report. Tables go to stdout (JSON with --json); with
 // --out each report is also written as <bench>-<backend>.json and .md, and plots as SVG.
 // The benches are imported when a bench runs, so the rest of the CLI never loads ONNX Runtime for them.
@@ -113,6 +113,29 @@ export function registerBenchCommand(program: Command): void {
         progress,
       });
       await emit(report, formatSmallIngestReport(report), { json: o.json, out: o.out });
+    });
+
+  bench
+    .command("stall")
+    .description("ListKnowledgeBases p50/p99 on an idle server vs beside a large one-line upload, its preview and the widest Search; the ratio")
+    .option("--large-mb <n>", "size of the large one-line text, MiB", "10")
+    .option("--bases <n>", "distinct knowledge bases the reader's Search names (the fan-out limit, where one applies)", "20")
+    .option("--idle-calls <n>", "ListKnowledgeBases calls timed on the idle server", "300")
+    .option("--timeout <s>", "longest busy phase, seconds", "600")
+    .option("--quarry-bin <path>", "the quarry.mjs that serves (another checkout's, for a before/after comparison)")
+    .option("--json", "print the report as JSON instead of a table")
+    .option("--out <dir>", "also write the report (JSON and Markdown) here")
+    .action(async (o: { largeMb: string; bases: string; idleCalls: string; timeout: string; quarryBin?: string; json?: boolean; out?: string }) => {
+      const { runStallBench, formatStallReport } = await import("./bench-stall.ts");
+      const report = await runStallBench({
+        quarryBin: o.quarryBin ? resolve(o.quarryBin) : undefined,
+        largeBytes: Math.round(Number(o.largeMb) * 2 ** 20),
+        bases: parsePositive(o.bases),
+        idleCalls: parsePositive(o.idleCalls),
+        timeoutMs: parsePositive(o.timeout) * 1000,
+        progress,
+      });
+      await emit(report, formatStallReport(report), o);
     });
 
   bench

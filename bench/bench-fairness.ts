@@ -14,7 +14,7 @@ import { gatewayClient } from "../client/gateway-client.ts";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
 import { uploadAndTrack } from "./document-timing.ts";
 import { describeMachine, loadAverageNow, type MachineInfo } from "./machine.ts";
-import { startQuarryProcess, THIS_QUARRY_BIN } from "./quarry-process.ts";
+import { startEmbeddedServe, THIS_QUARRY_BIN } from "./quarry-process.ts";
 import { seededRandom } from "./synthetic-corpus.ts";
 
 export interface FairnessBenchOptions {
@@ -66,14 +66,7 @@ export async function runFairnessBench(options: FairnessBenchOptions): Promise<F
   const machine = describeMachine();
   const dataDir = await mkdtemp(join(tmpdir(), "quarry-bench-fairness-"));
   const quarryBin = options.quarryBin ?? THIS_QUARRY_BIN;
-  const server = await startQuarryProcess(["serve"], {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    QUARRY_MODELS_DIR: process.env.QUARRY_MODELS_DIR,
-    QUARRY_DATA_DIR: dataDir,
-    QUARRY_PORT: "0",
-    QUARRY_HOST: "127.0.0.1",
-  }, quarryBin);
+  const server = await startEmbeddedServe(dataDir, quarryBin);
   try {
     const client = gatewayClient(server.url);
     progress(`serving from ${quarryBin} at ${server.url}`);

@@ -23,7 +23,8 @@ export interface TrackedDocument {
   latest(): WatchIngestionResponse | undefined;
 }
 
-export function uploadAndTrack(client: QuarryClient, knowledgeBase: string, fileName: string, content: string | Uint8Array, timeoutMs = 1_800_000): TrackedDocument {
+/** `stop` ends the watch early (the caller has seen what it needed); `ready` then rejects. */
+export function uploadAndTrack(client: QuarryClient, knowledgeBase: string, fileName: string, content: string | Uint8Array, timeoutMs = 1_800_000, stop?: AbortSignal): TrackedDocument {
   let markVectorizing!: () => void;
   const vectorizing = new Promise<void>((resolve) => (markVectorizing = resolve));
   let latest: WatchIngestionResponse | undefined;
@@ -32,7 +33,7 @@ export function uploadAndTrack(client: QuarryClient, knowledgeBase: string, file
     const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
     const { document } = await client.uploadDocument({ header: { knowledgeBase, fileName }, content: bytes });
     const documentId = document!.id;
-    for await (const update of client.watchIngestion({ documentIds: [documentId] }, { signal: AbortSignal.timeout(timeoutMs) })) {
+    for await (const update of client.watchIngestion({ documentIds: [documentId] }, { signal: stop ? AbortSignal.any([stop, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs) })) {
       if (update.message) latest = update;
       if (update.status === DocumentStatus.EMBEDDING || update.status === DocumentStatus.INDEXING) markVectorizing();
       if (update.status === DocumentStatus.FAILED) throw new Error(`${fileName} failed: ${update.error}`);

@@ -66,3 +66,15 @@ export function connectionRefused(port: number, host = "127.0.0.1"): Promise<boo
     socket.once("error", (error: NodeJS.ErrnoException) => done(error.code === "ECONNREFUSED"));
   });
 }
+
+/** `quarry serve` (embedded) on a free loopback port over a fresh data folder, with only what finds the installed models inherited. */
+export function startEmbeddedServe(dataDir: string, bin = THIS_QUARRY_BIN): Promise<QuarryProcess> {
+  return startQuarryProcess(["serve"], {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    QUARRY_MODELS_DIR: process.env.QUARRY_MODELS_DIR,
+    QUARRY_DATA_DIR: dataDir,
+    QUARRY_PORT: "0",
+    QUARRY_HOST: "127.0.0.1",
+  }, bin);
+}

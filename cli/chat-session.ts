@@ -6,6 +6,7 @@ import { createInterface } from "node:readline";
 import { QueryRewrite } from "../gen/quarry/answer/v1/answer_pb.ts";
 import type { RetrievalMode } from "../gen/quarry/common/v1/common_pb.ts";
 import type { QuarryClient } from "../client/gateway-client.ts";
+import { sourcesHeading } from "./commands.ts";
 
 export interface ChatSessionOptions {
   assistant?: string;
@@ -60,6 +61,7 @@ async function askInConversation(client: QuarryClient, question: string, convers
     settings: { mode: options.mode ?? 0, topK: options.topK ?? 0 },
   });
   let turnId = "";
+  let answered = true;
   for await (const { event } of stream) {
     const e = event?.event;
     if (e?.case === "started") {
@@ -71,9 +73,12 @@ async function askInConversation(client: QuarryClient, question: string, convers
       out.write("\n");
       if (e.value.rewrite === QueryRewrite.REWRITTEN) out.write(`(searched for: ${e.value.retrievalQuery})\n`);
       if (e.value.rewrite === QueryRewrite.NO_MODEL) out.write("(no chat model to rewrite a follow-up: searched for the question as asked)\n");
+      if (e.value.rewrite === QueryRewrite.PREVIOUS_TERMS) out.write(`(no chat model: searched for the follow-up with the previous question's words: ${e.value.retrievalQuery})\n`);
+      answered = e.value.answered;
+      if (!answered) out.write(`(not answered: ${e.value.answeredReason})\n`);
     }
   }
-  if (sources.length) out.write("Sources:\n");
+  if (sources.length) out.write(sourcesHeading(answered));
   for (const c of sources) {
     const where = [c.fileName, c.page ? `p. ${c.page}` : "", c.sectionPath.join(" > ")].filter(Boolean).join(", ");
     out.write(`  [${c.marker}] ${where}\n      ${c.snippet.replace(/\s+/g, " ").slice(0, 160)}\n`);

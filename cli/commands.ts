@@ -1,6 +1,5 @@
 // The client commands: each reaches the gateway over Connect and prints for a person.
 import { readFile } from "node:fs/promises";
-import { basename } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ModelChangeState, RetrievalMode, DocumentStatus, type KnowledgeBase, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
 import type { RetrievalSettings } from "../gen/quarry/answer/v1/answer_pb.ts";
@@ -9,7 +8,7 @@ import { describeNotes } from "../client/retrieval-flags.ts";
 import { GatewayUnreachableError, type QuarryClient } from "../client/gateway-client.ts";
 import { selectFiles } from "./ingest-files.ts";
 import { plural, startProgress } from "./ingest-progress.ts";
-import { chooseModelForFiles } from "./model-choice.ts";
+import { chooseModelForFiles } from "../client/model-choice.ts";
 
 export const MODES = ["hybrid", "bm25", "vector"] as const;
 export type ModeName = (typeof MODES)[number];
@@ -36,8 +35,6 @@ export async function ensureKnowledgeBase(client: QuarryClient, name: string, ou
 export interface IngestOptions {
   wait: boolean;
   out: NodeJS.WritableStream;
-  /** Whether the server parses with Apache Tika, which decides which formats a folder walk takes. */
-  tikaConfigured: boolean;
   /** How often progress lines appear when `out` is not a terminal. */
   progressIntervalMs?: number;
 }
@@ -45,17 +42,18 @@ export interface IngestOptions {
 export async function ingest(client: QuarryClient, paths: string[], kb: string, options: IngestOptions) {
   const { out } = options;
   // Local mistakes first: a missing path fails before anything is created on the server.
-  const { files, skipped } = await selectFiles(paths, { tikaConfigured: options.tikaConfigured });
+  const { files, skipped, clashes } = await selectFiles(paths, async () => (await client.listReadableFormats({})).formats);
   for (const skip of skipped) out.write(`skipped    ${skip.path}: ${skip.reason}\n`);
+  for (const clash of clashes) out.write(`refused    ${clash.path}: ${clash.reason}\n`);
   if (files.length === 0) throw new UsageError(`nothing to ingest in ${paths.join(", ")}: no file of a format Quarry parses`);
   await ensureKnowledgeBase(client, kb, out, files.map((f) => f.path));
   const ids: string[] = [];
   const started = performance.now();
-  let failedUploads = 0;
+  let failedUploads = clashes.length;
   for (const file of files) {
     const content = await readFile(file.path);
     try {
-      const res = await client.uploadDocument({ header: { knowledgeBase: kb, fileName: basename(file.path), mimeType: file.mimeType }, content });
+      const res = await client.uploadDocument({ header: { knowledgeBase: kb, fileName: file.name, mimeType: file.mimeType }, content });
       if (res.unchanged) out.write(`unchanged  ${file.path}\n`);
       else ids.push(res.document!.id);
     } catch (error) {
@@ -81,6 +79,11 @@ export async function ingest(client: QuarryClient, paths: string[], kb: string, 
   return summary;
 }
 
+const WATCH_BATCH = 1000;
+const RECONNECT_FOR_MS = 60_000;
+/** What a connection to a gateway that is going away fails with, before its UNAVAILABLE arrives. */
+const CUT_CONNECTION = new Set(["EPIPE", "ECONNRESET"]);
+
 /** Watches the documents until each is ready or failed, with a progress bar, then a line per document. */
 export async function followIngestion(client: QuarryClient, ids: string[], out: NodeJS.WritableStream, progressIntervalMs?: number): Promise<{ ready: number; failed: number }> {
   const summary = { ready: 0, failed: 0 };
@@ -88,12 +91,34 @@ export async function followIngestion(client: QuarryClient, ids: string[], out: 
   const finished = new Map<string, { file: string; status: DocumentStatus; error: string; chunks: number }>();
   const state = () => ({ done: finished.size, total: ids.length, percentSum: [...percents.values()].reduce((a, b) => a + b, 0), file: "" });
   const progress = startProgress(out, ids.length, { intervalMs: progressIntervalMs });
-  for await (const update of client.watchIngestion({ documentIds: ids })) {
-    percents.set(update.documentId, update.status === DocumentStatus.FAILED ? 100 : update.percent);
-    if (update.status === DocumentStatus.READY || update.status === DocumentStatus.FAILED) {
-      finished.set(update.documentId, { file: update.fileName, status: update.status, error: update.error, chunks: update.chunkCount });
+  // The gateway takes at most 1,000 ids a request (gateway/access/request-limits.ts): larger runs are
+  // watched a batch at a time, which loses nothing, since a stream starts from each document's status.
+  const batches = Array.from({ length: Math.ceil(ids.length / WATCH_BATCH) }, (_, i) => ids.slice(i * WATCH_BATCH, (i + 1) * WATCH_BATCH));
+  for (const batch of batches) {
+    // A gateway that stops (a restart, a deploy) ends the stream with UNAVAILABLE; the documents go
+    // on in the pipeline, so the watch is taken up again once it answers, for up to a minute.
+    let unavailableSince: number | undefined;
+    for (;;) {
+      try {
+        for await (const update of client.watchIngestion({ documentIds: batch.filter((id) => !finished.has(id)) })) {
+          unavailableSince = undefined;
+          percents.set(update.documentId, update.status === DocumentStatus.FAILED ? 100 : update.percent);
+          if (update.status === DocumentStatus.READY || update.status === DocumentStatus.FAILED) {
+            finished.set(update.documentId, { file: update.fileName, status: update.status, error: update.error, chunks: update.chunkCount });
+          }
+          progress.update({ ...state(), file: update.fileName });
+        }
+        break;
+      } catch (error) {
+        const restarting =
+          error instanceof ConnectError &&
+          (error.code === Code.Unavailable || error.cause instanceof GatewayUnreachableError || CUT_CONNECTION.has(String((error.cause as { code?: unknown })?.code)));
+        if (!restarting) throw error;
+        unavailableSince ??= Date.now();
+        if (Date.now() - unavailableSince > RECONNECT_FOR_MS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
     }
-    progress.update({ ...state(), file: update.fileName });
   }
   progress.stop(state());
   for (const doc of finished.values()) {
@@ -119,6 +144,11 @@ export async function listKnowledgeBases(client: QuarryClient, out: NodeJS.Writa
     ["NAME", "ID", "DOCUMENTS", "CHUNKS", "EMBEDDING MODEL"],
     ...knowledgeBases.map((k) => [k.correctionsForAssistantId ? `${k.name} (corrections of ${k.correctionsForAssistantId})` : k.name, k.id, plural(Number(k.documentCount), "document"), plural(Number(k.chunkCount), "chunk"), modelCell(k)]),
   ];
+  writeTable(rows, out);
+}
+
+/** Rows (the first a header) in columns two spaces apart; the last column is not padded. */
+export function writeTable(rows: string[][], out: NodeJS.WritableStream): void {
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
   for (const row of rows) out.write(`${row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join("  ")}\n`);
 }
@@ -134,26 +164,43 @@ function modelCell(k: KnowledgeBase): string {
 /** Retrieval options beyond mode and top-k (cli/retrieval-flags.ts). */
 type MoreSettings = Partial<Omit<RetrievalSettings, "$typeName" | "mode" | "topK">>;
 
-export async function ask(client: QuarryClient, question: string, kbs: string[], options: { mode?: ModeName; topK?: number; retrieval?: MoreSettings; out: NodeJS.WritableStream }) {
+/** `keep`: hold the question as a conversation (listed, continued by `quarry chat`); else a one-off question that stores nothing. */
+export async function ask(
+  client: QuarryClient,
+  question: string,
+  kbs: string[],
+  options: { mode?: ModeName; topK?: number; retrieval?: MoreSettings; keep?: boolean; out: NodeJS.WritableStream },
+) {
   const { out } = options;
   const citations: { marker: number; fileName: string; page: number; sectionPath: string[]; snippet: string; score: number }[] = [];
   const settings = { ...options.retrieval, mode: MODE_BY_NAME[options.mode ?? "hybrid"], topK: options.topK ?? 0 };
-  for await (const { event } of client.chat({ question, knowledgeBases: kbs, settings })) {
+  let conversationId = "";
+  let answered = true;
+  for await (const { event } of client.chat({ question, knowledgeBases: kbs, settings, oneOff: !options.keep })) {
     const e = event?.event;
-    if (e?.case === "text") out.write(e.value.text);
+    if (e?.case === "started") conversationId = e.value.conversationId;
+    else if (e?.case === "text") out.write(e.value.text);
     else if (e?.case === "citation") citations.push(e.value);
     else if (e?.case === "final") {
       out.write("\n\n");
       if (e.value.droppedMarkers) out.write(`(${e.value.droppedMarkers} citation marker(s) matched no source and were removed)\n`);
       out.write(describeNotes(e.value.retrievalNotes));
+      answered = e.value.answered;
+      if (!answered) out.write(`(not answered: ${e.value.answeredReason})\n`);
     }
   }
-  if (citations.length) out.write("Sources:\n");
+  if (citations.length) out.write(sourcesHeading(answered));
   for (const c of citations) {
     const where = [c.fileName, c.page ? `p. ${c.page}` : "", c.sectionPath.join(" > ")].filter(Boolean).join(", ");
     out.write(`  [${c.marker}] ${where} (score ${c.score.toFixed(3)})\n      ${c.snippet.replace(/\s+/g, " ").slice(0, 160)}\n`);
   }
+  if (conversationId) out.write(`conversation ${conversationId} — resume with: quarry chat --conversation ${conversationId}\n`);
   return citations;
+}
+
+/** Over an answer's sources; an answer that abstained lists the closest passages, which answer nothing. */
+export function sourcesHeading(answered: boolean): string {
+  return answered ? "Sources:\n" : "Closest passages, not an answer:\n";
 }
 
 /** A hit with the ranks of the lists its mode used: BM25 and vector only for hybrid, where fusion combines them. */

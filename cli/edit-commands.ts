@@ -11,7 +11,8 @@ import { plural } from "./ingest-progress.ts";
 
 type WholeNumber = (min: number) => (value: string) => number;
 
-export function registerEditCommands(program: Command, kb: Command, urlOption: () => Option, wholeNumber: WholeNumber): void {
+/** Returns the `doc` command, which cli/document-commands.ts adds to. */
+export function registerEditCommands(program: Command, kb: Command, urlOption: () => Option, wholeNumber: WholeNumber): Command {
   kb.command("update")
     .description("rename a base, edit its description, or set the chunking of future ingests (`quarry kb reingest` applies it to the documents already there)")
     .argument("<name>")
@@ -61,6 +62,7 @@ export function registerEditCommands(program: Command, kb: Command, urlOption: (
       process.stdout.write(`re-ingesting ${submitted!.fileName} as version ${submitted!.version}\n`);
       if (o.wait) await follow(client, [id]);
     });
+  return doc;
 }
 
 async function follow(client: QuarryClient, ids: string[]): Promise<void> {
@@ -68,7 +70,7 @@ async function follow(client: QuarryClient, ids: string[]): Promise<void> {
   if (failed > 0) process.exitCode = 1;
 }
 
-async function documentIdByName(client: QuarryClient, kb: string, fileName: string): Promise<string> {
+export async function documentIdByName(client: QuarryClient, kb: string, fileName: string): Promise<string> {
   const { documents } = await client.listDocuments({ knowledgeBase: kb });
   const found = documents.find((d) => d.fileName === fileName || d.id === fileName);
   if (!found) throw new ConnectError(`${kb} has no document named ${fileName}`, Code.NotFound);

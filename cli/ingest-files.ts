@@ -1,14 +1,21 @@
-// Which files `quarry ingest` uploads. A folder is walked for the formats Quarry parses (the parser
-// service's own list, services/parser), and every file left out is named with the reason, so an
-// SVG in a docs folder is not indexed as markup nor silently dropped.
+// Which files `quarry ingest` uploads, and under which names. A folder is walked for the formats the
+// server reads — the list its gateway serves (ListReadableFormats), derived from the parsers the
+// deployment registers, so the walk, an upload and the console's file picker follow one rule
+// (services/parser/reading-rule.ts); every file left out is named with the reason. A file with no
+// extension is uploaded and left to the server, which reads it by its content, as any upload.
+// A file found in a folder is named by its path inside that folder (intro/README.md), so two files
+// of the same name in different subfolders stay two documents; two files that would still get the
+// same name are refused, loudly, rather than one replacing the other.
 import { readdir, stat } from "node:fs/promises";
-import { extname, join } from "node:path";
-import { describeFormat, formatOfFileName, type DocumentFormat } from "../services/parser/format-detection.ts";
-import { parsesFormat } from "../services/parser/routing-parser.ts";
+import { basename, extname, join, relative, sep } from "node:path";
+import type { ReadableFormat } from "../gen/quarry/common/v1/readable_format_pb.ts";
+import { describeFormat, formatOfFileName } from "../services/parser/format-detection.ts";
 import { UsageError } from "./error-report.ts";
 
 export interface IngestFile {
   path: string;
+  /** The document's name: the path inside the folder it was found in, or the file's own name. */
+  name: string;
   mimeType: string;
 }
 
@@ -20,15 +27,19 @@ export interface SkippedFile {
 export interface FileSelection {
   files: IngestFile[];
   skipped: SkippedFile[];
+  /** Files not uploaded because another file already has their document name. */
+  clashes: SkippedFile[];
 }
 
 /**
- * Files named on the command line are taken as they are (the parser then detects what they are);
- * files found in a folder only when their extension is a format Quarry parses. Hidden files and
- * folders are passed over without a mention, as the shell's own globbing does.
+ * Files named on the command line are taken as they are (the server then detects what they are);
+ * files found in a folder when the server reads their extension, or they have none. Hidden files
+ * and folders are passed over without a mention, as the shell's own globbing does. `formats` is
+ * asked only when there is a folder to walk.
  */
-export async function selectFiles(paths: string[], options: { tikaConfigured: boolean }): Promise<FileSelection> {
-  const selection: FileSelection = { files: [], skipped: [] };
+export async function selectFiles(paths: string[], formats: () => Promise<ReadableFormat[]>): Promise<FileSelection> {
+  const selection: FileSelection = { files: [], skipped: [], clashes: [] };
+  let accepted: Map<string, ReadableFormat> | undefined;
   for (const path of paths) {
     let info;
     try {
@@ -39,36 +50,48 @@ export async function selectFiles(paths: string[], options: { tikaConfigured: bo
       if (code === "EACCES") throw new UsageError(`${path}: permission denied`);
       throw error;
     }
-    if (info.isDirectory()) await walk(path, selection, options.tikaConfigured);
-    else selection.files.push({ path, mimeType: mimeTypeOf(path) });
+    if (info.isDirectory()) {
+      accepted ??= new Map((await formats()).flatMap((f) => f.extensions.map((e) => [e.toLowerCase(), f] as const)));
+      await walk(path, path, selection, accepted);
+    } else {
+      selection.files.push({ path, name: basename(path), mimeType: mimeTypeOf(path) });
+    }
   }
   selection.files.sort((a, b) => a.path.localeCompare(b.path));
+  const byName = new Map<string, IngestFile>();
+  selection.files = selection.files.filter((file) => {
+    const first = byName.get(file.name);
+    if (!first) {
+      byName.set(file.name, file);
+      return true;
+    }
+    selection.clashes.push({ path: file.path, reason: `${first.path} is already ingested as "${file.name}" in this run; one document cannot hold both` });
+    return false;
+  });
   return selection;
 }
 
-async function walk(folder: string, selection: FileSelection, tikaConfigured: boolean): Promise<void> {
+async function walk(root: string, folder: string, selection: FileSelection, accepted: Map<string, ReadableFormat>): Promise<void> {
   for (const entry of await readdir(folder, { withFileTypes: true })) {
     if (entry.name.startsWith(".")) continue;
     const path = join(folder, entry.name);
     if (entry.isDirectory()) {
-      await walk(path, selection, tikaConfigured);
+      await walk(root, path, selection, accepted);
       continue;
     }
     if (!entry.isFile()) continue;
-    const format = formatOfFileName(entry.name);
-    const reason = skipReason(entry.name, format, tikaConfigured);
-    if (reason) selection.skipped.push({ path, reason });
-    else selection.files.push({ path, mimeType: describeFormat(format!).mimeType });
+    const extension = extname(entry.name).slice(1).toLowerCase();
+    const format = extension ? accepted.get(extension) : undefined;
+    if (extension && !format) selection.skipped.push({ path, reason: skipReason(entry.name, extension) });
+    else selection.files.push({ path, name: relative(root, path).split(sep).join("/"), mimeType: format?.mimeType ?? "" });
   }
 }
 
-function skipReason(name: string, format: DocumentFormat | undefined, tikaConfigured: boolean): string | undefined {
-  if (!format) {
-    const extension = extname(name);
-    return extension ? `Quarry does not parse ${extension} files` : "no file extension to tell its format by";
-  }
-  if (!parsesFormat(format, tikaConfigured)) return `${describeFormat(format).name}: needs Apache Tika (set TIKA_URL)`;
-  return undefined;
+function skipReason(name: string, extension: string): string {
+  const known = formatOfFileName(name);
+  // A format Quarry knows but this server does not read: only Tika reads it.
+  if (known) return `${describeFormat(known).name}: needs Apache Tika (set TIKA_URL on the server)`;
+  return `Quarry does not read .${extension} files`;
 }
 
 function mimeTypeOf(path: string): string {

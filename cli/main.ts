@@ -17,10 +17,12 @@ import { registerAssistantCommands } from "./assistant-commands.ts";
 import { registerCorrectCommand } from "./correct-command.ts";
 import { registerDebugCommand } from "./debug-command.ts";
 import { registerKeysCommand } from "./keys-command.ts";
+import { registerMcpCommand } from "./mcp-command.ts";
 import { registerModelsCommand } from "./models-command.ts";
 import { registerPortabilityCommands } from "./portability-commands.ts";
 import { registerBackupCommands, registerDoctorCommand } from "./backup-commands.ts";
 import { registerEditCommands } from "./edit-commands.ts";
+import { registerDocumentCommands } from "./document-commands.ts";
 import { setModel } from "./set-model.ts";
 
 // `quarry ask … | head` closes the pipe early; that is the reader's choice, not an error.
@@ -147,8 +149,8 @@ program
   .option("--no-wait", "return once uploaded")
   .addOption(urlOption())
   .action(async (paths: string[], o: { kb: string; wait: boolean; url: string }) => {
-    // The CLI reads TIKA_URL as the server does: set in both, a folder walk takes the formats only Tika reads.
-    const result = await ingest(gatewayClient(o.url), paths, o.kb, { wait: o.wait, out: process.stdout, tikaConfigured: Boolean(process.env.TIKA_URL?.trim()) });
+    // A folder is walked for the formats the server says it reads (ListReadableFormats).
+    const result = await ingest(gatewayClient(o.url), paths, o.kb, { wait: o.wait, out: process.stdout });
     if (result.failed > 0) process.exitCode = 1;
   });
 
@@ -160,9 +162,10 @@ addRetrievalFlags(
     .requiredOption("--kb <names...>", "knowledge base(s)")
     .addOption(modeOption())
     .option("--top-k <n>", "chunks to retrieve", wholeNumber(1))
+    .option("--conversation", "keep the question and its answer as a conversation (listed, continued with `quarry chat --conversation ID`)")
     .addOption(urlOption()),
-).action(async (question: string, o: RetrievalFlags & { kb: string[]; mode: ModeName; topK?: number; url: string }) => {
-  await ask(gatewayClient(o.url), question, o.kb, { mode: o.mode, topK: o.topK, retrieval: retrievalSettingsOf(o), out: process.stdout });
+).action(async (question: string, o: RetrievalFlags & { kb: string[]; mode: ModeName; topK?: number; conversation?: boolean; url: string }) => {
+  await ask(gatewayClient(o.url), question, o.kb, { mode: o.mode, topK: o.topK, retrieval: retrievalSettingsOf(o), keep: o.conversation ?? false, out: process.stdout });
 });
 
 addRetrievalFlags(
@@ -178,11 +181,12 @@ addRetrievalFlags(
   await search(gatewayClient(o.url), query, o.kb, { mode: o.mode, topK: o.topK, retrieval: retrievalSettingsOf(o), out: process.stdout });
 });
 
-registerEditCommands(program, kb, urlOption, wholeNumber);
+registerDocumentCommands(program, registerEditCommands(program, kb, urlOption, wholeNumber), urlOption, wholeNumber);
 registerKeysCommand(program, urlOption);
 registerPortabilityCommands(program, urlOption);
 registerBackupCommands(program);
 registerDoctorCommand(program);
+registerMcpCommand(program, urlOption, version);
 registerAssistantCommands(program, urlOption);
 registerCorrectCommand(program, urlOption);
 registerDebugCommand(program, urlOption);

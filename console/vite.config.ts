@@ -1,4 +1,4 @@
-// Builds the console into console/dist, which the gateway serves at / (gateway/console-assets.ts).
+// Builds the console into console/dist, which the gateway serves at / (gateway/http/console-assets.ts).
 // The model catalog is read here, at build time, from the same module the embedder installs from,
 // so the create form offers exactly the models Quarry knows (the API has no call that lists them).
 import react from "@vitejs/plugin-react";

@@ -68,6 +68,7 @@ describe("summarizeAnswers", () => {
     citedChunkTexts: [],
     resolvedMarkers: 0,
     unsupportedMarkers: 0,
+    answered: true,
     firstTokenMs: 10,
     totalMs: 20,
     ...over,
@@ -90,5 +91,19 @@ describe("summarizeAnswers", () => {
     expect(m.unsupportedCitationRate).toBeCloseTo(1 / 3, 10);
     expect(m.p50FirstTokenMs).toBe(5); // nearest rank over the two answers that had text
     expect(m.p50TotalMs).toBe(30);
+    expect(m.abstainRate).toBe(0);
+  });
+
+  it("counts abstentions, and an abstention's closest passages are no citation hit", () => {
+    const m = summarizeAnswers(
+      [
+        { golds: ["雨燕"], answered: answered({ text: "所选知识库没有回答这个问题。", citedChunkTexts: ["雨燕卫星"], answered: false }) },
+        { golds: ["雨燕"], answered: answered({ text: "雨燕卫星。[1]", citedChunkTexts: ["雨燕卫星"] }) },
+      ],
+      [],
+    );
+    expect(m.abstainRate).toBe(0.5);
+    expect(m.citationHitRate).toBe(0.5);
+    expect(m.answerHitRate).toBe(0.5);
   });
 });

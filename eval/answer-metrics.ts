@@ -129,6 +129,11 @@ export interface AnsweredQuery {
   /** Marker occurrences that resolved to a context chunk, and how many of them their chunk does not support. */
   resolvedMarkers: number;
   unsupportedMarkers: number;
+  /** False when Quarry said the knowledge bases do not answer the question (ChatFinal.answered); its citations are then the closest passages, not sources. */
+  answered: boolean;
+  /** Why Quarry answered or not (ChatFinal.answered_reason), and the evidence's coverage of the question. */
+  answeredReason?: string;
+  coverage?: number;
   /** Milliseconds to the first text delta and to the end of the stream; NaN when there was none (a refused question). */
   firstTokenMs: number;
   totalMs: number;
@@ -141,6 +146,8 @@ export interface AnswerMetrics {
   medianAnswerChars: number;
   citationHitRate: number;
   unsupportedCitationRate: number;
+  /** Share of the questions Quarry said the documents do not answer: on answerable questions, each is a false abstention. */
+  abstainRate: number;
   p50FirstTokenMs: number;
   p50TotalMs: number;
 }
@@ -156,6 +163,7 @@ export function summarizeAnswers(results: readonly { answered: AnsweredQuery; go
   let citationHits = 0;
   let resolved = 0;
   let unsupported = 0;
+  let abstained = 0;
   const lengths: number[] = [];
   const firstTokens: number[] = [];
   const totals: number[] = [];
@@ -164,7 +172,9 @@ export function summarizeAnswers(results: readonly { answered: AnsweredQuery; go
     if (containsGold(body, golds)) hits++;
     f1 += cmrcF1(body, golds);
     lengths.push([...body].length);
-    if (answered.citedChunkTexts.some((chunk) => containsGold(chunk, golds))) citationHits++;
+    // An abstention's passages are listed as the closest, not cited as the answer's sources.
+    if (answered.answered && answered.citedChunkTexts.some((chunk) => containsGold(chunk, golds))) citationHits++;
+    if (!answered.answered) abstained++;
     resolved += answered.resolvedMarkers;
     unsupported += answered.unsupportedMarkers;
     if (Number.isFinite(answered.firstTokenMs)) firstTokens.push(answered.firstTokenMs);
@@ -178,6 +188,7 @@ export function summarizeAnswers(results: readonly { answered: AnsweredQuery; go
     medianAnswerChars: median(lengths),
     citationHitRate: n ? citationHits / n : Number.NaN,
     unsupportedCitationRate: resolved ? unsupported / resolved : 0,
+    abstainRate: n ? abstained / n : Number.NaN,
     p50FirstTokenMs: percentile(firstTokens, 50),
     p50TotalMs: percentile(totals, 50),
   };

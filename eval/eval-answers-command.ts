@@ -3,12 +3,13 @@
 // goes through Chat once per answerer: the extractive one always, and the configured chat model
 // when OPENAI_BASE_URL is set — a second embedded Quarry on the same data dir, so the corpus is not
 // ingested twice.
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Option, type Command } from "commander";
 import { chunkingFromFlags, PARENT_CHOICES } from "../client/chunking-options.ts";
+import { chooseModelForText } from "../client/model-choice.ts";
 import { pino } from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
@@ -17,12 +18,13 @@ import { ConfigError, type Env } from "../lib/config.ts";
 import { FailedPreconditionError, InvalidInputError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { EXTRACTIVE_NOTICES } from "../services/answer/answering/extractive-answerer.ts";
-import { summarizeAnswers, type AnswerMetrics } from "./answer-metrics.ts";
-import { loadBeirDataset, readAnswers, type BeirDocument } from "./beir-dataset.ts";
+import { answerBody, containsGold, summarizeAnswers, type AnswerMetrics } from "./answer-metrics.ts";
+import { loadBeirDataset, readAnswers, type BeirDataset, type BeirDocument, type BeirQuery } from "./beir-dataset.ts";
 import { positiveInt, progress } from "./eval-command.ts";
 import { machineInfo } from "./report.ts";
-import { runAnswers } from "./run-answers.ts";
-import { ingestCorpus, startEvalTarget, type EvalTarget } from "./run-eval.ts";
+import { detailLines, runAnswers, type AnswerRun } from "./run-answers.ts";
+import { evidenceDocuments, selectSplit, SPLITS, type Split } from "./unanswerable.ts";
+import { documentText, ingestCorpus, startEvalTarget, type EvalTarget } from "./run-eval.ts";
 
 export interface EvalAnswersOptions {
   dataset: string;
@@ -37,6 +39,14 @@ export interface EvalAnswersOptions {
   dataDir?: string;
   /** Two-level chunking for the knowledge base the corpus goes into: answers then read parents. */
   parent?: (typeof PARENT_CHOICES)[number];
+  /** Also run every question with its evidence disabled, and report how often Quarry abstains. */
+  unanswerable?: boolean;
+  /** Write one JSON line per question and run here (question, answered, coverage, reason, hit, answer). */
+  details?: string;
+  /** Which questions: all, the development four-fifths, or the held-out fifth (unanswerable.ts). */
+  split?: Split;
+  /** The base's embedding model; by default chosen from the corpus's text as `quarry ingest` does. */
+  embeddingModel?: string;
 }
 
 export interface EvalAnswersIo {
@@ -49,6 +59,8 @@ export interface EvalAnswersIo {
 export interface AnswererResult extends AnswerMetrics {
   answerer: string;
   refused: number;
+  /** The unanswerable run: its questions, and the share Quarry said the documents do not answer. */
+  unanswerable?: { queries: number; skipped: number; abstainRate: number; p50TotalMs: number };
 }
 
 const CHAT_MODEL_VARIABLES = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "QUARRY_CHAT_MODEL", "QUARRY_CHAT_PROVIDER"];
@@ -74,6 +86,7 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
   const golds = await readAnswers(dir);
   const dataset = await loadBeirDataset(dir);
   let queries = dataset.queries.filter((q) => golds.has(q.id));
+  queries = selectSplit(queries, options.split ?? "all");
   if (options.limitQueries !== undefined) queries = queries.slice(0, options.limitQueries);
   if (queries.length === 0) throw new InvalidInputError(`${dir}: no judged query has an answer in answers.jsonl`);
   const envs = answererEnvs(env);
@@ -99,9 +112,12 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
         if (!docs) {
           const uploaded = progress(err, "upload");
           const ingested = progress(err, "ingest");
+          const embeddingModel = options.embeddingModel ?? corpusModel(dataset.corpus);
+          if (embeddingModel) err.write(`${name}: embedding with ${embeddingModel}\n`);
           const ingest = await ingestCorpus(client, knowledgeBase, dataset.corpus, {
             concurrency: options.concurrency,
             chunking,
+            embeddingModel,
             onProgress: (done, total, phase) => (phase === "upload" ? uploaded : ingested)(done, total),
           });
           err.write(`ingest: ${ingest.documents} documents, ${ingest.chunks} chunks in ${ingest.seconds.toFixed(1)} s\n`);
@@ -111,11 +127,20 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
         }
         const run = await runAnswers(client, knowledgeBase, queries, docs, progress(err, "answers"));
         if (run.refused.length) err.write(`${run.answerer}: ${run.refused.length} queries refused as invalid (e.g. ${run.refused[0]}), scored as unanswered\n`);
+        // Loaded here, not at the top: it brings jieba, which every other `quarry` command would pay for at start.
+        const { EXTRACTIVE_NOTICES } = await import("../services/answer/answering/extractive-answerer.ts");
         const metrics = summarizeAnswers(
           queries.map((q) => ({ answered: run.answered.get(q.id)!, golds: golds.get(q.id)! })),
           EXTRACTIVE_NOTICES,
         );
         const result: AnswererResult = { answerer: run.answerer, refused: run.refused.length, ...metrics };
+        const details = [detailLines(run, queries, golds, containsGoldAnswer, "answerable")];
+        if (options.unanswerable) {
+          const unanswerable = await unanswerableRun(client, knowledgeBase, queries, dataset, golds, docs, err);
+          result.unanswerable = unanswerable.summary;
+          details.push(detailLines(unanswerable.run, queries, golds, containsGoldAnswer, "unanswerable"));
+        }
+        if (options.details) await appendFile(resolve(options.details), details.filter(Boolean).join("\n") + "\n");
         results.push(result);
         if (options.json) out.write(answerJsonLine(result, name) + "\n");
       } finally {
@@ -127,6 +152,45 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
   }
   if (!options.json) out.write(formatAnswerTable(results, name, queries.length));
   return results;
+}
+
+const containsGoldAnswer = (text: string, golds: readonly string[]) => containsGold(answerBody(text, EXTRACTIVE_NOTICES), golds);
+
+/**
+ * Every question again with its evidence disabled: the answer should be that the knowledge base
+ * does not answer it. The documents are enabled again after each question, also when it fails.
+ */
+async function unanswerableRun(
+  client: QuarryClient,
+  knowledgeBase: string,
+  queries: readonly BeirQuery[],
+  dataset: BeirDataset,
+  golds: ReadonlyMap<string, string[]>,
+  docs: ReadonlyMap<string, BeirDocument>,
+  err: NodeJS.WritableStream,
+): Promise<{ summary: NonNullable<AnswererResult["unanswerable"]>; run: AnswerRun }> {
+  const { evidence, skipped } = evidenceDocuments(queries, dataset.qrels, golds, dataset.corpus);
+  if (skipped.length) err.write(`unanswerable: ${skipped.length} questions skipped, their answer is in more than 5 documents\n`);
+  const documentIdOf = new Map([...docs].map(([documentId, doc]) => [doc.id, documentId]));
+  const setEnabled = (ids: readonly string[], enabled: boolean) =>
+    Promise.all(ids.map((id) => documentIdOf.get(id)).filter((id): id is string => !!id).map((documentId) => client.setDocumentEnabled({ documentId, enabled })));
+  const asked = queries.filter((q) => evidence.has(q.id));
+  const run = await runAnswers(client, knowledgeBase, asked, docs, progress(err, "unanswerable"), async (query, ask) => {
+    const ids = evidence.get(query.id)!;
+    await setEnabled(ids, false);
+    try {
+      return await ask();
+    } finally {
+      await setEnabled(ids, true);
+    }
+  });
+  const metrics = summarizeAnswers(asked.map((q) => ({ answered: run.answered.get(q.id)!, golds: golds.get(q.id)! })), EXTRACTIVE_NOTICES);
+  return { summary: { queries: asked.length, skipped: skipped.length, abstainRate: metrics.abstainRate, p50TotalMs: metrics.p50TotalMs }, run };
+}
+
+/** The model `quarry ingest` would give a base of these documents (its sample: the first twenty). */
+export function corpusModel(corpus: readonly BeirDocument[]): string {
+  return chooseModelForText(corpus.slice(0, 20).map(documentText).join("\n")).model;
 }
 
 /**
@@ -162,6 +226,10 @@ export function answerJsonLine(r: AnswererResult, dataset: string): string {
     median_answer_chars: r.medianAnswerChars,
     citation_hit_rate: r.citationHitRate,
     unsupported_citation_rate: r.unsupportedCitationRate,
+    false_abstain_rate: r.abstainRate,
+    ...(r.unanswerable
+      ? { unanswerable_queries: r.unanswerable.queries, unanswerable_skipped: r.unanswerable.skipped, abstain_rate: r.unanswerable.abstainRate, unanswerable_p50_total_ms: r.unanswerable.p50TotalMs }
+      : {}),
     p50_first_token_ms: r.p50FirstTokenMs,
     p50_total_ms: r.p50TotalMs,
     refused: r.refused,
@@ -173,7 +241,7 @@ export function answerJsonLine(r: AnswererResult, dataset: string): string {
 export function formatAnswerTable(results: readonly AnswererResult[], dataset: string, queries: number): string {
   const machine = machineInfo();
   const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
-  const header = ["answerer", "hit rate", "F1", "median chars", "citation hit", "unsupported", "p50 first ms", "p50 total ms"];
+  const header = ["answerer", "hit rate", "F1", "median chars", "citation hit", "unsupported", "false abstain", "abstain (unanswerable)", "p50 first ms", "p50 total ms"];
   const rows = results.map((r) => [
     r.answerer,
     fixed(r.answerHitRate, 4),
@@ -181,6 +249,8 @@ export function formatAnswerTable(results: readonly AnswererResult[], dataset: s
     fixed(r.medianAnswerChars, 0),
     fixed(r.citationHitRate, 4),
     fixed(r.unsupportedCitationRate, 4),
+    fixed(r.abstainRate, 4),
+    r.unanswerable ? `${fixed(r.unanswerable.abstainRate, 4)} of ${r.unanswerable.queries}` : "-",
     fixed(r.p50FirstTokenMs, 1),
     fixed(r.p50TotalMs, 1),
   ]);
@@ -205,6 +275,10 @@ export function registerEvalAnswersCommand(program: Command): void {
     .option("--json", "one JSON object per answerer on stdout")
     .option("--concurrency <n>", "uploads in flight", positiveInt("--concurrency"), 8)
     .option("--data-dir <dir>", "keep Quarry's data here; a later run with the same folder reuses the ingested corpus")
+    .option("--details <file>", "append one JSON line per question and run: the question, whether it was answered and why, the coverage, whether it held a gold answer")
+    .option("--unanswerable", "also ask every question with its evidence disabled (its judged documents and every document holding a gold answer; skipped when more than 5) and report abstain_rate")
+    .addOption(new Option("--split <which>", "all questions, the development four-fifths or the held-out fifth").choices([...SPLITS]).default("all"))
+    .option("--embedding-model <name>", "the embedding model of the knowledge base the run creates (default: chosen from the corpus's text, as `quarry ingest` chooses)")
     .addOption(new Option("--parent <mode>", "chunk the corpus in two levels: answers read each matched chunk's section or whole document").choices(PARENT_CHOICES))
     .action(async (options: EvalAnswersOptions) => {
       await runEvalAnswers(options, { out: process.stdout, err: process.stderr, env: { ...process.env } });

@@ -20,7 +20,6 @@ import {
   type EvalMode,
   type EvalResult,
 } from "./run-eval.ts";
-import { runGatedFusion } from "./fusion-prototype.ts";
 import { ingestedBase } from "./reuse-base.ts";
 import { addRetrievalFlags, retrievalSettingsOf, type RetrievalFlags } from "../client/retrieval-flags.ts";
 
@@ -132,6 +131,8 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
         }
       }
       if (options.prototypeFusion) {
+        // Loaded here, not at the top: it brings the tokenizers, which every other `quarry` command would pay for at start.
+        const { runGatedFusion } = await import("./fusion-prototype.ts");
         const gated = await runGatedFusion(client, knowledgeBase, dataset.queries, ingest.beirIdOf, env, undefined, progress(err, `${backend} gated fusion`));
         err.write(`${backend}: mean share of query word pieces the embedder knows: ${gated.meanCoverage.toFixed(3)}\n`);
         for (const run of gated.runs) {

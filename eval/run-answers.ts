@@ -31,11 +31,13 @@ export async function runAnswers(
   /** Quarry document id → the corpus document uploaded as it. */
   docs: ReadonlyMap<string, BeirDocument>,
   onProgress?: (done: number, total: number) => void,
+  /** Runs around each question: the unanswerable run disables the question's evidence first and restores it after. */
+  around: (query: BeirQuery, ask: () => Promise<AnsweredQuery>) => Promise<AnsweredQuery> = (_, ask) => ask(),
 ): Promise<AnswerRun> {
   let answerer = "";
   const ask = async (question: string): Promise<AnsweredQuery> => {
     const started = performance.now();
-    const answered: AnsweredQuery = { text: "", citedChunkTexts: [], resolvedMarkers: 0, unsupportedMarkers: 0, firstTokenMs: Number.NaN, totalMs: 0 };
+    const answered: AnsweredQuery = { text: "", citedChunkTexts: [], resolvedMarkers: 0, unsupportedMarkers: 0, answered: true, firstTokenMs: Number.NaN, totalMs: 0 };
     for await (const { event } of client.chat({ question, knowledgeBases: [knowledgeBase] })) {
       const e = event?.event;
       if (e?.case === "text" && e.value.text) {
@@ -46,6 +48,9 @@ export async function runAnswers(
       } else if (e?.case === "final") {
         answered.resolvedMarkers = e.value.resolvedMarkers;
         answered.unsupportedMarkers = e.value.unsupportedMarkers;
+        answered.answered = e.value.answered;
+        answered.answeredReason = e.value.answeredReason;
+        answered.coverage = e.value.evidence?.coverage;
         answerer = e.value.extractive ? "extractive" : e.value.model;
       }
     }
@@ -59,14 +64,25 @@ export async function runAnswers(
   const refused: string[] = [];
   for (const [i, query] of queries.entries()) {
     try {
-      answered.set(query.id, await ask(query.text));
+      answered.set(query.id, await around(query, () => ask(query.text)));
     } catch (error) {
       // CMRC 2018 has empty questions; Quarry refuses them, and they score as unanswered.
       if (!(error instanceof ConnectError && error.code === Code.InvalidArgument)) throw error;
       refused.push(query.id);
-      answered.set(query.id, { text: "", citedChunkTexts: [], resolvedMarkers: 0, unsupportedMarkers: 0, firstTokenMs: Number.NaN, totalMs: Number.NaN });
+      answered.set(query.id, { text: "", citedChunkTexts: [], resolvedMarkers: 0, unsupportedMarkers: 0, answered: false, firstTokenMs: Number.NaN, totalMs: Number.NaN });
     }
     onProgress?.(i + 1, queries.length);
   }
   return { answerer, answered, refused };
+}
+
+/** One line per question for `--details`: what was asked, whether it was answered and why, and whether it held a gold answer. */
+export function detailLines(run: AnswerRun, queries: readonly BeirQuery[], golds: ReadonlyMap<string, readonly string[]>, hit: (text: string, golds: readonly string[]) => boolean, kind: string): string {
+  return queries
+    .filter((q) => run.answered.has(q.id))
+    .map((q) => {
+      const a = run.answered.get(q.id)!;
+      return JSON.stringify({ run: kind, id: q.id, question: q.text, answered: a.answered, coverage: a.coverage, reason: a.answeredReason, hit: hit(a.text, golds.get(q.id) ?? []), answer: a.text });
+    })
+    .join("\n");
 }

@@ -9,11 +9,18 @@ import type { Logger } from "../lib/logger.ts";
 import { ProgressHub } from "../lib/pipeline/progress-hub.ts";
 import type { Peers } from "../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../lib/service-runtime.ts";
-import { accessInterceptor } from "./access/access-interceptor.ts";
 import { ApiKeyAuthenticator } from "./access/authenticator.ts";
 import { checkBindPolicy, isLoopback } from "./access/bind-policy.ts";
 import { gatewayConfig } from "./config.ts";
 import { build } from "./server.ts";
+import { sweepInterruptedUploads } from "./interrupted-uploads.ts";
+import { Originals } from "./originals.ts";
+import { publishSubmission, submissionContent } from "./upload.ts";
+import { documentFromProto } from "../lib/proto-convert.ts";
+import { publishProgress } from "../lib/pipeline/progress.ts";
+import type { EventBus } from "../lib/bus/event-bus.ts";
+import type { Client } from "@connectrpc/connect";
+import type { GatewayConfig } from "./config.ts";
 
 export interface AssembledGateway extends AssembledService {
   /** Before listening: refuses to expose a Quarry that has no API key (see access/bind-policy.ts). */
@@ -24,6 +31,7 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
   const config = gatewayConfig(env);
   const logger = shared.logger.child({ service: "gateway" });
   const hub = new ProgressHub(shared.bus);
+  const startedAt = new Date();
   const index = createClient(IndexService, peers.transport("index"));
   const authenticator = new ApiKeyAuthenticator({
     index,
@@ -45,14 +53,37 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       limits: config.limits,
       corsOrigins: config.corsOrigins,
       consoleDir: config.consoleDir,
-      interceptors: [accessInterceptor({ authenticator, index })],
+      access: { authenticator, index },
       keysChanged: () => authenticator.keysChanged(),
       logger,
     }),
     startWorkers: async () => {
       await hub.start();
+      // In the background: the gateway serves meanwhile, and a failed sweep is retried at the next start.
+      void sweepInterruptedUploads(sweepDeps(index, shared.bus, config.limits, logger), startedAt).catch((error: unknown) =>
+        logger.warn({ err: error }, "the sweep of interrupted uploads failed; it runs again at the next start"),
+      );
       return [{ close: (options) => hub.close(options) }];
     },
     close: async () => {},
+  };
+}
+
+/** The sweep's reads through the index, and its writes through the upload path's own steps. */
+function sweepDeps(index: Client<typeof IndexService>, bus: EventBus, limits: GatewayConfig["limits"], logger: Logger) {
+  const originals = new Originals(limits.blobDir);
+  return {
+    logger,
+    async pendingDocuments() {
+      const { knowledgeBases } = await index.listKnowledgeBases({});
+      const documents = [];
+      for (const kb of knowledgeBases) documents.push(...(await index.listDocuments({ knowledgeBaseId: kb.id })).documents.map(documentFromProto));
+      return documents.filter((d) => d.status === "pending");
+    },
+    readOriginal: (kb: string, doc: string) => originals.read(kb, doc),
+    resubmit: async (doc: Parameters<typeof publishSubmission>[1], content: Uint8Array) =>
+      publishSubmission(bus, doc, await submissionContent(limits, doc.id, doc.version, content)),
+    fail: (doc: { id: string; knowledgeBaseId: string; version: number }, reason: string) =>
+      publishProgress(bus, { documentId: doc.id, knowledgeBaseId: doc.knowledgeBaseId, version: doc.version }, { phase: "failed", percent: 0, error: reason }),
   };
 }

@@ -17,6 +17,7 @@ import { toProtoStatus } from "../lib/pipeline/progress.ts";
 import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
 import { chunkNeighbours } from "./chunk-routes.ts";
+import { ChunkEditing } from "./chunk-edit-routes.ts";
 import { authorName, isScoped, PRINCIPAL } from "./access/principal.ts";
 import { conversationHandlers } from "./conversation-routes.ts";
 import { Corrections } from "./corrections.ts";
@@ -24,7 +25,7 @@ import { KnowledgeBases } from "./knowledge-bases.ts";
 import { Originals } from "./originals.ts";
 import { portabilityHandlers } from "./portability-routes.ts";
 import { Reingest } from "./reingest.ts";
-import { submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
+import { READING_RULE_HEAD_BYTES, submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
 import { watchIngestion } from "./watch-ingestion.ts";
 import { watchModelChange } from "./watch-model-change.ts";
 
@@ -45,6 +46,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
   const { index, answer } = deps;
   const knowledgeBases = new KnowledgeBases(deps);
   const originals = new Originals(deps.limits.blobDir);
+  const chunkEdits = new ChunkEditing(deps);
 
   const upload = async (header: Pick<DocumentHeader, "knowledgeBase" | "fileName" | "mimeType" | "metadata"> | undefined, content: Uint8Array) => {
     if (!header) throw new InvalidInputError("the upload needs a header (knowledge base and file name)");
@@ -67,6 +69,10 @@ export function gatewayRoutes(deps: GatewayDeps) {
           return { document: documentFromProto(res.document!), unchanged: res.unchanged };
         },
         keepOriginal: (kb, doc, bytes) => originals.save(kb, doc, bytes),
+        // The one rule for what Quarry reads is the parser's (it knows which parsers are registered).
+        checkReadable: async (fileName, mimeType, content) => {
+          await deps.parser.checkReadable({ fileName, mimeType, head: content.subarray(0, READING_RULE_HEAD_BYTES), size: BigInt(content.byteLength) });
+        },
       },
       input,
     );
@@ -174,6 +180,13 @@ export function gatewayRoutes(deps: GatewayDeps) {
         return {};
       },
       getChunkNeighbours: (request) => chunkNeighbours(index, request),
+      async listDocumentChunks(request) {
+        const { document, chunks, total } = await chunkEdits.list(request);
+        return { document, chunks, total };
+      },
+      editChunk: async (request) => ({ chunk: (await chunkEdits.edit(request)).chunk }),
+      setChunkEnabled: async (request) => ({ chunk: (await chunkEdits.setEnabled(request)).chunk }),
+      addChunk: async (request) => ({ chunk: (await chunkEdits.add(request)).chunk }),
       async reingestDocument(request) {
         return { document: await reingest.document(request.documentId) };
       },
@@ -190,6 +203,9 @@ export function gatewayRoutes(deps: GatewayDeps) {
         }
       },
       previewChunks: (request) => knowledgeBases.previewChunks(request),
+      async listReadableFormats() {
+        return { formats: (await deps.parser.listReadableFormats({})).formats };
+      },
       async search(request) {
         const started = performance.now();
         const res = await answer.retrieve({ query: request.query, knowledgeBaseIds: request.knowledgeBases, settings: request.settings });
@@ -203,6 +219,8 @@ export function gatewayRoutes(deps: GatewayDeps) {
             settings: request.settings,
             conversationId: request.conversationId,
             assistant: request.assistant,
+            history: request.history,
+            oneOff: request.oneOff,
           },
           { signal: context.signal },
         );

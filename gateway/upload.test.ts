@@ -6,9 +6,13 @@ const limits = { maxUploadBytes: 10, inlineMaxBytes: 5, blobDir: "/tmp" };
 const input = (fileName: string, size: number) => ({ knowledgeBase: "kb", fileName, mimeType: "", metadata: {}, content: new Uint8Array(size) });
 
 describe("checkUpload", () => {
-  it("keeps only the base name, so an upload cannot name a path", () => {
-    expect(checkUpload(input("../../etc/passwd", 3), limits)).toBe("passwd");
+  it("keeps a relative path as the name, without . and .. segments, and an absolute path's base name", () => {
+    expect(checkUpload(input("intro/README.md", 3), limits)).toBe("intro/README.md");
+    expect(checkUpload(input("api\\README.md", 3), limits)).toBe("api/README.md");
+    expect(checkUpload(input("../../etc/./passwd", 3), limits)).toBe("etc/passwd");
+    expect(checkUpload(input("/home/me/notes.txt", 3), limits)).toBe("notes.txt");
     expect(checkUpload(input("C:\\Users\\me\\report.pdf", 3), limits)).toBe("report.pdf");
+    expect(() => checkUpload(input("../..", 3), limits)).toThrow(InvalidInputError);
   });
 
   it("refuses an empty file, a missing name and an oversize file with messages that say why", () => {

@@ -1,14 +1,21 @@
-// Accepting an upload: check it, register the version with the catalog, and put it on the bus.
-// Large files travel by reference (a file in the blob folder) so no event outgrows the bus.
+// Accepting an upload: check it, keep its bytes, register the version with the catalog, and put it
+// on the bus. Large files travel by reference (a file in the blob folder) so no event outgrows the
+// bus. The order is what makes a crash harmless: the bytes are on disk before the catalog row
+// exists, and the row before the submission, so a process that dies between two steps leaves either
+// no row (orphan bytes, overwritten by the next upload) or a pending row whose bytes are kept, which
+// the start-up sweep (interrupted-uploads.ts) submits again. After the submission a progress mark
+// ("submitted", 1%) tells the sweep that this row needs nothing.
 import { createHash } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { DocumentSubmittedSchema } from "../gen/quarry/events/v1/events_pb.ts";
 import { Topics, type EventBus } from "../lib/bus/event-bus.ts";
+import { documentIdFor } from "../lib/catalog-ids.ts";
 import type { DocumentRecord, NewDocumentVersion } from "../lib/domain.ts";
 import { InvalidInputError, TooLargeError } from "../lib/errors.ts";
+import { PhasePercent, publishProgress } from "../lib/pipeline/progress.ts";
 
 export interface UploadLimits {
   maxUploadBytes: number;
@@ -22,6 +29,8 @@ export interface UploadDeps {
   limits: UploadLimits;
   resolveKnowledgeBase(idOrName: string): Promise<{ id: string; name: string }>;
   register(input: NewDocumentVersion): Promise<{ document: DocumentRecord; unchanged: boolean }>;
+  /** Refuses a file Quarry does not read, with the reason (the parser's rule); absent: the parser alone decides. */
+  checkReadable?(fileName: string, mimeType: string, content: Uint8Array): Promise<void>;
   /** Keeps the uploaded bytes for a later re-ingest (originals.ts); absent: nothing is kept. */
   keepOriginal?(knowledgeBaseId: string, documentId: string, content: Uint8Array): Promise<void>;
 }
@@ -36,6 +45,9 @@ export interface UploadInput {
   reingest?: boolean;
 }
 
+/** How much of an upload the parser's reading rule reads (services/parser/reading-rule.ts's RULE_HEAD_BYTES). */
+export const READING_RULE_HEAD_BYTES = 64 * 1024;
+
 let lastVersion = 0;
 /** Milliseconds since the epoch, but strictly increasing within this process. */
 function nextVersion(): number {
@@ -43,8 +55,23 @@ function nextVersion(): number {
   return lastVersion;
 }
 
+/**
+ * The document's name: a relative path is kept (folder ingest names intro/README.md and
+ * api/README.md apart), without "." and ".." segments; an absolute path (a client that sent where
+ * the file was) is cut to its base name. It is a label only: no file is ever opened by it.
+ */
+export function documentName(given: string): string {
+  const path = given.replaceAll("\\", "/").trim();
+  if (path.startsWith("/") || /^[a-z]:/i.test(path)) return basename(path).trim();
+  return path
+    .split("/")
+    .map((segment) => segment.trim())
+    .filter((segment) => segment !== "" && segment !== "." && segment !== "..")
+    .join("/");
+}
+
 export function checkUpload(input: UploadInput, limits: UploadLimits): string {
-  const fileName = basename(input.fileName.replaceAll("\\", "/")).trim();
+  const fileName = documentName(input.fileName);
   if (!fileName) throw new InvalidInputError("the upload needs a file name");
   if (!input.knowledgeBase.trim()) throw new InvalidInputError("the upload needs a knowledge base");
   if (input.content.byteLength === 0) throw new InvalidInputError(`${fileName} is empty (0 bytes): there is nothing to ingest`);
@@ -56,43 +83,66 @@ export function checkUpload(input: UploadInput, limits: UploadLimits): string {
   return fileName;
 }
 
-export async function submitDocument(deps: UploadDeps, input: UploadInput) {
-  const fileName = checkUpload(input, deps.limits);
-  const kb = await deps.resolveKnowledgeBase(input.knowledgeBase);
-  const version = nextVersion();
-  const registered = await deps.register({
-    knowledgeBaseId: kb.id,
-    fileName,
-    mimeType: input.mimeType,
-    sizeBytes: input.content.byteLength,
-    contentHash: createHash("sha256").update(input.content).digest("hex"),
-    version,
-    metadata: input.metadata,
-    ...(input.reingest ? { reingest: true } : {}),
-  });
-  // Kept for unchanged content too: it is the same bytes, and a document uploaded before originals
-  // were kept gets one this way.
-  await deps.keepOriginal?.(kb.id, registered.document.id, input.content);
-  if (registered.unchanged) return registered;
-  const doc = registered.document;
-  let content: { case: "inlineContent"; value: Uint8Array } | { case: "contentUri"; value: string };
-  if (input.content.byteLength <= deps.limits.inlineMaxBytes) {
-    content = { case: "inlineContent", value: input.content };
-  } else {
-    await mkdir(deps.limits.blobDir, { recursive: true });
-    const path = join(deps.limits.blobDir, `${doc.id}-${doc.version}`);
-    await writeFile(path, input.content);
-    content = { case: "contentUri", value: pathToFileURL(path).href };
-  }
+type SubmittedContent = { case: "inlineContent"; value: Uint8Array } | { case: "contentUri"; value: string };
+
+/** The event's content: the bytes themselves, or (above inlineMaxBytes) a file written to the blob folder. */
+export async function submissionContent(limits: UploadLimits, documentId: string, version: number, bytes: Uint8Array): Promise<SubmittedContent> {
+  if (bytes.byteLength <= limits.inlineMaxBytes) return { case: "inlineContent", value: bytes };
+  await mkdir(limits.blobDir, { recursive: true });
+  const path = join(limits.blobDir, `${documentId}-${version}`);
+  await writeFile(path, bytes);
+  return { case: "contentUri", value: pathToFileURL(path).href };
+}
+
+/** Puts a registered version on documents.submitted, then marks it submitted. */
+export async function publishSubmission(bus: EventBus, doc: Pick<DocumentRecord, "id" | "knowledgeBaseId" | "fileName" | "mimeType" | "version" | "metadata">, content: SubmittedContent): Promise<void> {
   const event = create(DocumentSubmittedSchema, {
     documentId: doc.id,
-    knowledgeBaseId: kb.id,
-    fileName,
-    mimeType: input.mimeType,
+    knowledgeBaseId: doc.knowledgeBaseId,
+    fileName: doc.fileName,
+    mimeType: doc.mimeType,
     version: BigInt(doc.version),
-    metadata: input.metadata,
+    metadata: doc.metadata,
     content,
   });
-  await deps.bus.publish(Topics.documentsSubmitted, [{ key: doc.id, value: toBinary(DocumentSubmittedSchema, event) }]);
+  await bus.publish(Topics.documentsSubmitted, [{ key: doc.id, value: toBinary(DocumentSubmittedSchema, event) }]);
+  // Lost mark (a crash right here, the bus gone): the sweep submits the version again, which the
+  // stages treat as the redelivery it is.
+  const ref = { documentId: doc.id, knowledgeBaseId: doc.knowledgeBaseId, version: doc.version };
+  await publishProgress(bus, ref, { phase: "pending", percent: PhasePercent.submitted, message: "submitted" }).catch(() => {});
+}
+
+export async function submitDocument(deps: UploadDeps, input: UploadInput) {
+  const fileName = checkUpload(input, deps.limits);
+  await deps.checkReadable?.(fileName, input.mimeType, input.content);
+  const kb = await deps.resolveKnowledgeBase(input.knowledgeBase);
+  const version = nextVersion();
+  const documentId = documentIdFor(kb.id, fileName);
+  // Kept for unchanged content too: it is the same bytes, and a document uploaded before originals
+  // were kept gets one this way.
+  await deps.keepOriginal?.(kb.id, documentId, input.content);
+  const content = await submissionContent(deps.limits, documentId, version, input.content);
+  const dropBlob = () => (content.case === "contentUri" ? rm(new URL(content.value), { force: true }) : Promise.resolve());
+  let registered: Awaited<ReturnType<UploadDeps["register"]>>;
+  try {
+    registered = await deps.register({
+      knowledgeBaseId: kb.id,
+      fileName,
+      mimeType: input.mimeType,
+      sizeBytes: input.content.byteLength,
+      contentHash: createHash("sha256").update(input.content).digest("hex"),
+      version,
+      metadata: input.metadata,
+      ...(input.reingest ? { reingest: true } : {}),
+    });
+  } catch (error) {
+    await dropBlob();
+    throw error;
+  }
+  if (registered.unchanged) {
+    await dropBlob();
+    return registered;
+  }
+  await publishSubmission(deps.bus, registered.document, content);
   return registered;
 }

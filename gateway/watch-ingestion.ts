@@ -1,8 +1,9 @@
 // WatchIngestion as a plain async generator: a snapshot from the catalog, then live progress from
 // the hub, until every watched document is ready or failed. The catalog is asked again every few
 // seconds as well, so an event missed while a Kafka consumer was still joining cannot leave a
-// watcher hanging.
+// watcher hanging. Ended by the server's shutdown before they finish, it fails with UNAVAILABLE.
 import type { DocumentRecord, DocumentStatus } from "../lib/domain.ts";
+import { UnavailableError } from "../lib/errors.ts";
 import type { ProgressEvent, ProgressHub } from "../lib/pipeline/progress-hub.ts";
 
 export interface WatchUpdate {
@@ -89,6 +90,9 @@ export async function* watchIngestion(source: WatchSource): AsyncGenerator<Watch
         }
       }
     }
+    // Aborted with documents still unfinished: the server is going away (a client that cancels reads
+    // nothing more). A clean end would read as "done", so the watcher is told to come back.
+    if (pendingCount() > 0) throw new UnavailableError(`Quarry is shutting down with ${pendingCount()} watched document(s) unfinished; watch again to follow them`);
   } finally {
     stop();
   }

@@ -51,13 +51,16 @@ suite("watchModelChange", () => {
     expect(done.reads).toBe(1);
   });
 
-  it("stops when the watcher goes away", async () => {
+  it("stops when its signal aborts (the server shutting down) with UNAVAILABLE, not a clean end that reads as done", async () => {
     const controller = new AbortController();
-    const seen = [];
-    for await (const update of watchModelChange({ read: async () => base(ModelChangeState.RUNNING, seen.length), pollMs: 1, signal: controller.signal })) {
-      seen.push(update);
-      if (seen.length === 2) controller.abort();
-    }
+    const seen: unknown[] = [];
+    const run = async () => {
+      for await (const update of watchModelChange({ read: async () => base(ModelChangeState.RUNNING, seen.length), pollMs: 1, signal: controller.signal })) {
+        seen.push(update);
+        if (seen.length === 2) controller.abort();
+      }
+    };
+    await expect(run()).rejects.toMatchObject({ name: "UnavailableError", message: expect.stringMatching(/shutting down .* watch again/) });
     expect(seen).toHaveLength(2);
   });
 });

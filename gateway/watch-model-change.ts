@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ModelChangeState, type KnowledgeBase } from "../gen/quarry/common/v1/common_pb.ts";
 import { ModelChangePhase } from "../gen/quarry/gateway/v1/gateway_pb.ts";
+import { UnavailableError } from "../lib/errors.ts";
 
 export interface ModelChangeUpdate {
   knowledgeBaseId: string;
@@ -20,7 +21,7 @@ export interface ModelChangeSource {
   signal?: AbortSignal;
 }
 
-/** Yields the current state, then every change of it, until the change is done or failed. */
+/** Yields the current state, then every change of it, until the change is done or failed (UNAVAILABLE if the server stops first). */
 export async function* watchModelChange(source: ModelChangeSource): AsyncGenerator<ModelChangeUpdate> {
   let last = "";
   while (!source.signal?.aborted) {
@@ -31,6 +32,8 @@ export async function* watchModelChange(source: ModelChangeSource): AsyncGenerat
     if (update.phase !== ModelChangePhase.REEMBEDDING && update.phase !== ModelChangePhase.SWITCHING) return;
     await sleep(source.pollMs ?? 300, undefined, { signal: source.signal }).catch(() => undefined);
   }
+  // Only a change still running gets here: the server is going away, and a clean end would read as "done".
+  throw new UnavailableError("Quarry is shutting down while the change of model runs; watch again to follow it");
 }
 
 export function describe(kb: KnowledgeBase): ModelChangeUpdate {

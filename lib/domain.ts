@@ -95,11 +95,28 @@ export interface ChunkDraft {
   parent?: ChunkParent;
 }
 
+/**
+ * A chunk corrected or written by hand (docs/DOCUMENTS.md). Its id stays the one it was ingested
+ * (or added) with; version counts its texts.
+ */
+export interface ChunkRevision {
+  /** 1 as ingested or added, one more per edit. */
+  version: number;
+  /** Added by hand, not cut from the file. */
+  manual: boolean;
+  /** For an edited chunk cut from the file: the text ingestion gave it; "" for a manual chunk. */
+  originalText: string;
+}
+
 /** A chunk that belongs to a document, with its stable id. */
 export interface Chunk extends ChunkDraft {
   id: string;
   documentId: string;
   knowledgeBaseId: string;
+  /** Absent for a chunk as ingested and never edited. */
+  revision?: ChunkRevision;
+  /** Disabled by hand: stored, never returned by search. */
+  disabled?: boolean;
 }
 
 export interface EmbeddedChunk extends Chunk {
@@ -166,6 +183,8 @@ export interface DocumentRecord {
   metadata: Record<string, string>;
   createdAt: Date;
   updatedAt: Date;
+  /** What indexing this version did to hand-corrected chunks (kept, dropped); absent when there were none. */
+  chunkEdits?: string;
 }
 
 /** What registering a new version of a document tells the catalog; the rest is the catalog's to fill in. */
@@ -200,6 +219,8 @@ export interface IngestionProgress {
   chunkCount: number;
   tokenCount: number;
   at: Date;
+  /** With phase "ready", from the index itself: what it did to hand-corrected chunks. */
+  chunkEdits?: string;
 }
 
 export type RetrievalMode = "hybrid" | "bm25" | "vector";

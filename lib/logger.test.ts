@@ -1,5 +1,6 @@
+import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger } from "./logger.ts";
+import { createLogger, logFormat, prettyStream } from "./logger.ts";
 
 function capture() {
   const lines: string[] = [];
@@ -20,5 +21,25 @@ describe("createLogger", () => {
     const first = JSON.parse(raw);
     expect(first).toMatchObject({ name: "parser", service: "parser", port: 8081, msg: "listening" });
     expect(JSON.parse(lines[1])).toMatchObject({ name: "parser", msg: "Quarry is up" });
+  });
+});
+
+describe("log format", () => {
+  it("is readable in a terminal and JSON elsewhere, unless QUARRY_LOG_FORMAT says", () => {
+    expect(logFormat({}, true)).toBe("pretty");
+    expect(logFormat({}, false)).toBe("json");
+    expect(logFormat({ QUARRY_LOG_FORMAT: "json" }, true)).toBe("json");
+    expect(logFormat({ QUARRY_LOG_FORMAT: "Pretty" }, false)).toBe("pretty");
+  });
+
+  it("writes one plain line per entry: time, level, service, message, then the fields", () => {
+    const out = new PassThrough();
+    const chunks: string[] = [];
+    out.on("data", (chunk: Buffer) => chunks.push(chunk.toString("utf8")));
+    const root = createLogger("quarry", "info", prettyStream(out, false));
+    root.child({ service: "gateway" }).warn({ port: 8080 }, "listening");
+    const line = chunks.join("");
+    expect(line).toMatch(/^\[\d\d:\d\d:\d\d\] WARN: gateway: listening\n\s+port: 8080\n$/);
+    expect(line).not.toContain("{");
   });
 });

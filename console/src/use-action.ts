@@ -16,5 +16,6 @@ export function useAction() {
       setBusy(false);
     }
   }, []);
-  return { busy, error, run };
+  const clear = useCallback(() => setError(undefined), []);
+  return { busy, error, run, clear };
 }

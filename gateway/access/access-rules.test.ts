@@ -8,11 +8,11 @@ describe("ACCESS_RULES", () => {
     for (const method of QuarryService.methods) expect(ruleFor(method.localName), method.name).toBeDefined();
   });
 
-  it("says for every method that names a knowledge base or a document how a scoped key is checked", () => {
+  it("says for every method that names a knowledge base, document, chunk, assistant, conversation or turn how a scoped key is checked", () => {
     for (const method of QuarryService.methods) {
       const rule = ruleFor(method.localName)!;
       const fields = method.input.fields.map((f) => f.localName);
-      const namesTargets = fields.some((f) => /knowledgeBase|documentId|header|part/.test(f));
+      const namesTargets = fields.some((f) => /knowledgeBase|documentId|chunkId|assistant|conversationId|turnId|expect|header|part/.test(f));
       if (namesTargets) expect(rule.scoped === "deny" || Boolean(rule.targets), `${method.name} names a base or a document but has no targets`).toBe(true);
       if (rule.scoped === "check") expect(rule.targets, method.name).toBeDefined();
       if (rule.scoped === "filter") expect(rule.filter, method.name).toBeDefined();
@@ -46,6 +46,9 @@ describe("ACCESS_RULES", () => {
     expect(targets("chat", { knowledgeBases: [], assistant: "helper", conversationId: "" })).toEqual({ knowledgeBases: [], assistants: ["helper"], conversations: [], unbounded: false });
     expect(targets("chat", { knowledgeBases: [], assistant: "", conversationId: "" }).unbounded).toBe(true);
     expect(targets("getTurn", { turnId: "tn_1" })).toEqual({ turns: ["tn_1"] });
+    // A chunk is named by its id in GetChunkNeighbours and in DebugRetrieval's expectation: checked as well (issue 23).
+    expect(targets("getChunkNeighbours", { documentId: "doc_1", chunkId: "ch_1" })).toEqual({ documents: ["doc_1"], chunks: ["ch_1"] });
+    expect(targets("debugRetrieval", { knowledgeBases: ["kb_a"], assistant: "", turnId: "", expect: { chunkId: "ch_2", documentId: "" } }).chunks).toEqual(["ch_2"]);
     expect(targets("updateAssistant", { assistant: "helper", update: { knowledgeBases: [{ knowledgeBase: "kb_x" }] } })).toEqual({ assistants: ["helper"], knowledgeBases: ["kb_x"] });
   });
 });

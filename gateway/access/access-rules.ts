@@ -1,27 +1,17 @@
 // Who may call what on the public API: one rule per QuarryService method, so a method without a
 // rule does not compile (and access-rules.test.ts checks the table against the service descriptor
 // at run time). A rule names the least role and, for keys limited to knowledge bases, what the
-// request touches: every knowledge base and document it names must be in the key's scope.
+// request touches: every knowledge base, chunk and document it names must be in the key's scope
+// (scope.ts answers one that is not as if it did not exist).
 import type { MessageShape } from "@bufbuild/protobuf";
 import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
 import type { ApiKeyRole } from "../../lib/auth/api-key.ts";
+import type { Targets } from "./scope.ts";
 
 type Methods = typeof QuarryService.method;
 export type MethodName = keyof Methods;
 
-/**
- * Knowledge bases (ids or names) and documents (ids) a request names, and the assistants,
- * conversations and turns it names, which are in scope when every base they search is.
- */
-export interface Targets {
-  knowledgeBases?: string[];
-  documents?: string[];
-  assistants?: string[];
-  conversations?: string[];
-  turns?: string[];
-  /** The request names no base and so could mean all of them: a scoped key is refused (fail closed). */
-  unbounded?: boolean;
-}
+export type { Targets };
 
 export interface AccessRule<M extends MethodName = MethodName> {
   role: ApiKeyRole;
@@ -68,9 +58,13 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   listDocuments: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   setDocumentEnabled: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
   deleteDocument: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
-  // The handler refuses a chunk of any other document, so the document is the whole target.
-  getChunkNeighbours: { role: "reader", scoped: "check", targets: (r) => doc(r.documentId) },
+  getChunkNeighbours: { role: "reader", scoped: "check", targets: (r) => ({ documents: [r.documentId], chunks: present(r.chunkId) }) },
   reingestDocument: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
+  // Chunk look-ups and edits name their document; the index refuses a chunk of any other one.
+  listDocumentChunks: { role: "reader", scoped: "check", targets: (r) => doc(r.documentId) },
+  editChunk: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
+  setChunkEnabled: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
+  addChunk: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },
   watchIngestion: {
     role: "reader",
     scoped: "check",
@@ -78,6 +72,8 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   },
   // Parses and chunks without storing: part of preparing an upload, so an editor's call.
   previewChunks: { role: "editor", scoped: "check", targets: (r) => ({ knowledgeBases: r.knowledgeBase ? [r.knowledgeBase] : [] }) },
+  // What any deployment reads is no tenant's secret.
+  listReadableFormats: { role: "reader", scoped: "check", targets: () => ({}) },
   search: { role: "reader", scoped: "check", targets: (r) => ({ knowledgeBases: [...r.knowledgeBases], unbounded: r.knowledgeBases.length === 0 }) },
   chat: {
     role: "reader",
@@ -134,6 +130,7 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
       assistants: present(r.assistant),
       turns: present(r.turnId),
       documents: present(r.expect?.documentId ?? ""),
+      chunks: present(r.expect?.chunkId ?? ""),
       unbounded: r.knowledgeBases.length === 0 && !r.assistant && !r.turnId,
     }),
   },

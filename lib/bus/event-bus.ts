@@ -29,6 +29,18 @@ export class RejectedMessageError extends Error {
   }
 }
 
+/**
+ * Thrown by a handler that found its message no longer its own (BusMessage.owned() is false): the
+ * bus abandons the message without retrying or committing it, since the member that holds it now
+ * handles it again. The handler has published nothing of it.
+ */
+export class LeaseLostError extends Error {
+  constructor(message: BusMessage) {
+    super(`${message.topic} message ${message.offset} (key ${message.key}) went to another member of the group`);
+    this.name = "LeaseLostError";
+  }
+}
+
 export interface BusMessage {
   topic: string;
   /** Messages with one key are delivered in order; Quarry keys by document id. */
@@ -38,6 +50,18 @@ export interface BusMessage {
   /** Position in the topic (per partition for Kafka); opaque to handlers. */
   offset: string;
   timestamp: Date;
+  /**
+   * False once this subscription no longer holds the message: its lease (SQLite) or partition
+   * (Kafka) went to another member, which delivers the message again. A stage asks before it
+   * publishes its output and between long steps; on SQLite asking also renews the lease, so a
+   * long handler keeps it by working. Absent where ownership cannot be lost (watchers).
+   */
+  owned?(): boolean;
+}
+
+/** Throws LeaseLostError when the message is no longer the handler's to finish. */
+export function assertOwned(message: BusMessage): void {
+  if (message.owned && !message.owned()) throw new LeaseLostError(message);
 }
 
 export type OutgoingMessage = Pick<BusMessage, "key" | "value"> & { headers?: Record<string, string> };

@@ -424,11 +424,13 @@ class KafkaSubscription implements Subscription {
   private newWindow(topic: string, partition: number): OrderedWindow<KafkaMessage, boolean> {
     const startKey = partitionKey(topic, partition);
     const concurrency = this.options.concurrency ?? 1;
-    return new OrderedWindow<KafkaMessage, boolean>({
+    const window: OrderedWindow<KafkaMessage, boolean> = new OrderedWindow<KafkaMessage, boolean>({
       concurrency,
       capacity: this.options.window ?? 16 * concurrency,
       keyOf: (raw) => raw.key?.toString("utf8") ?? "",
-      run: (raw) => this.handle(topic, partition, raw, () => this.payloads.get(startKey)!.heartbeat()),
+      // A revoked partition's window is dropped (forgetRevoked), a stale one replaced: either way
+      // the message's next holder delivers it again.
+      run: (raw) => this.handle(topic, partition, raw, () => this.payloads.get(startKey)!.heartbeat(), () => this.windows.get(startKey) === window),
       // Settling happens inside handleBatch, so the payload is the current batch's.
       settle: async (raw, handled) => {
         if (!handled) return false;
@@ -446,6 +448,7 @@ class KafkaSubscription implements Subscription {
         return true;
       },
     });
+    return window;
   }
 
   /** A rebalance took partitions away: their windows are released (the new owner redelivers). */
@@ -460,8 +463,8 @@ class KafkaSubscription implements Subscription {
   }
 
   /** Handles one message through retries and dead-lettering; false when close() cut the retries short. */
-  private async handle(topic: string, partition: number, raw: KafkaMessage, heartbeat: () => Promise<void>): Promise<boolean> {
-    const message = toBusMessage(topic, raw);
+  private async handle(topic: string, partition: number, raw: KafkaMessage, heartbeat: () => Promise<void>, owned: () => boolean): Promise<boolean> {
+    const message = { ...toBusMessage(topic, raw), ...(this.latest ? {} : { owned }) };
     // A slow handler or a long backoff must not cost the consumer its group membership.
     const beating = setInterval(() => heartbeat().catch(() => {}), this.heartbeatIntervalMs);
     let outcome;

@@ -1,6 +1,6 @@
 // The retry-then-dead-letter policy both bus implementations share, so a handler failure means the
 // same thing on SQLite and on Kafka.
-import { REJECTED_BY_HEADER, RejectedMessageError, type BusMessage, type MessageHandler, type SubscribeOptions } from "./event-bus.ts";
+import { LeaseLostError, REJECTED_BY_HEADER, RejectedMessageError, type BusMessage, type MessageHandler, type SubscribeOptions } from "./event-bus.ts";
 
 export const DEFAULT_MAX_ATTEMPTS = 5;
 export const DEFAULT_RETRY_BACKOFF_MS = 200;
@@ -20,7 +20,7 @@ export type HandleOutcome =
   | { kind: "handled" }
   /** Every attempt failed; the message belongs in the dead-letter topic with these headers. */
   | { kind: "dead"; headers: Record<string, string> }
-  /** The subscription closed while waiting to retry; the message stays uncommitted for redelivery. */
+  /** The subscription closed while waiting to retry, or lost the message to another member; it stays uncommitted for redelivery. */
   | { kind: "abandoned" };
 
 export interface RetryPolicy {
@@ -90,6 +90,10 @@ export async function handleWithRetries(
       return { kind: "handled" };
     } catch (error) {
       if (error instanceof RejectedMessageError) return rejected(message, error, attempt, group, logger);
+      if (error instanceof LeaseLostError) {
+        logger.warn({ topic: message.topic, offset: message.offset, key: message.key, group }, "message lost to another member; its output was not published");
+        return { kind: "abandoned" };
+      }
       lastError = error;
       logger.warn(
         { err: error, topic: message.topic, offset: message.offset, group, attempt, maxAttempts: policy.maxAttempts },

@@ -7,7 +7,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { FailedPreconditionError } from "../errors.ts";
 import { describeEventBusContract } from "./testing/event-bus.contract.ts";
-import type { BusMessage } from "./event-bus.ts";
+import { assertOwned, type BusMessage } from "./event-bus.ts";
 import { PrefixedEventBus } from "./prefixed-event-bus.ts";
 import { SqliteEventBus } from "./sqlite-event-bus.ts";
 
@@ -88,6 +88,69 @@ describe("SqliteEventBus", () => {
     await vi.waitFor(() => expect(seen).toEqual(values.slice(4)), { timeout: 10_000, interval: 20 });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(seen).toEqual(values.slice(4));
+  });
+
+  /** Holds this thread, as a CPU-bound step on it would. */
+  const busyFor = (ms: number) => {
+    const until = Date.now() + ms;
+    while (Date.now() < until);
+  };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it("keeps a lease its holder renewed late: a thread busy past the lease does not get its message delivered again", async () => {
+    const bus = openBus(tempFile(), { leaseMs: 300, pollIntervalMs: 10 });
+    const deliveries: string[] = [];
+    const owned: boolean[] = [];
+    await bus.subscribe({
+      group: "stage",
+      topics: ["work"],
+      handler: async (m) => {
+        deliveries.push(decoder.decode(m.value));
+        if (deliveries.length === 1) busyFor(700);
+        owned.push(m.owned!());
+      },
+    });
+    await bus.publish("work", [{ key: "doc", value: encoder.encode("slow") }, { key: "doc", value: encoder.encode("next") }]);
+    await vi.waitFor(() => expect(deliveries).toEqual(["slow", "next"]), { timeout: 5_000, interval: 20 });
+    await sleep(300);
+    expect(deliveries).toEqual(["slow", "next"]);
+    expect(owned).toEqual([true, true]);
+  });
+
+  it("tells a handler whose lease another member took that the message is not its own; its output is published once, by the next holder", async () => {
+    const file = tempFile();
+    const bus = openBus(file, { leaseMs: 300, pollIntervalMs: 10 });
+    // Another process on the file, taking the lease over as an expired lease is taken.
+    const other = new Database(file);
+    cleanups.push(() => void other.close());
+    let takenOver!: () => void;
+    const takeover = new Promise<void>((resolve) => (takenOver = resolve));
+    const told: string[] = [];
+    let deliveries = 0;
+    await bus.subscribe({
+      group: "stage",
+      topics: ["in"],
+      handler: async (m) => {
+        if (++deliveries === 1) await takeover;
+        try {
+          assertOwned(m);
+        } catch (error) {
+          told.push((error as Error).name);
+          throw error;
+        }
+        await bus.publish("out", [{ key: m.key, value: encoder.encode(`did ${decoder.decode(m.value)}`) }]);
+      },
+    });
+    await bus.publish("in", [{ key: "doc", value: encoder.encode("job") }]);
+    await vi.waitFor(() => expect(deliveries).toBe(1), { timeout: 5_000, interval: 10 });
+    other.prepare("UPDATE bus_leases SET owner = 'other member', expires_at = ? WHERE group_id = 'stage'").run(Date.now() + 60_000);
+    takenOver();
+    await vi.waitFor(() => expect(told).toEqual(["LeaseLostError"]), { timeout: 5_000, interval: 10 });
+    // The other member goes away without finishing; this one takes the lease back and handles the message again.
+    other.prepare("DELETE FROM bus_leases WHERE owner = 'other member'").run();
+    const outputs = () => (bus.db.prepare("SELECT value FROM bus_messages WHERE topic = 'out'").all() as { value: Buffer }[]).map((r) => decoder.decode(r.value));
+    await vi.waitFor(() => expect(outputs()).toEqual(["did job"]), { timeout: 5_000, interval: 20 });
+    expect(deliveries).toBe(2);
   });
 
   it("lets two bus instances on one file share a group without double delivery", async () => {

@@ -249,6 +249,8 @@ class SqliteSubscription implements Subscription {
   /** Last seq taken into the window per topic this subscription may read. */
   private readonly positions = new Map<string, number>();
   private readonly leaseExpiry = new Map<string, number>();
+  /** Bumped each time a topic's lease is taken afresh: a message read under an earlier one is no longer ours. */
+  private readonly leaseGeneration = new Map<string, number>();
   private readonly idle = new InterruptibleSleep();
   private readonly backoff = new InterruptibleSleep();
   private closing = false;
@@ -373,6 +375,10 @@ class SqliteSubscription implements Subscription {
       offset: String(row.seq),
       timestamp: new Date(row.ts),
     };
+    if (!this.latest) {
+      const generation = this.leaseGeneration.get(row.topic);
+      message.owned = () => this.stillOwns(row.topic, generation);
+    }
     return handleWithRetries(this.options.handler, message, this.policy, this.backoff, () => this.closing, this.bus.logger, this.group);
   }
 
@@ -417,6 +423,22 @@ class SqliteSubscription implements Subscription {
     return (this.leaseExpiry.get(topic) ?? 0) > Date.now();
   }
 
+  /**
+   * Whether a message read under lease `generation` is still this subscription's: renews the lease
+   * in the file (a handler that asks between steps keeps it however long it works), and says no once
+   * another member took it, even if this one has taken it back since (it was redelivered meanwhile).
+   */
+  private stillOwns(topic: string, generation: number | undefined): boolean {
+    if (!this.bus.db.open || this.leaseGeneration.get(topic) !== generation || !this.leaseExpiry.has(topic)) return false;
+    const expiresAt = Date.now() + this.leaseMs;
+    if (this.sql.renewLease.run(expiresAt, this.group, topic, this.owner).changes !== 1) {
+      this.loseLease(topic);
+      return false;
+    }
+    this.leaseExpiry.set(topic, expiresAt);
+    return true;
+  }
+
   private tryAcquire(topic: string): boolean {
     const now = Date.now();
     // A cheap read first, so a standing-by subscription does not write on every poll.
@@ -427,6 +449,10 @@ class SqliteSubscription implements Subscription {
       this.sql.acquireLease.run({ group: this.group, topic, owner: this.owner, expiresAt, now }).changes === 1;
     if (!taken) return false;
     this.leaseExpiry.set(topic, expiresAt);
+    // Late to renew (a busy thread) but never taken over: nothing was redelivered, so reading goes on
+    // where it was, and the messages in hand stay this subscription's.
+    if (holder?.owner === this.owner && this.positions.has(topic)) return true;
+    this.leaseGeneration.set(topic, (this.leaseGeneration.get(topic) ?? 0) + 1);
     // Start from what the group committed, whoever committed it.
     this.positions.set(topic, this.sql.committed.get(this.group, topic)?.committed_seq ?? 0);
     return true;

@@ -7,7 +7,8 @@ import { IngestionProgressSchema, type DocumentDescriptor, type IngestionProgres
 import { Topics, type EventBus } from "../bus/event-bus.ts";
 import type { DocumentStatus as DomainStatus, IngestionProgress } from "../domain.ts";
 
-export const PhasePercent = { pending: 0, parsing: 10, chunking: 30, embedding: 40, embeddingDone: 90, indexing: 95, ready: 100 } as const;
+/** `submitted` marks a pending version whose documents.submitted went out (the start-up sweep leaves it alone). */
+export const PhasePercent = { pending: 0, submitted: 1, parsing: 10, chunking: 30, embedding: 40, embeddingDone: 90, indexing: 95, ready: 100 } as const;
 
 export interface DocumentRef {
   documentId: string;

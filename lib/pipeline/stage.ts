@@ -5,7 +5,7 @@
 // rejection (an event that can never be handled — it does not decode, or names a knowledge base
 // that does not exist: the bus dead-letters it at once with the reason, and no redrive returns it).
 import { fromBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import { RejectedMessageError, type BusMessage, type EventBus, type Subscription } from "../bus/event-bus.ts";
+import { LeaseLostError, RejectedMessageError, type BusMessage, type EventBus, type Subscription } from "../bus/event-bus.ts";
 import { RETRYING_MARK } from "../domain.ts";
 import type { Logger } from "../logger.ts";
 import { isRetryable, toDomainError } from "../rpc/error-mapping.ts";
@@ -95,6 +95,8 @@ function consume<S extends DescMessage>(options: StageOptions<S>): Promise<Subsc
       try {
         await options.handle(event, message);
       } catch (error) {
+        // Not the document's failure: the member that holds the message now handles it.
+        if (error instanceof LeaseLostError) throw error;
         if (error instanceof RejectedMessageError) {
           // Told to whoever watches the document, then thrown on for the bus to dead-letter.
           await publishProgress(bus, doc, { phase: "failed", percent: 0, error: `${options.name}: ${error.reason}` }).catch(() => {});

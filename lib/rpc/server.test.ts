@@ -128,3 +128,13 @@ describe("CORS for browsers", () => {
     expect(res.headers.get("access-control-allow-origin")).toBeNull();
   });
 });
+
+describe("a Content-Type the method does not take", () => {
+  it("is refused with 415 and a body that says what the method takes", async () => {
+    const res = await fetch(`${server.url}/quarry.parser.v1.ParserService/Parse`, { method: "POST", headers: { "Content-Type": "text/plain" }, body: "hello" });
+    expect(res.status).toBe(415);
+    const body = (await res.json()) as { code: string; message: string };
+    expect(body.code).toBe("invalid_argument");
+    expect(body.message).toMatch(/ParserService\/Parse takes application\/json or application\/proto .*; this request sent text\/plain/);
+  });
+});

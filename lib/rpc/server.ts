@@ -17,6 +17,7 @@ import { enumValidationInterceptor } from "./enum-validation.ts";
 import { rpcEdgeInterceptor } from "./interceptors.ts";
 import { reflectionRoutes } from "./reflection.ts";
 import { reportUndecodableRequestsAsInvalid } from "./undecodable-requests.ts";
+import { explainUnsupportedContentTypes } from "./unsupported-content-types.ts";
 
 export type Routes = (router: ConnectRouter) => void;
 
@@ -32,6 +33,8 @@ export interface ServerOptions {
   /** Origins allowed to call from a browser (none by default); ["*"] allows any. */
   corsOrigins?: string[];
   interceptors?: Interceptor[];
+  /** More to say when a method refuses a request's Content-Type (HTTP 415): what to use instead. */
+  contentTypeHint?: (method: { name: string; parent: { typeName: string } }) => string;
   /** Answers what no route matches (the gateway's console files); plain 404 without it. */
   fallback?: (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 }
@@ -44,6 +47,8 @@ export interface BuiltServer {
   routes: Routes;
   /** What wraps every call (error mapping, logging); an in-memory transport must apply them too. */
   interceptors: Interceptor[];
+  /** Aborted when the server starts shutting down: plain-HTTP streams (the fallback's) end with it. */
+  shutdownSignal: AbortSignal;
   /** Listens; `interceptors` apply to calls arriving on this listener only (not to in-process transports). */
   listen(port: number, host?: string, options?: { interceptors?: Interceptor[] }): Promise<RunningServer>;
 }
@@ -65,6 +70,7 @@ export function buildServer(options: ServerOptions): BuiltServer {
     health.routes(router);
     reflectionRoutes([...options.files, file_grpc_health_v1_health, file_grpc_reflection_v1_reflection], [...options.serviceNames, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"])(router);
     reportUndecodableRequestsAsInvalid(router);
+    explainUnsupportedContentTypes(router, options.contentTypeHint);
   };
   const interceptors = [rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? []), enumValidationInterceptor()];
   // Aborted when the server shuts down: every handler's context.signal follows it, so streams
@@ -93,7 +99,10 @@ export function buildServer(options: ServerOptions): BuiltServer {
         res.setHeader("Access-Control-Expose-Headers", cors.exposedHeaders.join(", "));
         if (req.method === "OPTIONS") {
           res.setHeader("Access-Control-Allow-Methods", cors.allowedMethods.join(", "));
-          res.setHeader("Access-Control-Allow-Headers", [...cors.allowedHeaders, "Authorization"].join(", "));
+          // The origin is one the operator allowed, so the headers its page asks for are too (the
+          // `openai` client in a browser sends its own x-stainless-* headers to the HTTP routes).
+          const asked = String(req.headers["access-control-request-headers"] ?? "").split(",").map((h) => h.trim()).filter(Boolean);
+          res.setHeader("Access-Control-Allow-Headers", [...new Set([...cors.allowedHeaders, "Authorization", ...asked])].join(", "));
           res.setHeader("Access-Control-Max-Age", "7200");
           res.writeHead(204);
           res.end();
@@ -152,5 +161,5 @@ export function buildServer(options: ServerOptions): BuiltServer {
       });
     });
 
-  return { health, handler: handlerWithout, routes, interceptors, listen };
+  return { health, handler: handlerWithout, routes, interceptors, listen, shutdownSignal: shutdown.signal };
 }

@@ -94,13 +94,35 @@ describe("chatTurn", () => {
     expect(saved[0].provenance!.extractive).toBe(true);
   });
 
-  it("searches a follow-up as asked without a chat model, and says so", async () => {
+  it("answers a one-off question without making a conversation or keeping its turn", async () => {
+    const { saved, conversations, deps } = world();
+    const events = await run(chatTurn({ ...request, oneOff: true }, deps()));
+    expect(events[0]).toEqual({ type: "started", conversationId: "", turnId: "" });
+    expect(events.at(-1)).toMatchObject({ type: "final" });
+    expect(events.some((e) => e.type === "text" && e.delta.includes("1858"))).toBe(true);
+    expect(saved).toEqual([]);
+    expect(conversations.size).toBe(0);
+  });
+
+  it("searches a follow-up without a chat model with the previous question's words, and says so", async () => {
     const { saved, queries, deps } = world();
     await run(chatTurn(request, deps()));
     const events = await run(chatTurn({ ...request, knowledgeBases: [], question: "And where?", conversationId: "cv_1" }, deps()));
-    expect(events.at(-1)).toMatchObject({ rewrite: QueryRewrite.NO_MODEL, retrievalQuery: "And where?" });
-    expect(saved[1].provenance!.rewriteNote).toContain("no chat model");
-    expect(queries.at(-1)!.text).toBe("And where?");
+    expect(events.at(-1)).toMatchObject({ rewrite: QueryRewrite.PREVIOUS_TERMS, retrievalQuery: "lamp lit And where?", evidence: { answered: true } });
+    expect(saved[1].provenance!.rewriteNote).toBe("no chat model: searched with the previous question's words (lamp, lit) and the follow-up");
+    expect(saved[1].provenance!.answered).toBe(true);
+    expect(queries.at(-1)!.text).toBe("lamp lit And where?");
+  });
+
+  it("does not answer a follow-up whose own words no passage holds, though the previous subject is found", async () => {
+    const { saved, deps } = world();
+    await run(chatTurn(request, deps()));
+    const events = await run(chatTurn({ ...request, knowledgeBases: [], question: "And who do I call about parking?", conversationId: "cv_1" }, deps()));
+    expect(events.at(-1)).toMatchObject({ rewrite: QueryRewrite.PREVIOUS_TERMS, evidence: { answered: false } });
+    expect(saved[1].answer).toMatch(/^The selected knowledge bases do not answer this question\.\n\nClosest passages, not an answer: \[1\]$/);
+    expect(saved[1].provenance!.answered).toBe(false);
+    expect(saved[1].provenance!.answeredReason).toBe("the best document holds 0.00 of the question's weighted content words (0.5 needed); it lacks: call, parking");
+    expect(saved[1].citations).toHaveLength(1);
   });
 
   it("rewrites a follow-up with the chat model and sends the history with the answer request", async () => {
@@ -113,6 +135,28 @@ describe("chatTurn", () => {
     const answerCall = model.calls.at(-1)!;
     expect(answerCall.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
     expect(answerCall[2].content).toBe("In 1858.");
+  });
+
+  it("reads a history the caller holds as a stored conversation's turns: rewritten, sent with the answer request, in a new conversation", async () => {
+    const { queries, saved, deps } = world();
+    const model = scriptedModel("Where was the lamp lit?");
+    const history = [{ question: "When was the lamp lit?", answer: "In 1858 [1]." }];
+    const events = await run(chatTurn({ ...request, question: "And where?", history }, deps({ chatModel: model })));
+    expect(events[0]).toMatchObject({ type: "started", conversationId: "cv_1" });
+    expect(events.at(-1)).toMatchObject({ rewrite: QueryRewrite.REWRITTEN, retrievalQuery: "Where was the lamp lit?" });
+    expect(queries.at(-1)!.text).toBe("Where was the lamp lit?");
+    expect(model.calls.at(-1)!.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+    expect(model.calls.at(-1)![2].content).toBe("In 1858.");
+    expect(saved[0].provenance!.historyTurns).toBe(1);
+  });
+
+  it("refuses a history beside a conversation id, which holds its own", async () => {
+    const { saved, deps } = world();
+    await run(chatTurn(request, deps()));
+    const both = run(chatTurn({ ...request, knowledgeBases: [], conversationId: "cv_1", history: [{ question: "q", answer: "a" }] }, deps()));
+    await expect(both).rejects.toThrow(InvalidInputError);
+    await expect(run(chatTurn({ ...request, knowledgeBases: [], conversationId: "cv_1", history: [{ question: "q", answer: "a" }] }, deps()))).rejects.toThrow(/not both/);
+    expect(saved).toHaveLength(1);
   });
 
   it("falls back to the question when the rewrite fails, and records why", async () => {

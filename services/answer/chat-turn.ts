@@ -15,7 +15,7 @@ import { chunkParentToProto, modeFromProto } from "../../lib/proto-convert.ts";
 import { answerChecked, type AnswerDeps, type AnswerEvent } from "./answering/answer-pipeline.ts";
 import type { Citation } from "./answering/citation.ts";
 import { conversationMessages, historyMessages } from "./conversation/conversation-prompt.ts";
-import { rewriteFollowUp } from "./conversation/follow-up-rewriter.ts";
+import { rewriteFollowUp, withPreviousTerms } from "./conversation/follow-up-rewriter.ts";
 import { FUSION_RULE, retrieveMounted, type CandidateList, type Mount } from "./retrieval/mounted-retrieval.ts";
 import { expansionOf } from "./retrieval/query-rewrite-mode.ts";
 import type { RetrievalExtras } from "./retrieval/retrieval-options.ts";
@@ -53,6 +53,10 @@ export interface ChatTurnRequest {
   assistant: string;
   /** Empty: a new conversation. */
   conversationId: string;
+  /** Earlier rounds the caller holds (not with conversationId): read as a stored conversation's turns. */
+  history?: { question: string; answer: string }[];
+  /** Asked once: no conversation is made and no turn kept (ignored with a conversationId). */
+  oneOff?: boolean;
   /** Overrides of the assistant's defaults; unset fields are undefined or 0. */
   settings: { mode?: RetrievalMode; topK: number; minScore: number; documentIds: string[]; metadataEquals?: Record<string, string> };
   /** Rerank, query expansion, neighbours, keyword fill (retrieval-options.ts). */
@@ -69,6 +73,9 @@ const DEFAULT_TOP_K = 8;
 export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): AsyncGenerator<ChatTurnEvent> {
   const started = performance.now();
   const question = validateQuestion(request.question, { maxQuestionChars: deps.maxQuestionChars });
+  if (request.history?.length && request.conversationId.trim()) {
+    throw new InvalidInputError("send either a conversation id (Quarry holds the history) or the history itself, not both");
+  }
   // One earlier turn at least: whether the question is a follow-up decides the rewrite.
   const held = request.conversationId.trim() ? await deps.port.getConversation(request.conversationId.trim(), Math.max(1, deps.historyRounds)) : undefined;
   const scope = await resolveScope(request, held?.conversation, deps.port);
@@ -79,13 +86,16 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
   // A new conversation is stored only once its bases are known to exist; a follow-up's bases are
   // looked up for the query it is rewritten into.
   let opened = held ? undefined : await open(question);
+  const keep = Boolean(held) || !request.oneOff;
   const conversation =
     held?.conversation ??
-    (await deps.port.createConversation({ title: question, assistantId: scope.assistant?.id ?? "", knowledgeBaseIds: opened!.knowledgeBases.map((kb) => kb.id) }));
-  const turnId = `tn_${randomBytes(10).toString("hex")}`;
+    (keep
+      ? await deps.port.createConversation({ title: question, assistantId: scope.assistant?.id ?? "", knowledgeBaseIds: opened!.knowledgeBases.map((kb) => kb.id) })
+      : { id: "" });
+  const turnId = keep ? `tn_${randomBytes(10).toString("hex")}` : "";
   yield { type: "started", conversationId: conversation.id, turnId };
 
-  const earlier = (held?.turns ?? []).map((t) => ({ question: t.question, answer: t.answer }));
+  const earlier = held ? held.turns.map((t) => ({ question: t.question, answer: t.answer })) : (request.history ?? []);
   const history = historyMessages(earlier, deps.historyRounds);
   const stages: StageRun[] = [];
   let retrievalQuery = question;
@@ -95,8 +105,18 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
     rewrite = QueryRewrite.FAILED;
     rewriteNote = "history is off (QUARRY_CHAT_HISTORY_ROUNDS=0): searched as asked";
   } else if (earlier.length > 0 && !deps.chatModel) {
-    rewrite = QueryRewrite.NO_MODEL;
-    rewriteNote = "no chat model is configured to rewrite a follow-up: searched as asked";
+    // No model to resolve "it" and "who": the previous question's words say what the conversation
+    // is about, so they are searched with the follow-up's.
+    const previous = earlier.at(-1)!;
+    const carried = withPreviousTerms(previous.question, question);
+    if (carried.terms.length > 0) {
+      retrievalQuery = carried.query;
+      rewrite = QueryRewrite.PREVIOUS_TERMS;
+      rewriteNote = `no chat model: searched with the previous question's words (${carried.terms.join(", ")}) and the follow-up`;
+    } else {
+      rewrite = QueryRewrite.NO_MODEL;
+      rewriteNote = "no chat model is configured to rewrite a follow-up, and the previous question has no content words: searched as asked";
+    }
   } else if (earlier.length > 0 && deps.chatModel) {
     const at = performance.now();
     try {
@@ -206,6 +226,8 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
 }
 
 async function save(turn: Turn, deps: ChatTurnDeps): Promise<void> {
+  // A one-off question's turn belongs to no conversation and is not kept.
+  if (!turn.id) return;
   try {
     await deps.port.saveTurn(turn);
   } catch (error) {

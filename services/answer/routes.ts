@@ -10,6 +10,7 @@ import {
 } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import { hitToProto, modeFromProto, modeToProto } from "../../lib/proto-convert.ts";
 import { citationToProto, type ChatTurnEvent } from "./chat-turn.ts";
+import { evidenceToProto } from "./conversation/turn-provenance.ts";
 import type { AnswerApplication, RetrievalOptions } from "./answer-service.ts";
 import type { RetrievalNotes } from "./retrieval/retrieval-options.ts";
 import { debugRetrievalHandler } from "./debug/debug-routes.ts";
@@ -30,6 +31,8 @@ export function answerRoutes(app: AnswerApplication) {
             knowledgeBases: [...request.knowledgeBaseIds],
             assistant: request.assistant,
             conversationId: request.conversationId,
+            history: request.history.map((r) => ({ question: r.question, answer: r.answer })),
+            oneOff: request.oneOff,
             // Unset fields stay unset, so an assistant's defaults apply.
             settings: {
               mode: request.settings?.mode ? modeFromProto(request.settings.mode) : undefined,
@@ -110,6 +113,9 @@ function toChatResponse(event: ChatTurnEvent, model: string): ChatResponse {
             retrievalQuery: event.retrievalQuery,
             rewrite: event.rewrite,
             correctionsUsed: event.correctionsUsed,
+            answered: event.evidence.answered,
+            answeredReason: event.evidence.reason,
+            evidence: evidenceToProto(event.evidence),
           },
         },
       });

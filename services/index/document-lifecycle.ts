@@ -96,6 +96,7 @@ export function progressedDocument(current: DocumentRecord, progress: IngestionP
     chunkCount: progress.chunkCount > 0 || progress.phase === "ready" ? progress.chunkCount : sameVersion ? current.chunkCount : 0,
     tokenCount: progress.tokenCount > 0 || progress.phase === "ready" ? progress.tokenCount : sameVersion ? current.tokenCount : 0,
     errorMessage: progress.phase === "failed" ? progress.error || progress.message || "ingestion failed" : "",
+    ...chunkEditsAfter(current, progress, sameVersion),
     updatedAt: now,
   };
 }
@@ -103,4 +104,10 @@ export function progressedDocument(current: DocumentRecord, progress: IngestionP
 function clampPercent(percent: number): number {
   if (!Number.isFinite(percent)) return 0;
   return Math.min(100, Math.max(0, percent));
+}
+
+/** The version's note on hand edits: set by the index's own ready, kept within the version, gone with a new one. */
+function chunkEditsAfter(current: DocumentRecord, progress: IngestionProgress, sameVersion: boolean): Pick<DocumentRecord, "chunkEdits"> {
+  const note = progress.chunkEdits || (sameVersion ? current.chunkEdits : undefined);
+  return note ? { chunkEdits: note } : {};
 }

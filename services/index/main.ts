@@ -22,6 +22,7 @@ import { SqliteConversationStore } from "./sqlite/sqlite-conversation-store.ts";
 import { SqliteCatalog } from "./sqlite/sqlite-catalog.ts";
 import { SqliteSearchEngine } from "./sqlite/sqlite-search-engine.ts";
 import { startIndexWorkers } from "./worker.ts";
+import { ChunkEdits } from "./chunk-edits.ts";
 
 export async function openStores(env: Env, logger?: Logger): Promise<{ catalog: Catalog; engine: SearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> } & AnswerStores> {
   const config = indexConfig(env);
@@ -54,9 +55,11 @@ export async function assembleIndex(env: Env, shared: SharedDeps, peers: Peers):
   const modelChanges = new ModelChanges({ catalog: stores.catalog, engine: stores.engine, vectorizer, logger });
   // Every other writer goes through the change's per-base lock.
   const engine = modelChanges.guard(stores.engine);
+  const chunkEdits = new ChunkEdits({ catalog: stores.catalog, engine, vectorizer });
   const deps = {
     catalog: stores.catalog,
     engine,
+    chunkEdits,
     apiKeys: new ApiKeyRegistry(stores.apiKeys, stores.catalog),
     assistants: new AssistantRegistry(stores.assistants, stores.catalog),
     conversations: new ConversationRegistry(stores.conversations),

@@ -157,6 +157,8 @@ export class ModelChanges {
       replaceDocumentChunks: (kb, doc, fileName, chunks, documentVector) => shared(kb, () => engine.replaceDocumentChunks(kb, doc, fileName, chunks, documentVector)),
       deleteDocument: (kb, doc) => shared(kb, () => engine.deleteDocument(kb, doc)),
       setDocumentEnabled: (kb, doc, enabled) => shared(kb, () => engine.setDocumentEnabled(kb, doc, enabled)),
+      putChunk: (kb, doc, fileName, chunk) => shared(kb, () => engine.putChunk(kb, doc, fileName, chunk)),
+      setChunkDisabled: (kb, chunkId, disabled) => shared(kb, () => engine.setChunkDisabled(kb, chunkId, disabled)),
       search: (query) => engine.search(query),
       getChunks: (ids) => engine.getChunks(ids),
       getChunksAt: (positions) => engine.getChunksAt(positions),

@@ -12,6 +12,7 @@ import { conversationHandlers } from "./conversation-routes.ts";
 import type { Catalog } from "./catalog.ts";
 import type { ModelChanges, ModelVectorizer } from "./model-change.ts";
 import { KnowledgeBaseArchives } from "./portability/knowledge-base-archives.ts";
+import { ChunkEdits } from "./chunk-edits.ts";
 import { IndexService } from "./index-service.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
@@ -25,9 +26,11 @@ export interface IndexDeps {
   modelChanges?: ModelChanges;
   /** The embedder, for an import: whether it has the archive's model, and vectors for one without. */
   vectorizer?: ModelVectorizer;
+  /** Absent: chunks are listed and disabled, but edits and manual chunks are refused (no embedder). */
+  chunkEdits?: ChunkEdits;
 }
 
-export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations, modelChanges, vectorizer }: IndexDeps) {
+export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations, modelChanges, vectorizer, chunkEdits = new ChunkEdits({ catalog, engine }) }: IndexDeps) {
   const index = new IndexService({ catalog, engine, modelChanges });
   const archives = new KnowledgeBaseArchives({ catalog, engine, vectorizer });
   return (router: ConnectRouter) =>
@@ -105,6 +108,21 @@ export function indexRoutes({ catalog, engine, apiKeys, assistants, conversation
           scanned: BigInt(found.scanned),
           complete: found.complete,
         };
+      },
+      async listDocumentChunks(request) {
+        const { document, chunks, total } = await chunkEdits.list(request.documentId, request.query);
+        return { document: documentToProto(document), chunks: chunks.map(chunkToProto), total };
+      },
+      async editChunk(request) {
+        const { documentId, chunkId, text, tokenCount, expectedVersion } = request;
+        return { chunk: chunkToProto(await chunkEdits.edit({ documentId, chunkId, text, tokenCount, expectedVersion })) };
+      },
+      async setChunkEnabled(request) {
+        return { chunk: chunkToProto(await chunkEdits.setEnabled(request.documentId, request.chunkId, request.enabled)) };
+      },
+      async addChunk(request) {
+        const chunk = await chunkEdits.add({ documentId: request.documentId, text: request.text, tokenCount: request.tokenCount, sectionPath: [...request.sectionPath], page: request.page });
+        return { chunk: chunkToProto(chunk) };
       },
     });
 }

@@ -29,6 +29,19 @@ export interface SearchEngine {
   deleteDocument(knowledgeBaseId: string, documentId: string): Promise<void>;
   /** Disabled documents' chunks stay stored but are never returned by search. */
   setDocumentEnabled(knowledgeBaseId: string, documentId: string, enabled: boolean): Promise<void>;
+  /**
+   * Stores one chunk of a document: an edit replaces the stored chunk with its id in place (a
+   * document vector stored with it stays), a new id is added. Searchable when this returns; its
+   * flag is the document's unless chunk.disabled. A running change of model loses the chunk's
+   * shadow vector and embeds it again.
+   */
+  putChunk(knowledgeBaseId: string, documentId: string, fileName: string, chunk: EmbeddedChunk): Promise<void>;
+  /**
+   * A chunk's own flag: a disabled chunk stays stored (and listed) but search never returns it,
+   * whatever its document's flag; on a document's first chunk it takes the document vector out of
+   * search too, since that is stored and searched with it. NotFoundError for no such chunk.
+   */
+  setChunkDisabled(knowledgeBaseId: string, chunkId: string, disabled: boolean): Promise<void>;
   /** Throws UnavailableError when the backend cannot answer; never returns an empty list for a failure. */
   search(query: SearchQuery): Promise<SearchHit[]>;
   /** Chunks by id, in the order asked; unknown ids are left out. */

@@ -1,7 +1,7 @@
 // Two consumers: the indexing stage (chunks.embedded → the search engine, superseded versions
 // dropped) and the status keeper (ingestion.progress → the catalog).
 import { ChunksEmbeddedSchema, IngestionProgressSchema } from "../../gen/quarry/events/v1/events_pb.ts";
-import { Topics, type EventBus, type Subscription } from "../../lib/bus/event-bus.ts";
+import { assertOwned, Topics, type EventBus, type Subscription } from "../../lib/bus/event-bus.ts";
 import type { EmbeddedChunk } from "../../lib/domain.ts";
 import { FailedPreconditionError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
@@ -10,6 +10,8 @@ import { startRedrive, type RedriveSettings } from "../../lib/pipeline/redrive.t
 import { decodeOrReject, runStage } from "../../lib/pipeline/stage.ts";
 import { chunkFromProto, documentVersionFromProto } from "../../lib/proto-convert.ts";
 import type { Catalog } from "./catalog.ts";
+import { describeCarriedEdits } from "./carry-edits.ts";
+import type { ChunkEdits } from "./chunk-edits.ts";
 import type { ModelChanges } from "./model-change.ts";
 import type { SearchEngine } from "./search-engine.ts";
 
@@ -21,6 +23,8 @@ export interface IndexWorkerDeps {
   logger: Logger;
   /** Stores chunks embedded with another model than the base's (before a switch) after embedding them again. */
   modelChanges?: Pick<ModelChanges, "storeDocumentChunks">;
+  /** Carries a document's hand edits over to its new version (carry-edits.ts); absent: a new version replaces them. */
+  chunkEdits?: Pick<ChunkEdits, "carryOver">;
   /**
    * Documents written at once (default 8). On OpenSearch and Elasticsearch the chunk writes of the
    * documents in hand share one engine write (a search, a _bulk, a refresh: document-store-engine.ts),
@@ -52,7 +56,7 @@ function startIndexingStage(deps: IndexWorkerDeps) {
     schema: ChunksEmbeddedSchema,
     logger,
     documentOf: documentOfEvent,
-    async handle(event) {
+    async handle(event, message) {
       const ref = documentOfEvent(event);
       const { version } = ref;
       let current;
@@ -65,16 +69,28 @@ function startIndexingStage(deps: IndexWorkerDeps) {
       if (current.version > version) {
         return logger.info({ documentId: event.documentId, version, current: current.version }, "superseded version dropped");
       }
+      if (current.version === version && current.status === "ready") {
+        return logger.info({ documentId: event.documentId, version }, "version already indexed; redelivery skipped");
+      }
+      assertOwned(message);
       await publishProgress(bus, ref, { phase: "indexing", percent: PhasePercent.indexing, message: "saving" });
-      const chunks: EmbeddedChunk[] = event.chunks.map((c) => ({ ...chunkFromProto(c.chunk!), vector: Float32Array.from(c.vector) }));
+      let chunks: EmbeddedChunk[] = event.chunks.map((c) => ({ ...chunkFromProto(c.chunk!), vector: Float32Array.from(c.vector) }));
+      let edits = "";
+      if (deps.chunkEdits) {
+        const carried = await deps.chunkEdits.carryOver(event.knowledgeBaseId, event.documentId, chunks);
+        chunks = carried.chunks;
+        edits = describeCarriedEdits(carried.carried);
+        if (edits) logger.info({ documentId: event.documentId, version: Number(version) }, `chunk edits: ${edits}`);
+      }
       const documentVector = event.documentVector.length > 0 ? Float32Array.from(event.documentVector) : undefined;
       if (deps.modelChanges) await deps.modelChanges.storeDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, event.embeddingModel, chunks, documentVector);
       else await engine.replaceDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, chunks, documentVector);
       if (!current.enabled) await engine.setDocumentEnabled(event.knowledgeBaseId, event.documentId, false);
       const tokenCount = chunks.reduce((sum, c) => sum + c.tokenCount, 0);
-      const ready = { phase: "ready" as const, percent: PhasePercent.ready, message: "done", chunkCount: chunks.length, tokenCount };
+      // The ready message says what the new version did to hand edits (the CLI and console show it).
+      const ready = { phase: "ready" as const, percent: PhasePercent.ready, message: edits ? `done; chunk edits: ${edits}` : "done", chunkCount: chunks.length, tokenCount };
       // Applied here as well as through the topic so the status is ready the moment search can see the chunks.
-      await catalog.applyProgress({ ...ref, ...ready, error: "", at: new Date() });
+      await catalog.applyProgress({ ...ref, ...ready, error: "", at: new Date(), ...(edits ? { chunkEdits: edits } : {}) });
       await publishProgress(bus, ref, ready);
     },
   });

@@ -1,10 +1,12 @@
-// The parsers that need no external service: enough for text, Markdown, HTML, tables, JSON and
-// PDFs with a text layer. Everything else is named and sent to Tika.
+// The parsers that need no external service: text, Markdown, HTML, SVG's text, tables, JSON, PDFs
+// with a text layer, Word/Excel/PowerPoint, OpenDocument, EPUB and legacy .doc. Everything else
+// (RTF, images, legacy .xls/.ppt, scanned pages) is named and sent to Tika.
 import type { ParsedDocument } from "../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
 import type { DocumentParser, ParseInput } from "./document-parser.ts";
+import { isOfficeFormat, type TextFormat } from "./builtin-formats.ts";
 import { decodeText } from "./encoding.ts";
-import { detectFormat, withArticle, type DetectedFormat, type DocumentFormat } from "./format-detection.ts";
+import { detectFormat, withArticle, type DetectedFormat } from "./format-detection.ts";
 import { parseCsv } from "./parsers/csv-parser.ts";
 import { parseHtml } from "./parsers/html-parser.ts";
 import { parseJson } from "./parsers/json-parser.ts";
@@ -12,20 +14,17 @@ import { parseMarkdown } from "./parsers/markdown-parser.ts";
 import type { ParsedContent } from "./parsers/parsed-content.ts";
 import { parsePdf } from "./parsers/pdf-parser.ts";
 import { parsePlainText } from "./parsers/plain-text-parser.ts";
-
-type TextFormat = "text" | "markdown" | "html" | "csv" | "tsv" | "json";
+import { parseSvg } from "./parsers/svg-parser.ts";
 
 const TEXT_PARSERS: Record<TextFormat, { name: string; parse: (text: string) => ParsedContent }> = {
   text: { name: "builtin:text", parse: parsePlainText },
   markdown: { name: "builtin:markdown", parse: parseMarkdown },
   html: { name: "builtin:html", parse: parseHtml },
+  svg: { name: "builtin:svg", parse: parseSvg },
   csv: { name: "builtin:csv", parse: (text) => parseCsv(text, { tabSeparated: false }) },
   tsv: { name: "builtin:tsv", parse: (text) => parseCsv(text, { tabSeparated: true }) },
   json: { name: "builtin:json", parse: parseJson },
 };
-
-/** The formats BuiltinParser reads; the routing parser keeps these away from Tika. */
-export const BUILTIN_FORMATS: ReadonlySet<DocumentFormat> = new Set<DocumentFormat>([...(Object.keys(TEXT_PARSERS) as TextFormat[]), "pdf"]);
 
 export class BuiltinParser implements DocumentParser {
   async parse(input: ParseInput): Promise<ParsedDocument> {
@@ -35,6 +34,18 @@ export class BuiltinParser implements DocumentParser {
     if (detected.format === "pdf") {
       const content = await parsePdf(input.bytes, input.fileName);
       return { ...content, mimeType: detected.mimeType, parser: "builtin:pdf" };
+    }
+    // The Office readers are loaded with the first Office file: officeparser is large, and a
+    // parser thread (under its heap limit) that only ever reads text need not hold it.
+    if (isOfficeFormat(detected.format)) {
+      const { parseOfficeDocument } = await import("./parsers/office-parser.ts");
+      const content = await parseOfficeDocument(input.bytes, input.fileName, detected.format, detected.name);
+      return { ...content, mimeType: detected.mimeType, parser: `builtin:${detected.format}` };
+    }
+    if (detected.format === "doc") {
+      const { parseLegacyWord } = await import("./parsers/legacy-word-parser.ts");
+      const content = await parseLegacyWord(input.bytes, input.fileName);
+      return { ...content, mimeType: detected.mimeType, parser: "builtin:doc" };
     }
     if (detected.format in TEXT_PARSERS) {
       const { name, parse } = TEXT_PARSERS[detected.format as TextFormat];
@@ -49,6 +60,7 @@ export class BuiltinParser implements DocumentParser {
 export function unsupported(fileName: string, detected: DetectedFormat): FailedPreconditionError {
   return new FailedPreconditionError(
     `${fileName} is ${withArticle(detected.name)} (${detected.mimeType}); the built-in parsers read text, Markdown, HTML, ` +
-      "CSV/TSV, JSON and PDF — configure TIKA_URL to parse it with Apache Tika",
+      "SVG, CSV/TSV, JSON, PDF, Word (.docx, .doc), Excel (.xlsx), PowerPoint (.pptx), OpenDocument and EPUB — " +
+      "configure TIKA_URL to parse it with Apache Tika",
   );
 }

@@ -9,7 +9,7 @@ export type DocumentFormat =
   | "doc" | "xls" | "ppt" | "msg" | "ole2"
   | "rtf"
   | "png" | "jpeg" | "gif" | "tiff" | "bmp" | "webp"
-  | "html" | "xml" | "markdown" | "csv" | "tsv" | "json" | "text"
+  | "html" | "xml" | "svg" | "markdown" | "csv" | "tsv" | "json" | "text"
   | "binary";
 
 export interface DetectedFormat {
@@ -43,6 +43,7 @@ const FORMATS: Record<DocumentFormat, Omit<DetectedFormat, "format">> = {
   webp: { mimeType: "image/webp", name: "WebP image" },
   html: { mimeType: "text/html", name: "HTML page" },
   xml: { mimeType: "application/xml", name: "XML document" },
+  svg: { mimeType: "image/svg+xml", name: "SVG drawing" },
   markdown: { mimeType: "text/markdown", name: "Markdown document" },
   csv: { mimeType: "text/csv", name: "CSV table" },
   tsv: { mimeType: "text/tab-separated-values", name: "TSV table" },
@@ -56,7 +57,7 @@ const BY_EXTENSION: Record<string, DocumentFormat> = {
   odt: "odt", ods: "ods", odp: "odp", epub: "epub", zip: "zip",
   doc: "doc", xls: "xls", ppt: "ppt", msg: "msg", rtf: "rtf",
   png: "png", jpg: "jpeg", jpeg: "jpeg", gif: "gif", tif: "tiff", tiff: "tiff", bmp: "bmp", webp: "webp",
-  html: "html", htm: "html", xhtml: "html", xml: "xml",
+  html: "html", htm: "html", xhtml: "html", xml: "xml", svg: "svg",
   md: "markdown", markdown: "markdown", mdx: "markdown",
   csv: "csv", tsv: "tsv", tab: "tsv", json: "json",
   txt: "text", text: "text", log: "text",
@@ -79,9 +80,24 @@ const ZIP_DOCUMENTS: Record<string, DocumentFormat> = {
   "application/epub+zip": "epub",
 };
 
-/** The format a file's name says it is; undefined for an extension the parsers do not know (.svg, none). */
+/** The format a file's name says it is; undefined for an extension the parsers do not know (.exe, none). */
 export function formatOfFileName(fileName: string): DocumentFormat | undefined {
   return BY_EXTENSION[extensionOf(fileName)];
+}
+
+/** Every format told apart here, "binary" (what is none of them) aside. */
+export const KNOWN_FORMATS = (Object.keys(FORMATS) as DocumentFormat[]).filter((f) => f !== "binary");
+
+/** The extensions a format is recognised by, without the dot. */
+export function extensionsOf(format: DocumentFormat): string[] {
+  return Object.entries(BY_EXTENSION)
+    .filter(([, f]) => f === format)
+    .map(([extension]) => extension);
+}
+
+/** Whether the bytes carry a format's signature, which then decides the format whatever the name says. */
+export function isSigned(format: DocumentFormat): boolean {
+  return SIGNED_FORMATS.has(format);
 }
 
 export function describeFormat(format: DocumentFormat): DetectedFormat {
@@ -106,9 +122,11 @@ export function withArticle(name: string): string {
   return /^([aeiou]|RTF|HTML|XML)/i.test(name) ? `an ${name}` : `a ${name}`;
 }
 
-function extensionOf(fileName: string): string {
-  const dot = fileName.lastIndexOf(".");
-  return dot < 0 ? "" : fileName.slice(dot + 1).toLowerCase();
+export function extensionOf(fileName: string): string {
+  // A document's name may be a relative path (folder ingest): only its last part has the extension.
+  const name = fileName.slice(fileName.replaceAll("\\", "/").lastIndexOf("/") + 1);
+  const dot = name.lastIndexOf(".");
+  return dot <= 0 ? "" : name.slice(dot + 1).toLowerCase();
 }
 
 function startsWith(bytes: Uint8Array, signature: number[], offset = 0): boolean {
@@ -144,6 +162,7 @@ function fromContent(bytes: Uint8Array): DocumentFormat {
   if (head.slice(0, 1024).includes("\0") && !isUtf16Bom(bytes)) return "binary";
   const start = head.replace(/^(\xef\xbb\xbf|\xff\xfe|\xfe\xff)/, "").trimStart().toLowerCase();
   if (/^(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>])/.test(start)) return "html";
+  if (start.startsWith("<svg") || (start.startsWith("<?xml") && /<svg[\s>]/.test(start) && !/<html[\s>]/.test(start))) return "svg";
   if (start.startsWith("<?xml")) return /<html[\s>]/.test(start) ? "html" : "xml";
   return "text";
 }

@@ -7,28 +7,11 @@
 // by V8 itself.
 import { Worker } from "node:worker_threads";
 import type { ParsedDocument } from "../../lib/domain.ts";
-import {
-  AlreadyExistsError,
-  FailedPreconditionError,
-  InvalidInputError,
-  NotFoundError,
-  QuarryError,
-  TooLargeError,
-  UnavailableError,
-} from "../../lib/errors.ts";
+import { errorFromThread, InvalidInputError, type QuarryError, TooLargeError, UnavailableError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { DocumentParser, ParseInput } from "./document-parser.ts";
 import type { ParseLimits } from "./parse-limits.ts";
 import type { ParseResponse } from "./parser-thread.ts";
-
-const ERROR_TYPES: Record<string, new (message: string) => QuarryError> = {
-  AlreadyExistsError,
-  FailedPreconditionError,
-  InvalidInputError,
-  NotFoundError,
-  TooLargeError,
-  UnavailableError,
-};
 
 export interface IsolatedParserOptions {
   limits: ParseLimits;
@@ -116,7 +99,7 @@ export class IsolatedParser implements DocumentParser {
       }
       if (slot.worker !== worker) return;
       if ("parsed" in message) this.#finish(slot, message.parsed);
-      else this.#finish(slot, undefined, new (ERROR_TYPES[message.error.name] ?? InvalidInputError)(message.error.message));
+      else this.#finish(slot, undefined, errorFromThread(message.error));
     });
     worker.on("error", (error: Error & { code?: string }) => {
       slot.death = error;

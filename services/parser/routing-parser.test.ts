@@ -50,10 +50,12 @@ describe("RoutingParser", () => {
     await expect(router.parse(await input("lighthouses.pdf"))).rejects.toThrow(UnavailableError);
   });
 
-  it("without Tika, parses PDFs itself and explains what it cannot read", async () => {
+  it("without Tika, parses PDFs and Office files itself and explains what it cannot read", async () => {
     const router = new RoutingParser({ builtin: new BuiltinParser() });
     expect((await router.parse(await input("lighthouses.pdf"))).parser).toBe("builtin:pdf");
-    await expect(router.parse(await input("deck.pptx"))).rejects.toThrow(FailedPreconditionError);
-    await expect(router.parse(await input("deck.pptx"))).rejects.toThrow(/PowerPoint presentation.*configure TIKA_URL/);
+    expect((await router.parse(await input("canal-boating.docx"))).parser).toBe("builtin:docx");
+    const rtf: ParseInput = { bytes: new TextEncoder().encode("{\\rtf1 Ferries}"), fileName: "memo.rtf", declaredMimeType: "application/rtf" };
+    await expect(router.parse(rtf)).rejects.toThrow(FailedPreconditionError);
+    await expect(router.parse(rtf)).rejects.toThrow(/RTF document.*configure TIKA_URL/);
   });
 });

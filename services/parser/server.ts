@@ -1,10 +1,10 @@
 import { file_quarry_parser_v1_parser, ParserService } from "../../gen/quarry/parser/v1/parser_pb.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { buildServer } from "../../lib/rpc/server.ts";
-import type { DocumentParser } from "./document-parser.ts";
+import type { RoutingParser } from "./routing-parser.ts";
 import { parserRoutes } from "./routes.ts";
 
-export function build(deps: { parser: DocumentParser; logger: Logger }) {
+export function build(deps: { parser: RoutingParser; logger: Logger }) {
   return buildServer({
     routes: parserRoutes(deps.parser),
     serviceNames: [ParserService.typeName],

@@ -9,6 +9,7 @@ import { NotFoundError } from "../../lib/errors.ts";
 import { silentLogger } from "../../lib/logger.ts";
 import { stageHarness, type StageHarness } from "../../lib/pipeline/testing/stage-harness.ts";
 import { BuiltinParser } from "./builtin-parser.ts";
+import { RoutingParser } from "./routing-parser.ts";
 import { startParserWorker } from "./worker.ts";
 
 const kb = { id: "kb_1", name: "docs" } as KnowledgeBase;
@@ -18,7 +19,8 @@ beforeEach(async () => {
   h = await stageHarness([Topics.documentsParsed]);
   worker = await startParserWorker({
     bus: h.bus,
-    parser: new BuiltinParser(),
+    // As main.ts composes it (no Tika): the routing parser applies the reading rule.
+    parser: new RoutingParser({ builtin: new BuiltinParser() }),
     knowledgeBase: async (id) => {
       if (id !== kb.id && id !== kb.name) throw new NotFoundError(`knowledge base ${id} does not exist`);
       return kb;
@@ -53,6 +55,26 @@ describe("parser worker", () => {
     expect(failed.error).toMatch(/^parser: .*tool\.exe/);
     expect(failed.error).not.toContain("(retrying)");
     await expect(h.next(Topics.documentsParsed, DocumentParsedSchema, undefined, 300)).rejects.toThrow(/no matching event/);
+  });
+
+  it("holds an outside producer's submission to the reading rule: a text-like tool.exe and a lone 0x1a byte fail with the reason", async () => {
+    const cases = [
+      { fileName: "tool.exe", content: new TextEncoder().encode("MZ this is a stub.\n"), reason: /^parser: tool\.exe: Quarry does not read \.exe files/ },
+      { fileName: "sub.txt", content: Uint8Array.of(0x1a), reason: /^parser: sub\.txt is not text.*control codes$/ },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const documentId = `doc_rule_${i}`;
+      await h.publish(Topics.documentsSubmitted, DocumentSubmittedSchema, { ...submitted(c.content, c.fileName), documentId }, documentId);
+      const failed = await h.nextProgress((p) => p.phase === DocumentStatus.FAILED && p.documentId === documentId);
+      expect(failed.error).toMatch(c.reason);
+    }
+  });
+
+  it("reads a submitted SVG as its words", async () => {
+    const svg = new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"><title>Tides</title><path d="M0 0 L9 9"/><text>high water at noon</text></svg>');
+    await h.publish(Topics.documentsSubmitted, DocumentSubmittedSchema, submitted(svg, "tides.svg"), "doc_1");
+    const parsed = await h.next(Topics.documentsParsed, DocumentParsedSchema);
+    expect(parsed.parsed!.text).toBe("Tides\nhigh water at noon");
   });
 
   it("fails a submission to a knowledge base that does not exist, saying so", async () => {

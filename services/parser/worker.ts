@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { DocumentParsedSchema, DocumentSubmittedSchema, type DocumentSubmitted } from "../../gen/quarry/events/v1/events_pb.ts";
-import { RejectedMessageError, Topics, type BusMessage, type EventBus } from "../../lib/bus/event-bus.ts";
+import { assertOwned, RejectedMessageError, Topics, type BusMessage, type EventBus } from "../../lib/bus/event-bus.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
 import { InvalidInputError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
@@ -108,6 +108,7 @@ export function startParserWorker(deps: ParserWorkerDeps) {
         fileName: event.fileName,
         parsed: parsedToProto(parsed),
       });
+      assertOwned(message);
       await bus.publish(Topics.documentsParsed, [{ key: doc.documentId, value: toBinary(DocumentParsedSchema, out) }]);
     },
   });

@@ -54,6 +54,7 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     await page.keyboard.type("Answers staff questions about the company and the library");
     await page.keyboard.press("Tab");
     await page.keyboard.type("Answer briefly. 用中文回答中文问题。");
+    await form.getByRole("checkbox", { name: "handbook" }).check();
     await form.getByRole("checkbox", { name: "rules 规则" }).check();
     await form.getByLabel("rules 规则 priority").fill("2");
     await form.getByLabel("handbook top k").fill("3");
@@ -140,7 +141,7 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     const first = list.getByRole("listitem", { name: COMPANY_FACT.question });
     await expect.poll(() => first.textContent()).toContain("helpdesk 助手 · 1 turn");
 
-    // A follow-up continues the same conversation (no chat model: searched as asked).
+    // A follow-up continues the same conversation (no chat model: searched with the previous question's words).
     await expect.poll(() => page.locator(".continuing").textContent()).toContain("helpdesk 助手");
     await question.fill("When was Tallis founded, and by whom?");
     await question.press("Enter");
@@ -201,8 +202,9 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     await turn.getByRole("button", { name: "Debug this turn" }).click();
     const panel = page.getByRole("region", { name: "Provenance of turn 2" });
     await panel.waitFor();
-    await expect(panel.getByTestId("retrieval-query").textContent()).resolves.toBe("When was Tallis founded, and by whom?");
-    await expect(panel.textContent()).resolves.toContain("as asked (no chat model)");
+    await expect(panel.getByTestId("retrieval-query").textContent()).resolves.toBe("instruments headquartered When was Tallis founded, and by whom?");
+    await expect(panel.textContent()).resolves.toContain("with the previous question's words (no chat model)");
+    await expect(panel.getByTestId("answered").textContent()).resolves.toMatch(/^yes — the best document holds/);
     await expect(panel.getByTestId("settings").textContent()).resolves.toMatch(/^hybrid · top k 8 · min score 0\.00 · rerank off/);
     const candidates = panel.getByLabel("candidates from handbook");
     expect(await candidates.locator("tbody tr").count()).toBeGreaterThan(0);
@@ -362,4 +364,35 @@ describeWith(chromiumRequirement, "the console's assistants, conversations and p
     expect((await quarry.client.listKnowledgeBases({})).knowledgeBases.map((b) => b.name)).toContain("handbook 手册");
     noErrors();
   }, 240_000);
+
+  it("says plainly when the knowledge bases do not answer a question, and labels the passages it lists as the closest, not an answer", async () => {
+    const { quarry, tab, page } = ui;
+    await page.goto(quarry.url);
+    await page.getByRole("link", { name: "Chat" }).first().click();
+    // A fresh chat screen starts a new conversation (its "New conversation" button is disabled);
+    // with assistants about, it offers them first.
+    await page.getByRole("checkbox", { name: /^handbook/ }).or(page.getByLabel("Answer with")).first().waitFor();
+    if (await page.getByLabel("Answer with").count()) await page.getByLabel("Answer with").selectOption({ label: "knowledge bases I choose" });
+    await page.getByRole("checkbox", { name: /^handbook/ }).check();
+    await page.getByLabel("Question").fill("How long should green tea steep on a submarine?");
+    await page.getByLabel("Question").press("Enter");
+    const turn = page.locator(".turn").nth(0);
+    await turn.locator(".answer-meta").waitFor({ timeout: 60_000 });
+    await expect(turn.getByTestId("abstained").textContent()).resolves.toMatch(/^The selected knowledge bases do not answer this\. The passages listed are the closest, not an answer \(the best document holds 0\.\d\d of the question's weighted content words/);
+    await expect(turn.locator(".answer-text").textContent()).resolves.toMatch(/^The selected knowledge bases do not answer this question\.\s+Closest passages, not an answer: \d/);
+    const sources = page.getByRole("complementary", { name: "Sources" });
+    await expect(sources.getByRole("heading").textContent()).resolves.toBe("Closest passages — not an answer");
+    const labels = await sources.locator(".closest-label").allTextContents();
+    expect(labels.length).toBeGreaterThan(0);
+    expect(labels.every((l) => l === "closest, not an answer")).toBe(true);
+    await tab.screenshot("chat-abstained");
+
+    // The same base answers a question it covers, with its sources as sources.
+    await page.getByLabel("Question").fill(COMPANY_FACT.question);
+    await page.getByLabel("Question").press("Enter");
+    await page.locator(".turn").nth(1).locator(".answer-meta").waitFor({ timeout: 60_000 });
+    expect(await page.locator(".turn").nth(1).getByTestId("abstained").count()).toBe(0);
+    await expect(sources.getByRole("heading").textContent()).resolves.toBe("Sources");
+    noErrors();
+  }, 120_000);
 });

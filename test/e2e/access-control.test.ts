@@ -13,6 +13,7 @@ import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health
 import { ServerReflection } from "../../gen/grpc/reflection/v1/reflection_pb.ts";
 import { ApiKeyRole } from "../../gen/quarry/common/v1/api_key_pb.ts";
 import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
+import { ACCESS_RULES, type MethodName } from "../../gateway/access/access-rules.ts";
 import type { Env } from "../../lib/config.ts";
 import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
 import { engineAddress } from "../support/engines.ts";
@@ -54,14 +55,15 @@ type Probe = { other: (c: QuarryClient, w: World) => Promise<unknown>; own: (c: 
 
 const text = (s: string) => new TextEncoder().encode(s);
 
-/** A chunk of tenant A's document, once its ingestion (or a re-ingest) has indexed it. */
-async function ownChunkId(c: QuarryClient, w: World): Promise<string> {
+/** A chunk of a tenant's document, once its ingestion (or a re-ingest) has indexed it. */
+async function chunkIdOf(c: QuarryClient, tenant: Tenant): Promise<string> {
   for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
-    const hit = (await c.search({ query: "secret", knowledgeBases: [w.a.id] })).hits.find((h) => h.chunk?.documentId === w.a.docId);
+    const hit = (await c.search({ query: "secret", knowledgeBases: [tenant.id] })).hits.find((h) => h.chunk?.documentId === tenant.docId);
     if (hit) return hit.chunk!.id;
   }
-  throw new Error("tenant A's document was never searchable");
+  throw new Error(`${tenant.name}'s document was never searchable`);
 }
+const ownChunkId = (c: QuarryClient, w: World) => chunkIdOf(c, w.a);
 
 const PROBES: Record<string, Probe> = {
   createKnowledgeBase: { other: (c) => c.createKnowledgeBase({ name: `new-${randomBytes(3).toString("hex")}` }), own: async () => "a scoped key creates nothing" },
@@ -126,6 +128,17 @@ const PROBES: Record<string, Probe> = {
     own: async (c, w) => c.getChunkNeighbours({ documentId: w.a.docId, chunkId: await ownChunkId(c, w) }),
   },
   listDocuments: { other: (c, w) => c.listDocuments({ knowledgeBase: w.b.name }), own: (c, w) => c.listDocuments({ knowledgeBase: w.a.name }) },
+  // Chunk edits name the document; the other tenant's is refused before its chunk is looked up.
+  listDocumentChunks: { other: (c, w) => c.listDocumentChunks({ documentId: w.b.docId }), own: (c, w) => c.listDocumentChunks({ documentId: w.a.docId, query: "secret" }) },
+  editChunk: {
+    other: (c, w) => c.editChunk({ documentId: w.b.docId, chunkId: "any-chunk", text: "intruded" }),
+    own: async (c, w) => c.editChunk({ documentId: w.a.docId, chunkId: await ownChunkId(c, w), text: "the tenant-a secret is 42, checked by its own editor" }),
+  },
+  setChunkEnabled: {
+    other: (c, w) => c.setChunkEnabled({ documentId: w.b.docId, chunkId: "any-chunk", enabled: false }),
+    own: async (c, w) => c.setChunkEnabled({ documentId: w.a.docId, chunkId: await ownChunkId(c, w), enabled: true }),
+  },
+  addChunk: { other: (c, w) => c.addChunk({ documentId: w.b.docId, text: "intruded" }), own: (c, w) => c.addChunk({ documentId: w.a.docId, text: "a note on the secret, written by hand" }) },
   setDocumentEnabled: { other: (c, w) => c.setDocumentEnabled({ documentId: w.b.docId, enabled: false }), own: (c, w) => c.setDocumentEnabled({ documentId: w.a.docId, enabled: true }) },
   deleteDocument: { other: (c, w) => c.deleteDocument({ documentId: w.b.docId }), own: (c, w) => c.deleteDocument({ documentId: w.a.docId }), destructive: 1 },
   watchIngestion: {
@@ -136,6 +149,7 @@ const PROBES: Record<string, Probe> = {
     other: (c, w) => c.previewChunks({ fileName: "p.txt", content: text("preview me"), knowledgeBase: w.b.name }),
     own: (c, w) => c.previewChunks({ fileName: "p.txt", content: text("preview me"), knowledgeBase: w.a.name }),
   },
+  listReadableFormats: { other: async () => "names no base", own: (c) => c.listReadableFormats({}) },
   search: { other: (c, w) => c.search({ query: "secret", knowledgeBases: [w.a.id, w.b.name] }), own: (c, w) => c.search({ query: "secret", knowledgeBases: [w.a.name] }) },
   chat: {
     other: (c, w) => drain(c.chat({ question: "what is secret?", knowledgeBases: [w.b.id] })),
@@ -262,6 +276,10 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
       expect(await codeOf(() => reader.createKnowledgeBase({ name: "by-a-reader" }))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => reader.updateKnowledgeBase({ knowledgeBase: world.a.id, description: "by a reader" }))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => reader.reingestDocument({ documentId: world.b.docId }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => reader.listDocumentChunks({ documentId: world.b.docId }))).toBe("ok");
+      expect(await codeOf(() => reader.editChunk({ documentId: world.b.docId, chunkId: "any-chunk", text: "by a reader" }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => reader.setChunkEnabled({ documentId: world.b.docId, chunkId: "any-chunk", enabled: false }))).toBe(Code.PermissionDenied);
+      expect(await codeOf(() => reader.addChunk({ documentId: world.b.docId, text: "by a reader" }))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => drain(reader.watchModelChange({ knowledgeBase: world.a.id }), true))).toBe("ok");
       expect(await codeOf(() => reader.listApiKeys({}))).toBe(Code.PermissionDenied);
       expect(await codeOf(() => editor.uploadDocument({ header: { knowledgeBase: world.b.id, fileName: "e.txt" }, content: text("edited") }))).toBe("ok");
@@ -302,8 +320,12 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
         const scoped = gatewayClient(quarry.url, keys[name]);
         for (const method of QuarryService.methods) {
           const code = await codeOf(() => PROBES[method.localName].other(scoped, world));
-          if (method.localName === "listKnowledgeBases" || method.localName === "listAssistants") continue;
-          expect(code, `${name} calling ${method.name} on the other tenant`).toBe(Code.PermissionDenied);
+          if (["listKnowledgeBases", "listAssistants", "listReadableFormats"].includes(method.localName)) continue;
+          // A call no scoped key may make is refused; what the other tenant holds does not exist for it.
+          const rule = ACCESS_RULES[method.localName as MethodName];
+          const refused = rule.scoped === "deny" || (name === "tenant-a-reader" && rule.role !== "reader");
+          const expected = refused ? Code.PermissionDenied : Code.NotFound;
+          expect(code, `${name} calling ${method.name} on the other tenant`).toBe(expected);
         }
         // Listing shows only its own base; a base that does not exist is refused like a foreign one.
         expect((await scoped.listKnowledgeBases({})).knowledgeBases.map((k) => k.id)).toEqual([world.a.id]);
@@ -313,21 +335,67 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
         const conversations = (await scoped.listConversations({})).conversations.map((c) => c.id);
         expect(conversations).toContain(world.a.conversationId);
         expect(conversations).not.toContain(world.b.conversationId);
-        expect(await codeOf(() => drain(scoped.chat({ question: "what is secret?", assistant: world.b.assistant })))).toBe(Code.PermissionDenied);
-        expect(await codeOf(() => drain(scoped.chat({ question: "and then?", conversationId: world.b.conversationId })))).toBe(Code.PermissionDenied);
-        expect(await codeOf(() => scoped.getKnowledgeBase({ knowledgeBase: "no-such-base" }))).toBe(Code.PermissionDenied);
+        expect(await codeOf(() => drain(scoped.chat({ question: "what is secret?", assistant: world.b.assistant })))).toBe(Code.NotFound);
+        expect(await codeOf(() => drain(scoped.chat({ question: "and then?", conversationId: world.b.conversationId })))).toBe(Code.NotFound);
+        expect(await codeOf(() => scoped.getKnowledgeBase({ knowledgeBase: "no-such-base" }))).toBe(Code.NotFound);
         // Naming no base could mean every base: refused outright rather than left to the services.
         expect(await codeOf(() => scoped.search({ query: "secret", knowledgeBases: [] }))).toBe(Code.PermissionDenied);
         expect(await codeOf(() => drain(scoped.chat({ question: "what is secret?", knowledgeBases: [] })))).toBe(Code.PermissionDenied);
-        expect(await codeOf(() => scoped.getDocument({ documentId: "doc_00000000000000000000000000000000" }))).toBe(Code.PermissionDenied);
+        expect(await codeOf(() => scoped.getDocument({ documentId: "doc_00000000000000000000000000000000" }))).toBe(Code.NotFound);
         // Debugging its own base for the other tenant's document, or the other base by name, is refused too.
-        expect(await codeOf(() => scoped.debugRetrieval({ query: "secret", knowledgeBases: [world.a.id], expect: { documentId: world.b.docId } }))).toBe(Code.PermissionDenied);
-        expect(await codeOf(() => scoped.debugRetrieval({ query: "secret", knowledgeBases: [world.b.name], expect: { text: "secret" } }))).toBe(Code.PermissionDenied);
+        expect(await codeOf(() => scoped.debugRetrieval({ query: "secret", knowledgeBases: [world.a.id], expect: { documentId: world.b.docId } }))).toBe(Code.NotFound);
+        expect(await codeOf(() => scoped.debugRetrieval({ query: "secret", knowledgeBases: [world.b.name], expect: { text: "secret" } }))).toBe(Code.NotFound);
       }
       // Nothing of B changed.
       expect((await admin.getDocument({ documentId: world.b.docId })).document?.enabled).toBe(true);
       expect((await admin.getKnowledgeBase({ knowledgeBase: world.b.id })).knowledgeBase?.description).not.toBe("intruded");
       expect((await admin.listDocuments({ knowledgeBase: world.b.id })).documents.map((d) => d.fileName)).not.toContain("x.txt");
+    });
+
+    it("answers an id from a base the key cannot see exactly as an id that does not exist, for every RPC that takes one", async () => {
+      const otherChunk = await chunkIdOf(admin, world.b);
+      const ownDoc = world.a.docId;
+      // Each row names one object of tenant B by its id; `id` is where the id goes.
+      const ID_PROBES: { rpc: string; unseen: string; call: (c: QuarryClient, id: string) => Promise<unknown> }[] = [
+        { rpc: "GetKnowledgeBase", unseen: world.b.id, call: (c, id) => c.getKnowledgeBase({ knowledgeBase: id }) },
+        { rpc: "GetDocument", unseen: world.b.docId, call: (c, id) => c.getDocument({ documentId: id }) },
+        { rpc: "SetDocumentEnabled", unseen: world.b.docId, call: (c, id) => c.setDocumentEnabled({ documentId: id, enabled: true }) },
+        { rpc: "ReingestDocument", unseen: world.b.docId, call: (c, id) => c.reingestDocument({ documentId: id }) },
+        { rpc: "WatchIngestion", unseen: world.b.docId, call: (c, id) => drain(c.watchIngestion({ documentIds: [id] }), true) },
+        { rpc: "GetChunkNeighbours (chunk)", unseen: otherChunk, call: (c, id) => c.getChunkNeighbours({ documentId: ownDoc, chunkId: id }) },
+        { rpc: "DebugRetrieval (expect.chunk_id)", unseen: otherChunk, call: (c, id) => c.debugRetrieval({ query: "secret", knowledgeBases: [world.a.id], expect: { chunkId: id } }) },
+        { rpc: "DebugRetrieval (expect.document_id)", unseen: world.b.docId, call: (c, id) => c.debugRetrieval({ query: "secret", knowledgeBases: [world.a.id], expect: { documentId: id } }) },
+        { rpc: "DebugRetrieval (turn)", unseen: world.b.turnId, call: (c, id) => c.debugRetrieval({ turnId: id }) },
+        { rpc: "GetAssistant", unseen: world.b.assistant, call: (c, id) => c.getAssistant({ assistant: id }) },
+        { rpc: "ListCorrections", unseen: world.b.assistant, call: (c, id) => c.listCorrections({ assistant: id }) },
+        { rpc: "ListConversations", unseen: world.b.assistant, call: (c, id) => c.listConversations({ assistant: id }) },
+        { rpc: "GetConversation", unseen: world.b.conversationId, call: (c, id) => c.getConversation({ conversationId: id }) },
+        { rpc: "DeleteConversation", unseen: world.b.conversationId, call: (c, id) => c.deleteConversation({ conversationId: id }) },
+        { rpc: "Chat (conversation)", unseen: world.b.conversationId, call: (c, id) => drain(c.chat({ question: "and then?", conversationId: id })) },
+        { rpc: "GetTurn", unseen: world.b.turnId, call: (c, id) => c.getTurn({ turnId: id }) },
+      ];
+      const answer = (call: () => Promise<unknown>) =>
+        call().then(
+          () => ({ code: "ok" as const, message: "" }),
+          (error: unknown) => ({ code: ConnectError.from(error).code, message: ConnectError.from(error).rawMessage }),
+        );
+      const missing = `nothing-${randomBytes(6).toString("hex")}`;
+      for (const name of ["tenant-a-editor", "tenant-a-reader"]) {
+        const scoped = gatewayClient(quarry.url, keys[name]);
+        for (const probe of ID_PROBES) {
+          const unseen = await answer(() => probe.call(scoped, probe.unseen));
+          const absent = await answer(() => probe.call(scoped, missing));
+          // A reader is refused writes before any look-up, which reveals nothing either.
+          expect(unseen.code, `${name}: ${probe.rpc} with tenant B's id`).toBe(unseen.message.includes("role") ? Code.PermissionDenied : Code.NotFound);
+          expect(unseen.message.replace(probe.unseen, "<id>"), `${name}: ${probe.rpc}`).toBe(absent.message.replace(missing, "<id>"));
+        }
+      }
+      // The case issue 23 quoted: the chunk's base is not named in the answer.
+      const leak = await answer(() => ID_PROBES[6].call(gatewayClient(quarry.url, keys["tenant-a-reader"]), otherChunk));
+      expect(leak.message).not.toContain(world.b.id);
+      // The same chunk for an unscoped reader still says where it is (its key may see it).
+      const open = await gatewayClient(quarry.url, keys.editor).debugRetrieval({ query: "secret", knowledgeBases: [world.a.id], expect: { chunkId: otherChunk } });
+      expect(open.report?.existenceNote).toContain(world.b.id);
     });
 
     it("lets the scoped editor do each of those calls on its own knowledge base", async () => {

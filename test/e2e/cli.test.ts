@@ -58,7 +58,7 @@ describe("the quarry CLI against an embedded instance", () => {
     const run = await quarryCli(["ingest", folder, "--kb", "cli-kb", "--url", quarry.url]);
     const out = lines(run.stdout);
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
-    // English documents: the base gets the default model, and the line says why (cli/model-choice.test.ts
+    // English documents: the base gets the default model, and the line says why (client/model-choice.test.ts
     // covers a Chinese folder).
     expect(out.some((l) => /^created knowledge base cli-kb with all-MiniLM-L6-v2-int8; 0% of the first files' words are Chinese$/.test(l)), run.stdout).toBe(true);
     for (const [name] of files) expect(out.some((l) => new RegExp(`^ready\\s+${name.replace(".", "\\.")} \\(\\d+ chunks\\)$`).test(l)), `${name} in:\n${run.stdout}`).toBe(true);
@@ -78,9 +78,13 @@ describe("the quarry CLI against an embedded instance", () => {
   });
 
   it("asks: the answer streams, then the sources name the files", async () => {
+    const before = (await quarry.client.listConversations({})).conversations.length;
     const run = await quarryCli(["ask", "Where is Tallis Instruments headquartered?", "--kb", "cli-kb", "--url", quarry.url]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain("Ely");
+    // Asked once: no conversation is left behind, and none is named.
+    expect((await quarry.client.listConversations({})).conversations).toHaveLength(before);
+    expect(run.stdout).not.toContain("conversation ");
     const [answer, sources] = run.stdout.split("\nSources:\n");
     expect(sources, run.stdout).toBeDefined();
     const cited = [...sources.matchAll(/^ {2}\[(\d+)\] ([^,(]+?)[,( ]/gm)].map((m) => ({ marker: m[1], file: m[2] }));
@@ -90,6 +94,16 @@ describe("the quarry CLI against an embedded instance", () => {
       expect(files.map(([name]) => name)).toContain(c.file);
       expect(answer).toContain(`[${c.marker}]`);
     }
+  });
+
+  it("keeps the question as a conversation when asked to, and names it", async () => {
+    const run = await quarryCli(["ask", "Where is Tallis Instruments headquartered?", "--kb", "cli-kb", "--conversation", "--url", quarry.url]);
+    expect(run.code, run.stderr).toBe(0);
+    const id = /^conversation (\S+) — resume with: quarry chat --conversation \1$/m.exec(run.stdout)?.[1];
+    expect(id, run.stdout).toBeDefined();
+    const { conversations } = await quarry.client.listConversations({});
+    expect(conversations.map((c) => c.id)).toContain(id);
+    expect(conversations.find((c) => c.id === id)!.title).toBe("Where is Tallis Instruments headquartered?");
   });
 
   it("asks about the PDF and cites it with its page", async () => {
@@ -237,11 +251,18 @@ describe("the quarry CLI speaks plainly", () => {
     await writeFile(join(folder, "granite.md"), "# Granite\n\nGranite is an igneous rock of quartz and feldspar, quarried for building stone.\n");
     await writeFile(join(folder, "basalt.txt"), "Basalt is a fine-grained volcanic rock that forms from rapidly cooling lava.\n");
     await writeFile(join(folder, "quarries.csv"), "name,rock,country\nCarrara,marble,Italy\nRock of Ages,granite,United States\n");
-    // What the README walkthrough met in docs/: a drawing whose markup is no text to index.
+    // What the README walkthrough met in docs/: a drawing, of which only its words are read.
     await mkdir(join(folder, "figures"));
-    await writeFile(join(folder, "figures", "chart.svg"), '<svg xmlns="http://www.w3.org/2000/svg"><text x="1" y="1">ingest rate</text></svg>\n');
+    await writeFile(join(folder, "figures", "chart.svg"), '<svg xmlns="http://www.w3.org/2000/svg"><path d="M0 0 L9 9"/><text x="1" y="1">ingest rate</text></svg>\n');
+    // Issue 23: two files of one name in two subfolders are two documents, named by their paths.
+    for (const sub of ["intro", "api"]) {
+      await mkdir(join(folder, sub));
+      await writeFile(join(folder, sub, "README.md"), `# ${sub}\n\nThe ${sub} section of the rock handbook.\n`);
+    }
+    // Issue 25: a text-like binary is no document, whatever it decodes as.
+    await writeFile(join(folder, "tool.exe"), "MZ this is a stub.\n");
     // A format only Tika reads, with TIKA_URL unset: named, not uploaded to fail.
-    await writeFile(join(folder, "report.docx"), "not opened: skipped by its name");
+    await writeFile(join(folder, "memo.rtf"), "not opened: skipped by its name");
   });
   afterAll(async () => {
     await quarry?.stop();
@@ -322,17 +343,22 @@ describe("the quarry CLI speaks plainly", () => {
     const run = await quarryCli(["ingest", folder, "--kb", "rocks", "--url", quarry.url], env);
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
     const out = lines(run.stdout);
-    expect(out).toContain(`skipped    ${join(folder, "figures", "chart.svg")}: Quarry does not parse .svg files`);
-    expect(out).toContain(`skipped    ${join(folder, "report.docx")}: Word document: needs Apache Tika (set TIKA_URL)`);
-    // stdout is a pipe here: no bar, but progress as lines, in documents (3 files, not 300 percent points).
+    expect(out).toContain(`skipped    ${join(folder, "tool.exe")}: Quarry does not read .exe files`);
+    expect(out).toContain(`skipped    ${join(folder, "memo.rtf")}: RTF document: needs Apache Tika (set TIKA_URL on the server)`);
+    // stdout is a pipe here: no bar, but progress as lines, in documents (6 files, not 600 percent points).
     expect(run.stdout).not.toContain("\r");
-    expect(out[out.findIndex((l) => l.startsWith("created knowledge base rocks")) + 1]).toBe("ingesting: 0/3 documents done, 0%");
-    expect(out).toContain("ingesting: 3/3 documents done, 100%");
-    for (const l of out.filter((x) => x.startsWith("ingesting:"))) expect(l).toMatch(/^ingesting: [0-3]\/3 documents done, \d{1,3}%$/);
-    expect(out.some((l) => /^3 ready, 0 failed, 2 skipped in [\d.]+ s$/.test(l)), run.stdout).toBe(true);
+    expect(out[out.findIndex((l) => l.startsWith("created knowledge base rocks")) + 1]).toBe("ingesting: 0/6 documents done, 0%");
+    expect(out).toContain("ingesting: 6/6 documents done, 100%");
+    for (const l of out.filter((x) => x.startsWith("ingesting:"))) expect(l).toMatch(/^ingesting: [0-6]\/6 documents done, \d{1,3}%$/);
+    expect(out).toContain("ready      intro/README.md (1 chunk)");
+    expect(out).toContain("ready      api/README.md (1 chunk)");
+    expect(out.some((l) => /^6 ready, 0 failed, 2 skipped in [\d.]+ s$/.test(l)), run.stdout).toBe(true);
 
     const { documents } = await quarry.client.listDocuments({ knowledgeBase: "rocks" });
-    expect(documents.map((d) => d.fileName).sort()).toEqual(["basalt.txt", "granite.md", "quarries.csv"]);
+    expect(documents.map((d) => d.fileName).sort()).toEqual(["api/README.md", "basalt.txt", "figures/chart.svg", "granite.md", "intro/README.md", "quarries.csv"]);
+    // The drawing's words, not its markup.
+    const hits = (await quarry.client.search({ query: "ingest rate", knowledgeBases: ["rocks"] })).hits.filter((h) => h.fileName === "figures/chart.svg");
+    expect(hits.map((h) => h.chunk?.text)).toEqual(["ingest rate"]);
   });
 
   it("kb create --parent section makes a two-level base and says so; an unknown mode is refused", async () => {
@@ -367,7 +393,7 @@ describe("the quarry CLI speaks plainly", () => {
     const [header, ...rows] = run.stdout.trimEnd().split("\n");
     expect(header.split(/\s{2,}/)).toEqual(["NAME", "ID", "DOCUMENTS", "CHUNKS", "EMBEDDING MODEL"]);
     const rocks = rows.find((r) => r.startsWith("rocks "))!.split(/\s{2,}/);
-    expect(rocks[2]).toBe("3 documents");
+    expect(rocks[2]).toBe("6 documents");
     expect(rocks[3]).toMatch(/^(1 chunk|\d+ chunks)$/);
     const empty = rows.find((r) => r.startsWith("empty-shelf "))!.split(/\s{2,}/);
     expect(empty.slice(2, 4)).toEqual(["0 documents", "0 chunks"]);

@@ -1,6 +1,8 @@
 // What the system tests share: uploads both ways, collecting an ingestion watch and a chat stream,
 // and the checks that tie a citation back to the file it came from. The files themselves are the
 // repository's fixtures (test/fixtures).
+import { spawn } from "node:child_process";
+import { resolve } from "node:path";
 import { expect } from "vitest";
 import { ConnectError } from "@connectrpc/connect";
 import type { Citation } from "../../gen/quarry/common/v1/common_pb.ts";
@@ -64,11 +66,11 @@ const PHASE_ORDER = [
   DocumentStatus.READY,
 ];
 
-/** The percent each phase may report: parsing 10, chunking 30, embedding 40–90, indexing 95, ready 100. */
+/** The percent each phase may report: pending 0 (1 once submitted), parsing 10, chunking 30, embedding 40–90, indexing 95, ready 100. */
 function percentFits(status: DocumentStatus, percent: number): boolean {
   switch (status) {
     case DocumentStatus.PENDING:
-      return percent === 0;
+      return percent === 0 || percent === 1;
     case DocumentStatus.PARSING:
       return percent === 10;
     case DocumentStatus.CHUNKING:
@@ -165,4 +167,16 @@ export async function pdfPageTexts(bytes: Uint8Array): Promise<string[]> {
   const pdf = await getDocumentProxy(new Uint8Array(bytes));
   const { text } = await extractText(pdf, { mergePages: false });
   return text;
+}
+
+/** `quarry ARGS…` as a person runs it (bin/quarry.mjs in a child process, no API key), with its exit code and output. */
+export function runQuarryCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [resolve(process.cwd(), "bin/quarry.mjs"), ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, QUARRY_API_KEY: "" } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
+    child.on("close", (code) => done({ code: code ?? 1, stdout, stderr }));
+  });
 }

@@ -208,7 +208,7 @@ export function conversationScenario(env: () => { client: QuarryClient; stub: Op
     expect(p.resolvedMarkers).toBe(1);
     expect(p.citationChecks).toHaveLength(1);
     expect(p.markersUsed).toEqual([1]);
-    expect(p.stages.map((s) => s.stage)).toEqual(["rewrite", "retrieve", "build-context", "generate", "verify"]);
+    expect(p.stages.map((s) => s.stage)).toEqual(["rewrite", "retrieve", "build-context", "evidence", "generate", "verify"]);
     expect(p.stages.every((s) => s.durationMs >= 0)).toBe(true);
     expect(p.durationMs).toBeGreaterThan(0);
   });

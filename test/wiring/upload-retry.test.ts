@@ -1,18 +1,13 @@
 // The gateway's upload against the index's catalog and a SQLite bus: an upload whose event never
 // reached the bus (a broker outage after the registration) must be published by the client's retry,
 // not answered "unchanged" and left pending for ever (found by `quarry bench soak --backend distributed`).
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { DocumentSubmittedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
 import { submitDocument, type UploadDeps } from "../../gateway/upload.ts";
 import { Topics, type BusMessage, type EventBus } from "../../lib/bus/event-bus.ts";
-import { SqliteEventBus } from "../../lib/bus/sqlite-event-bus.ts";
 import { UnavailableError } from "../../lib/errors.ts";
-import { SqliteCatalog } from "../../services/index/sqlite/sqlite-catalog.ts";
-import { openTestDatabase } from "../../services/index/testing/sqlite-test-database.ts";
+import { uploadGround } from "../support/upload-ground.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -20,22 +15,7 @@ afterEach(async () => {
 });
 
 async function setup() {
-  const database = openTestDatabase();
-  const catalog = new SqliteCatalog(database.db);
-  const dir = await mkdtemp(join(tmpdir(), "quarry-upload-"));
-  const bus = new SqliteEventBus(join(dir, "bus.db"), { pollIntervalMs: 10 });
-  cleanups.push(async () => {
-    await bus.close({ graceMs: 0 });
-    await database.cleanup();
-    await rm(dir, { recursive: true, force: true });
-  });
-  const kb = await catalog.createKnowledgeBase({
-    name: "handbook",
-    description: "",
-    embeddingModel: "test-model",
-    embeddingDimension: 4,
-    chunking: { strategy: "recursive", chunkSize: 200, chunkOverlap: 20, separators: [] },
-  });
+  const { catalog, bus, dir, kb } = await uploadGround(cleanups);
   let brokerDown = false;
   // The real bus, refusing while "the broker" is down, as the Kafka bus does during a restart.
   const flaky: EventBus = Object.create(bus, {

@@ -19,7 +19,7 @@ export function AssistantForm({ assistant, bases, onSaved, onCancel }: { assista
   const [description, setDescription] = useState(assistant?.description ?? "");
   const [prompt, setPrompt] = useState(assistant?.systemPrompt ?? "");
   const [mounts, setMounts] = useState<MountDraft[]>(() =>
-    assistant ? assistant.knowledgeBases.map((m) => ({ knowledgeBase: m.knowledgeBase, topK: m.topK, priority: m.priority })) : bases.slice(0, 1).map((b) => ({ knowledgeBase: b.id, topK: 0, priority: 0 })),
+    assistant ? assistant.knowledgeBases.map((m) => ({ knowledgeBase: m.knowledgeBase, topK: m.topK, priority: m.priority })) : [],
   );
   const [mode, setMode] = useState<RetrievalMode>(r?.mode || RetrievalMode.HYBRID);
   const [topK, setTopK] = useState(r?.topK ?? 0);

@@ -21,6 +21,7 @@ export function MountsEditor({ bases, value, onChange }: { bases: KnowledgeBase[
     <fieldset className="wide mounts">
       <legend>Knowledge bases it searches</legend>
       {bases.length === 0 && <p className="muted">Create a knowledge base first.</p>}
+      {bases.length > 0 && value.length === 0 && <p className="muted small pick-hint">Choose at least one.</p>}
       {bases.map((kb) => {
         const mount = mountOf(kb);
         return (

@@ -89,7 +89,11 @@ export function ChatScreen() {
             }}
           />
         </div>
-        <SourcesPanel citations={chat.turns[sourcesTurn]?.citations ?? []} selected={selected?.turn === sourcesTurn ? selected.marker : undefined} />
+        <SourcesPanel
+          citations={chat.turns[sourcesTurn]?.citations ?? []}
+          selected={selected?.turn === sourcesTurn ? selected.marker : undefined}
+          closest={chat.turns[sourcesTurn]?.meta?.answered === false}
+        />
       </div>
     </section>
   );

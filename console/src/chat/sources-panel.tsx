@@ -1,12 +1,13 @@
 // The chunks the answer cites: file, page, section, score and snippet; the chosen one is marked.
-// A source expands to its whole chunk and the chunks around it.
+// A source expands to its whole chunk and the chunks around it. When the answer abstained, the
+// passages are the closest the search found, and are labelled so: they answer nothing.
 import { useEffect, useRef, useState } from "react";
 import type { Citation } from "../../../gen/quarry/common/v1/common_pb.ts";
 import { offers } from "../api/client.ts";
 import { ScoreBadge } from "../components/score-badge.tsx";
 import { ChunkInContext } from "./chunk-in-context.tsx";
 
-export function SourcesPanel({ citations, selected }: { citations: Citation[]; selected?: number }) {
+export function SourcesPanel({ citations, selected, closest = false }: { citations: Citation[]; selected?: number; closest?: boolean }) {
   const chosen = useRef<HTMLLIElement>(null);
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
   const toggle = (chunkId: string) =>
@@ -20,7 +21,7 @@ export function SourcesPanel({ citations, selected }: { citations: Citation[]; s
   }, [selected]);
   return (
     <aside className="sources" aria-label="Sources">
-      <h2>Sources</h2>
+      <h2>{closest ? "Closest passages — not an answer" : "Sources"}</h2>
       {citations.length === 0 && <p className="muted">The cited passages appear here.</p>}
       <ol>
         {citations.map((c, i) => (
@@ -31,6 +32,7 @@ export function SourcesPanel({ citations, selected }: { citations: Citation[]; s
               <strong className="file">{c.fileName}</strong>
               <ScoreBadge score={c.score} title="retrieval score" />
             </header>
+            {closest && <p className="closest-label small">closest, not an answer</p>}
             <p className="muted small">
               {c.page > 0 && <>page {c.pageEnd > c.page ? `${c.page}–${c.pageEnd}` : c.page} · </>}
               {c.sectionPath.length > 0 ? c.sectionPath.join(" › ") : "no section"}

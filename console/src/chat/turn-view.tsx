@@ -17,6 +17,11 @@ export function TurnView({ turn, correctable, onCite }: { turn: Turn; correctabl
       <p className="question">{turn.question}</p>
       <div className="answer" aria-live="polite" aria-busy={!done}>
         {turn.stage === "retrieving" && !turn.answer && <p className="muted">Searching…</p>}
+        {m && !m.answered && (
+          <p className="abstained" role="status" data-testid="abstained">
+            The selected knowledge bases do not answer this. <span className="muted small">The passages listed are the closest, not an answer ({m.answeredReason}).</span>
+          </p>
+        )}
         <AnswerText text={turn.answer} citations={turn.citations} checks={turn.checks} onCite={onCite} />
         {turn.error && <p className="error">{turn.error}</p>}
         {m && (

@@ -14,6 +14,9 @@ export interface TurnMeta {
   chunksInContext: number;
   unsupported: number;
   dropped: number;
+  /** False when the knowledge bases do not answer the question: the citations are then the closest passages. */
+  answered: boolean;
+  answeredReason: string;
 }
 
 export interface Turn {
@@ -38,7 +41,16 @@ export function fromStored(t: StoredTurn): Turn {
     citations: t.citations,
     stage: "done",
     checks: p?.citationChecks ?? [],
-    meta: p && { model: p.model, extractive: p.extractive, chunksInContext: p.context.length, unsupported: p.unsupportedMarkers, dropped: p.markersDropped.length },
+    meta: p && {
+      model: p.model,
+      extractive: p.extractive,
+      chunksInContext: p.context.length,
+      unsupported: p.unsupportedMarkers,
+      dropped: p.markersDropped.length,
+      // A turn stored before evidence was judged has no verdict: it was given as an answer.
+      answered: p.answered ?? true,
+      answeredReason: p.answeredReason,
+    },
     turnId: t.id,
     error: p?.error || undefined,
   };
@@ -71,7 +83,15 @@ export function useChat({ onTurnStored }: { onTurnStored?: () => void } = {}) {
           else if (e?.case === "citation") update((t) => ({ ...t, citations: [...t.citations, e.value] }));
           else if (e?.case === "final") {
             const f = e.value;
-            const meta = { model: f.model, extractive: f.extractive, chunksInContext: f.retrieval?.chunksInContext ?? 0, unsupported: f.unsupportedMarkers, dropped: f.droppedMarkers };
+            const meta = {
+              model: f.model,
+              extractive: f.extractive,
+              chunksInContext: f.retrieval?.chunksInContext ?? 0,
+              unsupported: f.unsupportedMarkers,
+              dropped: f.droppedMarkers,
+              answered: f.answered,
+              answeredReason: f.answeredReason,
+            };
             update((t) => ({ ...t, checks: f.citationChecks, meta }));
           }
         }

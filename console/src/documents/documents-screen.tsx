@@ -3,10 +3,11 @@ import { useEffect, useMemo, useState } from "react";
 import { DocumentStatus, type Document } from "../../../gen/quarry/common/v1/common_pb.ts";
 import { offers, quarry } from "../api/client.ts";
 import { describeError } from "../api/errors.ts";
+import { Crumbs } from "../components/crumbs.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
-import { formatCount, isSettled } from "../format.ts";
-import { link } from "../router.ts";
+import { countOf, formatCount, isSettled } from "../format.ts";
 import { useLoad } from "../use-load.ts";
+import { documentPath } from "../document/document-screen.tsx";
 import { DocumentRow } from "./document-row.tsx";
 import { StatusFilter, type StatusFilterValue } from "./status-filter.tsx";
 import { uploadFile, type UploadOutcome } from "./upload-files.ts";
@@ -80,17 +81,12 @@ export function DocumentsScreen({ knowledgeBase }: { knowledgeBase: string }) {
 
   return (
     <section className="screen">
-      <p className="crumbs">
-        <a href="/" onClick={link("/")}>
-          Knowledge bases
-        </a>{" "}
-        /
-      </p>
+      <Crumbs trail={[{ label: "Knowledge bases", path: "/" }]} />
       <div className="screen-head">
         <h1>{kb.data?.name ?? knowledgeBase}</h1>
         {kb.data && (
           <p className="muted">
-            {formatCount(kb.data.documentCount)} documents · {formatCount(kb.data.chunkCount)} chunks · {formatCount(kb.data.tokenCount)} tokens · {kb.data.embeddingModel}
+            {countOf(kb.data.documentCount, "document")} · {countOf(kb.data.chunkCount, "chunk")} · {countOf(kb.data.tokenCount, "token")} · {kb.data.embeddingModel}
           </p>
         )}
       </div>
@@ -139,6 +135,7 @@ export function DocumentsScreen({ knowledgeBase }: { knowledgeBase: string }) {
               <DocumentRow
                 key={d.id}
                 doc={d}
+                href={offers("listDocumentChunks") ? documentPath(knowledgeBase, d.id) : undefined}
                 live={ingestion.progress.get(d.id)}
                 onEnable={(enabled) => act(() => quarry.setDocumentEnabled({ documentId: d.id, enabled }))}
                 onReingest={offers("reingestDocument") ? () => act(async () => reingest([(await quarry.reingestDocument({ documentId: d.id })).document!.id])) : undefined}

@@ -1,17 +1,42 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { ApiKeyRole } from "../../../gen/quarry/common/v1/api_key_pb.ts";
 import { quarry } from "../api/client.ts";
 import { describeError } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 
-export function CreateKeyForm({ onCreated }: { onCreated: (name: string, secret: string, role: ApiKeyRole) => void }) {
+/**
+ * `firstKey`: no key exists yet (undefined while the list loads). `locksOut` says whether creating a
+ * key of this role would leave this tab without access to the keys page: it is then created only
+ * after a confirmation that says so.
+ */
+export function CreateKeyForm({
+  firstKey,
+  locksOut,
+  onCreated,
+}: {
+  firstKey: boolean | undefined;
+  locksOut: (role: ApiKeyRole) => boolean;
+  onCreated: (name: string, secret: string, role: ApiKeyRole) => void;
+}) {
   const [name, setName] = useState("");
-  const [role, setRole] = useState(ApiKeyRole.READER);
+  // The first key turns keys on, and only an admin key can then manage them.
+  const [role, setRole] = useState(ApiKeyRole.ADMIN);
+  const [roleChosen, setRoleChosen] = useState(false);
+  useEffect(() => {
+    if (firstKey === false && !roleChosen) setRole(ApiKeyRole.READER);
+  }, [firstKey, roleChosen]);
   const [bases, setBases] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
+  const [confirming, setConfirming] = useState(false);
+  const roleName = ApiKeyRole[role].toLowerCase();
   const submit = async (e: React.FormEvent) => {
     e.preventDefault();
+    if (locksOut(role) && !confirming) {
+      setConfirming(true);
+      return;
+    }
+    setConfirming(false);
     setBusy(true);
     setError(undefined);
     try {
@@ -34,7 +59,7 @@ export function CreateKeyForm({ onCreated }: { onCreated: (name: string, secret:
       </label>
       <label>
         Role
-        <select value={role} onChange={(e) => setRole(Number(e.target.value))}>
+        <select value={role} onChange={(e) => (setRole(Number(e.target.value)), setRoleChosen(true), setConfirming(false))}>
           <option value={ApiKeyRole.READER}>reader</option>
           <option value={ApiKeyRole.EDITOR}>editor</option>
           <option value={ApiKeyRole.ADMIN}>admin</option>
@@ -45,9 +70,21 @@ export function CreateKeyForm({ onCreated }: { onCreated: (name: string, secret:
         <input value={bases} onChange={(e) => setBases(e.target.value)} disabled={role === ApiKeyRole.ADMIN} placeholder="handbook, 手册" />
       </label>
       <ErrorNote error={error} />
+      {confirming && (
+        <p className="wide warning" role="alert">
+          This is the first key: once it exists every call needs a key, and {roleName === "admin" ? "an" : "a"} {roleName} key cannot manage keys. This
+          console would lose access to this page, and only restarting Quarry with <code>QUARRY_API_KEY</code> gives it back. Create an admin key
+          first to keep it.
+        </p>
+      )}
       <div className="form-actions wide">
-        <button type="submit" className="primary" disabled={busy || !name.trim()}>
-          Create key
+        {confirming && (
+          <button type="button" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        )}
+        <button type="submit" className={confirming ? "danger" : "primary"} disabled={busy || !name.trim()}>
+          {confirming ? `Create the ${roleName} key and lose access` : "Create key"}
         </button>
       </div>
     </form>

@@ -5,8 +5,9 @@ import type { PreviewChunksResponse } from "../../../gen/quarry/gateway/v1/gatew
 import { quarry } from "../api/client.ts";
 import { describeError, isAbort } from "../api/errors.ts";
 import { ErrorNote } from "../components/error-note.tsx";
-import { formatBytes, formatCount } from "../format.ts";
+import { countOf, formatBytes, formatCount } from "../format.ts";
 import { useLoad } from "../use-load.ts";
+import { useReadableFormats } from "../documents/readable-formats.ts";
 import { ChunkCard } from "./chunk-card.tsx";
 import { useDebounced } from "./use-debounced.ts";
 
@@ -14,6 +15,7 @@ const MAX_CHUNKS = 100;
 
 export function PreviewScreen() {
   const [file, setFile] = useState<{ name: string; type: string; bytes: Uint8Array }>();
+  const readable = useReadableFormats();
   // Start from a knowledge base's chunking settings (its model counts the tokens), or the defaults.
   const [base, setBase] = useState("");
   const bases = useLoad(() => quarry.listKnowledgeBases({}).then((r) => r.knowledgeBases), []);
@@ -63,6 +65,7 @@ export function PreviewScreen() {
           <input
             type="file"
             aria-label="File to preview"
+            accept={readable?.accept || undefined}
             onChange={async (e) => {
               const f = e.target.files?.[0];
               if (!f) return;
@@ -107,7 +110,7 @@ export function PreviewScreen() {
       {!file && <p className="empty">Choose a file to see its chunks.</p>}
       {file && result && (
         <p className="summary" role="status">
-          {file.name} ({formatBytes(file.bytes.byteLength)}): <strong data-testid="total-chunks">{formatCount(result.totalChunks)}</strong> chunks, {formatCount(result.totalTokens)} tokens
+          {file.name} ({formatBytes(file.bytes.byteLength)}): <strong data-testid="total-chunks">{formatCount(result.totalChunks)}</strong> {result.totalChunks === 1 ? "chunk" : "chunks"}, {countOf(result.totalTokens, "token")}
           {result.totalChunks > result.chunks.length && ` (first ${result.chunks.length} shown)`}
           {busy && " · re-chunking…"}
         </p>

@@ -17,6 +17,7 @@ const REWRITE_WORDS: Record<QueryRewrite, string> = {
   [QueryRewrite.REWRITTEN]: "rewritten",
   [QueryRewrite.NO_MODEL]: "as asked (no chat model)",
   [QueryRewrite.FAILED]: "as asked (rewrite failed)",
+  [QueryRewrite.PREVIOUS_TERMS]: "with the previous question's words (no chat model)",
 };
 
 export function TurnProvenance({ turnId, children }: { turnId: string; children?: (turn: Turn) => React.ReactNode }) {
@@ -62,6 +63,15 @@ function ProvenanceBody({ turn, bases }: { turn: Turn; bases: KnowledgeBase[] })
             {p.rewriteNote && <span className="muted"> — {p.rewriteNote}</span>}
           </dd>
         </div>
+        {p.answered !== undefined && (
+          <div>
+            <dt>answered</dt>
+            <dd data-testid="answered">
+              {p.answered ? "yes" : "no: the knowledge bases do not answer this"}
+              <span className="muted"> — {p.answeredReason}</span>
+            </dd>
+          </div>
+        )}
         {p.correctionsUsed.length > 0 && (
           <div>
             <dt>corrections</dt>

@@ -3,7 +3,7 @@
 // against a shared broker never see each other's messages.
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { deadLetterTopic, REJECTED_BY_HEADER, RejectedMessageError, type BusMessage, type EventBus, type Subscription } from "../event-bus.ts";
+import { deadLetterTopic, LeaseLostError, REJECTED_BY_HEADER, RejectedMessageError, type BusMessage, type EventBus, type Subscription } from "../event-bus.ts";
 
 export interface EventBusFixture {
   bus: EventBus;
@@ -445,6 +445,34 @@ export function describeEventBusContract(name: string, factory: () => Promise<Ev
       });
       return run;
     }
+
+    it("tells a group's handler its message is its own, and gets a message whose handler lost it back, uncommitted and not dead-lettered", { timeout: TEST_TIMEOUT_MS }, async () => {
+      const topic = unique("owned");
+      const group = unique("group");
+      const owned: boolean[] = [];
+      const seen: string[] = [];
+      const dead = recorder();
+      await bus.ensureTopics([topic, deadLetterTopic(topic)]);
+      await subscribe({ group: unique("dlq"), topics: [deadLetterTopic(topic)], handler: dead.handler });
+      await subscribe({
+        group,
+        topics: [topic],
+        maxAttempts: 1,
+        ...FAST_RETRY,
+        handler: async (message) => {
+          seen.push(text(message.value));
+          owned.push(message.owned?.() ?? false);
+          // The first delivery finds its message gone elsewhere, as after a lapsed lease or a rebalance.
+          if (seen.length === 1) throw new LeaseLostError(message);
+        },
+      });
+      await publishValues(topic, ["job"]);
+      await eventually(() => expect(seen).toEqual(["job", "job"]));
+      await sleep(SETTLE_MS);
+      expect(seen).toEqual(["job", "job"]);
+      expect(owned).toEqual([true, true]);
+      expect(dead.values()).toEqual([]);
+    });
 
     it("dead-letters a rejected message at once, without retries, with the reason and the rejecting group in its headers", { timeout: TEST_TIMEOUT_MS }, async () => {
       const run = await deadLetterRun({

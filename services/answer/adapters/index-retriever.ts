@@ -84,9 +84,11 @@ export class IndexRetriever implements Retriever {
         const res = await domainErrors(() => this.peers.index.search(searchToProto(q)));
         return res.hits.map(hitFromProto);
       },
+      // What answers read beside a hit (neighbours, a parent's children): never a chunk disabled by
+      // hand, which search would not return either (a parent missing one is then not read whole).
       chunksAt: async (positions) => {
         const res = await domainErrors(() => this.peers.index.getChunks({ positions }));
-        return res.chunks.map(chunkFromProto);
+        return res.chunks.filter((c) => !c.disabled).map(chunkFromProto);
       },
     };
   }

@@ -85,7 +85,7 @@ describe("answer with a chat model", () => {
     const record = final.record;
     expect(record.question).toBe("How do I reset my password?");
     expect(record.model).toBe("gpt-test");
-    expect(record.stages.map((s) => s.stage)).toEqual(["retrieve", "build-context", "generate", "verify"]);
+    expect(record.stages.map((s) => s.stage)).toEqual(["retrieve", "build-context", "evidence", "generate", "verify"]);
     expect(record.markers).toEqual({ used: [1, 2], dropped: [7], resolved: 2, unsupported: 0 });
     expect(record.hits.map((h) => [h.rank, h.chunkId, h.contextNumber, h.excludedReason])).toEqual([
       [1, "pw", 1, undefined],
@@ -116,7 +116,7 @@ describe("answer with a chat model", () => {
     expect(final.citationChecks[1].embeddingSupport).toBeLessThan(0.6);
     expect(final.record.markers).toMatchObject({ used: [1, 2], resolved: 2, unsupported: 1 });
     expect(final.record.citationChecks).toEqual(final.citationChecks);
-    expect(final.record.stages.map((s) => s.stage)).toEqual(["retrieve", "build-context", "generate", "verify"]);
+    expect(final.record.stages.map((s) => s.stage)).toEqual(["retrieve", "build-context", "evidence", "generate", "verify"]);
   });
 
   it("checks a marker the model writes at a sentence's start against the rest of the sentence, as models writing Chinese do", async () => {
@@ -138,7 +138,9 @@ describe("answer with a chat model", () => {
   it("tells the model to answer in the question's language", async () => {
     stub = await startOpenAiStub({ reply: () => "在设置中选择安全选项【1】。" });
     const chatModel = new OpenAiChatModel({ baseURL: stub.url, apiKey: "k", model: "gpt-test", maxRetries: 0 });
-    const { text, citations } = await collect(answer("如何重置密码？", deps({ chatModel }), settings));
+    // A Chinese question over a passage that names its subject (the evidence must hold it).
+    const zh = [{ ...hits[0], chunk: { ...hits[0].chunk, text: "重置密码：打开设置，选择安全选项。" } }];
+    const { text, citations } = await collect(answer("如何重置密码？", deps({ chatModel, search: async () => zh }), settings));
     expect(text).toBe("在设置中选择安全选项[1]。");
     expect(citations.map((c) => c.chunkId)).toEqual(["pw"]);
     const system = stub.requests[0].body.messages[0].content as string;
@@ -151,9 +153,10 @@ describe("answer with a chat model", () => {
     const chatModel = new OpenAiChatModel({ baseURL: stub.url, apiKey: "k", model: "gpt-test", maxRetries: 0 });
     const { text, citations, final } = await collect(answer("Parking?", deps({ chatModel, search: async () => [] }), settings));
     expect(stub.requests).toHaveLength(0);
-    expect(text).toMatch(/^I don't know/);
+    expect(text).toBe("The selected knowledge bases do not answer this question.");
     expect(citations).toEqual([]);
     expect(final.retrievalSummary.hitsConsidered).toBe(0);
+    expect(final.evidence).toMatchObject({ answered: false, reason: "nothing was retrieved" });
   });
 
   it("fails when search fails, before any model call", async () => {
@@ -180,7 +183,7 @@ describe("answer without a chat model", () => {
     expect(final.extractive).toBe(true);
     expect(final.usage).toBeNull();
     expect(final.record.model).toBe("extractive");
-    expect(final.record.stages.map((s) => s.stage)).toEqual(["retrieve", "build-context", "extract", "verify"]);
+    expect(final.record.stages.map((s) => s.stage)).toEqual(["retrieve", "build-context", "evidence", "extract", "verify"]);
     // A quote is supported by the chunk it comes from.
     expect(final.record.markers).toMatchObject({ resolved: 1, unsupported: 0 });
   });

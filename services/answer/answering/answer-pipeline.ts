@@ -8,9 +8,10 @@ import { correctionExtract } from "./correction-answer.ts";
 import { describeParents, readParents } from "./parent-stage.ts";
 import { extractiveAnswer, type ExtractiveOptions } from "./extractive-answerer.ts";
 import { buildMessages } from "./prompt.ts";
+import { abstention, judgeEvidence } from "./evidence-support.ts";
 import { retrieveWithOptions, type OptionDeps, type RetrievalNotes, type RetrievalExtras } from "../retrieval/retrieval-options.ts";
 import { validateRetrieval, type RetrievalSettings } from "../retrieval/retrieval-stage.ts";
-import type { RetrievalSummary, StageName, StageRun, TurnRecord } from "./turn-record.ts";
+import type { EvidenceRecord, RetrievalSummary, StageName, StageRun, TurnRecord } from "./turn-record.ts";
 
 export interface AnswerSettings {
   retrieval: RetrievalSettings;
@@ -50,12 +51,15 @@ export type AnswerEvent =
       /** One check per marker left in the answer: is its sentence supported by the chunk it cites? */
       citationChecks: CitationCheck[];
       record: TurnRecord;
+      /** Whether the evidence supported an answer, and why. */
+      evidence: EvidenceRecord;
       retrievalSummary: RetrievalSummary;
       /** Degradation, rerank outcome, the queries searched. */
       notes: RetrievalNotes;
     };
 
-const HAN = /\p{Script=Han}/u;
+/** The closest passages an abstaining answer lists: at most this many, one per document. */
+const CLOSEST_PASSAGES = 3;
 
 /**
  * Answers one question as a sequence of stages — retrieve, build the numbered context, then
@@ -119,6 +123,16 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
   );
   recordRetrieval(record, hits, context);
 
+  // A correction first in the context was matched against the question by its own gate.
+  const isCorrection = settings.isCorrection;
+  const correctionFirst = !!isCorrection && context.chunks.length > 0 && isCorrection(context.chunks[0].hit);
+  const evidence = await stage(
+    "evidence",
+    async () => evidenceRecord(text, context.chunks, query, correctionFirst),
+    (e) => `${e.answered ? "answered" : "not answered"}: ${e.reason}`,
+  );
+  record.evidence = evidence;
+
   yield { type: "status", stage: "generating" };
   let cited: readonly ContextChunk[] = context.chunks;
   let mapper = new CitationMapper(cited);
@@ -132,7 +146,21 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
   const model = deps.chatModel;
   /** For an extract: the context number of each source as shown ([n] cites context number shownAs[n - 1]). */
   let shownAs: number[] | undefined;
-  if (model && context.chunks.length > 0) {
+  /** Quoted and generated answers make claims to verify; an abstention lists passages and claims nothing. */
+  let claims = true;
+  if (!evidence.answered) {
+    // Neither the model nor the extract is asked: both would make something fluent of passages
+    // that are not about the question. The reader gets that plainly, and the closest passages.
+    const closest = closestPassages(context.chunks, evidence.bestChunkId);
+    cited = closest.map((chunk, i) => ({ ...chunk, number: i + 1 }));
+    mapper = new CitationMapper(cited);
+    shownAs = closest.map((chunk) => chunk.number);
+    const { text: says, closestLabel } = abstention(text);
+    const markers = cited.map((c) => `[${c.number}]`).join(" ");
+    yield* shown([...mapper.push(cited.length ? `${says}\n\n${closestLabel} ${markers}` : says), ...mapper.end()]);
+    claims = false;
+    record.stages.push(stageRun(model ? "generate" : "extract", started, generateStarted, `skipped: the evidence does not answer the question; ${cited.length} closest passages listed`));
+  } else if (model) {
     const messages = settings.messagesFor ? settings.messagesFor(text, context.chunks) : buildMessages(text, renderContext(context.chunks));
     try {
       for await (const delta of model.stream(messages, { signal: deps.signal, onUsage: (usage) => (record.usage = usage) })) {
@@ -144,14 +172,9 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
     }
     yield* shown(mapper.end());
     record.stages.push(stageRun("generate", started, generateStarted, `${model.name}, ${mapper.used.length} sources cited`));
-  } else if (model) {
-    // Nothing was retrieved: asking the model anyway invites an answer from its own memory.
-    yield { type: "text", delta: (answerText = nothingFound(text)) };
-    record.stages.push(stageRun("generate", started, generateStarted, "skipped: no context"));
   } else {
-    const isCorrection = settings.isCorrection;
     const extracted =
-      (isCorrection && correctionExtract(text, context.chunks, (c) => isCorrection(c.hit))) || extractiveAnswer(text, context.chunks, settings.extractive);
+      (correctionFirst && correctionExtract(text, context.chunks, (c) => isCorrection!(c.hit))) || extractiveAnswer(text, context.chunks, settings.extractive);
     // The extract numbers its sources 1, 2, … in the order it shows them; the record keeps the
     // context's numbers (renumbered back below).
     cited = extracted.sources.map((chunk, i) => ({ ...chunk, number: i + 1 }));
@@ -159,13 +182,14 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
     shownAs = extracted.sources.map((chunk) => chunk.number);
     yield* shown([...mapper.push(extracted.text), ...mapper.end()]);
     record.stages.push(stageRun("extract", started, generateStarted, extracted.found ? `${mapper.used.length} sources cited` : "no matching sentence"));
+    if (!extracted.found) Object.assign(evidence, { answered: false, reason: `${evidence.reason}; no sentence matches the question` });
   }
 
   const textOf = new Map(cited.map((c) => [c.number, c.hit.chunk.text]));
   let embedFailure = "";
   const checks = await stage(
     "verify",
-    () => verifyCitations(answerText, (n) => textOf.get(n), deps.embedForSupport, (err) => (embedFailure = `; embedding check skipped: ${(err as Error).name}`)),
+    async () => (claims ? verifyCitations(answerText, (n) => textOf.get(n), deps.embedForSupport, (err) => (embedFailure = `; embedding check skipped: ${(err as Error).name}`)) : []),
     (c) => `${c.length} citations checked, ${c.filter((x) => !x.supported).length} unsupported${embedFailure}`,
   );
   record.citationChecks = checks;
@@ -183,6 +207,7 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
     droppedMarkers: record.markers.dropped.length,
     citationChecks: checks,
     record,
+    evidence,
     retrievalSummary: {
       hitsConsidered: hits.length,
       usedInContext: context.chunks.length,
@@ -228,8 +253,18 @@ function stageRun(stage: StageName, turnStarted: number, at: number, note: strin
   return { stage, startedAtMs: at - turnStarted, durationMs: performance.now() - at, note };
 }
 
-function nothingFound(question: string): string {
-  return HAN.test(question)
-    ? "我不知道：所选知识库中没有找到与该问题相关的内容。"
-    : "I don't know: nothing in the selected knowledge bases matches this question.";
+/** The judgement as recorded; a correction first in the context answers by its own gate. */
+function evidenceRecord(question: string, context: readonly ContextChunk[], searched: string, correctionFirst: boolean): EvidenceRecord {
+  const judged = judgeEvidence(question, context, searched);
+  const { answered, reason, coverage, threshold, questionTerms, missingTerms } = judged;
+  const record = { answered, reason, coverage, threshold, questionTerms, missingTerms, bestChunkId: judged.best?.hit.chunk.id ?? "" };
+  return correctionFirst ? { ...record, answered: true, reason: "a managed correction matched the question" } : record;
+}
+
+/** The best passage first, then the next best-ranked chunks of other documents. */
+function closestPassages(context: readonly ContextChunk[], bestChunkId: string): ContextChunk[] {
+  const best = context.find((c) => c.hit.chunk.id === bestChunkId);
+  const ordered = best ? [best, ...context.filter((c) => c !== best)] : [...context];
+  const seen = new Set<string>();
+  return ordered.filter((c) => !seen.has(c.hit.chunk.documentId) && seen.add(c.hit.chunk.documentId)).slice(0, CLOSEST_PASSAGES);
 }

@@ -26,6 +26,8 @@ export interface UnitOptions {
   longSentenceChars: number;
 }
 
+import { withoutInlineMarkup } from "../../../lib/inline-markup.ts";
+
 const HAN = /\p{Script=Han}/u;
 const FENCE = /^(```|~~~)[^\n]*\n[\s\S]*?\n\1[^\n]*$/gm;
 const OPEN_FENCE = /^(```|~~~)/m;
@@ -42,7 +44,7 @@ const OPENERS_AT_END = /[《「『“‘（【〈]+\s*$/u;
 
 /** Markdown emphasis, code ticks and list bullets removed, so the sentence reads as prose. */
 export function withoutMarkup(text: string): string {
-  return text.replace(LIST_ITEM, "").replace(/\*\*|__|`/g, "").replace(/\s+/g, " ").trim();
+  return withoutInlineMarkup(text).replace(/\s+/g, " ").trim();
 }
 
 /** Sentences with their offsets; 。！？ end sentences too, and line breaks always do (lists, headings). */

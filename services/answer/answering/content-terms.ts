@@ -8,9 +8,10 @@ export const HAN = /\p{Script=Han}/u;
 // Function words carry no topic; matching them would rank every sentence alike.
 const STOPWORDS = new Set(
   (
-    "a an and are as at be by can could did do does for from has have how i if in is it its me my of on or our should so " +
+    "a about an and are as at be by use uses used using can could did do does for from has have how i if in is it its me my of on or our should so " +
     "than that the their them then there these this those to was we were what when where which who why will with would you your " +
-    "的 了 是 吗 呢 吧 啊 在 和 与 及 或 我 我们 你 你们 他 她 它 什么 怎么 怎样 如何 为什么 哪 哪里 哪些 多少 吗 请 请问 能 可以 会 要 有 没有 一个 这 那 这个 那个 就 都 也 还 把 被 对 从 到"
+    "的 了 是 吗 呢 吧 啊 在 和 与 及 或 我 我们 你 你们 他 她 它 什么 怎么 怎样 如何 为什么 哪 哪里 哪些 多少 吗 请 请问 能 可以 会 要 有 没有 一个 这 那 这个 那个 就 都 也 还 把 被 对 从 到 " +
+    "呀 啦 嘛 哦 么 呗 他们 她们 它们 其 之 所 为 于 以 而 并 且 又 等 由 将 曾 曾经 有过 一共 时候 东西 什么样 怎么样 样子 哪个 以前 之前 以后 之后"
   ).split(" "),
 );
 
@@ -33,10 +34,14 @@ export function namedEntityTags(text: string): Set<string> {
   return new Set(segmenter().tag(text.normalize("NFKC"), true).map((t) => t.tag));
 }
 
-/** English plural and verb endings folded ("citations" finds "citation"); other scripts unchanged. */
+/**
+ * English plural and verb endings folded ("citations" finds "citation"; "replaced", "replaces" and
+ * "replace" meet at "replac"); other scripts unchanged.
+ */
 export function stem(term: string): string {
   if (!/^[a-z]+$/.test(term) || term.length <= 4) return term;
-  return term.replace(/(ies)$/, "y").replace(/(sses)$/, "ss").replace(/([^s])s$/, "$1").replace(/(ing|ed)$/, "");
+  const folded = term.replace(/(ies)$/, "y").replace(/(sses)$/, "ss").replace(/([^s])s$/, "$1").replace(/(ing|ed)$/, "");
+  return folded.length > 4 ? folded.replace(/([^e])e$/, "$1") : folded;
 }
 
 /** A text's terms, stemmed, with its normalised form for substring tests of Chinese words. */

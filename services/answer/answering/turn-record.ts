@@ -1,6 +1,7 @@
 import type { ChunkParent, HitExplain, RetrievalMode } from "../../../lib/domain.ts";
 import type { ChatUsage } from "../chat-models/chat-model.ts";
 import type { CitationCheck } from "./citation-verifier.ts";
+import type { EvidenceJudgement } from "./evidence-support.ts";
 import type { ExclusionReason } from "./context-builder.ts";
 import type { RetrievalExtras, RetrievalNotes } from "../retrieval/retrieval-extras.ts";
 import type { RetrievalSettings } from "../retrieval/retrieval-stage.ts";
@@ -20,6 +21,7 @@ export type StageName =
   | "neighbours"
   | "parents"
   | "build-context"
+  | "evidence"
   | "generate"
   | "extract"
   | "verify";
@@ -95,9 +97,14 @@ export interface TurnRecord {
   model: string;
   usage: ChatUsage | null;
   extractive: boolean;
+  /** Whether the evidence supported an answer (evidence-support.ts); unset until it was judged. */
+  evidence?: EvidenceRecord;
   startedAt: Date;
   durationMs: number;
 }
+
+/** The evidence judgement, as the final event and the turn carry it: the best passage by its chunk's id. */
+export type EvidenceRecord = Omit<EvidenceJudgement, "best"> & { bestChunkId: string };
 
 /** What the answer's footer shows about retrieval. */
 export interface RetrievalSummary {

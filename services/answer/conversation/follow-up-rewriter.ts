@@ -2,6 +2,7 @@
 // before it. With a chat model configured, the follow-up is rewritten into a standalone question
 // for retrieval; the model still answers the question as asked, with the history beside it.
 import type { ChatMessage, ChatModel } from "../chat-models/chat-model.ts";
+import { analyseQuestion } from "../answering/question-analysis.ts";
 
 /** The prompt's marker; the OpenAI-compatible test stub recognises rewrite requests by it. */
 export const REWRITE_INSTRUCTION = "Rewrite the user's last question as one standalone question";
@@ -44,4 +45,15 @@ export function cleanRewrite(text: string): string {
     .replace(/^(standalone question|question|rewritten question)\s*[:：]\s*/i, "")
     .replace(/^["'“”「」『』]+|["'“”「」『』]+$/g, "")
     .trim();
+}
+
+/**
+ * Without a chat model: the follow-up searched together with the content words of the question
+ * before it that the follow-up does not repeat. Words, not
+ * the whole question, so its question words and phrasing do not steer the search.
+ */
+export function withPreviousTerms(previous: string, followUp: string): { query: string; terms: string[] } {
+  const own = new Set(analyseQuestion(followUp).terms);
+  const terms = analyseQuestion(previous).terms.filter((t) => !own.has(t));
+  return { query: terms.length ? `${terms.join(" ")} ${followUp}` : followUp, terms };
 }

@@ -1,14 +1,14 @@
 // A turn's record (turn-record.ts) and retrieval lists as the TurnProvenance message the index
 // stores and GetTurn returns: ids, ranks, scores and timings, never document text.
 import { create } from "@bufbuild/protobuf";
-import { TurnProvenanceSchema, type QueryRewrite, type TurnProvenance } from "../../../gen/quarry/answer/v1/answer_pb.ts";
+import { EvidenceSupportSchema, TurnProvenanceSchema, type EvidenceSupport, type QueryRewrite, type TurnProvenance } from "../../../gen/quarry/answer/v1/answer_pb.ts";
 import type { QueryRewriteMode } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import { chunkParentToProto, modeToProto } from "../../../lib/proto-convert.ts";
 import type { CandidateList } from "../retrieval/mounted-retrieval.ts";
 import type { RetrievalExtras } from "../retrieval/retrieval-extras.ts";
 import { rewriteModeOf } from "../retrieval/query-rewrite-mode.ts";
 import type { RetrievalSettings } from "../retrieval/retrieval-stage.ts";
-import type { TurnRecord } from "../answering/turn-record.ts";
+import type { EvidenceRecord, TurnRecord } from "../answering/turn-record.ts";
 
 export interface ProvenanceInput {
   assistantId: string;
@@ -114,7 +114,13 @@ export function turnProvenance(input: ProvenanceInput): TurnProvenance {
     unsupportedMarkers: record?.markers.unsupported ?? 0,
     stages: (record?.stages ?? []).map((s) => ({ stage: s.stage, startedAtMs: s.startedAtMs, durationMs: s.durationMs, note: s.note })),
     durationMs: input.durationMs,
+    ...(record?.evidence ? { answered: record.evidence.answered, answeredReason: record.evidence.reason, evidence: evidenceToProto(record.evidence) } : {}),
     correctionsUsed: [...new Set((record?.hits ?? []).filter((h) => isCorrection(h.knowledgeBaseId) && h.contextNumber > 0).map((h) => h.documentId))],
     error: input.error === undefined ? "" : `${(input.error as Error).name ?? "Error"}: ${(input.error as Error).message ?? String(input.error)}`,
   });
+}
+
+/** The evidence judgement as ChatFinal and TurnProvenance carry it. */
+export function evidenceToProto(e: EvidenceRecord): EvidenceSupport {
+  return create(EvidenceSupportSchema, { coverage: e.coverage, threshold: e.threshold, missingTerms: e.missingTerms, bestChunkId: e.bestChunkId, questionTerms: e.questionTerms });
 }

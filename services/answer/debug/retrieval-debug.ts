@@ -300,6 +300,7 @@ async function traceTarget(target: Target, expected: string, plan: DebugPlan, re
 function whyUnsearchable(target: Target, plan: DebugPlan): string {
   const doc = target.document;
   const file = target.fileName || target.chunk.documentId;
+  if (target.chunk.disabled) return `the chunk is disabled (a hand correction in ${file}; enable it to search it)`;
   if (!target.enabled || doc?.enabled === false) return `its document ${file} is disabled`;
   if (plan.documentIds.length > 0 && !plan.documentIds.includes(target.chunk.documentId)) return `its document ${file} is outside the document filter`;
   const wanted = Object.entries(plan.metadataEquals ?? {});

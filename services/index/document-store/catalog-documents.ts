@@ -50,6 +50,8 @@ export interface DocumentSource {
   metadata: Record<string, string>;
   created_at: number;
   updated_at: number;
+  /** Absent when the version's indexing touched no hand edits. */
+  chunk_edits?: string;
 }
 
 export interface Counts {
@@ -107,6 +109,7 @@ export const CATALOG_MAPPINGS: Record<string, unknown> = {
     metadata: { type: "object", enabled: false },
     created_at: { type: "long" },
     updated_at: { type: "long" },
+    chunk_edits: { type: "text", index: false },
   },
 };
 
@@ -202,6 +205,7 @@ export function toDocument(source: DocumentSource): DocumentRecord {
     metadata: source.metadata ?? {},
     createdAt: new Date(source.created_at),
     updatedAt: new Date(source.updated_at),
+    ...(source.chunk_edits ? { chunkEdits: source.chunk_edits } : {}),
   };
 }
 
@@ -224,5 +228,6 @@ export function toDocumentSource(document: DocumentRecord): DocumentSource {
     metadata: document.metadata,
     created_at: document.createdAt.getTime(),
     updated_at: document.updatedAt.getTime(),
+    ...(document.chunkEdits ? { chunk_edits: document.chunkEdits } : {}),
   };
 }

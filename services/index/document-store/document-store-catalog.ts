@@ -52,6 +52,7 @@ export class DocumentStoreCatalog implements Catalog {
   private readonly ensureIndex: () => Promise<void>;
   private closed = false;
   private modelChangeMapping: Promise<void> | undefined;
+  private chunkEditsMapping: Promise<void> | undefined;
   private readonly isConflict = (error: unknown): boolean => this.store.errors.isResponseError(error, 409);
   /**
    * Refreshes of the catalog index, one at a time, each shared by every document write that asked
@@ -343,6 +344,14 @@ export class DocumentStoreCatalog implements Catalog {
    */
   private async saveDocument(document: DocumentRecord, read: VersionedSource<DocumentSource> | undefined, options: { refresh: boolean } = { refresh: true }): Promise<void> {
     const source = toDocumentSource(document);
+    // A catalog made before chunk edits gets the field the first time a document needs it.
+    if (source.chunk_edits) {
+      this.chunkEditsMapping ??= this.store.putMapping(this.index, { chunk_edits: CATALOG_MAPPINGS_PROPERTIES.chunk_edits }).catch((error: unknown) => {
+        this.chunkEditsMapping = undefined;
+        throw error;
+      });
+      await this.chunkEditsMapping;
+    }
     const id = documentRecordId(document.id);
     if (read) await this.store.put(this.index, id, source, { refresh: false, ifUnchanged: read });
     else await this.store.create(this.index, id, source, { refresh: false });

@@ -27,7 +27,9 @@ import {
   CHUNK_SOURCE_EXCLUDES,
   chunksByIdSearchBody,
   documentChunksQuery,
+  documentFlaggedChunksQuery,
   documentMarkerId,
+  EDIT_FIELD_MAPPINGS,
   documentMarkerSource,
   documentRecordsQuery,
   indexSlug,
@@ -105,6 +107,8 @@ export class DocumentStoreEngine implements SearchEngine {
   private templateReady: Promise<void> | undefined;
   /** Indices known to map the parent field (see ensureParentField). */
   private readonly parentFieldReady = new Map<string, Promise<void>>();
+  /** Indices known to map the edit fields (see ensureEditFields). */
+  private readonly editFieldsReady = new Map<string, Promise<void>>();
   private closed = false;
   /** Documents' chunk writes joined per index (write-batches.ts). */
   private readonly liveWrites = new WriteBatches<DocumentWrite>((alias, writes) => this.writeDocuments(alias, writes), { maxWrites: 32, maxWeight: 2_000 });
@@ -188,6 +192,7 @@ export class DocumentStoreEngine implements SearchEngine {
       }
       const alias = this.aliasFor(knowledgeBaseId);
       await this.ensureParentField(alias, chunks);
+      if (chunks.some(hasEdits)) await this.ensureEditFields(alias);
       if (documentVector) {
         await this.ensureDocumentField(knowledgeBaseId, dimension);
         this.documentVectorsSeen.set(knowledgeBaseId, { stores: true, at: Date.now() });
@@ -222,12 +227,49 @@ export class DocumentStoreEngine implements SearchEngine {
       await this.requireDimension(knowledgeBaseId);
       const alias = this.aliasFor(knowledgeBaseId);
       await this.store.put(alias, documentMarkerId(documentId), documentMarkerSource(knowledgeBaseId, documentId, enabled), { refresh: false, requireAlias: true });
-      await this.store.updateWhere("set document enabled", alias, documentChunksQuery(documentId), { enabled }, { refresh: true, requireAlias: true });
+      // Enabling a document leaves the chunks disabled by hand out of search.
+      const chunks = enabled ? documentFlaggedChunksQuery(documentId) : documentChunksQuery(documentId);
+      await this.store.updateWhere("set document enabled", alias, chunks, { enabled }, { refresh: true, requireAlias: true });
       const shadow = this.shadows.get(knowledgeBaseId);
       if (shadow) {
         await this.store.put(shadow.index, documentMarkerId(documentId), documentMarkerSource(knowledgeBaseId, documentId, enabled), { refresh: false });
-        await this.store.updateWhere("set document enabled", shadow.index, documentChunksQuery(documentId), { enabled }, { refresh: true });
+        await this.store.updateWhere("set document enabled", shadow.index, chunks, { enabled }, { refresh: true });
       }
+    });
+  }
+
+  async putChunk(knowledgeBaseId: string, documentId: string, fileName: string, chunk: EmbeddedChunk): Promise<void> {
+    await this.call("put chunk", async () => {
+      const dimension = await this.requireDimension(knowledgeBaseId);
+      if (chunk.vector.length !== dimension) {
+        throw new FailedPreconditionError(`chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; knowledge base ${knowledgeBaseId} stores ${dimension}`);
+      }
+      const alias = this.aliasFor(knowledgeBaseId);
+      await this.ensureEditFields(alias);
+      const source = {
+        ...toChunkSource(chunk, knowledgeBaseId, documentId, fileName, await this.documentEnabled(alias, documentId)),
+        search_terms: segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath)),
+        embedding: Array.from(chunk.vector),
+      };
+      // A partial update (an insert for a new id): a document vector on the record stays.
+      await this.store.bulk("put chunk", [{ update: { _index: alias, _id: chunk.id } }, { doc: source, doc_as_upsert: true }], { refresh: true, requireAlias: true });
+      // The shadow's vector was of the old text: the running change of model embeds the document again.
+      const shadow = this.shadows.get(knowledgeBaseId);
+      if (shadow) await this.store.deleteWhere("put chunk", shadow.index, { ids: { values: [chunk.id] } }, { refresh: true });
+    });
+  }
+
+  async setChunkDisabled(knowledgeBaseId: string, chunkId: string, disabled: boolean): Promise<void> {
+    await this.call("set chunk disabled", async () => {
+      await this.requireDimension(knowledgeBaseId);
+      const alias = this.aliasFor(knowledgeBaseId);
+      await this.ensureEditFields(alias);
+      const stored = await findRecord<{ document_id?: string; record_type?: string }>(this.store, alias, chunkId, ["document_id", "record_type"]);
+      if (!stored || stored.source.record_type !== "chunk" || !stored.source.document_id) throw new NotFoundError(`no chunk ${chunkId} in knowledge base ${knowledgeBaseId}`);
+      const fields = { disabled, enabled: !disabled && (await this.documentEnabled(alias, stored.source.document_id)) };
+      await this.store.updateWhere("set chunk disabled", alias, { ids: { values: [chunkId] } }, fields, { refresh: true, requireAlias: true });
+      const shadow = this.shadows.get(knowledgeBaseId);
+      if (shadow) await this.store.updateWhere("set chunk disabled", shadow.index, { ids: { values: [chunkId] } }, fields, { refresh: true });
     });
   }
 
@@ -357,6 +399,7 @@ export class DocumentStoreEngine implements SearchEngine {
         }
       }
       await this.ensureParentField(shadow.index, chunks);
+      if (chunks.some(hasEdits)) await this.ensureEditFields(shadow.index);
       if (documentVector && documentVector.length !== shadow.dimension) {
         throw new FailedPreconditionError(`document ${documentId} has a ${documentVector.length}-dimensional document vector; the new model's are ${shadow.dimension}`);
       }
@@ -469,6 +512,17 @@ export class DocumentStoreEngine implements SearchEngine {
         throw error;
       });
       this.parentFieldReady.set(index, ready);
+    }
+    await ready;
+  }
+
+  /** The edit fields on an index made before chunks were edited (once per index and process). */
+  private async ensureEditFields(index: string): Promise<void> {
+    let ready = this.editFieldsReady.get(index);
+    if (!ready) {
+      ready = this.store.putMapping(index, EDIT_FIELD_MAPPINGS);
+      this.editFieldsReady.set(index, ready);
+      ready.catch(() => this.editFieldsReady.delete(index));
     }
     await ready;
   }
@@ -710,6 +764,11 @@ export class DocumentStoreEngine implements SearchEngine {
       return response.hits.map(toHit[i]);
     });
   }
+}
+
+/** Whether a chunk carries what only an index with the edit fields can store. */
+function hasEdits(chunk: Chunk): boolean {
+  return chunk.revision !== undefined || chunk.disabled === true;
 }
 
 function bm25Hit(hit: StoredHit<ChunkSource>): EngineHit {

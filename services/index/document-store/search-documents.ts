@@ -4,7 +4,7 @@
 // and the same BM25 query; only what differs between them (the vector field, the kNN query, the
 // client calls) stays in each backend.
 import { createHash } from "node:crypto";
-import type { Chunk, ChunkParent, EmbeddedChunk, SearchQuery } from "../../../lib/domain.ts";
+import type { Chunk, ChunkParent, ChunkRevision, EmbeddedChunk, SearchQuery } from "../../../lib/domain.ts";
 import type { WeightedTerms } from "../search/query-terms.ts";
 import type { EngineHit } from "../search/rrf-fusion.ts";
 
@@ -27,6 +27,10 @@ export interface ChunkSource {
   enabled: boolean;
   /** Two-level chunking: the chunk's parent; absent for a chunk without one. */
   parent?: ParentSource;
+  /** A chunk corrected or written by hand; absent for one as ingested. Stored, never searched. */
+  revision?: { version: number; manual: boolean; original_text: string };
+  /** Disabled by hand; enabled (what searches filter on) is then false whatever the document's flag. */
+  disabled?: boolean;
 }
 
 /** Stored, never searched: the answer reads it back with the hit. */
@@ -42,6 +46,9 @@ export interface ParentSource {
 
 /** The parent field's mapping; also added to a chunk index made before parents were stored. */
 export const PARENT_FIELD_MAPPING = { parent: { type: "object", enabled: false } };
+
+/** The fields of chunk edits; also added to a chunk index made before chunks were edited. */
+export const EDIT_FIELD_MAPPINGS = { revision: { type: "object", enabled: false }, disabled: { type: "boolean" } };
 
 /**
  * The vector fields: every chunk's own, and on a document's first chunk the vector of the whole
@@ -94,10 +101,12 @@ export function chunkFieldMappings(searchTermsAnalyzer: string): Record<string, 
     end_offset: { type: "integer" },
     enabled: { type: "boolean" },
     ...PARENT_FIELD_MAPPING,
+    ...EDIT_FIELD_MAPPINGS,
   };
 }
 
-export function toChunkSource(chunk: EmbeddedChunk, knowledgeBaseId: string, documentId: string, fileName: string, enabled: boolean): ChunkSource {
+/** documentEnabled is the document's flag; a chunk disabled by hand is stored not enabled whatever it is. */
+export function toChunkSource(chunk: EmbeddedChunk, knowledgeBaseId: string, documentId: string, fileName: string, documentEnabled: boolean): ChunkSource {
   return {
     record_type: "chunk",
     chunk_id: chunk.id,
@@ -112,8 +121,10 @@ export function toChunkSource(chunk: EmbeddedChunk, knowledgeBaseId: string, doc
     section_path: chunk.sectionPath,
     start_offset: chunk.start,
     end_offset: chunk.end,
-    enabled,
+    enabled: documentEnabled && !chunk.disabled,
     ...(chunk.parent ? { parent: toParentSource(chunk.parent) } : {}),
+    ...(chunk.revision ? { revision: { version: chunk.revision.version, manual: chunk.revision.manual, original_text: chunk.revision.originalText } } : {}),
+    ...(chunk.disabled ? { disabled: true } : {}),
   };
 }
 
@@ -155,7 +166,13 @@ export function chunkFromSource(source: ChunkSource): Chunk {
     start: source.start_offset,
     end: source.end_offset,
     ...(source.parent ? { parent: parentFromSource(source.parent) } : {}),
+    ...(source.revision ? { revision: revisionFromSource(source.revision) } : {}),
+    ...(source.disabled ? { disabled: true } : {}),
   };
+}
+
+function revisionFromSource(r: NonNullable<ChunkSource["revision"]>): ChunkRevision {
+  return { version: r.version, manual: r.manual, originalText: r.original_text ?? "" };
 }
 
 export function bm25EngineHit(source: ChunkSource, score: number | null | undefined): EngineHit {
@@ -182,6 +199,11 @@ export function chunkFilters(query: SearchQuery): Record<string, unknown>[] {
 export function documentChunksQuery(documentId: string, except: string[] = []): Record<string, unknown> {
   const filter = [{ term: { record_type: "chunk" } }, { term: { document_id: documentId } }];
   return { bool: except.length > 0 ? { filter, must_not: [{ ids: { values: except } }] } : { filter } };
+}
+
+/** The chunks of one document that a document's flag reaches: all but those disabled by hand. */
+export function documentFlaggedChunksQuery(documentId: string): Record<string, unknown> {
+  return { bool: { filter: [{ term: { record_type: "chunk" } }, { term: { document_id: documentId } }], must_not: [{ term: { disabled: true } }] } };
 }
 
 /** Every record of one document: its chunks and its marker. */

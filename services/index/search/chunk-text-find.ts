@@ -3,9 +3,11 @@
 // counts as a match is decided once: the text as given, or — since people paste what they remember
 // from a PDF, with other line breaks, full-width letters or other case — both texts normalised
 // (NFKC, lower case, whitespace removed; removing it rather than collapsing it also lets a Chinese
-// phrase match across a line break).
+// phrase match across a line break) and without Markdown's inline marks and list bullets, as an
+// answer quotes it (lib/inline-markup.ts), so a phrase copied from an answer is found.
 import type { Chunk, ChunkFind, FoundChunk, ScannedChunk } from "../../../lib/domain.ts";
 import { InvalidInputError } from "../../../lib/errors.ts";
+import { textWithoutInlineMarkup } from "../../../lib/inline-markup.ts";
 
 // The engines import these from here; they live in lib/domain.ts because the answer service reads them too.
 export type { ChunkFind, FoundChunk, ScannedChunk };
@@ -28,7 +30,7 @@ const NON_ASCII = /[^\x00-\x7f]/;
 
 export function normaliseForFind(text: string): string {
   // NFKC leaves ASCII as it is; skipping it for ASCII text halves a scan of English chunks.
-  return (NON_ASCII.test(text) ? text.normalize("NFKC") : text).toLowerCase().replace(/\s+/gu, "");
+  return textWithoutInlineMarkup(NON_ASCII.test(text) ? text.normalize("NFKC") : text).toLowerCase().replace(/\s+/gu, "");
 }
 
 export function validateChunkFind(request: ChunkFindRequest): void {

@@ -138,6 +138,18 @@ const MIGRATIONS: Migration[] = [
   },
   {
     version: 5,
+    sql: `
+      -- Chunks corrected or written by hand (docs/DOCUMENTS.md): the revision (JSON: version,
+      -- manual, original text), NULL for a chunk as ingested; and the chunk's own disabled flag,
+      -- beside enabled, which stays the flag search reads (document enabled and chunk not disabled).
+      ALTER TABLE chunks ADD COLUMN revision TEXT;
+      ALTER TABLE chunks ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0;
+      -- What indexing the document's version did to its hand edits; '' when it had none.
+      ALTER TABLE documents ADD COLUMN chunk_edits TEXT NOT NULL DEFAULT '';
+    `,
+  },
+  {
+    version: 6,
     sql: "",
     // Keyword tables without contentless_delete, whose deletes shrink BM25's totals (space-tables.ts).
     run: rebuildKeywordTables,

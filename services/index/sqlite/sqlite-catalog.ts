@@ -36,6 +36,7 @@ interface DocumentRow {
   chunk_count: number;
   token_count: number;
   error_message: string;
+  chunk_edits: string;
   enabled: number;
   metadata: string;
   created_at: number;
@@ -214,14 +215,14 @@ export class SqliteCatalog implements Catalog {
     this.db
       .prepare(
         `INSERT INTO documents (id, knowledge_base_id, file_name, mime_type, size_bytes, content_hash, version, status, progress_percent,
-           chunk_count, token_count, error_message, enabled, metadata, created_at, updated_at)
+           chunk_count, token_count, error_message, enabled, metadata, created_at, updated_at, chunk_edits)
          VALUES (@id, @knowledgeBaseId, @fileName, @mimeType, @sizeBytes, @contentHash, @version, @status, @progressPercent,
-           @chunkCount, @tokenCount, @errorMessage, @enabled, @metadata, @createdAt, @updatedAt)
+           @chunkCount, @tokenCount, @errorMessage, @enabled, @metadata, @createdAt, @updatedAt, @chunkEdits)
          ON CONFLICT (id) DO UPDATE SET
            mime_type = excluded.mime_type, size_bytes = excluded.size_bytes, content_hash = excluded.content_hash,
            version = excluded.version, status = excluded.status, progress_percent = excluded.progress_percent,
            chunk_count = excluded.chunk_count, token_count = excluded.token_count, error_message = excluded.error_message,
-           enabled = excluded.enabled, metadata = excluded.metadata, updated_at = excluded.updated_at`,
+           enabled = excluded.enabled, metadata = excluded.metadata, updated_at = excluded.updated_at, chunk_edits = excluded.chunk_edits`,
       )
       .run({
         ...document,
@@ -229,6 +230,7 @@ export class SqliteCatalog implements Catalog {
         metadata: JSON.stringify(document.metadata),
         createdAt: document.createdAt.getTime(),
         updatedAt: document.updatedAt.getTime(),
+        chunkEdits: document.chunkEdits ?? "",
       });
   }
 }
@@ -273,5 +275,6 @@ function toDocument(row: DocumentRow): DocumentRecord {
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
+    ...(row.chunk_edits ? { chunkEdits: row.chunk_edits } : {}),
   };
 }

@@ -6,7 +6,7 @@
 // are deleted, disabled and swapped with the chunk rows by the same rowids, and a shadow's document
 // table is the shadow's vector table's name plus the same suffix, so a swap moves both. The lists
 // feed the shared ladder of search/hybrid-search.ts.
-import type { Chunk, ChunkParent, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
+import type { Chunk, ChunkParent, ChunkRevision, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import type { EngineHit } from "../search/rrf-fusion.ts";
 import { hybridSearch } from "../search/hybrid-search.ts";
@@ -50,6 +50,8 @@ interface ChunkRow {
   end_offset: number;
   enabled: number;
   parent: string | null;
+  revision: string | null;
+  disabled: number;
 }
 
 /** Chunks read per statement when finding text. */
@@ -146,42 +148,17 @@ export class SqliteSearchEngine implements SearchEngine {
                ON CONFLICT (knowledge_base_id, document_id) DO NOTHING`,
             )
             .run(knowledgeBaseId, documentId, enabled ? 1 : 0);
-          const insertChunk = this.db.prepare(
-            `INSERT INTO chunks (id, knowledge_base_id, document_id, file_name, chunk_index, text, token_count, page, page_end,
-               section_path, start_offset, end_offset, enabled, parent)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          );
-          const insertTerms = this.db.prepare(`INSERT INTO "${space.keyword_table}" (rowid, terms) VALUES (?, ?)`);
-          const insertVector = this.db.prepare(`INSERT INTO "${space.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`);
-          let firstRowid: number | bigint | undefined;
-          let firstIndex = Infinity;
+          let first: { index: number; rowid: number | bigint; enabled: boolean } | undefined;
           for (const chunk of chunks) {
-            const { lastInsertRowid } = insertChunk.run(
-              chunk.id,
-              knowledgeBaseId,
-              documentId,
-              fileName,
-              chunk.index,
-              chunk.text,
-              chunk.tokenCount,
-              chunk.page,
-              chunk.pageEnd,
-              JSON.stringify(chunk.sectionPath),
-              chunk.start,
-              chunk.end,
-              enabled ? 1 : 0,
-              chunk.parent ? JSON.stringify(chunk.parent) : null,
-            );
-            insertTerms.run(lastInsertRowid, keywordTerms(chunk.text, chunk.sectionPath));
-            // vec0 only accepts integer-typed keys and metadata, which better-sqlite3 sends for BigInt.
-            insertVector.run(BigInt(lastInsertRowid), vectorBlob(chunk.vector), documentId, enabled ? 1n : 0n);
-            if (chunk.index < firstIndex) [firstIndex, firstRowid] = [chunk.index, lastInsertRowid];
+            const row = this.insertChunkRow(space, knowledgeBaseId, documentId, fileName, enabled, chunk);
+            if (!first || chunk.index < first.index) first = { index: chunk.index, ...row };
           }
-          if (documentVector && firstRowid !== undefined) {
+          if (documentVector && first) {
             this.createVectorTables(space.vector_table, space.dimension);
+            // The first chunk's flag: a document vector is stored on, and searched with, that chunk.
             this.db
               .prepare(`INSERT INTO "${documentTableName(space.vector_table)}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`)
-              .run(BigInt(firstRowid), vectorBlob(documentVector), documentId, enabled ? 1n : 0n);
+              .run(BigInt(first.rowid), vectorBlob(documentVector), documentId, first.enabled ? 1n : 0n);
           }
         })
         .immediate(),
@@ -215,15 +192,68 @@ export class SqliteSearchEngine implements SearchEngine {
                ON CONFLICT (knowledge_base_id, document_id) DO UPDATE SET enabled = excluded.enabled`,
             )
             .run(knowledgeBaseId, documentId, flag);
+          // A chunk disabled by hand stays out of search whatever its document's flag.
           const rows = this.db
-            .prepare(`SELECT rowid FROM chunks WHERE knowledge_base_id = ? AND document_id = ? AND enabled != ?`)
+            .prepare(`SELECT rowid FROM chunks WHERE knowledge_base_id = ? AND document_id = ? AND enabled != ? * (1 - disabled)`)
             .all(knowledgeBaseId, documentId, flag) as { rowid: number }[];
-          this.db.prepare(`UPDATE chunks SET enabled = ? WHERE knowledge_base_id = ? AND document_id = ?`).run(flag, knowledgeBaseId, documentId);
-          // Point updates by rowid: vec0 would otherwise scan the whole table for a WHERE on metadata.
-          for (const table of this.vectorTablesOf(knowledgeBaseId)) {
-            const updateVector = this.db.prepare(`UPDATE "${table}" SET enabled = ? WHERE rowid = ?`);
-            for (const { rowid } of rows) updateVector.run(BigInt(flag), BigInt(rowid));
+          this.db.prepare(`UPDATE chunks SET enabled = ? * (1 - disabled) WHERE knowledge_base_id = ? AND document_id = ?`).run(flag, knowledgeBaseId, documentId);
+          const read = this.db.prepare(`SELECT enabled FROM chunks WHERE rowid = ?`);
+          for (const { rowid } of rows) this.setVectorFlags(knowledgeBaseId, rowid, (read.get(rowid) as { enabled: number }).enabled);
+        })
+        .immediate(),
+    );
+  }
+
+  async putChunk(knowledgeBaseId: string, documentId: string, fileName: string, chunk: EmbeddedChunk): Promise<void> {
+    this.run("put chunk", () =>
+      this.db
+        .transaction(() => {
+          const space = this.requireSpace(knowledgeBaseId);
+          if (chunk.vector.length !== space.dimension) {
+            throw new FailedPreconditionError(`chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; knowledge base ${knowledgeBaseId} stores ${space.dimension}`);
           }
+          const enabled = this.documentEnabled(knowledgeBaseId, documentId) && !chunk.disabled;
+          const stored = this.db
+            .prepare(`SELECT rowid, text, section_path FROM chunks WHERE id = ? AND knowledge_base_id = ? AND document_id = ?`)
+            .get(chunk.id, knowledgeBaseId, documentId) as { rowid: number; text: string; section_path: string } | undefined;
+          if (!stored) {
+            this.insertChunkRow(space, knowledgeBaseId, documentId, fileName, this.documentEnabled(knowledgeBaseId, documentId), chunk);
+            return;
+          }
+          // Updated in place, so the rowid (and the document vector keyed by it) stays.
+          this.db
+            .prepare(
+              `UPDATE chunks SET chunk_index = ?, text = ?, token_count = ?, page = ?, page_end = ?, section_path = ?, start_offset = ?, end_offset = ?,
+                 enabled = ?, parent = ?, revision = ?, disabled = ? WHERE rowid = ?`,
+            )
+            .run(...chunkColumns(chunk).place, enabled ? 1 : 0, ...chunkColumns(chunk).marks, stored.rowid);
+          // Out with the terms it was written with, so FTS5's totals shrink as they grew (space-tables.ts).
+          this.db.prepare(deleteKeywordRowSql(space.keyword_table)).run(stored.rowid, keywordTerms(stored.text, JSON.parse(stored.section_path) as string[]));
+          this.db.prepare(`INSERT INTO "${space.keyword_table}" (rowid, terms) VALUES (?, ?)`).run(stored.rowid, keywordTerms(chunk.text, chunk.sectionPath));
+          this.db.prepare(`DELETE FROM "${space.vector_table}" WHERE rowid = ?`).run(BigInt(stored.rowid));
+          this.db
+            .prepare(`INSERT INTO "${space.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`)
+            .run(BigInt(stored.rowid), vectorBlob(chunk.vector), documentId, enabled ? 1n : 0n);
+          // The shadow's vector was of the old text: the running change of model embeds it again.
+          const shadow = this.findShadow(knowledgeBaseId);
+          if (shadow) this.db.prepare(`DELETE FROM "${shadow.vector_table}" WHERE rowid = ?`).run(BigInt(stored.rowid));
+        })
+        .immediate(),
+    );
+  }
+
+  async setChunkDisabled(knowledgeBaseId: string, chunkId: string, disabled: boolean): Promise<void> {
+    this.run("set chunk disabled", () =>
+      this.db
+        .transaction(() => {
+          this.requireSpace(knowledgeBaseId);
+          const row = this.db.prepare(`SELECT rowid, document_id FROM chunks WHERE id = ? AND knowledge_base_id = ?`).get(chunkId, knowledgeBaseId) as
+            | { rowid: number; document_id: string }
+            | undefined;
+          if (!row) throw new NotFoundError(`no chunk ${chunkId} in knowledge base ${knowledgeBaseId}`);
+          const enabled = this.documentEnabled(knowledgeBaseId, row.document_id) && !disabled ? 1 : 0;
+          this.db.prepare(`UPDATE chunks SET disabled = ?, enabled = ? WHERE rowid = ?`).run(disabled ? 1 : 0, enabled, row.rowid);
+          this.setVectorFlags(knowledgeBaseId, row.rowid, enabled);
         })
         .immediate(),
     );
@@ -504,6 +534,29 @@ export class SqliteSearchEngine implements SearchEngine {
     return row ? row.enabled === 1 : true;
   }
 
+  /** Inserts a chunk's row, its keyword terms and its vector; its flag is the document's unless the chunk is disabled. */
+  private insertChunkRow(space: SearchSpaceRow, knowledgeBaseId: string, documentId: string, fileName: string, documentEnabled: boolean, chunk: EmbeddedChunk) {
+    const enabled = documentEnabled && !chunk.disabled;
+    const { lastInsertRowid } = this.db
+      .prepare(
+        `INSERT INTO chunks (id, knowledge_base_id, document_id, file_name, chunk_index, text, token_count, page, page_end,
+           section_path, start_offset, end_offset, enabled, parent, revision, disabled)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(chunk.id, knowledgeBaseId, documentId, fileName, ...chunkColumns(chunk).place, enabled ? 1 : 0, ...chunkColumns(chunk).marks);
+    this.db.prepare(`INSERT INTO "${space.keyword_table}" (rowid, terms) VALUES (?, ?)`).run(lastInsertRowid, keywordTerms(chunk.text, chunk.sectionPath));
+    // vec0 only accepts integer-typed keys and metadata, which better-sqlite3 sends for BigInt.
+    this.db
+      .prepare(`INSERT INTO "${space.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`)
+      .run(BigInt(lastInsertRowid), vectorBlob(chunk.vector), documentId, enabled ? 1n : 0n);
+    return { rowid: lastInsertRowid, enabled };
+  }
+
+  /** A chunk's search flag in every vector table keyed by its rowid (a point update: vec0 would scan for a WHERE on metadata). */
+  private setVectorFlags(knowledgeBaseId: string, rowid: number, enabled: number): void {
+    for (const table of this.vectorTablesOf(knowledgeBaseId)) this.db.prepare(`UPDATE "${table}" SET enabled = ? WHERE rowid = ?`).run(BigInt(enabled), BigInt(rowid));
+  }
+
   private deleteChunkRows(rows: { rowid: number; knowledge_base_id: string }[]): void {
     if (rows.length === 0) return;
     const readChunk = this.db.prepare(`SELECT text, section_path FROM chunks WHERE rowid = ?`);
@@ -622,5 +675,18 @@ function toChunk(row: ChunkRow): Chunk {
     start: row.start_offset,
     end: row.end_offset,
     ...(row.parent ? { parent: JSON.parse(row.parent) as ChunkParent } : {}),
+    ...(row.revision ? { revision: JSON.parse(row.revision) as ChunkRevision } : {}),
+    ...(row.disabled ? { disabled: true } : {}),
+  };
+}
+
+/**
+ * A chunk's stored columns around enabled (which the caller decides): place is chunk_index, text,
+ * token_count, page, page_end, section_path, start_offset, end_offset; marks is parent, revision, disabled.
+ */
+function chunkColumns(chunk: Chunk): { place: (string | number)[]; marks: (string | number | null)[] } {
+  return {
+    place: [chunk.index, chunk.text, chunk.tokenCount, chunk.page, chunk.pageEnd, JSON.stringify(chunk.sectionPath), chunk.start, chunk.end],
+    marks: [chunk.parent ? JSON.stringify(chunk.parent) : null, chunk.revision ? JSON.stringify(chunk.revision) : null, chunk.disabled ? 1 : 0],
   };
 }

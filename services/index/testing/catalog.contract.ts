@@ -385,6 +385,22 @@ export function describeCatalogContract(name: string, factory: () => Promise<Cat
         expect(failed).toMatchObject({ status: "failed", errorMessage: "unsupported format" });
       });
 
+      it("keeps what a version's indexing did to hand edits through its later progress, and forgets it with a new version", async () => {
+        const kb = await catalog.createKnowledgeBase(newKnowledgeBase());
+        const input = newVersion(kb.id);
+        const { document } = await catalog.registerDocument(input);
+        const note = 'kept 1 edited chunk(s); dropped 1 edit(s) whose original text is not in this version: #2 (edited: "x")';
+        await catalog.applyProgress(progress(document.id, kb.id, input.version, "ready", { chunkCount: 3, chunkEdits: note }));
+        // The same ready again from the topic, without the note: the note stays.
+        await catalog.applyProgress(progress(document.id, kb.id, input.version, "ready", { chunkCount: 3 }));
+        expect((await catalog.getDocument(document.id)).chunkEdits).toBe(note);
+        expect((await catalog.listDocuments(kb.id)).find((d) => d.id === document.id)?.chunkEdits).toBe(note);
+        const next = await catalog.registerDocument({ ...input, contentHash: "v2", version: input.version + 1 });
+        expect(next.document.chunkEdits).toBeUndefined();
+        await catalog.applyProgress(progress(document.id, kb.id, input.version + 1, "ready", { chunkCount: 3 }));
+        expect((await catalog.getDocument(document.id)).chunkEdits).toBeUndefined();
+      });
+
       it("ignores progress for an older version and for unknown documents", async () => {
         const kb = await catalog.createKnowledgeBase(newKnowledgeBase());
         const input = newVersion(kb.id);

@@ -718,6 +718,103 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
       });
     });
 
+    describe("chunk edits", () => {
+      const edited = (chunk: EmbeddedChunk, text: string, vector: number[], version = 2): EmbeddedChunk => ({
+        ...chunk,
+        text,
+        vector: new Float32Array(vector),
+        revision: { version, manual: false, originalText: chunk.text },
+      });
+
+      it("edits a chunk in place: the new text and vector are searchable at once, the old text is gone, the id and the document vector stay", async () => {
+        const s = await seed();
+        await engine.replaceDocumentChunks(s.kb, s.docA, "animals-and-plants.txt", [s.chunks.a0, s.chunks.a1], new Float32Array([0.5, 0.5, 0.5, 0.5]));
+        const edit = edited(s.chunks.a0, "The quick brown fox naps beside the quokka enclosure.", [0, 0, 0.6, 0.8]);
+        await engine.putChunk(s.kb, s.docA, "animals-and-plants.txt", edit);
+
+        expect(ids(await engine.search(query(s.kb, "bm25", { text: "quokka" })))).toEqual([s.chunks.a0.id]);
+        expect(ids(await engine.search(query(s.kb, "bm25", { text: "river" })))).toEqual([]);
+        const [nearest] = await engine.search(query(s.kb, "vector", { vector: new Float32Array([0, 0, 0.6, 0.8]), topK: 1 }));
+        expect(nearest.chunk.id).toBe(s.chunks.a0.id);
+        expect(nearest.score).toBeCloseTo(1, 5);
+        expect(nearest.fileName).toBe("animals-and-plants.txt");
+        const [stored] = await engine.getChunks([s.chunks.a0.id]);
+        expect(stored).toEqual(withoutVector(edit));
+        expect((await engine.documentChunks(s.kb, s.docA)).map((c) => c.text)).toEqual([edit.text, s.chunks.a1.text]);
+        expect(await engine.hasDocumentVector(s.kb, s.docA)).toBe(true);
+        await engine.dropKnowledgeBase(s.kb);
+      });
+
+      it("adds a chunk with a new id to its document, searchable in both lists under the document's flag", async () => {
+        const s = await seed();
+        const manual: EmbeddedChunk = {
+          ...makeChunk(s.kb, s.docB, 2, "Quokkas file their tax returns by hand.", [0.8, 0, 0, 0.6], uniqueId("manual")),
+          revision: { version: 1, manual: true, originalText: "" },
+        };
+        await engine.putChunk(s.kb, s.docB, "tax-and-law.md", manual);
+        expect(ids(await engine.search(query(s.kb, "bm25", { text: "quokkas" })))).toEqual([manual.id]);
+        expect(ids(await engine.search(query(s.kb, "vector", { vector: new Float32Array([0.8, 0, 0, 0.6]), topK: 1 })))).toEqual([manual.id]);
+        expect((await engine.documentChunks(s.kb, s.docB)).map((c) => c.id)).toEqual([s.chunks.b0.id, s.chunks.b1.id, manual.id]);
+        expect(await engine.getChunksAt([{ knowledgeBaseId: s.kb, documentId: s.docB, index: 2 }])).toEqual([withoutVector(manual)]);
+
+        await engine.setDocumentEnabled(s.kb, s.docB, false);
+        const other = { ...manual, id: uniqueId("manual"), index: 3 };
+        await engine.putChunk(s.kb, s.docB, "tax-and-law.md", other);
+        expect(ids(await engine.search(query(s.kb, "bm25", { text: "quokkas" })))).toEqual([]);
+        await engine.setDocumentEnabled(s.kb, s.docB, true);
+        expect(ids(await engine.search(query(s.kb, "bm25", { text: "quokkas" }))).sort()).toEqual([manual.id, other.id].sort());
+        await engine.dropKnowledgeBase(s.kb);
+      });
+
+      it("keeps a disabled chunk out of every list, through its document's enabling, until it is enabled", async () => {
+        const s = await seed();
+        await engine.setChunkDisabled(s.kb, s.chunks.a1.id, true);
+        const searches = async () => ({
+          bm25: ids(await engine.search(query(s.kb, "bm25", { text: "photosynthesis sunlight" }))),
+          vector: ids(await engine.search(query(s.kb, "vector", { vector: new Float32Array(s.vectors.a1), topK: 5 }))),
+        });
+        expect((await searches()).bm25).toEqual([]);
+        expect((await searches()).vector).not.toContain(s.chunks.a1.id);
+        expect((await searches()).vector).toContain(s.chunks.a0.id);
+        expect(await engine.getChunks([s.chunks.a1.id])).toEqual([{ ...withoutVector(s.chunks.a1), disabled: true }]);
+
+        await engine.setDocumentEnabled(s.kb, s.docA, false);
+        await engine.setDocumentEnabled(s.kb, s.docA, true);
+        expect((await searches()).bm25).toEqual([]);
+        expect((await searches()).vector).toContain(s.chunks.a0.id);
+
+        await engine.setChunkDisabled(s.kb, s.chunks.a1.id, false);
+        expect((await searches()).bm25).toEqual([s.chunks.a1.id]);
+        expect((await searches()).vector[0]).toBe(s.chunks.a1.id);
+        expect(await engine.getChunks([s.chunks.a1.id])).toEqual([withoutVector(s.chunks.a1)]);
+        await expect(engine.setChunkDisabled(s.kb, "no-such-chunk", true)).rejects.toBeInstanceOf(NotFoundError);
+        await engine.dropKnowledgeBase(s.kb);
+      });
+
+      it("stores a document's edit markers when its chunks are replaced (a re-ingest carrying edits over)", async () => {
+        const s = await seed();
+        const carried = edited(s.chunks.b0, "Income tax returns are due on 30 April.", s.vectors.b0, 3);
+        const off = { ...s.chunks.b1, disabled: true };
+        await engine.replaceDocumentChunks(s.kb, s.docB, "tax-and-law.md", [carried, off]);
+        expect(await engine.documentChunks(s.kb, s.docB)).toEqual([withoutVector(carried), withoutVector(off)]);
+        expect(ids(await engine.search(query(s.kb, "bm25", { text: "刑事诉讼" })))).not.toContain(off.id);
+        expect(ids(await engine.search(query(s.kb, "bm25", { text: "april" })))).toEqual([carried.id]);
+        await engine.dropKnowledgeBase(s.kb);
+      });
+
+      it("makes a running change of model embed an edited chunk's document again", async () => {
+        const s = await seed();
+        await engine.beginShadow(s.kb, 3);
+        for (const [doc, chunks] of [[s.docA, [s.chunks.a0, s.chunks.a1]], [s.docB, [s.chunks.b0, s.chunks.b1]], [s.docC, [s.chunks.c0]]] as const) {
+          await engine.writeShadowChunks(s.kb, doc, "f.txt", chunks.map((c) => ({ ...c, vector: new Float32Array([1, 0, 0]) })));
+        }
+        expect(await engine.shadowPendingDocuments(s.kb)).toEqual([]);
+        await engine.putChunk(s.kb, s.docC, "court.pdf", edited(s.chunks.c0, "人民法院依法审理民事案件。", s.vectors.c0));
+        expect(await engine.shadowPendingDocuments(s.kb)).toEqual([s.docC]);
+        await engine.dropKnowledgeBase(s.kb);
+      });
+    });
+
     describe("availability", () => {
       it("fails with UnavailableError after close, never with an empty result", async () => {
         const own = await factory();

@@ -1,9 +1,8 @@
-// A table becomes one line per row, each value labelled with its column: "City: Paris; Country:
-// France". A chunk cut out of the middle of a table then still says what every number means,
-// which raw CSV ("Paris,France,12") does not, and which is what retrieval needs. The header row
-// is kept as the first line so the columns can be found by name too.
+// A table becomes one line per row, each value labelled with its column (labelled-rows.ts), which
+// raw CSV ("Paris,France,12") does not do and retrieval needs.
 import Papa from "papaparse";
 import { InvalidInputError } from "../../../lib/errors.ts";
+import { labelledRows } from "./labelled-rows.ts";
 import type { ParsedContent } from "./parsed-content.ts";
 
 const DELIMITER_NAMES: Record<string, string> = { ",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe" };
@@ -18,16 +17,7 @@ export function parseCsv(text: string, options: { tabSeparated: boolean }): Pars
   const [headerRow, ...rows] = result.data;
   if (!headerRow || headerRow.every((cell) => cell.trim() === "")) throw new InvalidInputError("the file is empty");
 
-  const width = Math.max(headerRow.length, ...rows.map((row) => row.length));
-  const headers = Array.from({ length: width }, (_, i) => oneLine(headerRow[i] ?? "") || `column ${i + 1}`);
-  const lines = [`Columns: ${headers.join("; ")}`];
-  for (const row of rows) {
-    const pairs = row.flatMap((cell, i) => {
-      const value = oneLine(cell);
-      return value ? [`${headers[i]}: ${value}`] : [];
-    });
-    if (pairs.length > 0) lines.push(pairs.join("; "));
-  }
+  const { lines, width } = labelledRows(headerRow, rows);
 
   return {
     text: lines.join("\n"),
@@ -39,9 +29,4 @@ export function parseCsv(text: string, options: { tabSeparated: boolean }): Pars
       columns: String(width),
     },
   };
-}
-
-/** A cell that spans lines (quoted newlines) is folded onto one so that each row stays one line. */
-function oneLine(cell: string): string {
-  return cell.replace(/\s*\n\s*/g, " ").trim();
 }

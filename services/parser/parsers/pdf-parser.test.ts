@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { FailedPreconditionError, InvalidInputError } from "../../../lib/errors.ts";
+import { generatedPdf, patchedBytes } from "../../../lib/testing/generated-documents.ts";
 import { fixtureBytes } from "../../../test/fixtures/fixture-documents.ts";
 import { PDF_CHINESE_PAGE, PDF_PAGES } from "../../../test/fixtures/fixture-texts.ts";
 import { describeWithShared } from "../../../test/support/shared-material.ts";
@@ -62,6 +63,24 @@ describe("parsePdf", () => {
     const parsing = parsePdf(whole.slice(0, Math.floor(whole.length / 2)), "half.pdf");
     await expect(parsing).rejects.toThrow(InvalidInputError);
     await expect(parsing).rejects.toThrow(/^corrupt or unreadable PDF: /);
+  });
+
+  it("fails a PDF whose page cannot be read, naming the page, instead of indexing the rest", async () => {
+    const whole = new Uint8Array(await generatedPdf(4, 30));
+    // pdfkit writes each page's content stream and then its font's: the third stream is page 2's.
+    const raw = Buffer.from(whole).toString("latin1");
+    const streams = [...raw.matchAll(/stream\n/g)].map((m) => m.index + m[0].length);
+    const damaged = new Uint8Array(whole);
+    for (let i = 20; i < 60; i++) damaged[streams[2] + i] ^= 0x55;
+    const parsing = parsePdf(damaged, "bitflip.pdf");
+    await expect(parsing).rejects.toThrow(InvalidInputError);
+    await expect(parsing).rejects.toThrow(/^bitflip\.pdf is damaged: page 2 of 4 could not be read \(/);
+  });
+
+  it("fails a PDF that pdf.js would have read in part without a word (issue 23's silent partial reads)", async () => {
+    // Two 8-byte patches (seed 13): read leniently, page 1 gives 1 text item of 30 and page 4 25.
+    const damaged = patchedBytes(new Uint8Array(await generatedPdf(6, 30)), 13, { patches: 2, length: 8 });
+    await expect(parsePdf(damaged, "patched.pdf")).rejects.toThrow(/^patched\.pdf is damaged: pages 1, 4 of 6 could not be read/);
   });
 
   it("leaves the caller's bytes usable", async () => {

@@ -1,6 +1,6 @@
 // PDF text through unpdf (a serverless build of Mozilla's pdf.js). Pages are joined with a blank
 // line, and each page's span is recorded so that chunks can cite page numbers.
-import { extractText, getDocumentProxy } from "unpdf";
+import { getDocumentProxy } from "unpdf";
 import type { PageSpan } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../../lib/errors.ts";
 import type { ParsedContent } from "./parsed-content.ts";
@@ -14,12 +14,14 @@ export async function parsePdf(bytes: Uint8Array, fileName: string): Promise<Par
   try {
     // pdf.js takes ownership of (and may detach) the buffer it is given, so it gets a copy, and a
     // plain Uint8Array at that: it refuses a Buffer. verbosity 0 keeps its font warnings off stdout.
-    pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
-    const { text: pageTexts } = await extractText(pdf);
+    // stopAtErrors: pdf.js otherwise skips what it cannot read in a page and returns the rest, so a
+    // damaged file came out READY with a fraction of its text (issue 23: 6 tokens of 2,555).
+    pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0, stopAtErrors: true });
+    const pageTexts = await readPages(pdf, fileName);
     const metadata = await pdfMetadata(pdf);
     return { ...joinPages(pageTexts, fileName), sections: [], metadata };
   } catch (error) {
-    if (error instanceof FailedPreconditionError) throw error;
+    if (error instanceof FailedPreconditionError || error instanceof InvalidInputError) throw error;
     const name = (error as Error)?.name;
     if (name === "PasswordException") {
       throw new InvalidInputError(`${fileName} is a password-protected PDF; upload it without the password`, { cause: error });
@@ -28,6 +30,33 @@ export async function parsePdf(bytes: Uint8Array, fileName: string): Promise<Par
   } finally {
     await pdf?.destroy().catch(() => {});
   }
+}
+
+/**
+ * Each page's text as unpdf's extractText joins it, page by page so that the pages that fail are
+ * named: a PDF with any unreadable page fails with them rather than being indexed in part.
+ */
+async function readPages(pdf: PdfDocument, fileName: string): Promise<string[]> {
+  const texts: string[] = [];
+  const failed: { page: number; reason: string }[] = [];
+  for (let number = 1; number <= pdf.numPages; number++) {
+    try {
+      const content = await (await pdf.getPage(number)).getTextContent();
+      texts.push(content.items.map((item) => ("str" in item ? item.str + (item.hasEOL ? "\n" : "") : "")).join(""));
+    } catch (error) {
+      if ((error as Error)?.name === "PasswordException") throw error;
+      failed.push({ page: number, reason: (error as Error)?.message ?? String(error) });
+      texts.push("");
+    }
+  }
+  if (failed.length > 0) {
+    const pages = failed.map((f) => f.page).join(", ");
+    throw new InvalidInputError(
+      `${fileName} is damaged: ${failed.length === 1 ? "page" : "pages"} ${pages} of ${pdf.numPages} could not be read (${failed[0].reason}); ` +
+        "rather than index part of it, Quarry leaves it out — repair or re-export the PDF and upload it again",
+    );
+  }
+  return texts;
 }
 
 function joinPages(pageTexts: string[], fileName: string): Pick<ParsedContent, "text" | "pages"> {

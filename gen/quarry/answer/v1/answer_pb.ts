@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/answer/v1/answer.proto.
  */
 export const file_quarry_answer_v1_answer: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvYW5zd2VyL3YxL2Fuc3dlci5wcm90bxIQcXVhcnJ5LmFuc3dlci52MSLSAwoRUmV0cmlldmFsU2V0dGluZ3MSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRINCgV0b3BfaxgCIAEoDRIRCgltaW5fc2NvcmUYAyABKAESFAoMZG9jdW1lbnRfaWRzGAQgAygJEg4KBnJlcmFuaxgFIAEoCBI9Cg9xdWVyeV9leHBhbnNpb24YBiABKA4yIC5xdWFycnkuYW5zd2VyLnYxLlF1ZXJ5RXhwYW5zaW9uQgIYARIWCg5xdWVyeV92YXJpYW50cxgHIAEoDRIYChBuZWlnaGJvdXJfY2h1bmtzGAggASgNElAKD21ldGFkYXRhX2VxdWFscxgJIAMoCzI3LnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MuTWV0YWRhdGFFcXVhbHNFbnRyeRIRCglibTI1X2ZpbGwYCiABKAgSOQoNcXVlcnlfcmV3cml0ZRgLIAEoDjIiLnF1YXJyeS5jb21tb24udjEuUXVlcnlSZXdyaXRlTW9kZRo1ChNNZXRhZGF0YUVxdWFsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEihgEKDlJldHJpZXZhbE5vdGVzEhAKCGRlZ3JhZGVkGAEgASgJEhYKDnJlcmFua19za2lwcGVkGAIgASgJEg8KB3F1ZXJpZXMYAyADKAkSFQoNZmFsbGJhY2tfaGl0cxgEIAEoDRIQCghyZXJhbmtlZBgFIAEoDRIQCghyZXJhbmtlchgGIAEoCSJzCg9SZXRyaWV2ZVJlcXVlc3QSDQoFcXVlcnkYASABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncyKTAQoQUmV0cmlldmVSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSEAoIZW1iZWRfbXMYAiABKAESEQoJc2VhcmNoX21zGAMgASgBEi8KBW5vdGVzGAQgASgLMiAucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxOb3RlcyKeAQoLQ2hhdFJlcXVlc3QSEAoIcXVlc3Rpb24YASABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncxIXCg9jb252ZXJzYXRpb25faWQYBCABKAkSEQoJYXNzaXN0YW50GAUgASgJIjcKC0NoYXRTdGFydGVkEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIjgKCkNoYXRTdGF0dXMSKgoFc3RhZ2UYASABKA4yGy5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGFnZSIdCg1DaGF0VGV4dERlbHRhEgwKBHRleHQYASABKAkingEKEFJldHJpZXZhbFN1bW1hcnkSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRIXCg9oaXRzX2NvbnNpZGVyZWQYAiABKA0SGQoRY2h1bmtzX2luX2NvbnRleHQYAyABKA0SEQoJdG9wX3Njb3JlGAQgASgBEhQKDHJldHJpZXZhbF9tcxgFIAEoASK2AwoJQ2hhdEZpbmFsEiYKBXVzYWdlGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5Vc2FnZRI1CglyZXRyaWV2YWwYAiABKAsyIi5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFN1bW1hcnkSEgoKZXh0cmFjdGl2ZRgDIAEoCBIXCg9kcm9wcGVkX21hcmtlcnMYBCABKA0SDQoFbW9kZWwYBSABKAkSGAoQcmVzb2x2ZWRfbWFya2VycxgGIAEoDRIbChN1bnN1cHBvcnRlZF9tYXJrZXJzGAcgASgNEjgKD2NpdGF0aW9uX2NoZWNrcxgIIAMoCzIfLnF1YXJyeS5hbnN3ZXIudjEuQ2l0YXRpb25DaGVjaxI5Cg9yZXRyaWV2YWxfbm90ZXMYCSABKAsyIC5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbE5vdGVzEhcKD3JldHJpZXZhbF9xdWVyeRgKIAEoCRIvCgdyZXdyaXRlGAsgASgOMh4ucXVhcnJ5LmFuc3dlci52MS5RdWVyeVJld3JpdGUSGAoQY29ycmVjdGlvbnNfdXNlZBgMIAMoCSKvAQoNQ2l0YXRpb25DaGVjaxIOCgZtYXJrZXIYASABKA0SFgoOc2VudGVuY2Vfc3RhcnQYAiABKA0SFAoMc2VudGVuY2VfZW5kGAMgASgNEhcKD2xleGljYWxfc3VwcG9ydBgEIAEoARIeChFlbWJlZGRpbmdfc3VwcG9ydBgFIAEoAUgAiAEBEhEKCXN1cHBvcnRlZBgGIAEoCEIUChJfZW1iZWRkaW5nX3N1cHBvcnQiiAIKDENoYXRSZXNwb25zZRIuCgZzdGF0dXMYASABKAsyHC5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGF0dXNIABIvCgR0ZXh0GAIgASgLMh8ucXVhcnJ5LmFuc3dlci52MS5DaGF0VGV4dERlbHRhSAASLgoIY2l0YXRpb24YAyABKAsyGi5xdWFycnkuY29tbW9uLnYxLkNpdGF0aW9uSAASLAoFZmluYWwYBCABKAsyGy5xdWFycnkuYW5zd2VyLnYxLkNoYXRGaW5hbEgAEjAKB3N0YXJ0ZWQYBSABKAsyHS5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGFydGVkSABCBwoFZXZlbnQi8gEKBFR1cm4SCgoCaWQYASABKAkSFwoPY29udmVyc2F0aW9uX2lkGAIgASgJEg4KBm51bWJlchgDIAEoDRIQCghxdWVzdGlvbhgEIAEoCRIOCgZhbnN3ZXIYBSABKAkSLQoJY2l0YXRpb25zGAYgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5DaXRhdGlvbhI0Cgpwcm92ZW5hbmNlGAcgASgLMiAucXVhcnJ5LmFuc3dlci52MS5UdXJuUHJvdmVuYW5jZRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLlBgoOVHVyblByb3ZlbmFuY2USFAoMYXNzaXN0YW50X2lkGAEgASgJEhoKEmtub3dsZWRnZV9iYXNlX2lkcxgCIAMoCRIXCg9yZXRyaWV2YWxfcXVlcnkYAyABKAkSLwoHcmV3cml0ZRgEIAEoDjIeLnF1YXJyeS5hbnN3ZXIudjEuUXVlcnlSZXdyaXRlEhQKDHJld3JpdGVfbm90ZRgFIAEoCRIVCg1oaXN0b3J5X3R1cm5zGAYgASgNEjYKCXJldHJpZXZhbBgHIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MSOAoMcmV3cml0ZV9tb2RlGAggASgOMiIucXVhcnJ5LmNvbW1vbi52MS5RdWVyeVJld3JpdGVNb2RlEg4KBnJlcmFuaxgJIAEoCBIXCg9oaWRlX2ZpbGVfbmFtZXMYCiABKAgSLgoFbGlzdHMYCyADKAsyHy5xdWFycnkuYW5zd2VyLnYxLkNhbmRpZGF0ZUxpc3QSEwoLZnVzaW9uX3J1bGUYDCABKAkSKQoFZnVzZWQYDSADKAsyGi5xdWFycnkuYW5zd2VyLnYxLkZ1c2VkSGl0Ei8KB2NvbnRleHQYDiADKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNvbnRleHRFbnRyeRIWCg5jb250ZXh0X3Rva2VucxgPIAEoDRINCgVtb2RlbBgQIAEoCRISCgpleHRyYWN0aXZlGBEgASgIEiYKBXVzYWdlGBIgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5Vc2FnZRI4Cg9jaXRhdGlvbl9jaGVja3MYEyADKAsyHy5xdWFycnkuYW5zd2VyLnYxLkNpdGF0aW9uQ2hlY2sSFAoMbWFya2Vyc191c2VkGBQgAygNEhcKD21hcmtlcnNfZHJvcHBlZBgVIAMoDRIYChByZXNvbHZlZF9tYXJrZXJzGBYgASgNEhsKE3Vuc3VwcG9ydGVkX21hcmtlcnMYFyABKA0SLQoGc3RhZ2VzGBggAygLMh0ucXVhcnJ5LmFuc3dlci52MS5TdGFnZVRpbWluZxITCgtkdXJhdGlvbl9tcxgZIAEoARINCgVlcnJvchgaIAEoCRIYChBjb3JyZWN0aW9uc191c2VkGBsgAygJIvIBCg1DYW5kaWRhdGVMaXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJEhAKCHByaW9yaXR5GAIgASgFEg0KBXRvcF9rGAMgASgNEh4KEWtub3duX3Rva2VuX3NoYXJlGAQgASgBSACIAQESGgoNdmVjdG9yX3dlaWdodBgFIAEoAUgBiAEBEiwKBGhpdHMYBiADKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNhbmRpZGF0ZUhpdBITCgtjb3JyZWN0aW9ucxgHIAEoCEIUChJfa25vd25fdG9rZW5fc2hhcmVCEAoOX3ZlY3Rvcl93ZWlnaHQi0QEKDENhbmRpZGF0ZUhpdBIMCgRyYW5rGAEgASgNEhAKCGNodW5rX2lkGAIgASgJEhMKC2RvY3VtZW50X2lkGAMgASgJEhEKCWZpbGVfbmFtZRgEIAEoCRINCgVzY29yZRgFIAEoARItCgdleHBsYWluGAYgASgLMhwucXVhcnJ5LmNvbW1vbi52MS5IaXRFeHBsYWluEjsKEGNvcnJlY3Rpb25fbWF0Y2gYByABKAsyIS5xdWFycnkuYW5zd2VyLnYxLkNvcnJlY3Rpb25NYXRjaCJsCg9Db3JyZWN0aW9uTWF0Y2gSEAoIcXVlc3Rpb24YASABKAkSDgoGbWV0aG9kGAIgASgJEhIKCnNpbWlsYXJpdHkYAyABKAESEQoJdGhyZXNob2xkGAQgASgBEhAKCHJlbGV2YW50GAUgASgIIsIBCghGdXNlZEhpdBIMCgRyYW5rGAEgASgNEhAKCGNodW5rX2lkGAIgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAMgASgJEhEKCWxpc3RfcmFuaxgEIAEoDRINCgVzY29yZRgFIAEoARIWCg5jb250ZXh0X251bWJlchgGIAEoDRIXCg9leGNsdWRlZF9yZWFzb24YByABKAkSFAoMZHVwbGljYXRlX29mGAggASgNEhIKCmNvcnJlY3Rpb24YCSABKAgi8QEKDENvbnRleHRFbnRyeRIOCgZudW1iZXIYASABKA0SEAoIY2h1bmtfaWQYAiABKAkSEwoLZG9jdW1lbnRfaWQYAyABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYBCABKAkSEQoJZmlsZV9uYW1lGAUgASgJEgwKBHBhZ2UYBiABKA0SFAoMc2VjdGlvbl9wYXRoGAcgAygJEg4KBnRva2VucxgIIAEoDRItCgZwYXJlbnQYCSABKAsyHS5xdWFycnkuY29tbW9uLnYxLkNodW5rUGFyZW50EhkKEW1hdGNoZWRfY2h1bmtfaWRzGAogAygJIlYKC1N0YWdlVGltaW5nEg0KBXN0YWdlGAEgASgJEhUKDXN0YXJ0ZWRfYXRfbXMYAiABKAESEwoLZHVyYXRpb25fbXMYAyABKAESDAoEbm90ZRgEIAEoCSLqAQoVRGVidWdSZXRyaWV2YWxSZXF1ZXN0Eg8KB3R1cm5faWQYASABKAkSDQoFcXVlcnkYAiABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAMgAygJEhEKCWFzc2lzdGFudBgEIAEoCRI1CghzZXR0aW5ncxgFIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MSNgoGZXhwZWN0GAYgASgLMiYucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxFeHBlY3RhdGlvbhITCgtkZWVwX3dpbmRvdxgHIAEoDSJQChZEZWJ1Z1JldHJpZXZhbFJlc3BvbnNlEjYKBnJlcG9ydBgBIAEoCzImLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsRGVidWdSZXBvcnQi9wQKFFJldHJpZXZhbERlYnVnUmVwb3J0Eg8KB3R1cm5faWQYASABKAkSDQoFcXVlcnkYAiABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAMgAygJEhQKDGFzc2lzdGFudF9pZBgEIAEoCRI1CghzZXR0aW5ncxgFIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MSNgoGZXhwZWN0GAYgASgLMiYucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxFeHBlY3RhdGlvbhIOCgZleGlzdHMYByABKAgSFgoOZXhpc3RlbmNlX25vdGUYCCABKAkSLAoGY2h1bmtzGAkgAygLMhwucXVhcnJ5LmFuc3dlci52MS5DaHVua1RyYWNlEhcKD21hdGNoaW5nX2NodW5rcxgKIAEoDRItCglyZXRyaWV2ZWQYCyADKAsyGi5xdWFycnkuYW5zd2VyLnYxLkZ1c2VkSGl0Ei8KB2NvbnRleHQYDCADKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNvbnRleHRFbnRyeRIWCg5jb250ZXh0X3Rva2VucxgNIAEoDRIvCgVub3RlcxgOIAEoCzIgLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsTm90ZXMSHAoUc2FtZV9jb250ZXh0X2FzX3R1cm4YDyABKAgSLQoEbG9zcxgQIAEoDjIfLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsTG9zcxIPCgd2ZXJkaWN0GBEgASgJEhMKC2RlZXBfd2luZG93GBIgASgNEhMKC2R1cmF0aW9uX21zGBMgASgBKo0BCg5RdWVyeUV4cGFuc2lvbhIfChtRVUVSWV9FWFBBTlNJT05fVU5TUEVDSUZJRUQQABIbChdRVUVSWV9FWFBBTlNJT05fUkVXUklURRABEhgKFFFVRVJZX0VYUEFOU0lPTl9IWURFEAISHwobUVVFUllfRVhQQU5TSU9OX01VTFRJX1FVRVJZEAMaAhgBKl0KCUNoYXRTdGFnZRIaChZDSEFUX1NUQUdFX1VOU1BFQ0lGSUVEEAASGQoVQ0hBVF9TVEFHRV9SRVRSSUVWSU5HEAESGQoVQ0hBVF9TVEFHRV9HRU5FUkFUSU5HEAIqngEKDFF1ZXJ5UmV3cml0ZRIdChlRVUVSWV9SRVdSSVRFX1VOU1BFQ0lGSUVEEAASHAoYUVVFUllfUkVXUklURV9GSVJTVF9UVVJOEAESGwoXUVVFUllfUkVXUklURV9SRVdSSVRURU4QAhIaChZRVUVSWV9SRVdSSVRFX05PX01PREVMEAMSGAoUUVVFUllfUkVXUklURV9GQUlMRUQQBDKQAgoNQW5zd2VyU2VydmljZRJRCghSZXRyaWV2ZRIhLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmVSZXF1ZXN0GiIucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2ZVJlc3BvbnNlEkcKBENoYXQSHS5xdWFycnkuYW5zd2VyLnYxLkNoYXRSZXF1ZXN0Gh4ucXVhcnJ5LmFuc3dlci52MS5DaGF0UmVzcG9uc2UwARJjCg5EZWJ1Z1JldHJpZXZhbBInLnF1YXJyeS5hbnN3ZXIudjEuRGVidWdSZXRyaWV2YWxSZXF1ZXN0GigucXVhcnJ5LmFuc3dlci52MS5EZWJ1Z1JldHJpZXZhbFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_quarry_answer_v1_retrieval_debug, file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
+  fileDesc("Ch1xdWFycnkvYW5zd2VyL3YxL2Fuc3dlci5wcm90bxIQcXVhcnJ5LmFuc3dlci52MSLSAwoRUmV0cmlldmFsU2V0dGluZ3MSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRINCgV0b3BfaxgCIAEoDRIRCgltaW5fc2NvcmUYAyABKAESFAoMZG9jdW1lbnRfaWRzGAQgAygJEg4KBnJlcmFuaxgFIAEoCBI9Cg9xdWVyeV9leHBhbnNpb24YBiABKA4yIC5xdWFycnkuYW5zd2VyLnYxLlF1ZXJ5RXhwYW5zaW9uQgIYARIWCg5xdWVyeV92YXJpYW50cxgHIAEoDRIYChBuZWlnaGJvdXJfY2h1bmtzGAggASgNElAKD21ldGFkYXRhX2VxdWFscxgJIAMoCzI3LnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MuTWV0YWRhdGFFcXVhbHNFbnRyeRIRCglibTI1X2ZpbGwYCiABKAgSOQoNcXVlcnlfcmV3cml0ZRgLIAEoDjIiLnF1YXJyeS5jb21tb24udjEuUXVlcnlSZXdyaXRlTW9kZRo1ChNNZXRhZGF0YUVxdWFsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEihgEKDlJldHJpZXZhbE5vdGVzEhAKCGRlZ3JhZGVkGAEgASgJEhYKDnJlcmFua19za2lwcGVkGAIgASgJEg8KB3F1ZXJpZXMYAyADKAkSFQoNZmFsbGJhY2tfaGl0cxgEIAEoDRIQCghyZXJhbmtlZBgFIAEoDRIQCghyZXJhbmtlchgGIAEoCSJzCg9SZXRyaWV2ZVJlcXVlc3QSDQoFcXVlcnkYASABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncyKTAQoQUmV0cmlldmVSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5TZWFyY2hIaXQSEAoIZW1iZWRfbXMYAiABKAESEQoJc2VhcmNoX21zGAMgASgBEi8KBW5vdGVzGAQgASgLMiAucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxOb3RlcyLgAQoLQ2hhdFJlcXVlc3QSEAoIcXVlc3Rpb24YASABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAIgAygJEjUKCHNldHRpbmdzGAMgASgLMiMucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxTZXR0aW5ncxIXCg9jb252ZXJzYXRpb25faWQYBCABKAkSEQoJYXNzaXN0YW50GAUgASgJEi8KB2hpc3RvcnkYBiADKAsyHi5xdWFycnkuYW5zd2VyLnYxLkVhcmxpZXJSb3VuZBIPCgdvbmVfb2ZmGAcgASgIIjcKC0NoYXRTdGFydGVkEhcKD2NvbnZlcnNhdGlvbl9pZBgBIAEoCRIPCgd0dXJuX2lkGAIgASgJIjgKCkNoYXRTdGF0dXMSKgoFc3RhZ2UYASABKA4yGy5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGFnZSIdCg1DaGF0VGV4dERlbHRhEgwKBHRleHQYASABKAkingEKEFJldHJpZXZhbFN1bW1hcnkSLQoEbW9kZRgBIAEoDjIfLnF1YXJyeS5jb21tb24udjEuUmV0cmlldmFsTW9kZRIXCg9oaXRzX2NvbnNpZGVyZWQYAiABKA0SGQoRY2h1bmtzX2luX2NvbnRleHQYAyABKA0SEQoJdG9wX3Njb3JlGAQgASgBEhQKDHJldHJpZXZhbF9tcxgFIAEoASKWBAoJQ2hhdEZpbmFsEiYKBXVzYWdlGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5Vc2FnZRI1CglyZXRyaWV2YWwYAiABKAsyIi5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbFN1bW1hcnkSEgoKZXh0cmFjdGl2ZRgDIAEoCBIXCg9kcm9wcGVkX21hcmtlcnMYBCABKA0SDQoFbW9kZWwYBSABKAkSGAoQcmVzb2x2ZWRfbWFya2VycxgGIAEoDRIbChN1bnN1cHBvcnRlZF9tYXJrZXJzGAcgASgNEjgKD2NpdGF0aW9uX2NoZWNrcxgIIAMoCzIfLnF1YXJyeS5hbnN3ZXIudjEuQ2l0YXRpb25DaGVjaxI5Cg9yZXRyaWV2YWxfbm90ZXMYCSABKAsyIC5xdWFycnkuYW5zd2VyLnYxLlJldHJpZXZhbE5vdGVzEhcKD3JldHJpZXZhbF9xdWVyeRgKIAEoCRIvCgdyZXdyaXRlGAsgASgOMh4ucXVhcnJ5LmFuc3dlci52MS5RdWVyeVJld3JpdGUSGAoQY29ycmVjdGlvbnNfdXNlZBgMIAMoCRIQCghhbnN3ZXJlZBgNIAEoCBIXCg9hbnN3ZXJlZF9yZWFzb24YDiABKAkSMwoIZXZpZGVuY2UYDyABKAsyIS5xdWFycnkuYW5zd2VyLnYxLkV2aWRlbmNlU3VwcG9ydCJ8Cg9FdmlkZW5jZVN1cHBvcnQSEAoIY292ZXJhZ2UYASABKAESEQoJdGhyZXNob2xkGAIgASgBEhUKDW1pc3NpbmdfdGVybXMYAyADKAkSFQoNYmVzdF9jaHVua19pZBgEIAEoCRIWCg5xdWVzdGlvbl90ZXJtcxgFIAMoCSKvAQoNQ2l0YXRpb25DaGVjaxIOCgZtYXJrZXIYASABKA0SFgoOc2VudGVuY2Vfc3RhcnQYAiABKA0SFAoMc2VudGVuY2VfZW5kGAMgASgNEhcKD2xleGljYWxfc3VwcG9ydBgEIAEoARIeChFlbWJlZGRpbmdfc3VwcG9ydBgFIAEoAUgAiAEBEhEKCXN1cHBvcnRlZBgGIAEoCEIUChJfZW1iZWRkaW5nX3N1cHBvcnQiiAIKDENoYXRSZXNwb25zZRIuCgZzdGF0dXMYASABKAsyHC5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGF0dXNIABIvCgR0ZXh0GAIgASgLMh8ucXVhcnJ5LmFuc3dlci52MS5DaGF0VGV4dERlbHRhSAASLgoIY2l0YXRpb24YAyABKAsyGi5xdWFycnkuY29tbW9uLnYxLkNpdGF0aW9uSAASLAoFZmluYWwYBCABKAsyGy5xdWFycnkuYW5zd2VyLnYxLkNoYXRGaW5hbEgAEjAKB3N0YXJ0ZWQYBSABKAsyHS5xdWFycnkuYW5zd2VyLnYxLkNoYXRTdGFydGVkSABCBwoFZXZlbnQi8gEKBFR1cm4SCgoCaWQYASABKAkSFwoPY29udmVyc2F0aW9uX2lkGAIgASgJEg4KBm51bWJlchgDIAEoDRIQCghxdWVzdGlvbhgEIAEoCRIOCgZhbnN3ZXIYBSABKAkSLQoJY2l0YXRpb25zGAYgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5DaXRhdGlvbhI0Cgpwcm92ZW5hbmNlGAcgASgLMiAucXVhcnJ5LmFuc3dlci52MS5UdXJuUHJvdmVuYW5jZRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLXBwoOVHVyblByb3ZlbmFuY2USFAoMYXNzaXN0YW50X2lkGAEgASgJEhoKEmtub3dsZWRnZV9iYXNlX2lkcxgCIAMoCRIXCg9yZXRyaWV2YWxfcXVlcnkYAyABKAkSLwoHcmV3cml0ZRgEIAEoDjIeLnF1YXJyeS5hbnN3ZXIudjEuUXVlcnlSZXdyaXRlEhQKDHJld3JpdGVfbm90ZRgFIAEoCRIVCg1oaXN0b3J5X3R1cm5zGAYgASgNEjYKCXJldHJpZXZhbBgHIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MSOAoMcmV3cml0ZV9tb2RlGAggASgOMiIucXVhcnJ5LmNvbW1vbi52MS5RdWVyeVJld3JpdGVNb2RlEg4KBnJlcmFuaxgJIAEoCBIXCg9oaWRlX2ZpbGVfbmFtZXMYCiABKAgSLgoFbGlzdHMYCyADKAsyHy5xdWFycnkuYW5zd2VyLnYxLkNhbmRpZGF0ZUxpc3QSEwoLZnVzaW9uX3J1bGUYDCABKAkSKQoFZnVzZWQYDSADKAsyGi5xdWFycnkuYW5zd2VyLnYxLkZ1c2VkSGl0Ei8KB2NvbnRleHQYDiADKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNvbnRleHRFbnRyeRIWCg5jb250ZXh0X3Rva2VucxgPIAEoDRINCgVtb2RlbBgQIAEoCRISCgpleHRyYWN0aXZlGBEgASgIEiYKBXVzYWdlGBIgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5Vc2FnZRI4Cg9jaXRhdGlvbl9jaGVja3MYEyADKAsyHy5xdWFycnkuYW5zd2VyLnYxLkNpdGF0aW9uQ2hlY2sSFAoMbWFya2Vyc191c2VkGBQgAygNEhcKD21hcmtlcnNfZHJvcHBlZBgVIAMoDRIYChByZXNvbHZlZF9tYXJrZXJzGBYgASgNEhsKE3Vuc3VwcG9ydGVkX21hcmtlcnMYFyABKA0SLQoGc3RhZ2VzGBggAygLMh0ucXVhcnJ5LmFuc3dlci52MS5TdGFnZVRpbWluZxITCgtkdXJhdGlvbl9tcxgZIAEoARINCgVlcnJvchgaIAEoCRIYChBjb3JyZWN0aW9uc191c2VkGBsgAygJEhUKCGFuc3dlcmVkGBwgASgISACIAQESFwoPYW5zd2VyZWRfcmVhc29uGB0gASgJEjMKCGV2aWRlbmNlGB4gASgLMiEucXVhcnJ5LmFuc3dlci52MS5FdmlkZW5jZVN1cHBvcnRCCwoJX2Fuc3dlcmVkIvIBCg1DYW5kaWRhdGVMaXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJEhAKCHByaW9yaXR5GAIgASgFEg0KBXRvcF9rGAMgASgNEh4KEWtub3duX3Rva2VuX3NoYXJlGAQgASgBSACIAQESGgoNdmVjdG9yX3dlaWdodBgFIAEoAUgBiAEBEiwKBGhpdHMYBiADKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNhbmRpZGF0ZUhpdBITCgtjb3JyZWN0aW9ucxgHIAEoCEIUChJfa25vd25fdG9rZW5fc2hhcmVCEAoOX3ZlY3Rvcl93ZWlnaHQi0QEKDENhbmRpZGF0ZUhpdBIMCgRyYW5rGAEgASgNEhAKCGNodW5rX2lkGAIgASgJEhMKC2RvY3VtZW50X2lkGAMgASgJEhEKCWZpbGVfbmFtZRgEIAEoCRINCgVzY29yZRgFIAEoARItCgdleHBsYWluGAYgASgLMhwucXVhcnJ5LmNvbW1vbi52MS5IaXRFeHBsYWluEjsKEGNvcnJlY3Rpb25fbWF0Y2gYByABKAsyIS5xdWFycnkuYW5zd2VyLnYxLkNvcnJlY3Rpb25NYXRjaCJsCg9Db3JyZWN0aW9uTWF0Y2gSEAoIcXVlc3Rpb24YASABKAkSDgoGbWV0aG9kGAIgASgJEhIKCnNpbWlsYXJpdHkYAyABKAESEQoJdGhyZXNob2xkGAQgASgBEhAKCHJlbGV2YW50GAUgASgIIsIBCghGdXNlZEhpdBIMCgRyYW5rGAEgASgNEhAKCGNodW5rX2lkGAIgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAMgASgJEhEKCWxpc3RfcmFuaxgEIAEoDRINCgVzY29yZRgFIAEoARIWCg5jb250ZXh0X251bWJlchgGIAEoDRIXCg9leGNsdWRlZF9yZWFzb24YByABKAkSFAoMZHVwbGljYXRlX29mGAggASgNEhIKCmNvcnJlY3Rpb24YCSABKAgi8QEKDENvbnRleHRFbnRyeRIOCgZudW1iZXIYASABKA0SEAoIY2h1bmtfaWQYAiABKAkSEwoLZG9jdW1lbnRfaWQYAyABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYBCABKAkSEQoJZmlsZV9uYW1lGAUgASgJEgwKBHBhZ2UYBiABKA0SFAoMc2VjdGlvbl9wYXRoGAcgAygJEg4KBnRva2VucxgIIAEoDRItCgZwYXJlbnQYCSABKAsyHS5xdWFycnkuY29tbW9uLnYxLkNodW5rUGFyZW50EhkKEW1hdGNoZWRfY2h1bmtfaWRzGAogAygJIlYKC1N0YWdlVGltaW5nEg0KBXN0YWdlGAEgASgJEhUKDXN0YXJ0ZWRfYXRfbXMYAiABKAESEwoLZHVyYXRpb25fbXMYAyABKAESDAoEbm90ZRgEIAEoCSLqAQoVRGVidWdSZXRyaWV2YWxSZXF1ZXN0Eg8KB3R1cm5faWQYASABKAkSDQoFcXVlcnkYAiABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAMgAygJEhEKCWFzc2lzdGFudBgEIAEoCRI1CghzZXR0aW5ncxgFIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MSNgoGZXhwZWN0GAYgASgLMiYucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxFeHBlY3RhdGlvbhITCgtkZWVwX3dpbmRvdxgHIAEoDSJQChZEZWJ1Z1JldHJpZXZhbFJlc3BvbnNlEjYKBnJlcG9ydBgBIAEoCzImLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsRGVidWdSZXBvcnQi9wQKFFJldHJpZXZhbERlYnVnUmVwb3J0Eg8KB3R1cm5faWQYASABKAkSDQoFcXVlcnkYAiABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAMgAygJEhQKDGFzc2lzdGFudF9pZBgEIAEoCRI1CghzZXR0aW5ncxgFIAEoCzIjLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsU2V0dGluZ3MSNgoGZXhwZWN0GAYgASgLMiYucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2YWxFeHBlY3RhdGlvbhIOCgZleGlzdHMYByABKAgSFgoOZXhpc3RlbmNlX25vdGUYCCABKAkSLAoGY2h1bmtzGAkgAygLMhwucXVhcnJ5LmFuc3dlci52MS5DaHVua1RyYWNlEhcKD21hdGNoaW5nX2NodW5rcxgKIAEoDRItCglyZXRyaWV2ZWQYCyADKAsyGi5xdWFycnkuYW5zd2VyLnYxLkZ1c2VkSGl0Ei8KB2NvbnRleHQYDCADKAsyHi5xdWFycnkuYW5zd2VyLnYxLkNvbnRleHRFbnRyeRIWCg5jb250ZXh0X3Rva2VucxgNIAEoDRIvCgVub3RlcxgOIAEoCzIgLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsTm90ZXMSHAoUc2FtZV9jb250ZXh0X2FzX3R1cm4YDyABKAgSLQoEbG9zcxgQIAEoDjIfLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmFsTG9zcxIPCgd2ZXJkaWN0GBEgASgJEhMKC2RlZXBfd2luZG93GBIgASgNEhMKC2R1cmF0aW9uX21zGBMgASgBIjAKDEVhcmxpZXJSb3VuZBIQCghxdWVzdGlvbhgBIAEoCRIOCgZhbnN3ZXIYAiABKAkqjQEKDlF1ZXJ5RXhwYW5zaW9uEh8KG1FVRVJZX0VYUEFOU0lPTl9VTlNQRUNJRklFRBAAEhsKF1FVRVJZX0VYUEFOU0lPTl9SRVdSSVRFEAESGAoUUVVFUllfRVhQQU5TSU9OX0hZREUQAhIfChtRVUVSWV9FWFBBTlNJT05fTVVMVElfUVVFUlkQAxoCGAEqXQoJQ2hhdFN0YWdlEhoKFkNIQVRfU1RBR0VfVU5TUEVDSUZJRUQQABIZChVDSEFUX1NUQUdFX1JFVFJJRVZJTkcQARIZChVDSEFUX1NUQUdFX0dFTkVSQVRJTkcQAirAAQoMUXVlcnlSZXdyaXRlEh0KGVFVRVJZX1JFV1JJVEVfVU5TUEVDSUZJRUQQABIcChhRVUVSWV9SRVdSSVRFX0ZJUlNUX1RVUk4QARIbChdRVUVSWV9SRVdSSVRFX1JFV1JJVFRFThACEhoKFlFVRVJZX1JFV1JJVEVfTk9fTU9ERUwQAxIYChRRVUVSWV9SRVdSSVRFX0ZBSUxFRBAEEiAKHFFVRVJZX1JFV1JJVEVfUFJFVklPVVNfVEVSTVMQBTKQAgoNQW5zd2VyU2VydmljZRJRCghSZXRyaWV2ZRIhLnF1YXJyeS5hbnN3ZXIudjEuUmV0cmlldmVSZXF1ZXN0GiIucXVhcnJ5LmFuc3dlci52MS5SZXRyaWV2ZVJlc3BvbnNlEkcKBENoYXQSHS5xdWFycnkuYW5zd2VyLnYxLkNoYXRSZXF1ZXN0Gh4ucXVhcnJ5LmFuc3dlci52MS5DaGF0UmVzcG9uc2UwARJjCg5EZWJ1Z1JldHJpZXZhbBInLnF1YXJyeS5hbnN3ZXIudjEuRGVidWdSZXRyaWV2YWxSZXF1ZXN0GigucXVhcnJ5LmFuc3dlci52MS5EZWJ1Z1JldHJpZXZhbFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_quarry_answer_v1_retrieval_debug, file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.answer.v1.RetrievalSettings
@@ -265,6 +265,23 @@ export type ChatRequest = Message<"quarry.answer.v1.ChatRequest"> & {
    * @generated from field: string assistant = 5;
    */
   assistant: string;
+
+  /**
+   * The conversation so far, when the caller holds it instead of Quarry (an OpenAI-style client
+   * sends every message each time): earlier rounds, oldest first, read as a stored conversation's
+   * turns would be (history for the model, the follow-up rewrite). Not with conversation_id.
+   *
+   * @generated from field: repeated quarry.answer.v1.EarlierRound history = 6;
+   */
+  history: EarlierRound[];
+
+  /**
+   * Asked once: no conversation is made and no turn is kept (ChatStarted's ids are empty).
+   * Ignored when conversation_id is set.
+   *
+   * @generated from field: bool one_off = 7;
+   */
+  oneOff: boolean;
 };
 
 /**
@@ -446,6 +463,28 @@ export type ChatFinal = Message<"quarry.answer.v1.ChatFinal"> & {
    * @generated from field: repeated string corrections_used = 12;
    */
   correctionsUsed: string[];
+
+  /**
+   * False when the knowledge bases do not answer the question: the evidence retrieved does not
+   * support an answer, so the text says so and the citations are the closest passages, not an
+   * answer's sources (docs/ANSWERS.md, "When the documents do not answer").
+   *
+   * @generated from field: bool answered = 13;
+   */
+  answered: boolean;
+
+  /**
+   * Why the answer was given or withheld, in a sentence ("the best document holds 0.31 of the
+   * question's weighted content words (0.5 needed); it lacks: 徐晓飞").
+   *
+   * @generated from field: string answered_reason = 14;
+   */
+  answeredReason: string;
+
+  /**
+   * @generated from field: quarry.answer.v1.EvidenceSupport evidence = 15;
+   */
+  evidence?: EvidenceSupport | undefined;
 };
 
 /**
@@ -454,6 +493,57 @@ export type ChatFinal = Message<"quarry.answer.v1.ChatFinal"> & {
  */
 export const ChatFinalSchema: GenMessage<ChatFinal> = /*@__PURE__*/
   messageDesc(file_quarry_answer_v1_answer, 9);
+
+/**
+ * How well the retrieved evidence covers the question: what decides whether it is answered.
+ *
+ * @generated from message quarry.answer.v1.EvidenceSupport
+ */
+export type EvidenceSupport = Message<"quarry.answer.v1.EvidenceSupport"> & {
+  /**
+   * Share (0..1) of the question's content words the best document holds (its retrieved chunks and
+   * their titles), each word weighted by its rarity among the retrieved documents; a Chinese word
+   * held only by its characters counts in part.
+   *
+   * @generated from field: double coverage = 1;
+   */
+  coverage: number;
+
+  /**
+   * Coverage at or above this supports an answer.
+   *
+   * @generated from field: double threshold = 2;
+   */
+  threshold: number;
+
+  /**
+   * The question's content words no retrieved passage holds.
+   *
+   * @generated from field: repeated string missing_terms = 3;
+   */
+  missingTerms: string[];
+
+  /**
+   * The chunk of the best passage that holds most of the question.
+   *
+   * @generated from field: string best_chunk_id = 4;
+   */
+  bestChunkId: string;
+
+  /**
+   * The question's content words, as counted.
+   *
+   * @generated from field: repeated string question_terms = 5;
+   */
+  questionTerms: string[];
+};
+
+/**
+ * Describes the message quarry.answer.v1.EvidenceSupport.
+ * Use `create(EvidenceSupportSchema)` to create a new message.
+ */
+export const EvidenceSupportSchema: GenMessage<EvidenceSupport> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 10);
 
 /**
  * Whether the claim a marker belongs to (the clause it closes, or the rest of the sentence it opens:
@@ -509,7 +599,7 @@ export type CitationCheck = Message<"quarry.answer.v1.CitationCheck"> & {
  * Use `create(CitationCheckSchema)` to create a new message.
  */
 export const CitationCheckSchema: GenMessage<CitationCheck> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 10);
+  messageDesc(file_quarry_answer_v1_answer, 11);
 
 /**
  * @generated from message quarry.answer.v1.ChatResponse
@@ -556,7 +646,7 @@ export type ChatResponse = Message<"quarry.answer.v1.ChatResponse"> & {
  * Use `create(ChatResponseSchema)` to create a new message.
  */
 export const ChatResponseSchema: GenMessage<ChatResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 11);
+  messageDesc(file_quarry_answer_v1_answer, 12);
 
 /**
  * One question and answer of a conversation, with everything that produced it.
@@ -614,7 +704,7 @@ export type Turn = Message<"quarry.answer.v1.Turn"> & {
  * Use `create(TurnSchema)` to create a new message.
  */
 export const TurnSchema: GenMessage<Turn> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 12);
+  messageDesc(file_quarry_answer_v1_answer, 13);
 
 /**
  * How a turn's answer came about, enough to rerun its retrieval: the settings, each base's raw
@@ -774,6 +864,24 @@ export type TurnProvenance = Message<"quarry.answer.v1.TurnProvenance"> & {
    * @generated from field: repeated string corrections_used = 27;
    */
   correctionsUsed: string[];
+
+  /**
+   * As in ChatFinal: false when the evidence did not support an answer; unset for a turn stored
+   * before Quarry judged evidence, or one that failed before its answer.
+   *
+   * @generated from field: optional bool answered = 28;
+   */
+  answered?: boolean | undefined;
+
+  /**
+   * @generated from field: string answered_reason = 29;
+   */
+  answeredReason: string;
+
+  /**
+   * @generated from field: quarry.answer.v1.EvidenceSupport evidence = 30;
+   */
+  evidence?: EvidenceSupport | undefined;
 };
 
 /**
@@ -781,7 +889,7 @@ export type TurnProvenance = Message<"quarry.answer.v1.TurnProvenance"> & {
  * Use `create(TurnProvenanceSchema)` to create a new message.
  */
 export const TurnProvenanceSchema: GenMessage<TurnProvenance> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 13);
+  messageDesc(file_quarry_answer_v1_answer, 14);
 
 /**
  * @generated from message quarry.answer.v1.CandidateList
@@ -835,7 +943,7 @@ export type CandidateList = Message<"quarry.answer.v1.CandidateList"> & {
  * Use `create(CandidateListSchema)` to create a new message.
  */
 export const CandidateListSchema: GenMessage<CandidateList> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 14);
+  messageDesc(file_quarry_answer_v1_answer, 15);
 
 /**
  * @generated from message quarry.answer.v1.CandidateHit
@@ -886,7 +994,7 @@ export type CandidateHit = Message<"quarry.answer.v1.CandidateHit"> & {
  * Use `create(CandidateHitSchema)` to create a new message.
  */
 export const CandidateHitSchema: GenMessage<CandidateHit> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 15);
+  messageDesc(file_quarry_answer_v1_answer, 16);
 
 /**
  * Whether a correction's question matches the question searched: the same words once normalised,
@@ -930,7 +1038,7 @@ export type CorrectionMatch = Message<"quarry.answer.v1.CorrectionMatch"> & {
  * Use `create(CorrectionMatchSchema)` to create a new message.
  */
 export const CorrectionMatchSchema: GenMessage<CorrectionMatch> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 16);
+  messageDesc(file_quarry_answer_v1_answer, 17);
 
 /**
  * @generated from message quarry.answer.v1.FusedHit
@@ -995,7 +1103,7 @@ export type FusedHit = Message<"quarry.answer.v1.FusedHit"> & {
  * Use `create(FusedHitSchema)` to create a new message.
  */
 export const FusedHitSchema: GenMessage<FusedHit> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 17);
+  messageDesc(file_quarry_answer_v1_answer, 18);
 
 /**
  * @generated from message quarry.answer.v1.ContextEntry
@@ -1060,7 +1168,7 @@ export type ContextEntry = Message<"quarry.answer.v1.ContextEntry"> & {
  * Use `create(ContextEntrySchema)` to create a new message.
  */
 export const ContextEntrySchema: GenMessage<ContextEntry> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 18);
+  messageDesc(file_quarry_answer_v1_answer, 19);
 
 /**
  * @generated from message quarry.answer.v1.StageTiming
@@ -1094,7 +1202,7 @@ export type StageTiming = Message<"quarry.answer.v1.StageTiming"> & {
  * Use `create(StageTimingSchema)` to create a new message.
  */
 export const StageTimingSchema: GenMessage<StageTiming> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 19);
+  messageDesc(file_quarry_answer_v1_answer, 20);
 
 /**
  * @generated from message quarry.answer.v1.DebugRetrievalRequest
@@ -1154,7 +1262,7 @@ export type DebugRetrievalRequest = Message<"quarry.answer.v1.DebugRetrievalRequ
  * Use `create(DebugRetrievalRequestSchema)` to create a new message.
  */
 export const DebugRetrievalRequestSchema: GenMessage<DebugRetrievalRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 20);
+  messageDesc(file_quarry_answer_v1_answer, 21);
 
 /**
  * @generated from message quarry.answer.v1.DebugRetrievalResponse
@@ -1171,7 +1279,7 @@ export type DebugRetrievalResponse = Message<"quarry.answer.v1.DebugRetrievalRes
  * Use `create(DebugRetrievalResponseSchema)` to create a new message.
  */
 export const DebugRetrievalResponseSchema: GenMessage<DebugRetrievalResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 21);
+  messageDesc(file_quarry_answer_v1_answer, 22);
 
 /**
  * @generated from message quarry.answer.v1.RetrievalDebugReport
@@ -1303,7 +1411,31 @@ export type RetrievalDebugReport = Message<"quarry.answer.v1.RetrievalDebugRepor
  * Use `create(RetrievalDebugReportSchema)` to create a new message.
  */
 export const RetrievalDebugReportSchema: GenMessage<RetrievalDebugReport> = /*@__PURE__*/
-  messageDesc(file_quarry_answer_v1_answer, 22);
+  messageDesc(file_quarry_answer_v1_answer, 23);
+
+/**
+ * One earlier question and its answer.
+ *
+ * @generated from message quarry.answer.v1.EarlierRound
+ */
+export type EarlierRound = Message<"quarry.answer.v1.EarlierRound"> & {
+  /**
+   * @generated from field: string question = 1;
+   */
+  question: string;
+
+  /**
+   * @generated from field: string answer = 2;
+   */
+  answer: string;
+};
+
+/**
+ * Describes the message quarry.answer.v1.EarlierRound.
+ * Use `create(EarlierRoundSchema)` to create a new message.
+ */
+export const EarlierRoundSchema: GenMessage<EarlierRound> = /*@__PURE__*/
+  messageDesc(file_quarry_answer_v1_answer, 24);
 
 /**
  * Deprecated: replaced by quarry.common.v1.QueryRewriteMode (RetrievalSettings.query_rewrite), the
@@ -1414,6 +1546,15 @@ export enum QueryRewrite {
    * @generated from enum value: QUERY_REWRITE_FAILED = 4;
    */
   FAILED = 4,
+
+  /**
+   * A follow-up without a chat model: searched for the previous question's content words with the
+   * follow-up (retrieval_query shows the words), so "and who do I call?" stays on its subject.
+   * The answer still has to be about the follow-up's own words (docs/ANSWERS.md).
+   *
+   * @generated from enum value: QUERY_REWRITE_PREVIOUS_TERMS = 5;
+   */
+  PREVIOUS_TERMS = 5,
 }
 
 /**

@@ -22,7 +22,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/index/v1/index.proto.
  */
 export const file_quarry_index_v1_index: GenFile = /*@__PURE__*/
-  fileDesc("ChtxdWFycnkvaW5kZXgvdjEvaW5kZXgucHJvdG8SD3F1YXJyeS5pbmRleC52MSKrAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSGwoTZW1iZWRkaW5nX2RpbWVuc2lvbhgEIAEoDRI0CghjaHVua2luZxgFIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncyJWChtDcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiMQoXR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiUwoYR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIhsKGUxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QiVgoaTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USOAoPa25vd2xlZGdlX2Jhc2VzGAEgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjcKGkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJIh0KG0RlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZSKwAQoaVXBkYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAMgASgJSAGIAQESNAoIY2h1bmtpbmcYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3NCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uIlYKG1VwZGF0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRI3Cg5rbm93bGVkZ2VfYmFzZRgBIAEoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSJOChtDaGFuZ2VFbWJlZGRpbmdNb2RlbFJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkSFwoPZW1iZWRkaW5nX21vZGVsGAIgASgJIlcKHENoYW5nZUVtYmVkZGluZ01vZGVsUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiogIKF1JlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJEhEKCWZpbGVfbmFtZRgCIAEoCRIRCgltaW1lX3R5cGUYAyABKAkSEgoKc2l6ZV9ieXRlcxgEIAEoBBIUCgxjb250ZW50X2hhc2gYBSABKAkSDwoHdmVyc2lvbhgGIAEoAxJICghtZXRhZGF0YRgHIAMoCzI2LnF1YXJyeS5pbmRleC52MS5SZWdpc3RlckRvY3VtZW50UmVxdWVzdC5NZXRhZGF0YUVudHJ5EhAKCHJlaW5nZXN0GAggASgIGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJbChhSZWdpc3RlckRvY3VtZW50UmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50EhEKCXVuY2hhbmdlZBgCIAEoCCIpChJHZXREb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiQwoTR2V0RG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiMQoUTGlzdERvY3VtZW50c1JlcXVlc3QSGQoRa25vd2xlZGdlX2Jhc2VfaWQYASABKAkiRgoVTGlzdERvY3VtZW50c1Jlc3BvbnNlEi0KCWRvY3VtZW50cxgBIAMoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiQQoZU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkoKGlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIsChVEZWxldGVEb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiGAoWRGVsZXRlRG9jdW1lbnRSZXNwb25zZSItCg1GdXNpb25XZWlnaHRzEgwKBGJtMjUYASABKAESDgoGdmVjdG9yGAIgASgBIogDCg1TZWFyY2hSZXF1ZXN0EhoKEmtub3dsZWRnZV9iYXNlX2lkcxgBIAMoCRIMCgR0ZXh0GAIgASgJEg4KBnZlY3RvchgDIAMoAhItCgRtb2RlGAQgASgOMh8ucXVhcnJ5LmNvbW1vbi52MS5SZXRyaWV2YWxNb2RlEg0KBXRvcF9rGAUgASgNEhEKCW1pbl9zY29yZRgGIAEoARIUCgxkb2N1bWVudF9pZHMYByADKAkSEgoKY2FuZGlkYXRlcxgIIAEoDRINCgVycmZfaxgJIAEoDRIvCgd3ZWlnaHRzGAogASgLMh4ucXVhcnJ5LmluZGV4LnYxLkZ1c2lvbldlaWdodHMSSwoPbWV0YWRhdGFfZXF1YWxzGAsgAygLMjIucXVhcnJ5LmluZGV4LnYxLlNlYXJjaFJlcXVlc3QuTWV0YWRhdGFFcXVhbHNFbnRyeRo1ChNNZXRhZGF0YUVxdWFsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiOwoOU2VhcmNoUmVzcG9uc2USKQoEaGl0cxgBIAMoCzIbLnF1YXJyeS5jb21tb24udjEuU2VhcmNoSGl0IlgKEEdldENodW5rc1JlcXVlc3QSEQoJY2h1bmtfaWRzGAEgAygJEjEKCXBvc2l0aW9ucxgCIAMoCzIeLnF1YXJyeS5pbmRleC52MS5DaHVua1Bvc2l0aW9uIk4KDUNodW5rUG9zaXRpb24SEwoLZG9jdW1lbnRfaWQYASABKAkSDQoFaW5kZXgYAiABKA0SGQoRa25vd2xlZGdlX2Jhc2VfaWQYAyABKAkiPAoRR2V0Q2h1bmtzUmVzcG9uc2USJwoGY2h1bmtzGAEgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuayJiChFGaW5kQ2h1bmtzUmVxdWVzdBIaChJrbm93bGVkZ2VfYmFzZV9pZHMYASADKAkSDAoEdGV4dBgCIAEoCRINCgVsaW1pdBgDIAEoDRIUCgxkb2N1bWVudF9pZHMYBCADKAkiZwoKRm91bmRDaHVuaxImCgVjaHVuaxgBIAEoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsSEQoJZmlsZV9uYW1lGAIgASgJEg8KB2VuYWJsZWQYAyABKAgSDQoFZXhhY3QYBCABKAgidQoSRmluZENodW5rc1Jlc3BvbnNlEisKBmNodW5rcxgBIAMoCzIbLnF1YXJyeS5pbmRleC52MS5Gb3VuZENodW5rEg8KB21hdGNoZWQYAiABKA0SDwoHc2Nhbm5lZBgDIAEoBBIQCghjb21wbGV0ZRgEIAEoCCJoChNDcmVhdGVBcGlLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEcm9sZRgCIAEoDjIcLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Um9sZRIXCg9rbm93bGVkZ2VfYmFzZXMYAyADKAkiUQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5IiYKE1Jldm9rZUFwaUtleVJlcXVlc3QSDwoHYXBpX2tleRgBIAEoCSIWChRSZXZva2VBcGlLZXlSZXNwb25zZSI9ChlBdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCRIQCghrZXlfaGFzaBgCIAEoDCJHChpBdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRIpCgdhcGlfa2V5GAEgASgLMhgucXVhcnJ5LmNvbW1vbi52MS5BcGlLZXkiSAoWQ3JlYXRlQXNzaXN0YW50UmVxdWVzdBIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJJChdDcmVhdGVBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIoChNHZXRBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSJGChRHZXRBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIXChVMaXN0QXNzaXN0YW50c1JlcXVlc3QiSQoWTGlzdEFzc2lzdGFudHNSZXNwb25zZRIvCgphc3Npc3RhbnRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiWAoWVXBkYXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkSKwoGdXBkYXRlGAIgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiSQoXVXBkYXRlQXNzaXN0YW50UmVzcG9uc2USLgoJYXNzaXN0YW50GAEgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiKwoWRGVsZXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkiGQoXRGVsZXRlQXNzaXN0YW50UmVzcG9uc2UiXAoZQ3JlYXRlQ29udmVyc2F0aW9uUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIUCgxhc3Npc3RhbnRfaWQYAiABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAMgAygJIlIKGkNyZWF0ZUNvbnZlcnNhdGlvblJlc3BvbnNlEjQKDGNvbnZlcnNhdGlvbhgBIAEoCzIeLnF1YXJyeS5jb21tb24udjEuQ29udmVyc2F0aW9uIlwKFkdldENvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEhUKDWluY2x1ZGVfdHVybnMYAiABKAgSEgoKbGFzdF90dXJucxgDIAEoDSJ2ChdHZXRDb252ZXJzYXRpb25SZXNwb25zZRI0Cgxjb252ZXJzYXRpb24YASABKAsyHi5xdWFycnkuY29tbW9uLnYxLkNvbnZlcnNhdGlvbhIlCgV0dXJucxgCIAMoCzIWLnF1YXJyeS5hbnN3ZXIudjEuVHVybiIwChhMaXN0Q29udmVyc2F0aW9uc1JlcXVlc3QSFAoMYXNzaXN0YW50X2lkGAEgASgJIlIKGUxpc3RDb252ZXJzYXRpb25zUmVzcG9uc2USNQoNY29udmVyc2F0aW9ucxgBIAMoCzIeLnF1YXJyeS5jb21tb24udjEuQ29udmVyc2F0aW9uIjQKGURlbGV0ZUNvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJIhwKGkRlbGV0ZUNvbnZlcnNhdGlvblJlc3BvbnNlIjcKD1NhdmVUdXJuUmVxdWVzdBIkCgR0dXJuGAEgASgLMhYucXVhcnJ5LmFuc3dlci52MS5UdXJuIjgKEFNhdmVUdXJuUmVzcG9uc2USJAoEdHVybhgBIAEoCzIWLnF1YXJyeS5hbnN3ZXIudjEuVHVybiIhCg5HZXRUdXJuUmVxdWVzdBIPCgd0dXJuX2lkGAEgASgJIjcKD0dldFR1cm5SZXNwb25zZRIkCgR0dXJuGAEgASgLMhYucXVhcnJ5LmFuc3dlci52MS5UdXJuMsgYCgxJbmRleFNlcnZpY2UScAoTQ3JlYXRlS25vd2xlZGdlQmFzZRIrLnF1YXJyeS5pbmRleC52MS5DcmVhdGVLbm93bGVkZ2VCYXNlUmVxdWVzdBosLnF1YXJyeS5pbmRleC52MS5DcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USZwoQR2V0S25vd2xlZGdlQmFzZRIoLnF1YXJyeS5pbmRleC52MS5HZXRLbm93bGVkZ2VCYXNlUmVxdWVzdBopLnF1YXJyeS5pbmRleC52MS5HZXRLbm93bGVkZ2VCYXNlUmVzcG9uc2USbQoSTGlzdEtub3dsZWRnZUJhc2VzEioucXVhcnJ5LmluZGV4LnYxLkxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2UScAoTRGVsZXRlS25vd2xlZGdlQmFzZRIrLnF1YXJyeS5pbmRleC52MS5EZWxldGVLbm93bGVkZ2VCYXNlUmVxdWVzdBosLnF1YXJyeS5pbmRleC52MS5EZWxldGVLbm93bGVkZ2VCYXNlUmVzcG9uc2UScwoUQ2hhbmdlRW1iZWRkaW5nTW9kZWwSLC5xdWFycnkuaW5kZXgudjEuQ2hhbmdlRW1iZWRkaW5nTW9kZWxSZXF1ZXN0Gi0ucXVhcnJ5LmluZGV4LnYxLkNoYW5nZUVtYmVkZGluZ01vZGVsUmVzcG9uc2UScAoTVXBkYXRlS25vd2xlZGdlQmFzZRIrLnF1YXJyeS5pbmRleC52MS5VcGRhdGVLbm93bGVkZ2VCYXNlUmVxdWVzdBosLnF1YXJyeS5pbmRleC52MS5VcGRhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USZwoQUmVnaXN0ZXJEb2N1bWVudBIoLnF1YXJyeS5pbmRleC52MS5SZWdpc3RlckRvY3VtZW50UmVxdWVzdBopLnF1YXJyeS5pbmRleC52MS5SZWdpc3RlckRvY3VtZW50UmVzcG9uc2USWAoLR2V0RG9jdW1lbnQSIy5xdWFycnkuaW5kZXgudjEuR2V0RG9jdW1lbnRSZXF1ZXN0GiQucXVhcnJ5LmluZGV4LnYxLkdldERvY3VtZW50UmVzcG9uc2USXgoNTGlzdERvY3VtZW50cxIlLnF1YXJyeS5pbmRleC52MS5MaXN0RG9jdW1lbnRzUmVxdWVzdBomLnF1YXJyeS5pbmRleC52MS5MaXN0RG9jdW1lbnRzUmVzcG9uc2USbQoSU2V0RG9jdW1lbnRFbmFibGVkEioucXVhcnJ5LmluZGV4LnYxLlNldERvY3VtZW50RW5hYmxlZFJlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USYQoORGVsZXRlRG9jdW1lbnQSJi5xdWFycnkuaW5kZXgudjEuRGVsZXRlRG9jdW1lbnRSZXF1ZXN0GicucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZURvY3VtZW50UmVzcG9uc2USSQoGU2VhcmNoEh4ucXVhcnJ5LmluZGV4LnYxLlNlYXJjaFJlcXVlc3QaHy5xdWFycnkuaW5kZXgudjEuU2VhcmNoUmVzcG9uc2USUgoJR2V0Q2h1bmtzEiEucXVhcnJ5LmluZGV4LnYxLkdldENodW5rc1JlcXVlc3QaIi5xdWFycnkuaW5kZXgudjEuR2V0Q2h1bmtzUmVzcG9uc2USVQoKRmluZENodW5rcxIiLnF1YXJyeS5pbmRleC52MS5GaW5kQ2h1bmtzUmVxdWVzdBojLnF1YXJyeS5pbmRleC52MS5GaW5kQ2h1bmtzUmVzcG9uc2USWwoMQ3JlYXRlQXBpS2V5EiQucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaJS5xdWFycnkuaW5kZXgudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USWAoLTGlzdEFwaUtleXMSIy5xdWFycnkuaW5kZXgudjEuTGlzdEFwaUtleXNSZXF1ZXN0GiQucXVhcnJ5LmluZGV4LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USWwoMUmV2b2tlQXBpS2V5EiQucXVhcnJ5LmluZGV4LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJS5xdWFycnkuaW5kZXgudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USbQoSQXV0aGVudGljYXRlQXBpS2V5EioucXVhcnJ5LmluZGV4LnYxLkF1dGhlbnRpY2F0ZUFwaUtleVJlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuQXV0aGVudGljYXRlQXBpS2V5UmVzcG9uc2USZAoPQ3JlYXRlQXNzaXN0YW50EicucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUFzc2lzdGFudFJlcXVlc3QaKC5xdWFycnkuaW5kZXgudjEuQ3JlYXRlQXNzaXN0YW50UmVzcG9uc2USWwoMR2V0QXNzaXN0YW50EiQucXVhcnJ5LmluZGV4LnYxLkdldEFzc2lzdGFudFJlcXVlc3QaJS5xdWFycnkuaW5kZXgudjEuR2V0QXNzaXN0YW50UmVzcG9uc2USYQoOTGlzdEFzc2lzdGFudHMSJi5xdWFycnkuaW5kZXgudjEuTGlzdEFzc2lzdGFudHNSZXF1ZXN0GicucXVhcnJ5LmluZGV4LnYxLkxpc3RBc3Npc3RhbnRzUmVzcG9uc2USZAoPVXBkYXRlQXNzaXN0YW50EicucXVhcnJ5LmluZGV4LnYxLlVwZGF0ZUFzc2lzdGFudFJlcXVlc3QaKC5xdWFycnkuaW5kZXgudjEuVXBkYXRlQXNzaXN0YW50UmVzcG9uc2USZAoPRGVsZXRlQXNzaXN0YW50EicucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUFzc2lzdGFudFJlcXVlc3QaKC5xdWFycnkuaW5kZXgudjEuRGVsZXRlQXNzaXN0YW50UmVzcG9uc2USbQoSQ3JlYXRlQ29udmVyc2F0aW9uEioucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUNvbnZlcnNhdGlvblJlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuQ3JlYXRlQ29udmVyc2F0aW9uUmVzcG9uc2USZAoPR2V0Q29udmVyc2F0aW9uEicucXVhcnJ5LmluZGV4LnYxLkdldENvbnZlcnNhdGlvblJlcXVlc3QaKC5xdWFycnkuaW5kZXgudjEuR2V0Q29udmVyc2F0aW9uUmVzcG9uc2USagoRTGlzdENvbnZlcnNhdGlvbnMSKS5xdWFycnkuaW5kZXgudjEuTGlzdENvbnZlcnNhdGlvbnNSZXF1ZXN0GioucXVhcnJ5LmluZGV4LnYxLkxpc3RDb252ZXJzYXRpb25zUmVzcG9uc2USbQoSRGVsZXRlQ29udmVyc2F0aW9uEioucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUNvbnZlcnNhdGlvblJlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuRGVsZXRlQ29udmVyc2F0aW9uUmVzcG9uc2USTwoIU2F2ZVR1cm4SIC5xdWFycnkuaW5kZXgudjEuU2F2ZVR1cm5SZXF1ZXN0GiEucXVhcnJ5LmluZGV4LnYxLlNhdmVUdXJuUmVzcG9uc2USTAoHR2V0VHVybhIfLnF1YXJyeS5pbmRleC52MS5HZXRUdXJuUmVxdWVzdBogLnF1YXJyeS5pbmRleC52MS5HZXRUdXJuUmVzcG9uc2UScgoTRXhwb3J0S25vd2xlZGdlQmFzZRIrLnF1YXJyeS5pbmRleC52MS5FeHBvcnRLbm93bGVkZ2VCYXNlUmVxdWVzdBosLnF1YXJyeS5pbmRleC52MS5FeHBvcnRLbm93bGVkZ2VCYXNlUmVzcG9uc2UwARJyChNJbXBvcnRLbm93bGVkZ2VCYXNlEisucXVhcnJ5LmluZGV4LnYxLkltcG9ydEtub3dsZWRnZUJhc2VSZXF1ZXN0GiwucXVhcnJ5LmluZGV4LnYxLkltcG9ydEtub3dsZWRnZUJhc2VSZXNwb25zZSgBYgZwcm90bzM", [file_quarry_answer_v1_answer, file_quarry_common_v1_api_key, file_quarry_common_v1_assistant, file_quarry_common_v1_common, file_quarry_index_v1_portability]);
+  fileDesc("ChtxdWFycnkvaW5kZXgvdjEvaW5kZXgucHJvdG8SD3F1YXJyeS5pbmRleC52MSKrAQoaQ3JlYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIXCg9lbWJlZGRpbmdfbW9kZWwYAyABKAkSGwoTZW1iZWRkaW5nX2RpbWVuc2lvbhgEIAEoDRI0CghjaHVua2luZxgFIAEoCzIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTZXR0aW5ncyJWChtDcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiMQoXR2V0S25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkiUwoYR2V0S25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIhsKGUxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QiVgoaTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2USOAoPa25vd2xlZGdlX2Jhc2VzGAEgAygLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlIjcKGkRlbGV0ZUtub3dsZWRnZUJhc2VSZXF1ZXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJIh0KG0RlbGV0ZUtub3dsZWRnZUJhc2VSZXNwb25zZSKwAQoaVXBkYXRlS25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAMgASgJSAGIAQESNAoIY2h1bmtpbmcYBCABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3NCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uIlYKG1VwZGF0ZUtub3dsZWRnZUJhc2VSZXNwb25zZRI3Cg5rbm93bGVkZ2VfYmFzZRgBIAEoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZSJOChtDaGFuZ2VFbWJlZGRpbmdNb2RlbFJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkSFwoPZW1iZWRkaW5nX21vZGVsGAIgASgJIlcKHENoYW5nZUVtYmVkZGluZ01vZGVsUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2UiogIKF1JlZ2lzdGVyRG9jdW1lbnRSZXF1ZXN0EhkKEWtub3dsZWRnZV9iYXNlX2lkGAEgASgJEhEKCWZpbGVfbmFtZRgCIAEoCRIRCgltaW1lX3R5cGUYAyABKAkSEgoKc2l6ZV9ieXRlcxgEIAEoBBIUCgxjb250ZW50X2hhc2gYBSABKAkSDwoHdmVyc2lvbhgGIAEoAxJICghtZXRhZGF0YRgHIAMoCzI2LnF1YXJyeS5pbmRleC52MS5SZWdpc3RlckRvY3VtZW50UmVxdWVzdC5NZXRhZGF0YUVudHJ5EhAKCHJlaW5nZXN0GAggASgIGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJbChhSZWdpc3RlckRvY3VtZW50UmVzcG9uc2USLAoIZG9jdW1lbnQYASABKAsyGi5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50EhEKCXVuY2hhbmdlZBgCIAEoCCIpChJHZXREb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiQwoTR2V0RG9jdW1lbnRSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiMQoUTGlzdERvY3VtZW50c1JlcXVlc3QSGQoRa25vd2xlZGdlX2Jhc2VfaWQYASABKAkiRgoVTGlzdERvY3VtZW50c1Jlc3BvbnNlEi0KCWRvY3VtZW50cxgBIAMoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQiQQoZU2V0RG9jdW1lbnRFbmFibGVkUmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCRIPCgdlbmFibGVkGAIgASgIIkoKGlNldERvY3VtZW50RW5hYmxlZFJlc3BvbnNlEiwKCGRvY3VtZW50GAEgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudCIsChVEZWxldGVEb2N1bWVudFJlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkiGAoWRGVsZXRlRG9jdW1lbnRSZXNwb25zZSItCg1GdXNpb25XZWlnaHRzEgwKBGJtMjUYASABKAESDgoGdmVjdG9yGAIgASgBIogDCg1TZWFyY2hSZXF1ZXN0EhoKEmtub3dsZWRnZV9iYXNlX2lkcxgBIAMoCRIMCgR0ZXh0GAIgASgJEg4KBnZlY3RvchgDIAMoAhItCgRtb2RlGAQgASgOMh8ucXVhcnJ5LmNvbW1vbi52MS5SZXRyaWV2YWxNb2RlEg0KBXRvcF9rGAUgASgNEhEKCW1pbl9zY29yZRgGIAEoARIUCgxkb2N1bWVudF9pZHMYByADKAkSEgoKY2FuZGlkYXRlcxgIIAEoDRINCgVycmZfaxgJIAEoDRIvCgd3ZWlnaHRzGAogASgLMh4ucXVhcnJ5LmluZGV4LnYxLkZ1c2lvbldlaWdodHMSSwoPbWV0YWRhdGFfZXF1YWxzGAsgAygLMjIucXVhcnJ5LmluZGV4LnYxLlNlYXJjaFJlcXVlc3QuTWV0YWRhdGFFcXVhbHNFbnRyeRo1ChNNZXRhZGF0YUVxdWFsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiOwoOU2VhcmNoUmVzcG9uc2USKQoEaGl0cxgBIAMoCzIbLnF1YXJyeS5jb21tb24udjEuU2VhcmNoSGl0IlgKEEdldENodW5rc1JlcXVlc3QSEQoJY2h1bmtfaWRzGAEgAygJEjEKCXBvc2l0aW9ucxgCIAMoCzIeLnF1YXJyeS5pbmRleC52MS5DaHVua1Bvc2l0aW9uIk4KDUNodW5rUG9zaXRpb24SEwoLZG9jdW1lbnRfaWQYASABKAkSDQoFaW5kZXgYAiABKA0SGQoRa25vd2xlZGdlX2Jhc2VfaWQYAyABKAkiPAoRR2V0Q2h1bmtzUmVzcG9uc2USJwoGY2h1bmtzGAEgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuayJiChFGaW5kQ2h1bmtzUmVxdWVzdBIaChJrbm93bGVkZ2VfYmFzZV9pZHMYASADKAkSDAoEdGV4dBgCIAEoCRINCgVsaW1pdBgDIAEoDRIUCgxkb2N1bWVudF9pZHMYBCADKAkiZwoKRm91bmRDaHVuaxImCgVjaHVuaxgBIAEoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsSEQoJZmlsZV9uYW1lGAIgASgJEg8KB2VuYWJsZWQYAyABKAgSDQoFZXhhY3QYBCABKAgidQoSRmluZENodW5rc1Jlc3BvbnNlEisKBmNodW5rcxgBIAMoCzIbLnF1YXJyeS5pbmRleC52MS5Gb3VuZENodW5rEg8KB21hdGNoZWQYAiABKA0SDwoHc2Nhbm5lZBgDIAEoBBIQCghjb21wbGV0ZRgEIAEoCCI/ChlMaXN0RG9jdW1lbnRDaHVua3NSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEg0KBXF1ZXJ5GAIgASgJIoIBChpMaXN0RG9jdW1lbnRDaHVua3NSZXNwb25zZRIsCghkb2N1bWVudBgBIAEoCzIaLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQSJwoGY2h1bmtzGAIgAygLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxINCgV0b3RhbBgDIAEoDSJ2ChBFZGl0Q2h1bmtSZXF1ZXN0EhMKC2RvY3VtZW50X2lkGAEgASgJEhAKCGNodW5rX2lkGAIgASgJEgwKBHRleHQYAyABKAkSEwoLdG9rZW5fY291bnQYBCABKA0SGAoQZXhwZWN0ZWRfdmVyc2lvbhgFIAEoDSI7ChFFZGl0Q2h1bmtSZXNwb25zZRImCgVjaHVuaxgBIAEoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsiUAoWU2V0Q2h1bmtFbmFibGVkUmVxdWVzdBITCgtkb2N1bWVudF9pZBgBIAEoCRIQCghjaHVua19pZBgCIAEoCRIPCgdlbmFibGVkGAMgASgIIkEKF1NldENodW5rRW5hYmxlZFJlc3BvbnNlEiYKBWNodW5rGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuayJtCg9BZGRDaHVua1JlcXVlc3QSEwoLZG9jdW1lbnRfaWQYASABKAkSDAoEdGV4dBgCIAEoCRITCgt0b2tlbl9jb3VudBgDIAEoDRIUCgxzZWN0aW9uX3BhdGgYBCADKAkSDAoEcGFnZRgFIAEoDSI6ChBBZGRDaHVua1Jlc3BvbnNlEiYKBWNodW5rGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuayJoChNDcmVhdGVBcGlLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSKgoEcm9sZRgCIAEoDjIcLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Um9sZRIXCg9rbm93bGVkZ2VfYmFzZXMYAyADKAkiUQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USKQoHYXBpX2tleRgBIAEoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIUChJMaXN0QXBpS2V5c1JlcXVlc3QiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCghhcGlfa2V5cxgBIAMoCzIYLnF1YXJyeS5jb21tb24udjEuQXBpS2V5IiYKE1Jldm9rZUFwaUtleVJlcXVlc3QSDwoHYXBpX2tleRgBIAEoCSIWChRSZXZva2VBcGlLZXlSZXNwb25zZSI9ChlBdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCRIQCghrZXlfaGFzaBgCIAEoDCJHChpBdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRIpCgdhcGlfa2V5GAEgASgLMhgucXVhcnJ5LmNvbW1vbi52MS5BcGlLZXkiSAoWQ3JlYXRlQXNzaXN0YW50UmVxdWVzdBIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCJJChdDcmVhdGVBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIoChNHZXRBc3Npc3RhbnRSZXF1ZXN0EhEKCWFzc2lzdGFudBgBIAEoCSJGChRHZXRBc3Npc3RhbnRSZXNwb25zZRIuCglhc3Npc3RhbnQYASABKAsyGy5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudCIXChVMaXN0QXNzaXN0YW50c1JlcXVlc3QiSQoWTGlzdEFzc2lzdGFudHNSZXNwb25zZRIvCgphc3Npc3RhbnRzGAEgAygLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiWAoWVXBkYXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkSKwoGdXBkYXRlGAIgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiSQoXVXBkYXRlQXNzaXN0YW50UmVzcG9uc2USLgoJYXNzaXN0YW50GAEgASgLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQiKwoWRGVsZXRlQXNzaXN0YW50UmVxdWVzdBIRCglhc3Npc3RhbnQYASABKAkiGQoXRGVsZXRlQXNzaXN0YW50UmVzcG9uc2UiXAoZQ3JlYXRlQ29udmVyc2F0aW9uUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIUCgxhc3Npc3RhbnRfaWQYAiABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAMgAygJIlIKGkNyZWF0ZUNvbnZlcnNhdGlvblJlc3BvbnNlEjQKDGNvbnZlcnNhdGlvbhgBIAEoCzIeLnF1YXJyeS5jb21tb24udjEuQ29udmVyc2F0aW9uIlwKFkdldENvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJEhUKDWluY2x1ZGVfdHVybnMYAiABKAgSEgoKbGFzdF90dXJucxgDIAEoDSJ2ChdHZXRDb252ZXJzYXRpb25SZXNwb25zZRI0Cgxjb252ZXJzYXRpb24YASABKAsyHi5xdWFycnkuY29tbW9uLnYxLkNvbnZlcnNhdGlvbhIlCgV0dXJucxgCIAMoCzIWLnF1YXJyeS5hbnN3ZXIudjEuVHVybiIwChhMaXN0Q29udmVyc2F0aW9uc1JlcXVlc3QSFAoMYXNzaXN0YW50X2lkGAEgASgJIlIKGUxpc3RDb252ZXJzYXRpb25zUmVzcG9uc2USNQoNY29udmVyc2F0aW9ucxgBIAMoCzIeLnF1YXJyeS5jb21tb24udjEuQ29udmVyc2F0aW9uIjQKGURlbGV0ZUNvbnZlcnNhdGlvblJlcXVlc3QSFwoPY29udmVyc2F0aW9uX2lkGAEgASgJIhwKGkRlbGV0ZUNvbnZlcnNhdGlvblJlc3BvbnNlIjcKD1NhdmVUdXJuUmVxdWVzdBIkCgR0dXJuGAEgASgLMhYucXVhcnJ5LmFuc3dlci52MS5UdXJuIjgKEFNhdmVUdXJuUmVzcG9uc2USJAoEdHVybhgBIAEoCzIWLnF1YXJyeS5hbnN3ZXIudjEuVHVybiIhCg5HZXRUdXJuUmVxdWVzdBIPCgd0dXJuX2lkGAEgASgJIjcKD0dldFR1cm5SZXNwb25zZRIkCgR0dXJuGAEgASgLMhYucXVhcnJ5LmFuc3dlci52MS5UdXJuMsIbCgxJbmRleFNlcnZpY2UScAoTQ3JlYXRlS25vd2xlZGdlQmFzZRIrLnF1YXJyeS5pbmRleC52MS5DcmVhdGVLbm93bGVkZ2VCYXNlUmVxdWVzdBosLnF1YXJyeS5pbmRleC52MS5DcmVhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USZwoQR2V0S25vd2xlZGdlQmFzZRIoLnF1YXJyeS5pbmRleC52MS5HZXRLbm93bGVkZ2VCYXNlUmVxdWVzdBopLnF1YXJyeS5pbmRleC52MS5HZXRLbm93bGVkZ2VCYXNlUmVzcG9uc2USbQoSTGlzdEtub3dsZWRnZUJhc2VzEioucXVhcnJ5LmluZGV4LnYxLkxpc3RLbm93bGVkZ2VCYXNlc1JlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuTGlzdEtub3dsZWRnZUJhc2VzUmVzcG9uc2UScAoTRGVsZXRlS25vd2xlZGdlQmFzZRIrLnF1YXJyeS5pbmRleC52MS5EZWxldGVLbm93bGVkZ2VCYXNlUmVxdWVzdBosLnF1YXJyeS5pbmRleC52MS5EZWxldGVLbm93bGVkZ2VCYXNlUmVzcG9uc2UScwoUQ2hhbmdlRW1iZWRkaW5nTW9kZWwSLC5xdWFycnkuaW5kZXgudjEuQ2hhbmdlRW1iZWRkaW5nTW9kZWxSZXF1ZXN0Gi0ucXVhcnJ5LmluZGV4LnYxLkNoYW5nZUVtYmVkZGluZ01vZGVsUmVzcG9uc2UScAoTVXBkYXRlS25vd2xlZGdlQmFzZRIrLnF1YXJyeS5pbmRleC52MS5VcGRhdGVLbm93bGVkZ2VCYXNlUmVxdWVzdBosLnF1YXJyeS5pbmRleC52MS5VcGRhdGVLbm93bGVkZ2VCYXNlUmVzcG9uc2USZwoQUmVnaXN0ZXJEb2N1bWVudBIoLnF1YXJyeS5pbmRleC52MS5SZWdpc3RlckRvY3VtZW50UmVxdWVzdBopLnF1YXJyeS5pbmRleC52MS5SZWdpc3RlckRvY3VtZW50UmVzcG9uc2USWAoLR2V0RG9jdW1lbnQSIy5xdWFycnkuaW5kZXgudjEuR2V0RG9jdW1lbnRSZXF1ZXN0GiQucXVhcnJ5LmluZGV4LnYxLkdldERvY3VtZW50UmVzcG9uc2USXgoNTGlzdERvY3VtZW50cxIlLnF1YXJyeS5pbmRleC52MS5MaXN0RG9jdW1lbnRzUmVxdWVzdBomLnF1YXJyeS5pbmRleC52MS5MaXN0RG9jdW1lbnRzUmVzcG9uc2USbQoSU2V0RG9jdW1lbnRFbmFibGVkEioucXVhcnJ5LmluZGV4LnYxLlNldERvY3VtZW50RW5hYmxlZFJlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuU2V0RG9jdW1lbnRFbmFibGVkUmVzcG9uc2USYQoORGVsZXRlRG9jdW1lbnQSJi5xdWFycnkuaW5kZXgudjEuRGVsZXRlRG9jdW1lbnRSZXF1ZXN0GicucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZURvY3VtZW50UmVzcG9uc2USSQoGU2VhcmNoEh4ucXVhcnJ5LmluZGV4LnYxLlNlYXJjaFJlcXVlc3QaHy5xdWFycnkuaW5kZXgudjEuU2VhcmNoUmVzcG9uc2USUgoJR2V0Q2h1bmtzEiEucXVhcnJ5LmluZGV4LnYxLkdldENodW5rc1JlcXVlc3QaIi5xdWFycnkuaW5kZXgudjEuR2V0Q2h1bmtzUmVzcG9uc2USVQoKRmluZENodW5rcxIiLnF1YXJyeS5pbmRleC52MS5GaW5kQ2h1bmtzUmVxdWVzdBojLnF1YXJyeS5pbmRleC52MS5GaW5kQ2h1bmtzUmVzcG9uc2USbQoSTGlzdERvY3VtZW50Q2h1bmtzEioucXVhcnJ5LmluZGV4LnYxLkxpc3REb2N1bWVudENodW5rc1JlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuTGlzdERvY3VtZW50Q2h1bmtzUmVzcG9uc2USUgoJRWRpdENodW5rEiEucXVhcnJ5LmluZGV4LnYxLkVkaXRDaHVua1JlcXVlc3QaIi5xdWFycnkuaW5kZXgudjEuRWRpdENodW5rUmVzcG9uc2USZAoPU2V0Q2h1bmtFbmFibGVkEicucXVhcnJ5LmluZGV4LnYxLlNldENodW5rRW5hYmxlZFJlcXVlc3QaKC5xdWFycnkuaW5kZXgudjEuU2V0Q2h1bmtFbmFibGVkUmVzcG9uc2USTwoIQWRkQ2h1bmsSIC5xdWFycnkuaW5kZXgudjEuQWRkQ2h1bmtSZXF1ZXN0GiEucXVhcnJ5LmluZGV4LnYxLkFkZENodW5rUmVzcG9uc2USWwoMQ3JlYXRlQXBpS2V5EiQucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaJS5xdWFycnkuaW5kZXgudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USWAoLTGlzdEFwaUtleXMSIy5xdWFycnkuaW5kZXgudjEuTGlzdEFwaUtleXNSZXF1ZXN0GiQucXVhcnJ5LmluZGV4LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USWwoMUmV2b2tlQXBpS2V5EiQucXVhcnJ5LmluZGV4LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJS5xdWFycnkuaW5kZXgudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USbQoSQXV0aGVudGljYXRlQXBpS2V5EioucXVhcnJ5LmluZGV4LnYxLkF1dGhlbnRpY2F0ZUFwaUtleVJlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuQXV0aGVudGljYXRlQXBpS2V5UmVzcG9uc2USZAoPQ3JlYXRlQXNzaXN0YW50EicucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUFzc2lzdGFudFJlcXVlc3QaKC5xdWFycnkuaW5kZXgudjEuQ3JlYXRlQXNzaXN0YW50UmVzcG9uc2USWwoMR2V0QXNzaXN0YW50EiQucXVhcnJ5LmluZGV4LnYxLkdldEFzc2lzdGFudFJlcXVlc3QaJS5xdWFycnkuaW5kZXgudjEuR2V0QXNzaXN0YW50UmVzcG9uc2USYQoOTGlzdEFzc2lzdGFudHMSJi5xdWFycnkuaW5kZXgudjEuTGlzdEFzc2lzdGFudHNSZXF1ZXN0GicucXVhcnJ5LmluZGV4LnYxLkxpc3RBc3Npc3RhbnRzUmVzcG9uc2USZAoPVXBkYXRlQXNzaXN0YW50EicucXVhcnJ5LmluZGV4LnYxLlVwZGF0ZUFzc2lzdGFudFJlcXVlc3QaKC5xdWFycnkuaW5kZXgudjEuVXBkYXRlQXNzaXN0YW50UmVzcG9uc2USZAoPRGVsZXRlQXNzaXN0YW50EicucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUFzc2lzdGFudFJlcXVlc3QaKC5xdWFycnkuaW5kZXgudjEuRGVsZXRlQXNzaXN0YW50UmVzcG9uc2USbQoSQ3JlYXRlQ29udmVyc2F0aW9uEioucXVhcnJ5LmluZGV4LnYxLkNyZWF0ZUNvbnZlcnNhdGlvblJlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuQ3JlYXRlQ29udmVyc2F0aW9uUmVzcG9uc2USZAoPR2V0Q29udmVyc2F0aW9uEicucXVhcnJ5LmluZGV4LnYxLkdldENvbnZlcnNhdGlvblJlcXVlc3QaKC5xdWFycnkuaW5kZXgudjEuR2V0Q29udmVyc2F0aW9uUmVzcG9uc2USagoRTGlzdENvbnZlcnNhdGlvbnMSKS5xdWFycnkuaW5kZXgudjEuTGlzdENvbnZlcnNhdGlvbnNSZXF1ZXN0GioucXVhcnJ5LmluZGV4LnYxLkxpc3RDb252ZXJzYXRpb25zUmVzcG9uc2USbQoSRGVsZXRlQ29udmVyc2F0aW9uEioucXVhcnJ5LmluZGV4LnYxLkRlbGV0ZUNvbnZlcnNhdGlvblJlcXVlc3QaKy5xdWFycnkuaW5kZXgudjEuRGVsZXRlQ29udmVyc2F0aW9uUmVzcG9uc2USTwoIU2F2ZVR1cm4SIC5xdWFycnkuaW5kZXgudjEuU2F2ZVR1cm5SZXF1ZXN0GiEucXVhcnJ5LmluZGV4LnYxLlNhdmVUdXJuUmVzcG9uc2USTAoHR2V0VHVybhIfLnF1YXJyeS5pbmRleC52MS5HZXRUdXJuUmVxdWVzdBogLnF1YXJyeS5pbmRleC52MS5HZXRUdXJuUmVzcG9uc2UScgoTRXhwb3J0S25vd2xlZGdlQmFzZRIrLnF1YXJyeS5pbmRleC52MS5FeHBvcnRLbm93bGVkZ2VCYXNlUmVxdWVzdBosLnF1YXJyeS5pbmRleC52MS5FeHBvcnRLbm93bGVkZ2VCYXNlUmVzcG9uc2UwARJyChNJbXBvcnRLbm93bGVkZ2VCYXNlEisucXVhcnJ5LmluZGV4LnYxLkltcG9ydEtub3dsZWRnZUJhc2VSZXF1ZXN0GiwucXVhcnJ5LmluZGV4LnYxLkltcG9ydEtub3dsZWRnZUJhc2VSZXNwb25zZSgBYgZwcm90bzM", [file_quarry_answer_v1_answer, file_quarry_common_v1_api_key, file_quarry_common_v1_assistant, file_quarry_common_v1_common, file_quarry_index_v1_portability]);
 
 /**
  * @generated from message quarry.index.v1.CreateKnowledgeBaseRequest
@@ -725,7 +725,7 @@ export type FoundChunk = Message<"quarry.index.v1.FoundChunk"> & {
   fileName: string;
 
   /**
-   * False when the chunk's document is disabled (search never returns it).
+   * False when the chunk's document is disabled, or the chunk itself (search never returns it).
    *
    * @generated from field: bool enabled = 3;
    */
@@ -787,6 +787,219 @@ export const FindChunksResponseSchema: GenMessage<FindChunksResponse> = /*@__PUR
   messageDesc(file_quarry_index_v1_index, 30);
 
 /**
+ * @generated from message quarry.index.v1.ListDocumentChunksRequest
+ */
+export type ListDocumentChunksRequest = Message<"quarry.index.v1.ListDocumentChunksRequest"> & {
+  /**
+   * @generated from field: string document_id = 1;
+   */
+  documentId: string;
+
+  /**
+   * Only chunks whose text contains this, matched as FindChunks matches; empty: every chunk.
+   *
+   * @generated from field: string query = 2;
+   */
+  query: string;
+};
+
+/**
+ * Describes the message quarry.index.v1.ListDocumentChunksRequest.
+ * Use `create(ListDocumentChunksRequestSchema)` to create a new message.
+ */
+export const ListDocumentChunksRequestSchema: GenMessage<ListDocumentChunksRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 31);
+
+/**
+ * @generated from message quarry.index.v1.ListDocumentChunksResponse
+ */
+export type ListDocumentChunksResponse = Message<"quarry.index.v1.ListDocumentChunksResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Document document = 1;
+   */
+  document?: Document | undefined;
+
+  /**
+   * In document order.
+   *
+   * @generated from field: repeated quarry.common.v1.Chunk chunks = 2;
+   */
+  chunks: Chunk[];
+
+  /**
+   * Chunks the document has in all (before the query).
+   *
+   * @generated from field: uint32 total = 3;
+   */
+  total: number;
+};
+
+/**
+ * Describes the message quarry.index.v1.ListDocumentChunksResponse.
+ * Use `create(ListDocumentChunksResponseSchema)` to create a new message.
+ */
+export const ListDocumentChunksResponseSchema: GenMessage<ListDocumentChunksResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 32);
+
+/**
+ * @generated from message quarry.index.v1.EditChunkRequest
+ */
+export type EditChunkRequest = Message<"quarry.index.v1.EditChunkRequest"> & {
+  /**
+   * @generated from field: string document_id = 1;
+   */
+  documentId: string;
+
+  /**
+   * @generated from field: string chunk_id = 2;
+   */
+  chunkId: string;
+
+  /**
+   * @generated from field: string text = 3;
+   */
+  text: string;
+
+  /**
+   * The chunk's token count in the base's model (the gateway counts it with the chunker).
+   *
+   * @generated from field: uint32 token_count = 4;
+   */
+  tokenCount: number;
+
+  /**
+   * When set: the edit applies only if the chunk is still at this version.
+   *
+   * @generated from field: uint32 expected_version = 5;
+   */
+  expectedVersion: number;
+};
+
+/**
+ * Describes the message quarry.index.v1.EditChunkRequest.
+ * Use `create(EditChunkRequestSchema)` to create a new message.
+ */
+export const EditChunkRequestSchema: GenMessage<EditChunkRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 33);
+
+/**
+ * @generated from message quarry.index.v1.EditChunkResponse
+ */
+export type EditChunkResponse = Message<"quarry.index.v1.EditChunkResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Chunk chunk = 1;
+   */
+  chunk?: Chunk | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.EditChunkResponse.
+ * Use `create(EditChunkResponseSchema)` to create a new message.
+ */
+export const EditChunkResponseSchema: GenMessage<EditChunkResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 34);
+
+/**
+ * @generated from message quarry.index.v1.SetChunkEnabledRequest
+ */
+export type SetChunkEnabledRequest = Message<"quarry.index.v1.SetChunkEnabledRequest"> & {
+  /**
+   * @generated from field: string document_id = 1;
+   */
+  documentId: string;
+
+  /**
+   * @generated from field: string chunk_id = 2;
+   */
+  chunkId: string;
+
+  /**
+   * @generated from field: bool enabled = 3;
+   */
+  enabled: boolean;
+};
+
+/**
+ * Describes the message quarry.index.v1.SetChunkEnabledRequest.
+ * Use `create(SetChunkEnabledRequestSchema)` to create a new message.
+ */
+export const SetChunkEnabledRequestSchema: GenMessage<SetChunkEnabledRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 35);
+
+/**
+ * @generated from message quarry.index.v1.SetChunkEnabledResponse
+ */
+export type SetChunkEnabledResponse = Message<"quarry.index.v1.SetChunkEnabledResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Chunk chunk = 1;
+   */
+  chunk?: Chunk | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.SetChunkEnabledResponse.
+ * Use `create(SetChunkEnabledResponseSchema)` to create a new message.
+ */
+export const SetChunkEnabledResponseSchema: GenMessage<SetChunkEnabledResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 36);
+
+/**
+ * @generated from message quarry.index.v1.AddChunkRequest
+ */
+export type AddChunkRequest = Message<"quarry.index.v1.AddChunkRequest"> & {
+  /**
+   * @generated from field: string document_id = 1;
+   */
+  documentId: string;
+
+  /**
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * @generated from field: uint32 token_count = 3;
+   */
+  tokenCount: number;
+
+  /**
+   * Where the chunk belongs, shown with it and weighed by keyword search; both optional.
+   *
+   * @generated from field: repeated string section_path = 4;
+   */
+  sectionPath: string[];
+
+  /**
+   * @generated from field: uint32 page = 5;
+   */
+  page: number;
+};
+
+/**
+ * Describes the message quarry.index.v1.AddChunkRequest.
+ * Use `create(AddChunkRequestSchema)` to create a new message.
+ */
+export const AddChunkRequestSchema: GenMessage<AddChunkRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 37);
+
+/**
+ * @generated from message quarry.index.v1.AddChunkResponse
+ */
+export type AddChunkResponse = Message<"quarry.index.v1.AddChunkResponse"> & {
+  /**
+   * @generated from field: quarry.common.v1.Chunk chunk = 1;
+   */
+  chunk?: Chunk | undefined;
+};
+
+/**
+ * Describes the message quarry.index.v1.AddChunkResponse.
+ * Use `create(AddChunkResponseSchema)` to create a new message.
+ */
+export const AddChunkResponseSchema: GenMessage<AddChunkResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_index_v1_index, 38);
+
+/**
  * @generated from message quarry.index.v1.CreateApiKeyRequest
  */
 export type CreateApiKeyRequest = Message<"quarry.index.v1.CreateApiKeyRequest"> & {
@@ -813,7 +1026,7 @@ export type CreateApiKeyRequest = Message<"quarry.index.v1.CreateApiKeyRequest">
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 31);
+  messageDesc(file_quarry_index_v1_index, 39);
 
 /**
  * @generated from message quarry.index.v1.CreateApiKeyResponse
@@ -837,7 +1050,7 @@ export type CreateApiKeyResponse = Message<"quarry.index.v1.CreateApiKeyResponse
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 32);
+  messageDesc(file_quarry_index_v1_index, 40);
 
 /**
  * @generated from message quarry.index.v1.ListApiKeysRequest
@@ -850,7 +1063,7 @@ export type ListApiKeysRequest = Message<"quarry.index.v1.ListApiKeysRequest"> &
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 33);
+  messageDesc(file_quarry_index_v1_index, 41);
 
 /**
  * @generated from message quarry.index.v1.ListApiKeysResponse
@@ -867,7 +1080,7 @@ export type ListApiKeysResponse = Message<"quarry.index.v1.ListApiKeysResponse">
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 34);
+  messageDesc(file_quarry_index_v1_index, 42);
 
 /**
  * @generated from message quarry.index.v1.RevokeApiKeyRequest
@@ -886,7 +1099,7 @@ export type RevokeApiKeyRequest = Message<"quarry.index.v1.RevokeApiKeyRequest">
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 35);
+  messageDesc(file_quarry_index_v1_index, 43);
 
 /**
  * @generated from message quarry.index.v1.RevokeApiKeyResponse
@@ -899,7 +1112,7 @@ export type RevokeApiKeyResponse = Message<"quarry.index.v1.RevokeApiKeyResponse
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 36);
+  messageDesc(file_quarry_index_v1_index, 44);
 
 /**
  * @generated from message quarry.index.v1.AuthenticateApiKeyRequest
@@ -923,7 +1136,7 @@ export type AuthenticateApiKeyRequest = Message<"quarry.index.v1.AuthenticateApi
  * Use `create(AuthenticateApiKeyRequestSchema)` to create a new message.
  */
 export const AuthenticateApiKeyRequestSchema: GenMessage<AuthenticateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 37);
+  messageDesc(file_quarry_index_v1_index, 45);
 
 /**
  * @generated from message quarry.index.v1.AuthenticateApiKeyResponse
@@ -940,7 +1153,7 @@ export type AuthenticateApiKeyResponse = Message<"quarry.index.v1.AuthenticateAp
  * Use `create(AuthenticateApiKeyResponseSchema)` to create a new message.
  */
 export const AuthenticateApiKeyResponseSchema: GenMessage<AuthenticateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 38);
+  messageDesc(file_quarry_index_v1_index, 46);
 
 /**
  * @generated from message quarry.index.v1.CreateAssistantRequest
@@ -959,7 +1172,7 @@ export type CreateAssistantRequest = Message<"quarry.index.v1.CreateAssistantReq
  * Use `create(CreateAssistantRequestSchema)` to create a new message.
  */
 export const CreateAssistantRequestSchema: GenMessage<CreateAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 39);
+  messageDesc(file_quarry_index_v1_index, 47);
 
 /**
  * @generated from message quarry.index.v1.CreateAssistantResponse
@@ -976,7 +1189,7 @@ export type CreateAssistantResponse = Message<"quarry.index.v1.CreateAssistantRe
  * Use `create(CreateAssistantResponseSchema)` to create a new message.
  */
 export const CreateAssistantResponseSchema: GenMessage<CreateAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 40);
+  messageDesc(file_quarry_index_v1_index, 48);
 
 /**
  * @generated from message quarry.index.v1.GetAssistantRequest
@@ -995,7 +1208,7 @@ export type GetAssistantRequest = Message<"quarry.index.v1.GetAssistantRequest">
  * Use `create(GetAssistantRequestSchema)` to create a new message.
  */
 export const GetAssistantRequestSchema: GenMessage<GetAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 41);
+  messageDesc(file_quarry_index_v1_index, 49);
 
 /**
  * @generated from message quarry.index.v1.GetAssistantResponse
@@ -1012,7 +1225,7 @@ export type GetAssistantResponse = Message<"quarry.index.v1.GetAssistantResponse
  * Use `create(GetAssistantResponseSchema)` to create a new message.
  */
 export const GetAssistantResponseSchema: GenMessage<GetAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 42);
+  messageDesc(file_quarry_index_v1_index, 50);
 
 /**
  * @generated from message quarry.index.v1.ListAssistantsRequest
@@ -1025,7 +1238,7 @@ export type ListAssistantsRequest = Message<"quarry.index.v1.ListAssistantsReque
  * Use `create(ListAssistantsRequestSchema)` to create a new message.
  */
 export const ListAssistantsRequestSchema: GenMessage<ListAssistantsRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 43);
+  messageDesc(file_quarry_index_v1_index, 51);
 
 /**
  * @generated from message quarry.index.v1.ListAssistantsResponse
@@ -1042,7 +1255,7 @@ export type ListAssistantsResponse = Message<"quarry.index.v1.ListAssistantsResp
  * Use `create(ListAssistantsResponseSchema)` to create a new message.
  */
 export const ListAssistantsResponseSchema: GenMessage<ListAssistantsResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 44);
+  messageDesc(file_quarry_index_v1_index, 52);
 
 /**
  * @generated from message quarry.index.v1.UpdateAssistantRequest
@@ -1068,7 +1281,7 @@ export type UpdateAssistantRequest = Message<"quarry.index.v1.UpdateAssistantReq
  * Use `create(UpdateAssistantRequestSchema)` to create a new message.
  */
 export const UpdateAssistantRequestSchema: GenMessage<UpdateAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 45);
+  messageDesc(file_quarry_index_v1_index, 53);
 
 /**
  * @generated from message quarry.index.v1.UpdateAssistantResponse
@@ -1085,7 +1298,7 @@ export type UpdateAssistantResponse = Message<"quarry.index.v1.UpdateAssistantRe
  * Use `create(UpdateAssistantResponseSchema)` to create a new message.
  */
 export const UpdateAssistantResponseSchema: GenMessage<UpdateAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 46);
+  messageDesc(file_quarry_index_v1_index, 54);
 
 /**
  * @generated from message quarry.index.v1.DeleteAssistantRequest
@@ -1102,7 +1315,7 @@ export type DeleteAssistantRequest = Message<"quarry.index.v1.DeleteAssistantReq
  * Use `create(DeleteAssistantRequestSchema)` to create a new message.
  */
 export const DeleteAssistantRequestSchema: GenMessage<DeleteAssistantRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 47);
+  messageDesc(file_quarry_index_v1_index, 55);
 
 /**
  * @generated from message quarry.index.v1.DeleteAssistantResponse
@@ -1115,7 +1328,7 @@ export type DeleteAssistantResponse = Message<"quarry.index.v1.DeleteAssistantRe
  * Use `create(DeleteAssistantResponseSchema)` to create a new message.
  */
 export const DeleteAssistantResponseSchema: GenMessage<DeleteAssistantResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 48);
+  messageDesc(file_quarry_index_v1_index, 56);
 
 /**
  * @generated from message quarry.index.v1.CreateConversationRequest
@@ -1142,7 +1355,7 @@ export type CreateConversationRequest = Message<"quarry.index.v1.CreateConversat
  * Use `create(CreateConversationRequestSchema)` to create a new message.
  */
 export const CreateConversationRequestSchema: GenMessage<CreateConversationRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 49);
+  messageDesc(file_quarry_index_v1_index, 57);
 
 /**
  * @generated from message quarry.index.v1.CreateConversationResponse
@@ -1159,7 +1372,7 @@ export type CreateConversationResponse = Message<"quarry.index.v1.CreateConversa
  * Use `create(CreateConversationResponseSchema)` to create a new message.
  */
 export const CreateConversationResponseSchema: GenMessage<CreateConversationResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 50);
+  messageDesc(file_quarry_index_v1_index, 58);
 
 /**
  * @generated from message quarry.index.v1.GetConversationRequest
@@ -1190,7 +1403,7 @@ export type GetConversationRequest = Message<"quarry.index.v1.GetConversationReq
  * Use `create(GetConversationRequestSchema)` to create a new message.
  */
 export const GetConversationRequestSchema: GenMessage<GetConversationRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 51);
+  messageDesc(file_quarry_index_v1_index, 59);
 
 /**
  * @generated from message quarry.index.v1.GetConversationResponse
@@ -1212,7 +1425,7 @@ export type GetConversationResponse = Message<"quarry.index.v1.GetConversationRe
  * Use `create(GetConversationResponseSchema)` to create a new message.
  */
 export const GetConversationResponseSchema: GenMessage<GetConversationResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 52);
+  messageDesc(file_quarry_index_v1_index, 60);
 
 /**
  * @generated from message quarry.index.v1.ListConversationsRequest
@@ -1231,7 +1444,7 @@ export type ListConversationsRequest = Message<"quarry.index.v1.ListConversation
  * Use `create(ListConversationsRequestSchema)` to create a new message.
  */
 export const ListConversationsRequestSchema: GenMessage<ListConversationsRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 53);
+  messageDesc(file_quarry_index_v1_index, 61);
 
 /**
  * @generated from message quarry.index.v1.ListConversationsResponse
@@ -1250,7 +1463,7 @@ export type ListConversationsResponse = Message<"quarry.index.v1.ListConversatio
  * Use `create(ListConversationsResponseSchema)` to create a new message.
  */
 export const ListConversationsResponseSchema: GenMessage<ListConversationsResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 54);
+  messageDesc(file_quarry_index_v1_index, 62);
 
 /**
  * @generated from message quarry.index.v1.DeleteConversationRequest
@@ -1267,7 +1480,7 @@ export type DeleteConversationRequest = Message<"quarry.index.v1.DeleteConversat
  * Use `create(DeleteConversationRequestSchema)` to create a new message.
  */
 export const DeleteConversationRequestSchema: GenMessage<DeleteConversationRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 55);
+  messageDesc(file_quarry_index_v1_index, 63);
 
 /**
  * @generated from message quarry.index.v1.DeleteConversationResponse
@@ -1280,7 +1493,7 @@ export type DeleteConversationResponse = Message<"quarry.index.v1.DeleteConversa
  * Use `create(DeleteConversationResponseSchema)` to create a new message.
  */
 export const DeleteConversationResponseSchema: GenMessage<DeleteConversationResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 56);
+  messageDesc(file_quarry_index_v1_index, 64);
 
 /**
  * @generated from message quarry.index.v1.SaveTurnRequest
@@ -1297,7 +1510,7 @@ export type SaveTurnRequest = Message<"quarry.index.v1.SaveTurnRequest"> & {
  * Use `create(SaveTurnRequestSchema)` to create a new message.
  */
 export const SaveTurnRequestSchema: GenMessage<SaveTurnRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 57);
+  messageDesc(file_quarry_index_v1_index, 65);
 
 /**
  * @generated from message quarry.index.v1.SaveTurnResponse
@@ -1314,7 +1527,7 @@ export type SaveTurnResponse = Message<"quarry.index.v1.SaveTurnResponse"> & {
  * Use `create(SaveTurnResponseSchema)` to create a new message.
  */
 export const SaveTurnResponseSchema: GenMessage<SaveTurnResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 58);
+  messageDesc(file_quarry_index_v1_index, 66);
 
 /**
  * @generated from message quarry.index.v1.GetTurnRequest
@@ -1331,7 +1544,7 @@ export type GetTurnRequest = Message<"quarry.index.v1.GetTurnRequest"> & {
  * Use `create(GetTurnRequestSchema)` to create a new message.
  */
 export const GetTurnRequestSchema: GenMessage<GetTurnRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 59);
+  messageDesc(file_quarry_index_v1_index, 67);
 
 /**
  * @generated from message quarry.index.v1.GetTurnResponse
@@ -1348,7 +1561,7 @@ export type GetTurnResponse = Message<"quarry.index.v1.GetTurnResponse"> & {
  * Use `create(GetTurnResponseSchema)` to create a new message.
  */
 export const GetTurnResponseSchema: GenMessage<GetTurnResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_index_v1_index, 60);
+  messageDesc(file_quarry_index_v1_index, 68);
 
 /**
  * @generated from service quarry.index.v1.IndexService
@@ -1479,6 +1692,47 @@ export const IndexService: GenService<{
     methodKind: "unary";
     input: typeof FindChunksRequestSchema;
     output: typeof FindChunksResponseSchema;
+  },
+  /**
+   * A document's chunks in order, enabled or not, with their edit markers; query keeps those whose
+   * text contains it. NOT_FOUND for an unknown document.
+   *
+   * @generated from rpc quarry.index.v1.IndexService.ListDocumentChunks
+   */
+  listDocumentChunks: {
+    methodKind: "unary";
+    input: typeof ListDocumentChunksRequestSchema;
+    output: typeof ListDocumentChunksResponseSchema;
+  },
+  /**
+   * Replaces a chunk's text (re-embedded with the base's model, searchable when this returns); the
+   * chunk keeps its id. NOT_FOUND when the chunk is not in the document, FAILED_PRECONDITION when
+   * expected_version is set and is not the chunk's.
+   *
+   * @generated from rpc quarry.index.v1.IndexService.EditChunk
+   */
+  editChunk: {
+    methodKind: "unary";
+    input: typeof EditChunkRequestSchema;
+    output: typeof EditChunkResponseSchema;
+  },
+  /**
+   * @generated from rpc quarry.index.v1.IndexService.SetChunkEnabled
+   */
+  setChunkEnabled: {
+    methodKind: "unary";
+    input: typeof SetChunkEnabledRequestSchema;
+    output: typeof SetChunkEnabledResponseSchema;
+  },
+  /**
+   * Adds a chunk written by hand to a document, after its last chunk.
+   *
+   * @generated from rpc quarry.index.v1.IndexService.AddChunk
+   */
+  addChunk: {
+    methodKind: "unary";
+    input: typeof AddChunkRequestSchema;
+    output: typeof AddChunkResponseSchema;
   },
   /**
    * API keys live in the catalog's store; the gateway authenticates against them.

@@ -8,13 +8,100 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { ParsedDocument } from "../../common/v1/common_pb.ts";
 import { file_quarry_common_v1_common } from "../../common/v1/common_pb.ts";
+import type { ReadableFormat } from "../../common/v1/readable_format_pb.ts";
+import { file_quarry_common_v1_readable_format } from "../../common/v1/readable_format_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file quarry/parser/v1/parser.proto.
  */
 export const file_quarry_parser_v1_parser: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvcGFyc2VyL3YxL3BhcnNlci5wcm90bxIQcXVhcnJ5LnBhcnNlci52MSJFCgxQYXJzZVJlcXVlc3QSDwoHY29udGVudBgBIAEoDBIRCglmaWxlX25hbWUYAiABKAkSEQoJbWltZV90eXBlGAMgASgJIkMKDVBhcnNlUmVzcG9uc2USMgoIZG9jdW1lbnQYASABKAsyIC5xdWFycnkuY29tbW9uLnYxLlBhcnNlZERvY3VtZW50MlkKDVBhcnNlclNlcnZpY2USSAoFUGFyc2USHi5xdWFycnkucGFyc2VyLnYxLlBhcnNlUmVxdWVzdBofLnF1YXJyeS5wYXJzZXIudjEuUGFyc2VSZXNwb25zZWIGcHJvdG8z", [file_quarry_common_v1_common]);
+  fileDesc("Ch1xdWFycnkvcGFyc2VyL3YxL3BhcnNlci5wcm90bxIQcXVhcnJ5LnBhcnNlci52MSIcChpMaXN0UmVhZGFibGVGb3JtYXRzUmVxdWVzdCJQChtMaXN0UmVhZGFibGVGb3JtYXRzUmVzcG9uc2USMQoHZm9ybWF0cxgBIAMoCzIgLnF1YXJyeS5jb21tb24udjEuUmVhZGFibGVGb3JtYXQiWAoUQ2hlY2tSZWFkYWJsZVJlcXVlc3QSDAoEaGVhZBgBIAEoDBIRCglmaWxlX25hbWUYAiABKAkSEQoJbWltZV90eXBlGAMgASgJEgwKBHNpemUYBCABKAQiLAoVQ2hlY2tSZWFkYWJsZVJlc3BvbnNlEhMKC2Zvcm1hdF9uYW1lGAEgASgJIkUKDFBhcnNlUmVxdWVzdBIPCgdjb250ZW50GAEgASgMEhEKCWZpbGVfbmFtZRgCIAEoCRIRCgltaW1lX3R5cGUYAyABKAkiQwoNUGFyc2VSZXNwb25zZRIyCghkb2N1bWVudBgBIAEoCzIgLnF1YXJyeS5jb21tb24udjEuUGFyc2VkRG9jdW1lbnQyrwIKDVBhcnNlclNlcnZpY2USSAoFUGFyc2USHi5xdWFycnkucGFyc2VyLnYxLlBhcnNlUmVxdWVzdBofLnF1YXJyeS5wYXJzZXIudjEuUGFyc2VSZXNwb25zZRJyChNMaXN0UmVhZGFibGVGb3JtYXRzEiwucXVhcnJ5LnBhcnNlci52MS5MaXN0UmVhZGFibGVGb3JtYXRzUmVxdWVzdBotLnF1YXJyeS5wYXJzZXIudjEuTGlzdFJlYWRhYmxlRm9ybWF0c1Jlc3BvbnNlEmAKDUNoZWNrUmVhZGFibGUSJi5xdWFycnkucGFyc2VyLnYxLkNoZWNrUmVhZGFibGVSZXF1ZXN0GicucXVhcnJ5LnBhcnNlci52MS5DaGVja1JlYWRhYmxlUmVzcG9uc2ViBnByb3RvMw", [file_quarry_common_v1_common, file_quarry_common_v1_readable_format]);
+
+/**
+ * @generated from message quarry.parser.v1.ListReadableFormatsRequest
+ */
+export type ListReadableFormatsRequest = Message<"quarry.parser.v1.ListReadableFormatsRequest"> & {
+};
+
+/**
+ * Describes the message quarry.parser.v1.ListReadableFormatsRequest.
+ * Use `create(ListReadableFormatsRequestSchema)` to create a new message.
+ */
+export const ListReadableFormatsRequestSchema: GenMessage<ListReadableFormatsRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_parser_v1_parser, 0);
+
+/**
+ * @generated from message quarry.parser.v1.ListReadableFormatsResponse
+ */
+export type ListReadableFormatsResponse = Message<"quarry.parser.v1.ListReadableFormatsResponse"> & {
+  /**
+   * @generated from field: repeated quarry.common.v1.ReadableFormat formats = 1;
+   */
+  formats: ReadableFormat[];
+};
+
+/**
+ * Describes the message quarry.parser.v1.ListReadableFormatsResponse.
+ * Use `create(ListReadableFormatsResponseSchema)` to create a new message.
+ */
+export const ListReadableFormatsResponseSchema: GenMessage<ListReadableFormatsResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_parser_v1_parser, 1);
+
+/**
+ * @generated from message quarry.parser.v1.CheckReadableRequest
+ */
+export type CheckReadableRequest = Message<"quarry.parser.v1.CheckReadableRequest"> & {
+  /**
+   * The file's first bytes (the rule reads at most 64 KiB of a file).
+   *
+   * @generated from field: bytes head = 1;
+   */
+  head: Uint8Array;
+
+  /**
+   * @generated from field: string file_name = 2;
+   */
+  fileName: string;
+
+  /**
+   * @generated from field: string mime_type = 3;
+   */
+  mimeType: string;
+
+  /**
+   * The whole file's size in bytes.
+   *
+   * @generated from field: uint64 size = 4;
+   */
+  size: bigint;
+};
+
+/**
+ * Describes the message quarry.parser.v1.CheckReadableRequest.
+ * Use `create(CheckReadableRequestSchema)` to create a new message.
+ */
+export const CheckReadableRequestSchema: GenMessage<CheckReadableRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_parser_v1_parser, 2);
+
+/**
+ * @generated from message quarry.parser.v1.CheckReadableResponse
+ */
+export type CheckReadableResponse = Message<"quarry.parser.v1.CheckReadableResponse"> & {
+  /**
+   * What the file was recognised as, e.g. "PDF document".
+   *
+   * @generated from field: string format_name = 1;
+   */
+  formatName: string;
+};
+
+/**
+ * Describes the message quarry.parser.v1.CheckReadableResponse.
+ * Use `create(CheckReadableResponseSchema)` to create a new message.
+ */
+export const CheckReadableResponseSchema: GenMessage<CheckReadableResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_parser_v1_parser, 3);
 
 /**
  * @generated from message quarry.parser.v1.ParseRequest
@@ -43,7 +130,7 @@ export type ParseRequest = Message<"quarry.parser.v1.ParseRequest"> & {
  * Use `create(ParseRequestSchema)` to create a new message.
  */
 export const ParseRequestSchema: GenMessage<ParseRequest> = /*@__PURE__*/
-  messageDesc(file_quarry_parser_v1_parser, 0);
+  messageDesc(file_quarry_parser_v1_parser, 4);
 
 /**
  * @generated from message quarry.parser.v1.ParseResponse
@@ -60,7 +147,7 @@ export type ParseResponse = Message<"quarry.parser.v1.ParseResponse"> & {
  * Use `create(ParseResponseSchema)` to create a new message.
  */
 export const ParseResponseSchema: GenMessage<ParseResponse> = /*@__PURE__*/
-  messageDesc(file_quarry_parser_v1_parser, 1);
+  messageDesc(file_quarry_parser_v1_parser, 5);
 
 /**
  * @generated from service quarry.parser.v1.ParserService
@@ -76,6 +163,30 @@ export const ParserService: GenService<{
     methodKind: "unary";
     input: typeof ParseRequestSchema;
     output: typeof ParseResponseSchema;
+  },
+  /**
+   * The formats this parser service reads: the one list upload checks, folder ingest and the
+   * console's file picker follow.
+   *
+   * @generated from rpc quarry.parser.v1.ParserService.ListReadableFormats
+   */
+  listReadableFormats: {
+    methodKind: "unary";
+    input: typeof ListReadableFormatsRequestSchema;
+    output: typeof ListReadableFormatsResponseSchema;
+  },
+  /**
+   * Whether a file would be read, from its name, declared type and first bytes, by the rule Parse
+   * applies itself: INVALID_ARGUMENT for a file Quarry does not read (an unknown extension, a
+   * binary that merely decodes as text), FAILED_PRECONDITION for a format only Tika reads when it
+   * is not configured. OK names the format.
+   *
+   * @generated from rpc quarry.parser.v1.ParserService.CheckReadable
+   */
+  checkReadable: {
+    methodKind: "unary";
+    input: typeof CheckReadableRequestSchema;
+    output: typeof CheckReadableResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_quarry_parser_v1_parser, 0);

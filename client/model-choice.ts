@@ -1,4 +1,4 @@
-// Which embedding model a knowledge base that `quarry ingest` creates should get, from the text of
+// Which embedding model a knowledge base that `quarry ingest` (and `quarry eval-answers`) creates should get, from the text of
 // the first files it is given. The rule is the vector gate's: a model whose vectors are noise for
 // most of a text (MiniLM reads Latin script only) must not embed it. When Han characters are the
 // larger part of the sample's words, the base gets bge-small-zh-v1.5, the model that reads Chinese;

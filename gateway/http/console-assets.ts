@@ -11,7 +11,7 @@ import { extname, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** Where `npm run build` writes the console. */
-export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL("../console/dist", import.meta.url));
+export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL("../../console/dist", import.meta.url));
 
 const CONTENT_TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

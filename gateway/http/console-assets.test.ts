@@ -7,9 +7,9 @@ import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Health } from "../gen/grpc/health/v1/health_pb.ts";
-import { buildServer, type RunningServer } from "../lib/rpc/server.ts";
-import { silentLogger } from "../lib/logger.ts";
+import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
+import { buildServer, type RunningServer } from "../../lib/rpc/server.ts";
+import { silentLogger } from "../../lib/logger.ts";
 import { consoleAssets } from "./console-assets.ts";
 
 let root: string;

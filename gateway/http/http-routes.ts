@@ -1,0 +1,25 @@
+// Every plain-HTTP route the gateway serves, in the order they are tried. A new route is added
+// here and gets a row in test/e2e/http-access.test.ts (which refuses a route it has no row for).
+import type { Logger } from "../../lib/logger.ts";
+import { mcpRoute } from "../mcp/http-handler.ts";
+import type { UploadLimits } from "../upload.ts";
+import { consoleAssets } from "./console-assets.ts";
+import { difyRoutes } from "./dify/dify-routes.ts";
+import type { HttpRoute, OpenRoute } from "./http-route.ts";
+import { openAiRoutes } from "./openai/openai-routes.ts";
+import { restRoutes } from "./rest/rest-routes.ts";
+
+export function httpRoutes(options: { consoleDir?: string; limits: UploadLimits; logger: Logger }): HttpRoute[] {
+  return [...openAiRoutes(), ...difyRoutes(), ...restRoutes(options.limits), mcpRoute(options.logger), consoleRoute(options.consoleDir)];
+}
+
+/** The browser console's built files, for whatever no other route answers. */
+function consoleRoute(dir: string | undefined): OpenRoute {
+  return {
+    name: "console",
+    methods: ["GET", "HEAD"],
+    path: "/*",
+    open: "the console's files hold no data: the console then calls the API with the key its user gives",
+    serve: consoleAssets(dir),
+  };
+}

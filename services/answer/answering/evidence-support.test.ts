@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import type { ContextChunk } from "./context-builder.ts";
+import { abstention, judgeEvidence, SUPPORT_THRESHOLD } from "./evidence-support.ts";
+import { makeHit } from "../testing/test-hits.ts";
+
+/** A small base: each entry a chunk of its own document, under its title. */
+function base(docs: { title: string; text: string }[]): ContextChunk[] {
+  return docs.map((d, i) => ({ number: i + 1, hit: makeHit(`c${i + 1}`, d.text, { sectionPath: [d.title], documentId: `doc-${i + 1}` }), tokens: d.text.length }));
+}
+
+const library = base([
+  { title: "Harbour lighthouse", text: "The lighthouse lamp is serviced every 14 days. The keeper logs each visit." },
+  { title: "Staff canteen", text: "The canteen serves lunch from noon. Fridays end at 14:00." },
+  { title: "Architecture", text: "A service imports only lib/, gen/ and its own folder." },
+]);
+
+describe("judgeEvidence", () => {
+  it("answers when one sentence holds what the question names", () => {
+    const judged = judgeEvidence("How often is the lighthouse lamp serviced?", library);
+    expect(judged.answered).toBe(true);
+    expect(judged.coverage).toBeGreaterThanOrEqual(SUPPORT_THRESHOLD);
+    expect(judged.best?.hit.chunk.id).toBe("c1");
+    expect(judged.reason).toMatch(/^the best document holds \d\.\d\d of the question's weighted content words \(0\.5 needed\)/);
+  });
+
+  it("does not answer an off-topic question, and names the words no passage holds", () => {
+    const judged = judgeEvidence("How long should green tea steep?", library);
+    expect(judged.answered).toBe(false);
+    expect(judged.coverage).toBeLessThan(SUPPORT_THRESHOLD);
+    expect(judged.missingTerms).toEqual(expect.arrayContaining(["green", "tea", "steep"]));
+  });
+
+  it("does not let a document's scattered words answer: they must meet in one sentence", () => {
+    const scattered = base([{ title: "Town notes", text: "The port opened in 1901. The railway closed in 1960. Ferries run hourly. The museum holds lamps." }]);
+    // Four of the question's five words are in the document, never together: no sentence says
+    // anything about the museum keeping railway lamps from the ferries.
+    expect(judgeEvidence("Does the museum keep railway lamps from the ferries?", scattered).answered).toBe(false);
+    expect(judgeEvidence("Does the museum hold lamps?", scattered).answered).toBe(true);
+  });
+
+  it("reads a sentence under its document's title: the subject need not be repeated", () => {
+    const zh = base([
+      { title: "陈荣捷", text: "1994年病逝于美国。" },
+      { title: "于乐", text: "于乐是中国足球运动员，司职后卫。" },
+    ]);
+    expect(judgeEvidence("陈荣捷在哪里病逝？", zh).answered).toBe(true);
+    // The subject is in no document: the other words do not make one about it.
+    const judged = judgeEvidence("徐晓飞在哪里病逝？", zh);
+    expect(judged.answered).toBe(false);
+    expect(judged.missingTerms).toContain("徐晓飞");
+    expect(judged.reason).toMatch(/^最相关的文档覆盖问题加权实词的 0\.\d\d（需要 0\.5）；缺少：徐晓飞/);
+  });
+
+  it("counts a Chinese word jieba glued to the next character for the part the passage holds", () => {
+    const zh = base([{ title: "尚恩", text: "尚恩喜欢钓鱼和爱好摄影。" }]);
+    expect(judgeEvidence("尚恩有什么爱好？", zh).answered).toBe(true);
+  });
+
+  it("does not answer from nothing, nor a question that names nothing", () => {
+    expect(judgeEvidence("Where is the lamp?", [])).toMatchObject({ answered: false, reason: "nothing was retrieved" });
+    expect(judgeEvidence("And then?", library)).toMatchObject({ answered: false, reason: "the question names nothing a passage could be matched on" });
+  });
+
+  it("judges a follow-up on its own words, and on the words it was searched with when it names nothing", () => {
+    // "And who do I call?" searched with the previous question's words finds the lighthouse, which
+    // says nothing about calling anyone.
+    const call = judgeEvidence("And who do I call?", library, "lighthouse lamp serviced And who do I call?");
+    expect(call.answered).toBe(false);
+    expect(call.questionTerms).toEqual(["call"]);
+    expect(judgeEvidence("And who logs the visits?", library, "lighthouse lamp And who logs the visits?").answered).toBe(true);
+    // A change of subject is judged on the new one, whatever the previous question was about.
+    expect(judgeEvidence("When does the canteen serve lunch?", library, "green tea steep When does the canteen serve lunch?").answered).toBe(true);
+    const where = judgeEvidence("And where?", library, "lighthouse lamp serviced And where?");
+    expect(where.questionTerms).toEqual(["lighthouse", "lamp", "serviced"]);
+    expect(where.answered).toBe(true);
+  });
+});
+
+describe("abstention", () => {
+  it("says so in the question's language", () => {
+    expect(abstention("Where?").text).toBe("The selected knowledge bases do not answer this question.");
+    expect(abstention("在哪里？").text).toBe("所选知识库没有回答这个问题。");
+  });
+});
