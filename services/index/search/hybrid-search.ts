@@ -61,7 +61,7 @@ export async function hybridSearch(query: SearchQuery, source: SearchLists): Pro
   const k = query.rrfK ?? DEFAULT_RRF_K;
   if (query.mode === "bm25") {
     const { bm25 = [] } = await source.lists({ bm25: { limit: query.topK } });
-    return applyMinScore(fuseHits([{ name: "bm25", hits: keywordMatches(bm25) }], { k, scoreFrom: "bm25" }), query.minScore);
+    return applyMinScore(fuseHits([{ name: "bm25", hits: bm25 }], { k, scoreFrom: "bm25" }), query.minScore);
   }
   const vector = requireQueryVector(query, stored);
   if (query.mode === "vector") {
@@ -78,7 +78,7 @@ export async function hybridSearch(query: SearchQuery, source: SearchLists): Pro
   const dense = combineVectorLevels(lists.vector ?? [], lists.documentVector ?? [], k, candidates);
   const fused = fuseHits(
     [
-      { name: "bm25", hits: keywordMatches(lists.bm25 ?? []), weight: query.weights?.bm25 },
+      { name: "bm25", hits: lists.bm25 ?? [], weight: query.weights?.bm25 },
       // The gate's weight (services/answer) covers both levels: a model that cannot read the
       // question is as blind to whole documents as to chunks.
       { name: "vector", hits: dense.hits, weight: query.weights?.vector },
@@ -89,21 +89,3 @@ export async function hybridSearch(query: SearchQuery, source: SearchLists): Pro
   return applyMinScore(fused, query.minScore).slice(0, query.topK);
 }
 
-/**
- * A keyword hit scoring under this share of the list's best shares no word with the question that
- * tells chunks apart: a term in nearly every chunk ("of", "do") has an IDF near 0 (FTS5 floors a
- * term in more than half the rows at 1e-6; Lucene's is log(1 + 0.5 / (N + 0.5)) for one in all N),
- * while the best hit's matched words count in full. Such a hit would still take a rank in fusion
- * and climb past real vector matches (a tea question's second hit matched only "of"), so it does
- * not enter. Relative, not absolute, and within each base (its BM25 statistics are its own): in a
- * small base every word is in half the rows and FTS5 scores every match ~0, and then all of them
- * count alike.
- */
-export const MIN_KEYWORD_SHARE = 0.01;
-
-/** The keyword hits that match the question by a word that counts. */
-export function keywordMatches(hits: readonly EngineHit[]): EngineHit[] {
-  const best = new Map<string, number>();
-  for (const { chunk, score } of hits) best.set(chunk.knowledgeBaseId, Math.max(best.get(chunk.knowledgeBaseId) ?? 0, score));
-  return hits.filter((hit) => hit.score >= best.get(hit.chunk.knowledgeBaseId)! * MIN_KEYWORD_SHARE);
-}

@@ -21,31 +21,6 @@ describeSearchEngineContract("SQLite FTS5 + sqlite-vec", async () => {
 });
 
 describe("SqliteSearchEngine", () => {
-  it("keeps a keyword hit that matches only a word nearly every chunk holds out of fusion", async () => {
-    const { db, cleanup } = openTestDatabase();
-    const engine = new SqliteSearchEngine(db);
-    try {
-      const texts = ["The price of green tea rose.", "The history of the harbour.", "The height of the lamp.", "The length of the pier.", "The colour of the boats."];
-      const chunks = texts.map((text, index) => ({
-        id: `c${index}`, documentId: "d", knowledgeBaseId: "kb", index, text, tokenCount: 6, page: 0, pageEnd: 0, sectionPath: [], start: 0, end: text.length,
-        vector: new Float32Array([index === 2 ? 1 : 0.1, 1, 0, 0]),
-      }));
-      await engine.ensureKnowledgeBase("kb", 4);
-      await engine.replaceDocumentChunks("kb", "d", "notes.txt", chunks);
-      const search = (mode: "bm25" | "hybrid") => engine.search({ knowledgeBaseIds: ["kb"], text: "tea of", mode, topK: 10, minScore: 0, documentIds: [], vector: new Float32Array([1, 0, 0, 0]) });
-      // "of" is in every chunk: FTS5 scores it ~0, and only the chunk with "tea" is a keyword match.
-      expect((await search("bm25")).map((h) => h.chunk.id)).toEqual(["c0"]);
-      const hybrid = await search("hybrid");
-      expect(hybrid.filter((h) => h.explain.bm25Rank > 0).map((h) => h.chunk.id)).toEqual(["c0"]);
-      // The vector list still ranks every chunk, so the others come back on its account alone.
-      expect(hybrid).toHaveLength(5);
-      expect(hybrid[0].chunk.id).toBe("c0");
-    } finally {
-      await engine.close();
-      await cleanup();
-    }
-  });
-
   it("quotes every query term so FTS5 operators in user text are plain words", () => {
     const groups = weightedQueryTerms('fox AND "lazy" NEAR(dog) "fox"', 10);
     expect(bm25Parameters(groups)).toEqual({
