@@ -98,6 +98,9 @@ describe("the HTTP slot", () => {
     expect(wrong.headers.get("allow")).toBe("POST");
     const caught = await fetch(`${server.url}/nothing-here`);
     expect(await caught.json()).toEqual({ caughtAll: true });
+    // A browser opening that path (the console's /retrieval page, where Dify POSTs) gets the page.
+    const page = await fetch(`${server.url}/things/x`, { headers: { accept: "text/html,application/xhtml+xml" } });
+    expect(await page.json()).toEqual({ caughtAll: true });
   });
 
   it("follows the Connect API's CORS rules: an allowed origin's preflight and answers carry them, another origin's do not", async () => {

@@ -40,8 +40,12 @@ export function httpSlot(deps: HttpSlotDeps): Handler {
     // A route named by its own path answers (405 for another method) before a catch-all ("/*")
     // would; among equals, the first whose method fits.
     const exact = found.filter((t) => !t.route.path.endsWith("/*"));
-    const fits = (list: typeof found) => list.find((t) => t.route.methods.includes(req.method ?? "GET")) ?? list[0];
-    const hit = fits(exact) ?? fits(found);
+    // A page a browser opens (it accepts HTML) whose path a route of another method holds is still
+    // the console's: GET /retrieval is the retrieval test, where Dify POSTs. Any other client gets
+    // the exact route's 405.
+    const fitsMethod = (t: (typeof found)[number]) => t.route.methods.includes(req.method ?? "GET");
+    const page = /\btext\/html\b/.test(String(req.headers.accept ?? ""));
+    const hit = exact.find(fitsMethod) ?? (page || exact.length === 0 ? found.find(fitsMethod) : undefined) ?? exact[0] ?? found[0];
     if (!hit) {
       res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" });
       res.end(`nothing is served at ${url.pathname}\n`);

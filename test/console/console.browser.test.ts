@@ -88,13 +88,16 @@ describeWith(chromiumRequirement, "the console in Chromium (embedded Quarry)", (
         }
       }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-status"] });
     });
-    // The picker and its hint offer what this Quarry's parser reads (ListReadableFormats): no Tika here, so no Word.
+    // The picker and its hint offer what this Quarry's parser reads (ListReadableFormats): Office files
+    // by the built-ins, and no Tika here, so no RTF.
     const hint = page.getByTestId("readable-formats");
     await expect.poll(() => hint.textContent()).toMatch(/^Quarry reads: PDF document \(\.pdf\), .*SVG drawing \(\.svg\), .*plain text \(\.txt, \.text, \.log\)/);
-    await expect(hint.textContent()).resolves.not.toMatch(/Word|Excel/);
+    await expect(hint.textContent()).resolves.toMatch(/Word document \(\.docx.*Excel spreadsheet \(\.xlsx/);
+    await expect(hint.textContent()).resolves.not.toMatch(/RTF/);
     const accept = (await page.getByLabel("Files to upload").getAttribute("accept")) ?? "";
     expect(accept.split(",")).toEqual(expect.arrayContaining([".pdf", ".md", ".svg", "image/svg+xml"]));
-    expect(accept).not.toContain(".docx");
+    expect(accept.split(",")).toContain(".docx");
+    expect(accept).not.toContain(".rtf");
     await page.getByLabel("Files to upload").setInputFiles(await Promise.all(FIXTURES.map(filePayload)));
 
     const prose = await fixtureBytes("prose.txt");

@@ -66,7 +66,8 @@ describe("Dify's external knowledge API", () => {
     check(await retrieval({ ...documentedRequest, knowledge_id: world.a.name }, `Token ${world.keys.reader}`), "invalid_authorization_header");
     check(await retrieval({ ...documentedRequest, knowledge_id: world.a.name }, null), "invalid_authorization_header");
     check(await retrieval({ ...documentedRequest, knowledge_id: world.a.name }, "Bearer qk_not_a_key"), "authorization_failed");
-    check(await retrieval({ ...documentedRequest, knowledge_id: world.b.name }, `Bearer ${world.keys["tenant-a-reader"]}`), "authorization_failed");
+    // A base out of the key's scope reads as missing (gateway/access/scope.ts): Dify's "does not exist".
+    check(await retrieval({ ...documentedRequest, knowledge_id: world.b.name }, `Bearer ${world.keys["tenant-a-reader"]}`), "knowledge_does_not_exist");
     check(await retrieval({ ...documentedRequest, knowledge_id: "no-such-base" }), "knowledge_does_not_exist");
     const bad = await retrieval({ knowledge_id: world.a.name, retrieval_setting: { top_k: 2, score_threshold: 0.1 } });
     expect(bad.status).toBe(400);

@@ -109,8 +109,8 @@ describe("the integration snippets, run as documented", () => {
       "try:",
       '    client.chat.completions.create(model="no-such-assistant", messages=[{"role": "user", "content": "q"}])',
       // The snippets' key is limited to handbook: a model it may not use and one that does not exist look alike.
-      "except openai.PermissionDeniedError as e:",
-      '    print("refused:", e.status_code)',
+      "except openai.NotFoundError as e:",
+      '    print("not found:", e.status_code)',
       "try:",
       '    OpenAI(base_url=os.environ["QUARRY_URL"] + "/v1", api_key="qk_wrong", max_retries=0).models.list()',
       "except openai.AuthenticationError as e:",
@@ -118,6 +118,6 @@ describe("the integration snippets, run as documented", () => {
       'print("dimension:", len(client.embeddings.create(model="", input=["expense reports"]).data[0].embedding))',
     ].join("\n");
     const stdout = await runSnippet({ where: "errors", lang: "python", code: script, expect: "" }, 99);
-    expect(stdout).toBe("refused: 403\nunauthenticated: 401\ndimension: 384\n");
+    expect(stdout).toBe("not found: 404\nunauthenticated: 401\ndimension: 384\n");
   });
 });
