@@ -2,9 +2,9 @@
 // vectors, keys, assistants, conversations and the event log) copied with SQLite's online backup —
 // a consistent snapshot while the server keeps writing — and the kept originals beside it.
 // docs/BACKUP.md says how to use it and what the distributed path is.
-import { cp, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, cp, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import Database from "better-sqlite3";
 import { blobDir, sqlitePath, type Env } from "../lib/config.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../lib/errors.ts";
@@ -45,11 +45,28 @@ export async function backupEmbedded(env: Env, directory: string): Promise<Backu
   // Originals after the database: a document in the copy has its original written already (the
   // gateway keeps it before it registers the document); newer ones are harmless extras.
   const blobs = blobDir(env);
-  if (existsSync(blobs)) await cp(blobs, join(directory, "blobs"), { recursive: true });
+  if (existsSync(blobs)) await copyLiveFolder(blobs, join(directory, "blobs"));
   const counts = countsOf(join(directory, "quarry.db"));
   const manifest: Manifest = { format: FORMAT, version: VERSION, createdAt: new Date().toISOString(), ...counts };
   await writeFile(join(directory, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
   return { directory, ...counts };
+}
+
+/**
+ * Copies a folder that uploads and deletes keep changing. A name starting with "." is an original
+ * still being written (gateway/originals.ts writes it so, then renames it): not one to keep. A file
+ * gone between the listing and its copy was a document deleted meanwhile: nothing to keep either.
+ */
+async function copyLiveFolder(from: string, to: string): Promise<void> {
+  for (const entry of await readdir(from, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || entry.name.startsWith(".")) continue;
+    const source = join(entry.parentPath, entry.name);
+    const target = join(to, relative(from, source));
+    await mkdir(dirname(target), { recursive: true });
+    await copyFile(source, target).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "ENOENT") throw error;
+    });
+  }
 }
 
 /**
