@@ -5,30 +5,42 @@
 // because it runs before anything can compile TypeScript.
 //
 // The bundle sits one folder below the repository root, as cli/ does, so that the paths modules
-// resolve from their own place ("../package.json", "../console/dist") still point at the same files.
+// resolve from their own place (a build elsewhere, as a test makes, is also one folder below) ("../package.json", "../console/dist") still point at the same files.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT_DIR = join(ROOT, ".quarry-cli");
-export const BUNDLE = join(OUT_DIR, "quarry.mjs");
 const OUT_NAME = "quarry";
-const INPUTS = join(OUT_DIR, "inputs.json");
+export const BUNDLE = join(OUT_DIR, `${OUT_NAME}.mjs`);
+const inputsFile = (outDir) => join(outDir, "inputs.json");
 
 /** Whether the bundle exists and no file it was built from has changed (is newer) since. */
-export function bundleIsFresh() {
+export function bundleIsFresh(outDir = OUT_DIR) {
+  return staleInputs(outDir).length === 0;
+}
+
+/**
+ * The sources changed, deleted or renamed since the bundle was built, by path from the repository
+ * root; ["(no bundle)"] when there is none. Named, so that a stale bundle can say why.
+ */
+export function staleInputs(outDir = OUT_DIR) {
   let inputs;
   try {
-    inputs = JSON.parse(readFileSync(INPUTS, "utf8"));
+    inputs = JSON.parse(readFileSync(inputsFile(outDir), "utf8"));
   } catch {
-    return false;
+    return ["(no bundle)"];
   }
-  try {
-    return Object.entries(inputs).every(([path, mtimeMs]) => statSync(join(ROOT, path)).mtimeMs <= mtimeMs);
-  } catch {
-    return false; // a source was deleted or renamed
-  }
+  return Object.entries(inputs)
+    .filter(([path, mtimeMs]) => {
+      try {
+        return statSync(join(ROOT, path)).mtimeMs > mtimeMs;
+      } catch {
+        return true; // deleted or renamed
+      }
+    })
+    .map(([path]) => path);
 }
 
 /**
@@ -37,9 +49,9 @@ export function bundleIsFresh() {
  * Concurrent builds (parallel test workers) each build into a folder of their own, then move the
  * chunks (content-named, so identical builds agree) and last the entry into place.
  */
-export async function buildBundle() {
+export async function buildBundle(outDir = OUT_DIR) {
   const esbuild = await import("esbuild");
-  const staging = join(OUT_DIR, `.build-${process.pid}`);
+  const staging = join(outDir, `.build-${process.pid}`);
   mkdirSync(staging, { recursive: true });
   const result = await esbuild.build({
     entryPoints: { [OUT_NAME]: join(ROOT, "cli", "main.ts") },
@@ -60,9 +72,9 @@ export async function buildBundle() {
     const fromRoot = relative(ROOT, resolve(process.cwd(), path));
     inputs[fromRoot] = statSync(join(ROOT, fromRoot)).mtimeMs;
   }
-  for (const name of readdirSync(staging).filter((n) => n.startsWith("chunk-"))) renameSync(join(staging, name), join(OUT_DIR, name));
+  for (const name of readdirSync(staging).filter((n) => n.startsWith("chunk-"))) renameSync(join(staging, name), join(outDir, name));
   writeFileSync(join(staging, "inputs.json"), JSON.stringify(inputs));
-  renameSync(join(staging, `${OUT_NAME}.mjs`), BUNDLE);
-  renameSync(join(staging, "inputs.json"), INPUTS);
+  renameSync(join(staging, `${OUT_NAME}.mjs`), join(outDir, `${OUT_NAME}.mjs`));
+  renameSync(join(staging, "inputs.json"), inputsFile(outDir));
   rmSync(staging, { recursive: true, force: true });
 }
