@@ -49,6 +49,13 @@ describe("ACCESS_RULES", () => {
     // A chunk is named by its id in GetChunkNeighbours and in DebugRetrieval's expectation: checked as well (issue 23).
     expect(targets("getChunkNeighbours", { documentId: "doc_1", chunkId: "ch_1" })).toEqual({ documents: ["doc_1"], chunks: ["ch_1"] });
     expect(targets("debugRetrieval", { knowledgeBases: ["kb_a"], assistant: "", turnId: "", expect: { chunkId: "ch_2", documentId: "" } }).chunks).toEqual(["ch_2"]);
-    expect(targets("updateAssistant", { assistant: "helper", update: { knowledgeBases: [{ knowledgeBase: "kb_x" }] } })).toEqual({ assistants: ["helper"], knowledgeBases: ["kb_x"] });
+    expect(targets("updateAssistant", { assistant: "helper", update: { name: "helper", knowledgeBases: [{ knowledgeBase: "kb_x" }] } })).toEqual({
+      assistants: ["helper"],
+      knowledgeBases: ["kb_x"],
+      renames: { kind: "assistants", of: "helper", to: "helper" },
+    });
+    // A name is claimed only when the request sets one (names are shared by every key).
+    expect(targets("updateKnowledgeBase", { knowledgeBase: "kb_a", description: "d" }).renames).toBeUndefined();
+    expect(targets("updateKnowledgeBase", { knowledgeBase: "kb_a", name: "b" }).renames).toEqual({ kind: "knowledgeBases", of: "kb_a", to: "b" });
   });
 });

@@ -42,8 +42,12 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   deleteKnowledgeBase: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   changeEmbeddingModel: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   watchModelChange: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
-  // A rename cannot reach another base: the name must be free, so no scope grows.
-  updateKnowledgeBase: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
+  // A new name is an unscoped key's choice (scope.ts: "taken" would reveal a base out of scope).
+  updateKnowledgeBase: {
+    role: "editor",
+    scoped: "check",
+    targets: (r) => ({ ...kb(r.knowledgeBase), renames: r.name === undefined ? undefined : { kind: "knowledgeBases", of: r.knowledgeBase, to: r.name } }),
+  },
   reingestKnowledgeBase: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   uploadDocument: { role: "editor", scoped: "check", targets: (r) => kb(r.header?.knowledgeBase ?? "") },
   // Checked message by message: the header names the knowledge base.
@@ -85,8 +89,9 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
       unbounded: r.knowledgeBases.length === 0 && !r.assistant && !r.conversationId,
     }),
   },
-  // Assistants: a scoped key sees and uses only those whose mounted bases are all in its scope.
-  createAssistant: { role: "editor", scoped: "check", targets: (r) => ({ knowledgeBases: (r.assistant?.knowledgeBases ?? []).map((m) => m.knowledgeBase) }) },
+  // Assistants: a scoped key sees and uses only those whose mounted bases are all in its scope. It
+  // names none: assistants' names are shared by every key, and "taken" would reveal one it cannot see.
+  createAssistant: { role: "editor", scoped: "deny" },
   getAssistant: { role: "reader", scoped: "check", targets: (r) => ({ assistants: [r.assistant] }) },
   listAssistants: {
     role: "reader",
@@ -98,7 +103,11 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   updateAssistant: {
     role: "editor",
     scoped: "check",
-    targets: (r) => ({ assistants: [r.assistant], knowledgeBases: (r.update?.knowledgeBases ?? []).map((m) => m.knowledgeBase) }),
+    targets: (r) => ({
+      assistants: [r.assistant],
+      knowledgeBases: (r.update?.knowledgeBases ?? []).map((m) => m.knowledgeBase),
+      renames: { kind: "assistants", of: r.assistant, to: r.update?.name ?? "" },
+    }),
   },
   deleteAssistant: { role: "editor", scoped: "check", targets: (r) => ({ assistants: [r.assistant] }) },
   // Conversations and turns: in scope when every base the conversation searched is.

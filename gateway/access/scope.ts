@@ -26,11 +26,17 @@ export interface Targets {
   turns?: string[];
   /** The request names no base and so could mean all of them: a scoped key is refused (fail closed). */
   unbounded?: boolean;
+  /**
+   * The request would give a base or an assistant a new name. Names are shared by every key, so a
+   * scoped key told "taken" would learn of a base or assistant outside its scope: it may only keep
+   * the name the object has (an update that sends the whole object back does).
+   */
+  renames?: { kind: "knowledgeBases" | "assistants"; of: string; to: string };
 }
 
 export type ScopeLookups = Pick<Client<typeof IndexService>, "getKnowledgeBase" | "getDocument" | "getChunks" | "getAssistant" | "getConversation" | "getTurn">;
 
-type Kind = Exclude<keyof Targets, "unbounded">;
+type Kind = Exclude<keyof Targets, "unbounded" | "renames">;
 
 const NOUN: Record<Kind, string> = {
   knowledgeBases: "knowledge base",
@@ -61,6 +67,19 @@ export class Scope {
       return !ids || ids.length === 0 || ids.some((id) => !allowed.has(id));
     });
     if (hidden) throw notVisible(who, hidden.kind, hidden.id);
+    // An empty name is not a rename but a mistake, which the index answers as such.
+    const to = targets.renames?.to.trim();
+    if (targets.renames && to && (await this.nameOf(targets.renames)) !== to) {
+      throw new PermissionDeniedError(
+        `the API key "${who.name}" is limited to knowledge bases and cannot rename a ${NOUN[targets.renames.kind]}: names are shared by every key, so only an unscoped key chooses them`,
+      );
+    }
+  }
+
+  /** The current name of an object the request renames (already known to be in scope). */
+  private async nameOf({ kind, of }: NonNullable<Targets["renames"]>): Promise<string | undefined> {
+    if (kind === "knowledgeBases") return (await this.index.getKnowledgeBase({ knowledgeBase: of })).knowledgeBase?.name;
+    return (await this.index.getAssistant({ assistant: of })).assistant?.name;
   }
 
   /** The bases an object reaches; undefined when it does not exist. */

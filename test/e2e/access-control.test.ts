@@ -160,7 +160,7 @@ const PROBES: Record<string, Probe> = {
   revokeApiKey: { other: (c) => c.revokeApiKey({ apiKey: "tenant-a-editor" }), own: async () => "a scoped key manages no keys" },
   createAssistant: {
     other: (c, w) => c.createAssistant({ assistant: { name: `other-${randomBytes(3).toString("hex")}`, knowledgeBases: [{ knowledgeBase: w.a.id }, { knowledgeBase: w.b.id }] } }),
-    own: (c, w) => c.createAssistant({ assistant: { name: `own-${randomBytes(3).toString("hex")}`, knowledgeBases: [{ knowledgeBase: w.a.name }] } }),
+    own: async () => "a scoped key names no assistant",
   },
   getAssistant: { other: (c, w) => c.getAssistant({ assistant: w.b.assistant }), own: (c, w) => c.getAssistant({ assistant: w.a.assistant }) },
   listAssistants: { other: async () => "filtered, checked separately", own: (c) => c.listAssistants({}) },
@@ -396,6 +396,37 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
       // The same chunk for an unscoped reader still says where it is (its key may see it).
       const open = await gatewayClient(quarry.url, keys.editor).debugRetrieval({ query: "secret", knowledgeBases: [world.a.id], expect: { chunkId: otherChunk } });
       expect(open.report?.existenceNote).toContain(world.b.id);
+    });
+
+    it("answers a scoped key's new name the same whether another tenant holds it or nobody does", async () => {
+      const scoped = gatewayClient(quarry.url, keys["tenant-a-editor"]);
+      const answer = (call: () => Promise<unknown>) =>
+        call().then(
+          () => ({ code: "ok" as const, message: "" }),
+          (error: unknown) => ({ code: ConnectError.from(error).code, message: ConnectError.from(error).rawMessage }),
+        );
+      const free = `free-${randomBytes(4).toString("hex")}`;
+      // Renaming its own base: to tenant B's name (taken, by a base it cannot see) and to a free name.
+      const taken = await answer(() => scoped.updateKnowledgeBase({ knowledgeBase: world.a.id, name: world.b.name }));
+      const untaken = await answer(() => scoped.updateKnowledgeBase({ knowledgeBase: world.a.id, name: free }));
+      expect(taken.code).toBe(Code.PermissionDenied);
+      expect(taken).toEqual(untaken);
+      expect(taken.message).not.toContain(world.b.name);
+      // The same for its assistant, and creating one is refused before any name is looked at.
+      const current = (await scoped.getAssistant({ assistant: world.a.assistant })).assistant!;
+      const renamedTaken = await answer(() => scoped.updateAssistant({ assistant: current.id, update: { ...current, name: world.b.assistant } }));
+      const renamedFree = await answer(() => scoped.updateAssistant({ assistant: current.id, update: { ...current, name: free } }));
+      expect(renamedTaken.code).toBe(Code.PermissionDenied);
+      expect(renamedTaken).toEqual(renamedFree);
+      const created = await answer(() => scoped.createAssistant({ assistant: { name: world.b.assistant, knowledgeBases: [{ knowledgeBase: world.a.id }] } }));
+      expect(created).toEqual(await answer(() => scoped.createAssistant({ assistant: { name: free, knowledgeBases: [{ knowledgeBase: world.a.id }] } })));
+      expect(created.code).toBe(Code.PermissionDenied);
+      // Keeping the name (an update sends the whole assistant back) and other edits still work.
+      expect(await codeOf(() => scoped.updateAssistant({ assistant: current.id, update: { ...current, systemPrompt: "Answer briefly." } }))).toBe("ok");
+      expect(await codeOf(() => scoped.updateKnowledgeBase({ knowledgeBase: world.a.id, name: world.a.name, description: "kept its name" }))).toBe("ok");
+      // An unscoped editor still learns that a name is taken: it may see every base.
+      expect(await codeOf(() => gatewayClient(quarry.url, keys.editor).updateKnowledgeBase({ knowledgeBase: world.a.id, name: world.b.name }))).toBe(Code.AlreadyExists);
+      expect((await admin.getKnowledgeBase({ knowledgeBase: world.a.id })).knowledgeBase?.name).toBe(world.a.name);
     });
 
     it("lets the scoped editor do each of those calls on its own knowledge base", async () => {
