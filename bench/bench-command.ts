@@ -1,4 +1,4 @@
-// `quarry bench ingest|small-ingest|query|chat|scale|fairness|stall|fuzz|soak`: performance figures as ratios measured side by side in one
+// `quarry bench ingest|small-ingest|query|chat|scale|fairness|stall|resume|fuzz|soak`: performance figures as ratios measured side by side in one
 // run, with the machine and its load in every report. Tables go to stdout (JSON with --json); with
 // --out each report is also written as <bench>-<backend>.json and .md, and plots as SVG.
 // The benches are imported when a bench runs, so the rest of the CLI never loads ONNX Runtime for them.
@@ -136,6 +136,33 @@ export function registerBenchCommand(program: Command): void {
         progress,
       });
       await emit(report, formatStallReport(report), o);
+    });
+
+  bench
+    .command("resume")
+    .description("a large document's embedding stopped by SIGTERMs and kill -9, restarted each time: how often each chunk was embedded")
+    .option("--large-mb <n>", "size of the one-line text, MiB", "10")
+    .option("--interrupt <signals>", "the interruptions in order, while it embeds", "SIGTERM,SIGTERM,SIGTERM,SIGKILL")
+    .option("--delay-ms <n>", "the stub embedding endpoint's pause per request of up to 128 texts, ms (paces embedding)", "1000")
+    .option("--timeout <s>", "longest the whole run may take, seconds", "1800")
+    .option("--quarry-bin <path>", "the quarry.mjs that serves (another checkout's, for a before/after comparison)")
+    .option("--json", "print the report as JSON instead of a table")
+    .option("--out <dir>", "also write the report (JSON and Markdown) here")
+    .action(async (o: { largeMb: string; interrupt: string; delayMs: string; timeout: string; quarryBin?: string; json?: boolean; out?: string }) => {
+      const { runResumeBench, formatResumeReport } = await import("./bench-resume.ts");
+      const interruptions = list(o.interrupt).map((signal) => {
+        if (signal !== "SIGTERM" && signal !== "SIGKILL") throw new Error(`--interrupt takes SIGTERM and SIGKILL, got "${signal}"`);
+        return signal;
+      });
+      const report = await runResumeBench({
+        quarryBin: o.quarryBin ? resolve(o.quarryBin) : undefined,
+        largeBytes: Math.round(Number(o.largeMb) * 2 ** 20),
+        interruptions,
+        embeddingDelayMs: Number(o.delayMs),
+        timeoutMs: parsePositive(o.timeout) * 1000,
+        progress,
+      });
+      await emit(report, formatResumeReport(report), o);
     });
 
   bench

@@ -31,6 +31,8 @@ export interface OpenAiStubOptions {
   split?: (reply: string) => string[];
   /** A pause between streamed deltas, as a real model takes (0 by default: all at once). */
   deltaDelayMs?: number;
+  /** A pause before each /v1/embeddings answer, as a real endpoint takes (0 by default). */
+  embeddingDelayMs?: number;
   /** Vector length /v1/embeddings returns when the request does not ask for `dimensions`. */
   embeddingDimension?: number;
   /** Multiplies every returned vector, to imitate servers that do not normalise. Default 1. */
@@ -93,7 +95,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: OpenAi
   const failure = options.fail?.(request);
   if (failure) return sendError(res, failure.status, failure.message, failure.status >= 500 ? "server_error" : "invalid_request_error");
   if (req.method === "POST" && path === "/v1/chat/completions") return chat(res, body, options);
-  if (req.method === "POST" && path === "/v1/embeddings") return embeddings(res, body, options);
+  if (req.method === "POST" && path === "/v1/embeddings") {
+    if (options.embeddingDelayMs) await new Promise((resolve) => setTimeout(resolve, options.embeddingDelayMs));
+    return embeddings(res, body, options);
+  }
   sendError(res, 404, `Invalid URL (${req.method} ${path})`, "invalid_request_error");
 }
 
