@@ -1,11 +1,38 @@
 // Typed domain errors. Domain code throws these; the RPC edge (lib/rpc/error-mapping.ts) maps each
 // to one Connect code, once.
 
+/**
+ * Why a call failed, for code to act on: the message is for people and may change, so a caller
+ * (another service, a surface writing its own error shape) decides by the reason, never by the
+ * words. Crosses services as a Connect error detail (lib/rpc/error-mapping.ts).
+ */
+export const ErrorReasons = {
+  /** The query vector's length is not the base's: the base changed its embedding model meanwhile. */
+  staleQueryVector: "STALE_QUERY_VECTOR",
+  /** The call carried no API key where one is needed. */
+  apiKeyMissing: "API_KEY_MISSING",
+  /** The authorization header is not `Bearer <key>`. */
+  apiKeyMalformed: "API_KEY_MALFORMED",
+  /** A model a request named (an assistant, a kb: list, an embedding model) is not one it may use. */
+  modelNotFound: "MODEL_NOT_FOUND",
+} as const;
+
+export type ErrorReason = (typeof ErrorReasons)[keyof typeof ErrorReasons];
+
 export class QuarryError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** One of ErrorReasons when code acts on this failure; undefined for most. */
+  readonly reason?: string;
+
+  constructor(message: string, options?: { cause?: unknown; reason?: string }) {
     super(message, options);
     this.name = new.target.name;
+    if (options?.reason) this.reason = options.reason;
   }
+}
+
+/** Whether an error is a Quarry error with that reason. */
+export function hasReason(error: unknown, reason: ErrorReason): boolean {
+  return error instanceof QuarryError && error.reason === reason;
 }
 
 /** The caller sent something unusable (empty file, bad settings, oversize question). */

@@ -6,7 +6,7 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import type { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
 import { apiKeyIdOf, hashApiKey, sameHash } from "../../lib/auth/api-key.ts";
 import { apiKeyFromProto } from "../../lib/auth/api-key-convert.ts";
-import { UnauthenticatedError } from "../../lib/errors.ts";
+import { ErrorReasons, UnauthenticatedError } from "../../lib/errors.ts";
 import { isLoopback } from "../../lib/rpc/loopback.ts";
 import { BOOTSTRAP, OPEN_ACCESS, type Principal } from "./principal.ts";
 
@@ -61,14 +61,14 @@ export class ApiKeyAuthenticator {
   async authenticate(authorization: string | null, host?: string): Promise<Principal> {
     const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
     if (!presented) {
-      if (authorization) throw new UnauthenticatedError("the authorization header must be `Bearer <key>`");
+      if (authorization) throw new UnauthenticatedError("the authorization header must be `Bearer <key>`", { reason: ErrorReasons.apiKeyMalformed });
       if (this.options.openWithoutKeys && !(await this.keysConfigured())) {
         if (this.options.openOnlyToLoopbackHosts && host !== undefined && !isLoopback(host)) {
           throw new UnauthenticatedError(`without an API key this Quarry answers only requests addressed to localhost, not to ${host}`);
         }
         return OPEN_ACCESS;
       }
-      throw new UnauthenticatedError(MISSING);
+      throw new UnauthenticatedError(MISSING, { reason: ErrorReasons.apiKeyMissing });
     }
     const hash = hashApiKey(presented);
     if (this.bootstrapHash && sameHash(hash, this.bootstrapHash)) return BOOTSTRAP;

@@ -22,6 +22,8 @@ export interface HttpFailure {
   status: number;
   code: string;
   message: string;
+  /** The error's reason (lib/errors.ts ErrorReasons), for a surface whose error shape tells causes apart. */
+  reason?: string;
 }
 
 /** Writes a failure in the surface's own error shape (OpenAI's, Dify's, Connect's JSON). */

@@ -11,7 +11,7 @@ import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-con
 import { roleAllows } from "../../lib/auth/api-key.ts";
 import { InvalidInputError, PermissionDeniedError, TooLargeError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { toConnectError } from "../../lib/rpc/error-mapping.ts";
+import { reasonOf, toConnectError } from "../../lib/rpc/error-mapping.ts";
 import { hostOf, type ScopeCheck } from "../access/access-interceptor.ts";
 import type { ApiKeyAuthenticator } from "../access/authenticator.ts";
 import { isScoped, type Principal } from "../access/principal.ts";
@@ -89,7 +89,9 @@ async function serve(route: GuardedRoute, params: Record<string, string>, url: U
 export function failureOf(error: unknown): HttpFailure {
   if (error instanceof TooLargeError) return { status: 413, code: "resource_exhausted", message: error.message };
   const mapped = toConnectError(error);
-  return { status: codeToHttpStatus(mapped.code), code: codeToString(mapped.code), message: mapped.code === Code.Internal ? "internal error" : mapped.rawMessage };
+  const failure: HttpFailure = { status: codeToHttpStatus(mapped.code), code: codeToString(mapped.code), message: mapped.code === Code.Internal ? "internal error" : mapped.rawMessage };
+  const reason = reasonOf(mapped);
+  return reason ? { ...failure, reason } : failure;
 }
 
 async function readJson(req: NodeRequest, limit: number): Promise<unknown> {

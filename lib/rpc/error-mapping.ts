@@ -1,6 +1,8 @@
 // The one place where domain errors become Connect codes, and back again for callers of other
 // services (a worker needs to know whether a failure is worth retrying).
+import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorReasonSchema } from "../../gen/quarry/common/v1/error_reason_pb.ts";
 import {
   AlreadyExistsError,
   FailedPreconditionError,
@@ -27,7 +29,9 @@ const toCode: [new (...args: never[]) => QuarryError, Code][] = [
 export function toConnectError(error: unknown): ConnectError {
   if (error instanceof ConnectError) return withoutMetadata(error);
   for (const [type, code] of toCode) {
-    if (error instanceof type) return new ConnectError(error.message, code, undefined, undefined, error);
+    if (!(error instanceof type)) continue;
+    const details = error.reason ? [{ desc: ErrorReasonSchema, value: create(ErrorReasonSchema, { reason: error.reason }) }] : undefined;
+    return new ConnectError(error.message, code, undefined, details, error);
   }
   // An unexpected error: its message may carry internals, so the caller sees a generic one.
   return new ConnectError("internal error", Code.Internal, undefined, undefined, error);
@@ -52,11 +56,16 @@ function withoutMetadata(error: ConnectError): ConnectError {
 export function toDomainError(error: unknown): unknown {
   if (!(error instanceof ConnectError)) return error;
   const found = toCode.find(([, code]) => code === error.code);
-  if (found) return new found[0](error.rawMessage as never, { cause: error } as never);
+  if (found) return new found[0](error.rawMessage as never, { cause: error, reason: reasonOf(error) } as never);
   if (error.code === Code.DeadlineExceeded || error.code === Code.Unknown) {
     return new UnavailableError(error.rawMessage, { cause: error });
   }
   return error;
+}
+
+/** The ErrorReason detail a Connect error carries, if any. */
+export function reasonOf(error: ConnectError): string | undefined {
+  return error.findDetails(ErrorReasonSchema)[0]?.reason || undefined;
 }
 
 /** Errors a later attempt may get past (a backend down); everything else is the input's fault. */

@@ -3,7 +3,7 @@
 // retriever, and runs the retrieval or the answer pipeline. No transport here: routes.ts translates
 // protobuf, adapters/index-retriever.ts talks to the peers.
 import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
-import { FailedPreconditionError } from "../../lib/errors.ts";
+import { ErrorReasons, FailedPreconditionError, hasReason } from "../../lib/errors.ts";
 import type { ChatModel } from "./chat-models/chat-model.ts";
 import { chatTurn, type ChatTurnEvent, type ChatTurnRequest, type ConversationPort } from "./chat-turn.ts";
 import type { SupportEmbedder } from "./answering/citation-verifier.ts";
@@ -59,9 +59,6 @@ export interface AnswerApplicationDeps {
 
 /** Rounds of history when the configuration names none (QUARRY_CHAT_HISTORY_ROUNDS). */
 export const DEFAULT_HISTORY_ROUNDS = 5;
-function isStaleQueryVector(error: unknown): boolean {
-  return error instanceof FailedPreconditionError && /^query vector has \d+ dimensions; knowledge base \S+ stores \d+/.test(error.message);
-}
 
 const DEFAULT_TOP_K = { retrieve: 10, chat: 8 };
 
@@ -85,7 +82,7 @@ export class AnswerApplication {
     } catch (error) {
       // A base that switched its embedding model between the look-up and the search (ChangeEmbeddingModel):
       // looked up again, the question is embedded with the new model.
-      if (!isStaleQueryVector(error)) throw error;
+      if (!hasReason(error, ErrorReasons.staleQueryVector)) throw error;
       result = await run();
     }
     return { hits: result.hits, searchMs: performance.now() - started, notes: result.notes };

@@ -57,6 +57,7 @@ export class ChunkingThreads {
 
   #failure(error: Error & { code?: string }, fileName: string): Error {
     if (error.name === "AbortError") {
+      // A library's error (piscina's abort when the pool closes): its message is all it tells.
       if (/closed/.test(error.message)) return new UnavailableError("the chunker is shutting down");
       return new TooLargeError(`splitting ${fileName} took longer than ${this.#limits.timeoutMs} ms (QUARRY_CHUNK_TIMEOUT_MS); split the file into smaller ones or raise the limit`);
     }

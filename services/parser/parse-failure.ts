@@ -8,6 +8,7 @@ const MAX_REASON_CHARS = 300;
 
 export function asParseFailure(error: unknown, fileName: string): QuarryError {
   if (error instanceof QuarryError) return error;
+  // A library's error (V8's): its message is all it tells.
   if (error instanceof RangeError && /call stack/i.test(error.message)) {
     return new InvalidInputError(`${fileName} could not be parsed: its structure is nested too deeply`, { cause: error });
   }

@@ -4,7 +4,7 @@
 // Authorization header, 1002 authorization failed, 2001 the knowledge does not exist. Failures
 // Dify has no code for keep their HTTP status and carry it as the error_code.
 import type { SearchHit } from "../../../gen/quarry/common/v1/common_pb.ts";
-import { InvalidInputError } from "../../../lib/errors.ts";
+import { ErrorReasons, InvalidInputError } from "../../../lib/errors.ts";
 import type { FailureWriter } from "../http-route.ts";
 import { sendJson } from "../wire.ts";
 
@@ -63,7 +63,7 @@ export function difyRecords(hits: SearchHit[]) {
 
 export const difyFailure: FailureWriter = (res, failure) => {
   if (failure.status === 401) {
-    const malformed = /must be `Bearer <key>`|needs an API key/.test(failure.message);
+    const malformed = failure.reason === ErrorReasons.apiKeyMalformed || failure.reason === ErrorReasons.apiKeyMissing;
     return sendJson(res, 403, { error_code: malformed ? 1001 : 1002, error_msg: malformed ? `Invalid Authorization header format: ${failure.message}` : `Authorization failed: ${failure.message}` });
   }
   if (failure.status === 403) return sendJson(res, 403, { error_code: 1002, error_msg: `Authorization failed: ${failure.message}` });

@@ -1,5 +1,6 @@
 // OpenAI's error shape and status codes ({"error": {message, type, param, code}}), which every
 // OpenAI client turns into its own typed errors (AuthenticationError on 401, NotFoundError on 404...).
+import { ErrorReasons } from "../../../lib/errors.ts";
 import type { FailureWriter, HttpFailure } from "../http-route.ts";
 import { sendJson } from "../wire.ts";
 
@@ -17,8 +18,9 @@ const TYPES: Record<number, string> = {
 /** The body OpenAI sends for a failure (also the `error` of a failed stream's last event). */
 export function openAiError(failure: HttpFailure): { error: { message: string; type: string; param: string | null; code: string | null } } {
   const type = TYPES[failure.status] ?? (failure.status >= 500 ? "server_error" : "invalid_request_error");
-  const code = failure.status === 401 ? "invalid_api_key" : failure.status === 404 && /model/i.test(failure.message) ? "model_not_found" : failure.code;
-  return { error: { message: failure.message, type, param: /model/i.test(failure.message) && failure.status === 404 ? "model" : null, code } };
+  const unknownModel = failure.reason === ErrorReasons.modelNotFound;
+  const code = failure.status === 401 ? "invalid_api_key" : unknownModel ? "model_not_found" : failure.code;
+  return { error: { message: failure.message, type, param: unknownModel ? "model" : null, code } };
 }
 
 export const openAiFailure: FailureWriter = (res, failure) => sendJson(res, failure.status, openAiError(failure));

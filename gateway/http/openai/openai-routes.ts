@@ -4,7 +4,7 @@
 // embedding-shapes.ts; this file only makes the calls.
 import { EmbeddingKind } from "../../../gen/quarry/embedder/v1/embedder_pb.ts";
 import type { ChatResponse } from "../../../gen/quarry/gateway/v1/gateway_pb.ts";
-import { NotFoundError } from "../../../lib/errors.ts";
+import { ErrorReasons, NotFoundError } from "../../../lib/errors.ts";
 import type { GuardedRoute } from "../http-route.ts";
 import { failureOf } from "../http-slot.ts";
 import { openEventStream, sendEvent, sendJson } from "../wire.ts";
@@ -30,7 +30,7 @@ export function openAiRoutes(): GuardedRoute[] {
         // Whatever refuses the question (an unknown model, a bad setting) comes before the first event: a plain error response.
         const first = await events.next().catch((error) => {
           const failure = failureOf(error);
-          throw failure.status === 404 ? new NotFoundError(`the model "${request.model}" is not an assistant or kb:<knowledge base> this key can use: ${failure.message}`) : error;
+          throw failure.status === 404 ? new NotFoundError(`the model "${request.model}" is not an assistant or kb:<knowledge base> this key can use: ${failure.message}`, { reason: ErrorReasons.modelNotFound }) : error;
         });
         /** Takes one event in; returns the text it adds. */
         const absorb = ({ event }: ChatResponse): string => {
@@ -96,7 +96,7 @@ export function openAiRoutes(): GuardedRoute[] {
         const request = embeddingRequest(call.body);
         const response = await call.embedder.embed({ texts: request.texts, kind: EmbeddingKind.DOCUMENT, model: request.model }, { signal: call.signal }).catch((error) => {
           const failure = failureOf(error);
-          throw failure.status === 404 ? new NotFoundError(`the model "${request.model}" is not an embedding model this Quarry serves: ${failure.message}`) : error;
+          throw failure.status === 404 ? new NotFoundError(`the model "${request.model}" is not an embedding model this Quarry serves: ${failure.message}`, { reason: ErrorReasons.modelNotFound }) : error;
         });
         sendJson(call.res, 200, embeddingResponse(response, request));
       },

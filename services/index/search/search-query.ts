@@ -2,7 +2,7 @@
 // chunks: which queries are malformed (InvalidInput), which do not fit the stored vectors
 // (FailedPrecondition), how many candidates hybrid fuses, and what minScore drops.
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
-import { FailedPreconditionError, InvalidInputError } from "../../../lib/errors.ts";
+import { ErrorReasons, FailedPreconditionError, InvalidInputError } from "../../../lib/errors.ts";
 import type { ChunkPosition } from "../search-engine.ts";
 
 export function validateSearchQuery(query: SearchQuery): void {
@@ -20,7 +20,9 @@ export function requireQueryVector(query: SearchQuery, stored: { knowledgeBaseId
   if (!vector || vector.length === 0) throw new InvalidInputError(`${query.mode} search needs a query vector`);
   for (const { knowledgeBaseId, dimension } of stored) {
     if (vector.length !== dimension) {
-      throw new FailedPreconditionError(`query vector has ${vector.length} dimensions; knowledge base ${knowledgeBaseId} stores ${dimension}`);
+      throw new FailedPreconditionError(`query vector has ${vector.length} dimensions; knowledge base ${knowledgeBaseId} stores ${dimension}`, {
+        reason: ErrorReasons.staleQueryVector,
+      });
     }
   }
   return vector;

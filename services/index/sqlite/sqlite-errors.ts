@@ -22,7 +22,8 @@ export function toDomainError(error: unknown, what: string): unknown {
   if (code && UNAVAILABLE_CODES.some((prefix) => code === prefix || code.startsWith(`${prefix}_`))) {
     return new UnavailableError(`${what}: the index database is unavailable (${code})`, { cause: error });
   }
-  // better-sqlite3 throws a TypeError for any call on a closed connection.
+  // better-sqlite3 throws a TypeError for any call on a closed connection (a library's error: its
+  // message is all it tells).
   if (error instanceof TypeError && /database connection is not open/i.test(error.message)) {
     return new UnavailableError(`${what}: the index database is closed`, { cause: error });
   }
