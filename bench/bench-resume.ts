@@ -72,6 +72,8 @@ export async function runResumeBench(options: ResumeBenchOptions): Promise<Resum
     QUARRY_EMBEDDING_BASE_URL: stub.url,
     QUARRY_EMBEDDING_MODEL: "stub-embedding",
     QUARRY_EMBEDDING_DIMENSION: String(DIMENSION),
+    // The chunker's limits as the caller set them (a loaded machine may need a longer QUARRY_CHUNK_TIMEOUT_MS).
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith("QUARRY_CHUNK_"))),
   };
   const start = () => startQuarryProcess(["serve"], env, options.quarryBin ?? THIS_QUARRY_BIN);
   const sent = new Map<string, number>();
@@ -103,7 +105,8 @@ export async function runResumeBench(options: ResumeBenchOptions): Promise<Resum
         if (Date.now() > deadline) throw new Error(`the ${signal} #${i + 1} was never due within the timeout`);
         const current = await document();
         if (current.status === DocumentStatus.READY || current.status === DocumentStatus.FAILED) {
-          throw new Error(`the document was ${DocumentStatus[current.status]} before interruption #${i + 1}: pace the embedder slower (--delay-ms)`);
+          const why = current.status === DocumentStatus.FAILED ? `FAILED (${current.errorMessage})` : "READY: pace the embedder slower (--delay-ms)";
+          throw new Error(`the document was ${why} before interruption #${i + 1}`);
         }
         if (current.status === DocumentStatus.EMBEDDING && current.progressPercent >= due) break;
         await new Promise((r) => setTimeout(r, 100));
