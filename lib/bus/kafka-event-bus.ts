@@ -273,7 +273,9 @@ export class KafkaEventBus implements EventBus {
           return;
         }
       } catch (error) {
-        if (!isRetriable(error) || Date.now() > deadline) throw new UnavailableError("Kafka topics did not become ready", { cause: error });
+        if (!notReadyYet(error) || Date.now() > deadline) {
+          throw new UnavailableError(`Kafka topics did not become ready: ${(error as Error).message}`, { cause: error });
+        }
       }
       if (Date.now() > deadline) throw new UnavailableError(`Kafka topics ${topics.join(", ")} have no leader yet`);
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -576,13 +578,22 @@ function isRetriable(error: unknown): boolean {
   return (error as { retriable?: boolean })?.retriable === true;
 }
 
+/**
+ * Retriable, or kafkajs's fetchTopicOffsets failing on a topic its metadata lists without partitions
+ * yet (a TypeError inside kafkajs, seen on a 3-broker cluster while several processes created the
+ * same topics at once): either way the topic is still being made, and asking again succeeds.
+ */
+function notReadyYet(error: unknown): boolean {
+  return isRetriable(error) || error instanceof TypeError;
+}
+
 /** For the moments after topic creation, when a broker may briefly not know it leads a partition. */
 async function retryWhileRetriable<T>(operation: () => Promise<T>, attempts = 20): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await operation();
     } catch (error) {
-      if (!isRetriable(error) || attempt >= attempts) throw error;
+      if (!notReadyYet(error) || attempt >= attempts) throw error;
       await new Promise((resolve) => setTimeout(resolve, 100 * Math.min(attempt, 5)));
     }
   }
