@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { ConfigError, optionalUrl, peerUrl, portVariable, ServiceNames, servicePort, ServicePorts, urlVariable } from "./config.ts";
+import { ConfigError, kafkaTopicSettings, optionalUrl, optionalUrls, peerUrl, searchIndexSettings, portVariable, ServiceNames, servicePort, ServicePorts, urlVariable } from "./config.ts";
 
 describe("service ports and peer addresses", () => {
   it("default to the standard port table, on this machine", () => {
@@ -65,5 +65,32 @@ describe("optionalUrl", () => {
       expect(read).toThrow(ConfigError);
       expect(read).toThrow(`OPENSEARCH_URL must be an http:// or https:// URL, not "${value}"`);
     }
+  });
+});
+
+describe("engine replication settings", () => {
+  it("leave replication to the cluster's size when unset, and keep three partitions", () => {
+    expect(kafkaTopicSettings({})).toEqual({ partitions: 3 });
+    expect(searchIndexSettings({})).toEqual({ shards: 1 });
+  });
+
+  it("take explicit partitions, replication, shards and replicas (0 replicas is a choice, not unset)", () => {
+    expect(kafkaTopicSettings({ QUARRY_KAFKA_PARTITIONS: "12", QUARRY_KAFKA_REPLICATION: "2" })).toEqual({ partitions: 12, replication: 2 });
+    expect(searchIndexSettings({ QUARRY_OPENSEARCH_SHARDS: "4", QUARRY_OPENSEARCH_REPLICAS: "0" })).toEqual({ shards: 4, replicas: 0 });
+  });
+
+  it("refuse counts that cannot work, naming the variable", () => {
+    expect(() => kafkaTopicSettings({ QUARRY_KAFKA_REPLICATION: "0" })).toThrow(/QUARRY_KAFKA_REPLICATION must be 1 or more/);
+    expect(() => kafkaTopicSettings({ QUARRY_KAFKA_PARTITIONS: "three" })).toThrow(/QUARRY_KAFKA_PARTITIONS must be a whole number/);
+    expect(() => searchIndexSettings({ QUARRY_OPENSEARCH_SHARDS: "0" })).toThrow(ConfigError);
+    expect(() => searchIndexSettings({ QUARRY_OPENSEARCH_REPLICAS: "-1" })).toThrow(/QUARRY_OPENSEARCH_REPLICAS/);
+  });
+});
+
+describe("several node addresses", () => {
+  it("split on commas and check each one", () => {
+    expect(optionalUrls({ OPENSEARCH_URL: "http://a:9200, http://b:9200" }, "OPENSEARCH_URL")).toEqual(["http://a:9200", "http://b:9200"]);
+    expect(optionalUrls({}, "OPENSEARCH_URL")).toBeUndefined();
+    expect(() => optionalUrls({ OPENSEARCH_URL: "http://a:9200,b:9200" }, "OPENSEARCH_URL")).toThrow(/OPENSEARCH_URL must be http/);
   });
 });

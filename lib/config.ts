@@ -43,6 +43,21 @@ export function optionalUrl(env: Env, name: string, example?: string): string | 
   return raw;
 }
 
+/**
+ * One or more comma-separated http(s) addresses of the nodes of one cluster: a client that knows
+ * several moves on to the next when one is down.
+ */
+export function optionalUrls(env: Env, name: string, example?: string): string[] | undefined {
+  const raw = optional(env, name);
+  if (raw === undefined) return undefined;
+  const urls = raw.split(",").map((url) => url.trim()).filter((url) => url !== "");
+  const bad = urls.find((url) => !isHttpUrl(url));
+  if (bad !== undefined || urls.length === 0) {
+    throw new ConfigError(`${name} must be http:// or https:// URLs (comma-separated for several nodes)${example ? ` such as ${example}` : ""}, not "${raw}"`);
+  }
+  return urls;
+}
+
 export function dataDir(env: Env): string {
   return resolve(optional(env, "QUARRY_DATA_DIR") ?? ".quarry");
 }
@@ -109,4 +124,33 @@ function port(env: Env, name: string, fallback: number): number {
   const value = integer(env, name, fallback);
   if (value > 65535) throw new ConfigError(`${name} must be a port number (0–65535), not "${value}"`);
   return value;
+}
+
+/** A whole number of at least 1, or undefined when unset (the caller then measures a default). */
+export function optionalCount(env: Env, name: string): number | undefined {
+  if (optional(env, name) === undefined) return undefined;
+  const value = integer(env, name, 1);
+  if (value < 1) throw new ConfigError(`${name} must be 1 or more, not "${optional(env, name)}"`);
+  return value;
+}
+
+/**
+ * How Quarry's Kafka topics are made (when it creates them). Partitions bound a stage's useful
+ * replicas: a consumer group gives each partition to one member, so replicas beyond the partition
+ * count stand idle. Unset replication is min(3, brokers), measured at creation.
+ */
+export function kafkaTopicSettings(env: Env): { partitions: number; replication?: number } {
+  const replication = optionalCount(env, "QUARRY_KAFKA_REPLICATION");
+  return { partitions: optionalCount(env, "QUARRY_KAFKA_PARTITIONS") ?? 3, ...(replication === undefined ? {} : { replication }) };
+}
+
+/**
+ * How Quarry's OpenSearch / Elasticsearch indices are made: shards of each chunk index (the small
+ * catalog, key, assistant and conversation indices keep one), and replicas of every index. Unset
+ * replicas follow the cluster: min(1, data nodes - 1), kept true as nodes come and go.
+ */
+export function searchIndexSettings(env: Env): { shards: number; replicas?: number } {
+  const raw = optional(env, "QUARRY_OPENSEARCH_REPLICAS");
+  const replicas = raw === undefined ? undefined : integer(env, "QUARRY_OPENSEARCH_REPLICAS", 0);
+  return { shards: optionalCount(env, "QUARRY_OPENSEARCH_SHARDS") ?? 1, ...(replicas === undefined ? {} : { replicas }) };
 }

@@ -12,6 +12,8 @@
 # engine is one of: opensearch kafka tika elasticsearch (default: the first three; elasticsearch is
 # optional and joins the default set only with QUARRY_ENGINES_WITH_ES=1). Ports: QUARRY_OPENSEARCH_PORT,
 # QUARRY_KAFKA_PORT, QUARRY_TIKA_PORT, ... (see docs/engines.md); `env` prints the matching exports.
+# --cluster (or QUARRY_ENGINES_CLUSTER=1) works on the cluster set instead: opensearch-1..3 and
+# kafka-1..3, three OpenSearch nodes and three KRaft brokers on their own ports (docs/SCALING.md).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,6 +24,7 @@ TIMEOUT="${QUARRY_ENGINES_TIMEOUT:-240}"
 ALL_ENGINES=(opensearch kafka tika)
 # Elasticsearch is an alternative to OpenSearch, not part of Quarry's default topology.
 [[ "${QUARRY_ENGINES_WITH_ES:-0}" == 1 ]] && ALL_ENGINES+=(elasticsearch)
+CLUSTER="${QUARRY_ENGINES_CLUSTER:-0}"
 
 # A second set of engines (another run dir) needs other ports; `env` prints whatever is set here.
 OPENSEARCH_PORT="${QUARRY_OPENSEARCH_PORT:-9200}"
@@ -231,12 +234,22 @@ non_root_prefix() {
   echo "unshare --user --map-user=1000 --map-group=1000 --"
 }
 
-start_opensearch() {
-  local run="$RUN_DIR/opensearch"
-  mkdir -p "$run/config" "$run/data" "$run/logs"
+# opensearch_node NAME HEAP: starts the node whose opensearch.yml the caller wrote into its run dir.
+opensearch_node() {
+  local name="$1" heap="$2" run="$RUN_DIR/$1"
   # Config lives in the run dir so the cached install stays read-only and a fresh run dir works.
   cp -n "$OS_HOME/config/jvm.options" "$OS_HOME/config/log4j2.properties" "$run/config/"
   [[ -d "$run/config/jvm.options.d" ]] || mkdir -p "$run/config/jvm.options.d"
+  local prefix
+  prefix="$(non_root_prefix)"
+  # jvm.options writes gc.log and heap dumps relative to the working directory.
+  ( cd "$run" && export OPENSEARCH_PATH_CONF="$run/config" OPENSEARCH_JAVA_HOME="$(java_home)" \
+      OPENSEARCH_JAVA_OPTS="$heap" && spawn "$name" $prefix "$OS_HOME/bin/opensearch" )
+}
+
+start_opensearch() {
+  local run="$RUN_DIR/opensearch"
+  mkdir -p "$run/config" "$run/data" "$run/logs"
   cat >"$run/config/opensearch.yml" <<EOF
 cluster.name: quarry-local
 node.name: quarry-local
@@ -247,41 +260,11 @@ transport.port: $OPENSEARCH_TRANSPORT_PORT
 path.data: $run/data
 path.logs: $run/logs
 EOF
-  local prefix
-  prefix="$(non_root_prefix)"
-  # jvm.options writes gc.log and heap dumps relative to the working directory.
-  ( cd "$run" && export OPENSEARCH_PATH_CONF="$run/config" OPENSEARCH_JAVA_HOME="$(java_home)" \
-      OPENSEARCH_JAVA_OPTS="${OPENSEARCH_JAVA_OPTS:--Xms1g -Xmx1g}" \
-      && spawn opensearch $prefix "$OS_HOME/bin/opensearch" )
+  opensearch_node opensearch "${OPENSEARCH_JAVA_OPTS:--Xms1g -Xmx1g}"
 }
 
-start_kafka() {
-  local run="$RUN_DIR/kafka"
-  mkdir -p "$run/data" "$run/logs"
-  cat >"$run/server.properties" <<EOF
-process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
-log.dirs=$run/data
-num.partitions=1
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
-group.initial.rebalance.delay.ms=0
-# Quarry creates its topics itself; a typo should fail loudly, not create a topic.
-auto.create.topics.enable=false
-# Parsed documents travel on the bus; 16 MiB leaves room for large ones.
-message.max.bytes=16777216
-replica.fetch.max.bytes=16777216
-EOF
-  cat >"$run/log4j2.properties" <<'EOF'
+kafka_log4j() {
+  cat >"$1" <<'EOF'
 status = warn
 appender.console.type = Console
 appender.console.name = STDOUT
@@ -294,18 +277,58 @@ logger.kafka.level = info
 logger.apache.name = org.apache.kafka
 logger.apache.level = info
 EOF
+}
+
+# kafka_node NAME NODE_ID VOTERS PORT CONTROLLER_PORT COPIES CLUSTER_ID_FILE HEAP: writes the broker's
+# config (every broker is also a KRaft controller), formats its storage the first time, starts it.
+# Internal topics get COPIES replicas and, with more than one, accept writes on two, as Quarry's own do.
+kafka_node() {
+  local name="$1" id="$2" voters="$3" port="$4" cport="$5" copies="$6" id_file="$7" heap="$8" run="$RUN_DIR/$1"
+  local min_isr=$(( copies > 1 ? 2 : 1 ))
+  mkdir -p "$run/data" "$run/logs"
+  cat >"$run/server.properties" <<EOF
+process.roles=broker,controller
+node.id=$id
+controller.quorum.voters=$voters
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$run/data
+num.partitions=1
+default.replication.factor=$copies
+min.insync.replicas=$min_isr
+offsets.topic.replication.factor=$copies
+transaction.state.log.replication.factor=$copies
+transaction.state.log.min.isr=$min_isr
+share.coordinator.state.topic.replication.factor=$copies
+share.coordinator.state.topic.min.isr=$min_isr
+group.initial.rebalance.delay.ms=0
+# Quarry creates its topics itself; a typo should fail loudly, not create a topic.
+auto.create.topics.enable=false
+# Parsed documents travel on the bus; 16 MiB leaves room for large ones.
+message.max.bytes=16777216
+replica.fetch.max.bytes=16777216
+EOF
+  kafka_log4j "$run/log4j2.properties"
   if [[ ! -f "$run/data/meta.properties" ]]; then
-    # Kafka cluster ids are 16 random bytes in unpadded URL-safe base64.
-    local cluster_id
-    cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
-    log "formatting Kafka storage (cluster id $cluster_id)"
+    # Kafka cluster ids are 16 random bytes in unpadded URL-safe base64; a cluster's brokers share one,
+    # kept in a file so a broker whose data was wiped rejoins the same cluster.
+    [[ -s "$id_file" ]] || head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=' >"$id_file"
+    log "formatting Kafka storage of $name (cluster id $(cat "$id_file"))"
     "$(java_bin)" -Xmx256m -cp "$KAFKA_HOME/libs/*" -Dlog4j2.configurationFile="$run/log4j2.properties" \
-      kafka.tools.StorageTool format -t "$cluster_id" -c "$run/server.properties" >>"$(log_file kafka)" 2>&1 \
-      || { tail -n 30 "$(log_file kafka)" >&2; die "Kafka storage format failed"; }
+      kafka.tools.StorageTool format -t "$(cat "$id_file")" -c "$run/server.properties" >>"$(log_file "$name")" 2>&1 \
+      || { tail -n 30 "$(log_file "$name")" >&2; die "Kafka storage format failed ($name)"; }
   fi
-  spawn kafka "$(java_bin)" ${KAFKA_HEAP_OPTS:--Xms512m -Xmx512m} -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+  spawn "$name" "$(java_bin)" $heap -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
     -Djava.awt.headless=true -Dlog4j2.configurationFile="$run/log4j2.properties" \
     -cp "$KAFKA_HOME/libs/*" kafka.Kafka "$run/server.properties"
+}
+
+start_kafka() {
+  kafka_node kafka 1 "1@127.0.0.1:$KAFKA_CONTROLLER_PORT" "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" 1 \
+    "$RUN_DIR/kafka/cluster.id" "${KAFKA_HEAP_OPTS:--Xms512m -Xmx512m}"
 }
 
 start_tika() {
@@ -360,6 +383,8 @@ engine_port() {
   case "$1" in
     opensearch) echo $OPENSEARCH_PORT ;; kafka) echo $KAFKA_PORT ;; tika) echo $TIKA_PORT ;;
     elasticsearch) echo $ELASTICSEARCH_PORT ;;
+    opensearch-[1-3]) echo $(( CLUSTER_OS_PORT + ${1#opensearch-} - 1 )) ;;
+    kafka-[1-3]) echo $(( CLUSTER_KAFKA_PORT + ${1#kafka-} - 1 )) ;;
   esac
 }
 
@@ -370,7 +395,11 @@ start_engine() {
   port_busy "$port" && die "port $port is taken by a process engines.sh did not start; cannot start $name"
   mkdir -p "$RUN_DIR/$name/logs"
   log "starting $name"
-  "start_$name"
+  case "$name" in
+    opensearch-[1-3]) start_cluster_opensearch "${name#opensearch-}" ;;
+    kafka-[1-3]) start_cluster_kafka "${name#kafka-}" ;;
+    *) "start_$name" ;;
+  esac
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -396,9 +425,17 @@ ready_elasticsearch() {
     | grep -qE '"status":"(yellow|green)"'
 }
 
+is_ready() {
+  case "$1" in
+    opensearch-[1-3]) ready_cluster_opensearch "${1#opensearch-}" ;;
+    kafka-[1-3]) ready_cluster_kafka "${1#kafka-}" ;;
+    *) "ready_$1" ;;
+  esac
+}
+
 wait_ready() {
   local name="$1" deadline=$(( $(date +%s) + TIMEOUT ))
-  until "ready_$name"; do
+  until is_ready "$name"; do
     if ! running_pid "$name" >/dev/null; then
       log "$name exited during start-up; last log lines:"; tail -n 40 "$(log_file "$name")" >&2 || true
       die "$name did not start"
@@ -409,6 +446,71 @@ wait_ready() {
     fi
     sleep 1
   done
+}
+
+# ---------------------------------------------------------------------------------------------
+# cluster: three OpenSearch nodes and three Kafka brokers (--cluster / QUARRY_ENGINES_CLUSTER=1)
+#
+# Beside the single-node set, on their own ports (node i listens on base + i - 1) and in their own
+# run subfolders, so both sets run at once. Heaps are small: the cluster is there to show that
+# losing a node loses nothing, not for throughput.
+
+CLUSTER_ENGINES=(opensearch-1 opensearch-2 opensearch-3 kafka-1 kafka-2 kafka-3)
+CLUSTER_OS_PORT="${QUARRY_CLUSTER_OPENSEARCH_PORT:-9210}"
+CLUSTER_OS_TRANSPORT_PORT="${QUARRY_CLUSTER_OPENSEARCH_TRANSPORT_PORT:-9310}"
+CLUSTER_KAFKA_PORT="${QUARRY_CLUSTER_KAFKA_PORT:-9192}"
+CLUSTER_KAFKA_CONTROLLER_PORT="${QUARRY_CLUSTER_KAFKA_CONTROLLER_PORT:-9195}"
+
+# cluster_list BASE BEFORE AFTER: the three nodes' BEFORE<port>AFTER, comma-separated.
+cluster_list() {
+  local i out=()
+  for i in 1 2 3; do out+=("$2$(( $1 + i - 1 ))$3"); done
+  (IFS=,; echo "${out[*]}")
+}
+
+start_cluster_opensearch() {
+  local i="$1" run="$RUN_DIR/opensearch-$1"
+  mkdir -p "$run/config" "$run/data" "$run/logs"
+  # initial_cluster_manager_nodes only matters for the very first election; a node that already
+  # holds cluster state ignores it, so a killed node restarts into the same cluster.
+  cat >"$run/config/opensearch.yml" <<EOF
+cluster.name: quarry-cluster
+node.name: quarry-os-$i
+network.host: 127.0.0.1
+http.port: $(( CLUSTER_OS_PORT + i - 1 ))
+transport.port: $(( CLUSTER_OS_TRANSPORT_PORT + i - 1 ))
+discovery.seed_hosts: [$(cluster_list "$CLUSTER_OS_TRANSPORT_PORT" '"127.0.0.1:' '"')]
+cluster.initial_cluster_manager_nodes: ["quarry-os-1", "quarry-os-2", "quarry-os-3"]
+path.data: $run/data
+path.logs: $run/logs
+EOF
+  opensearch_node "opensearch-$i" "${QUARRY_CLUSTER_OPENSEARCH_JAVA_OPTS:--Xms512m -Xmx512m}"
+}
+
+# Ready once this node answers for a formed cluster (a node still looking for its peers answers 503).
+ready_cluster_opensearch() {
+  curl -fsS "http://127.0.0.1:$(( CLUSTER_OS_PORT + $1 - 1 ))/_cluster/health?wait_for_status=yellow&timeout=2s" 2>/dev/null \
+    | grep -qE '"status":"(yellow|green)"'
+}
+
+start_cluster_kafka() {
+  local i="$1" voters
+  voters="$(for n in 1 2 3; do printf '%s%s@127.0.0.1:%s' "$([[ $n == 1 ]] || echo ,)" "$n" $(( CLUSTER_KAFKA_CONTROLLER_PORT + n - 1 )); done)"
+  kafka_node "kafka-$i" "$i" "$voters" $(( CLUSTER_KAFKA_PORT + i - 1 )) $(( CLUSTER_KAFKA_CONTROLLER_PORT + i - 1 )) 3 \
+    "$RUN_DIR/kafka-cluster.id" "${QUARRY_CLUSTER_KAFKA_HEAP_OPTS:--Xms256m -Xmx256m}"
+}
+
+ready_cluster_kafka() {
+  local port=$(( CLUSTER_KAFKA_PORT + $1 - 1 ))
+  port_busy "$port" || return 1
+  timeout 30 "$(java_bin)" -Xmx128m -XX:TieredStopAtLevel=1 -cp "$KAFKA_HOME/libs/*" \
+    -Dlog4j2.configurationFile="$RUN_DIR/kafka-$1/log4j2.properties" -Dlog4j2.level=warn \
+    org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$port" --list >/dev/null 2>&1
+}
+
+print_cluster_env() {
+  echo "export OPENSEARCH_URL=$(cluster_list "$CLUSTER_OS_PORT" http://127.0.0.1: '')"
+  echo "export KAFKA_BROKERS=$(cluster_list "$CLUSTER_KAFKA_PORT" 127.0.0.1: '')"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -428,6 +530,7 @@ group_mem() {
 # commands
 
 print_env() {
+  if [[ "$CLUSTER" == 1 ]]; then print_cluster_env; return; fi
   echo "export OPENSEARCH_URL=http://127.0.0.1:$OPENSEARCH_PORT"
   echo "export KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT"
   echo "export TIKA_URL=http://127.0.0.1:$TIKA_PORT"
@@ -455,22 +558,22 @@ pick_engines() {
   local e
   for e in "$@"; do
     case "$e" in
-      opensearch | kafka | tika | elasticsearch) echo "$e" ;;
-      *) die "unknown engine '$e' (opensearch, kafka, tika, elasticsearch)" ;;
+      opensearch | kafka | tika | elasticsearch | opensearch-[1-3] | kafka-[1-3]) echo "$e" ;;
+      *) die "unknown engine '$e' (opensearch, kafka, tika, elasticsearch; with --cluster opensearch-1..3, kafka-1..3)" ;;
     esac
   done
 }
 
 cmd_fetch() {
   local e
-  for e in $(pick_engines "$@"); do fetch_engine "$e"; done
+  for e in $(pick_engines "$@"); do fetch_engine "${e%-[1-3]}"; done
 }
 
 cmd_up() {
   local e t0 engines
   engines="$(pick_engines "$@")"
   t0="$(now_ms)"
-  for e in $engines; do fetch_engine "$e"; done
+  for e in $engines; do fetch_engine "${e%-[1-3]}"; done
   for e in $engines; do start_engine "$e"; done
   for e in $engines; do
     wait_ready "$e"
@@ -482,6 +585,12 @@ cmd_up() {
 
 cmd_down() {
   local e
+  if [[ "$CLUSTER" == 1 ]]; then
+    # At once: a broker stopped after its peers waits for a controller quorum that is gone.
+    for e in $(pick_engines "$@"); do stop_engine "$e" & done
+    wait
+    return
+  fi
   for e in $(pick_engines "$@"); do stop_engine "$e"; done
 }
 
@@ -489,7 +598,7 @@ cmd_status() {
   local e pid state rc=0
   for e in $(pick_engines "$@"); do
     if pid="$(running_pid "$e")"; then
-      if "ready_$e"; then state="ready"; else state="starting/unhealthy"; rc=1; fi
+      if is_ready "$e"; then state="ready"; else state="starting/unhealthy"; rc=1; fi
       printf '%-10s %-18s pid=%-8s port=%-5s %s\n' "$e" "$state" "$pid" "$(engine_port "$e")" "$(group_mem "$pid")"
     else
       printf '%-10s %s\n' "$e" "stopped"; rc=1
@@ -501,7 +610,7 @@ cmd_status() {
 cmd_logs() {
   local e f
   for e in $(pick_engines "$@"); do
-    for f in "$RUN_DIR/$e/logs/$e.out" "$RUN_DIR/$e/logs/quarry-local.log"; do
+    for f in "$RUN_DIR/$e/logs/$e.out" "$RUN_DIR/$e/logs/quarry-local.log" "$RUN_DIR/$e/logs/quarry-cluster.log"; do
       [[ -f "$f" ]] || continue
       echo "==> $f <=="
       tail -n "${LINES:-100}" "$f"
@@ -509,10 +618,14 @@ cmd_logs() {
   done
 }
 
-usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 main() {
   local cmd="${1:-}"; shift || true
+  local args=() a
+  for a in "$@"; do if [[ "$a" == --cluster ]]; then CLUSTER=1; else args+=("$a"); fi; done
+  set -- ${args[@]+"${args[@]}"}
+  [[ "$CLUSTER" == 1 ]] && ALL_ENGINES=("${CLUSTER_ENGINES[@]}")
   case "$cmd" in
     fetch) cmd_fetch "$@" ;;
     up) cmd_up "$@" ;;

@@ -1,6 +1,6 @@
 // Picks the event bus: Kafka when KAFKA_BROKERS is set, else the durable SQLite log.
 import { mkdirSync } from "node:fs";
-import { dataDir, integer, optional, sqlitePath, type Env } from "../config.ts";
+import { dataDir, kafkaTopicSettings, optional, sqlitePath, type Env } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import { Topics, type EventBus } from "./event-bus.ts";
 import { PrefixedEventBus } from "./prefixed-event-bus.ts";
@@ -11,10 +11,12 @@ export async function openEventBus(env: Env, logger: Logger): Promise<EventBus> 
   if (brokers) {
     const { KafkaEventBus } = await import("./kafka-event-bus.ts");
     const { kafkaSecurity } = await import("./kafka-security.ts");
+    const topics = kafkaTopicSettings(env);
     bus = new KafkaEventBus({
       brokers: brokers.split(",").map((b) => b.trim()),
       clientId: optional(env, "QUARRY_KAFKA_CLIENT_ID") ?? "quarry",
-      numPartitions: integer(env, "QUARRY_KAFKA_PARTITIONS", 3),
+      numPartitions: topics.partitions,
+      replicationFactor: topics.replication,
       logger,
       security: kafkaSecurity(env),
     });

@@ -44,7 +44,10 @@ export interface KafkaEventBusOptions {
   /** host:port of one or more brokers (KAFKA_BROKERS, comma-separated, split by the caller). */
   brokers: string[];
   clientId?: string;
-  /** For topics ensureTopics creates. Default 3 partitions, replication 1 (a single dev broker). */
+  /**
+   * For topics ensureTopics creates. Default 3 partitions; replication min(3, brokers), so a single
+   * dev broker gets 1 and a cluster of three or more gets 3 (see topicReplication).
+   */
   numPartitions?: number;
   replicationFactor?: number;
   /** Consumer group timings; lower values make joins and failover faster. */
@@ -70,11 +73,33 @@ const TOPIC_READY_TIMEOUT_MS = 30_000;
  */
 const BATCH_SLICE_MS = 1_000;
 
+/**
+ * A send counts once every in-sync replica has it (kafkajs's default, which idempotence requires,
+ * written out because losing a broker must not lose an acknowledged event).
+ */
+const ALL_IN_SYNC_REPLICAS = -1;
+
+export interface TopicReplication {
+  factor: number;
+  /** min.insync.replicas for the topic; undefined leaves the broker's default. */
+  minInSync?: number;
+}
+
+/**
+ * With three or more copies a write needs two of them in sync, so one broker down still accepts
+ * writes and no acknowledged write lives on one broker only; fewer copies cannot ask for two.
+ */
+export function topicReplication(factor: number): TopicReplication {
+  if (!Number.isInteger(factor) || factor < 1) throw new InvalidInputError(`Kafka replication factor must be 1 or more, not ${factor}`);
+  return factor >= 3 ? { factor, minInSync: 2 } : { factor };
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
-  private readonly options: Required<Omit<KafkaEventBusOptions, "logger" | "clientId" | "security">>;
+  private readonly options: Required<Omit<KafkaEventBusOptions, "logger" | "clientId" | "security" | "replicationFactor">>;
+  private readonly replicationFactor: number | undefined;
   readonly logger: BusLogger;
   private readonly knownTopics = new Set<string>();
   private readonly subscriptions = new Set<KafkaSubscription>();
@@ -85,10 +110,10 @@ export class KafkaEventBus implements EventBus {
   constructor(options: KafkaEventBusOptions) {
     if (options.brokers.length === 0) throw new InvalidInputError("KafkaEventBus needs at least one broker address");
     this.logger = options.logger ?? silentLogger;
+    this.replicationFactor = options.replicationFactor;
     this.options = {
       brokers: options.brokers,
       numPartitions: options.numPartitions ?? 3,
-      replicationFactor: options.replicationFactor ?? 1,
       sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 3_000,
       rebalanceTimeoutMs: options.rebalanceTimeoutMs ?? 60_000,
@@ -125,6 +150,7 @@ export class KafkaEventBus implements EventBus {
     const missing = [...wanted].filter((topic) => !this.knownTopics.has(topic));
     if (missing.length === 0) return;
     const admin = await this.connectedAdmin();
+    const replication = await this.topicReplication(admin);
     try {
       await admin.createTopics({
         // Our own wait below: kafkajs gives up on "unknown topic" while a new topic's metadata spreads.
@@ -132,8 +158,11 @@ export class KafkaEventBus implements EventBus {
         topics: missing.map((topic) => ({
           topic,
           numPartitions: this.options.numPartitions,
-          replicationFactor: this.options.replicationFactor,
-          configEntries: [{ name: "max.message.bytes", value: String(MAX_MESSAGE_BYTES) }],
+          replicationFactor: replication.factor,
+          configEntries: [
+            { name: "max.message.bytes", value: String(MAX_MESSAGE_BYTES) },
+            ...(replication.minInSync ? [{ name: "min.insync.replicas", value: String(replication.minInSync) }] : []),
+          ],
         })),
       });
     } catch (error) {
@@ -152,6 +181,7 @@ export class KafkaEventBus implements EventBus {
     try {
       await producer.send({
         topic,
+        acks: ALL_IN_SYNC_REPLICAS,
         messages: messages.map((message) => ({
           key: message.key,
           value: Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength),
@@ -212,8 +242,20 @@ export class KafkaEventBus implements EventBus {
     const producer = await this.connectedProducer();
     await producer.send({
       topic: deadLetterTopic(topic),
+      acks: ALL_IN_SYNC_REPLICAS,
       messages: [{ key: message.key, value: Buffer.from(message.value), headers: message.headers }],
     });
+  }
+
+  /** The configured replication, else min(3, brokers) measured now. */
+  private async topicReplication(admin: Admin): Promise<TopicReplication> {
+    if (this.replicationFactor !== undefined) return topicReplication(this.replicationFactor);
+    try {
+      const { brokers } = await admin.describeCluster();
+      return topicReplication(Math.min(3, brokers.length));
+    } catch (error) {
+      throw new UnavailableError("Kafka did not say how many brokers it has", { cause: error });
+    }
   }
 
   /** A topic is usable once every partition has a leader; until then produce and list-offsets fail. */
@@ -231,7 +273,9 @@ export class KafkaEventBus implements EventBus {
           return;
         }
       } catch (error) {
-        if (!isRetriable(error) || Date.now() > deadline) throw new UnavailableError("Kafka topics did not become ready", { cause: error });
+        if (!notReadyYet(error) || Date.now() > deadline) {
+          throw new UnavailableError(`Kafka topics did not become ready: ${(error as Error).message}`, { cause: error });
+        }
       }
       if (Date.now() > deadline) throw new UnavailableError(`Kafka topics ${topics.join(", ")} have no leader yet`);
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -534,13 +578,22 @@ function isRetriable(error: unknown): boolean {
   return (error as { retriable?: boolean })?.retriable === true;
 }
 
+/**
+ * Retriable, or kafkajs's fetchTopicOffsets failing on a topic its metadata lists without partitions
+ * yet (a TypeError inside kafkajs, seen on a 3-broker cluster while several processes created the
+ * same topics at once): either way the topic is still being made, and asking again succeeds.
+ */
+function notReadyYet(error: unknown): boolean {
+  return isRetriable(error) || error instanceof TypeError;
+}
+
 /** For the moments after topic creation, when a broker may briefly not know it leads a partition. */
 async function retryWhileRetriable<T>(operation: () => Promise<T>, attempts = 20): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await operation();
     } catch (error) {
-      if (!isRetriable(error) || attempt >= attempts) throw error;
+      if (!notReadyYet(error) || attempt >= attempts) throw error;
       await new Promise((resolve) => setTimeout(resolve, 100 * Math.min(attempt, 5)));
     }
   }

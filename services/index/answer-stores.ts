@@ -11,9 +11,9 @@ export interface AnswerStores {
   conversations: ConversationStore;
 }
 
-export function documentStoreAnswerStores(store: DocumentStorePort, indexPrefix: string): AnswerStores {
+export function documentStoreAnswerStores(store: DocumentStorePort, indexPrefix: string, replicas?: number): AnswerStores {
   return {
-    assistants: new DocumentStoreAssistantStore(store, `${indexPrefix}-assistants`),
-    conversations: new DocumentStoreConversationStore(store, `${indexPrefix}-conversations`),
+    assistants: new DocumentStoreAssistantStore(store, `${indexPrefix}-assistants`, replicas),
+    conversations: new DocumentStoreConversationStore(store, `${indexPrefix}-conversations`, replicas),
   };
 }

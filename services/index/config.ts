@@ -1,4 +1,4 @@
-import { ConfigError, integer, optional, optionalUrl, servicePort, sqlitePath, type Env } from "../../lib/config.ts";
+import { ConfigError, integer, optional, optionalUrls, searchIndexSettings, servicePort, sqlitePath, type Env } from "../../lib/config.ts";
 import { engineConnection, type EngineConnection } from "./document-store/engine-connection.ts";
 
 export type NativeHybridSetting = "auto" | "on" | "off";
@@ -7,21 +7,26 @@ export type HybridFusion = "rrf" | "normalized";
 
 export type IndexConfig =
   | { port: number; backend: "sqlite"; file: string }
-  | { port: number; backend: "opensearch"; url: string; indexPrefix: string; nativeHybrid: NativeHybridSetting; fusion: HybridFusion; connection?: EngineConnection }
-  | { port: number; backend: "elasticsearch"; url: string; indexPrefix: string; connection?: EngineConnection };
+  | { port: number; backend: "opensearch"; url: string; indexPrefix: string; indices?: IndexSettings; nativeHybrid: NativeHybridSetting; fusion: HybridFusion; connection?: EngineConnection }
+  | { port: number; backend: "elasticsearch"; url: string; indexPrefix: string; indices?: IndexSettings; connection?: EngineConnection };
+
+export type IndexSettings = ReturnType<typeof searchIndexSettings>;
 
 /** OpenSearch when OPENSEARCH_URL is set, else Elasticsearch when ELASTICSEARCH_URL is, else the embedded SQLite file. */
 export function indexConfig(env: Env): IndexConfig {
   const port = servicePort(env, "index");
-  const url = optionalUrl(env, "OPENSEARCH_URL");
-  const elasticsearchUrl = optionalUrl(env, "ELASTICSEARCH_URL");
+  const nodes = optionalUrls(env, "OPENSEARCH_URL");
+  const url = nodes?.[0];
+  const elasticsearchNodes = optionalUrls(env, "ELASTICSEARCH_URL");
+  const elasticsearchUrl = elasticsearchNodes?.[0];
   if (!url && elasticsearchUrl) {
     return {
       port,
       backend: "elasticsearch",
       url: elasticsearchUrl,
       indexPrefix: optional(env, "QUARRY_ELASTICSEARCH_PREFIX") ?? "quarry",
-      connection: engineConnection(env, "ELASTICSEARCH", elasticsearchUrl),
+      indices: searchIndexSettings(env),
+      connection: engineConnection(env, "ELASTICSEARCH", elasticsearchNodes!),
     };
   }
   if (!url) return { port, backend: "sqlite", file: sqlitePath(env) };
@@ -30,9 +35,10 @@ export function indexConfig(env: Env): IndexConfig {
     backend: "opensearch",
     url,
     indexPrefix: optional(env, "QUARRY_OPENSEARCH_PREFIX") ?? "quarry",
+    indices: searchIndexSettings(env),
     nativeHybrid: oneOf(env, "QUARRY_OPENSEARCH_NATIVE_HYBRID", ["auto", "on", "off"], "auto"),
     fusion: oneOf(env, "QUARRY_OPENSEARCH_FUSION", ["rrf", "normalized"], "rrf"),
-    connection: engineConnection(env, "OPENSEARCH", url),
+    connection: engineConnection(env, "OPENSEARCH", nodes!),
   };
 }
 

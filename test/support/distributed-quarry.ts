@@ -66,6 +66,11 @@ export interface DistributedQuarry {
   dataDir: string;
   /** The last lines a service logged, for failure messages. */
   logTail(name: ServiceName, lines?: number): string;
+  /**
+   * Starts one more process of a service beside the first, with the same settings (a consumer
+   * group splits the stage's partitions between them). Stopped with the rest by stop().
+   */
+  startReplica(name: ServiceName): Promise<RunningProcess>;
   stop(): Promise<void>;
 }
 
@@ -93,6 +98,8 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
   };
 
   const children = new Map<ServiceName, ChildProcess>();
+  const replicas: ChildProcess[] = [];
+  const replicaCounts = new Map<ServiceName, number>();
   const services = {} as Record<ServiceName, RunningProcess>;
   const logFile = (name: ServiceName) => join(dataDir, `${name}.log`);
   const logTail = (name: ServiceName, lines = 40) => {
@@ -103,7 +110,7 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
     }
   };
 
-  const start = (name: ServiceName): Promise<RunningProcess> => {
+  const start = (name: ServiceName, replica?: string): Promise<RunningProcess> => {
     const env: Env = { ...base, ...options.serviceEnv?.[name] };
     // Port 0: the process picks a free port and prints its URL, so no two runs race for one.
     env[name === "gateway" ? "QUARRY_PORT" : `QUARRY_${name.toUpperCase()}_PORT`] = "0";
@@ -115,8 +122,10 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
       env: env as NodeJS.ProcessEnv,
       stdio: ["ignore", "pipe", "pipe"],
     });
-    children.set(name, child);
-    const log = createWriteStream(logFile(name));
+    if (replica === undefined) children.set(name, child);
+    else replicas.push(child);
+    const logPath = replica === undefined ? logFile(name) : join(dataDir, `${name}-${replica}.log`);
+    const log = createWriteStream(logPath);
     child.stderr!.pipe(log, { end: false });
     return new Promise<RunningProcess>((resolvePromise, reject) => {
       let buffered = "";
@@ -139,11 +148,11 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
         settled = true;
         clearTimeout(timer);
         const url = match[1].replace(/\/$/, "");
-        resolvePromise({ name, url, port: Number(new URL(url).port), pid: child.pid!, logFile: logFile(name) });
+        resolvePromise({ name, url, port: Number(new URL(url).port), pid: child.pid!, logFile: logPath });
       });
     }).then(async (running) => {
       await waitServing(running);
-      services[name] = running;
+      if (replica === undefined) services[name] = running;
       return running;
     });
   };
@@ -152,12 +161,13 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
     // The gateway first, so nothing new comes in while the stages drain.
     const order: ServiceName[][] = [["gateway"], ["answer", "chunker", "parser", "embedder", "index"]];
     for (const wave of order) await Promise.all(wave.map((name) => stopChild(children.get(name))));
+    await Promise.all(replicas.map(stopChild));
     await cleanUp(options, opensearchPrefix, topicPrefix);
     if (process.env.QUARRY_KEEP_E2E_LOGS !== "1") await rm(dataDir, { recursive: true, force: true });
   };
 
   try {
-    for (const wave of START_WAVES) await Promise.all(wave.map(start));
+    for (const wave of START_WAVES) await Promise.all(wave.map((name) => start(name)));
   } catch (error) {
     await stop().catch(() => {});
     throw error;
@@ -173,7 +183,12 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
     }
     return client;
   };
-  return { url: gateway.url, client: clientFor("connect"), clientFor, services, runId, opensearchPrefix, topicPrefix, dataDir, logTail, stop };
+  const startReplica = (name: ServiceName) => {
+    const count = (replicaCounts.get(name) ?? 1) + 1;
+    replicaCounts.set(name, count);
+    return start(name, String(count));
+  };
+  return { url: gateway.url, client: clientFor("connect"), clientFor, services, runId, opensearchPrefix, topicPrefix, dataDir, logTail, startReplica, stop };
 }
 
 function stopChild(child: ChildProcess | undefined): Promise<void> {
@@ -190,7 +205,8 @@ function stopChild(child: ChildProcess | undefined): Promise<void> {
 
 /** Removes what a run left in the shared engines: its indices, template, topics and groups. */
 export async function cleanUp(options: Pick<DistributedQuarryOptions, "opensearchUrl" | "kafkaBrokers">, opensearchPrefix: string, topicPrefix: string): Promise<void> {
-  const os = options.opensearchUrl.replace(/\/$/, "");
+  // Any node of a cluster will do (the first listed).
+  const os = options.opensearchUrl.split(",")[0]!.replace(/\/$/, "");
   await deleteOpenSearchNamespace(os, `${opensearchPrefix}-`).catch(() => {});
   const kafka = new Kafka({ brokers: options.kafkaBrokers.split(","), clientId: "quarry-e2e-cleanup", logLevel: logLevel.NOTHING });
   const admin = kafka.admin();

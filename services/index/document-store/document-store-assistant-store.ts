@@ -7,6 +7,7 @@ import { AlreadyExistsError, NotFoundError, UnavailableError } from "../../../li
 import type { AssistantStore, JsonObject, StoredAssistant } from "../assistant-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
+import { replicationSettings } from "./index-replication.ts";
 
 interface AssistantSource {
   record_type: "assistant";
@@ -53,8 +54,10 @@ export class DocumentStoreAssistantStore implements AssistantStore {
   constructor(
     private readonly store: DocumentStorePort,
     private readonly index: string,
+    /** Unset: one replica where the cluster has a second data node (index-replication.ts). */
+    replicas?: number,
   ) {
-    this.ensureIndex = indexCreator(store, index, () => ({ settings: { number_of_shards: 1, number_of_replicas: 0 }, mappings: MAPPINGS }));
+    this.ensureIndex = indexCreator(store, index, () => ({ settings: replicationSettings(replicas), mappings: MAPPINGS }));
   }
 
   async create(a: StoredAssistant): Promise<StoredAssistant> {

@@ -36,10 +36,12 @@ import { documentIdFor, newKnowledgeBaseId } from "../../../lib/catalog-ids.ts";
 import { decideRegistration, isTerminal, progressedDocument } from "../document-lifecycle.ts";
 import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 import { WriteBatches } from "./write-batches.ts";
+import { replicationSettings } from "./index-replication.ts";
 
 export interface DocumentStoreCatalogOptions {
   /** The catalog index; tests use their own and delete it afterwards. */
   index?: string;
+  /** Unset: one replica where the cluster has a second data node (index-replication.ts). */
   replicas?: number;
   /** Close the client on close(); false when the search engine shares it. */
   ownsClient?: boolean;
@@ -74,7 +76,7 @@ export class DocumentStoreCatalog implements Catalog {
   ) {
     this.index = options.index ?? "quarry-catalog";
     this.ensureIndex = indexCreator(store, this.index, () => ({
-      settings: { number_of_shards: 1, number_of_replicas: options.replicas ?? 0 },
+      settings: replicationSettings(options.replicas),
       mappings: CATALOG_MAPPINGS,
     }));
   }

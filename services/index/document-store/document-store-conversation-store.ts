@@ -8,6 +8,7 @@ import type { JsonObject } from "../assistant-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import type { ConversationStore, StoredConversation, StoredTurn } from "../conversation-store.ts";
 import { findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
+import { replicationSettings } from "./index-replication.ts";
 
 interface ConversationSource {
   record_type: "conversation";
@@ -71,8 +72,10 @@ export class DocumentStoreConversationStore implements ConversationStore {
   constructor(
     private readonly store: DocumentStorePort,
     private readonly index: string,
+    /** Unset: one replica where the cluster has a second data node (index-replication.ts). */
+    replicas?: number,
   ) {
-    this.ensureIndex = indexCreator(store, index, () => ({ settings: { number_of_shards: 1, number_of_replicas: 0 }, mappings: MAPPINGS }));
+    this.ensureIndex = indexCreator(store, index, () => ({ settings: replicationSettings(replicas), mappings: MAPPINGS }));
   }
 
   async create(c: Omit<StoredConversation, "turnCount">): Promise<StoredConversation> {

@@ -44,6 +44,7 @@ import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, 
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { averageRowLength, weightedQueryTerms, type KeywordIndexSize, type WeightedTerms } from "../search/query-terms.ts";
 import { segmentForIndex } from "../search/text-segmenter.ts";
+import { replicationSettings } from "./index-replication.ts";
 
 /** Chunk records read per request when finding text. */
 const FIND_PAGE_SIZE = 1_000;
@@ -55,6 +56,7 @@ export interface DocumentStoreEngineOptions {
   /** Alias and index names start with this; tests use their own prefix and delete it afterwards. */
   indexPrefix?: string;
   shards?: number;
+  /** Unset: one replica where the cluster has a second data node (index-replication.ts). */
   replicas?: number;
   /** Close the client on close(); false when the catalog shares it. */
   ownsClient?: boolean;
@@ -534,8 +536,7 @@ export class DocumentStoreEngine implements SearchEngine {
         template: {
           settings: {
             ...this.dialect.templateSettings,
-            number_of_shards: this.options.shards ?? 1,
-            number_of_replicas: this.options.replicas ?? 0,
+            ...replicationSettings(this.options.replicas, this.options.shards),
             refresh_interval: "-1",
           },
           mappings: { dynamic: "strict", _meta: {}, properties: chunkFieldMappings(this.dialect.searchTermsAnalyzer) },

@@ -17,13 +17,13 @@ export type ElasticsearchIndexConfig = Extract<IndexConfig, { backend: "elastics
 
 export async function openElasticsearchStores(config: ElasticsearchIndexConfig): Promise<{ catalog: Catalog; engine: SearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> } & AnswerStores> {
   const client = new Client(elasticsearchClientOptions(config.connection ?? { url: config.url }));
-  const engine = new ElasticsearchSearchEngine(client, { indexPrefix: `${config.indexPrefix}-chunks-` });
-  const catalog = new ElasticsearchCatalog(client, { index: `${config.indexPrefix}-catalog` });
+  const engine = new ElasticsearchSearchEngine(client, { indexPrefix: `${config.indexPrefix}-chunks-`, ...config.indices });
+  const catalog = new ElasticsearchCatalog(client, { index: `${config.indexPrefix}-catalog`, replicas: config.indices?.replicas });
   return {
     catalog,
     engine,
-    apiKeys: new DocumentStoreApiKeyStore(new ElasticsearchDocumentStore(client), `${config.indexPrefix}-api-keys`),
-    ...documentStoreAnswerStores(new ElasticsearchDocumentStore(client), config.indexPrefix),
+    apiKeys: new DocumentStoreApiKeyStore(new ElasticsearchDocumentStore(client), `${config.indexPrefix}-api-keys`, config.indices?.replicas),
+    ...documentStoreAnswerStores(new ElasticsearchDocumentStore(client), config.indexPrefix, config.indices?.replicas),
     async close() {
       await engine.close();
       await catalog.close();

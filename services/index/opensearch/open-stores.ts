@@ -32,15 +32,16 @@ export async function openOpenSearchStores(
     });
     const engine = new OpenSearchSearchEngine(client, {
       indexPrefix: `${config.indexPrefix}-chunks-`,
+      ...config.indices,
       nativeHybrid: native ? { fusion: config.fusion, pipelinePrefix: `${config.indexPrefix}-` } : undefined,
     });
     await engine.prepare();
-    const catalog = new OpenSearchCatalog(client, { index: `${config.indexPrefix}-catalog` });
+    const catalog = new OpenSearchCatalog(client, { index: `${config.indexPrefix}-catalog`, replicas: config.indices?.replicas });
     return {
       catalog,
       engine,
-      apiKeys: new DocumentStoreApiKeyStore(new OpenSearchDocumentStore(client), `${config.indexPrefix}-api-keys`),
-      ...documentStoreAnswerStores(new OpenSearchDocumentStore(client), config.indexPrefix),
+      apiKeys: new DocumentStoreApiKeyStore(new OpenSearchDocumentStore(client), `${config.indexPrefix}-api-keys`, config.indices?.replicas),
+      ...documentStoreAnswerStores(new OpenSearchDocumentStore(client), config.indexPrefix, config.indices?.replicas),
       async close() {
         await engine.close();
         await catalog.close();

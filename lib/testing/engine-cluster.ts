@@ -1,0 +1,116 @@
+// A 3-node OpenSearch cluster and a 3-broker Kafka of a test's (or a bench's) own, started through
+// `deploy/local/engines.sh up --cluster` in a temporary run folder on free ports, so a fault test can
+// kill -9 a node and bring it back without touching the engines every other suite shares.
+import { execFile } from "node:child_process";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { homedir, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export type ClusterNode = "opensearch-1" | "opensearch-2" | "opensearch-3" | "kafka-1" | "kafka-2" | "kafka-3";
+
+export interface EngineCluster {
+  /** Comma-separated, as OPENSEARCH_URL and KAFKA_BROKERS take them. */
+  opensearchUrls: string;
+  kafkaBrokers: string;
+  runDir: string;
+  /** SIGKILL to the node's whole process group: no shutdown, no flush, as a lost machine. */
+  kill(node: ClusterNode): void;
+  /** Starts a killed node again on its data and resolves once engines.sh finds it ready. */
+  restart(node: ClusterNode): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const SCRIPT = resolve(import.meta.dirname, "../../deploy/local/engines.sh");
+/** engines.sh waits for each node itself; this only bounds a hung script. */
+const SCRIPT_TIMEOUT_MS = 15 * 60_000;
+
+function enginesDir(): string {
+  return process.env.QUARRY_ENGINES_DIR ?? join(homedir(), ".cache/quarry/engines");
+}
+
+/** Why the cluster cannot start here (the OpenSearch and Kafka installs engines.sh fetches are missing), or undefined. */
+export function clusterUnavailable(): string | undefined {
+  const dir = enginesDir();
+  const installed = existsSync(dir) ? readdirSync(dir) : [];
+  for (const engine of ["opensearch", "kafka"]) {
+    if (!installed.some((name) => name.startsWith(`${engine}-`) && existsSync(join(dir, name, ".quarry-ready")))) {
+      return `no ${engine} install in ${dir} (deploy/local/engines.sh fetch ${engine})`;
+    }
+  }
+  return undefined;
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolvePort) => {
+    const server = createServer();
+    server.once("error", () => resolvePort(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolvePort(true)));
+  });
+}
+
+/** The first of three consecutive free ports (engines.sh gives node i the base + i - 1). */
+async function freePortRun(taken: Set<number>): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 40_000);
+    const run = [base, base + 1, base + 2];
+    if (run.some((port) => taken.has(port))) continue;
+    if ((await Promise.all(run.map(canListen))).every(Boolean)) {
+      for (const port of run) taken.add(port);
+      return base;
+    }
+  }
+  throw new Error("found no three consecutive free ports for a cluster");
+}
+
+function script(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
+  return new Promise((resolveRun, reject) => {
+    execFile("bash", [SCRIPT, ...args], { env, timeout: SCRIPT_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`engines.sh ${args.join(" ")} failed: ${error.message}\n${stderr}`));
+      else resolveRun(stdout);
+    });
+  });
+}
+
+export async function startEngineCluster(): Promise<EngineCluster> {
+  const runDir = await mkdtemp(join(tmpdir(), "quarry-cluster-"));
+  const taken = new Set<number>();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    QUARRY_ENGINES_RUN: runDir,
+    QUARRY_ENGINES_CLUSTER: "1",
+    QUARRY_CLUSTER_OPENSEARCH_PORT: String(await freePortRun(taken)),
+    QUARRY_CLUSTER_OPENSEARCH_TRANSPORT_PORT: String(await freePortRun(taken)),
+    QUARRY_CLUSTER_KAFKA_PORT: String(await freePortRun(taken)),
+    QUARRY_CLUSTER_KAFKA_CONTROLLER_PORT: String(await freePortRun(taken)),
+  };
+  const stop = async () => {
+    await script(env, ["down"]).catch(() => {});
+    await rm(runDir, { recursive: true, force: true });
+  };
+  try {
+    const exports = await script(env, ["up"]);
+    const value = (name: string) => new RegExp(`export ${name}=(\\S+)`).exec(exports)?.[1];
+    const opensearchUrls = value("OPENSEARCH_URL");
+    const kafkaBrokers = value("KAFKA_BROKERS");
+    if (!opensearchUrls || !kafkaBrokers) throw new Error(`engines.sh up --cluster printed no addresses:\n${exports}`);
+    return {
+      opensearchUrls,
+      kafkaBrokers,
+      runDir,
+      kill(node) {
+        const pid = Number(readFileSync(join(runDir, node, `${node}.pid`), "utf8").trim());
+        // engines.sh starts each node in its own session (setsid): the group is the node.
+        process.kill(-pid, "SIGKILL");
+      },
+      async restart(node) {
+        await script(env, ["up", node]);
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

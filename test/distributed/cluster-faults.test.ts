@@ -1,0 +1,233 @@
+// Losing a node loses nothing (issue 24, the short form for CI): on a cluster of this test's own
+// (3 OpenSearch nodes, 3 Kafka brokers, started through engines.sh up --cluster) with two replicas of
+// every ingestion stage, a few hundred small documents are ingested while one Kafka broker, then one
+// OpenSearch node, then one embedder replica is killed with SIGKILL mid-ingest and brought back.
+// Searches run throughout; every one that fails is counted against the fault it fell in.
+// Afterwards every document must be READY and hold exactly the chunks PreviewChunks says its text
+// splits into: a lost event shows as a missing or unfinished document, a replayed one as extra chunks.
+// The embedder talks to the OpenAI-compatible stub (hashing vectors) so the run measures the
+// cluster, not a model on a loaded CPU.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { Kafka, logLevel, ConfigResourceTypes } from "kafkajs";
+import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
+import { clusterUnavailable, startEngineCluster, type ClusterNode, type EngineCluster } from "../../lib/testing/engine-cluster.ts";
+import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
+import { upload } from "../e2e/e2e-helpers.ts";
+import { startDistributedQuarry, type DistributedQuarry, type RunningProcess } from "../support/distributed-quarry.ts";
+import { describeWith } from "../support/engines.ts";
+import { waitFor } from "./wait-for.ts";
+
+const DOCUMENTS = Number(process.env.QUARRY_CLUSTER_FAULT_DOCUMENTS ?? 240);
+const STAGES = ["parser", "chunker", "embedder", "index"] as const;
+const UPLOADERS = 4;
+
+interface Fault {
+  what: string;
+  killedAt: number;
+  backAt?: number;
+  searches: number;
+  failed: number;
+  firstError?: string;
+}
+
+// The cluster is the test's own; Tika (stateless) is the shared one.
+const unavailable = clusterUnavailable() ?? (process.env.TIKA_URL?.trim() ? undefined : "TIKA_URL is not set");
+
+describeWith(
+  {
+    value: unavailable === undefined ? process.env.TIKA_URL!.trim() : undefined,
+    requiredBy: "QUARRY_REQUIRE_ENGINES",
+    missing: `the cluster cannot start: ${unavailable ?? ""}`,
+    hint: "Fetch the engines and start Tika with deploy/local/engines.sh up",
+  },
+  "Quarry on a cluster: a broker, a search node and a stage replica killed mid-ingest",
+  (tikaUrl) => {
+    let cluster: EngineCluster | undefined;
+    let stub: OpenAiStub | undefined;
+    let quarry: DistributedQuarry | undefined;
+    const replicas: RunningProcess[] = [];
+
+    beforeAll(async () => {
+      const started = Date.now();
+      cluster = await startEngineCluster();
+      console.info(`cluster up in ${Math.round((Date.now() - started) / 1000)} s: ${cluster.opensearchUrls} / ${cluster.kafkaBrokers}`);
+      stub = await startOpenAiStub({ embeddingDimension: 384 });
+      quarry = await startDistributedQuarry({
+        opensearchUrl: cluster.opensearchUrls,
+        kafkaBrokers: cluster.kafkaBrokers,
+        tikaUrl,
+        env: { QUARRY_EMBEDDING_PROVIDER: "openai", QUARRY_EMBEDDING_BASE_URL: stub.url, QUARRY_EMBEDDING_MODEL: "stub-hashing", QUARRY_EMBEDDING_DIMENSION: "384" },
+      });
+      for (const stage of STAGES) replicas.push(await quarry.startReplica(stage));
+    }, 900_000);
+
+    afterAll(async () => {
+      await quarry?.stop();
+      await stub?.close();
+      await cluster?.stop();
+    }, 180_000);
+
+    it("ends with every document READY, none lost, no chunk twice, and searches answering through each loss", async () => {
+      const q = quarry!;
+      const c = cluster!;
+      const kb = (await q.client.createKnowledgeBase({ name: `cluster-faults-${q.runId}` })).knowledgeBase!.id;
+
+      // Replicated by default: three copies of every topic that take writes on two, one replica of every index.
+      const kafka = new Kafka({ brokers: c.kafkaBrokers.split(","), clientId: "cluster-faults-check", logLevel: logLevel.NOTHING });
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        const topics = (await admin.listTopics()).filter((t) => t.startsWith(q.topicPrefix));
+        expect(topics.length).toBeGreaterThan(0);
+        const { topics: metadata } = await admin.fetchTopicMetadata({ topics });
+        for (const topic of metadata) for (const p of topic.partitions) expect(p.replicas.length, `${topic.name}/${p.partitionId}`).toBe(3);
+        const configs = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topics[0]!, configNames: ["min.insync.replicas"] }] });
+        expect(configs.resources[0]!.configEntries[0]!.configValue).toBe("2");
+      } finally {
+        await admin.disconnect();
+      }
+
+      const texts = new Map<string, string>();
+      const names: string[] = [];
+      for (let i = 0; i < DOCUMENTS; i++) {
+        const name = `doc-${String(i).padStart(4, "0")}.md`;
+        names.push(name);
+        // 1 to 6 paragraphs, so documents split into different numbers of chunks.
+        const paragraphs = Array.from({ length: 1 + (i % 6) }, (_, p) => `Paragraph ${p} of document ${i} about ${WORDS[(i + p) % WORDS.length]} ${"and the lock keeper's log ".repeat(20 + ((i * 7 + p) % 40))}`);
+        texts.set(name, `# Document ${i}\n\n${paragraphs.join("\n\n")}\n`);
+      }
+
+      // Uploads, each retried while the gateway says it is unavailable (a broker or node being lost).
+      const ids = new Map<string, string>();
+      let uploadRetries = 0;
+      let next = 0;
+      const uploader = async () => {
+        while (next < names.length) {
+          const name = names[next++]!;
+          for (let attempt = 1; ; attempt++) {
+            try {
+              ids.set((await upload(q.client, kb, name, new TextEncoder().encode(texts.get(name)!))).document!.id, name);
+              break;
+            } catch (error) {
+              uploadRetries++;
+              if (attempt >= 30) throw error;
+              await new Promise((r) => setTimeout(r, 1_000));
+            }
+          }
+        }
+      };
+      const uploading = Promise.all(Array.from({ length: UPLOADERS }, uploader));
+
+      // Searches throughout, each counted against the fault it fell in (or none).
+      const faults: Fault[] = [];
+      let searching = true;
+      const searchOutsideFaults = { searches: 0, failed: 0 };
+      const searchLoop = (async () => {
+        while (searching) {
+          const current = faults.find((f) => f.backAt === undefined);
+          const tally = current ?? searchOutsideFaults;
+          tally.searches++;
+          try {
+            await q.client.search({ query: "lock keeper", knowledgeBases: [kb] });
+          } catch (error) {
+            tally.failed++;
+            if (current && current.firstError === undefined) current.firstError = (error as Error).message.slice(0, 160);
+          }
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      })();
+
+      const uploaded = (count: number) => waitFor(`${count} uploads`, async () => (ids.size >= count ? true : undefined), 600_000);
+      const fault = async (what: string, kill: () => void, bringBack: () => Promise<unknown>) => {
+        const record: Fault = { what, killedAt: Date.now(), searches: 0, failed: 0 };
+        faults.push(record);
+        kill();
+        await bringBack();
+        record.backAt = Date.now();
+      };
+      const node = (name: ClusterNode) => [() => c.kill(name), () => c.restart(name)] as const;
+
+      await uploaded(Math.floor(DOCUMENTS / 5));
+      await fault("kill -9 Kafka broker kafka-2", ...node("kafka-2"));
+      await uploaded(Math.floor((2 * DOCUMENTS) / 5));
+      await fault("kill -9 OpenSearch node opensearch-1", ...node("opensearch-1"));
+      await uploaded(Math.floor((3 * DOCUMENTS) / 5));
+      const embedder = replicas.find((r) => r.name === "embedder")!;
+      await fault(
+        "kill -9 an embedder replica",
+        () => process.kill(embedder.pid, "SIGKILL"),
+        async () => replicas.push(await q.startReplica("embedder")),
+      );
+      await uploading;
+
+      const documents = await waitFor(
+        `all ${DOCUMENTS} documents READY`,
+        async () => {
+          const { documents } = await q.client.listDocuments({ knowledgeBase: kb });
+          return documents.length === DOCUMENTS && documents.every((d) => d.status === DocumentStatus.READY) ? documents : undefined;
+        },
+        600_000,
+      ).catch(async (error) => {
+        const { documents } = await q.client.listDocuments({ knowledgeBase: kb });
+        const notReady = documents.filter((d) => d.status !== DocumentStatus.READY).slice(0, 10);
+        throw new Error(`${(error as Error).message}: ${documents.length} listed; not ready: ${notReady.map((d) => `${d.fileName} ${DocumentStatus[d.status]} ${d.errorMessage}`).join("; ")}`);
+      });
+      searching = false;
+      await searchLoop;
+
+      // Chunks per document in OpenSearch against the split the chunker gives the same text.
+      const chunks = `${q.opensearchPrefix}-chunks-*`;
+      await opensearch(c, "POST", `${chunks}/_refresh`);
+      const counted = (await opensearch(c, "POST", `${chunks}/_search`, {
+        size: 0,
+        query: { term: { record_type: "chunk" } },
+        aggs: { perDocument: { terms: { field: "document_id", size: DOCUMENTS * 2 } } },
+      })) as { aggregations: { perDocument: { buckets: { key: string; doc_count: number }[] } } };
+      const perDocument = new Map<string, number>(counted.aggregations.perDocument.buckets.map((b) => [b.key, b.doc_count]));
+      let lost = 0;
+      let duplicated = 0;
+      const mismatches: string[] = [];
+      for (const d of documents) {
+        const expected = (await q.client.previewChunks({ fileName: d.fileName, content: new TextEncoder().encode(texts.get(d.fileName)!), knowledgeBase: kb, maxChunks: 1 })).totalChunks;
+        const stored = perDocument.get(d.id) ?? 0;
+        if (stored < expected) lost += expected - stored;
+        if (stored > expected) duplicated += stored - expected;
+        if (stored !== expected) mismatches.push(`${d.fileName}: ${stored} stored, ${expected} expected`);
+      }
+      const indexSettings = (await opensearch(c, "GET", `${q.opensearchPrefix}-*/_settings`)) as Record<string, { settings: { index: { auto_expand_replicas?: string } } }>;
+
+      const table = [
+        `| documents | READY | lost chunks | duplicated chunks | upload retries |`,
+        `| ${DOCUMENTS} | ${documents.length} | ${lost} | ${duplicated} | ${uploadRetries} |`,
+        ``,
+        `| fault | down for | searches | failed | first failure |`,
+        ...faults.map((f) => `| ${f.what} | ${Math.round((f.backAt! - f.killedAt) / 1000)} s | ${f.searches} | ${f.failed} | ${f.firstError ?? ""} |`),
+        `| (no fault) | | ${searchOutsideFaults.searches} | ${searchOutsideFaults.failed} | |`,
+      ].join("\n");
+      console.info(`cluster fault run:\n${table}`);
+
+      expect(mismatches.slice(0, 10), "chunks per document against the expected split").toEqual([]);
+      expect(documents.map((d) => ids.get(d.id)).sort()).toEqual([...names].sort());
+      // Every index Quarry made kept a copy on a second node.
+      for (const [index, { settings }] of Object.entries(indexSettings)) {
+        expect(settings.index.auto_expand_replicas, index).toBe("0-1");
+      }
+      // Each fault lasted long enough to search through it, and searches answered while the node was gone.
+      for (const f of faults) expect(f.searches - f.failed, `successful searches during "${f.what}"`).toBeGreaterThan(0);
+      expect(searchOutsideFaults.failed, "searches failed outside the faults").toBe(0);
+    }, 1_800_000);
+  },
+);
+
+/** One REST call to the cluster's first node (every node is back by the time this runs). */
+async function opensearch(cluster: EngineCluster, method: string, path: string, body?: unknown): Promise<unknown> {
+  const response = await fetch(`${cluster.opensearchUrls.split(",")[0]}/${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (!response.ok) throw new Error(`OpenSearch ${method} ${path}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+const WORDS = ["canal", "lighthouse", "harbour", "ferry", "towpath", "weir", "sluice", "quay"];
