@@ -9,6 +9,7 @@
 // fails (the engine unreachable) is tried again at the next tick until that deadline.
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
+import { sleep } from "../backoff.ts";
 import { LeaseLostError } from "../bus/event-bus.ts";
 import type { Logger } from "../logger.ts";
 import type { LeaseRecord, LeaseStore } from "./lease-store.ts";
@@ -55,6 +56,19 @@ export class Leases {
     const lease = new Held(name, this.store, this.owner, this.ttlMs, sent + this.ttlMs, this.options.logger, () => this.held.delete(lease));
     this.held.add(lease);
     return lease;
+  }
+
+  /**
+   * Waits until the lease is free and takes it, asking again every pollMs (default: a quarter of
+   * the time limit); rejects with the signal's reason when it aborts first.
+   */
+  async acquire(name: string, options: { signal?: AbortSignal; pollMs?: number } = {}): Promise<HeldLease> {
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const held = await this.tryAcquire(name);
+      if (held) return held;
+      await sleep(options.pollMs ?? Math.max(50, Math.floor(this.ttlMs / 4)), options.signal);
+    }
   }
 
   /** Who holds the lease now (an expired record is nobody's). */
