@@ -180,7 +180,7 @@ async function openOpenSearchHandle(env: Env): Promise<OpenSearchHandle> {
   const { detectNeuralSearch, resolveNativeHybrid } = await import("../services/index/opensearch/opensearch-native-hybrid.ts");
   const config = indexConfig(env);
   if (config.backend !== "opensearch") throw new Error("OPENSEARCH_URL is not set");
-  const { openSearchClientOptions } = await import("../services/index/document-store/engine-connection.ts");
+  const { openSearchClientOptions } = await import("../lib/engine-connection.ts");
   const client = new Client(openSearchClientOptions(config.connection ?? { url: config.url }));
   // The same decisions open-stores.ts makes for the index service, so both engines send the same requests.
   const native = await resolveNativeHybrid(config.nativeHybrid, config.fusion, () => detectNeuralSearch(client));

@@ -13,7 +13,9 @@ import { ApiKeyAuthenticator } from "./access/authenticator.ts";
 import { checkBindPolicy, isLoopback } from "./access/bind-policy.ts";
 import { gatewayConfig } from "./config.ts";
 import { build } from "./server.ts";
-import { sweepInterruptedUploads } from "./interrupted-uploads.ts";
+import { sweepUnderLease } from "./interrupted-uploads.ts";
+import { openLeases } from "../lib/leases/lease-store-from-config.ts";
+import type { Leases } from "../lib/leases/leases.ts";
 import { Originals } from "./originals.ts";
 import { publishSubmission, submissionContent } from "./upload.ts";
 import { documentFromProto } from "../lib/proto-convert.ts";
@@ -32,6 +34,9 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
   const logger = shared.logger.child({ service: "gateway" });
   const hub = new ProgressHub(shared.bus);
   const startedAt = new Date();
+  // The sweep's lease, in the engine the replicas share; opened with the workers, closed after them.
+  let leases: Leases | undefined;
+  const stopping = new AbortController();
   const index = createClient(IndexService, peers.transport("index"));
   const authenticator = new ApiKeyAuthenticator({
     index,
@@ -59,13 +64,17 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
     }),
     startWorkers: async () => {
       await hub.start();
+      leases = await openLeases(env, logger);
       // In the background: the gateway serves meanwhile, and a failed sweep is retried at the next start.
-      void sweepInterruptedUploads(sweepDeps(index, shared.bus, config.limits, logger), startedAt).catch((error: unknown) =>
-        logger.warn({ err: error }, "the sweep of interrupted uploads failed; it runs again at the next start"),
-      );
+      void sweepUnderLease(leases, sweepDeps(index, shared.bus, config.limits, logger), startedAt, stopping.signal).catch((error: unknown) => {
+        if (!stopping.signal.aborted) logger.warn({ err: error }, "the sweep of interrupted uploads failed; it runs again at the next start");
+      });
       return [{ close: (options) => hub.close(options) }];
     },
-    close: async () => {},
+    close: async () => {
+      stopping.abort();
+      await leases?.close();
+    },
   };
 }
 

@@ -32,11 +32,12 @@ export class RejectedMessageError extends Error {
 /**
  * Thrown by a handler that found its message no longer its own (BusMessage.owned() is false): the
  * bus abandons the message without retrying or committing it, since the member that holds it now
- * handles it again. The handler has published nothing of it.
+ * handles it again. The handler has published nothing of it. Singleton work (lib/leases/) throws it
+ * too, naming its lease, when its lease went to another process.
  */
 export class LeaseLostError extends Error {
-  constructor(message: BusMessage) {
-    super(`${message.topic} message ${message.offset} (key ${message.key}) went to another member of the group`);
+  constructor(what: BusMessage | string) {
+    super(typeof what === "string" ? what : `${what.topic} message ${what.offset} (key ${what.key}) went to another member of the group`);
     this.name = "LeaseLostError";
   }
 }

@@ -1,5 +1,5 @@
 import { ConfigError, integer, optional, optionalUrls, searchIndexSettings, servicePort, sqlitePath, type Env } from "../../lib/config.ts";
-import { engineConnection, type EngineConnection } from "./document-store/engine-connection.ts";
+import { engineConnection, type EngineConnection } from "../../lib/engine-connection.ts";
 
 export type NativeHybridSetting = "auto" | "on" | "off";
 /** How hybrid search fuses the BM25 and vector lists: reciprocal rank, or min-max normalized scores with weights. */

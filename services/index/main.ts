@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Env } from "../../lib/config.ts";
+import { openLeases } from "../../lib/leases/lease-store-from-config.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
@@ -52,7 +53,9 @@ export async function assembleIndex(env: Env, shared: SharedDeps, peers: Peers):
   const logger = shared.logger.child({ service: "index" });
   const stores = await openStores(env, logger);
   const vectorizer = embedderVectorizer(() => peers.transport("embedder"));
-  const modelChanges = new ModelChanges({ catalog: stores.catalog, engine: stores.engine, vectorizer, logger });
+  // In the engine the replicas share (SQLite embedded): which index replica runs each base's change of model.
+  const leases = await openLeases(env, logger);
+  const modelChanges = new ModelChanges({ catalog: stores.catalog, engine: stores.engine, vectorizer, logger, leases });
   // Every other writer goes through the change's per-base lock.
   const engine = modelChanges.guard(stores.engine);
   const chunkEdits = new ChunkEdits({ catalog: stores.catalog, engine, vectorizer });
@@ -71,11 +74,12 @@ export async function assembleIndex(env: Env, shared: SharedDeps, peers: Peers):
     server: build({ ...deps, logger }),
     startWorkers: async () => {
       const workers = await startIndexWorkers({ ...deps, bus: shared.bus, logger, redrive: shared.redrive });
-      await modelChanges.resumeInterrupted();
+      await modelChanges.watchInterrupted();
       return workers;
     },
     close: async () => {
       await modelChanges.close();
+      await leases.close();
       await stores.close();
     },
   };

@@ -11,10 +11,14 @@
 // stored live with the old model's vectors (searches use those) and loses its shadow vectors, so
 // the change embeds it again before it switches; chunks that arrive after the switch still carrying
 // the old model's vectors (embedded before it) are embedded again with the base's model before
-// they are stored. One index process runs a base's change and its writes (the lock is in-process).
+// they are stored. Of several index replicas exactly one runs a base's change: it holds the base's
+// lease (lib/leases/) while it runs, stops between two documents when it loses it, and a replica
+// that finds a running change nobody holds (its owner died) takes it over from an empty shadow.
+// The write lock stays in-process: live writes on other replicas do not take it.
 import type { EmbeddedChunk, KnowledgeBase, ModelChange } from "../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
+import type { HeldLease, Leases } from "../../lib/leases/leases.ts";
 import { documentInput } from "../../lib/document-input.ts";
 import type { Catalog } from "./catalog.ts";
 import { BaseWriteLocks } from "./base-write-locks.ts";
@@ -33,6 +37,8 @@ export interface ModelChangesDeps {
   engine: SearchEngine;
   vectorizer: ModelVectorizer;
   logger: Logger;
+  /** Who runs each base's change, across the index replicas. */
+  leases: Leases;
   /** Least time between two progress writes to the catalog (default 500 ms). */
   progressIntervalMs?: number;
 }
@@ -42,6 +48,7 @@ export class ModelChanges {
   private readonly running = new Map<string, Promise<void>>();
   private readonly switches = new Map<string, Promise<void>>();
   private closing = false;
+  private resumeTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: ModelChangesDeps) {}
 
@@ -74,7 +81,15 @@ export class ModelChanges {
         `knowledge base ${kb.name} has chunks of up to ${kb.chunking.chunkSize} tokens, more than ${info.model} reads (${info.maxInputTokens}); the chunks are kept as they are, so the new model must read them whole`,
       );
     }
-    const total = (await catalog.listDocuments(kb.id)).length;
+    const lease = await this.deps.leases.tryAcquire(changeLease(kb.id));
+    if (!lease) throw new FailedPreconditionError(`knowledge base ${kb.name} is already changing its embedding model on another index replica`);
+    let total: number;
+    try {
+      total = (await catalog.listDocuments(kb.id)).length;
+    } catch (error) {
+      await lease.release();
+      throw error;
+    }
     const change: ModelChange = {
       targetModel: info.model,
       targetDimension: info.dimension,
@@ -86,18 +101,50 @@ export class ModelChanges {
       startedAt: started,
       updatedAt: started,
     };
-    const saved = await catalog.saveModelChange(kb.id, change);
-    this.launch(kb.id, change);
+    let saved: KnowledgeBase;
+    try {
+      saved = await catalog.saveModelChange(kb.id, change);
+    } catch (error) {
+      await lease.release();
+      throw error;
+    }
+    this.launch(kb.id, change, lease);
     return saved;
   }
 
-  /** Changes a restart interrupted start again from an empty shadow. */
+  /**
+   * Changes a restart (or a dead replica) interrupted start again from an empty shadow; a change
+   * whose lease another live replica holds is that replica's and left alone.
+   */
   async resumeInterrupted(): Promise<void> {
     for (const kb of await this.deps.catalog.listKnowledgeBases()) {
+      if (this.closing) return;
       if (kb.modelChange?.state !== "running" || this.running.has(kb.id)) continue;
-      this.deps.logger.info({ knowledgeBaseId: kb.id, targetModel: kb.modelChange.targetModel }, "resuming an interrupted change of embedding model");
-      this.launch(kb.id, { ...kb.modelChange, documentsDone: 0 });
+      const lease = await this.deps.leases.tryAcquire(changeLease(kb.id));
+      if (!lease) continue;
+      // Read again under the lease: the holder may have finished between the listing and the take-over.
+      const now = await this.deps.catalog.getKnowledgeBase(kb.id, { counts: false }).catch(() => undefined);
+      if (now?.modelChange?.state !== "running" || this.closing) {
+        await lease.release();
+        continue;
+      }
+      this.deps.logger.info({ knowledgeBaseId: kb.id, targetModel: now.modelChange.targetModel }, "resuming an interrupted change of embedding model");
+      this.launch(kb.id, { ...now.modelChange, documentsDone: 0 }, lease);
     }
+  }
+
+  /**
+   * Resumes interrupted changes now and then every half lease time limit, so a change whose owner
+   * died is taken over by a live replica about one time limit later. Stopped by close().
+   */
+  watchInterrupted(): Promise<void> {
+    const tick = async () => {
+      await this.resumeInterrupted().catch((error: unknown) => this.deps.logger.warn({ err: error }, "could not look for interrupted changes of embedding model; trying again"));
+      if (this.closing) return;
+      this.resumeTimer = setTimeout(() => void tick(), Math.max(100, Math.floor(this.deps.leases.ttlMs / 2)));
+      this.resumeTimer.unref();
+    };
+    return tick();
   }
 
   isSwitching(knowledgeBaseIds: string[]): boolean {
@@ -115,6 +162,7 @@ export class ModelChanges {
    */
   async close(): Promise<void> {
     this.closing = true;
+    clearTimeout(this.resumeTimer);
     await Promise.allSettled([...this.running.values()]);
   }
 
@@ -175,18 +223,21 @@ export class ModelChanges {
     };
   }
 
-  private launch(knowledgeBaseId: string, change: ModelChange): void {
-    const run = this.run(knowledgeBaseId, change).finally(() => this.running.delete(knowledgeBaseId));
+  private launch(knowledgeBaseId: string, change: ModelChange, lease: HeldLease): void {
+    const run = this.run(knowledgeBaseId, change, lease)
+      .finally(() => lease.release().catch((err: unknown) => this.deps.logger.warn({ err, knowledgeBaseId }, "could not release the change's lease; it expires")))
+      .finally(() => this.running.delete(knowledgeBaseId));
     this.running.set(knowledgeBaseId, run);
   }
 
-  private async run(knowledgeBaseId: string, change: ModelChange): Promise<void> {
+  private async run(knowledgeBaseId: string, change: ModelChange, lease: HeldLease): Promise<void> {
     const { catalog, engine, logger } = this.deps;
     let progress = change;
     let lastWrite = 0;
     const report = async (done: number, total: number, force = false) => {
       progress = { ...progress, documentsDone: done, documentsTotal: total, updatedAt: new Date() };
       if (!force && Date.now() - lastWrite < (this.deps.progressIntervalMs ?? 500)) return;
+      lease.assertOwned();
       lastWrite = Date.now();
       await catalog.saveModelChange(knowledgeBaseId, progress);
     };
@@ -196,7 +247,7 @@ export class ModelChanges {
       let done = 0;
       await report(0, documents.length, true);
       for (const doc of documents) {
-        this.checkNotClosing();
+        this.checkNotClosing(lease);
         await this.reembed(knowledgeBaseId, doc.id, doc.fileName, change);
         await report(++done, documents.length);
       }
@@ -207,6 +258,7 @@ export class ModelChanges {
           const missing = await engine.shadowPendingDocuments(knowledgeBaseId);
           if (missing.length > 0) return missing;
           const total = (await catalog.listDocuments(knowledgeBaseId)).length;
+          lease.assertOwned();
           // The swap and the catalog's switch back to back, and look-ups and searches of the base
           // wait for both (switching), so none sees the new vectors with the old model's name.
           await this.switching(knowledgeBaseId, async () => {
@@ -217,7 +269,7 @@ export class ModelChanges {
         });
         if (pending.length === 0) break;
         for (const documentId of pending) {
-          this.checkNotClosing();
+          this.checkNotClosing(lease);
           const doc = await catalog.getDocument(documentId).catch((error: unknown) => (error instanceof NotFoundError ? undefined : Promise.reject(error)));
           await this.reembed(knowledgeBaseId, documentId, doc?.fileName ?? "", change);
         }
@@ -225,6 +277,8 @@ export class ModelChanges {
       logger.info({ knowledgeBaseId, model: change.targetModel, previous: change.previousModel }, "embedding model changed");
     } catch (error) {
       if (this.closing) return logger.info({ knowledgeBaseId, model: change.targetModel }, "change of embedding model stopped by shutdown; it resumes on the next start");
+      // Another replica holds the lease now and runs the change from its own empty shadow.
+      if (!lease.owned()) return logger.warn({ knowledgeBaseId, model: change.targetModel }, "change of embedding model stopped: its lease went to another index replica, which carries it on");
       if (error instanceof NotFoundError && !(await catalog.getKnowledgeBase(knowledgeBaseId).then(() => true, () => false))) {
         return logger.info({ knowledgeBaseId }, "knowledge base deleted during its change of embedding model");
       }
@@ -257,8 +311,9 @@ export class ModelChanges {
     });
   }
 
-  private checkNotClosing(): void {
+  private checkNotClosing(lease: HeldLease): void {
     if (this.closing) throw new Error("shutting down");
+    lease.assertOwned();
   }
 
   private async switching(knowledgeBaseId: string, fn: () => Promise<void>): Promise<void> {
@@ -270,6 +325,11 @@ export class ModelChanges {
       this.switches.delete(knowledgeBaseId);
     }
   }
+}
+
+/** The lease whose holder runs a base's change of embedding model. */
+export function changeLease(knowledgeBaseId: string): string {
+  return `model-change:${knowledgeBaseId}`;
 }
 
 function failedChange(kb: KnowledgeBase, target: { model: string; dimension: number }, at: Date, total: number, error: unknown): ModelChange {

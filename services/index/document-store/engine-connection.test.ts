@@ -10,7 +10,7 @@ import { ConfigError } from "../../../lib/config.ts";
 import { engineAddress } from "../../../test/support/engines.ts";
 import { startTcpProxy } from "../../../test/support/tcp-proxy.ts";
 import { indexConfig } from "../config.ts";
-import { elasticsearchClientOptions, engineConnection, openSearchClientOptions } from "./engine-connection.ts";
+import { elasticsearchClientOptions, engineConnection, openSearchClientOptions } from "../../../lib/engine-connection.ts";
 import { deleteOpenSearchNamespace } from "../opensearch/opensearch-namespace.ts";
 
 describe("engine connection settings", () => {

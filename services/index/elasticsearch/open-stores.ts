@@ -8,7 +8,7 @@ import { documentStoreAnswerStores, type AnswerStores } from "../answer-stores.t
 import { DocumentStoreApiKeyStore } from "../document-store/document-store-api-key-store.ts";
 import { ElasticsearchDocumentStore } from "./elasticsearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";
-import { elasticsearchClientOptions } from "../document-store/engine-connection.ts";
+import { elasticsearchClientOptions } from "../../../lib/engine-connection.ts";
 import type { SearchEngine } from "../search-engine.ts";
 import { ElasticsearchCatalog } from "./elasticsearch-catalog.ts";
 import { ElasticsearchSearchEngine } from "./elasticsearch-search-engine.ts";

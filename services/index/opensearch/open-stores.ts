@@ -10,7 +10,7 @@ import { documentStoreAnswerStores, type AnswerStores } from "../answer-stores.t
 import { DocumentStoreApiKeyStore } from "../document-store/document-store-api-key-store.ts";
 import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";
-import { openSearchClientOptions } from "../document-store/engine-connection.ts";
+import { openSearchClientOptions } from "../../../lib/engine-connection.ts";
 import { OpenSearchCatalog } from "./opensearch-catalog.ts";
 import { toDomainError } from "./opensearch-errors.ts";
 import { detectNeuralSearch, resolveNativeHybrid } from "./opensearch-native-hybrid.ts";

@@ -1,11 +1,11 @@
-// How the index reaches a secured OpenSearch or Elasticsearch: basic auth (OPENSEARCH_USERNAME /
+// How the index (and the leases, lib/leases/) reach a secured OpenSearch or Elasticsearch: basic auth (OPENSEARCH_USERNAME /
 // OPENSEARCH_PASSWORD, ELASTICSEARCH_USERNAME / ELASTICSEARCH_PASSWORD, or ELASTICSEARCH_API_KEY)
 // and a CA certificate for TLS (OPENSEARCH_CA_FILE, ELASTICSEARCH_CA_FILE). Unset: no credentials,
 // as the local engines run. The result goes straight into each client's constructor.
 import type { ClientOptions as ElasticsearchClientOptions } from "@elastic/elasticsearch";
 import type { ClientOptions as OpenSearchClientOptions } from "@opensearch-project/opensearch";
-import { ConfigError, optional, type Env } from "../../../lib/config.ts";
-import { caFile, credentialPair } from "../../../lib/engine-tls.ts";
+import { ConfigError, optional, type Env } from "./config.ts";
+import { caFile, credentialPair } from "./engine-tls.ts";
 
 export interface EngineConnection {
   url: string;
