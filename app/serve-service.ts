@@ -7,6 +7,7 @@ import { assembleEmbedder } from "../services/embedder/main.ts";
 import { assembleIndex } from "../services/index/main.ts";
 import { assembleParser } from "../services/parser/main.ts";
 import { assembleGateway, type AssembledGateway } from "../gateway/main.ts";
+import { openBlobStore } from "../lib/blobs/blob-store-from-config.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { optional, servicePort, type Env, type ServiceName } from "../lib/config.ts";
@@ -40,7 +41,7 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
   const peers = remotePeers(env, [...PEERS[name], ...(LATER_PEERS[name] ?? [])]);
   const port = servicePort(env, name);
   const bus = await openEventBus(env, logger);
-  const shared = { bus, logger, redrive: redriveSettings(env) };
+  const shared = { bus, blobs: await openBlobStore(env), logger, redrive: redriveSettings(env) };
   const service = await {
     parser: async () => assembleParser(env, peers, shared),
     chunker: async () => assembleChunker(env, peers, shared),
