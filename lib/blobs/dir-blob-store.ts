@@ -2,7 +2,6 @@
 // whose gateways and parsers share a volume. A blob is written under a temporary dot-name and
 // renamed, so a reader (and a backup, which skips dot-names) never sees half of one.
 import { randomUUID } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
@@ -51,7 +50,8 @@ export class DirBlobStore implements BlobStore {
     const handle = await open(this.path(key), "r").catch((error: unknown) => {
       throw missingOr(error, key);
     });
-    return createReadStream("", { fd: handle.fd, autoClose: true });
+    // The stream owns the handle: it closes it at the end, or when the reader destroys it.
+    return handle.createReadStream();
   }
 
   async delete(key: string): Promise<void> {
