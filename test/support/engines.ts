@@ -45,7 +45,7 @@ function engine(variable: EngineVariable): Requirement {
     value: process.env[variable]?.trim() || undefined,
     requiredBy: "QUARRY_REQUIRE_ENGINES",
     missing: `${variable} is not set`,
-    hint: "Start the engines with deploy/local/engines.sh up",
+    hint: variable === "S3_ENDPOINT" ? "Start SeaweedFS with deploy/local/engines.sh up seaweedfs" : "Start the engines with deploy/local/engines.sh up",
   };
 }
 
