@@ -18,7 +18,7 @@ const TEST = "(\\.test\\.ts$|\\.contract\\.ts$|/testing/|^test/)";
 const EDGE =
   "(/(routes|server|main|worker)\\.ts$|-routes\\.ts$|-client\\.ts$|/engine-[^/]*\\.ts$" +
   "|^gateway/access/|^gateway/http/|^gateway/(knowledge-bases|corrections|reingest)\\.ts$|^services/[^/]+/(opensearch|elasticsearch|sqlite|document-store|adapters)/)";
-const TRANSPORT = "(^|/)node_modules/(@connectrpc|kafkajs|@opensearch-project|@elastic)/";
+const TRANSPORT = "(^|/)node_modules/(@connectrpc|kafkajs|@opensearch-project|@elastic|@aws-sdk)/";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -130,11 +130,11 @@ module.exports = {
       severity: "error",
       comment:
         "Domain modules (every non-test file under services/<name>/ and gateway/ that is not an edge, wiring, " +
-        "a client or an engine adapter; and lib/ outside lib/rpc/ and lib/bus/kafka-*) import no transport: " +
-        "no @connectrpc/*, kafkajs, @opensearch-project/*, @elastic/*.",
+        "a client or an engine adapter; and lib/ outside lib/rpc/, lib/bus/kafka-* and lib/blobs/s3-*) import no transport: " +
+        "no @connectrpc/*, kafkajs, @opensearch-project/*, @elastic/*, @aws-sdk/*.",
       from: {
         path: "^(services/[^/]+/|gateway/|lib/)",
-        pathNot: [TEST, EDGE, "^lib/rpc/", "^lib/bus/kafka-[^/]*\\.ts$"],
+        pathNot: [TEST, EDGE, "^lib/rpc/", "^lib/bus/kafka-[^/]*\\.ts$", "^lib/blobs/s3-[^/]*\\.ts$"],
       },
       to: { path: TRANSPORT },
     },

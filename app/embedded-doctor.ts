@@ -1,12 +1,12 @@
-// `quarry doctor` for an embedded Quarry: reads its SQLite file (and the originals folder) and says
+// `quarry doctor` for an embedded Quarry: reads its SQLite file (and the blob store's originals) and says
 // where the catalog, the chunks, the vectors, the keyword index and the originals disagree, which
 // documents are stuck mid-ingest, and how many messages wait in dead-letter topics. With repair it
 // fixes what is safe to fix without the server: chunks no catalog document owns are deleted, and a
 // document stuck past the bound is marked failed with the reason (a person then re-ingests it).
 // Run it with Quarry stopped when repairing; a check alone is safe while it serves (WAL readers).
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { blobDir, sqlitePath, type Env } from "../lib/config.ts";
+import { openBlobStore } from "../lib/blobs/blob-store-from-config.ts";
+import { sqlitePath, type Env } from "../lib/config.ts";
 import { NotFoundError } from "../lib/errors.ts";
 import { openDatabase } from "../services/index/sqlite/open-database.ts";
 import { SqliteSearchEngine } from "../services/index/sqlite/sqlite-search-engine.ts";
@@ -78,8 +78,9 @@ export async function doctorEmbedded(env: Env, options: { repair?: boolean; now?
     }
     findings.push(stuckFinding);
 
-    const originals = join(blobDir(env), "originals");
-    const missing = all<{ id: string; knowledge_base_id: string }>(`SELECT id, knowledge_base_id FROM documents`).filter((d) => !existsSync(join(originals, d.knowledge_base_id, d.id)));
+    // In whichever store keeps them (the blob folder, or S3 with QUARRY_BLOB_URL).
+    const kept = new Set(await (await openBlobStore(env)).list("originals/"));
+    const missing = all<{ id: string; knowledge_base_id: string }>(`SELECT id, knowledge_base_id FROM documents`).filter((d) => !kept.has(`originals/${d.knowledge_base_id}/${d.id}`));
     findings.push({ check: "documents without a kept original (re-ingest needs them uploaded again)", count: missing.length, detail: "" });
 
     const hasBus = db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'bus_messages'`).get() !== undefined;

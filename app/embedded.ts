@@ -7,6 +7,7 @@ import { assembleIndex } from "../services/index/main.ts";
 import { assembleParser } from "../services/parser/main.ts";
 import { assembleGateway, type AssembledGateway } from "../gateway/main.ts";
 import { gatewayConfig } from "../gateway/config.ts";
+import { openBlobStore } from "../lib/blobs/blob-store-from-config.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import type { Subscription } from "../lib/bus/event-bus.ts";
@@ -49,7 +50,7 @@ export async function assembleInProcess(env: Env, shared: SharedDeps): Promise<{
 export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQuarry> {
   mkdirSync(dataDir(env), { recursive: true });
   const bus = await openEventBus(env, logger);
-  const shared = { bus, logger, redrive: redriveSettings(env) };
+  const shared = { bus, blobs: await openBlobStore(env), logger, redrive: redriveSettings(env) };
   const { services, gateway } = await assembleInProcess(env, shared);
 
   const config = gatewayConfig(env);

@@ -7,9 +7,11 @@ import { assembleEmbedder } from "../services/embedder/main.ts";
 import { assembleIndex } from "../services/index/main.ts";
 import { assembleParser } from "../services/parser/main.ts";
 import { assembleGateway, type AssembledGateway } from "../gateway/main.ts";
+import { openBlobStore } from "../lib/blobs/blob-store-from-config.ts";
+import { DirBlobStore } from "../lib/blobs/dir-blob-store.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
-import { optional, servicePort, type Env, type ServiceName } from "../lib/config.ts";
+import { blobDir, optional, servicePort, type Env, type ServiceName } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
 import { internalToken, requireInternalToken } from "../lib/rpc/internal-token.ts";
 import { isLoopback } from "../lib/rpc/loopback.ts";
@@ -40,7 +42,10 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
   const peers = remotePeers(env, [...PEERS[name], ...(LATER_PEERS[name] ?? [])]);
   const port = servicePort(env, name);
   const bus = await openEventBus(env, logger);
-  const shared = { bus, logger, redrive: redriveSettings(env) };
+  // Only the gateway (writes) and the parser (reads) touch blobs; the others get the folder store,
+  // which they never use, so they do not load the S3 SDK.
+  const blobs = name === "gateway" || name === "parser" ? await openBlobStore(env) : new DirBlobStore(blobDir(env));
+  const shared = { bus, blobs, logger, redrive: redriveSettings(env) };
   const service = await {
     parser: async () => assembleParser(env, peers, shared),
     chunker: async () => assembleChunker(env, peers, shared),

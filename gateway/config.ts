@@ -1,4 +1,4 @@
-import { blobDir, integer, optional, servicePort, type Env } from "../lib/config.ts";
+import { integer, optional, servicePort, type Env } from "../lib/config.ts";
 import type { UploadLimits } from "./upload.ts";
 
 export interface GatewayConfig {
@@ -23,7 +23,6 @@ export function gatewayConfig(env: Env): GatewayConfig {
       maxUploadBytes: integer(env, "QUARRY_MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
       // Kafka's default message limit is 1 MiB; the SQLite log has no such limit.
       inlineMaxBytes: integer(env, "QUARRY_INLINE_MAX_BYTES", kafka ? 512 * 1024 : 64 * 1024 * 1024),
-      blobDir: blobDir(env),
     },
     // No cross-origin access unless origins are listed: a page a user visits must not drive a local Quarry.
     corsOrigins: (optional(env, "QUARRY_CORS_ORIGINS") ?? "").split(",").map((o) => o.trim()).filter(Boolean),

@@ -20,6 +20,7 @@ import { Originals } from "./originals.ts";
 import { publishSubmission, submissionContent } from "./upload.ts";
 import { documentFromProto } from "../lib/proto-convert.ts";
 import { publishProgress } from "../lib/pipeline/progress.ts";
+import type { BlobStore } from "../lib/blobs/blob-store.ts";
 import type { EventBus } from "../lib/bus/event-bus.ts";
 import type { Client } from "@connectrpc/connect";
 import type { GatewayConfig } from "./config.ts";
@@ -56,6 +57,7 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       bus: shared.bus,
       hub,
       limits: config.limits,
+      blobs: shared.blobs,
       corsOrigins: config.corsOrigins,
       consoleDir: config.consoleDir,
       access: { authenticator, index },
@@ -66,7 +68,7 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       await hub.start();
       leases = await openLeases(env, logger);
       // In the background: the gateway serves meanwhile, and a failed sweep is retried at the next start.
-      void sweepUnderLease(leases, sweepDeps(index, shared.bus, config.limits, logger), startedAt, stopping.signal).catch((error: unknown) => {
+      void sweepUnderLease(leases, sweepDeps(index, shared.bus, shared.blobs, config.limits, logger), startedAt, stopping.signal).catch((error: unknown) => {
         if (!stopping.signal.aborted) logger.warn({ err: error }, "the sweep of interrupted uploads failed; it runs again at the next start");
       });
       return [{ close: (options) => hub.close(options) }];
@@ -79,8 +81,8 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
 }
 
 /** The sweep's reads through the index, and its writes through the upload path's own steps. */
-function sweepDeps(index: Client<typeof IndexService>, bus: EventBus, limits: GatewayConfig["limits"], logger: Logger) {
-  const originals = new Originals(limits.blobDir);
+function sweepDeps(index: Client<typeof IndexService>, bus: EventBus, blobs: BlobStore, limits: GatewayConfig["limits"], logger: Logger) {
+  const originals = new Originals(blobs);
   return {
     logger,
     async pendingDocuments() {
@@ -91,7 +93,7 @@ function sweepDeps(index: Client<typeof IndexService>, bus: EventBus, limits: Ga
     },
     readOriginal: (kb: string, doc: string) => originals.read(kb, doc),
     resubmit: async (doc: Parameters<typeof publishSubmission>[1], content: Uint8Array) =>
-      publishSubmission(bus, doc, await submissionContent(limits, doc.id, doc.version, content)),
+      publishSubmission(bus, doc, await submissionContent(limits, blobs, doc.id, doc.version, content)),
     fail: (doc: { id: string; knowledgeBaseId: string; version: number }, reason: string) =>
       publishProgress(bus, { documentId: doc.id, knowledgeBaseId: doc.knowledgeBaseId, version: doc.version }, { phase: "failed", percent: 0, error: reason }),
   };

@@ -10,6 +10,7 @@ import { assembleInProcess } from "../app/embedded.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DocumentStatus, DocumentVectorMode, RetrievalMode } from "../gen/quarry/common/v1/common_pb.ts";
 import { QuarryService } from "../gen/quarry/gateway/v1/gateway_pb.ts";
+import { openBlobStore } from "../lib/blobs/blob-store-from-config.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import type { EventBus, Subscription } from "../lib/bus/event-bus.ts";
 import type { Env } from "../lib/config.ts";
@@ -31,7 +32,7 @@ beforeAll(async () => {
   // From scratch, as test/support/embedded-quarry.ts does: only what locates the installed model is inherited.
   const env: Env = { QUARRY_MODELS_DIR: process.env.QUARRY_MODELS_DIR, HOME: process.env.HOME, QUARRY_DATA_DIR: dir, QUARRY_INSECURE: "1" };
   bus = await openEventBus(env, silentLogger);
-  const shared = { bus, logger: silentLogger, redrive: redriveSettings(env) };
+  const shared = { bus, blobs: await openBlobStore(env), logger: silentLogger, redrive: redriveSettings(env) };
   const assembled = await assembleInProcess(env, shared);
   services = assembled.services;
   const gateway = assembled.gateway;

@@ -10,6 +10,7 @@ import { ParserService } from "../gen/quarry/parser/v1/parser_pb.ts";
 import { EmbedderService } from "../gen/quarry/embedder/v1/embedder_pb.ts";
 import type { KnowledgeBase } from "../gen/quarry/common/v1/common_pb.ts";
 import { QuarryService, type DocumentHeader } from "../gen/quarry/gateway/v1/gateway_pb.ts";
+import type { BlobStore } from "../lib/blobs/blob-store.ts";
 import type { EventBus } from "../lib/bus/event-bus.ts";
 import { InvalidInputError, TooLargeError } from "../lib/errors.ts";
 import type { ProgressHub } from "../lib/pipeline/progress-hub.ts";
@@ -38,6 +39,8 @@ export interface GatewayDeps {
   bus: EventBus;
   hub: ProgressHub;
   limits: UploadLimits;
+  /** Originals and large uploads: the shared folder, or S3 (lib/blobs/). */
+  blobs: BlobStore;
   /** Called after a key was created or revoked (the authenticator's cache). */
   keysChanged?: () => void;
 }
@@ -45,7 +48,7 @@ export interface GatewayDeps {
 export function gatewayRoutes(deps: GatewayDeps) {
   const { index, answer } = deps;
   const knowledgeBases = new KnowledgeBases(deps);
-  const originals = new Originals(deps.limits.blobDir);
+  const originals = new Originals(deps.blobs);
   const chunkEdits = new ChunkEditing(deps);
 
   const upload = async (header: Pick<DocumentHeader, "knowledgeBase" | "fileName" | "mimeType" | "metadata"> | undefined, content: Uint8Array) => {
@@ -63,6 +66,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
       {
         bus: deps.bus,
         limits: deps.limits,
+        blobs: deps.blobs,
         resolveKnowledgeBase: (kb) => knowledgeBases.get(kb),
         register: async (r) => {
           const res = await index.registerDocument({ ...r, sizeBytes: BigInt(r.sizeBytes), version: BigInt(r.version) });

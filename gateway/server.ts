@@ -40,7 +40,7 @@ export function build(deps: GatewayDeps & { logger: Logger; corsOrigins?: string
     enumValidationInterceptor(),
   ]);
   slot = httpSlot({
-    routes: httpRoutes({ consoleDir: deps.consoleDir, limits: deps.limits, logger: deps.logger }),
+    routes: httpRoutes({ consoleDir: deps.consoleDir, limits: deps.limits, blobs: deps.blobs, logger: deps.logger }),
     authenticator: deps.access.authenticator,
     checkScope: scopeCheck(deps.access.index),
     callsFor: (who) => ({ gateway: createClient(QuarryService, callingAs(inProcess, who)), embedder: deps.embedder }),

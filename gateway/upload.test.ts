@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { InvalidInputError, TooLargeError } from "../lib/errors.ts";
 import { checkUpload } from "./upload.ts";
 
-const limits = { maxUploadBytes: 10, inlineMaxBytes: 5, blobDir: "/tmp" };
+const limits = { maxUploadBytes: 10, inlineMaxBytes: 5 };
 const input = (fileName: string, size: number) => ({ knowledgeBase: "kb", fileName, mimeType: "", metadata: {}, content: new Uint8Array(size) });
 
 describe("checkUpload", () => {

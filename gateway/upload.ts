@@ -1,16 +1,15 @@
 // Accepting an upload: check it, keep its bytes, register the version with the catalog, and put it
-// on the bus. Large files travel by reference (a file in the blob folder) so no event outgrows the
-// bus. The order is what makes a crash harmless: the bytes are on disk before the catalog row
+// on the bus. Large files travel by reference (a blob in the blob store: the shared folder, or S3)
+// so no event outgrows the bus. The order is what makes a crash harmless: the bytes are on disk before the catalog row
 // exists, and the row before the submission, so a process that dies between two steps leaves either
 // no row (orphan bytes, overwritten by the next upload) or a pending row whose bytes are kept, which
 // the start-up sweep (interrupted-uploads.ts) submits again. After the submission a progress mark
 // ("submitted", 1%) tells the sweep that this row needs nothing.
 import { createHash } from "node:crypto";
-import { mkdir, rm, writeFile } from "node:fs/promises";
-import { basename, join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { basename } from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { DocumentSubmittedSchema } from "../gen/quarry/events/v1/events_pb.ts";
+import type { BlobStore } from "../lib/blobs/blob-store.ts";
 import { Topics, type EventBus } from "../lib/bus/event-bus.ts";
 import { documentIdFor } from "../lib/catalog-ids.ts";
 import type { DocumentRecord, NewDocumentVersion } from "../lib/domain.ts";
@@ -19,14 +18,14 @@ import { PhasePercent, publishProgress } from "../lib/pipeline/progress.ts";
 
 export interface UploadLimits {
   maxUploadBytes: number;
-  /** Above this the bytes go to blobDir and the event carries a file:// URI. */
+  /** Above this the bytes go to the blob store and the event carries its reference (file:// or s3://). */
   inlineMaxBytes: number;
-  blobDir: string;
 }
 
 export interface UploadDeps {
   bus: EventBus;
   limits: UploadLimits;
+  blobs: BlobStore;
   resolveKnowledgeBase(idOrName: string): Promise<{ id: string; name: string }>;
   register(input: NewDocumentVersion): Promise<{ document: DocumentRecord; unchanged: boolean }>;
   /** Refuses a file Quarry does not read, with the reason (the parser's rule); absent: the parser alone decides. */
@@ -85,13 +84,15 @@ export function checkUpload(input: UploadInput, limits: UploadLimits): string {
 
 type SubmittedContent = { case: "inlineContent"; value: Uint8Array } | { case: "contentUri"; value: string };
 
-/** The event's content: the bytes themselves, or (above inlineMaxBytes) a file written to the blob folder. */
-export async function submissionContent(limits: UploadLimits, documentId: string, version: number, bytes: Uint8Array): Promise<SubmittedContent> {
+/** Where a version too large for its event waits for the parser. */
+export const submissionKey = (documentId: string, version: number) => `${documentId}-${version}`;
+
+/** The event's content: the bytes themselves, or (above inlineMaxBytes) a blob's reference. */
+export async function submissionContent(limits: UploadLimits, blobs: BlobStore, documentId: string, version: number, bytes: Uint8Array): Promise<SubmittedContent> {
   if (bytes.byteLength <= limits.inlineMaxBytes) return { case: "inlineContent", value: bytes };
-  await mkdir(limits.blobDir, { recursive: true });
-  const path = join(limits.blobDir, `${documentId}-${version}`);
-  await writeFile(path, bytes);
-  return { case: "contentUri", value: pathToFileURL(path).href };
+  const key = submissionKey(documentId, version);
+  await blobs.put(key, bytes);
+  return { case: "contentUri", value: blobs.reference(key) };
 }
 
 /** Puts a registered version on documents.submitted, then marks it submitted. */
@@ -121,8 +122,8 @@ export async function submitDocument(deps: UploadDeps, input: UploadInput) {
   // Kept for unchanged content too: it is the same bytes, and a document uploaded before originals
   // were kept gets one this way.
   await deps.keepOriginal?.(kb.id, documentId, input.content);
-  const content = await submissionContent(deps.limits, documentId, version, input.content);
-  const dropBlob = () => (content.case === "contentUri" ? rm(new URL(content.value), { force: true }) : Promise.resolve());
+  const content = await submissionContent(deps.limits, deps.blobs, documentId, version, input.content);
+  const dropBlob = () => (content.case === "contentUri" ? deps.blobs.delete(submissionKey(documentId, version)) : Promise.resolve());
   let registered: Awaited<ReturnType<UploadDeps["register"]>>;
   try {
     registered = await deps.register({

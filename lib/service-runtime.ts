@@ -3,15 +3,18 @@
 // SERVING; on SIGTERM/SIGINT stop accepting, finish or release the work in hand within a grace
 // period, and exit.
 import { sleep } from "./backoff.ts";
+import type { BlobStore } from "./blobs/blob-store.ts";
 import type { EventBus, Subscription } from "./bus/event-bus.ts";
 import { integer, type Env } from "./config.ts";
 import type { RedriveSettings } from "./pipeline/redrive.ts";
 import type { Logger } from "./logger.ts";
 import type { BuiltServer, RunningServer } from "./rpc/server.ts";
 
-/** What every service of a process shares: the bus, the logger, and how dead letters come back. */
+/** What every service of a process shares: the bus, the blob store, the logger, and how dead letters come back. */
 export interface SharedDeps {
   bus: EventBus;
+  /** Originals and large uploads (blob-store-from-config.ts): the gateway writes, the parser reads. */
+  blobs: BlobStore;
   logger: Logger;
   redrive: RedriveSettings;
 }

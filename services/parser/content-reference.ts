@@ -7,10 +7,27 @@ import { constants } from "node:fs";
 import { open, realpath } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { InvalidInputError } from "../../lib/errors.ts";
+import { RefusedReferenceError, type BlobStore } from "../../lib/blobs/blob-store.ts";
+import { InvalidInputError, NotFoundError } from "../../lib/errors.ts";
 
 /** A reference the parser will not follow; the event is dead-lettered with this reason. */
-export class RefusedReferenceError extends InvalidInputError {}
+export { RefusedReferenceError };
+
+/**
+ * The bytes a content_uri names: a file:// reference under the allowed folders (below), or a
+ * reference into the blob store (s3://bucket/prefix/…), which the store accepts only under its root.
+ */
+export async function readReferencedContent(uri: string, allowedRoots: readonly string[], blobs: BlobStore | undefined): Promise<Uint8Array> {
+  if (uri.startsWith("file:") || !blobs) return readContentReference(uri, allowedRoots);
+  const key = blobs.keyOf(uri);
+  try {
+    return await blobs.read(key);
+  } catch (error) {
+    // A missing blob is the event's fault (it names nothing): the document fails with the reason.
+    if (error instanceof NotFoundError) throw new InvalidInputError(`cannot read ${uri}: no such object`, { cause: error });
+    throw error;
+  }
+}
 
 function within(root: string, path: string): boolean {
   const rel = relative(root, path);

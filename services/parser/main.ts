@@ -29,6 +29,7 @@ export function assembleParser(env: Env, peers: Peers, shared: SharedDeps): Asse
         logger,
         redrive: shared.redrive,
         fileRefRoots: config.fileRefRoots,
+        blobs: shared.blobs,
       }),
     ],
     close: () => builtin.close(),

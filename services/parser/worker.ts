@@ -4,6 +4,7 @@
 import { createHash } from "node:crypto";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { DocumentParsedSchema, DocumentSubmittedSchema, type DocumentSubmitted } from "../../gen/quarry/events/v1/events_pb.ts";
+import type { BlobStore } from "../../lib/blobs/blob-store.ts";
 import { assertOwned, RejectedMessageError, Topics, type BusMessage, type EventBus } from "../../lib/bus/event-bus.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
 import { InvalidInputError, NotFoundError } from "../../lib/errors.ts";
@@ -13,7 +14,7 @@ import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { parsedToProto } from "../../lib/proto-convert.ts";
 import { documentIdFor } from "../../lib/catalog-ids.ts";
-import { readContentReference, RefusedReferenceError } from "./content-reference.ts";
+import { readReferencedContent, RefusedReferenceError } from "./content-reference.ts";
 import type { DocumentParser } from "./document-parser.ts";
 
 /** Fills what outside producers may leave out: the document id and the version. */
@@ -25,9 +26,9 @@ export function documentRefOf(event: DocumentSubmitted, message: BusMessage): Do
   };
 }
 
-async function contentOf(event: DocumentSubmitted, fileRefRoots: readonly string[]): Promise<Uint8Array> {
+async function contentOf(event: DocumentSubmitted, fileRefRoots: readonly string[], blobs: BlobStore | undefined): Promise<Uint8Array> {
   if (event.content.case === "inlineContent") return event.content.value;
-  if (event.content.case === "contentUri") return readContentReference(event.content.value, fileRefRoots);
+  if (event.content.case === "contentUri") return readReferencedContent(event.content.value, fileRefRoots, blobs);
   throw new InvalidInputError("the event carries no content (neither inline_content nor content_uri)");
 }
 
@@ -58,8 +59,10 @@ export interface ParserWorkerDeps {
   knowledgeBase(idOrName: string): Promise<KnowledgeBase>;
   logger: Logger;
   redrive?: Partial<RedriveSettings>;
-  /** Where content_uri references may point (see content-reference.ts); none: every reference is refused. */
+  /** Where file:// content_uri references may point (see content-reference.ts); none: every file reference is refused. */
   fileRefRoots?: readonly string[];
+  /** The blob store the gateway leaves large uploads in: an s3:// reference is read from it, under its root only. */
+  blobs?: BlobStore;
 }
 
 export function startParserWorker(deps: ParserWorkerDeps) {
@@ -77,7 +80,7 @@ export function startParserWorker(deps: ParserWorkerDeps) {
       await checkKnowledgeBase(event, deps.knowledgeBase);
       let bytes: Uint8Array;
       try {
-        bytes = await contentOf(event, deps.fileRefRoots ?? []);
+        bytes = await contentOf(event, deps.fileRefRoots ?? [], deps.blobs);
       } catch (error) {
         // A reference outside the allowed folders is refused for good: the document fails with the
         // reason (the stage reports it) and the event stays, dead, for whoever sent it.

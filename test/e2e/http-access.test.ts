@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpRoutes } from "../../gateway/http/http-routes.ts";
 import { isOpen, type GuardedRoute } from "../../gateway/http/http-route.ts";
+import { DirBlobStore } from "../../lib/blobs/dir-blob-store.ts";
 import { silentLogger } from "../../lib/logger.ts";
 import { startHttpWorld, type HttpWorld } from "../support/http-world.ts";
 
@@ -38,6 +39,7 @@ const PROBES: Record<string, { on: (t: Tenant) => Probe }> = {
   "rest.ask": { on: (t) => post("/v1/ask", { question: "When are expense reports due?", knowledgeBases: [t.name] }) },
   "rest.upload": { on: (t) => ({ method: "POST", path: `/v1/knowledge-bases/${t.name}/documents`, form: file("a probe upload") }) },
   "rest.document": { on: (t) => get(`/v1/documents/${t.docId}`) },
+  "rest.original": { on: (t) => get(`/v1/documents/${t.docId}/original`) },
   // Streamable HTTP wants both answer forms accepted; stateless, so a tool call needs no session.
   mcp: {
     on: () => ({
@@ -47,7 +49,7 @@ const PROBES: Record<string, { on: (t: Tenant) => Probe }> = {
   },
 };
 
-const routes = httpRoutes({ limits: { maxUploadBytes: 1024, inlineMaxBytes: 1024, blobDir: "/nowhere" }, logger: silentLogger });
+const routes = httpRoutes({ limits: { maxUploadBytes: 1024, inlineMaxBytes: 1024 }, blobs: new DirBlobStore("/nowhere"), logger: silentLogger });
 const guarded = routes.filter((r): r is GuardedRoute => !isOpen(r));
 
 let world: HttpWorld;

@@ -1,11 +1,11 @@
 // Decides whether a suite that needs something from outside the repository runs: a real engine
-// (OpenSearch, Kafka, Tika, Elasticsearch) or the shared material beside the clone (shared-material.ts).
+// (OpenSearch, Kafka, Tika, Elasticsearch, S3) or the shared material beside the clone (shared-material.ts).
 // When it is required (QUARRY_REQUIRE_ENGINES=1 / QUARRY_REQUIRE_SHARED=1, both set by .ci/run) and
 // missing, the run fails; otherwise (a laptop without Java, a fresh clone) the suite is skipped and
 // says so in one loud line, never silently.
 import { describe, it } from "vitest";
 
-export type EngineVariable = "OPENSEARCH_URL" | "KAFKA_BROKERS" | "TIKA_URL" | "ELASTICSEARCH_URL";
+export type EngineVariable = "OPENSEARCH_URL" | "KAFKA_BROKERS" | "TIKA_URL" | "ELASTICSEARCH_URL" | "S3_ENDPOINT";
 
 /** Something a suite needs; absent when `value` is undefined. */
 export interface Requirement {
@@ -45,7 +45,7 @@ function engine(variable: EngineVariable): Requirement {
     value: process.env[variable]?.trim() || undefined,
     requiredBy: "QUARRY_REQUIRE_ENGINES",
     missing: `${variable} is not set`,
-    hint: "Start the engines with deploy/local/engines.sh up",
+    hint: variable === "S3_ENDPOINT" ? "Start SeaweedFS with deploy/local/engines.sh up seaweedfs" : "Start the engines with deploy/local/engines.sh up",
   };
 }
 

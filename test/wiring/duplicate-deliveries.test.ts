@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
 import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
+import { openBlobStore } from "../../lib/blobs/blob-store-from-config.ts";
 import { openEventBus } from "../../lib/bus/bus-from-config.ts";
 import { Topics, type EventBus, type Subscription } from "../../lib/bus/event-bus.ts";
 import type { SqliteEventBus } from "../../lib/bus/sqlite-event-bus.ts";
@@ -66,7 +67,7 @@ beforeAll(async () => {
     QUARRY_EMBEDDING_DIMENSION: "32",
   };
   bus = (await openEventBus(env, silentLogger)) as SqliteEventBus;
-  const shared = { bus: deliveringTwice(bus), logger: silentLogger, redrive: redriveSettings(env) };
+  const shared = { bus: deliveringTwice(bus), blobs: await openBlobStore(env), logger: silentLogger, redrive: redriveSettings(env) };
   const assembled = await assembleInProcess(env, shared);
   services = assembled.services;
   const { gateway, peers } = assembled;

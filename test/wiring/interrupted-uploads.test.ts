@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DocumentSubmittedSchema, IngestionProgressSchema } from "../../gen/quarry/events/v1/events_pb.ts";
 import { NOT_KEPT_REASON, sweepInterruptedUploads } from "../../gateway/interrupted-uploads.ts";
 import { Originals } from "../../gateway/originals.ts";
+import { DirBlobStore } from "../../lib/blobs/dir-blob-store.ts";
 import { publishSubmission, submissionContent, submitDocument, type UploadDeps } from "../../gateway/upload.ts";
 import { Topics, type EventBus, type OutgoingMessage } from "../../lib/bus/event-bus.ts";
 import { silentLogger } from "../../lib/logger.ts";
@@ -27,8 +28,9 @@ const never = () => new Promise<never>(() => {});
 
 async function setup(inlineMaxBytes: number) {
   const { catalog, bus, dir, kb } = await uploadGround(cleanups);
-  const originals = new Originals(dir);
-  const limits = { maxUploadBytes: 1 << 20, inlineMaxBytes, blobDir: join(dir, "blobs") };
+  const blobs = new DirBlobStore(join(dir, "blobs"));
+  const originals = new Originals(blobs);
+  const limits = { maxUploadBytes: 1 << 20, inlineMaxBytes };
 
   /** The first process: its upload dies at `killAt`. */
   const uploadKilledAt = async (killAt: Step) => {
@@ -45,6 +47,7 @@ async function setup(inlineMaxBytes: number) {
     const deps: UploadDeps = {
       bus: killed,
       limits,
+      blobs,
       resolveKnowledgeBase: async () => kb,
       register: (input) => (killAt === "register" ? never() : catalog.registerDocument(input)),
       keepOriginal: (k, d, bytes) => (killAt === "keep the original" ? never() : originals.save(k, d, bytes)),
@@ -68,7 +71,7 @@ async function setup(inlineMaxBytes: number) {
         logger: silentLogger,
         pendingDocuments: async () => (await catalog.listDocuments(kb.id)).filter((d) => d.status === "pending"),
         readOriginal: (k, d) => originals.read(k, d),
-        resubmit: async (doc, content) => publishSubmission(bus, doc, await submissionContent(limits, doc.id, doc.version, content)),
+        resubmit: async (doc, content) => publishSubmission(bus, doc, await submissionContent(limits, blobs, doc.id, doc.version, content)),
         fail: (doc, reason) => publishProgress(bus, { documentId: doc.id, knowledgeBaseId: doc.knowledgeBaseId, version: doc.version }, { phase: "failed", percent: 0, error: reason }),
       },
       new Date(Date.now() + 1),

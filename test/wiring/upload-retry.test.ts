@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DocumentSubmittedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
 import { submitDocument, type UploadDeps } from "../../gateway/upload.ts";
 import { Topics, type BusMessage, type EventBus } from "../../lib/bus/event-bus.ts";
+import { DirBlobStore } from "../../lib/blobs/dir-blob-store.ts";
 import { UnavailableError } from "../../lib/errors.ts";
 import { uploadGround } from "../support/upload-ground.ts";
 
@@ -23,7 +24,8 @@ async function setup() {
   });
   const deps: UploadDeps = {
     bus: flaky,
-    limits: { maxUploadBytes: 1 << 20, inlineMaxBytes: 1 << 20, blobDir: dir },
+    limits: { maxUploadBytes: 1 << 20, inlineMaxBytes: 1 << 20 },
+    blobs: new DirBlobStore(dir),
     resolveKnowledgeBase: async () => kb,
     register: (input) => catalog.registerDocument(input),
   };

@@ -1,10 +1,15 @@
 // Plain HTTP for the common calls, so curl works without protobuf framing: search, ask (answers
-// streamed as server-sent events), upload a file (multipart) and a document's status. Bodies and
+// streamed as server-sent events), upload a file (multipart), a document's status and its original
+// (streamed from the blob store). Bodies and
 // responses are the Connect JSON form of the same QuarryService messages (README, "Plain HTTP"), and
 // errors are Connect's JSON error shape, so a person can move between the two without relearning.
 import { fromJson, toJson, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 import { ChatRequestSchema, ChatResponseSchema, GetDocumentResponseSchema, SearchRequestSchema, SearchResponseSchema, UploadDocumentResponseSchema } from "../../../gen/quarry/gateway/v1/gateway_pb.ts";
-import { InvalidInputError } from "../../../lib/errors.ts";
+import { pipeline } from "node:stream/promises";
+import { Readable } from "node:stream";
+import type { BlobStore } from "../../../lib/blobs/blob-store.ts";
+import { InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
+import { Originals } from "../../originals.ts";
 import { ruleFor } from "../../access/access-rules.ts";
 import type { UploadLimits } from "../../upload.ts";
 import type { GuardedRoute, RouteInput } from "../http-route.ts";
@@ -24,7 +29,8 @@ export function messageOf<S extends DescMessage>(schema: S, body: unknown): Mess
 const searchRequest = (input: RouteInput) => messageOf(SearchRequestSchema, input.body);
 const chatRequest = (input: RouteInput) => messageOf(ChatRequestSchema, input.body);
 
-export function restRoutes(limits: UploadLimits): GuardedRoute[] {
+export function restRoutes(limits: UploadLimits, blobs: BlobStore): GuardedRoute[] {
+  const originals = new Originals(blobs);
   return [
     {
       name: "rest.search",
@@ -93,6 +99,26 @@ export function restRoutes(limits: UploadLimits): GuardedRoute[] {
       async handle(call) {
         const response = await call.gateway.getDocument({ documentId: call.params.documentId }, { signal: call.signal });
         sendJson(call.res, 200, toJson(GetDocumentResponseSchema, response));
+      },
+    },
+    {
+      name: "rest.original",
+      methods: ["GET"],
+      path: "/v1/documents/:documentId/original",
+      role: "reader",
+      scope: { kind: "check", targets: (input) => ({ documents: [input.params.documentId] }) },
+      body: "none",
+      fail: connectJsonFailure,
+      async handle(call) {
+        // Through the API first: the caller may read the document, and it exists.
+        const { document } = await call.gateway.getDocument({ documentId: call.params.documentId }, { signal: call.signal });
+        const body = await originals.open(document!.knowledgeBaseId, document!.id);
+        if (!body) throw new NotFoundError(`the original of ${document!.fileName} was not kept (a producer outside Quarry submitted it, or it predates kept originals): upload it again`);
+        call.res.writeHead(200, {
+          "content-type": document!.mimeType || "application/octet-stream",
+          "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(document!.fileName.split("/").pop()!)}`,
+        });
+        await pipeline(Readable.from(body), call.res as NodeJS.WritableStream, { signal: call.signal });
       },
     },
   ];
