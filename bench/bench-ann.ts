@@ -90,6 +90,7 @@ export async function runAnnBench(options: AnnBenchOptions): Promise<AnnBenchRep
       if (candidate === exact) truth = answers;
       await candidate.save(dir);
       const latency = summarize(timings);
+      progress(`${candidate.name}: recall ${recall(answers, truth)}, p50 ${round(latency.p50)} ms, p95 ${round(latency.p95)} ms, build ${Math.round(buildMs)} ms`);
       results.push({
         name: candidate.name,
         persistence: candidate.persistence,
