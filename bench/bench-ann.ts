@@ -14,6 +14,7 @@ import * as sqliteVec from "sqlite-vec";
 import { describeMachine, machineLine, type MachineInfo } from "./machine.ts";
 import { summarize } from "./percentiles.ts";
 import { seededRandom } from "./synthetic-corpus.ts";
+import { HNSW_PARAMETERS } from "../services/index/sqlite/approximate-knn.ts";
 
 export interface AnnBenchOptions {
   size: number;
@@ -21,6 +22,8 @@ export interface AnnBenchOptions {
   queries: number;
   k: number;
   seed: number;
+  /** Which candidates besides the exact scan (the truth, always run): names starting with these. */
+  only?: string[];
   progress: (line: string) => void;
 }
 
@@ -65,6 +68,7 @@ export async function runAnnBench(options: AnnBenchOptions): Promise<AnnBenchRep
   for (const load of [usearchCandidate, hnswlibCandidate, lancedbCandidate]) {
     const candidate = await load();
     if (typeof candidate === "string") continue;
+    if (options.only && !options.only.some((prefix) => candidate.name.toLowerCase().startsWith(prefix.toLowerCase()))) continue;
     candidates.push(candidate);
   }
   const results: AnnCandidateResult[] = [];
@@ -110,9 +114,9 @@ export async function runAnnBench(options: AnnBenchOptions): Promise<AnnBenchRep
   }
   for (const [name, load] of [["hnswlib-node 3.0.0", hnswlibCandidate], ["@lancedb/lancedb 0.31.0", lancedbCandidate]] as const) {
     const loaded = await load();
-    if (typeof loaded === "string") results.push({ name, persistence: "", skipped: loaded });
+    if (typeof loaded === "string" && !options.only) results.push({ name, persistence: "", skipped: loaded });
   }
-  return { bench: "ann", backend: "embedded", machine: describeMachine(), options: { size, dimension, queries, k, seed }, candidates: results };
+  return { bench: "ann", backend: "embedded", machine: describeMachine(), options: { size, dimension, queries, k, seed, only: options.only }, candidates: results };
 }
 
 export function formatAnnReport(report: AnnBenchReport): string {
@@ -199,10 +203,10 @@ async function usearchCandidate(): Promise<AnnCandidate | string> {
   const usearch = await import("usearch");
   let index: InstanceType<typeof usearch.Index> | undefined;
   return {
-    name: "usearch 2.26.2 HNSW (M 16, ef 128/64)",
+    name: `usearch 2.26.2 HNSW (M ${HNSW_PARAMETERS.connectivity}, ef ${HNSW_PARAMETERS.expansion_add}/${HNSW_PARAMETERS.expansion_search}, as the store runs it)`,
     persistence: "save / load / view (mmap)",
     async build(vectors, count, dimension) {
-      index = new usearch.Index({ dimensions: dimension, metric: usearch.MetricKind.Cos, quantization: usearch.ScalarKind.F32, connectivity: 16, expansion_add: 128, expansion_search: 64, multi: false });
+      index = new usearch.Index({ dimensions: dimension, metric: usearch.MetricKind.Cos, quantization: usearch.ScalarKind.F32, ...HNSW_PARAMETERS, multi: false });
       const keys = new BigUint64Array(count);
       for (let i = 0; i < count; i++) keys[i] = BigInt(i);
       index.add(keys, vectors.subarray(0, count * dimension));

@@ -282,9 +282,10 @@ export function registerBenchCommand(program: Command): void {
     .option("--queries <n>", "queries timed", "200")
     .option("--k <n>", "neighbours asked for", "10")
     .option("--seed <n>", "seed for the synthetic vectors", "42")
+    .option("--only <list>", "candidates to run beside the exact scan, by name prefix (usearch,hnswlib,lancedb)")
     .option("--json", "print the report as JSON instead of a table")
     .option("--out <dir>", "also write the report (JSON and Markdown) here")
-    .action(async (o: { size: string; dimension: string; queries: string; k: string; seed: string; json?: boolean; out?: string }) => {
+    .action(async (o: { size: string; dimension: string; queries: string; k: string; seed: string; only?: string; json?: boolean; out?: string }) => {
       const { runAnnBench, formatAnnReport } = await import("./bench-ann.ts");
       const report = await runAnnBench({
         size: parsePositive(o.size),
@@ -292,6 +293,7 @@ export function registerBenchCommand(program: Command): void {
         queries: parsePositive(o.queries),
         k: parsePositive(o.k),
         seed: parsePositive(o.seed),
+        only: o.only ? list(o.only) : undefined,
         progress,
       });
       await emit(report, formatAnnReport(report), o);
