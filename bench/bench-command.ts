@@ -1,4 +1,4 @@
-// `quarry bench ingest|small-ingest|query|chat|scale|fairness|stall|resume|fuzz|soak`: performance figures as ratios measured side by side in one
+// `quarry bench ingest|small-ingest|query|chat|scale|ann|fairness|stall|resume|fuzz|soak`: performance figures as ratios measured side by side in one
 // run, with the machine and its load in every report. Tables go to stdout (JSON with --json); with
 // --out each report is also written as <bench>-<backend>.json and .md, and plots as SVG.
 // The benches are imported when a bench runs, so the rest of the CLI never loads ONNX Runtime for them.
@@ -300,6 +300,31 @@ export function registerBenchCommand(program: Command): void {
         }
       },
     );
+
+  bench
+    .command("ann")
+    .description("approximate kNN candidates vs sqlite-vec's exact scan: recall@k, query p50/p95, build time, memory, file size")
+    .option("--size <n>", "vectors in the index", "100000")
+    .option("--dimension <n>", "vector dimension", "384")
+    .option("--queries <n>", "queries timed", "200")
+    .option("--k <n>", "neighbours asked for", "10")
+    .option("--seed <n>", "seed for the synthetic vectors", "42")
+    .option("--only <list>", "candidates to run beside the exact scan, by name prefix (usearch,hnswlib,lancedb)")
+    .option("--json", "print the report as JSON instead of a table")
+    .option("--out <dir>", "also write the report (JSON and Markdown) here")
+    .action(async (o: { size: string; dimension: string; queries: string; k: string; seed: string; only?: string; json?: boolean; out?: string }) => {
+      const { runAnnBench, formatAnnReport } = await import("./bench-ann.ts");
+      const report = await runAnnBench({
+        size: parsePositive(o.size),
+        dimension: parsePositive(o.dimension),
+        queries: parsePositive(o.queries),
+        k: parsePositive(o.k),
+        seed: parsePositive(o.seed),
+        only: o.only ? list(o.only) : undefined,
+        progress,
+      });
+      await emit(report, formatAnnReport(report), o);
+    });
 
   bench
     .command("plot")

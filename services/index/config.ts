@@ -1,12 +1,13 @@
 import { ConfigError, integer, optional, optionalUrls, searchIndexSettings, servicePort, sqlitePath, type Env } from "../../lib/config.ts";
 import { engineConnection, type EngineConnection } from "../../lib/engine-connection.ts";
+import { DEFAULT_APPROXIMATE_KNN, type ApproximateKnnOptions } from "./sqlite/approximate-knn.ts";
 
 export type NativeHybridSetting = "auto" | "on" | "off";
 /** How hybrid search fuses the BM25 and vector lists: reciprocal rank, or min-max normalized scores with weights. */
 export type HybridFusion = "rrf" | "normalized";
 
 export type IndexConfig =
-  | { port: number; backend: "sqlite"; file: string }
+  | { port: number; backend: "sqlite"; file: string; vectorIndex: ApproximateKnnOptions }
   | { port: number; backend: "opensearch"; url: string; indexPrefix: string; indices?: IndexSettings; nativeHybrid: NativeHybridSetting; fusion: HybridFusion; connection?: EngineConnection }
   | { port: number; backend: "elasticsearch"; url: string; indexPrefix: string; indices?: IndexSettings; connection?: EngineConnection };
 
@@ -29,7 +30,7 @@ export function indexConfig(env: Env): IndexConfig {
       connection: engineConnection(env, "ELASTICSEARCH", elasticsearchNodes!),
     };
   }
-  if (!url) return { port, backend: "sqlite", file: sqlitePath(env) };
+  if (!url) return { port, backend: "sqlite", file: sqlitePath(env), vectorIndex: vectorIndexConfig(env) };
   return {
     port,
     backend: "opensearch",
@@ -39,6 +40,15 @@ export function indexConfig(env: Env): IndexConfig {
     nativeHybrid: oneOf(env, "QUARRY_OPENSEARCH_NATIVE_HYBRID", ["auto", "on", "off"], "auto"),
     fusion: oneOf(env, "QUARRY_OPENSEARCH_FUSION", ["rrf", "normalized"], "rrf"),
     connection: engineConnection(env, "OPENSEARCH", nodes!),
+  };
+}
+
+/** QUARRY_VECTOR_INDEX=exact turns the embedded approximate kNN index off; QUARRY_VECTOR_INDEX_EXACT_BELOW moves the size under which a base stays exact. */
+function vectorIndexConfig(env: Env): ApproximateKnnOptions {
+  return {
+    ...DEFAULT_APPROXIMATE_KNN,
+    mode: oneOf(env, "QUARRY_VECTOR_INDEX", ["hnsw", "exact"], DEFAULT_APPROXIMATE_KNN.mode),
+    exactBelow: integer(env, "QUARRY_VECTOR_INDEX_EXACT_BELOW", DEFAULT_APPROXIMATE_KNN.exactBelow),
   };
 }
 

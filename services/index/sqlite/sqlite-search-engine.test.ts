@@ -20,6 +20,20 @@ describeSearchEngineContract("SQLite FTS5 + sqlite-vec", async () => {
   };
 });
 
+// The same contract with every base on the approximate index (no exact threshold) and a save every
+// three changes, so the index's catch-up, saves and log trims run under every contract case.
+describeSearchEngineContract("SQLite FTS5 + usearch approximate kNN", async () => {
+  const { db, cleanup } = openTestDatabase();
+  const engine = new SqliteSearchEngine(db, { vectorIndex: { mode: "hnsw", exactBelow: 0, saveEvery: 3 } });
+  return {
+    engine,
+    async cleanup() {
+      await engine.close();
+      await cleanup();
+    },
+  };
+});
+
 describe("SqliteSearchEngine", () => {
   it("quotes every query term so FTS5 operators in user text are plain words", () => {
     const groups = weightedQueryTerms('fox AND "lazy" NEAR(dog) "fox"', 10);

@@ -17,10 +17,13 @@ import { averageRowLength, weightedQueryTerms } from "../search/query-terms.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { bm25Parameters, bm25Sql, createKeywordTable, deleteKeywordRowSql, keywordIndexSize, keywordTableName, keywordTerms, vectorTableName } from "./space-tables.ts";
 import { withDatabase } from "./sqlite-errors.ts";
+import { ApproximateKnn, chooseKnnPlan, DEFAULT_APPROXIMATE_KNN, type ApproximateKnnOptions, type Neighbour } from "./approximate-knn.ts";
 
 export interface SqliteSearchEngineOptions {
   /** Close the database on close(); false when the catalog or the event bus shares the connection. */
   ownsDatabase?: boolean;
+  /** The approximate kNN index over large bases' chunk vectors (approximate-knn.ts); hnsw above 20,000 vectors unless set. */
+  vectorIndex?: ApproximateKnnOptions;
 }
 
 interface SpaceRow {
@@ -62,11 +65,14 @@ const MAX_KNN_K = 4096;
 
 export class SqliteSearchEngine implements SearchEngine {
   private closed = false;
+  private readonly ann: ApproximateKnn;
 
   constructor(
     private readonly db: SqliteDatabase,
     private readonly options: SqliteSearchEngineOptions = {},
-  ) {}
+  ) {
+    this.ann = new ApproximateKnn(db, options.vectorIndex ?? DEFAULT_APPROXIMATE_KNN);
+  }
 
   async ensureKnowledgeBase(knowledgeBaseId: string, embeddingDimension: number): Promise<void> {
     if (!knowledgeBaseId) throw new InvalidInputError("a knowledge base id is required");
@@ -163,6 +169,7 @@ export class SqliteSearchEngine implements SearchEngine {
         })
         .immediate(),
     );
+    this.afterWrite();
   }
 
   async deleteDocument(knowledgeBaseId: string, documentId: string): Promise<void> {
@@ -177,6 +184,7 @@ export class SqliteSearchEngine implements SearchEngine {
         })
         .immediate(),
     );
+    this.afterWrite();
   }
 
   async setDocumentEnabled(knowledgeBaseId: string, documentId: string, enabled: boolean): Promise<void> {
@@ -202,6 +210,7 @@ export class SqliteSearchEngine implements SearchEngine {
         })
         .immediate(),
     );
+    this.afterWrite();
   }
 
   async putChunk(knowledgeBaseId: string, documentId: string, fileName: string, chunk: EmbeddedChunk): Promise<void> {
@@ -234,12 +243,17 @@ export class SqliteSearchEngine implements SearchEngine {
           this.db
             .prepare(`INSERT INTO "${space.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`)
             .run(BigInt(stored.rowid), vectorBlob(chunk.vector), documentId, enabled ? 1n : 0n);
+          this.ann.recordChange(space.vector_table, stored.rowid);
           // The shadow's vector was of the old text: the running change of model embeds it again.
           const shadow = this.findShadow(knowledgeBaseId);
-          if (shadow) this.db.prepare(`DELETE FROM "${shadow.vector_table}" WHERE rowid = ?`).run(BigInt(stored.rowid));
+          if (shadow) {
+            this.db.prepare(`DELETE FROM "${shadow.vector_table}" WHERE rowid = ?`).run(BigInt(stored.rowid));
+            this.ann.recordChange(shadow.vector_table, stored.rowid);
+          }
         })
         .immediate(),
     );
+    this.afterWrite();
   }
 
   async setChunkDisabled(knowledgeBaseId: string, chunkId: string, disabled: boolean): Promise<void> {
@@ -257,6 +271,7 @@ export class SqliteSearchEngine implements SearchEngine {
         })
         .immediate(),
     );
+    this.afterWrite();
   }
 
   async search(query: SearchQuery): Promise<SearchHit[]> {
@@ -416,6 +431,7 @@ export class SqliteSearchEngine implements SearchEngine {
             if (!row) continue;
             remove.run(BigInt(row.rowid));
             insert.run(BigInt(row.rowid), vectorBlob(chunk.vector), documentId, BigInt(row.enabled));
+            this.ann.recordChange(shadow.vector_table, row.rowid);
             this.db.prepare(`DELETE FROM "${documentTable}" WHERE rowid = ?`).run(BigInt(row.rowid));
             if (!first || chunk.index < first.index) first = { index: chunk.index, ...row };
           }
@@ -427,6 +443,7 @@ export class SqliteSearchEngine implements SearchEngine {
         })
         .immediate(),
     );
+    this.afterWrite();
   }
 
   async shadowPendingDocuments(knowledgeBaseId: string): Promise<string[]> {
@@ -457,6 +474,7 @@ export class SqliteSearchEngine implements SearchEngine {
         })
         .immediate(),
     );
+    this.afterWrite();
   }
 
   async dropShadow(knowledgeBaseId: string): Promise<void> {
@@ -466,7 +484,23 @@ export class SqliteSearchEngine implements SearchEngine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Saved on the way out so the next start loads the indexes instead of replaying their changes.
+    if (this.db.open) withDatabase(this.db, "save the vector indexes", () => this.ann.checkpoint({ buildMissing: false }));
+    this.ann.close();
     if (this.options.ownsDatabase && this.db.open) this.db.close();
+  }
+
+  /**
+   * Lets the vector indexes take in what a committed write changed, and save every so often. A
+   * failed save loses nothing (SQLite holds the rows; the log holds the changes), so it does not
+   * fail the write: the next write tries again.
+   */
+  private afterWrite(): void {
+    try {
+      withDatabase(this.db, "update the vector indexes", () => this.ann.afterWrite());
+    } catch {
+      // Retried on the next write; a search catches the index up regardless.
+    }
   }
 
   private run<T>(what: string, fn: () => T): T {
@@ -507,6 +541,7 @@ export class SqliteSearchEngine implements SearchEngine {
   }
 
   private dropVectorTables(table: string): void {
+    this.ann.dropTable(table);
     this.db.exec(`DROP TABLE IF EXISTS "${table}"`);
     this.db.exec(`DROP TABLE IF EXISTS "${documentTableName(table)}"`);
   }
@@ -549,12 +584,16 @@ export class SqliteSearchEngine implements SearchEngine {
     this.db
       .prepare(`INSERT INTO "${space.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`)
       .run(BigInt(lastInsertRowid), vectorBlob(chunk.vector), documentId, enabled ? 1n : 0n);
+    this.ann.recordChange(space.vector_table, lastInsertRowid);
     return { rowid: lastInsertRowid, enabled };
   }
 
   /** A chunk's search flag in every vector table keyed by its rowid (a point update: vec0 would scan for a WHERE on metadata). */
   private setVectorFlags(knowledgeBaseId: string, rowid: number, enabled: number): void {
-    for (const table of this.vectorTablesOf(knowledgeBaseId)) this.db.prepare(`UPDATE "${table}" SET enabled = ? WHERE rowid = ?`).run(BigInt(enabled), BigInt(rowid));
+    for (const table of this.vectorTablesOf(knowledgeBaseId)) {
+      this.db.prepare(`UPDATE "${table}" SET enabled = ? WHERE rowid = ?`).run(BigInt(enabled), BigInt(rowid));
+      if (!isDocumentTable(table)) this.ann.recordChange(table, rowid);
+    }
   }
 
   private deleteChunkRows(rows: { rowid: number; knowledge_base_id: string }[]): void {
@@ -563,18 +602,21 @@ export class SqliteSearchEngine implements SearchEngine {
     const deleteChunk = this.db.prepare(`DELETE FROM chunks WHERE rowid = ?`);
     // Each row's base's keyword table and vector tables, the shadow's too: rowids are reused, and a
     // reused one must not find old terms or an old vector.
-    const baseDeletes = new Map<string, { terms?: { run(rowid: number, terms: string): unknown }; vectors: ReturnType<SqliteDatabase["prepare"]>[] }>();
+    const baseDeletes = new Map<string, { terms?: { run(rowid: number, terms: string): unknown }; vectors: ReturnType<SqliteDatabase["prepare"]>[]; chunkTables: string[] }>();
     for (const row of rows) {
       let deletes = baseDeletes.get(row.knowledge_base_id);
       if (!deletes) {
         const keywordTable = this.findSpace(row.knowledge_base_id)?.keyword_table;
+        const tables = this.vectorTablesOf(row.knowledge_base_id);
         deletes = {
           terms: keywordTable ? this.db.prepare<[number, string]>(deleteKeywordRowSql(keywordTable)) : undefined,
-          vectors: this.vectorTablesOf(row.knowledge_base_id).map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE rowid = ?`)),
+          vectors: tables.map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE rowid = ?`)),
+          chunkTables: tables.filter((table) => !isDocumentTable(table)),
         };
         baseDeletes.set(row.knowledge_base_id, deletes);
       }
       for (const deleteVector of deletes.vectors) deleteVector.run(BigInt(row.rowid));
+      for (const table of deletes.chunkTables) this.ann.recordChange(table, row.rowid);
       // The terms the row was written with, so FTS5 takes them out of its totals too.
       const stored = readChunk.get(row.rowid) as { text: string; section_path: string } | undefined;
       if (stored) deletes.terms?.run(row.rowid, keywordTerms(stored.text, JSON.parse(stored.section_path) as string[]));
@@ -611,9 +653,10 @@ export class SqliteSearchEngine implements SearchEngine {
     for (const space of spaces) {
       const table = tableOf(space);
       if (table !== space.vector_table && !this.tableExists(table)) continue;
-      const neighbours = this.db
-        .prepare(knnSql(table, documents !== null))
-        .all(...[blob, BigInt(k), ...(documents ? [documents] : [])]) as { rowid: number; distance: number }[];
+      // Document vectors (one a document) stay on the exact scan; chunk vectors may have an index.
+      const neighbours =
+        (table === space.vector_table ? this.approximateNeighbours(space, vector, k, query.documentIds) : undefined) ??
+        (this.db.prepare(knnSql(table, documents !== null)).all(...[blob, BigInt(k), ...(documents ? [documents] : [])]) as Neighbour[]);
       if (neighbours.length === 0) continue;
       const rows = loadChunks.all(JSON.stringify(neighbours.map((n) => n.rowid))) as ChunkRow[];
       const byRowid = new Map(rows.map((row) => [row.rowid, row]));
@@ -625,6 +668,41 @@ export class SqliteSearchEngine implements SearchEngine {
     // Each knowledge base answered its own top k; the merged list keeps the best k overall.
     hits.sort(byScoreThenId);
     return hits.slice(0, k);
+  }
+
+  /**
+   * A base's k nearest enabled chunks from its approximate index, the document filter applied by
+   * over-fetching (chooseKnnPlan says how far); undefined when the exact scan should answer instead:
+   * the index is off, the base is small, the filter is very selective, or the filtered answer came
+   * up short of what the filter allows.
+   */
+  private approximateNeighbours(space: SpaceRow, vector: Float32Array, k: number, documentIds: readonly string[]): Neighbour[] | undefined {
+    if (!this.ann.enabled) return undefined;
+    const table = space.vector_table;
+    const rows = this.ann.enabledRows(table);
+    const filtered =
+      documentIds.length > 0
+        ? (
+            this.db
+              .prepare(`SELECT count(*) AS n FROM chunks WHERE knowledge_base_id = ? AND enabled = 1 AND document_id IN (SELECT value FROM json_each(?))`)
+              .get(space.knowledge_base_id, JSON.stringify(documentIds)) as { n: number }
+          ).n
+        : undefined;
+    const plan = chooseKnnPlan(k, rows, filtered, this.ann.options.exactBelow);
+    if (plan.kind === "exact") return undefined;
+    let found = this.ann.nearest(table, vector, plan.fetch);
+    if (filtered !== undefined) {
+      const kept = new Set(
+        (
+          this.db
+            .prepare(`SELECT rowid FROM chunks WHERE rowid IN (SELECT value FROM json_each(?)) AND document_id IN (SELECT value FROM json_each(?))`)
+            .all(JSON.stringify(found.map((n) => n.rowid)), JSON.stringify(documentIds)) as { rowid: number }[]
+        ).map((row) => row.rowid),
+      );
+      found = found.filter((n) => kept.has(n.rowid));
+    }
+    if (found.length < Math.min(k, filtered ?? rows)) return undefined;
+    return found.slice(0, k);
   }
 }
 
@@ -648,6 +726,10 @@ export const CHUNKS_BY_ROWID_SQL = `SELECT * FROM chunks WHERE rowid IN (SELECT 
 /** The document-vector table beside a chunk-vector table. */
 function documentTableName(vectorTable: string): string {
   return `${vectorTable}_docs`;
+}
+
+function isDocumentTable(table: string): boolean {
+  return table.endsWith("_docs");
 }
 
 function vectorBlob(vector: Float32Array): Buffer {
