@@ -12,6 +12,8 @@ import type { AssembledService, SharedDeps } from "../lib/service-runtime.ts";
 import { ApiKeyAuthenticator } from "./access/authenticator.ts";
 import { checkBindPolicy, isLoopback } from "./access/bind-policy.ts";
 import { gatewayConfig } from "./config.ts";
+import { SourceSchedule } from "./sources/source-schedule.ts";
+import type { Sources } from "./sources/sources.ts";
 import { build } from "./server.ts";
 import { sweepInterruptedUploads } from "./interrupted-uploads.ts";
 import { Originals } from "./originals.ts";
@@ -39,6 +41,7 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
     openWithoutKeys: isLoopback(config.host) || config.insecure,
     openOnlyToLoopbackHosts: !config.insecure,
   });
+  let sources: Sources | undefined;
   return {
     checkExposure: () => checkBindPolicy({ host: config.host, insecure: config.insecure, keysConfigured: () => authenticator.keysConfigured(), logger }),
     name: "gateway",
@@ -55,6 +58,7 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       consoleDir: config.consoleDir,
       access: { authenticator, index },
       keysChanged: () => authenticator.keysChanged(),
+      onSources: (s) => (sources = s),
       logger,
     }),
     startWorkers: async () => {
@@ -63,7 +67,9 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       void sweepInterruptedUploads(sweepDeps(index, shared.bus, config.limits, logger), startedAt).catch((error: unknown) =>
         logger.warn({ err: error }, "the sweep of interrupted uploads failed; it runs again at the next start"),
       );
-      return [{ close: (options) => hub.close(options) }];
+      const schedule = new SourceSchedule(sources!, { tickMs: config.sourceTickMs, logger });
+      schedule.start();
+      return [{ close: (options) => hub.close(options) }, { close: () => schedule.stop() }];
     },
     close: async () => {},
   };
