@@ -4,11 +4,11 @@
 // source's body is kept in _source without indexing; cursor items are records of their own, read
 // back a page at a time (search_after), so a source may hold more items than one search returns.
 import { createHash } from "node:crypto";
-import { AlreadyExistsError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
 import type { JsonObject } from "../assistant-store.ts";
 import type { SourceStore, StoredSource, StoredSourceItem } from "../source-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
-import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
+import { deleteRecord, findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 
 interface SourceRecord {
   record_type: "source";
@@ -108,6 +108,8 @@ export class DocumentStoreSourceStore implements SourceStore {
     await this.call("delete source", async () => {
       const found = await findRecord<SourceRecord>(this.store, this.index, recordId(id));
       if (!found) throw new NotFoundError(`no source has the id ${id}`);
+      // Items are written unrefreshed: refresh first, or the delete (as of the last refresh) misses them.
+      await this.store.refresh(this.index);
       await this.store.deleteWhere("delete source items", this.index, { bool: { filter: [{ term: { record_type: "source_item" } }, { term: { source_id: id } }] } }, { refresh: true });
       await deleteRecord(this.store, this.index, recordId(id));
       await deleteRecord(this.store, this.index, nameRecordId(found.source.knowledge_base_id, found.source.name));
@@ -168,13 +170,7 @@ export class DocumentStoreSourceStore implements SourceStore {
     }
   }
 
-  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      await this.ensureIndex();
-      return await fn();
-    } catch (error) {
-      const domain = this.store.errors.toDomainError(error, what);
-      throw domain instanceof Error ? domain : new UnavailableError(`${what}: ${String(domain)}`);
-    }
+  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return callStore(this.store, this.ensureIndex, what, fn);
   }
 }
