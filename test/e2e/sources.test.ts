@@ -19,7 +19,7 @@ import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.
 import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { engineAddress } from "../support/engines.ts";
-import { failure, watchAll } from "./e2e-helpers.ts";
+import { failure, runQuarryCli, watchAll } from "./e2e-helpers.ts";
 
 const FINAL = new Set([DocumentStatus.READY, DocumentStatus.FAILED]);
 
@@ -203,6 +203,33 @@ function describeSources(backend: string, backendEnv: () => Env, cleanup: () => 
         server.closeAllConnections();
         server.close();
       }
+    });
+
+    it("is driven by `quarry source add|list|sync|remove`", async () => {
+      const kb = `cli-${randomBytes(3).toString("hex")}`;
+      await client.createKnowledgeBase({ name: kb });
+      const root = await mkdtemp(join(tmpdir(), "quarry-source-cli-"));
+      work.push(root);
+      await writeFile(join(root, "one.md"), "# One\n\nThe CLI source holds CLIPHRASE.\n");
+      const cli = (...args: string[]) => runQuarryCli([...args, "--url", quarry.url]);
+
+      const added = await cli("source", "add", "handbook", "--kb", kb, "--folder", root, "--exclude", "**/*.log", "--tag", "team=ops", "--every", "6h");
+      expect(added.stderr).toBe("");
+      expect(added.stdout).toContain(`added handbook (src_`);
+      expect(added.stdout).toContain(`folder ${root} exclude **/*.log; tags team=ops; every 21600s, next `);
+      const synced = await cli("source", "sync", "handbook", "--kb", kb);
+      expect(synced.code).toBe(0);
+      expect(synced.stdout).toContain("added 1, changed 0, removed 0, moved 0, unchanged 0, failed 0");
+      expect((await cli("source", "list", "--kb", kb)).stdout).toContain("last sync: done");
+      const removed = await cli("source", "remove", "handbook", "--kb", kb, "--delete-documents");
+      expect(removed.stdout).toBe("removed handbook and its documents\n");
+      expect((await client.listDocuments({ knowledgeBase: kb })).documents).toEqual([]);
+      const missing = await cli("source", "sync", "handbook", "--kb", kb);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain("has no source handbook");
+      const neither = await cli("source", "add", "x", "--kb", kb);
+      expect(neither.code).toBe(1);
+      expect(neither.stderr).toContain("name either --folder, or --start/--sitemap for a website");
     });
 
     it("refuses bad settings, unknown sources and a source of another base, with the reason", async () => {
