@@ -34,7 +34,8 @@ function embeddedSince(stub: OpenAiStub, from: number): string[] {
     });
 }
 
-function describeSources(backend: string, backendEnv: () => Env, cleanup: () => Promise<void> = async () => {}) {
+/** withThousand: the 1,000-file folder runs on SQLite only (its point is the sync, not the catalog backend; on an engine it would add minutes to CI). */
+function describeSources(backend: string, backendEnv: () => Env, cleanup: () => Promise<void> = async () => {}, { withThousand = false } = {}) {
   describe(`sources kept in sync (${backend})`, () => {
     let quarry: EmbeddedQuarryFixture;
     let client: QuarryClient;
@@ -205,6 +206,34 @@ function describeSources(backend: string, backendEnv: () => Env, cleanup: () => 
       }
     });
 
+    it.runIf(withThousand)("re-syncs an unchanged 1,000-file folder without submitting anything, and a change of 10 re-embeds those 10 only", async () => {
+      const kb = `thousand-${randomBytes(3).toString("hex")}`;
+      await client.createKnowledgeBase({ name: kb });
+      const root = await mkdtemp(join(tmpdir(), "quarry-source-1000-"));
+      work.push(root);
+      const body = (i: number, marker: string) => `File ${i} of the archive records ${marker}${i} and nothing else of note.\n`;
+      for (let i = 0; i < 1000; i++) await writeFile(join(root, `f${String(i).padStart(4, "0")}.txt`), body(i, "ORIGINAL"));
+      await client.addSource({ knowledgeBase: kb, source: { name: "archive", kind: { case: "folder", value: { path: root } } } });
+
+      const first = await sync(kb, "archive");
+      expect(first.sync).toMatchObject({ added: 1000, failed: 0 });
+      const again = await sync(kb, "archive");
+      expect(again.sync).toMatchObject({ added: 0, changed: 0, removed: 0, moved: 0, unchanged: 1000, failed: 0 });
+      expect(again.embedded).toEqual([]);
+      const documents = await client.listDocuments({ knowledgeBase: kb });
+      const versions = new Map(documents.documents.map((d) => [d.id, d.version]));
+
+      for (let i = 0; i < 1000; i += 100) await writeFile(join(root, `f${String(i).padStart(4, "0")}.txt`), body(i, "EDITED"));
+      const changed = await sync(kb, "archive");
+      expect(changed.sync).toMatchObject({ added: 0, changed: 10, removed: 0, unchanged: 990, failed: 0 });
+      // Every text embedded belongs to one of the ten edited files, and each of the ten was embedded.
+      expect(changed.embedded.length).toBeGreaterThan(0);
+      expect(changed.embedded.every((text) => /EDITED\d+/.test(text))).toBe(true);
+      expect(new Set(changed.embedded.map((text) => /EDITED(\d+)/.exec(text)![1])).size).toBe(10);
+      const after = (await client.listDocuments({ knowledgeBase: kb })).documents;
+      expect(after.filter((d) => d.version !== versions.get(d.id))).toHaveLength(10);
+    }, 600_000);
+
     it("is driven by `quarry source add|list|sync|remove`", async () => {
       const kb = `cli-${randomBytes(3).toString("hex")}`;
       await client.createKnowledgeBase({ name: kb });
@@ -257,7 +286,7 @@ function describeSources(backend: string, backendEnv: () => Env, cleanup: () => 
   });
 }
 
-describeSources("SQLite", () => ({}));
+describeSources("SQLite", () => ({}), undefined, { withThousand: true });
 
 const opensearch = engineAddress("OPENSEARCH_URL");
 if (opensearch) {
