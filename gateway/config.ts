@@ -12,6 +12,8 @@ export interface GatewayConfig {
   insecure: boolean;
   /** QUARRY_CONSOLE_DIR: the built console served at / (default console/dist). */
   consoleDir?: string;
+  /** QUARRY_SOURCE_TICK_MS: how often the schedule looks for sources due a sync (default 10 s). */
+  sourceTickMs: number;
 }
 
 export function gatewayConfig(env: Env): GatewayConfig {
@@ -29,5 +31,6 @@ export function gatewayConfig(env: Env): GatewayConfig {
     apiKey: optional(env, "QUARRY_API_KEY"),
     insecure: optional(env, "QUARRY_INSECURE") === "1",
     consoleDir: optional(env, "QUARRY_CONSOLE_DIR"),
+    sourceTickMs: integer(env, "QUARRY_SOURCE_TICK_MS", 10_000),
   };
 }

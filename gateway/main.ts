@@ -12,6 +12,8 @@ import type { AssembledService, SharedDeps } from "../lib/service-runtime.ts";
 import { ApiKeyAuthenticator } from "./access/authenticator.ts";
 import { checkBindPolicy, isLoopback } from "./access/bind-policy.ts";
 import { gatewayConfig } from "./config.ts";
+import { SourceSchedule } from "./sources/source-schedule.ts";
+import type { Sources } from "./sources/sources.ts";
 import { build } from "./server.ts";
 import { sweepUnderLease } from "./interrupted-uploads.ts";
 import { openLeases } from "../lib/leases/lease-store-from-config.ts";
@@ -45,6 +47,7 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
     openWithoutKeys: isLoopback(config.host) || config.insecure,
     openOnlyToLoopbackHosts: !config.insecure,
   });
+  let sources: Sources | undefined;
   return {
     checkExposure: () => checkBindPolicy({ host: config.host, insecure: config.insecure, keysConfigured: () => authenticator.keysConfigured(), logger }),
     name: "gateway",
@@ -62,6 +65,7 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       consoleDir: config.consoleDir,
       access: { authenticator, index },
       keysChanged: () => authenticator.keysChanged(),
+      onSources: (s) => (sources = s),
       logger,
     }),
     startWorkers: async () => {
@@ -71,7 +75,9 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       void sweepUnderLease(leases, sweepDeps(index, shared.bus, shared.blobs, config.limits, logger), startedAt, stopping.signal).catch((error: unknown) => {
         if (!stopping.signal.aborted) logger.warn({ err: error }, "the sweep of interrupted uploads failed; it runs again at the next start");
       });
-      return [{ close: (options) => hub.close(options) }];
+      const schedule = new SourceSchedule(sources!, { tickMs: config.sourceTickMs, logger });
+      schedule.start();
+      return [{ close: (options) => hub.close(options) }, { close: () => schedule.stop() }];
     },
     close: async () => {
       stopping.abort();

@@ -29,6 +29,8 @@ import { Reingest } from "./reingest.ts";
 import { READING_RULE_HEAD_BYTES, submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
 import { watchIngestion } from "./watch-ingestion.ts";
 import { watchModelChange } from "./watch-model-change.ts";
+import { sourceHandlers, sourcesFor } from "./source-routes.ts";
+import type { Sources } from "./sources/sources.ts";
 
 export interface GatewayDeps {
   index: Client<typeof IndexService>;
@@ -43,6 +45,8 @@ export interface GatewayDeps {
   blobs: BlobStore;
   /** Called after a key was created or revoked (the authenticator's cache). */
   keysChanged?: () => void;
+  /** Handed the sources the routes sync, for the schedule (main.ts) to run them on their intervals. */
+  onSources?: (sources: Sources) => void;
 }
 
 export function gatewayRoutes(deps: GatewayDeps) {
@@ -84,6 +88,14 @@ export function gatewayRoutes(deps: GatewayDeps) {
   };
   const reingest = new Reingest({ index, originals, submit });
 
+  const deleteDocument = async (documentId: string) => {
+    const { document } = await index.getDocument({ documentId });
+    await index.deleteDocument({ documentId });
+    await originals.remove(document!.knowledgeBaseId, document!.id);
+  };
+  const sources = sourcesFor({ index, resolveKnowledgeBase: (kb) => knowledgeBases.get(kb), submit, deleteDocument });
+  deps.onSources?.(sources);
+
   const deleteKnowledgeBase = async (knowledgeBase: string) => {
     const id = await knowledgeBases.delete(knowledgeBase);
     await originals.removeKnowledgeBase(id);
@@ -105,6 +117,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
     router.service(QuarryService, {
       ...apiKeyHandlers(index, deps.keysChanged ?? (() => {})),
       ...conversationHandlers(index),
+      ...sourceHandlers(sources),
       async correctAnswer(request, context) {
         const correction = await corrections.correct({ ...request, author: authorName(context.values.get(PRINCIPAL)) });
         return { correction };
@@ -178,9 +191,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
         return { document: (await index.setDocumentEnabled({ documentId: request.documentId, enabled: request.enabled })).document };
       },
       async deleteDocument(request) {
-        const { document } = await index.getDocument({ documentId: request.documentId });
-        await index.deleteDocument({ documentId: request.documentId });
-        await originals.remove(document!.knowledgeBaseId, document!.id);
+        await deleteDocument(request.documentId);
         return {};
       },
       getChunkNeighbours: (request) => chunkNeighbours(index, request),

@@ -58,6 +58,12 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   // An import creates a base, which a scoped key could not see: only unscoped editors import.
   importKnowledgeBase: { role: "editor", scoped: "deny" },
   importKnowledgeBaseStream: { role: "editor", scoped: "deny" },
+  // Sources name their base with the source, and the gateway answers a source of another base as
+  // missing: the base's scope check covers the source.
+  addSource: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
+  listSources: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
+  syncSource: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
+  removeSource: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   getDocument: { role: "reader", scoped: "check", targets: (r) => doc(r.documentId) },
   listDocuments: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   setDocumentEnabled: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },

@@ -5,15 +5,20 @@ import type { ConversationStore } from "./conversation-store.ts";
 import { DocumentStoreAssistantStore } from "./document-store/document-store-assistant-store.ts";
 import { DocumentStoreConversationStore } from "./document-store/document-store-conversation-store.ts";
 import type { DocumentStorePort } from "./document-store/document-store-port.ts";
+import { DocumentStoreSourceStore } from "./document-store/document-store-source-store.ts";
+import type { SourceStore } from "./source-store.ts";
 
 export interface AnswerStores {
   assistants: AssistantStore;
   conversations: ConversationStore;
+  /** Sources kept in sync and their cursors (not the answer layer's, but stored the same way). */
+  sources: SourceStore;
 }
 
 export function documentStoreAnswerStores(store: DocumentStorePort, indexPrefix: string, replicas?: number): AnswerStores {
   return {
     assistants: new DocumentStoreAssistantStore(store, `${indexPrefix}-assistants`, replicas),
     conversations: new DocumentStoreConversationStore(store, `${indexPrefix}-conversations`, replicas),
+    sources: new DocumentStoreSourceStore(store, `${indexPrefix}-sources`, replicas),
   };
 }

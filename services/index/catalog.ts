@@ -54,6 +54,8 @@ export interface Catalog {
   applyProgress(progress: IngestionProgress): Promise<DocumentRecord | null>;
   /** Throws NotFoundError. */
   setDocumentEnabled(id: string, enabled: boolean): Promise<DocumentRecord>;
+  /** Replaces the document's metadata, keeping its version (a source item that moved); throws NotFoundError. */
+  setDocumentMetadata(id: string, metadata: Record<string, string>): Promise<DocumentRecord>;
   /** Throws NotFoundError. */
   deleteDocument(id: string): Promise<void>;
 }

@@ -22,6 +22,7 @@ import { SqliteAssistantStore } from "./sqlite/sqlite-assistant-store.ts";
 import { SqliteConversationStore } from "./sqlite/sqlite-conversation-store.ts";
 import { SqliteCatalog } from "./sqlite/sqlite-catalog.ts";
 import { SqliteSearchEngine } from "./sqlite/sqlite-search-engine.ts";
+import { SqliteSourceStore } from "./sqlite/sqlite-source-store.ts";
 import { startIndexWorkers } from "./worker.ts";
 import { ChunkEdits } from "./chunk-edits.ts";
 
@@ -37,6 +38,7 @@ export async function openStores(env: Env, logger?: Logger): Promise<{ catalog: 
       apiKeys: new SqliteApiKeyStore(db),
       assistants: new SqliteAssistantStore(db),
       conversations: new SqliteConversationStore(db),
+      sources: new SqliteSourceStore(db),
       close: async () => { await engine.close(); db.close(); },
     };
   }
@@ -66,6 +68,7 @@ export async function assembleIndex(env: Env, shared: SharedDeps, peers: Peers):
     apiKeys: new ApiKeyRegistry(stores.apiKeys, stores.catalog),
     assistants: new AssistantRegistry(stores.assistants, stores.catalog),
     conversations: new ConversationRegistry(stores.conversations),
+    sources: stores.sources,
     modelChanges,
     vectorizer,
   };

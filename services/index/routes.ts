@@ -2,6 +2,7 @@
 // coordinates; nothing here decides anything.
 import type { ConnectRouter } from "@connectrpc/connect";
 import { IndexService as IndexRpc } from "../../gen/quarry/index/v1/index_pb.ts";
+import { UnavailableError } from "../../lib/errors.ts";
 import { optionsThenData } from "../../lib/stream-head.ts";
 import { chunkingFromProto, chunkToProto, documentToProto, documentVersionFromProto, hitToProto, knowledgeBaseToProto, searchFromProto } from "../../lib/proto-convert.ts";
 import type { ApiKeyRegistry } from "./api-key-registry.ts";
@@ -15,6 +16,8 @@ import { KnowledgeBaseArchives } from "./portability/knowledge-base-archives.ts"
 import { ChunkEdits } from "./chunk-edits.ts";
 import { IndexService } from "./index-service.ts";
 import type { SearchEngine } from "./search-engine.ts";
+import type { SourceStore } from "./source-store.ts";
+import { sourceHandlers } from "./source-routes.ts";
 
 export interface IndexDeps {
   catalog: Catalog;
@@ -28,15 +31,21 @@ export interface IndexDeps {
   vectorizer?: ModelVectorizer;
   /** Absent: chunks are listed and disabled, but edits and manual chunks are refused (no embedder). */
   chunkEdits?: ChunkEdits;
+  /** Sources and their cursors; absent: the source RPCs answer unavailable. */
+  sources?: SourceStore;
 }
 
-export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations, modelChanges, vectorizer, chunkEdits = new ChunkEdits({ catalog, engine }) }: IndexDeps) {
+export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations, modelChanges, vectorizer, chunkEdits = new ChunkEdits({ catalog, engine }), sources = noSources }: IndexDeps) {
   const index = new IndexService({ catalog, engine, modelChanges });
   const archives = new KnowledgeBaseArchives({ catalog, engine, vectorizer });
   return (router: ConnectRouter) =>
     router.service(IndexRpc, {
       ...apiKeyHandlers(apiKeys),
       ...conversationHandlers(assistants, conversations),
+      ...sourceHandlers(sources, catalog),
+      async setDocumentMetadata(request) {
+        return { document: documentToProto(await catalog.setDocumentMetadata(request.documentId, { ...request.metadata })) };
+      },
       async createKnowledgeBase(request) {
         const kb = await index.createKnowledgeBase({
           name: request.name,
@@ -126,3 +135,8 @@ export function indexRoutes({ catalog, engine, apiKeys, assistants, conversation
       },
     });
 }
+
+const refuse = async (): Promise<never> => {
+  throw new UnavailableError("this index was assembled without a source store");
+};
+const noSources: SourceStore = { save: refuse, get: refuse, list: refuse, delete: refuse, items: refuse, saveItem: refuse, deleteItem: refuse };

@@ -5,6 +5,9 @@
 // service descriptor, so a new RPC without a probe (and a rule) fails here. Runs on the SQLite
 // catalog and, when OPENSEARCH_URL is set, on the OpenSearch catalog.
 import { randomBytes } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -64,6 +67,14 @@ async function chunkIdOf(c: QuarryClient, tenant: Tenant): Promise<string> {
   throw new Error(`${tenant.name}'s document was never searchable`);
 }
 const ownChunkId = (c: QuarryClient, w: World) => chunkIdOf(c, w.a);
+
+const emptyFolder = () => mkdtemp(join(tmpdir(), "quarry-access-source-"));
+/** A source of tenant A over an empty folder (syncing it submits nothing), by name. */
+async function ownSource(c: QuarryClient, w: World): Promise<string> {
+  const name = `own-${randomBytes(3).toString("hex")}`;
+  await c.addSource({ knowledgeBase: w.a.name, source: { name, kind: { case: "folder", value: { path: await emptyFolder() } } } });
+  return name;
+}
 
 const PROBES: Record<string, Probe> = {
   createKnowledgeBase: { other: (c) => c.createKnowledgeBase({ name: `new-${randomBytes(3).toString("hex")}` }), own: async () => "a scoped key creates nothing" },
@@ -150,6 +161,14 @@ const PROBES: Record<string, Probe> = {
     own: (c, w) => c.previewChunks({ fileName: "p.txt", content: text("preview me"), knowledgeBase: w.a.name }),
   },
   listReadableFormats: { other: async () => "names no base", own: (c) => c.listReadableFormats({}) },
+  // Sources name their base: another tenant's source is behind its base's scope.
+  addSource: {
+    other: (c, w) => c.addSource({ knowledgeBase: w.b.name, source: { name: "docs", kind: { case: "folder", value: { path: tmpdir() } } } }),
+    own: async (c, w) => c.addSource({ knowledgeBase: w.a.name, source: { name: `own-${randomBytes(3).toString("hex")}`, kind: { case: "folder", value: { path: await emptyFolder() } } } }),
+  },
+  listSources: { other: (c, w) => c.listSources({ knowledgeBase: w.b.id }), own: (c, w) => c.listSources({ knowledgeBase: w.a.id }) },
+  syncSource: { other: (c, w) => c.syncSource({ knowledgeBase: w.b.name, source: "docs" }), own: async (c, w) => c.syncSource({ knowledgeBase: w.a.name, source: await ownSource(c, w) }) },
+  removeSource: { other: (c, w) => c.removeSource({ knowledgeBase: w.b.name, source: "docs" }), own: async (c, w) => c.removeSource({ knowledgeBase: w.a.name, source: await ownSource(c, w) }) },
   search: { other: (c, w) => c.search({ query: "secret", knowledgeBases: [w.a.id, w.b.name] }), own: (c, w) => c.search({ query: "secret", knowledgeBases: [w.a.name] }) },
   chat: {
     other: (c, w) => drain(c.chat({ question: "what is secret?", knowledgeBases: [w.b.id] })),
@@ -201,6 +220,7 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
       const make = async (name: string) => {
         const kb = (await admin.createKnowledgeBase({ name: `${name}-${randomBytes(3).toString("hex")}` })).knowledgeBase!;
         const doc = (await admin.uploadDocument({ header: { knowledgeBase: kb.id, fileName: "secret.txt" }, content: text(`the ${name} secret is 42`) })).document!;
+        await admin.addSource({ knowledgeBase: kb.id, source: { name: "docs", kind: { case: "folder", value: { path: await emptyFolder() } } } });
         const assistant = (await admin.createAssistant({ assistant: { name: `${name}-assistant-${randomBytes(3).toString("hex")}`, knowledgeBases: [{ knowledgeBase: kb.id }] } }))
           .assistant!.name;
         let conversationId = "";

@@ -5,10 +5,10 @@
 // whose id derives from the name, which the engine can create only once.
 import { createHash } from "node:crypto";
 import type { ApiKeyRecord, ApiKeyRole } from "../../../lib/auth/api-key.ts";
-import { AlreadyExistsError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
 import type { ApiKeyStore, StoredApiKey } from "../api-key-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
-import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
+import { deleteRecord, findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 import { replicationSettings } from "./index-replication.ts";
 
 interface ApiKeySource {
@@ -125,13 +125,7 @@ export class DocumentStoreApiKeyStore implements ApiKeyStore {
     });
   }
 
-  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      await this.ensureIndex();
-      return await fn();
-    } catch (error) {
-      const domain = this.store.errors.toDomainError(error, what);
-      throw domain instanceof Error ? domain : new UnavailableError(`${what}: ${String(domain)}`);
-    }
+  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return callStore(this.store, this.ensureIndex, what, fn);
   }
 }

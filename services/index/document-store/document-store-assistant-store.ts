@@ -3,10 +3,10 @@
 // way an API key's is: a record whose id derives from the name, which the engine creates only once.
 // The configuration is an object the engine keeps in _source without indexing (enabled: false).
 import { createHash } from "node:crypto";
-import { AlreadyExistsError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
 import type { AssistantStore, JsonObject, StoredAssistant } from "../assistant-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
-import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
+import { deleteRecord, findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 import { replicationSettings } from "./index-replication.ts";
 
 interface AssistantSource {
@@ -132,13 +132,7 @@ export class DocumentStoreAssistantStore implements AssistantStore {
     return found;
   }
 
-  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      await this.ensureIndex();
-      return await fn();
-    } catch (error) {
-      const domain = this.store.errors.toDomainError(error, what);
-      throw domain instanceof Error ? domain : new UnavailableError(`${what}: ${String(domain)}`);
-    }
+  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return callStore(this.store, this.ensureIndex, what, fn);
   }
 }

@@ -286,6 +286,18 @@ export class DocumentStoreCatalog implements Catalog {
     );
   }
 
+  async setDocumentMetadata(id: string, metadata: Record<string, string>): Promise<DocumentRecord> {
+    return this.call("set document metadata", () =>
+      retryOnConflict(async () => {
+        const existing = await this.getSource<DocumentSource>(documentRecordId(id));
+        if (!existing) throw new NotFoundError(`document ${id} not found`);
+        const next = { ...toDocument(existing.source), metadata, updatedAt: new Date() };
+        await this.saveDocument(next, existing);
+        return next;
+      }, this.isConflict),
+    );
+  }
+
   async deleteDocument(id: string): Promise<void> {
     await this.call("delete document", async () => {
       if (!(await deleteRecord(this.store, this.index, documentRecordId(id)))) throw new NotFoundError(`document ${id} not found`);

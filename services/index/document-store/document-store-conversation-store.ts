@@ -7,7 +7,7 @@ import { NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import type { JsonObject } from "../assistant-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import type { ConversationStore, StoredConversation, StoredTurn } from "../conversation-store.ts";
-import { findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
+import { findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 import { replicationSettings } from "./index-replication.ts";
 
 interface ConversationSource {
@@ -163,13 +163,7 @@ export class DocumentStoreConversationStore implements ConversationStore {
     });
   }
 
-  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      await this.ensureIndex();
-      return await fn();
-    } catch (error) {
-      const domain = this.store.errors.toDomainError(error, what);
-      throw domain instanceof Error ? domain : new UnavailableError(`${what}: ${String(domain)}`);
-    }
+  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return callStore(this.store, this.ensureIndex, what, fn);
   }
 }

@@ -3,6 +3,7 @@
 // document-store-engine.ts) are written once against this port; each backend adapts its own client
 // to it: OpenSearch wraps request bodies in `{ body }`, Elasticsearch takes typed top-level
 // parameters and, lacking the reindex module, deletes and updates by query with a scroll + _bulk.
+import { UnavailableError } from "../../../lib/errors.ts";
 import type { VersionedSource } from "./catalog-documents.ts";
 import type { EngineErrors } from "./engine-errors.ts";
 import type { ChunkSource } from "./search-documents.ts";
@@ -130,6 +131,20 @@ export async function deleteRecord(store: DocumentStorePort, index: string, id: 
   } catch (error) {
     if (store.errors.isResponseError(error, 404)) return false;
     throw error;
+  }
+}
+
+/**
+ * Runs one store call: the index made first, and the engine's failure turned into the domain's
+ * (an engine error that maps to no domain error is unavailable, naming what failed).
+ */
+export async function callStore<T>(store: DocumentStorePort, ensureIndex: () => Promise<void>, what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    await ensureIndex();
+    return await fn();
+  } catch (error) {
+    const domain = store.errors.toDomainError(error, what);
+    throw domain instanceof Error ? domain : new UnavailableError(`${what}: ${String(domain)}`);
   }
 }
 

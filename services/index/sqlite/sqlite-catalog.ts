@@ -183,6 +183,14 @@ export class SqliteCatalog implements Catalog {
     });
   }
 
+  async setDocumentMetadata(id: string, metadata: Record<string, string>): Promise<DocumentRecord> {
+    return withDatabase(this.db, "set document metadata", () => {
+      const { changes } = this.db.prepare(`UPDATE documents SET metadata = ?, updated_at = ? WHERE id = ?`).run(JSON.stringify(metadata), Date.now(), id);
+      if (changes === 0) throw new NotFoundError(`document ${id} not found`);
+      return this.requireDocument(id);
+    });
+  }
+
   async deleteDocument(id: string): Promise<void> {
     withDatabase(this.db, "delete document", () => {
       const { changes } = this.db.prepare(`DELETE FROM documents WHERE id = ?`).run(id);

@@ -1,0 +1,145 @@
+// Sources on a knowledge base (the application layer): add, list with status, sync now, remove,
+// and what the schedule finds due. The index stores sources and cursors as given; this module
+// checks settings, keeps two syncs of one source from running at once, and records each sync's
+// state and counts on the source (its last_sync).
+import { randomBytes } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { SourceSchema, SourceSyncSchema, SourceSyncState, type Source, type SourceSync } from "../../gen/quarry/common/v1/source_pb.ts";
+import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../lib/errors.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { checkFolderSettings, FolderLister } from "./folder-lister.ts";
+import type { SourceLister } from "./lister.ts";
+import { syncSource, type SyncPorts } from "./source-sync.ts";
+import { checkWebsiteSettings, WebsiteLister } from "./website-lister.ts";
+
+/** The index's source records. */
+export interface SourceRecords {
+  save(source: Source): Promise<Source>;
+  list(knowledgeBaseId?: string): Promise<Source[]>;
+  delete(sourceId: string): Promise<void>;
+}
+
+export interface SourcesDeps {
+  records: SourceRecords;
+  resolveKnowledgeBase(idOrName: string): Promise<{ id: string }>;
+  /** The cursor and the upload path for one source. */
+  portsFor(source: Source): SyncPorts;
+  logger?: Logger;
+  now?: () => Date;
+}
+
+export function listerFor(source: Source): SourceLister {
+  switch (source.kind.case) {
+    case "folder":
+      return new FolderLister(source.kind.value);
+    case "website":
+      return new WebsiteLister(source.kind.value);
+    default:
+      throw new InvalidInputError("a source needs a kind: a folder or a website");
+  }
+}
+
+function checkSettings(source: Source): void {
+  if (!source.name.trim()) throw new InvalidInputError("a source needs a name");
+  if (source.kind.case === "folder") checkFolderSettings(source.kind.value);
+  else if (source.kind.case === "website") checkWebsiteSettings(source.kind.value);
+  else throw new InvalidInputError("a source needs a kind: a folder or a website");
+}
+
+export class Sources {
+  // One process's guard: two syncs of one source never overlap here. When several gateway replicas
+  // run, the cluster work's lease replaces it (a sync holds the source's lease, not this set).
+  private readonly running = new Set<string>();
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: SourcesDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async add(knowledgeBase: string, given: Source): Promise<Source> {
+    checkSettings(given);
+    const kb = await this.deps.resolveKnowledgeBase(knowledgeBase);
+    const source = create(SourceSchema, {
+      ...given,
+      id: `src_${randomBytes(8).toString("hex")}`,
+      knowledgeBaseId: kb.id,
+      name: given.name.trim(),
+      createdAt: timestampFromDate(this.now()),
+      lastSync: undefined,
+      nextSyncAt: undefined,
+    });
+    return this.withSchedule(await this.deps.records.save(source));
+  }
+
+  async list(knowledgeBase: string): Promise<Source[]> {
+    const kb = await this.deps.resolveKnowledgeBase(knowledgeBase);
+    return (await this.deps.records.list(kb.id)).map((s) => this.withSchedule(s));
+  }
+
+  /** By id or name within the base: a source of another base reads as missing. */
+  async find(knowledgeBase: string, idOrName: string): Promise<Source> {
+    const kb = await this.deps.resolveKnowledgeBase(knowledgeBase);
+    const sources = await this.deps.records.list(kb.id);
+    const found = sources.find((s) => s.id === idOrName) ?? sources.find((s) => s.name === idOrName);
+    if (!found) throw new NotFoundError(`the knowledge base ${knowledgeBase} has no source ${idOrName}`);
+    return found;
+  }
+
+  async sync(knowledgeBase: string, idOrName: string): Promise<Source> {
+    return this.run(await this.find(knowledgeBase, idOrName));
+  }
+
+  async remove(knowledgeBase: string, idOrName: string, options: { deleteDocuments: boolean }): Promise<void> {
+    const source = await this.find(knowledgeBase, idOrName);
+    if (this.running.has(source.id)) throw new FailedPreconditionError(`the source ${source.name} is syncing; remove it when the sync is done`);
+    this.running.add(source.id);
+    try {
+      if (options.deleteDocuments) {
+        const ports = this.deps.portsFor(source);
+        for (const item of await ports.cursor()) await ports.deleteDocument(item.documentId);
+      }
+      await this.deps.records.delete(source.id);
+    } finally {
+      this.running.delete(source.id);
+    }
+  }
+
+  /** Every scheduled source whose next run has come and which is not syncing now. */
+  async due(): Promise<Source[]> {
+    const now = this.now().getTime();
+    return (await this.deps.records.list())
+      .map((s) => this.withSchedule(s))
+      .filter((s) => s.nextSyncAt && timestampDate(s.nextSyncAt).getTime() <= now && !this.running.has(s.id));
+  }
+
+  /** Runs one sync, recording it as running and then its outcome; refuses a second at once. */
+  async run(source: Source): Promise<Source> {
+    if (this.running.has(source.id)) throw new FailedPreconditionError(`a sync of the source ${source.name} is already running`);
+    this.running.add(source.id);
+    try {
+      const started = this.now();
+      const running = create(SourceSyncSchema, { state: SourceSyncState.RUNNING, startedAt: timestampFromDate(started) });
+      await this.deps.records.save({ ...source, lastSync: running, nextSyncAt: undefined });
+      let outcome: SourceSync;
+      try {
+        const counts = await syncSource({ sourceId: source.id, knowledgeBaseId: source.knowledgeBaseId, tags: { ...source.tags } }, listerFor(source), this.deps.portsFor(source));
+        outcome = create(SourceSyncSchema, { ...counts, state: SourceSyncState.DONE, startedAt: running.startedAt, finishedAt: timestampFromDate(this.now()) });
+      } catch (error) {
+        this.deps.logger?.warn({ err: error, source: source.id }, "a source's sync failed");
+        outcome = create(SourceSyncSchema, { state: SourceSyncState.FAILED, startedAt: running.startedAt, finishedAt: timestampFromDate(this.now()), error: (error as Error).message });
+      }
+      return this.withSchedule(await this.deps.records.save({ ...source, lastSync: outcome, nextSyncAt: undefined }));
+    } finally {
+      this.running.delete(source.id);
+    }
+  }
+
+  /** next_sync_at: the last sync's start (or the source's creation) plus the interval. */
+  private withSchedule(source: Source): Source {
+    if (!source.intervalSeconds) return { ...source, nextSyncAt: undefined };
+    const from = source.lastSync?.startedAt ?? source.createdAt;
+    const base = from ? timestampDate(from).getTime() : this.now().getTime();
+    return { ...source, nextSyncAt: timestampFromDate(new Date(base + source.intervalSeconds * 1000)) };
+  }
+}
