@@ -53,6 +53,35 @@ export async function inSpan<T>(name: string, attributes: Attributes, work: (spa
   });
 }
 
+/**
+ * A step's span for work that cannot be one callback (a model's streamed answer, consumed by a
+ * generator that yields between deltas): started now, ended by the returned function, with the
+ * error when the step failed.
+ */
+export function startStep(name: string, attributes: Attributes): (error?: unknown) => void {
+  if (!on) return () => {};
+  const span = tracer().startSpan(name, { attributes });
+  return (error) => {
+    if (error !== undefined) failSpan(span, error);
+    span.end();
+  };
+}
+
+/** inSpan for synchronous work (fusion, a sort): the same span, without a promise. */
+export function inSpanSync<T>(name: string, attributes: Attributes, work: () => T): T {
+  if (!on) return work();
+  return tracer().startActiveSpan(name, { attributes }, (span) => {
+    try {
+      return work();
+    } catch (error) {
+      failSpan(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
 /** The active span's trace id, or "" when no span is recording (tracing off, or outside any span). */
 export function activeTraceId(): string {
   if (!on) return "";
