@@ -2,7 +2,6 @@
 // listener here: an RPC's client and server spans form one trace through the traceparent header, a
 // bus message carries the trace to its consumer, a costly step is a child span, and log lines
 // written inside a span name it. And with no endpoint configured, nothing is traced or sent.
-import http from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -17,49 +16,20 @@ import { buildServer, type RunningServer } from "../rpc/server.ts";
 import { grpcTransport, inProcessTransport } from "../rpc/transports.ts";
 import { otlpTracesUrl, startTracing } from "./sdk.ts";
 import { activeSpanIds, inSpan, tracingOn } from "./spans.ts";
+import { spanAttribute as attribute, startOtlpReceiver, type OtlpReceiver } from "../testing/otlp-receiver.ts";
 
-interface ExportedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: { key: string; value: { stringValue?: string; intValue?: string } }[];
-  status?: { code?: number };
-}
-
-// An OTLP/HTTP receiver: what the exporter POSTs to /v1/traces (JSON encoding), kept in order.
-const received: ExportedSpan[] = [];
-const posts: string[] = [];
-let receiver: http.Server;
-let endpoint: string;
+let receiver: OtlpReceiver;
 beforeAll(async () => {
-  receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      posts.push(req.url ?? "");
-      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { resourceSpans: { scopeSpans: { spans: ExportedSpan[] }[] }[] };
-      for (const resource of body.resourceSpans) for (const scope of resource.scopeSpans) received.push(...scope.spans);
-      res.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  endpoint = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
+  receiver = await startOtlpReceiver();
 });
-afterAll(() => new Promise((resolve) => receiver.close(resolve)));
+afterAll(() => receiver.close());
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  received.length = 0;
-  posts.length = 0;
+  receiver.spans.length = 0;
+  receiver.posts.length = 0;
 });
-
-function attribute(span: ExportedSpan, key: string): string | undefined {
-  const value = span.attributes.find((a) => a.key === key)?.value;
-  return value?.stringValue ?? value?.intValue;
-}
 
 /** A parser whose parse publishes its input on the bus inside a "parse" step, logging as it goes. */
 async function tracedWorld() {
@@ -116,7 +86,7 @@ describe("tracing", () => {
     expect(message.headers.traceparent).toBeUndefined();
     expect(ids).toBeUndefined();
     expect(world.lines.find((l) => l.msg === "parsing")).not.toHaveProperty("trace_id");
-    expect(posts).toEqual([]);
+    expect(receiver.posts).toEqual([]);
   });
 
   for (const [name, transportOf] of [
@@ -124,7 +94,7 @@ describe("tracing", () => {
     ["in process", (world: Awaited<ReturnType<typeof tracedWorld>>) => inProcessTransport(world.built.routes, world.built.interceptors)],
   ] as const) {
     it(`makes one trace of a call ${name}, the step inside it and the bus message it publishes`, async () => {
-      const tracing = startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }, "quarry-test");
+      const tracing = startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }, "quarry-test");
       expect(tracing).toBeDefined();
       cleanups.push(() => tracing?.stop());
       const world = await tracedWorld();
@@ -133,15 +103,15 @@ describe("tracing", () => {
       const { message, ids } = await world.delivered;
       await tracing!.stop();
 
-      expect(posts.every((p) => p === "/v1/traces")).toBe(true);
+      expect(receiver.posts.every((p) => p === "/v1/traces")).toBe(true);
       const byName = (n: string) => {
-        const found = received.filter((s) => s.name === n);
-        expect(found, `${n} among ${received.map((s) => s.name).join(", ")}`).toHaveLength(1);
+        const found = receiver.spans.filter((s) => s.name === n);
+        expect(found, `${n} among ${receiver.spans.map((s) => s.name).join(", ")}`).toHaveLength(1);
         return found[0];
       };
       const rpc = "quarry.parser.v1.ParserService/Parse";
-      const clientSpan = received.find((s) => s.name === rpc && s.kind === 3)!;
-      const serverSpan = received.find((s) => s.name === rpc && s.kind === 2)!;
+      const clientSpan = receiver.spans.find((s) => s.name === rpc && s.kind === 3)!;
+      const serverSpan = receiver.spans.find((s) => s.name === rpc && s.kind === 2)!;
       const parse = byName("parse");
       const send = byName("send documents.parsed");
       const processSpan = byName("process documents.parsed");
