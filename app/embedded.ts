@@ -14,6 +14,7 @@ import type { Subscription } from "../lib/bus/event-bus.ts";
 import { dataDir, type Env } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
 import { InProcessPeers } from "../lib/rpc/peers.ts";
+import { startTracing } from "../lib/tracing/sdk.ts";
 import { drainProcess, shutdownGraceMs, type AssembledService, type SharedDeps } from "../lib/service-runtime.ts";
 import { mkdirSync } from "node:fs";
 
@@ -49,6 +50,8 @@ export async function assembleInProcess(env: Env, shared: SharedDeps): Promise<{
 
 export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQuarry> {
   mkdirSync(dataDir(env), { recursive: true });
+  const tracing = startTracing(env, "quarry");
+  if (tracing) logger.info({ url: tracing.url }, "tracing: spans go to this OTLP endpoint");
   const bus = await openEventBus(env, logger);
   const shared = { bus, blobs: await openBlobStore(env), logger, redrive: redriveSettings(env) };
   const { services, gateway } = await assembleInProcess(env, shared);
@@ -66,6 +69,6 @@ export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQ
     url: running.url,
     port: running.port,
     stop: (graceMs = shutdownGraceMs(env)) =>
-      (stopping ??= drainProcess({ servers: [running], workers, closers: [...closers, { name: "bus", close: () => bus.close({ graceMs: 0 }) }], logger }, graceMs)),
+      (stopping ??= drainProcess({ servers: [running], workers, closers: [...closers, { name: "bus", close: () => bus.close({ graceMs: 0 }) }, ...(tracing ? [{ name: "tracing", close: () => tracing.stop() }] : [])], logger }, graceMs)),
   };
 }

@@ -17,6 +17,7 @@ import { internalToken, requireInternalToken } from "../lib/rpc/internal-token.t
 import { isLoopback } from "../lib/rpc/loopback.ts";
 import { retryWhileUnavailable, waitForPeers } from "../lib/rpc/peer-readiness.ts";
 import { remotePeers, type PeerName } from "../lib/rpc/peers.ts";
+import { startTracing } from "../lib/tracing/sdk.ts";
 import { runService, shutdownGraceMs, type AssembledService, type RunningService } from "../lib/service-runtime.ts";
 
 /** Whom each service calls. */
@@ -41,6 +42,8 @@ export const LATER_PEERS: Partial<Record<ServiceName, PeerName[]>> = {
 export async function startService(name: ServiceName, env: Env, logger: Logger): Promise<RunningService> {
   const peers = remotePeers(env, [...PEERS[name], ...(LATER_PEERS[name] ?? [])]);
   const port = servicePort(env, name);
+  const tracing = startTracing(env, `quarry-${name}`);
+  if (tracing) logger.info({ url: tracing.url }, "tracing: spans go to this OTLP endpoint");
   const bus = await openEventBus(env, logger);
   // Only the gateway (writes) and the parser (reads) touch blobs; the others get the folder store,
   // which they never use, so they do not load the S3 SDK.
@@ -72,6 +75,7 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
     await running.stop(graceMs);
     // The consumers were drained (or released) by stop(); nothing is left to wait for.
     await bus.close({ graceMs: 0 });
+    await tracing?.stop();
   };
   // Start-up that fails for a reason waiting cannot cure (a bad answer from a peer, the bus) ends
   // the process, as it did before the service listened early.

@@ -4,6 +4,7 @@
 import { createRequire } from "node:module";
 import { pino, type DestinationStream, type Logger } from "pino";
 import type PinoPretty from "pino-pretty";
+import { activeSpanIds } from "./tracing/spans.ts";
 
 // Required when a terminal asks for it, not imported: every `quarry` command loads this module,
 // and only the server's own output in a terminal needs the prettifier.
@@ -41,8 +42,10 @@ export function prettyStream(destination: NodeJS.WritableStream = process.stdout
  * Without a destination it writes to stdout in the format logFormat picks.
  */
 export function createLogger(name: string, level = process.env.QUARRY_LOG_LEVEL ?? "info", destination?: DestinationStream): Logger {
-  if (destination) return pino({ name, level }, destination);
-  return logFormat(process.env, Boolean(process.stdout.isTTY)) === "pretty" ? pino({ name, level }, prettyStream()) : pino({ name, level });
+  // A line written inside a span names it (trace_id, span_id), so a log search finds the trace.
+  const options = { name, level, mixin: () => activeSpanIds() ?? {} };
+  if (destination) return pino(options, destination);
+  return logFormat(process.env, Boolean(process.stdout.isTTY)) === "pretty" ? pino(options, prettyStream()) : pino(options);
 }
 
 /** For tests and library defaults: discards everything. */

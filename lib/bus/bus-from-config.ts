@@ -4,6 +4,7 @@ import { dataDir, kafkaTopicSettings, optional, sqlitePath, type Env } from "../
 import type { Logger } from "../logger.ts";
 import { Topics, type EventBus } from "./event-bus.ts";
 import { PrefixedEventBus } from "./prefixed-event-bus.ts";
+import { TracedEventBus } from "./traced-event-bus.ts";
 
 export async function openEventBus(env: Env, logger: Logger): Promise<EventBus> {
   const brokers = optional(env, "KAFKA_BROKERS");
@@ -28,6 +29,7 @@ export async function openEventBus(env: Env, logger: Logger): Promise<EventBus> 
   }
   const prefix = optional(env, "QUARRY_TOPIC_PREFIX");
   if (prefix) bus = new PrefixedEventBus(bus, prefix);
+  bus = new TracedEventBus(bus, brokers ? "kafka" : "sqlite");
   await bus.ensureTopics(Object.values(Topics));
   return bus;
 }

@@ -15,6 +15,7 @@ import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1
 import { HealthRegistry } from "./health.ts";
 import { enumValidationInterceptor } from "./enum-validation.ts";
 import { rpcEdgeInterceptor } from "./interceptors.ts";
+import { tracingServerInterceptor } from "./tracing-interceptors.ts";
 import { reflectionRoutes } from "./reflection.ts";
 import { reportUndecodableRequestsAsInvalid } from "./undecodable-requests.ts";
 import { explainUnsupportedContentTypes } from "./unsupported-content-types.ts";
@@ -72,7 +73,7 @@ export function buildServer(options: ServerOptions): BuiltServer {
     reportUndecodableRequestsAsInvalid(router);
     explainUnsupportedContentTypes(router, options.contentTypeHint);
   };
-  const interceptors = [rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? []), enumValidationInterceptor()];
+  const interceptors = [tracingServerInterceptor(), rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? []), enumValidationInterceptor()];
   // Aborted when the server shuts down: every handler's context.signal follows it, so streams
   // (WatchIngestion, Chat) end with `unavailable` instead of holding the drain open.
   const shutdown = new AbortController();

@@ -3,11 +3,12 @@
 import { createRouterTransport, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { Routes } from "./server.ts";
+import { tracingClientInterceptor } from "./tracing-interceptors.ts";
 
 export function inProcessTransport(routes: Routes, interceptors: Interceptor[] = []): Transport {
-  return createRouterTransport(routes, { router: { interceptors } });
+  return createRouterTransport(routes, { transport: { interceptors: [tracingClientInterceptor()] }, router: { interceptors } });
 }
 
 export function grpcTransport(baseUrl: string, interceptors: Interceptor[] = []): Transport {
-  return createGrpcTransport({ baseUrl, interceptors });
+  return createGrpcTransport({ baseUrl, interceptors: [tracingClientInterceptor(), ...interceptors] });
 }

@@ -11,6 +11,7 @@ import { parsedFromProto } from "../../lib/proto-convert.ts";
 import { staleVersion, type CurrentVersion } from "../../lib/rpc/document-version-lookup.ts";
 import type { ChunkingThreads } from "./chunking-threads.ts";
 import type { ModelTokens } from "./model-tokens.ts";
+import { inSpan } from "../../lib/tracing/spans.ts";
 
 export interface ChunkerWorkerDeps {
   /** How dead-lettered events come back; the defaults unless configured. */
@@ -49,7 +50,7 @@ export function startChunkerWorker(deps: ChunkerWorkerDeps) {
       const kb = await deps.knowledgeBase(event.knowledgeBaseId, Number(event.version));
       const tokens = await deps.tokensFor(kb.embeddingModel);
       const task = { kind: "event", parsed: parsedFromProto(event.parsed), settings: kb.chunking, tokens, maxChunks: deps.maxChunks, documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: event.version, fileName: event.fileName } as const;
-      const out = await deps.threads.run(task, event.fileName);
+      const out = await inSpan("split", { "quarry.file_name": event.fileName }, () => deps.threads.run(task, event.fileName));
       // Held too long (or taken over meanwhile): the new holder publishes, once.
       assertOwned(message);
       await bus.publish(Topics.chunksCreated, [{ key: event.documentId, value: out }]);

@@ -12,6 +12,7 @@ import { assertDimension } from "../../lib/dimension-check.ts";
 import { staleVersion, type CurrentVersion } from "../../lib/rpc/document-version-lookup.ts";
 import { coalescingPool, type EmbedderPool } from "./embedder-pool.ts";
 import type { EmbeddingCheckpoints } from "./embedding-checkpoints.ts";
+import { inSpan } from "../../lib/tracing/spans.ts";
 
 export interface EmbedderWorkerDeps {
   redrive?: Partial<RedriveSettings>;
@@ -77,7 +78,7 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
         if (batch.every((_, j) => vectors[i + j] !== undefined)) continue;
         // Per batch: keeps the lease through a long document, and stops at once when it went elsewhere.
         assertOwned(busMessage);
-        const out = await embedder.embed(batch, "document");
+        const out = await inSpan("embed batch", { "quarry.batch_size": batch.length, "quarry.model": kb.embeddingModel }, () => embedder.embed(batch, "document"));
         assertDimension(out, kb.embeddingDimension, { knowledgeBase: kb.name, expectedModel: kb.embeddingModel, actualModel: embedder.info().model });
         deps.checkpoints.save(key, i, out);
         out.forEach((vector, j) => (vectors[i + j] = vector));

@@ -14,6 +14,7 @@ import { describeCarriedEdits } from "./carry-edits.ts";
 import type { ChunkEdits } from "./chunk-edits.ts";
 import type { ModelChanges } from "./model-change.ts";
 import type { SearchEngine } from "./search-engine.ts";
+import { inSpan } from "../../lib/tracing/spans.ts";
 
 export interface IndexWorkerDeps {
   redrive?: Partial<RedriveSettings>;
@@ -83,8 +84,10 @@ function startIndexingStage(deps: IndexWorkerDeps) {
         if (edits) logger.info({ documentId: event.documentId, version: Number(version) }, `chunk edits: ${edits}`);
       }
       const documentVector = event.documentVector.length > 0 ? Float32Array.from(event.documentVector) : undefined;
-      if (deps.modelChanges) await deps.modelChanges.storeDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, event.embeddingModel, chunks, documentVector);
-      else await engine.replaceDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, chunks, documentVector);
+      await inSpan("engine write", { "quarry.chunk_count": chunks.length }, async () => {
+        if (deps.modelChanges) await deps.modelChanges.storeDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, event.embeddingModel, chunks, documentVector);
+        else await engine.replaceDocumentChunks(event.knowledgeBaseId, event.documentId, event.fileName, chunks, documentVector);
+      });
       if (!current.enabled) await engine.setDocumentEnabled(event.knowledgeBaseId, event.documentId, false);
       const tokenCount = chunks.reduce((sum, c) => sum + c.tokenCount, 0);
       // The ready message says what the new version did to hand edits (the CLI and console show it).

@@ -16,6 +16,7 @@ import { parsedToProto } from "../../lib/proto-convert.ts";
 import { documentIdFor } from "../../lib/catalog-ids.ts";
 import { readReferencedContent, RefusedReferenceError } from "./content-reference.ts";
 import type { DocumentParser } from "./document-parser.ts";
+import { inSpan } from "../../lib/tracing/spans.ts";
 
 /** Fills what outside producers may leave out: the document id and the version. */
 export function documentRefOf(event: DocumentSubmitted, message: BusMessage): DocumentRef {
@@ -103,7 +104,9 @@ export function startParserWorker(deps: ParserWorkerDeps) {
           metadata: { ...event.metadata },
         },
       });
-      const parsed = await parser.parse({ bytes, fileName: event.fileName, declaredMimeType: event.mimeType });
+      const parsed = await inSpan("parse", { "quarry.file_name": event.fileName, "quarry.bytes": bytes.byteLength }, () =>
+        parser.parse({ bytes, fileName: event.fileName, declaredMimeType: event.mimeType }),
+      );
       const out = create(DocumentParsedSchema, {
         documentId: doc.documentId,
         knowledgeBaseId: doc.knowledgeBaseId,

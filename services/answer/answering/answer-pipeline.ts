@@ -12,6 +12,7 @@ import { abstention, judgeEvidence } from "./evidence-support.ts";
 import { retrieveWithOptions, type OptionDeps, type RetrievalNotes, type RetrievalExtras } from "../retrieval/retrieval-options.ts";
 import { validateRetrieval, type RetrievalSettings } from "../retrieval/retrieval-stage.ts";
 import type { EvidenceRecord, RetrievalSummary, StageName, StageRun, TurnRecord } from "./turn-record.ts";
+import { inSpan, startStep } from "../../../lib/tracing/spans.ts";
 
 export interface AnswerSettings {
   retrieval: RetrievalSettings;
@@ -162,13 +163,19 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
     record.stages.push(stageRun(model ? "generate" : "extract", started, generateStarted, `skipped: the evidence does not answer the question; ${cited.length} closest passages listed`));
   } else if (model) {
     const messages = settings.messagesFor ? settings.messagesFor(text, context.chunks) : buildMessages(text, renderContext(context.chunks));
+    const endCall = startStep("chat model call", { "quarry.chat_model": model.name });
+    let failure: unknown;
     try {
       for await (const delta of model.stream(messages, { signal: deps.signal, onUsage: (usage) => (record.usage = usage) })) {
         yield* shown(mapper.push(delta));
       }
     } catch (err) {
+      failure = err;
       record.stages.push(stageRun("generate", started, generateStarted, `failed: ${(err as Error).name}`));
       throw err;
+    } finally {
+      // Also when the reader stops early (the generator is returned, not thrown into).
+      endCall(failure);
     }
     yield* shown(mapper.end());
     record.stages.push(stageRun("generate", started, generateStarted, `${model.name}, ${mapper.used.length} sources cited`));
@@ -189,7 +196,10 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
   let embedFailure = "";
   const checks = await stage(
     "verify",
-    async () => (claims ? verifyCitations(answerText, (n) => textOf.get(n), deps.embedForSupport, (err) => (embedFailure = `; embedding check skipped: ${(err as Error).name}`)) : []),
+    async () =>
+      claims
+        ? inSpan("citation check", {}, () => verifyCitations(answerText, (n) => textOf.get(n), deps.embedForSupport, (err) => (embedFailure = `; embedding check skipped: ${(err as Error).name}`)))
+        : [],
     (c) => `${c.length} citations checked, ${c.filter((x) => !x.supported).length} unsupported${embedFailure}`,
   );
   record.citationChecks = checks;

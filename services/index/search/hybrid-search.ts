@@ -12,6 +12,7 @@
 // an empty document list and so exactly what it had.
 import type { SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { DEFAULT_RRF_K, fuseHits, type EngineHit } from "./rrf-fusion.ts";
+import { inSpan, inSpanSync } from "../../../lib/tracing/spans.ts";
 import { combineVectorLevels } from "./document-level.ts";
 import { applyMinScore, hybridCandidates, requireQueryVector, validateSearchQuery } from "./search-query.ts";
 
@@ -55,28 +56,43 @@ export interface SearchLists {
   fuseNatively?(request: HybridListRequest): Promise<SearchHit[]> | undefined;
 }
 
+/**
+ * The engine's lists, in one span named for what it fetches ("bm25 list", "knn list", "bm25 + knn
+ * lists"): engines fetch them together (one snapshot, one round trip), so they share one span.
+ */
+function fetchLists(source: SearchLists, request: ListRequest): Promise<FetchedLists> {
+  const names = [request.bm25 && "bm25", (request.vector || request.documentVector) && "knn"].filter(Boolean);
+  return inSpan(names.length > 1 ? `${names.join(" + ")} lists` : `${names[0]} list`, {}, async (span) => {
+    const lists = await source.lists(request);
+    span?.setAttributes({ "quarry.bm25_hits": lists.bm25?.length ?? 0, "quarry.knn_hits": (lists.vector?.length ?? 0) + (lists.documentVector?.length ?? 0) });
+    return lists;
+  });
+}
+
+const fuse = (...args: Parameters<typeof fuseHits>) => inSpanSync("fusion", { "quarry.lists": args[0].length }, () => fuseHits(...args));
+
 export async function hybridSearch(query: SearchQuery, source: SearchLists): Promise<SearchHit[]> {
   validateSearchQuery(query);
   const stored = await source.dimensions(query.knowledgeBaseIds);
   const k = query.rrfK ?? DEFAULT_RRF_K;
   if (query.mode === "bm25") {
-    const { bm25 = [] } = await source.lists({ bm25: { limit: query.topK } });
-    return applyMinScore(fuseHits([{ name: "bm25", hits: bm25 }], { k, scoreFrom: "bm25" }), query.minScore);
+    const { bm25 = [] } = await fetchLists(source, { bm25: { limit: query.topK } });
+    return applyMinScore(fuse([{ name: "bm25", hits: bm25 }], { k, scoreFrom: "bm25" }), query.minScore);
   }
   const vector = requireQueryVector(query, stored);
   if (query.mode === "vector") {
-    const lists = await source.lists({ vector: { vector, limit: query.topK }, documentVector: { vector, limit: query.topK } });
+    const lists = await fetchLists(source, { vector: { vector, limit: query.topK }, documentVector: { vector, limit: query.topK } });
     const dense = combineVectorLevels(lists.vector ?? [], lists.documentVector ?? [], k, query.topK);
-    const fused = fuseHits([{ name: "vector", hits: dense.hits }, { name: "document", hits: dense.documents, votes: false }], { k, scoreFrom: "vector" });
+    const fused = fuse([{ name: "vector", hits: dense.hits }, { name: "document", hits: dense.documents, votes: false }], { k, scoreFrom: "vector" });
     return applyMinScore(fused, query.minScore);
   }
   const candidates = hybridCandidates(query);
   const request: HybridListRequest = { bm25: { limit: candidates }, vector: { vector, limit: candidates }, documentVector: { vector, limit: candidates } };
   const native = source.fuseNatively?.(request);
-  if (native) return applyMinScore(await native, query.minScore).slice(0, query.topK);
-  const lists = await source.lists(request);
+  if (native) return applyMinScore(await inSpan("bm25 + knn lists, fused in the engine", {}, () => native), query.minScore).slice(0, query.topK);
+  const lists = await fetchLists(source, request);
   const dense = combineVectorLevels(lists.vector ?? [], lists.documentVector ?? [], k, candidates);
-  const fused = fuseHits(
+  const fused = fuse(
     [
       { name: "bm25", hits: lists.bm25 ?? [], weight: query.weights?.bm25 },
       // The gate's weight (services/answer) covers both levels: a model that cannot read the

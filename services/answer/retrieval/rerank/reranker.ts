@@ -1,4 +1,5 @@
 import type { SearchHit } from "../../../../lib/domain.ts";
+import { inSpan } from "../../../../lib/tracing/spans.ts";
 
 /** One candidate's relevance as a reranker judged it: `index` into the texts it was given. */
 export interface RerankScore {
@@ -40,10 +41,12 @@ export async function rerankHits(query: string, candidates: SearchHit[], reranke
   if (candidates.length === 0) return { hits: [], reranked: 0 };
   let scores: RerankScore[];
   try {
-    scores = await reranker.rerank(
-      query,
-      candidates.map((hit) => hit.chunk.text),
-      { signal },
+    scores = await inSpan("rerank", { "quarry.reranker": reranker.name, "quarry.candidates": candidates.length }, () =>
+      reranker.rerank(
+        query,
+        candidates.map((hit) => hit.chunk.text),
+        { signal },
+      ),
     );
     const bad = scores.find((s) => !Number.isInteger(s.index) || s.index < 0 || s.index >= candidates.length || !Number.isFinite(s.score));
     if (bad) throw new Error(`answered index ${bad.index} with score ${bad.score} for ${candidates.length} candidates`);

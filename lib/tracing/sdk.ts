@@ -1,0 +1,73 @@
+// Starts the OpenTelemetry SDK for a process when an OTLP endpoint is configured, and only then:
+// without OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) nothing is
+// registered, @opentelemetry/api stays a no-op and tracingOn() is false. Spans go out over OTLP/HTTP
+// in batches. Only composition roots (app/) start it; the rest of the code sees lib/tracing/spans.ts.
+import { context, propagation, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import { optional, type Env } from "../config.ts";
+import { setTracingOn } from "./spans.ts";
+
+export interface Tracing {
+  /** Where spans go. */
+  url: string;
+  /** Exports what is buffered and, for the last user in the process, stops the SDK. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The OTLP/HTTP traces URL the standard variables name: the traces endpoint as given, or the
+ * general endpoint with /v1/traces appended (as the OTLP exporter specification says); undefined
+ * when neither is set or OTEL_SDK_DISABLED is true.
+ */
+export function otlpTracesUrl(env: Env): string | undefined {
+  if (optional(env, "OTEL_SDK_DISABLED")?.toLowerCase() === "true") return undefined;
+  if (optional(env, "OTEL_TRACES_EXPORTER")?.toLowerCase() === "none") return undefined;
+  const traces = optional(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+  if (traces) return traces;
+  const base = optional(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
+  return base ? `${base.replace(/\/+$/, "")}/v1/traces` : undefined;
+}
+
+// One SDK per process: embedded Quarry and tests may start several instances in one process, and
+// the global provider must outlive all but the last.
+let running: { provider: TracerProvider; url: string; users: number } | undefined;
+
+/** Starts tracing for `serviceName` (OTEL_SERVICE_NAME wins) when an endpoint is configured. */
+export function startTracing(env: Env, serviceName: string): Tracing | undefined {
+  const url = otlpTracesUrl(env);
+  if (!url) return undefined;
+  if (!running) {
+    const provider = new TracerProvider({
+      resource: resourceFromAttributes({ "service.name": optional(env, "OTEL_SERVICE_NAME") ?? serviceName }),
+      spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }) })],
+    });
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    trace.setGlobalTracerProvider(provider);
+    running = { provider, url, users: 0 };
+    setTracingOn(true);
+  }
+  const current = running;
+  current.users++;
+  let stopped = false;
+  return {
+    url: current.url,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (--current.users > 0) return void (await current.provider.forceFlush());
+      if (running === current) {
+        running = undefined;
+        setTracingOn(false);
+        trace.disable();
+        propagation.disable();
+        context.disable();
+      }
+      await current.provider.shutdown();
+    },
+  };
+}

@@ -1,0 +1,133 @@
+// The one seam between Quarry's code and tracing: spans are made through @opentelemetry/api, which
+// is a no-op until the SDK is registered (lib/tracing/sdk.ts, started only when an OTLP endpoint is
+// configured). `tracingOn()` lets hot paths skip even the no-op's small cost: no span objects, no
+// header writes, no wrapped streams when nothing would be exported.
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+} from "@opentelemetry/api";
+
+export { SpanKind, type Attributes, type Context, type Span };
+
+let on = false;
+
+/** Set by the SDK's start and shutdown; nothing else switches tracing. */
+export function setTracingOn(value: boolean): void {
+  on = value;
+}
+
+export function tracingOn(): boolean {
+  return on;
+}
+
+export const tracer = () => trace.getTracer("quarry");
+
+/** Records a failure on a span: the exception event and an error status with its message. */
+export function failSpan(span: Span, error: unknown): void {
+  span.recordException(error instanceof Error ? error : String(error));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+}
+
+/**
+ * Runs `work` inside a child span of the active one (a costly step: parse, embed batch, BM25 list…),
+ * ending it when the work settles and marking it failed when the work throws.
+ */
+export async function inSpan<T>(name: string, attributes: Attributes, work: (span: Span | undefined) => Promise<T>): Promise<T> {
+  if (!on) return work(undefined);
+  return tracer().startActiveSpan(name, { attributes }, async (span) => {
+    try {
+      return await work(span);
+    } catch (error) {
+      failSpan(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/**
+ * A step's span for work that cannot be one callback (a model's streamed answer, consumed by a
+ * generator that yields between deltas): started now, ended by the returned function, with the
+ * error when the step failed.
+ */
+export function startStep(name: string, attributes: Attributes): (error?: unknown) => void {
+  if (!on) return () => {};
+  const span = tracer().startSpan(name, { attributes });
+  return (error) => {
+    if (error !== undefined) failSpan(span, error);
+    span.end();
+  };
+}
+
+/** inSpan for synchronous work (fusion, a sort): the same span, without a promise. */
+export function inSpanSync<T>(name: string, attributes: Attributes, work: () => T): T {
+  if (!on) return work();
+  return tracer().startActiveSpan(name, { attributes }, (span) => {
+    try {
+      return work();
+    } catch (error) {
+      failSpan(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** The active span's trace id, or "" when no span is recording (tracing off, or outside any span). */
+export function activeTraceId(): string {
+  if (!on) return "";
+  const span = trace.getActiveSpan()?.spanContext();
+  return span && trace.isSpanContextValid(span) ? span.traceId : "";
+}
+
+/** trace_id and span_id of the active span, for log lines; undefined when there is none. */
+export function activeSpanIds(): { trace_id: string; span_id: string } | undefined {
+  if (!on) return undefined;
+  const span = trace.getActiveSpan()?.spanContext();
+  if (!span || !trace.isSpanContextValid(span)) return undefined;
+  return { trace_id: span.traceId, span_id: span.spanId };
+}
+
+/** Writes the active context (W3C traceparent, tracestate) into a carrier of string headers. */
+export function injectContext(carrier: Record<string, string>, ctx: Context = context.active()): void {
+  propagation.inject(ctx, carrier);
+}
+
+/** The context a carrier's traceparent describes (the root context when it has none). */
+export function extractContext(get: (name: string) => string | undefined): Context {
+  return propagation.extract(ROOT_CONTEXT, undefined, {
+    keys: () => ["traceparent", "tracestate"],
+    get: (_carrier, key) => get(key),
+  });
+}
+
+/** Runs `work` with `span` active, so spans and log lines made inside belong to it. */
+export function withSpanActive<T>(span: Span, parent: Context, work: () => T): T {
+  return context.with(trace.setSpan(parent, span), work);
+}
+
+/**
+ * Iterates `source` with `ctx` active at every step: an async generator's body runs in the context
+ * of whoever calls next(), so a streaming handler would otherwise lose its span after the first await.
+ */
+export async function* iterateInContext<T>(ctx: Context, source: AsyncIterable<T>): AsyncGenerator<T> {
+  const iterator = source[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const step = await context.with(ctx, () => iterator.next());
+      if (step.done) return;
+      yield step.value;
+    }
+  } finally {
+    await context.with(ctx, async () => iterator.return?.());
+  }
+}

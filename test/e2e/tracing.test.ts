@@ -1,0 +1,76 @@
+// Embedded Quarry with an OTLP endpoint: an upload is one trace from the gateway's call through
+// every ingestion stage (and the bus hops between them) to READY, and a chat turn is one trace from
+// the gateway through answer, embedder and index. The spans are read back from a real OTLP/HTTP
+// listener that the real exporter posts to (the Jaeger proof is the engine suite's, see
+// docs/OBSERVABILITY.md).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
+import { spanAttribute, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../../lib/testing/otlp-receiver.ts";
+import { fixtureBytes } from "../fixtures/fixture-documents.ts";
+import { COMPANY_FACT } from "../fixtures/fixture-texts.ts";
+import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
+import { collectChat, lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
+
+const SERVER = 2;
+const CONSUMER = 5;
+
+describe("traces of embedded Quarry", () => {
+  let receiver: OtlpReceiver;
+  let quarry: EmbeddedQuarryFixture | undefined;
+  let documentId = "";
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    quarry = await startEmbeddedQuarry({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint } });
+    await quarry.client.createKnowledgeBase({ name: "traced" });
+    const uploaded = await upload(quarry.client, "traced", "company.md", await fixtureBytes("company.md"));
+    documentId = uploaded.document!.id;
+    const log = await watchAll(quarry.client, [documentId]);
+    expect(lastUpdate(log, documentId).status).toBe(DocumentStatus.READY);
+    await collectChat(quarry.client, { question: COMPANY_FACT.question, knowledgeBases: ["traced"] });
+    // Stopping flushes what the batch exporter still holds.
+    await quarry.stop();
+    quarry = undefined;
+  });
+  afterAll(async () => {
+    await quarry?.stop();
+    await receiver?.close();
+  });
+
+  const traceOf = (root: ReceivedSpan) => receiver.spans.filter((s) => s.traceId === root.traceId);
+  const rpcServer = (method: string) => receiver.spans.filter((s) => s.kind === SERVER && s.name === method);
+
+  it("makes one trace of an upload, through every stage and bus hop to READY", () => {
+    const [root] = rpcServer("quarry.gateway.v1.QuarryService/UploadDocument");
+    expect(root, "the gateway's UploadDocument span").toBeDefined();
+    const trace = traceOf(root);
+    const consumers = trace.filter((s) => s.kind === CONSUMER);
+    const stages = new Set(consumers.map((s) => `${spanAttribute(s, "messaging.consumer.group.name")} ← ${spanAttribute(s, "messaging.destination.name")}`));
+    for (const hop of ["parser ← documents.submitted", "chunker ← documents.parsed", "embedder ← chunks.created", "index ← chunks.embedded"]) {
+      expect(stages, `${hop} among ${[...stages].join(", ")}`).toContain(hop);
+    }
+    expect(consumers.filter((s) => spanAttribute(s, "quarry.document_id") !== documentId)).toEqual([]);
+    const names = new Set(trace.map((s) => s.name));
+    for (const name of ["send documents.submitted", "send documents.parsed", "send chunks.created", "send chunks.embedded", "parse", "split", "embed batch", "engine write"]) {
+      expect(names, `${name} in the upload's trace`).toContain(name);
+    }
+    // Every span of the trace hangs from another of it, up to the gateway's call.
+    const ids = new Set(trace.map((s) => s.spanId));
+    const orphans = trace.filter((s) => s !== root && !ids.has(s.parentSpanId ?? ""));
+    expect(orphans.map((s) => s.name)).toEqual([]);
+  });
+
+  it("makes one trace of a chat turn, through answer, embedder and index", () => {
+    const [root] = rpcServer("quarry.gateway.v1.QuarryService/Chat");
+    expect(root, "the gateway's Chat span").toBeDefined();
+    const trace = traceOf(root);
+    const services = new Set(trace.filter((s) => s.kind === SERVER).map((s) => spanAttribute(s, "rpc.service")));
+    for (const service of ["quarry.answer.v1.AnswerService", "quarry.embedder.v1.EmbedderService", "quarry.index.v1.IndexService"]) {
+      expect(services, `${service} among ${[...services].join(", ")}`).toContain(service);
+    }
+    const names = new Set(trace.map((s) => s.name));
+    expect(names).toContain("fusion");
+    expect([...names].some((n) => n.endsWith(" lists") || n.endsWith(" list")), [...names].join(", ")).toBe(true);
+    expect(trace.every((s) => s.traceId === root.traceId)).toBe(true);
+  });
+});
