@@ -9,6 +9,8 @@ import { assembleGateway, type AssembledGateway } from "../gateway/main.ts";
 import { gatewayConfig } from "../gateway/config.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
+import { pipelineBacklog } from "../lib/pipeline/stage-backlog.ts";
+import { PrometheusMetrics } from "../lib/metrics/prometheus-metrics.ts";
 import type { Subscription } from "../lib/bus/event-bus.ts";
 import { dataDir, type Env } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -49,7 +51,10 @@ export async function assembleInProcess(env: Env, shared: SharedDeps): Promise<{
 export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQuarry> {
   mkdirSync(dataDir(env), { recursive: true });
   const bus = await openEventBus(env, logger);
-  const shared = { bus, logger, redrive: redriveSettings(env) };
+  // One registry for every service of the process, exposed on the gateway's port.
+  const metrics = new PrometheusMetrics();
+  metrics.watchBacklog(() => pipelineBacklog(bus));
+  const shared = { bus, logger, redrive: redriveSettings(env), metrics };
   const { services, gateway } = await assembleInProcess(env, shared);
 
   const config = gatewayConfig(env);

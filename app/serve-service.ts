@@ -9,6 +9,8 @@ import { assembleParser } from "../services/parser/main.ts";
 import { assembleGateway, type AssembledGateway } from "../gateway/main.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
+import { PIPELINE_CONSUMERS, pipelineBacklog } from "../lib/pipeline/stage-backlog.ts";
+import { PrometheusMetrics } from "../lib/metrics/prometheus-metrics.ts";
 import { optional, servicePort, type Env, type ServiceName } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
 import { internalToken, requireInternalToken } from "../lib/rpc/internal-token.ts";
@@ -40,7 +42,11 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
   const peers = remotePeers(env, [...PEERS[name], ...(LATER_PEERS[name] ?? [])]);
   const port = servicePort(env, name);
   const bus = await openEventBus(env, logger);
-  const shared = { bus, logger, redrive: redriveSettings(env) };
+  const metrics = new PrometheusMetrics();
+  // Each service reports the backlog of the groups it consumes as (the gateway consumes none).
+  const consumed = PIPELINE_CONSUMERS.filter((c) => c.stage === name || c.stage.startsWith(`${name}.`));
+  if (consumed.length > 0) metrics.watchBacklog(() => pipelineBacklog(bus, consumed));
+  const shared = { bus, logger, redrive: redriveSettings(env), metrics };
   const service = await {
     parser: async () => assembleParser(env, peers, shared),
     chunker: async () => assembleChunker(env, peers, shared),
@@ -85,5 +91,8 @@ function guardInternal(service: AssembledService, env: Env, host: string, logger
     return service;
   }
   const server = service.server;
-  return { ...service, server: { ...server, listen: (port, listenHost) => server.listen(port, listenHost, { interceptors: [requireInternalToken(token)] }) } };
+  return {
+    ...service,
+    server: { ...server, listen: (port, listenHost) => server.listen(port, listenHost, { interceptors: [requireInternalToken(token)], metricsToken: token }) },
+  };
 }

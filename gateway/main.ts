@@ -56,6 +56,7 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       access: { authenticator, index },
       keysChanged: () => authenticator.keysChanged(),
       logger,
+      metrics: shared.metrics,
     }),
     startWorkers: async () => {
       await hub.start();
