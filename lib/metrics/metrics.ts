@@ -19,15 +19,6 @@ export interface BacklogRow {
 /** Reads the bus's backlog when metrics are collected (a scrape or a status call), never on a timer. */
 export type BacklogSource = () => Promise<BacklogRow[]>;
 
-export interface AnswerRecord {
-  /** Seconds from the question to the first streamed token; undefined when nothing was generated. */
-  firstTokenSeconds?: number;
-  totalSeconds: number;
-  abstained: boolean;
-  citations: number;
-  unsupportedCitations: number;
-}
-
 export interface Metrics {
   /** One RPC a server answered: its service, method, Connect code name ("ok", "not_found") and duration. */
   rpc(service: string, method: string, code: string, seconds: number): void;
@@ -37,11 +28,6 @@ export interface Metrics {
   stageEnded(stage: string, outcome: StageOutcome, seconds: number, failure?: FailureClass): void;
   /** A stage's event reached its dead-letter topic; `rejected` when no retry could ever handle it. */
   deadLettered(stage: string, rejected: boolean): void;
-  /** One batch the embedder sent to its model: how many texts, and how long its oldest waited to be batched. */
-  embedBatch(size: number, queueWaitSeconds: number): void;
-  /** One search: its mode (hybrid, keyword, vector), the backend that answered, and its duration. */
-  search(mode: string, backend: string, seconds: number): void;
-  answer(record: AnswerRecord): void;
   /** Where the bus's backlog is read from; one per bus. */
   watchBacklog(source: BacklogSource): void;
   /** What /metrics answers (the Prometheus text format); undefined when nothing is recorded. */
@@ -59,9 +45,6 @@ export const noMetrics: Metrics = {
   stageStarted() {},
   stageEnded() {},
   deadLettered() {},
-  embedBatch() {},
-  search() {},
-  answer() {},
   watchBacklog() {},
   exposition: async () => undefined,
 };

@@ -1,13 +1,12 @@
 // The Metrics of one process in a prom-client registry: what /metrics exposes and what the status
 // RPC reads. The one module that imports prom-client (`npm run check` holds that line).
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { AnswerRecord, BacklogRow, BacklogSource, Exposition, FailureClass, Metrics, StageOutcome } from "./metrics.ts";
+import type { BacklogRow, BacklogSource, Exposition, FailureClass, Metrics, StageOutcome } from "./metrics.ts";
 
 /** Request latencies: 5 ms to a minute (a chat turn with a slow model). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 /** A stage's event: a tiny text parses in milliseconds, a large PDF embeds for minutes. */
 const STAGE_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
-const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
 /** One stage's counts, as the status RPC reports them. */
 export interface StageCounts {
@@ -29,14 +28,6 @@ export class PrometheusMetrics implements Metrics {
   private readonly stageDeadLettered: Counter<"stage" | "kind">;
   private readonly stageDuration: Histogram<"stage" | "outcome">;
   private readonly stageInFlight: Gauge<"stage">;
-  private readonly embedBatchSize: Histogram;
-  private readonly embedQueueWait: Histogram;
-  private readonly searchDuration: Histogram<"mode" | "backend">;
-  private readonly answerFirstToken: Histogram;
-  private readonly answerDuration: Histogram;
-  private readonly answers: Counter<"abstained">;
-  private readonly citations: Counter;
-  private readonly unsupportedCitations: Counter;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -85,29 +76,6 @@ export class PrometheusMetrics implements Metrics {
         for (const row of await readBacklog(sources)) this.set({ group: row.group, topic: row.topic, partition: row.partition }, row.pending);
       },
     });
-    this.embedBatchSize = new Histogram({ name: "quarry_embedder_batch_size", help: "Texts per batch the embedder sent to its model.", buckets: BATCH_BUCKETS, registers });
-    this.embedQueueWait = new Histogram({
-      name: "quarry_embedder_queue_wait_seconds",
-      help: "How long the oldest text of a batch waited before the batch went to the model.",
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.searchDuration = new Histogram({
-      name: "quarry_search_duration_seconds",
-      help: "Searches the index answered, by mode (hybrid, keyword, vector) and backend (sqlite, opensearch, elasticsearch).",
-      labelNames: ["mode", "backend"],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.answerFirstToken = new Histogram({ name: "quarry_answer_first_token_seconds", help: "From a question to the answer's first streamed token.", buckets: LATENCY_BUCKETS, registers });
-    this.answerDuration = new Histogram({ name: "quarry_answer_duration_seconds", help: "From a question to its complete answer.", buckets: LATENCY_BUCKETS, registers });
-    this.answers = new Counter({ name: "quarry_answers_total", help: "Answers given, by whether the answerer abstained (no supported answer in the sources).", labelNames: ["abstained"], registers });
-    this.citations = new Counter({ name: "quarry_answer_citations_total", help: "Citations in answers.", registers });
-    this.unsupportedCitations = new Counter({
-      name: "quarry_answer_unsupported_citations_total",
-      help: "Citations the verifier found unsupported by the cited source; divided by quarry_answer_citations_total, the unsupported-citation rate.",
-      registers,
-    });
   }
 
   /** The Prometheus text exposition of everything recorded (and the backlog, read now). */
@@ -132,23 +100,6 @@ export class PrometheusMetrics implements Metrics {
 
   deadLettered(stage: string, rejected: boolean): void {
     this.stageDeadLettered.inc({ stage, kind: rejected ? "rejected" : "retries_exhausted" });
-  }
-
-  embedBatch(size: number, queueWaitSeconds: number): void {
-    this.embedBatchSize.observe(size);
-    this.embedQueueWait.observe(queueWaitSeconds);
-  }
-
-  search(mode: string, backend: string, seconds: number): void {
-    this.searchDuration.observe({ mode, backend }, seconds);
-  }
-
-  answer(record: AnswerRecord): void {
-    if (record.firstTokenSeconds !== undefined) this.answerFirstToken.observe(record.firstTokenSeconds);
-    this.answerDuration.observe(record.totalSeconds);
-    this.answers.inc({ abstained: String(record.abstained) });
-    this.citations.inc(record.citations);
-    this.unsupportedCitations.inc(record.unsupportedCitations);
   }
 
   watchBacklog(source: BacklogSource): void {
