@@ -139,6 +139,13 @@ module.exports = {
       to: { path: TRANSPORT },
     },
     {
+      name: "only-the-metrics-registry-imports-prom-client",
+      severity: "error",
+      comment: "Code records through lib/metrics/metrics.ts's Metrics; only the registry behind it knows prom-client.",
+      from: { pathNot: ["^lib/metrics/prometheus-metrics\\.ts$", TEST] },
+      to: { path: "(^|/)node_modules/prom-client/" },
+    },
+    {
       name: "product-code-imports-no-test-code",
       severity: "error",
       comment: "Test support (test/, testing/ folders, contract suites, vitest) is never loaded by the product.",

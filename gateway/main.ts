@@ -67,6 +67,7 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       keysChanged: () => authenticator.keysChanged(),
       onSources: (s) => (sources = s),
       logger,
+      metrics: shared.metrics,
     }),
     startWorkers: async () => {
       await hub.start();

@@ -3,6 +3,8 @@ import { file_quarry_gateway_v1_gateway, QuarryService } from "../gen/quarry/gat
 import type { Logger } from "../lib/logger.ts";
 import { enumValidationInterceptor } from "../lib/rpc/enum-validation.ts";
 import { rpcEdgeInterceptor } from "../lib/rpc/interceptors.ts";
+import { rpcMetricsInterceptor } from "../lib/rpc/metrics-interceptor.ts";
+import type { Metrics } from "../lib/metrics/metrics.ts";
 import { buildServer } from "../lib/rpc/server.ts";
 import { inProcessTransport } from "../lib/rpc/transports.ts";
 import { accessInterceptor, scopeCheck, type AccessDeps } from "./access/access-interceptor.ts";
@@ -15,13 +17,14 @@ import { gatewayRoutes, type GatewayDeps } from "./routes.ts";
 /** Largest JSON body a plain-HTTP route reads (a chat's whole conversation fits). */
 const MAX_JSON_BYTES = 4 * 1024 * 1024;
 
-export function build(deps: GatewayDeps & { logger: Logger; corsOrigins?: string[]; access: AccessDeps; consoleDir?: string }) {
+export function build(deps: GatewayDeps & { logger: Logger; corsOrigins?: string[]; access: AccessDeps; consoleDir?: string; metrics?: Metrics }) {
   let slot: ReturnType<typeof httpSlot> | undefined;
   const built = buildServer({
     routes: gatewayRoutes(deps),
     serviceNames: [QuarryService.typeName],
     files: [file_quarry_gateway_v1_gateway],
     logger: deps.logger,
+    metrics: deps.metrics,
     corsOrigins: deps.corsOrigins,
     // Limits first: the access check looks up each base a request names.
     interceptors: [requestLimitsInterceptor(), accessInterceptor(deps.access)],
@@ -34,13 +37,14 @@ export function build(deps: GatewayDeps & { logger: Logger; corsOrigins?: string
   });
   // The HTTP routes call the public API in process, as the caller their door authenticated.
   const inProcess = inProcessTransport(built.routes, [
+    ...(deps.metrics ? [rpcMetricsInterceptor(deps.metrics)] : []),
     rpcEdgeInterceptor(deps.logger),
     requestLimitsInterceptor(),
     accessInterceptor(deps.access, { identify: identifyInProcessCaller }),
     enumValidationInterceptor(),
   ]);
   slot = httpSlot({
-    routes: httpRoutes({ consoleDir: deps.consoleDir, limits: deps.limits, blobs: deps.blobs, logger: deps.logger }),
+    routes: httpRoutes({ consoleDir: deps.consoleDir, limits: deps.limits, blobs: deps.blobs, logger: deps.logger, metrics: deps.metrics }),
     authenticator: deps.access.authenticator,
     checkScope: scopeCheck(deps.access.index),
     callsFor: (who) => ({ gateway: createClient(QuarryService, callingAs(inProcess, who)), embedder: deps.embedder }),

@@ -8,6 +8,7 @@ import type { EventBus, Subscription } from "./bus/event-bus.ts";
 import { integer, type Env } from "./config.ts";
 import type { RedriveSettings } from "./pipeline/redrive.ts";
 import type { Logger } from "./logger.ts";
+import type { Metrics } from "./metrics/metrics.ts";
 import type { BuiltServer, RunningServer } from "./rpc/server.ts";
 
 /** What every service of a process shares: the bus, the blob store, the logger, and how dead letters come back. */
@@ -17,6 +18,8 @@ export interface SharedDeps {
   blobs: BlobStore;
   logger: Logger;
   redrive: RedriveSettings;
+  /** The process's metrics (one registry per process; noMetrics when absent). */
+  metrics?: Metrics;
 }
 
 export interface AssembledService {

@@ -2,7 +2,9 @@
 // here and gets a row in test/e2e/http-access.test.ts (which refuses a route it has no row for).
 import type { BlobStore } from "../../lib/blobs/blob-store.ts";
 import type { Logger } from "../../lib/logger.ts";
+import { noMetrics, type Metrics } from "../../lib/metrics/metrics.ts";
 import { mcpRoute } from "../mcp/http-handler.ts";
+import { metricsRoute } from "./metrics-route.ts";
 import type { UploadLimits } from "../upload.ts";
 import { consoleAssets } from "./console-assets.ts";
 import { difyRoutes } from "./dify/dify-routes.ts";
@@ -10,8 +12,15 @@ import type { HttpRoute, OpenRoute } from "./http-route.ts";
 import { openAiRoutes } from "./openai/openai-routes.ts";
 import { restRoutes } from "./rest/rest-routes.ts";
 
-export function httpRoutes(options: { consoleDir?: string; limits: UploadLimits; blobs: BlobStore; logger: Logger }): HttpRoute[] {
-  return [...openAiRoutes(), ...difyRoutes(), ...restRoutes(options.limits, options.blobs), mcpRoute(options.logger), consoleRoute(options.consoleDir)];
+export function httpRoutes(options: { consoleDir?: string; limits: UploadLimits; blobs: BlobStore; logger: Logger; metrics?: Metrics }): HttpRoute[] {
+  return [
+    ...openAiRoutes(),
+    ...difyRoutes(),
+    ...restRoutes(options.limits, options.blobs),
+    mcpRoute(options.logger),
+    metricsRoute(options.metrics ?? noMetrics),
+    consoleRoute(options.consoleDir),
+  ];
 }
 
 /** The browser console's built files, for whatever no other route answers. */

@@ -97,6 +97,11 @@ export interface SubscribeOptions {
    * after a crash, so this also bounds the work a crash repeats.
    */
   window?: number;
+  /**
+   * Told once a message of the subscription went to the dead-letter topic (`rejected`: at once, by
+   * the handler's verdict; otherwise after every attempt failed). For metrics.
+   */
+  onDeadLetter?(topic: string, rejected: boolean): void;
 }
 
 export interface CloseOptions {
@@ -121,4 +126,15 @@ export interface EventBus {
   subscribe(options: SubscribeOptions): Promise<Subscription>;
   /** Closes every subscription (with the options) and the connections. */
   close(options?: CloseOptions): Promise<void>;
+  /**
+   * Messages of the topic that the group has not committed yet, per partition (for a group that
+   * never committed: the whole topic). Read for metrics and status; costs a query, not a consume.
+   */
+  pending(group: string, topic: string): Promise<PendingCount[]>;
+}
+
+export interface PendingCount {
+  /** The Kafka partition; "0" on the SQLite log, which has one. */
+  partition: string;
+  pending: number;
 }

@@ -21,10 +21,12 @@ import { FailedPreconditionError, InvalidInputError, UnavailableError } from "..
 import { checkSubscribeOptions, validTopic } from "./bus-arguments.ts";
 import {
   deadLetterTopic,
+  REJECTED_BY_HEADER,
   type BusMessage,
   type CloseOptions,
   type EventBus,
   type OutgoingMessage,
+  type PendingCount,
   type SubscribeOptions,
   type Subscription,
 } from "./event-bus.ts";
@@ -219,6 +221,23 @@ export class KafkaEventBus implements EventBus {
         : new UnavailableError(`Kafka consumer for group ${options.group} could not start`, { cause: error });
     }
     return subscription;
+  }
+
+  /** The consumer lag: each partition's end minus the group's committed offset (or the partition's start). */
+  async pending(group: string, topic: string): Promise<PendingCount[]> {
+    this.assertOpen();
+    const admin = await this.connectedAdmin();
+    const [ends, committed] = await Promise.all([
+      retryWhileRetriable(() => admin.fetchTopicOffsets(topic)),
+      retryWhileRetriable(() => admin.fetchOffsets({ groupId: group, topics: [topic] })),
+    ]);
+    const at = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+    return ends.map(({ partition, high, low }) => {
+      const position = at.get(partition) ?? -1n;
+      const from = position >= 0n ? position : BigInt(low);
+      const lag = BigInt(high) - from;
+      return { partition: String(partition), pending: Number(lag > 0n ? lag : 0n) };
+    });
   }
 
   async close(options?: CloseOptions): Promise<void> {
@@ -533,6 +552,7 @@ class KafkaSubscription implements Subscription {
         value: message.value,
         headers: { ...outcome.headers, "x-original-partition": String(partition) },
       });
+      this.options.onDeadLetter?.(topic, outcome.headers[REJECTED_BY_HEADER] !== undefined);
     }
     return true;
   }

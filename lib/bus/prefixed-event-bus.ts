@@ -1,7 +1,7 @@
 // Namespaces every topic and consumer group of a bus with a prefix, so several Quarry deployments
 // (or test runs) can share one Kafka cluster without reading each other's events. Handlers and
 // dead-letter names keep seeing the plain topic names.
-import { REJECTED_BY_HEADER, type CloseOptions, type EventBus, type OutgoingMessage, type SubscribeOptions, type Subscription } from "./event-bus.ts";
+import { REJECTED_BY_HEADER, type CloseOptions, type EventBus, type OutgoingMessage, type PendingCount, type SubscribeOptions, type Subscription } from "./event-bus.ts";
 
 export class PrefixedEventBus implements EventBus {
   constructor(private readonly inner: EventBus, private readonly prefix: string) {}
@@ -32,6 +32,10 @@ export class PrefixedEventBus implements EventBus {
 
   private unprefixed(topic: string): string {
     return topic.startsWith(this.prefix) ? topic.slice(this.prefix.length) : topic;
+  }
+
+  pending(group: string, topic: string): Promise<PendingCount[]> {
+    return this.inner.pending(this.prefix + group, this.prefix + topic);
   }
 
   close(options?: CloseOptions): Promise<void> {

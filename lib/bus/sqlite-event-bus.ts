@@ -17,10 +17,12 @@ import { FailedPreconditionError } from "../errors.ts";
 import { checkSubscribeOptions, validTopic } from "./bus-arguments.ts";
 import {
   deadLetterTopic,
+  REJECTED_BY_HEADER,
   type BusMessage,
   type CloseOptions,
   type EventBus,
   type OutgoingMessage,
+  type PendingCount,
   type SubscribeOptions,
   type Subscription,
 } from "./event-bus.ts";
@@ -121,6 +123,10 @@ function prepareStatements(db: Database.Database) {
     ),
     releaseLeases: db.prepare("DELETE FROM bus_leases WHERE owner = ?"),
     prune: db.prepare("DELETE FROM bus_messages WHERE ts < ?"),
+    pending: db.prepare<[{ group: string; topic: string }], { pending: number }>(
+      `SELECT COUNT(*) AS pending FROM bus_messages
+       WHERE topic = @topic AND seq > COALESCE((SELECT committed_seq FROM bus_offsets WHERE group_id = @group AND topic = @topic), 0)`,
+    ),
   };
 }
 
@@ -195,6 +201,11 @@ export class SqliteEventBus implements EventBus {
     this.subscriptions.add(subscription);
     subscription.start();
     return subscription;
+  }
+
+  async pending(group: string, topic: string): Promise<PendingCount[]> {
+    this.assertOpen();
+    return [{ partition: "0", pending: this.statements.pending.get({ group, topic })?.pending ?? 0 }];
   }
 
   async close(options?: CloseOptions): Promise<void> {
@@ -398,7 +409,10 @@ class SqliteSubscription implements Subscription {
       }
     })();
     if (!committed) return false;
-    if (outcome.kind === "dead") this.bus.notify(dlq);
+    if (outcome.kind === "dead") {
+      this.bus.notify(dlq);
+      this.options.onDeadLetter?.(row.topic, outcome.headers[REJECTED_BY_HEADER] !== undefined);
+    }
     return true;
   }
 

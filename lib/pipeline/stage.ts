@@ -8,6 +8,7 @@ import { fromBinary, type DescMessage, type MessageShape } from "@bufbuild/proto
 import { LeaseLostError, RejectedMessageError, type BusMessage, type EventBus, type Subscription } from "../bus/event-bus.ts";
 import { RETRYING_MARK } from "../domain.ts";
 import type { Logger } from "../logger.ts";
+import { failureClass, noMetrics, type Metrics, type StageOutcome } from "../metrics/metrics.ts";
 import { isRetryable, toDomainError } from "../rpc/error-mapping.ts";
 import { publishProgress, type DocumentRef } from "./progress.ts";
 import { startRedrive, type RedriveSettings } from "./redrive.ts";
@@ -27,6 +28,8 @@ export interface StageOptions<S extends DescMessage> {
   concurrency?: number;
   /** How dead letters come back (defaults: DEFAULT_REDRIVE); false leaves them dead. */
   redrive?: Partial<RedriveSettings> | false;
+  /** Where the stage's events, failures, durations and dead letters are counted. */
+  metrics?: Metrics;
 }
 
 export async function runStage<S extends DescMessage>(options: StageOptions<S>): Promise<Subscription> {
@@ -82,36 +85,60 @@ export function decodeOrReject<S extends DescMessage>(schema: S, message: BusMes
 }
 
 function consume<S extends DescMessage>(options: StageOptions<S>): Promise<Subscription> {
-  const { bus, logger } = options;
-  return bus.subscribe({
+  const metrics = options.metrics ?? noMetrics;
+  return options.bus.subscribe({
     group: options.name,
     topics: [options.topic],
     maxAttempts: options.maxAttempts,
     retryBackoffMs: options.retryBackoffMs,
     concurrency: options.concurrency,
+    onDeadLetter: (_topic, rejected) => metrics.deadLettered(options.name, rejected),
     handler: async (message) => {
-      const event = decodeOrReject(options.schema, message);
-      const doc = options.documentOf(event, message);
+      const started = performance.now();
+      const seconds = () => (performance.now() - started) / 1000;
+      metrics.stageStarted(options.name);
+      let ended: { outcome: StageOutcome; failure?: unknown };
       try {
-        await options.handle(event, message);
+        ended = await handleEvent(options, message);
       } catch (error) {
-        // Not the document's failure: the member that holds the message now handles it.
-        if (error instanceof LeaseLostError) throw error;
-        if (error instanceof RejectedMessageError) {
-          // Told to whoever watches the document, then thrown on for the bus to dead-letter.
-          await publishProgress(bus, doc, { phase: "failed", percent: 0, error: `${options.name}: ${error.reason}` }).catch(() => {});
-          throw error;
-        }
-        const domain = toDomainError(error);
-        const reason = domain instanceof Error ? domain.message : String(domain);
-        if (isRetryable(error)) {
-          logger.warn({ err: domain, documentId: doc.documentId, stage: options.name }, "stage failed; will retry");
-          await publishProgress(bus, doc, { phase: "failed", percent: 0, error: `${options.name}: ${reason} ${RETRYING_MARK}` }).catch(() => {});
-          throw error;
-        }
-        logger.info({ documentId: doc.documentId, stage: options.name, reason }, "document failed");
-        await publishProgress(bus, doc, { phase: "failed", percent: 0, error: `${options.name}: ${reason}` });
+        // A message lost to another member (LeaseLostError) counts as retrying: it is handled again.
+        const outcome = error instanceof RejectedMessageError ? "rejected" : "retrying";
+        metrics.stageEnded(options.name, outcome, seconds(), failureClass(toDomainError(error)));
+        throw error;
       }
+      metrics.stageEnded(options.name, ended.outcome, seconds(), ended.failure === undefined ? undefined : failureClass(ended.failure));
     },
   });
+}
+
+/**
+ * One event through the stage: handled, or failed for good (the document's fault: it is marked
+ * failed and the event committed). Throws what the bus must retry or dead-letter.
+ */
+async function handleEvent<S extends DescMessage>(options: StageOptions<S>, message: BusMessage): Promise<{ outcome: StageOutcome; failure?: unknown }> {
+  const { bus, logger } = options;
+  const event = decodeOrReject(options.schema, message);
+  const doc = options.documentOf(event, message);
+  try {
+    await options.handle(event, message);
+    return { outcome: "handled" };
+  } catch (error) {
+    // Not the document's failure: the member that holds the message now handles it.
+    if (error instanceof LeaseLostError) throw error;
+    if (error instanceof RejectedMessageError) {
+      // Told to whoever watches the document, then thrown on for the bus to dead-letter.
+      await publishProgress(bus, doc, { phase: "failed", percent: 0, error: `${options.name}: ${error.reason}` }).catch(() => {});
+      throw error;
+    }
+    const domain = toDomainError(error);
+    const reason = domain instanceof Error ? domain.message : String(domain);
+    if (isRetryable(error)) {
+      logger.warn({ err: domain, documentId: doc.documentId, stage: options.name }, "stage failed; will retry");
+      await publishProgress(bus, doc, { phase: "failed", percent: 0, error: `${options.name}: ${reason} ${RETRYING_MARK}` }).catch(() => {});
+      throw error;
+    }
+    logger.info({ documentId: doc.documentId, stage: options.name, reason }, "document failed");
+    await publishProgress(bus, doc, { phase: "failed", percent: 0, error: `${options.name}: ${reason}` });
+    return { outcome: "failed", failure: domain };
+  }
 }

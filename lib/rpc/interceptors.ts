@@ -1,4 +1,4 @@
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor, type StreamResponse, type UnaryResponse } from "@connectrpc/connect";
 import type { Logger } from "../logger.ts";
 import { toConnectError } from "./error-mapping.ts";
 
@@ -20,25 +20,32 @@ export function rpcEdgeInterceptor(logger: Logger): Interceptor {
       return mapped;
     };
     try {
-      const response = await next(request);
-      if (!response.stream) {
-        done();
-        return response;
-      }
-      const source = response.message;
-      return {
-        ...response,
-        message: (async function* () {
-          try {
-            yield* source;
-            done();
-          } catch (error) {
-            throw done(error) ?? error;
-          }
-        })(),
-      };
+      return whenAnswered(await next(request), done);
     } catch (error) {
       throw done(error) ?? (error instanceof ConnectError ? error : toConnectError(error));
     }
+  };
+}
+
+/**
+ * Calls `done` once the response is complete: at once for a unary one, after a stream's last
+ * message (or with the error that ended it, which `done` may replace) for a streamed one.
+ */
+export function whenAnswered<R extends UnaryResponse | StreamResponse>(response: R, done: (error?: unknown) => unknown): R {
+  if (!response.stream) {
+    done();
+    return response;
+  }
+  const source = response.message;
+  return {
+    ...response,
+    message: (async function* () {
+      try {
+        yield* source;
+      } catch (error) {
+        throw done(error) ?? error;
+      }
+      done();
+    })(),
   };
 }

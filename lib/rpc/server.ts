@@ -16,6 +16,9 @@ import { HealthRegistry } from "./health.ts";
 import { enumValidationInterceptor } from "./enum-validation.ts";
 import { rpcEdgeInterceptor } from "./interceptors.ts";
 import { tracingServerInterceptor } from "./tracing-interceptors.ts";
+import { metricsEndpoint } from "./metrics-endpoint.ts";
+import { rpcMetricsInterceptor } from "./metrics-interceptor.ts";
+import type { Metrics } from "../metrics/metrics.ts";
 import { reflectionRoutes } from "./reflection.ts";
 import { reportUndecodableRequestsAsInvalid } from "./undecodable-requests.ts";
 import { explainUnsupportedContentTypes } from "./unsupported-content-types.ts";
@@ -36,7 +39,9 @@ export interface ServerOptions {
   interceptors?: Interceptor[];
   /** More to say when a method refuses a request's Content-Type (HTTP 415): what to use instead. */
   contentTypeHint?: (method: { name: string; parent: { typeName: string } }) => string;
-  /** Answers what no route matches (the gateway's console files); plain 404 without it. */
+  /** Where each call's code and duration are recorded; without a fallback, GET /metrics exposes them. */
+  metrics?: Metrics;
+  /** Answers what no route matches (the gateway's console files); plain 404 (or /metrics) without it. */
   fallback?: (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 }
 
@@ -51,7 +56,13 @@ export interface BuiltServer {
   /** Aborted when the server starts shutting down: plain-HTTP streams (the fallback's) end with it. */
   shutdownSignal: AbortSignal;
   /** Listens; `interceptors` apply to calls arriving on this listener only (not to in-process transports). */
-  listen(port: number, host?: string, options?: { interceptors?: Interceptor[] }): Promise<RunningServer>;
+  listen(port: number, host?: string, options?: ListenOptions): Promise<RunningServer>;
+}
+
+export interface ListenOptions {
+  interceptors?: Interceptor[];
+  /** The bearer token this listener's GET /metrics asks for (QUARRY_INTERNAL_TOKEN); open without it. */
+  metricsToken?: string;
 }
 
 export interface RunningServer {
@@ -73,19 +84,25 @@ export function buildServer(options: ServerOptions): BuiltServer {
     reportUndecodableRequestsAsInvalid(router);
     explainUnsupportedContentTypes(router, options.contentTypeHint);
   };
-  const interceptors = [tracingServerInterceptor(), rpcEdgeInterceptor(options.logger), ...(options.interceptors ?? []), enumValidationInterceptor()];
+  const interceptors = [
+    tracingServerInterceptor(),
+    ...(options.metrics ? [rpcMetricsInterceptor(options.metrics)] : []),
+    rpcEdgeInterceptor(options.logger),
+    ...(options.interceptors ?? []),
+    enumValidationInterceptor(),
+  ];
   // Aborted when the server shuts down: every handler's context.signal follows it, so streams
   // (WatchIngestion, Chat) end with `unavailable` instead of holding the drain open.
   const shutdown = new AbortController();
   const origins = options.corsOrigins ?? [];
   let active = 0;
-  const makeHandler = (extra: Interceptor[]): BuiltServer["handler"] => {
+  const makeHandler = (extra: Interceptor[], metricsToken?: string): BuiltServer["handler"] => {
     const connect = connectNodeAdapter({
       routes,
       readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024,
       interceptors: [...interceptors, ...extra],
       shutdownSignal: shutdown.signal,
-      fallback: options.fallback as never,
+      fallback: (options.fallback ?? (options.metrics ? metricsEndpoint(options.metrics, metricsToken) : undefined)) as never,
     });
     return (req, res) => {
       active++;
@@ -115,9 +132,9 @@ export function buildServer(options: ServerOptions): BuiltServer {
   };
   const handlerWithout = makeHandler([]);
 
-  const listen = (port: number, host = "127.0.0.1", listenOptions: { interceptors?: Interceptor[] } = {}) =>
+  const listen = (port: number, host = "127.0.0.1", listenOptions: ListenOptions = {}) =>
     new Promise<RunningServer>((resolve, reject) => {
-      const handler = listenOptions.interceptors?.length ? makeHandler(listenOptions.interceptors) : handlerWithout;
+      const handler = listenOptions.interceptors?.length || listenOptions.metricsToken ? makeHandler(listenOptions.interceptors ?? [], listenOptions.metricsToken) : handlerWithout;
       const h1 = http.createServer(handler as http.RequestListener);
       // Longer than any client's idle keep-alive, so the server never closes a socket the client is
       // about to reuse (the race shows as ECONNRESET on the client while ingestion keeps us busy).

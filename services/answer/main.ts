@@ -3,6 +3,7 @@ import { EmbedderService } from "../../gen/quarry/embedder/v1/embedder_pb.ts";
 import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
 import type { Env } from "../../lib/config.ts";
 import type { Logger } from "../../lib/logger.ts";
+import type { Metrics } from "../../lib/metrics/metrics.ts";
 import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService } from "../../lib/service-runtime.ts";
 import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
@@ -14,7 +15,7 @@ import { HttpReranker } from "./retrieval/rerank/http-reranker.ts";
 import { LlmReranker } from "./retrieval/rerank/llm-reranker.ts";
 import { build } from "./server.ts";
 
-export function assembleAnswer(env: Env, peers: Peers, shared: { logger: Logger }): AssembledService {
+export function assembleAnswer(env: Env, peers: Peers, shared: { logger: Logger; metrics?: Metrics }): AssembledService {
   const config = answerConfig(env);
   const logger = shared.logger.child({ service: "answer" });
   const counter = WordPieceTokenCounter.fromModelDir(config.tokenizerDir);
@@ -36,6 +37,7 @@ export function assembleAnswer(env: Env, peers: Peers, shared: { logger: Logger 
       historyRounds: config.historyRounds,
       onTurnNotSaved: (err) => logger.warn({ err }, "a turn was answered but could not be stored"),
       logger,
+      metrics: shared.metrics,
     }),
     startWorkers: async () => [],
     close: async () => {

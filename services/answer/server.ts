@@ -3,6 +3,7 @@ import { AnswerService, file_quarry_answer_v1_answer } from "../../gen/quarry/an
 import type { EmbedderService } from "../../gen/quarry/embedder/v1/embedder_pb.ts";
 import type { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
 import type { Logger } from "../../lib/logger.ts";
+import type { Metrics } from "../../lib/metrics/metrics.ts";
 import { buildServer } from "../../lib/rpc/server.ts";
 import { AnswerApplication, type AnswerApplicationDeps } from "./answer-service.ts";
 import { indexConversations } from "./adapters/index-conversations.ts";
@@ -25,11 +26,12 @@ export function answerApplication(deps: AnswerServiceDeps): AnswerApplication {
   });
 }
 
-export function build(deps: AnswerServiceDeps & { logger: Logger }) {
+export function build(deps: AnswerServiceDeps & { logger: Logger; metrics?: Metrics }) {
   return buildServer({
     routes: answerRoutes(answerApplication(deps)),
     serviceNames: [AnswerService.typeName],
     files: [file_quarry_answer_v1_answer],
     logger: deps.logger,
+    metrics: deps.metrics,
   });
 }

@@ -39,6 +39,7 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
     tokensFor,
     maxChunks: config.maxDocumentChunks,
     logger,
+    metrics: shared.metrics,
     get maxInputTokens(): number {
       return defaultLimit();
     },
@@ -61,6 +62,7 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
         logger,
         threads,
         redrive: shared.redrive,
+        metrics: shared.metrics,
       }),
     ],
     close: () => threads.close(),

@@ -5,6 +5,7 @@ import type { KnowledgeBase } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { documentOfEvent, PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
+import type { Metrics } from "../../lib/metrics/metrics.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { parsedFromProto } from "../../lib/proto-convert.ts";
@@ -16,6 +17,7 @@ import { inSpan } from "../../lib/tracing/spans.ts";
 export interface ChunkerWorkerDeps {
   /** How dead-lettered events come back; the defaults unless configured. */
   redrive?: Partial<RedriveSettings>;
+  metrics?: Metrics;
   bus: EventBus;
   /** A model's tokenizer and input limit; chunks are sized in the knowledge base's model's tokens. */
   tokensFor(model: string): Promise<ModelTokens>;
@@ -35,6 +37,7 @@ export function startChunkerWorker(deps: ChunkerWorkerDeps) {
   return runStage({
     name: "chunker",
     redrive: deps.redrive,
+    metrics: deps.metrics,
     bus,
     topic: Topics.documentsParsed,
     schema: DocumentParsedSchema,

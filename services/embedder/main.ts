@@ -34,8 +34,8 @@ export async function assembleEmbedder(env: Env, peers: Peers, shared: SharedDep
   return {
     name: "embedder",
     // Questions asked at the same moment share one forward pass instead of queueing for one each.
-    server: build({ models: coalescingPool(models, 64), logger }),
-    startWorkers: async () => [await startEmbedderWorker({ bus: shared.bus, models, knowledgeBase, currentVersion, checkpoints, logger, redrive: shared.redrive })],
+    server: build({ models: coalescingPool(models, 64), logger, metrics: shared.metrics }),
+    startWorkers: async () => [await startEmbedderWorker({ bus: shared.bus, models, knowledgeBase, currentVersion, checkpoints, logger, redrive: shared.redrive, metrics: shared.metrics })],
     close: async () => {
       await models.close();
       checkpoints.close();

@@ -5,6 +5,7 @@ import { assertOwned, Topics, type EventBus } from "../../lib/bus/event-bus.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { documentOfEvent, PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
+import type { Metrics } from "../../lib/metrics/metrics.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { withHeadingPath } from "../../lib/chunk-context.ts";
@@ -16,6 +17,7 @@ import { inSpan } from "../../lib/tracing/spans.ts";
 
 export interface EmbedderWorkerDeps {
   redrive?: Partial<RedriveSettings>;
+  metrics?: Metrics;
   bus: EventBus;
   /** The models; each knowledge base's chunks are embedded with its own. */
   models: EmbedderPool;
@@ -46,6 +48,7 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
     name: "embedder",
     concurrency: deps.concurrency ?? 32,
     redrive: deps.redrive,
+    metrics: deps.metrics,
     bus,
     topic: Topics.chunksCreated,
     schema: ChunksCreatedSchema,

@@ -74,9 +74,9 @@ export async function assembleIndex(env: Env, shared: SharedDeps, peers: Peers):
   };
   return {
     name: "index",
-    server: build({ ...deps, logger }),
+    server: build({ ...deps, logger, metrics: shared.metrics }),
     startWorkers: async () => {
-      const workers = await startIndexWorkers({ ...deps, bus: shared.bus, logger, redrive: shared.redrive });
+      const workers = await startIndexWorkers({ ...deps, bus: shared.bus, logger, redrive: shared.redrive, metrics: shared.metrics });
       await modelChanges.watchInterrupted();
       return workers;
     },

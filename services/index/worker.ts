@@ -5,6 +5,7 @@ import { assertOwned, Topics, type EventBus, type Subscription } from "../../lib
 import type { EmbeddedChunk } from "../../lib/domain.ts";
 import { FailedPreconditionError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
+import type { Metrics } from "../../lib/metrics/metrics.ts";
 import { documentOfEvent, PhasePercent, progressFromProto, publishProgress } from "../../lib/pipeline/progress.ts";
 import { startRedrive, type RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { decodeOrReject, runStage } from "../../lib/pipeline/stage.ts";
@@ -18,6 +19,7 @@ import { inSpan } from "../../lib/tracing/spans.ts";
 
 export interface IndexWorkerDeps {
   redrive?: Partial<RedriveSettings>;
+  metrics?: Metrics;
   bus: EventBus;
   catalog: Catalog;
   engine: SearchEngine;
@@ -52,6 +54,7 @@ function startIndexingStage(deps: IndexWorkerDeps) {
     name: "index",
     concurrency: deps.concurrency ?? 8,
     redrive: deps.redrive,
+    metrics: deps.metrics,
     bus,
     topic: Topics.chunksEmbedded,
     schema: ChunksEmbeddedSchema,

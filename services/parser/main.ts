@@ -20,7 +20,7 @@ export function assembleParser(env: Env, peers: Peers, shared: SharedDeps): Asse
   const parser = new RoutingParser({ builtin, tika, limits: config.limits });
   return {
     name: "parser",
-    server: build({ parser, logger }),
+    server: build({ parser, logger, metrics: shared.metrics }),
     startWorkers: async () => [
       await startParserWorker({
         bus: shared.bus,
@@ -28,6 +28,7 @@ export function assembleParser(env: Env, peers: Peers, shared: SharedDeps): Asse
         knowledgeBase: knowledgeBaseLookup(() => peers.transport("index")),
         logger,
         redrive: shared.redrive,
+        metrics: shared.metrics,
         fileRefRoots: config.fileRefRoots,
         blobs: shared.blobs,
       }),

@@ -10,6 +10,7 @@ import type { KnowledgeBase } from "../../lib/domain.ts";
 import { InvalidInputError, NotFoundError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { PhasePercent, publishProgress, type DocumentRef } from "../../lib/pipeline/progress.ts";
+import type { Metrics } from "../../lib/metrics/metrics.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
 import { parsedToProto } from "../../lib/proto-convert.ts";
@@ -60,6 +61,7 @@ export interface ParserWorkerDeps {
   knowledgeBase(idOrName: string): Promise<KnowledgeBase>;
   logger: Logger;
   redrive?: Partial<RedriveSettings>;
+  metrics?: Metrics;
   /** Where file:// content_uri references may point (see content-reference.ts); none: every file reference is refused. */
   fileRefRoots?: readonly string[];
   /** The blob store the gateway leaves large uploads in: an s3:// reference is read from it, under its root only. */
@@ -71,6 +73,7 @@ export function startParserWorker(deps: ParserWorkerDeps) {
   return runStage({
     name: "parser",
     redrive: deps.redrive,
+    metrics: deps.metrics,
     bus,
     topic: Topics.documentsSubmitted,
     schema: DocumentSubmittedSchema,

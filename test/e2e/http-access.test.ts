@@ -40,6 +40,7 @@ const PROBES: Record<string, { on: (t: Tenant) => Probe }> = {
   "rest.upload": { on: (t) => ({ method: "POST", path: `/v1/knowledge-bases/${t.name}/documents`, form: file("a probe upload") }) },
   "rest.document": { on: (t) => get(`/v1/documents/${t.docId}`) },
   "rest.original": { on: (t) => get(`/v1/documents/${t.docId}/original`) },
+  metrics: { on: () => get("/metrics") },
   // Streamable HTTP wants both answer forms accepted; stateless, so a tool call needs no session.
   mcp: {
     on: () => ({
@@ -96,17 +97,19 @@ describe("the plain-HTTP routes' door", () => {
     });
 
     it(`${route.name}: takes the right key, and refuses a key below its ${route.role} role`, async () => {
-      const right = await send(PROBES[route.name].on(world.a), `Bearer ${world.keys[route.role === "editor" ? "editor" : "reader"]}`);
+      const right = await send(PROBES[route.name].on(world.a), `Bearer ${world.keys[route.role]}`);
       expect(right.status, right.text).toBe(200);
-      if (route.role === "editor") {
-        const low = await send(PROBES[route.name].on(world.a), `Bearer ${world.keys.reader}`);
+      const below = { reader: undefined, editor: "reader", admin: "editor" }[route.role];
+      if (below) {
+        const low = await send(PROBES[route.name].on(world.a), `Bearer ${world.keys[below]}`);
         expect(low.status, low.text).toBe(403);
-        expect(low.text).toMatch(/has the reader role/);
+        expect(low.text).toContain(`has the ${below} role`);
       }
     });
 
     it(`${route.name}: keeps a key limited to tenant A out of tenant B (${route.scope.kind})`, async () => {
-      const key = `Bearer ${world.keys[route.role === "editor" ? "tenant-a-editor" : "tenant-a-reader"]}`;
+      // An admin key cannot be limited to knowledge bases, so an admin route meets only unscoped keys.
+      const key = `Bearer ${world.keys[route.role === "admin" ? "admin" : `tenant-a-${route.role}`]}`;
       const own = await send(PROBES[route.name].on(world.a), key);
       expect(own.status, own.text).toBe(200);
       if (route.scope.kind === "check") {
@@ -121,6 +124,7 @@ describe("the plain-HTTP routes' door", () => {
       } else {
         // A route that touches no knowledge base says why, and a scoped key is served like any other.
         expect(route.scope.why).toMatch(/no knowledge base/);
+        if (route.name === "metrics") expect(own.text).toMatch(/^quarry_rpc_server_duration_seconds_count\{/m);
       }
     });
   }

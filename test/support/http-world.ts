@@ -19,7 +19,7 @@ export interface HttpWorld {
   admin: QuarryClient;
   a: Tenant;
   b: Tenant;
-  /** Secrets by name: bootstrap (admin), reader, editor, tenant-a-reader, tenant-a-editor. */
+  /** Secrets by name: bootstrap (admin), reader, editor, admin, tenant-a-reader, tenant-a-editor. */
   keys: Record<string, string>;
   stop(): Promise<void>;
 }
@@ -52,5 +52,6 @@ export async function startHttpWorld(env: Record<string, string> = {}): Promise<
   await create("editor", ApiKeyRole.EDITOR);
   await create("tenant-a-reader", ApiKeyRole.READER, [a.id]);
   await create("tenant-a-editor", ApiKeyRole.EDITOR, [a.id]);
+  await create("admin", ApiKeyRole.ADMIN);
   return { quarry, url: quarry.url, admin, a, b, keys, stop: () => quarry.stop() };
 }

@@ -281,6 +281,21 @@ export function describeEventBusContract(name: string, factory: () => Promise<Ev
       expect(second.values()).toEqual(values);
     });
 
+    it("counts what a group has not committed yet: the whole topic before it reads, nothing once it has", { timeout: TEST_TIMEOUT_MS }, async () => {
+      const topic = unique("pending");
+      const group = unique("g");
+      await bus.ensureTopics([topic]);
+      const total = async () => (await bus.pending(group, topic)).reduce((sum, p) => sum + p.pending, 0);
+      await publishValues(topic, numbered("m", 0, 5), "a");
+      await publishValues(topic, numbered("n", 0, 4), "b");
+      expect(await total()).toBe(9);
+      const seen = recorder();
+      await subscribe({ group, topics: [topic], handler: seen.handler });
+      await eventually(() => expect(seen.messages).toHaveLength(9));
+      // The commit follows the handler; the count reaches 0 once it is made.
+      await vi.waitFor(async () => expect(await total()).toBe(0), { timeout: DELIVERY_TIMEOUT_MS, interval: 50 });
+    });
+
     it("resumes a group after close without redelivering or losing messages", { timeout: TEST_TIMEOUT_MS }, async () => {
       const topic = unique("resume");
       const group = unique("g");

@@ -1,0 +1,62 @@
+// What Quarry measures, as the domain records it. Services, stages and the bus record through this
+// interface only; the Prometheus registry behind it (prometheus-metrics.ts) is chosen by the
+// composition root, so domain code never imports prom-client and tests can pass noMetrics.
+
+/** How one ingestion event ended in a stage. */
+export type StageOutcome = "handled" | "failed" | "retrying" | "rejected";
+
+/** What kind of failure it was: the domain error's class ("invalid_input", "unavailable", …), "internal" otherwise. */
+export type FailureClass = string;
+
+/** Unconsumed events of one consumer group on one topic partition (the SQLite log has one partition, "0"). */
+export interface BacklogRow {
+  group: string;
+  topic: string;
+  partition: string;
+  pending: number;
+}
+
+/** Reads the bus's backlog when metrics are collected (a scrape or a status call), never on a timer. */
+export type BacklogSource = () => Promise<BacklogRow[]>;
+
+export interface Metrics {
+  /** One RPC a server answered: its service, method, Connect code name ("ok", "not_found") and duration. */
+  rpc(service: string, method: string, code: string, seconds: number): void;
+  /** An ingestion stage took an event (until it ends, the event's document is in flight). */
+  stageStarted(stage: string): void;
+  /** The event ended: how, after how long, and for a failure its class. */
+  stageEnded(stage: string, outcome: StageOutcome, seconds: number, failure?: FailureClass): void;
+  /** A stage's event reached its dead-letter topic; `rejected` when no retry could ever handle it. */
+  deadLettered(stage: string, rejected: boolean): void;
+  /** Where the bus's backlog is read from; one per bus. */
+  watchBacklog(source: BacklogSource): void;
+  /** What /metrics answers (the Prometheus text format); undefined when nothing is recorded. */
+  exposition(): Promise<Exposition | undefined>;
+}
+
+export interface Exposition {
+  contentType: string;
+  text: string;
+}
+
+/** Records nothing: for tests and tools that assemble services without a registry. */
+export const noMetrics: Metrics = {
+  rpc() {},
+  stageStarted() {},
+  stageEnded() {},
+  deadLettered() {},
+  watchBacklog() {},
+  exposition: async () => undefined,
+};
+
+const FAILURE_CLASSES = new Set(["InvalidInputError", "NotFoundError", "AlreadyExistsError", "FailedPreconditionError", "UnavailableError", "TooLargeError", "UnauthenticatedError", "PermissionDeniedError"]);
+
+/**
+ * A failure's class for a label: the domain error's name in snake case without "Error"
+ * ("InvalidInputError" → "invalid_input"), "internal" for anything else, so the label's values stay few.
+ */
+export function failureClass(error: unknown): FailureClass {
+  const name = error instanceof Error ? error.name : "";
+  if (!FAILURE_CLASSES.has(name)) return "internal";
+  return name.replace(/Error$/, "").replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+}

@@ -1,0 +1,131 @@
+// The real Prometheus (Debian's `prometheus`, a plain process with its own config and data folder)
+// scrapes an embedded Quarry's /metrics with an admin key as its bearer token; the test uploads two
+// documents, searches and asks, and reads back through Prometheus' query API that the stage
+// counters and the RPC histograms moved by exactly that, and that the pipeline's backlog drained.
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { accessSync, constants } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { gatewayClient, type QuarryClient } from "../../client/gateway-client.ts";
+import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
+import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
+import { describeWith } from "../support/engines.ts";
+import { collectChat, upload } from "./e2e-helpers.ts";
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return join(dir, name);
+    } catch {
+      // not in this folder
+    }
+  }
+  return undefined;
+}
+
+const prometheusBinary = {
+  value: process.env.QUARRY_PROMETHEUS_BIN ?? onPath("prometheus"),
+  requiredBy: "QUARRY_REQUIRE_ENGINES" as const,
+  missing: "the prometheus binary is not on PATH",
+  hint: "Install it with apt-get install -y prometheus (CI does, in .ci/run)",
+};
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describeWith(prometheusBinary, "Prometheus scraping an embedded Quarry", (binary) => {
+  const key = `metrics-test-${randomBytes(12).toString("hex")}`;
+  let quarry: EmbeddedQuarryFixture;
+  let client: QuarryClient;
+  let prometheus: ChildProcess;
+  let promUrl: string;
+  let dir: string;
+  let output = "";
+
+  /** One number from an instant query (a query that matches nothing reads as 0). */
+  const query = async (promql: string): Promise<number> => {
+    const res = await fetch(`${promUrl}/api/v1/query?${new URLSearchParams({ query: `sum(${promql}) or vector(0)` })}`);
+    const body = (await res.json()) as { status: string; data: { result: { value: [number, string] }[] } };
+    expect(body.status, JSON.stringify(body)).toBe("success");
+    return Number(body.data.result[0]?.value[1] ?? 0);
+  };
+  /** Waits (without sleeping on a guess) until Prometheus has scraped the value; fails if it never does. */
+  const eventually = (promql: string, expected: number) => expect.poll(() => query(promql), { timeout: 60_000, interval: 500 }).toBe(expected);
+
+  beforeAll(async () => {
+    quarry = await startEmbeddedQuarry({ env: { QUARRY_API_KEY: key } });
+    client = gatewayClient(quarry.url, key);
+    dir = await mkdtemp(join(tmpdir(), "quarry-prometheus-"));
+    const port = await freePort();
+    promUrl = `http://127.0.0.1:${port}`;
+    await writeFile(
+      join(dir, "prometheus.yml"),
+      [
+        "global: { scrape_interval: 1s, evaluation_interval: 1s }",
+        "scrape_configs:",
+        "  - job_name: quarry",
+        "    metrics_path: /metrics",
+        `    authorization: { type: Bearer, credentials: "${key}" }`,
+        `    static_configs: [{ targets: ["${new URL(quarry.url).host}"] }]`,
+        "",
+      ].join("\n"),
+    );
+    prometheus = spawn(binary, [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    prometheus.stdout!.on("data", (d) => (output += d));
+    prometheus.stderr!.on("data", (d) => (output += d));
+  }, 180_000);
+
+  afterAll(async () => {
+    if (prometheus && prometheus.exitCode === null) {
+      const exited = new Promise((resolve) => prometheus.once("exit", resolve));
+      prometheus.kill("SIGTERM");
+      await exited;
+    }
+    await quarry?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("sees the stage counters, the backlog and the RPC histograms move by what the test did", async () => {
+    // Prometheus up, and one scrape of the Quarry done (with the key: a refused scrape reads as up 0).
+    const up = () => fetch(`${promUrl}/api/v1/query?query=up`).then((r) => r.json(), () => undefined) as Promise<{ data?: { result?: { value: [number, string] }[] } } | undefined>;
+    await expect.poll(async () => (await up())?.data?.result?.[0]?.value[1], { timeout: 60_000, interval: 250, message: output }).toBe("1");
+    const stages = ["parser", "chunker", "embedder", "index"];
+    const handled = (stage: string) => `quarry_stage_events_total{stage="${stage}",outcome="handled"}`;
+    const rpcs = (method: string) => `quarry_rpc_server_duration_seconds_count{service="quarry.gateway.v1.QuarryService",method="${method}",code="ok"}`;
+    const before = new Map<string, number>();
+    for (const q of [...stages.map(handled), rpcs("UploadDocument"), rpcs("Search"), rpcs("Chat")]) before.set(q, await query(q));
+
+    const { knowledgeBase } = await client.createKnowledgeBase({ name: `metrics-${randomBytes(3).toString("hex")}` });
+    const docs = [
+      await upload(client, knowledgeBase!.id, "harbour.txt", new TextEncoder().encode("The harbour opens at six in the morning and closes at nine at night.")),
+      await upload(client, knowledgeBase!.id, "ferry.txt", new TextEncoder().encode("The ferry to the island leaves every hour from the north pier.")),
+    ];
+    for await (const update of client.watchIngestion({ documentIds: docs.map((d) => d.document!.id) }, { signal: AbortSignal.timeout(120_000) })) {
+      expect(update.status, update.error).not.toBe(DocumentStatus.FAILED);
+    }
+    await client.search({ query: "when does the harbour open", knowledgeBases: [knowledgeBase!.id] });
+    await collectChat(client, { question: "When does the harbour open?", knowledgeBases: [knowledgeBase!.id] });
+
+    for (const stage of stages) await eventually(handled(stage), before.get(handled(stage))! + 2);
+    await eventually(rpcs("UploadDocument"), before.get(rpcs("UploadDocument"))! + 2);
+    await eventually(rpcs("Search"), before.get(rpcs("Search"))! + 1);
+    await eventually(rpcs("Chat"), before.get(rpcs("Chat"))! + 1);
+    // Every event the uploads caused was consumed: no stage has anything pending.
+    await eventually(`quarry_bus_pending_events{group=~"parser|chunker|embedder|index"}`, 0);
+    expect(await query(`quarry_stage_events_total{outcome!="handled"}`)).toBe(0);
+    // The process's own metrics come with it (prom-client's defaults).
+    expect(await query("process_resident_memory_bytes")).toBeGreaterThan(0);
+  }, 240_000);
+});
