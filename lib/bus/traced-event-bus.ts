@@ -5,7 +5,7 @@
 // what happened and get no spans of their own.
 import { context } from "@opentelemetry/api";
 import { extractContext, failSpan, injectContext, SpanKind, tracer, tracingOn, withSpanActive } from "../tracing/spans.ts";
-import type { CloseOptions, EventBus, OutgoingMessage, SubscribeOptions, Subscription } from "./event-bus.ts";
+import type { CloseOptions, EventBus, OutgoingMessage, PendingCount, SubscribeOptions, Subscription } from "./event-bus.ts";
 
 export class TracedEventBus implements EventBus {
   /** `system` names the bus underneath in span attributes ("kafka" or "sqlite"). */
@@ -13,6 +13,10 @@ export class TracedEventBus implements EventBus {
 
   ensureTopics(topics: string[]): Promise<void> {
     return this.inner.ensureTopics(topics);
+  }
+
+  pending(group: string, topic: string): Promise<PendingCount[]> {
+    return this.inner.pending(group, topic);
   }
 
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
