@@ -246,7 +246,10 @@ http.port: $OPENSEARCH_PORT
 transport.port: $OPENSEARCH_TRANSPORT_PORT
 path.data: $run/data
 path.logs: $run/logs
+# Where filesystem snapshot repositories may live (quarry backup in distributed mode: docs/BACKUP.md).
+path.repo: $run/snapshots
 EOF
+  mkdir -p "$run/snapshots"
   local prefix
   prefix="$(non_root_prefix)"
   # jvm.options writes gc.log and heap dumps relative to the working directory.
