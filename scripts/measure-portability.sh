@@ -22,7 +22,9 @@ trap cleanup EXIT INT TERM
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 serve() { # data-dir port [env...]
   local dir=$1 port=$2; shift 2
-  env "$@" QUARRY_DATA_DIR="$dir" QUARRY_PORT="$port" $Q serve >"$dir.log" 2>&1 &
+  # Without the caller's Kafka or Tika: three Quarrys on one broker's unprefixed topics would share
+  # consumer groups and take each other's documents (a fresh ingest then never finished).
+  env -u KAFKA_BROKERS -u TIKA_URL -u ELASTICSEARCH_URL "$@" QUARRY_DATA_DIR="$dir" QUARRY_PORT="$port" $Q serve >"$dir.log" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 1 120); do curl -s "http://127.0.0.1:$port/" >/dev/null && return 0; sleep 1; done
   echo "Quarry on $port did not start: $(tail -5 "$dir.log")" >&2; return 1
