@@ -9,7 +9,8 @@ import Database from "better-sqlite3";
 import { blobDir, sqlitePath, type Env } from "../lib/config.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../lib/errors.ts";
 
-const MANIFEST = "quarry-backup.json";
+export const BACKUP_MANIFEST = "quarry-backup.json";
+const MANIFEST = BACKUP_MANIFEST;
 const FORMAT = "quarry.embedded-backup";
 const VERSION = 1;
 
@@ -57,7 +58,7 @@ export async function backupEmbedded(env: Env, directory: string): Promise<Backu
  * still being written (gateway/originals.ts writes it so, then renames it): not one to keep. A file
  * gone between the listing and its copy was a document deleted meanwhile: nothing to keep either.
  */
-async function copyLiveFolder(from: string, to: string): Promise<void> {
+export async function copyLiveFolder(from: string, to: string): Promise<void> {
   for (const entry of await readdir(from, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile() || entry.name.startsWith(".")) continue;
     const source = join(entry.parentPath, entry.name);
@@ -92,16 +93,25 @@ export async function restoreEmbedded(env: Env, directory: string, options: { re
   return { directory, knowledgeBases: manifest.knowledgeBases, documents: manifest.documents, readyDocuments: manifest.readyDocuments };
 }
 
-async function readManifest(directory: string): Promise<Manifest> {
+/**
+ * A backup folder's manifest when it is of `format` and a version this Quarry restores (`version` or
+ * older); InvalidInputError naming what is wrong otherwise (`otherKind` says what restores the rest).
+ */
+export async function readBackupManifest<M extends { format: string; version: number }>(directory: string, format: string, version: number, otherKind: string): Promise<Partial<M>> {
   let text: string;
   try {
     text = await readFile(join(directory, MANIFEST), "utf8");
   } catch {
     throw new InvalidInputError(`${directory} is not a Quarry backup (it has no ${MANIFEST})`);
   }
-  const manifest = JSON.parse(text) as Partial<Manifest>;
-  if (manifest.format !== FORMAT) throw new InvalidInputError(`${directory} is not a Quarry embedded backup`);
-  if ((manifest.version ?? Infinity) > VERSION) throw new InvalidInputError(`the backup is of version ${manifest.version}, newer than this Quarry restores (${VERSION})`);
+  const manifest = JSON.parse(text) as Partial<M>;
+  if (manifest.format !== format) throw new InvalidInputError(`${directory} is not a Quarry ${otherKind}`);
+  if ((manifest.version ?? Infinity) > version) throw new InvalidInputError(`the backup is of version ${manifest.version}, newer than this Quarry restores (${version})`);
+  return manifest;
+}
+
+async function readManifest(directory: string): Promise<Manifest> {
+  const manifest = await readBackupManifest<Manifest>(directory, FORMAT, VERSION, "embedded backup (a distributed one restores with OPENSEARCH_URL set)");
   await stat(join(directory, "quarry.db")).catch(() => {
     throw new InvalidInputError(`the backup in ${directory} has no quarry.db`);
   });

@@ -3,30 +3,31 @@
 // `quarry doctor [--repair]`: its consistency checked, and what is safe repaired.
 import type { Command } from "commander";
 import { backupEmbedded, restoreEmbedded } from "../app/embedded-backup.ts";
+import { backupDistributed, isDistributed, restoreDistributed } from "../app/distributed-backup.ts";
 import { doctorEmbedded } from "../app/embedded-doctor.ts";
 import { dataDir } from "../lib/config.ts";
 
 export function registerBackupCommands(program: Command): void {
   program
     .command("backup")
-    .description("back up an embedded Quarry (every base, key, assistant and conversation, and the originals) into a new folder, while it serves")
+    .description("back up a Quarry (every base, key, assistant and conversation, and the originals) into a new folder, while it serves; with OPENSEARCH_URL set, the distributed one (an OpenSearch snapshot: the folder must lie under its path.repo)")
     .argument("<dir>", "a new or empty folder for the backup")
     .option("--data-dir <dir>", "the Quarry's data folder (default: QUARRY_DATA_DIR, or .quarry)")
     .action(async (dir: string, o: { dataDir?: string }) => {
       const env = { ...process.env, ...(o.dataDir ? { QUARRY_DATA_DIR: o.dataDir } : {}) };
-      const summary = await backupEmbedded(env, dir);
-      process.stdout.write(`backed up ${dataDir(env)} to ${dir}: ${summary.knowledgeBases} knowledge bases, ${summary.documents} documents (${summary.readyDocuments} ready)\n`);
+      const summary = isDistributed(env) ? await backupDistributed(env, dir) : await backupEmbedded(env, dir);
+      process.stdout.write(`backed up ${isDistributed(env) ? "OpenSearch" : dataDir(env)} to ${dir}: ${summary.knowledgeBases} knowledge bases, ${summary.documents} documents (${summary.readyDocuments} ready)\n`);
     });
   program
     .command("restore")
-    .description("put a backup in place as an embedded Quarry's data folder (stop Quarry first)")
+    .description("put a backup in place as an embedded Quarry's data folder, or with OPENSEARCH_URL set into OpenSearch and the blob folder (stop Quarry first)")
     .argument("<dir>", "a folder quarry backup wrote")
     .option("--data-dir <dir>", "the data folder to restore into (default: QUARRY_DATA_DIR, or .quarry)")
-    .option("--replace", "overwrite the Quarry already in the data folder")
+    .option("--replace", "overwrite the Quarry already there (the data folder, or the indices under the prefix)")
     .action(async (dir: string, o: { dataDir?: string; replace?: boolean }) => {
       const env = { ...process.env, ...(o.dataDir ? { QUARRY_DATA_DIR: o.dataDir } : {}) };
-      const summary = await restoreEmbedded(env, dir, { replace: o.replace });
-      process.stdout.write(`restored ${dir} into ${dataDir(env)}: ${summary.knowledgeBases} knowledge bases, ${summary.documents} documents (${summary.readyDocuments} ready)\n`);
+      const summary = isDistributed(env) ? await restoreDistributed(env, dir, { replace: o.replace }) : await restoreEmbedded(env, dir, { replace: o.replace });
+      process.stdout.write(`restored ${dir} into ${isDistributed(env) ? "OpenSearch" : dataDir(env)}: ${summary.knowledgeBases} knowledge bases, ${summary.documents} documents (${summary.readyDocuments} ready)\n`);
     });
 }
 

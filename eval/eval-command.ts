@@ -2,6 +2,7 @@
 // Without --url it starts its own embedded Quarry per backend on a throwaway data dir, so a run
 // never touches the user's data and always starts from an empty index.
 import { basename, resolve } from "node:path";
+import { appendFile } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { Command, Option } from "commander";
 import { gatewayClient } from "../client/gateway-client.ts";
@@ -43,6 +44,8 @@ export interface EvalOptions extends RetrievalFlags {
   dataDir?: string;
   /** The knowledge base to evaluate: reused as it is when it already holds documents. */
   knowledgeBase?: string;
+  /** A file to write each query's ranked document ids to (JSON lines), to compare two bases' answers. */
+  rankings?: string;
 }
 
 export interface EvalIo {
@@ -118,6 +121,7 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
         const result = scoreRun(dataset, run, backend, ingest);
         results.push(result);
         if (options.json) out.write(jsonLine(result, context) + "\n");
+        if (options.rankings) await appendFile(options.rankings, [...run.runs].map(([query, ranking]) => JSON.stringify({ backend, mode, query, ranking }) + "\n").join(""));
         // With retrieval options, each mode runs again with them, on the same index, for a comparison.
         const label = optionsLabel(options);
         if (label) {
@@ -187,7 +191,8 @@ export function registerEvalCommand(program: Command): void {
     .option("--prototype-fusion", "also score a client-side prototype of gated hybrid fusion")
     .option("--url <url>", "evaluate a running Quarry instead of starting an embedded one")
     .option("--data-dir <dir>", "the embedded Quarry's data dir, kept after the run (with --knowledge-base: ingest once, evaluate many times)")
-    .option("--knowledge-base <name>", "evaluate this knowledge base, reusing it when it already holds documents; it is not deleted");
+    .option("--knowledge-base <name>", "evaluate this knowledge base, reusing it when it already holds documents; it is not deleted")
+    .option("--rankings <file>", "append each query's ranked document ids to this file (JSON lines: backend, mode, query, ranking)");
   // With any of these, every mode runs twice on the same index: as it is, then with the options.
   addRetrievalFlags(command).action(async (options: EvalOptions) => {
     await runEval(options, { out: process.stdout, err: process.stderr, env: { ...process.env } });

@@ -263,7 +263,10 @@ http.port: $OPENSEARCH_PORT
 transport.port: $OPENSEARCH_TRANSPORT_PORT
 path.data: $run/data
 path.logs: $run/logs
+# Where filesystem snapshot repositories may live (quarry backup in distributed mode: docs/BACKUP.md).
+path.repo: $run/snapshots
 EOF
+  mkdir -p "$run/snapshots"
   opensearch_node opensearch "${OPENSEARCH_JAVA_OPTS:--Xms1g -Xmx1g}"
 }
 

@@ -43,6 +43,12 @@ export interface Catalog {
    * and reported unchanged; registering the same version twice is idempotent.
    */
   registerDocument(input: NewDocumentVersion): Promise<RegisteredDocument>;
+  /**
+   * Stores whole records (status, counts, flag as given) of documents an import brings into a base,
+   * in one write: ids are documentIdFor(base, file name) and none may be stored yet
+   * (AlreadyExistsError). Listings see them on return. Throws NotFoundError for no such base.
+   */
+  importDocuments(knowledgeBaseId: string, documents: DocumentRecord[]): Promise<void>;
   /** Throws NotFoundError. */
   getDocument(id: string): Promise<DocumentRecord>;
   listDocuments(knowledgeBaseId: string): Promise<DocumentRecord[]>;

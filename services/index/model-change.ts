@@ -203,6 +203,8 @@ export class ModelChanges {
       ensureKnowledgeBase: (kb, dimension) => engine.ensureKnowledgeBase(kb, dimension),
       dropKnowledgeBase: (kb) => locked(kb, () => engine.dropKnowledgeBase(kb)),
       replaceDocumentChunks: (kb, doc, fileName, chunks, documentVector) => shared(kb, () => engine.replaceDocumentChunks(kb, doc, fileName, chunks, documentVector)),
+      importDocuments: (kb, documents) => shared(kb, () => engine.importDocuments(kb, documents)),
+      finishImport: (kb) => shared(kb, () => engine.finishImport(kb)),
       deleteDocument: (kb, doc) => shared(kb, () => engine.deleteDocument(kb, doc)),
       setDocumentEnabled: (kb, doc, enabled) => shared(kb, () => engine.setDocumentEnabled(kb, doc, enabled)),
       putChunk: (kb, doc, fileName, chunk) => shared(kb, () => engine.putChunk(kb, doc, fileName, chunk)),

@@ -2,6 +2,7 @@
 // Elasticsearch (distributed); all three run testing/search-engine.contract.ts and search through the
 // one ladder of search/hybrid-search.ts.
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
+import { FailedPreconditionError } from "../../lib/errors.ts";
 import type { ChunkFind, ChunkFindRequest } from "./search/chunk-text-find.ts";
 
 export interface ChunkPosition {
@@ -11,6 +12,15 @@ export interface ChunkPosition {
 }
 
 export interface StoredDocumentChunks {
+  chunks: EmbeddedChunk[];
+  documentVector?: Float32Array;
+}
+
+/** One document's chunks as an import brings them (portability/): new to its base, flag and all. */
+export interface ImportedDocumentChunks {
+  documentId: string;
+  fileName: string;
+  enabled: boolean;
   chunks: EmbeddedChunk[];
   documentVector?: Float32Array;
 }
@@ -26,6 +36,14 @@ export interface SearchEngine {
    * first chunk and replaced, disabled and deleted with it; without one the document has none.
    */
   replaceDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void>;
+  /**
+   * Stores many documents of a base an import is filling, in one write (a transaction, one _bulk):
+   * none of them may have chunks stored yet, so nothing is looked up or deleted. Readers may see
+   * them only after finishImport. Dimensions are checked as replaceDocumentChunks does.
+   */
+  importDocuments(knowledgeBaseId: string, documents: ImportedDocumentChunks[]): Promise<void>;
+  /** Makes every imported document visible to search at once (a refresh where the engine needs one). */
+  finishImport(knowledgeBaseId: string): Promise<void>;
   deleteDocument(knowledgeBaseId: string, documentId: string): Promise<void>;
   /** Disabled documents' chunks stay stored but are never returned by search. */
   setDocumentEnabled(knowledgeBaseId: string, documentId: string, enabled: boolean): Promise<void>;
@@ -83,4 +101,16 @@ export interface SearchEngine {
   commitShadow(knowledgeBaseId: string): Promise<void>;
   /** Discards the shadow, if any; the live vectors stay as they are. */
   dropShadow(knowledgeBaseId: string): Promise<void>;
+}
+
+/** FailedPreconditionError unless every vector has the base's dimension (checked before any write). */
+export function checkDimensions(knowledgeBaseId: string, dimension: number, documentId: string, chunks: readonly EmbeddedChunk[], documentVector?: Float32Array): void {
+  for (const chunk of chunks) {
+    if (chunk.vector.length !== dimension) {
+      throw new FailedPreconditionError(`chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; knowledge base ${knowledgeBaseId} stores ${dimension}`);
+    }
+  }
+  if (documentVector && documentVector.length !== dimension) {
+    throw new FailedPreconditionError(`document ${documentId} has a ${documentVector.length}-dimensional document vector; knowledge base ${knowledgeBaseId} stores ${dimension}`);
+  }
 }

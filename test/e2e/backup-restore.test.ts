@@ -9,10 +9,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
-import { ApiKeyRole } from "../../gen/quarry/common/v1/api_key_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
-import { lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
+import { expectReadyLogsRestored, seedReadyLogs, whileUploading } from "./backup-scenario.ts";
 
 const BIN = resolve(process.cwd(), "bin/quarry.mjs");
 
@@ -23,8 +21,6 @@ function quarryCli(args: string[]): Promise<{ code: number; stdout: string; stde
     });
   });
 }
-
-const note = (i: number) => `Harbour log ${i}: the ferry number ${i} left pier ${i % 4} at ${8 + (i % 9)} o'clock with ${i * 3} passengers and a cargo of word${i}.`;
 
 describe("backup and restore of an embedded Quarry", () => {
   const scratch: string[] = [];
@@ -38,25 +34,11 @@ describe("backup and restore of an embedded Quarry", () => {
     const first = await startEmbeddedQuarry();
     quarry = first;
     const { client } = first;
-    await client.createKnowledgeBase({ name: "logs" });
-    const readyIds: string[] = [];
-    for (let i = 0; i < 8; i++) readyIds.push((await upload(client, "logs", `log-${i}.txt`, new TextEncoder().encode(note(i)))).document!.id);
-    const log = await watchAll(client, readyIds);
-    for (const id of readyIds) expect(lastUpdate(log, id).status).toBe(DocumentStatus.READY);
-    const chunksBefore = new Map((await client.listDocuments({ knowledgeBase: "logs" })).documents.map((d) => [d.fileName, d.chunkCount]));
-    const key = await client.createApiKey({ name: "keeper", role: ApiKeyRole.ADMIN, knowledgeBases: [] });
-    const auth = { headers: { authorization: `Bearer ${key.secret}` } };
+    const { chunksBefore, auth } = await seedReadyLogs(client);
 
-    // Load: uploads keep arriving while the backup copies the file.
-    let uploading = true;
-    const load = (async () => {
-      for (let i = 100; uploading && i < 160; i++) await client.uploadDocument({ header: { knowledgeBase: "logs", fileName: `late-${i}.txt` }, content: new TextEncoder().encode(note(i)) }, auth);
-    })();
     const backupDir = join(await mkdtemp(join(tmpdir(), "quarry-backup-")), "backup");
     scratch.push(join(backupDir, ".."));
-    const backup = await quarryCli(["backup", backupDir, "--data-dir", first.dataDir]);
-    uploading = false;
-    await load;
+    const backup = await whileUploading(client, auth, () => quarryCli(["backup", backupDir, "--data-dir", first.dataDir]));
     expect(backup.code, backup.stderr).toBe(0);
     expect(backup.stdout).toMatch(/^backed up .* to .*: 1 knowledge bases, \d+ documents \(\d+ ready\)$/m);
 
@@ -69,19 +51,7 @@ describe("backup and restore of an embedded Quarry", () => {
     const restore = await quarryCli(["restore", backupDir, "--data-dir", restoredDir]);
     expect(restore.code, restore.stderr).toBe(0);
     quarry = await startEmbeddedQuarry({ dataDir: restoredDir });
-    const restored = quarry.client;
-    const docs = (await restored.listDocuments({ knowledgeBase: "logs" }, auth)).documents;
-    const byName = new Map(docs.map((d) => [d.fileName, d]));
-    for (let i = 0; i < 8; i++) {
-      const doc = byName.get(`log-${i}.txt`);
-      expect(doc?.status, `log-${i}.txt`).toBe(DocumentStatus.READY);
-      expect(doc?.chunkCount).toBe(chunksBefore.get(`log-${i}.txt`));
-    }
-    const { hits } = await restored.search({ knowledgeBases: ["logs"], query: "word5", settings: { mode: RetrievalMode.BM25, topK: 3 } }, auth);
-    expect(hits[0]?.fileName).toBe("log-5.txt");
-    // The original came along: the document can be ingested again from it.
-    const again = await restored.reingestDocument({ documentId: byName.get("log-3.txt")!.id }, auth);
-    expect(again.document?.id).toBe(byName.get("log-3.txt")!.id);
+    await expectReadyLogsRestored(quarry.client, auth, chunksBefore);
 
     // A second restore onto a folder that holds a Quarry, and a folder that is no backup, are refused.
     const onto = await quarryCli(["restore", backupDir, "--data-dir", restoredDir]);

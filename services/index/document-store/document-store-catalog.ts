@@ -241,6 +241,23 @@ export class DocumentStoreCatalog implements Catalog {
     });
   }
 
+  async importDocuments(knowledgeBaseId: string, documents: DocumentRecord[]): Promise<void> {
+    await this.call("import documents", async () => {
+      if (!(await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(knowledgeBaseId)))) {
+        throw new NotFoundError(`knowledge base ${knowledgeBaseId} not found`);
+      }
+      if (documents.length === 0) return;
+      const operations = documents.flatMap((document): Record<string, unknown>[] => [{ create: { _index: this.index, _id: documentRecordId(document.id) } }, { ...toDocumentSource(document) }]);
+      const items = await this.store.bulkItems(operations, { refresh: false });
+      const failed = items.findIndex((item) => item.error !== undefined);
+      if (failed >= 0) {
+        if (items[failed].status === 409) throw new AlreadyExistsError(`document ${documents[failed].fileName} is already in knowledge base ${knowledgeBaseId}`);
+        throw this.store.errors.itemError("import documents", items[failed].status, items[failed].error);
+      }
+      await this.refreshes.write(this.index, undefined, { id: String(this.refreshRequests++), weight: 0 });
+    });
+  }
+
   async getDocument(id: string): Promise<DocumentRecord> {
     return this.call("get document", async () => {
       const found = await this.getSource<DocumentSource>(documentRecordId(id));

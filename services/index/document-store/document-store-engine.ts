@@ -39,7 +39,7 @@ import {
   type ChunkSource,
   type VectorField,
 } from "./search-documents.ts";
-import type { ChunkPosition, SearchEngine, StoredDocumentChunks } from "../search-engine.ts";
+import { checkDimensions, type ChunkPosition, type ImportedDocumentChunks, type SearchEngine, type StoredDocumentChunks } from "../search-engine.ts";
 import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { averageRowLength, weightedQueryTerms, type KeywordIndexSize, type WeightedTerms } from "../search/query-terms.ts";
@@ -182,27 +182,41 @@ export class DocumentStoreEngine implements SearchEngine {
     const seen = uniqueChunkIds(chunks);
     await this.call("replace document chunks", async () => {
       const dimension = await this.requireDimension(knowledgeBaseId);
-      for (const chunk of chunks) {
-        if (chunk.vector.length !== dimension) {
-          throw new FailedPreconditionError(
-            `chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; knowledge base ${knowledgeBaseId} stores ${dimension}`,
-          );
-        }
-      }
-      if (documentVector && documentVector.length !== dimension) {
-        throw new FailedPreconditionError(`document ${documentId} has a ${documentVector.length}-dimensional document vector; knowledge base ${knowledgeBaseId} stores ${dimension}`);
-      }
-      const alias = this.aliasFor(knowledgeBaseId);
-      await this.ensureParentField(alias, chunks);
-      if (chunks.some(hasEdits)) await this.ensureEditFields(alias);
-      if (documentVector) {
-        await this.ensureDocumentField(knowledgeBaseId, dimension);
-        this.documentVectorsSeen.set(knowledgeBaseId, { stores: true, at: Date.now() });
-      }
+      checkDimensions(knowledgeBaseId, dimension, documentId, chunks, documentVector);
+      const alias = await this.prepareFields(knowledgeBaseId, dimension, chunks, documentVector !== undefined);
       await this.liveWrites.write(alias, { knowledgeBaseId, documentId, fileName, chunks, documentVector, keep: seen }, { id: documentId, weight: chunks.length + 1 });
       // The shadow's vectors of this document were of its old chunks: the change re-embeds it.
       const shadow = this.shadows.get(knowledgeBaseId);
       if (shadow) await this.store.deleteWhere("replace document chunks", shadow.index, documentRecordsQuery(documentId), { refresh: true, alsoIds: [documentMarkerId(documentId)] });
+    });
+  }
+
+  async importDocuments(knowledgeBaseId: string, documents: ImportedDocumentChunks[]): Promise<void> {
+    await this.call("import documents", async () => {
+      const dimension = await this.requireDimension(knowledgeBaseId);
+      for (const d of documents) checkDimensions(knowledgeBaseId, dimension, d.documentId, d.chunks, d.documentVector);
+      const chunks = documents.flatMap((d) => d.chunks);
+      const alias = await this.prepareFields(knowledgeBaseId, dimension, chunks, documents.some((d) => d.documentVector !== undefined));
+      // The documents are new to the base: no search for stored records, no deletes, and no refresh
+      // (finishImport refreshes once for the whole import).
+      const operations = documents.flatMap((d) => [
+        { index: { _index: alias, _id: documentMarkerId(d.documentId) } },
+        documentMarkerSource(knowledgeBaseId, d.documentId, d.enabled, d.fileName),
+        ...this.chunkOperations(alias, knowledgeBaseId, d.documentId, d.fileName, d.enabled, d.chunks, d.documentVector),
+      ]);
+      if (operations.length === 0) return;
+      this.cleanIndices.delete(alias);
+      const items = await this.store.bulkItems(operations, { refresh: false, requireAlias: true });
+      const failed = items.find((item) => item.error !== undefined);
+      if (failed) throw this.store.errors.itemError("import documents", failed.status, failed.error);
+    });
+  }
+
+  async finishImport(knowledgeBaseId: string): Promise<void> {
+    await this.call("finish import", async () => {
+      const alias = this.aliasFor(knowledgeBaseId);
+      await this.store.refresh(alias);
+      this.cleanIndices.add(alias);
     });
   }
 
@@ -606,6 +620,18 @@ export class DocumentStoreEngine implements SearchEngine {
 
   private vectorMappings(dimension: number): Record<string, unknown> {
     return { embedding: this.dialect.vectorMapping(dimension), document_embedding: this.dialect.vectorMapping(dimension) };
+  }
+
+  /** Maps the fields the chunks about to be written need (parents, edits, document vectors); returns the base's alias. */
+  private async prepareFields(knowledgeBaseId: string, dimension: number, chunks: readonly EmbeddedChunk[], documentVectors: boolean): Promise<string> {
+    const alias = this.aliasFor(knowledgeBaseId);
+    await this.ensureParentField(alias, chunks);
+    if (chunks.some(hasEdits)) await this.ensureEditFields(alias);
+    if (documentVectors) {
+      await this.ensureDocumentField(knowledgeBaseId, dimension);
+      this.documentVectorsSeen.set(knowledgeBaseId, { stores: true, at: Date.now() });
+    }
+    return alias;
   }
 
   /** Adds the document-vector field to the base's live index once per process (a no-op when it is there). */

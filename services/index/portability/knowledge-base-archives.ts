@@ -1,7 +1,7 @@
 // Export and import of a knowledge base (docs/PORTABILITY.md): the catalog's documents and the
 // engine's chunks written to an archive one document at a time, and read back into a new base on
 // any backend with no parsing and, when the archive carries the same model's vectors, no embedding.
-import { chunkId } from "../../../lib/catalog-ids.ts";
+import { chunkId, documentIdFor } from "../../../lib/catalog-ids.ts";
 import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import { documentInput } from "../../../lib/document-input.ts";
 import type { DocumentRecord, EmbeddedChunk, KnowledgeBase } from "../../../lib/domain.ts";
@@ -9,7 +9,7 @@ import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../..
 import type { Logger } from "../../../lib/logger.ts";
 import type { Catalog } from "../catalog.ts";
 import type { ModelVectorizer } from "../model-change.ts";
-import type { SearchEngine } from "../search-engine.ts";
+import type { ImportedDocumentChunks, SearchEngine } from "../search-engine.ts";
 import { decodeVector, encodeVector, readArchive, writeArchive, type ArchivedChunk, type ArchivedDocument, type ArchiveHeader } from "./archive-format.ts";
 
 export interface ImportSummary {
@@ -26,6 +26,32 @@ export interface KnowledgeBaseArchivesDeps {
   /** The embedder: whether this Quarry has the archive's model, and vectors for an archive without any. */
   vectorizer?: ModelVectorizer;
   logger?: Logger;
+}
+
+/** One archived document made ready for a batch write. */
+interface PreparedDocument {
+  record: DocumentRecord;
+  chunks?: ImportedDocumentChunks;
+}
+
+/** The most documents, and chunks, one import batch writes (one catalog _bulk, one chunk _bulk or transaction). */
+const BATCH_DOCUMENTS = 200;
+const BATCH_CHUNKS = 2_000;
+
+/** The archive's documents in batches of at most BATCH_DOCUMENTS documents and (unless one is bigger) BATCH_CHUNKS chunks. */
+async function* importBatches(documents: AsyncIterable<ArchivedDocument>): AsyncGenerator<ArchivedDocument[]> {
+  let batch: ArchivedDocument[] = [];
+  let chunks = 0;
+  for await (const document of documents) {
+    if (batch.length > 0 && (batch.length >= BATCH_DOCUMENTS || chunks + document.chunks.length > BATCH_CHUNKS)) {
+      yield batch;
+      batch = [];
+      chunks = 0;
+    }
+    batch.push(document);
+    chunks += document.chunks.length;
+  }
+  if (batch.length > 0) yield batch;
 }
 
 /** Why a document still ingesting at export time arrives failed: its chunks were not yet there. */
@@ -60,9 +86,10 @@ export class KnowledgeBaseArchives {
   }
 
   /**
-   * Makes the base and fills it as the archive is read; when anything fails (a corrupt or
-   * truncated archive found mid-way, a store error) the base is deleted again, so nothing is left
-   * half-made.
+   * Makes the base and fills it as the archive is read, a batch of documents at a time (one catalog
+   * write and one chunk write per batch, the next batch read while one is written, one refresh at
+   * the end); when anything fails (a corrupt or truncated archive found mid-way, a store error) the
+   * base is deleted again, so nothing is left half-made.
    */
   async import(bytes: AsyncIterable<Uint8Array>, options: { name?: string }): Promise<ImportSummary> {
     const { catalog, engine } = this.deps;
@@ -71,20 +98,40 @@ export class KnowledgeBaseArchives {
     await this.checkModel(settings.embeddingModel, settings.embeddingDimension, archive.header.vectors);
     const name = options.name?.trim() || settings.name;
     const kb = await catalog.createKnowledgeBase({ name, description: settings.description, embeddingModel: settings.embeddingModel, embeddingDimension: settings.embeddingDimension, chunking: settings.chunking });
+    let writing: Promise<void> | undefined;
     try {
       await engine.ensureKnowledgeBase(kb.id, kb.embeddingDimension);
       let documents = 0;
       let chunks = 0;
-      for await (const archived of archive.documents) {
-        chunks += await this.importDocument(kb, archived, archive.header.vectors);
-        documents++;
+      const fileNames = new Set<string>();
+      for await (const batch of importBatches(archive.documents)) {
+        for (const archived of batch) {
+          if (fileNames.has(archived.fileName)) throw new InvalidInputError(`the archive is corrupt: it holds two documents named ${archived.fileName}`);
+          fileNames.add(archived.fileName);
+        }
+        const prepared = await Promise.all(batch.map((archived) => this.preparedDocument(kb, archived, archive.header.vectors)));
+        await writing;
+        writing = this.writeBatch(kb, prepared);
+        // Kept from rejecting unobserved while the next batch is read; awaited before it is written.
+        writing.catch(() => {});
+        documents += batch.length;
+        chunks += batch.reduce((sum, archived) => sum + archived.chunks.length, 0);
       }
+      await writing;
+      await engine.finishImport(kb.id);
       return { knowledgeBase: await catalog.getKnowledgeBase(kb.id), documents, chunks, reembedded: !archive.header.vectors };
     } catch (error) {
+      await writing?.catch(() => {});
       await engine.dropKnowledgeBase(kb.id).catch((err: unknown) => this.deps.logger?.error({ err, knowledgeBaseId: kb.id }, "could not drop the chunks of a failed import"));
       await catalog.deleteKnowledgeBase(kb.id).catch((err: unknown) => this.deps.logger?.error({ err, knowledgeBaseId: kb.id }, "could not delete the base of a failed import"));
       throw error;
     }
+  }
+
+  /** Chunks before the catalog: a document listed ready always has its chunks stored. */
+  private async writeBatch(kb: KnowledgeBase, prepared: PreparedDocument[]): Promise<void> {
+    await this.deps.engine.importDocuments(kb.id, prepared.flatMap((p) => (p.chunks ? [p.chunks] : [])));
+    await this.deps.catalog.importDocuments(kb.id, prepared.map((p) => p.record));
   }
 
   /** Vectors of one model never mix with another's: the archive's model must be this Quarry's too. */
@@ -108,31 +155,32 @@ export class KnowledgeBaseArchives {
     }
   }
 
-  private async importDocument(kb: KnowledgeBase, archived: ArchivedDocument, hasVectors: boolean): Promise<number> {
-    const { catalog, engine } = this.deps;
-    const { document } = await catalog.registerDocument({
+  /** The document's catalog record as the archive left it, and its chunks when it was ready. */
+  private async preparedDocument(kb: KnowledgeBase, archived: ArchivedDocument, hasVectors: boolean): Promise<PreparedDocument> {
+    const id = documentIdFor(kb.id, archived.fileName);
+    const now = new Date();
+    const ready = archived.status === "ready";
+    const record: DocumentRecord = {
+      id,
       knowledgeBaseId: kb.id,
       fileName: archived.fileName,
       mimeType: archived.mimeType,
       sizeBytes: archived.sizeBytes,
       contentHash: archived.contentHash,
       version: archived.version,
+      status: ready ? "ready" : "failed",
+      progressPercent: 100,
+      chunkCount: ready ? archived.chunkCount : 0,
+      tokenCount: ready ? archived.tokenCount : 0,
+      errorMessage: ready ? "" : archived.status === "failed" ? archived.errorMessage || "ingestion failed" : IN_FLIGHT_REASON,
+      enabled: archived.enabled !== false,
       metadata: archived.metadata ?? {},
-    });
-    const progress = { documentId: document.id, knowledgeBaseId: kb.id, version: document.version, message: "imported", at: new Date() };
-    if (archived.status !== "ready") {
-      const error = archived.status === "failed" ? archived.errorMessage : IN_FLIGHT_REASON;
-      await catalog.applyProgress({ ...progress, phase: "failed", percent: 100, error, chunkCount: 0, tokenCount: 0 });
-    } else {
-      const { chunks, documentVector } = await this.embeddedChunks(kb, document.id, archived, hasVectors);
-      await engine.replaceDocumentChunks(kb.id, document.id, archived.fileName, chunks, documentVector);
-      await catalog.applyProgress({ ...progress, phase: "ready", percent: 100, error: "", chunkCount: archived.chunkCount, tokenCount: archived.tokenCount });
-    }
-    if (archived.enabled === false) {
-      await engine.setDocumentEnabled(kb.id, document.id, false);
-      await catalog.setDocumentEnabled(document.id, false);
-    }
-    return archived.chunks.length;
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (!ready) return { record };
+    const { chunks, documentVector } = await this.embeddedChunks(kb, id, archived, hasVectors);
+    return { record, chunks: { documentId: id, fileName: archived.fileName, enabled: record.enabled, chunks, ...(documentVector ? { documentVector } : {}) } };
   }
 
   private async embeddedChunks(kb: KnowledgeBase, documentId: string, archived: ArchivedDocument, hasVectors: boolean): Promise<{ chunks: EmbeddedChunk[]; documentVector?: Float32Array }> {

@@ -149,6 +149,20 @@ export class SqliteCatalog implements Catalog {
     );
   }
 
+  async importDocuments(knowledgeBaseId: string, documents: DocumentRecord[]): Promise<void> {
+    withDatabase(this.db, "import documents", () =>
+      this.db
+        .transaction(() => {
+          this.requireKnowledgeBaseRow(knowledgeBaseId);
+          for (const document of documents) {
+            if (this.findDocument(document.id)) throw new AlreadyExistsError(`document ${document.fileName} is already in knowledge base ${knowledgeBaseId}`);
+            this.saveDocument(document);
+          }
+        })
+        .immediate(),
+    );
+  }
+
   async getDocument(id: string): Promise<DocumentRecord> {
     return withDatabase(this.db, "get document", () => this.requireDocument(id));
   }

@@ -10,7 +10,7 @@ import type { Chunk, ChunkParent, ChunkRevision, EmbeddedChunk, SearchHit, Searc
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import type { EngineHit } from "../search/rrf-fusion.ts";
 import { hybridSearch } from "../search/hybrid-search.ts";
-import type { ChunkPosition, SearchEngine, StoredDocumentChunks } from "../search-engine.ts";
+import { checkDimensions, type ChunkPosition, type ImportedDocumentChunks, type SearchEngine, type StoredDocumentChunks } from "../search-engine.ts";
 import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { averageRowLength, weightedQueryTerms } from "../search/query-terms.ts";
@@ -127,16 +127,7 @@ export class SqliteSearchEngine implements SearchEngine {
         .transaction(() => {
           const space = this.requireSpace(knowledgeBaseId);
           // Checked before any write, so a bad batch leaves the old chunks untouched.
-          for (const chunk of chunks) {
-            if (chunk.vector.length !== space.dimension) {
-              throw new FailedPreconditionError(
-                `chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; knowledge base ${knowledgeBaseId} stores ${space.dimension}`,
-              );
-            }
-          }
-          if (documentVector && documentVector.length !== space.dimension) {
-            throw new FailedPreconditionError(`document ${documentId} has a ${documentVector.length}-dimensional document vector; knowledge base ${knowledgeBaseId} stores ${space.dimension}`);
-          }
+          checkDimensions(knowledgeBaseId, space.dimension, documentId, chunks, documentVector);
           const enabled = this.documentEnabled(knowledgeBaseId, documentId);
           // The document's old chunks, plus any row already holding one of the new ids (stable ids
           // are upserts, as in OpenSearch).
@@ -147,30 +138,27 @@ export class SqliteSearchEngine implements SearchEngine {
             )
             .all(knowledgeBaseId, documentId, JSON.stringify([...seen])) as { rowid: number; knowledge_base_id: string }[];
           this.deleteChunkRows(stale);
-
-          this.db
-            .prepare(
-              `INSERT INTO search_documents (knowledge_base_id, document_id, enabled) VALUES (?, ?, ?)
-               ON CONFLICT (knowledge_base_id, document_id) DO NOTHING`,
-            )
-            .run(knowledgeBaseId, documentId, enabled ? 1 : 0);
-          let first: { index: number; rowid: number | bigint; enabled: boolean } | undefined;
-          for (const chunk of chunks) {
-            const row = this.insertChunkRow(space, knowledgeBaseId, documentId, fileName, enabled, chunk);
-            if (!first || chunk.index < first.index) first = { index: chunk.index, ...row };
-          }
-          if (documentVector && first) {
-            this.createVectorTables(space.vector_table, space.dimension);
-            // The first chunk's flag: a document vector is stored on, and searched with, that chunk.
-            this.db
-              .prepare(`INSERT INTO "${documentTableName(space.vector_table)}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`)
-              .run(BigInt(first.rowid), vectorBlob(documentVector), documentId, first.enabled ? 1n : 0n);
-          }
+          this.insertDocumentRows(space, knowledgeBaseId, { documentId, fileName, enabled, chunks, documentVector });
         })
         .immediate(),
     );
     this.afterWrite();
   }
+
+  async importDocuments(knowledgeBaseId: string, documents: ImportedDocumentChunks[]): Promise<void> {
+    this.run("import documents", () =>
+      this.db
+        .transaction(() => {
+          const space = this.requireSpace(knowledgeBaseId);
+          for (const d of documents) checkDimensions(knowledgeBaseId, space.dimension, d.documentId, d.chunks, d.documentVector);
+          for (const document of documents) this.insertDocumentRows(space, knowledgeBaseId, document);
+        })
+        .immediate(),
+    );
+  }
+
+  /** Every write is visible at its commit here. */
+  async finishImport(): Promise<void> {}
 
   async deleteDocument(knowledgeBaseId: string, documentId: string): Promise<void> {
     this.run("delete document", () =>
@@ -567,6 +555,28 @@ export class SqliteSearchEngine implements SearchEngine {
       .prepare(`SELECT enabled FROM search_documents WHERE knowledge_base_id = ? AND document_id = ?`)
       .get(knowledgeBaseId, documentId) as { enabled: number } | undefined;
     return row ? row.enabled === 1 : true;
+  }
+
+  /** A document's flag row, its chunk rows and its document vector (stored on its first chunk's rowid). */
+  private insertDocumentRows(space: SearchSpaceRow, knowledgeBaseId: string, { documentId, fileName, enabled, chunks, documentVector }: ImportedDocumentChunks): void {
+    this.db
+      .prepare(
+        `INSERT INTO search_documents (knowledge_base_id, document_id, enabled) VALUES (?, ?, ?)
+         ON CONFLICT (knowledge_base_id, document_id) DO NOTHING`,
+      )
+      .run(knowledgeBaseId, documentId, enabled ? 1 : 0);
+    let first: { index: number; rowid: number | bigint; enabled: boolean } | undefined;
+    for (const chunk of chunks) {
+      const row = this.insertChunkRow(space, knowledgeBaseId, documentId, fileName, enabled, chunk);
+      if (!first || chunk.index < first.index) first = { index: chunk.index, ...row };
+    }
+    if (documentVector && first) {
+      this.createVectorTables(space.vector_table, space.dimension);
+      // The first chunk's flag: a document vector is stored on, and searched with, that chunk.
+      this.db
+        .prepare(`INSERT INTO "${documentTableName(space.vector_table)}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`)
+        .run(BigInt(first.rowid), vectorBlob(documentVector), documentId, first.enabled ? 1n : 0n);
+    }
   }
 
   /** Inserts a chunk's row, its keyword terms and its vector; its flag is the document's unless the chunk is disabled. */
