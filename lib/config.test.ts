@@ -91,6 +91,6 @@ describe("several node addresses", () => {
   it("split on commas and check each one", () => {
     expect(optionalUrls({ OPENSEARCH_URL: "http://a:9200, http://b:9200" }, "OPENSEARCH_URL")).toEqual(["http://a:9200", "http://b:9200"]);
     expect(optionalUrls({}, "OPENSEARCH_URL")).toBeUndefined();
-    expect(() => optionalUrls({ OPENSEARCH_URL: "http://a:9200,b:9200" }, "OPENSEARCH_URL")).toThrow(/OPENSEARCH_URL must be http/);
+    expect(() => optionalUrls({ OPENSEARCH_URL: "http://a:9200,b:9200" }, "OPENSEARCH_URL")).toThrow(/OPENSEARCH_URL must be an http:\/\/ or https:\/\/ URL, or several separated by commas/);
   });
 });

@@ -53,7 +53,7 @@ export function optionalUrls(env: Env, name: string, example?: string): string[]
   const urls = raw.split(",").map((url) => url.trim()).filter((url) => url !== "");
   const bad = urls.find((url) => !isHttpUrl(url));
   if (bad !== undefined || urls.length === 0) {
-    throw new ConfigError(`${name} must be http:// or https:// URLs (comma-separated for several nodes)${example ? ` such as ${example}` : ""}, not "${raw}"`);
+    throw new ConfigError(`${name} must be an http:// or https:// URL${example ? ` such as ${example}` : ""}, or several separated by commas (the nodes of one cluster), not "${raw}"`);
   }
   return urls;
 }

@@ -333,7 +333,7 @@ describe("the quarry CLI speaks plainly", () => {
     const dataDir = await mkdtemp(join(tmpdir(), "quarry-cli-url-"));
     try {
       const line = expectOnePlainLine(await quarryCli(["serve", "--port", "0", "--data-dir", dataDir], cleanEnv({ OPENSEARCH_URL: "notaurl" })));
-      expect(line).toBe('quarry: OPENSEARCH_URL must be an http:// or https:// URL, not "notaurl"');
+      expect(line).toBe('quarry: OPENSEARCH_URL must be an http:// or https:// URL, or several separated by commas (the nodes of one cluster), not "notaurl"');
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
