@@ -10,7 +10,8 @@ import { join, resolve } from "node:path";
 import { Client } from "@opensearch-project/opensearch";
 import { Kafka, logLevel } from "kafkajs";
 import { Topics } from "../lib/bus/event-bus.ts";
-import { blobDir, optional, type Env } from "../lib/config.ts";
+import { blobDir, optional, optionalUrls, type Env } from "../lib/config.ts";
+import { engineConnection, openSearchClientOptions } from "../lib/engine-connection.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../lib/errors.ts";
 import { copyLiveFolder, BACKUP_MANIFEST, readBackupManifest, type BackupSummary } from "./embedded-backup.ts";
 
@@ -106,9 +107,10 @@ export async function restoreDistributed(env: Env, directory: string, options: {
 }
 
 function openSearchOf(env: Env): { client: Client; prefix: string } {
-  const url = optional(env, "OPENSEARCH_URL");
-  if (!url) throw new InvalidInputError("OPENSEARCH_URL is not set: a distributed backup needs the deployment's OpenSearch");
-  return { client: new Client({ node: url }), prefix: optional(env, "QUARRY_OPENSEARCH_PREFIX") ?? "quarry" };
+  const nodes = optionalUrls(env, "OPENSEARCH_URL");
+  if (!nodes) throw new InvalidInputError("OPENSEARCH_URL is not set: a distributed backup needs the deployment's OpenSearch");
+  // The deployment's own connection: every node, its credentials and CA, as the index reaches it.
+  return { client: new Client(openSearchClientOptions(engineConnection(env, "OPENSEARCH", nodes))), prefix: optional(env, "QUARRY_OPENSEARCH_PREFIX") ?? "quarry" };
 }
 
 /** Every index (not alias) named `${prefix}-…`, listed by name: a wildcard delete may be refused. */

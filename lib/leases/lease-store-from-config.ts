@@ -2,7 +2,7 @@
 // else Elasticsearch when ELASTICSEARCH_URL is, else the embedded SQLite file. Every service of a
 // deployment reads the same settings, so all replicas meet in one store.
 import { mkdirSync } from "node:fs";
-import { dataDir, integer, optional, optionalUrl, sqlitePath, type Env } from "../config.ts";
+import { dataDir, integer, optional, optionalUrls, sqlitePath, type Env } from "../config.ts";
 import { engineConnection } from "../engine-connection.ts";
 import type { Logger } from "../logger.ts";
 import { DocumentLeaseStore } from "./document-lease-store.ts";
@@ -10,8 +10,9 @@ import type { LeaseStore } from "./lease-store.ts";
 import { DEFAULT_LEASE_MS, Leases } from "./leases.ts";
 
 export async function openLeaseStore(env: Env): Promise<LeaseStore> {
-  const openSearch = optionalUrl(env, "OPENSEARCH_URL");
-  const elasticsearch = optionalUrl(env, "ELASTICSEARCH_URL");
+  // Every node of the cluster, as the index takes them, so a lease outlives the loss of one.
+  const openSearch = optionalUrls(env, "OPENSEARCH_URL");
+  const elasticsearch = optionalUrls(env, "ELASTICSEARCH_URL");
   if (openSearch) {
     const { OpenSearchLeaseDocuments } = await import("./engine-opensearch-lease-documents.ts");
     const index = `${optional(env, "QUARRY_OPENSEARCH_PREFIX") ?? "quarry"}-leases`;
