@@ -53,7 +53,10 @@ function canListen(port: number): Promise<boolean> {
 /** The first of three consecutive free ports (engines.sh gives node i the base + i - 1). */
 async function freePortRun(taken: Set<number>): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 40_000);
+    // Below the kernel's ephemeral range (32768 and up on Linux): a port from it, freed when a node is
+    // killed, can be handed to any process's listen(0) — or to a client retrying the dead node, which
+    // then connects to itself — and the node could not come back on it.
+    const base = 20_000 + Math.floor(Math.random() * 12_000);
     const run = [base, base + 1, base + 2];
     if (run.some((port) => taken.has(port))) continue;
     if ((await Promise.all(run.map(canListen))).every(Boolean)) {
