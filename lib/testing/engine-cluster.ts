@@ -16,7 +16,8 @@ export interface EngineCluster {
   kafkaBrokers: string;
   runDir: string;
   /** SIGKILL to the node's whole process group: no shutdown, no flush, as a lost machine. */
-  kill(node: ClusterNode): void;
+  /** kill -9 of a node's processes; resolves once they are gone (their ports free). */
+  kill(node: ClusterNode): Promise<void>;
   /** Starts a killed node again on its data and resolves once engines.sh finds it ready. */
   restart(node: ClusterNode): Promise<void>;
   stop(): Promise<void>;
@@ -40,6 +41,23 @@ export function clusterUnavailable(): string | undefined {
     }
   }
   return undefined;
+}
+
+/** Whether any process of the group still runs (a zombie, dead but not yet reaped, does not count). */
+function groupAlive(group: number): boolean {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // it ended while we looked
+    }
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so read after the last ")".
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) === group && state !== "Z" && state !== "X") return true;
+  }
+  return false;
 }
 
 function canListen(port: number): Promise<boolean> {
@@ -102,10 +120,15 @@ export async function startEngineCluster(): Promise<EngineCluster> {
       opensearchUrls,
       kafkaBrokers,
       runDir,
-      kill(node) {
+      async kill(node) {
         const pid = Number(readFileSync(join(runDir, node, `${node}.pid`), "utf8").trim());
         // engines.sh starts each node in its own session (setsid): the group is the node.
         process.kill(-pid, "SIGKILL");
+        // A killed JVM lets go of its ports only once it is gone, which takes a moment: a restart
+        // right away finds its port still taken.
+        for (const deadline = Date.now() + 60_000; groupAlive(pid); await new Promise((r) => setTimeout(r, 100))) {
+          if (Date.now() > deadline) throw new Error(`${node} (process group ${pid}) still ran 60 s after kill -9`);
+        }
       },
       async restart(node) {
         await script(env, ["up", node]);

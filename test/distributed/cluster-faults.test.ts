@@ -138,10 +138,10 @@ describeWith(
       })();
 
       const uploaded = (count: number) => waitFor(`${count} uploads`, async () => (ids.size >= count ? true : undefined), 600_000);
-      const fault = async (what: string, kill: () => void, bringBack: () => Promise<unknown>) => {
+      const fault = async (what: string, kill: () => unknown, bringBack: () => Promise<unknown>) => {
         const record: Fault = { what, killedAt: Date.now(), searches: 0, failed: 0 };
         faults.push(record);
-        kill();
+        await kill();
         await bringBack();
         record.backAt = Date.now();
       };
