@@ -3,18 +3,24 @@ import { Client } from "@elastic/elasticsearch";
 import { elasticsearchClientOptions, type EngineConnection } from "../engine-connection.ts";
 import { alreadyExists, conditional, LEASE_MAPPINGS, missingAsUndefined, untilReadable, type LeaseDocuments, type VersionedLease } from "./document-lease-store.ts";
 import type { LeaseRecord } from "./lease-store.ts";
+import { replicationSettings } from "../index-replication.ts";
 
 export class ElasticsearchLeaseDocuments implements LeaseDocuments {
   readonly engine = "Elasticsearch";
   private readonly client: Client;
 
-  constructor(connection: EngineConnection, private readonly index: string) {
+  constructor(
+    connection: EngineConnection,
+    private readonly index: string,
+    /** Unset: one replica where the cluster has a second data node, as every index Quarry makes (lib/index-replication.ts). */
+    private readonly replicas?: number,
+  ) {
     this.client = new Client(elasticsearchClientOptions(connection));
   }
 
   async ensureIndex(): Promise<void> {
     if (!(await this.client.indices.exists({ index: this.index }))) {
-      await this.client.indices.create({ index: this.index, mappings: LEASE_MAPPINGS as never }).catch((error: unknown) => {
+      await this.client.indices.create({ index: this.index, settings: replicationSettings(this.replicas), mappings: LEASE_MAPPINGS as never }).catch((error: unknown) => {
         if (!alreadyExists(error)) throw error;
       });
     }

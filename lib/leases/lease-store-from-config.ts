@@ -2,7 +2,7 @@
 // else Elasticsearch when ELASTICSEARCH_URL is, else the embedded SQLite file. Every service of a
 // deployment reads the same settings, so all replicas meet in one store.
 import { mkdirSync } from "node:fs";
-import { dataDir, integer, optional, optionalUrls, sqlitePath, type Env } from "../config.ts";
+import { dataDir, integer, optional, optionalUrls, searchIndexSettings, sqlitePath, type Env } from "../config.ts";
 import { engineConnection } from "../engine-connection.ts";
 import type { Logger } from "../logger.ts";
 import { DocumentLeaseStore } from "./document-lease-store.ts";
@@ -16,12 +16,12 @@ export async function openLeaseStore(env: Env): Promise<LeaseStore> {
   if (openSearch) {
     const { OpenSearchLeaseDocuments } = await import("./engine-opensearch-lease-documents.ts");
     const index = `${optional(env, "QUARRY_OPENSEARCH_PREFIX") ?? "quarry"}-leases`;
-    return new DocumentLeaseStore(new OpenSearchLeaseDocuments(engineConnection(env, "OPENSEARCH", openSearch), index));
+    return new DocumentLeaseStore(new OpenSearchLeaseDocuments(engineConnection(env, "OPENSEARCH", openSearch), index, searchIndexSettings(env).replicas));
   }
   if (elasticsearch) {
     const { ElasticsearchLeaseDocuments } = await import("./engine-elasticsearch-lease-documents.ts");
     const index = `${optional(env, "QUARRY_ELASTICSEARCH_PREFIX") ?? "quarry"}-leases`;
-    return new DocumentLeaseStore(new ElasticsearchLeaseDocuments(engineConnection(env, "ELASTICSEARCH", elasticsearch), index));
+    return new DocumentLeaseStore(new ElasticsearchLeaseDocuments(engineConnection(env, "ELASTICSEARCH", elasticsearch), index, searchIndexSettings(env).replicas));
   }
   const { SqliteLeaseStore } = await import("./sqlite-lease-store.ts");
   mkdirSync(dataDir(env), { recursive: true });

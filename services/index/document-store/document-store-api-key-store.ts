@@ -9,7 +9,7 @@ import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
 import type { ApiKeyStore, StoredApiKey } from "../api-key-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import { deleteRecord, findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
-import { replicationSettings } from "./index-replication.ts";
+import { replicationSettings } from "../../../lib/index-replication.ts";
 
 interface ApiKeySource {
   record_type: "api_key";

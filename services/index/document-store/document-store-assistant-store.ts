@@ -7,7 +7,7 @@ import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
 import type { AssistantStore, JsonObject, StoredAssistant } from "../assistant-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import { deleteRecord, findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
-import { replicationSettings } from "./index-replication.ts";
+import { replicationSettings } from "../../../lib/index-replication.ts";
 
 interface AssistantSource {
   record_type: "assistant";

@@ -36,7 +36,7 @@ import { documentIdFor, newKnowledgeBaseId } from "../../../lib/catalog-ids.ts";
 import { decideRegistration, isTerminal, progressedDocument } from "../document-lifecycle.ts";
 import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 import { WriteBatches } from "./write-batches.ts";
-import { replicationSettings } from "./index-replication.ts";
+import { replicationSettings } from "../../../lib/index-replication.ts";
 
 export interface DocumentStoreCatalogOptions {
   /** The catalog index; tests use their own and delete it afterwards. */

@@ -8,7 +8,7 @@ import type { JsonObject } from "../assistant-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import type { ConversationStore, StoredConversation, StoredTurn } from "../conversation-store.ts";
 import { findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
-import { replicationSettings } from "./index-replication.ts";
+import { replicationSettings } from "../../../lib/index-replication.ts";
 
 interface ConversationSource {
   record_type: "conversation";

@@ -44,7 +44,7 @@ import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, 
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { averageRowLength, weightedQueryTerms, type KeywordIndexSize, type WeightedTerms } from "../search/query-terms.ts";
 import { segmentForIndex } from "../search/text-segmenter.ts";
-import { replicationSettings } from "./index-replication.ts";
+import { replicationSettings } from "../../../lib/index-replication.ts";
 
 /** Chunk records read per request when finding text. */
 const FIND_PAGE_SIZE = 1_000;

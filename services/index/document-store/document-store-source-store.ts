@@ -9,7 +9,7 @@ import type { JsonObject } from "../assistant-store.ts";
 import type { SourceStore, StoredSource, StoredSourceItem } from "../source-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import { deleteRecord, findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
-import { replicationSettings } from "./index-replication.ts";
+import { replicationSettings } from "../../../lib/index-replication.ts";
 
 interface SourceRecord {
   record_type: "source";
