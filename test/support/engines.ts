@@ -11,7 +11,7 @@ export type EngineVariable = "OPENSEARCH_URL" | "KAFKA_BROKERS" | "TIKA_URL" | "
 export interface Requirement {
   value: string | undefined;
   /** The variable that makes its absence a failure. */
-  requiredBy: "QUARRY_REQUIRE_ENGINES" | "QUARRY_REQUIRE_SHARED" | "QUARRY_REQUIRE_LOCAL_LLM";
+  requiredBy: "QUARRY_REQUIRE_ENGINES" | "QUARRY_REQUIRE_SHARED" | "QUARRY_REQUIRE_LOCAL_LLM" | "QUARRY_CLUSTER_FAULTS";
   /** What is missing, e.g. "TIKA_URL is not set". */
   missing: string;
   /** How to get it. */
