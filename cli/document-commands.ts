@@ -1,6 +1,7 @@
 // `quarry doc list|show|delete` and `quarry chunk edit|disable|enable|add`: find a document, open it
 // as its chunks, and correct them (docs/DOCUMENTS.md). A document is named by its id, or by its file
-// name with --kb; a chunk by its id or a prefix of it that only one of the document's chunks has.
+// name with --kb; a chunk by its id, a prefix of it that only one of the document's chunks has, or
+// #N, its number as `doc show` and the console list it.
 import { readFile } from "node:fs/promises";
 import type { Command, Option } from "commander";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -70,7 +71,7 @@ export function registerDocumentCommands(program: Command, doc: Command, urlOpti
     .command("edit")
     .description("replace a chunk's text: re-embedded, marked edited, searchable at once")
     .argument("<document>", "the document's id, or its file name with --kb")
-    .argument("<chunk>", "the chunk's id (or a prefix only it has)")
+    .argument("<chunk>", "the chunk's id, a prefix only it has, or #N (its number in `quarry doc show`)")
     .argument("[text]", "the new text; else --file, else standard input")
     .option("--file <path>", "read the new text from a file")
     .option("--expect-version <n>", "edit only if the chunk is still at this version", wholeNumber(1))
@@ -89,7 +90,7 @@ export function registerDocumentCommands(program: Command, doc: Command, urlOpti
       .command(name)
       .description(enabled ? "let search return a disabled chunk again" : "keep a chunk out of search (it stays in the document)")
       .argument("<document>", "the document's id, or its file name with --kb")
-      .argument("<chunk>", "the chunk's id (or a prefix only it has)")
+      .argument("<chunk>", "the chunk's id, a prefix only it has, or #N (its number in `quarry doc show`)")
       .option(...kbOption)
       .addOption(urlOption())
       .action(async (document: string, chunkRef: string, o: DocumentFlags) => {
@@ -124,9 +125,15 @@ async function documentId(client: QuarryClient, document: string, o: DocumentFla
   return o.kb ? documentIdByName(client, o.kb, document) : document;
 }
 
-/** The document's chunk with this id, or the only one whose id starts with it. */
+/** The document's chunk with this id, the only one whose id starts with it, or `#N`: the Nth as `quarry doc show` numbers them. */
 async function chunkIn(client: QuarryClient, documentId: string, ref: string): Promise<Chunk> {
   const { chunks, document } = await client.listDocumentChunks({ documentId });
+  const position = /^#(\d+)$/.exec(ref);
+  if (position) {
+    const at = chunks.find((c) => c.index + 1 === Number(position[1]));
+    if (at) return at;
+    throw new ConnectError(`${document!.fileName} has no chunk ${ref} (it has ${chunks.length}); \`quarry doc show ${documentId}\` lists them`, Code.NotFound);
+  }
   const exact = chunks.find((c) => c.id === ref);
   if (exact) return exact;
   const matching = ref.length >= 4 ? chunks.filter((c) => c.id.startsWith(ref)) : [];

@@ -1,4 +1,4 @@
-// The snippets of docs/INTEGRATIONS.md and of the README's "Plain HTTP" section, run as written
+// The snippets of docs/INTEGRATIONS.md (its "Plain HTTP (curl)" section included), run as written
 // against a Quarry holding the knowledge base `handbook` they name: every fenced js, python or sh
 // block preceded by `<!-- expect: TEXT -->` runs (js with node beside this repository's
 // node_modules, python in a venv with Python's `openai` from PyPI, sh with bash and curl), with
@@ -46,7 +46,6 @@ function snippets(file: string, markdown: string, section?: string): Snippet[] {
 }
 
 const integrations = snippets("docs/INTEGRATIONS.md", await readFile(join(ROOT, "docs/INTEGRATIONS.md"), "utf8"));
-const readme = snippets("README.md", await readFile(join(ROOT, "README.md"), "utf8"), "Plain HTTP");
 const QUESTION = "When are expense reports due?";
 
 let quarry: EmbeddedQuarryFixture;
@@ -62,7 +61,7 @@ beforeAll(async () => {
   const kb = (await admin.createKnowledgeBase({ name: "handbook" })).knowledgeBase!;
   const doc = (await admin.uploadDocument({ header: { knowledgeBase: kb.id, fileName: "handbook.txt" }, content: new TextEncoder().encode(TENANT_TEXT("company")) })).document!;
   for await (const _ of admin.watchIngestion({ documentIds: [doc.id] }, { signal: AbortSignal.timeout(120_000) }));
-  // An editor: the README's upload needs one, and an editor may do what a reader does.
+  // An editor: the plain-HTTP upload needs one, and an editor may do what a reader does.
   const key = (await admin.createApiKey({ name: "docs", role: ApiKeyRole.EDITOR, knowledgeBases: ["handbook"] })).secret;
   answer = (await collectChat(gatewayClient(quarry.url, key), { question: QUESTION, knowledgeBases: ["handbook"] })).text;
   env = { PATH: process.env.PATH, HOME: process.env.HOME, QUARRY_URL: quarry.url, QUARRY_API_KEY: key };
@@ -88,11 +87,10 @@ async function runSnippet(snippet: Snippet, i: number): Promise<string> {
 
 describe("the integration snippets, run as documented", () => {
   it("finds every kind of snippet the docs promise", () => {
-    expect(integrations.map((s) => s.lang).sort()).toEqual(["js", "js", "python", "python", "sh", "sh", "sh"]);
-    expect(readme.map((s) => s.lang)).toEqual(["sh", "sh", "sh"]);
+    expect(integrations.map((s) => s.lang).sort()).toEqual(["js", "js", "python", "python", "sh", "sh", "sh", "sh", "sh", "sh"]);
   });
 
-  for (const [i, snippet] of [...integrations, ...readme].entries()) {
+  for (const [i, snippet] of integrations.entries()) {
     it(`#${i} ${snippet.lang}: ${snippet.where}`, async (context) => {
       if (snippet.lang === "python" && "missing" in python) return context.skip();
       const stdout = await runSnippet(snippet, i);

@@ -1,4 +1,4 @@
-// The plain-HTTP REST routes driven by curl, as the README shows them: search, ask (server-sent
+// The plain-HTTP REST routes driven by curl, as docs/INTEGRATIONS.md shows them: search, ask (server-sent
 // events), upload (multipart) and a document's status, each equal to the Connect call it stands
 // for — and the Connect JSON form of the same calls with curl, including the clear 415 a plain
 // JSON POST to the streaming Chat gets.

@@ -1,7 +1,7 @@
 // Plain HTTP for the common calls, so curl works without protobuf framing: search, ask (answers
 // streamed as server-sent events), upload a file (multipart), a document's status and its original
 // (streamed from the blob store). Bodies and
-// responses are the Connect JSON form of the same QuarryService messages (README, "Plain HTTP"), and
+// responses are the Connect JSON form of the same QuarryService messages (docs/INTEGRATIONS.md, "Plain HTTP (curl)"), and
 // errors are Connect's JSON error shape, so a person can move between the two without relearning.
 import { fromJson, toJson, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 import { ChatRequestSchema, ChatResponseSchema, GetDocumentResponseSchema, SearchRequestSchema, SearchResponseSchema, UploadDocumentResponseSchema } from "../../../gen/quarry/gateway/v1/gateway_pb.ts";
