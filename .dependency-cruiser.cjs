@@ -96,6 +96,33 @@ module.exports = {
       to: { pathNot: "^gen/|(^|/)node_modules/" },
     },
     {
+      name: "outside-a-service-only-its-face",
+      severity: "error",
+      comment:
+        "Each service is a package with one public face, services/<name>/index.ts: the composition roots, " +
+        "commands, benchmarks, studies and top-level tests use that (and a service's testing/ support), never " +
+        "its other files, so a service's insides can move without breaking them. The index service's " +
+        "lab.ts is the documented seam for the engine internals bench/ and eval/ study.",
+      from: { path: "^(app|cli|bench|eval|test)/" },
+      to: { path: "^services/[^/]+/", pathNot: "^services/[^/]+/(index\\.ts|lab\\.ts|testing/)" },
+    },
+    {
+      name: "product-code-uses-no-lab",
+      severity: "error",
+      comment: "services/index/lab.ts exposes engine internals for studies and raw baselines; the product (app/, cli/) uses the face.",
+      from: { path: "^(app|cli)/" },
+      to: { path: "^services/[^/]+/lab\\.ts$" },
+    },
+    {
+      name: "console-imports-only-itself-gen",
+      severity: "error",
+      comment:
+        "The console is a browser client: it reaches Quarry only through the generated Connect-Web client " +
+        "(gen/) and its own code; what it needs to know (the models, the readable formats) comes from RPCs.",
+      from: { path: "^console/" },
+      to: { path: "^(lib|services|gateway|app|cli|client|bench|eval|test|scripts|examples|bin)/" },
+    },
+    {
       name: "nothing-imports-cli",
       severity: "error",
       comment: "cli/ is the top of the tree: only bin/quarry.mjs starts it (bench/ and eval/ use client/ and app/).",

@@ -8,9 +8,7 @@ import { existsSync } from "node:fs";
 import { openBlobStore } from "../lib/blobs/blob-store-from-config.ts";
 import { sqlitePath, type Env } from "../lib/config.ts";
 import { NotFoundError } from "../lib/errors.ts";
-import { openDatabase } from "../services/index/sqlite/open-database.ts";
-import { SqliteSearchEngine } from "../services/index/sqlite/sqlite-search-engine.ts";
-import { keywordIndexSize } from "../services/index/sqlite/space-tables.ts";
+import { openDatabase, SqliteSearchEngine, keywordIndexSize } from "../services/index/index.ts";
 
 export interface DoctorFinding {
   check: string;

@@ -1,10 +1,10 @@
 // Quarry in one process: every service assembled here, talking through in-memory transports, one
 // SQLite file for catalog, search and the event log, and only the gateway listening.
-import { assembleAnswer } from "../services/answer/main.ts";
-import { assembleChunker } from "../services/chunker/main.ts";
-import { assembleEmbedder } from "../services/embedder/main.ts";
-import { assembleIndex } from "../services/index/main.ts";
-import { assembleParser } from "../services/parser/main.ts";
+import { assembleAnswer } from "../services/answer/index.ts";
+import { assembleChunker } from "../services/chunker/index.ts";
+import { assembleEmbedder } from "../services/embedder/index.ts";
+import { assembleIndex } from "../services/index/index.ts";
+import { assembleParser } from "../services/parser/index.ts";
 import { assembleGateway, type AssembledGateway } from "../gateway/main.ts";
 import { gatewayConfig } from "../gateway/config.ts";
 import { openBlobStore } from "../lib/blobs/blob-store-from-config.ts";

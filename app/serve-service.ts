@@ -1,11 +1,11 @@
 // One named service in its own process (the distributed mode): peers over gRPC at
 // QUARRY_<NAME>_URL (by default their standard ports on this machine), the bus on Kafka when
 // KAFKA_BROKERS is set. It listens at once and waits for its peers, so start order does not matter.
-import { assembleAnswer } from "../services/answer/main.ts";
-import { assembleChunker } from "../services/chunker/main.ts";
-import { assembleEmbedder } from "../services/embedder/main.ts";
-import { assembleIndex } from "../services/index/main.ts";
-import { assembleParser } from "../services/parser/main.ts";
+import { assembleAnswer } from "../services/answer/index.ts";
+import { assembleChunker } from "../services/chunker/index.ts";
+import { assembleEmbedder } from "../services/embedder/index.ts";
+import { assembleIndex } from "../services/index/index.ts";
+import { assembleParser } from "../services/parser/index.ts";
 import { assembleGateway, type AssembledGateway } from "../gateway/main.ts";
 import { openBlobStore } from "../lib/blobs/blob-store-from-config.ts";
 import { DirBlobStore } from "../lib/blobs/dir-blob-store.ts";

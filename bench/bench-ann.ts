@@ -14,7 +14,7 @@ import * as sqliteVec from "sqlite-vec";
 import { describeMachine, machineLine, type MachineInfo } from "./machine.ts";
 import { summarize } from "./percentiles.ts";
 import { seededRandom } from "./synthetic-corpus.ts";
-import { HNSW_PARAMETERS } from "../services/index/sqlite/approximate-knn.ts";
+import { HNSW_PARAMETERS } from "../services/index/lab.ts";
 
 export interface AnnBenchOptions {
   size: number;

@@ -13,13 +13,8 @@ import { withHeadingPath } from "../lib/chunk-context.ts";
 import { sqlitePath, type Env } from "../lib/config.ts";
 import type { RetrievalMode, SearchQuery } from "../lib/domain.ts";
 import { silentLogger, type Logger } from "../lib/logger.ts";
-import { indexConfig } from "../services/index/config.ts";
-import type { SearchEngine } from "../services/index/search-engine.ts";
-import { hybridCandidates } from "../services/index/search/search-query.ts";
-import { openDatabase, type SqliteDatabase } from "../services/index/sqlite/open-database.ts";
-import { CHUNKS_BY_ROWID_SQL, knnSql, SqliteSearchEngine } from "../services/index/sqlite/sqlite-search-engine.ts";
-import { bm25Parameters, bm25Sql, keywordIndexSize } from "../services/index/sqlite/space-tables.ts";
-import { averageRowLength, weightedQueryTerms } from "../services/index/search/query-terms.ts";
+import { indexConfig, type SearchEngine, openDatabase, type SqliteDatabase, SqliteSearchEngine, keywordIndexSize } from "../services/index/index.ts";
+import { hybridCandidates, CHUNKS_BY_ROWID_SQL, knnSql, bm25Parameters, bm25Sql, averageRowLength, weightedQueryTerms } from "../services/index/lab.ts";
 
 export type BackendName = "embedded" | "opensearch";
 
@@ -176,8 +171,8 @@ function groupByDocument(rows: StoredChunkText[]): string[][] {
 
 async function openOpenSearchHandle(env: Env): Promise<OpenSearchHandle> {
   const { Client } = await import("@opensearch-project/opensearch");
-  const { OpenSearchSearchEngine } = await import("../services/index/opensearch/opensearch-search-engine.ts");
-  const { detectNeuralSearch, resolveNativeHybrid } = await import("../services/index/opensearch/opensearch-native-hybrid.ts");
+  const { OpenSearchSearchEngine } = await import("../services/index/lab.ts");
+  const { detectNeuralSearch, resolveNativeHybrid } = await import("../services/index/lab.ts");
   const config = indexConfig(env);
   if (config.backend !== "opensearch") throw new Error("OPENSEARCH_URL is not set");
   const { openSearchClientOptions } = await import("../lib/engine-connection.ts");

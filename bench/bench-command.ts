@@ -6,7 +6,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Command, Option } from "commander";
 import type { RetrievalMode } from "../lib/domain.ts";
-import type { OnnxEmbedder } from "../services/embedder/onnx-embedder.ts";
+import type { OnnxEmbedder } from "../services/embedder/index.ts";
 import type { BackendName } from "./bench-backend.ts";
 import type { QueryBenchReport } from "./bench-query.ts";
 
@@ -46,7 +46,7 @@ function opensearchUrl(backend: BackendName): string | undefined {
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 
 async function withEmbedder<T>(run: (embedder: OnnxEmbedder) => Promise<T>): Promise<T> {
-  const { defaultModelDir, OnnxEmbedder } = await import("../services/embedder/onnx-embedder.ts");
+  const { defaultModelDir, OnnxEmbedder } = await import("../services/embedder/index.ts");
   const embedder = await OnnxEmbedder.load(defaultModelDir());
   try {
     return await run(embedder);

@@ -11,7 +11,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
-import type { Embedder } from "../services/embedder/embedder.ts";
+import type { Embedder } from "../services/embedder/index.ts";
 import { startBenchBackend, type BackendName } from "./bench-backend.ts";
 import { describeMachine, loadAverageNow, type MachineInfo } from "./machine.ts";
 import { startMemorySampler, type MemoryPeak } from "./memory.ts";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeBenchSources } from "../test/fixtures/bench-sources.ts";
-import { defaultModelDir, OnnxEmbedder } from "../services/embedder/onnx-embedder.ts";
+import { defaultModelDir, OnnxEmbedder } from "../services/embedder/index.ts";
 import { runQueryBench, type QueryBenchReport } from "./bench-query.ts";
 import { formatQueryReport, scaleChartSvg } from "./report.ts";
 

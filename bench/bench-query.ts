@@ -6,10 +6,10 @@
 //   engine — the SearchEngine called in-process with a precomputed query vector (validation, fusion, mapping);
 //   raw    — only the statements the engine sends to SQLite / OpenSearch.
 // The query embedding (MiniLM, one text) is timed on its own, since the RPC pays it for hybrid and raw cannot.
-import { MIN_KNOWN_TOKEN_SHARE } from "../services/answer/retrieval/retrieval-stage.ts";
+import { MIN_KNOWN_TOKEN_SHARE } from "../services/answer/index.ts";
+import type { Embedder } from "../services/embedder/index.ts";
 import type { RetrievalMode, SearchQuery } from "../lib/domain.ts";
 import { modeToProto } from "../lib/proto-convert.ts";
-import type { Embedder } from "../services/embedder/embedder.ts";
 import { startBenchBackend, type BackendName, type BenchBackend, type RawQuery } from "./bench-backend.ts";
 import { runClosedLoop } from "./load-runner.ts";
 import { describeMachine, loadAverageNow, type MachineInfo } from "./machine.ts";

@@ -16,7 +16,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { EmbeddedChunk } from "../lib/domain.ts";
-import type { SearchEngine } from "../services/index/search-engine.ts";
+import type { SearchEngine } from "../services/index/index.ts";
 
 export interface SentencePools {
   /** Sentences grouped by source document. */

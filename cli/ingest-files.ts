@@ -9,7 +9,7 @@
 import { readdir, stat } from "node:fs/promises";
 import { basename, extname, join, relative, sep } from "node:path";
 import type { ReadableFormat } from "../gen/quarry/common/v1/readable_format_pb.ts";
-import { describeFormat, formatOfFileName } from "../services/parser/format-detection.ts";
+import { describeFormat, formatOfFileName } from "../services/parser/index.ts";
 import { UsageError } from "./error-report.ts";
 
 export interface IngestFile {

@@ -6,8 +6,8 @@ import { modelsDir, optional } from "../lib/config.ts";
 import { QuarryError } from "../lib/errors.ts";
 import { DEFAULT_MODEL, isInstalled, MODEL_CATALOG, type ModelManifest } from "../lib/models/model-catalog.ts";
 import { CHAT_MODEL_CATALOG, findChatModel, isChatModelInstalled } from "../lib/models/chat-model-catalog.ts";
-import { installModels } from "../services/embedder/model-install.ts";
-import { installChatModel } from "../services/answer/chat-models/local-model-install.ts";
+import { installModels } from "../services/embedder/index.ts";
+import { installChatModel } from "../services/answer/index.ts";
 
 export function modelRows(dir: string, defaultModel: string): string[][] {
   const header = ["name", "dimension", "pooling", "max tokens", "scripts", "size", "installed", "source"];

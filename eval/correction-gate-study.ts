@@ -12,9 +12,8 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { cosine } from "../services/answer/answering/citation-verifier.ts";
-import { termOverlap } from "../services/answer/retrieval/correction-match.ts";
-import { defaultModelDir, OnnxEmbedder } from "../services/embedder/onnx-embedder.ts";
+import { cosine, termOverlap } from "../services/answer/index.ts";
+import { defaultModelDir, OnnxEmbedder } from "../services/embedder/index.ts";
 
 const { values } = parseArgs({ options: { shared: { type: "string", default: "../shared" }, limit: { type: "string", default: "600" } } });
 const limit = Number(values.limit);

@@ -4,7 +4,7 @@
 // the figure measures the representation and nothing else (no index, no fusion, no cut-off).
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { Embedder } from "../services/embedder/embedder.ts";
+import type { Embedder } from "../services/embedder/index.ts";
 import type { BeirDocument, BeirQuery } from "./beir-dataset.ts";
 import { documentRanking } from "./metrics.ts";
 

@@ -17,7 +17,7 @@ import { gatewayClient, type QuarryClient } from "../client/gateway-client.ts";
 import { ConfigError, type Env } from "../lib/config.ts";
 import { FailedPreconditionError, InvalidInputError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
-import { EXTRACTIVE_NOTICES } from "../services/answer/answering/extractive-answerer.ts";
+import { EXTRACTIVE_NOTICES } from "../services/answer/index.ts";
 import { answerBody, containsGold, summarizeAnswers, type AnswerMetrics } from "./answer-metrics.ts";
 import { loadBeirDataset, readAnswers, type BeirDataset, type BeirDocument, type BeirQuery } from "./beir-dataset.ts";
 import { positiveInt, progress } from "./eval-command.ts";
@@ -128,7 +128,7 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
         const run = await runAnswers(client, knowledgeBase, queries, docs, progress(err, "answers"));
         if (run.refused.length) err.write(`${run.answerer}: ${run.refused.length} queries refused as invalid (e.g. ${run.refused[0]}), scored as unanswered\n`);
         // Loaded here, not at the top: it brings jieba, which every other `quarry` command would pay for at start.
-        const { EXTRACTIVE_NOTICES } = await import("../services/answer/answering/extractive-answerer.ts");
+        const { EXTRACTIVE_NOTICES } = await import("../services/answer/index.ts");
         const metrics = summarizeAnswers(
           queries.map((q) => ({ answered: run.answered.get(q.id)!, golds: golds.get(q.id)! })),
           EXTRACTIVE_NOTICES,

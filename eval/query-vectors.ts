@@ -3,7 +3,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DEFAULT_MODEL } from "../lib/models/model-catalog.ts";
-import { defaultModelDir, OnnxEmbedder, WHOLE_BY_DEFAULT } from "../services/embedder/onnx-embedder.ts";
+import { defaultModelDir, OnnxEmbedder, WHOLE_BY_DEFAULT } from "../services/embedder/index.ts";
 
 export interface QueryVectorOptions {
   model?: string;

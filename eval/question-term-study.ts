@@ -10,10 +10,9 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
-import { DEFAULT_MAX_QUESTION_CHARS } from "../services/answer/retrieval/retrieval-stage.ts";
-import { averageRowLength, weightedQueryTerms, type WeightedTerms } from "../services/index/search/query-terms.ts";
-import { queryTermCounts } from "../services/index/search/text-segmenter.ts";
-import { bm25Parameters, bm25Sql, keywordIndexSize } from "../services/index/sqlite/space-tables.ts";
+import { DEFAULT_MAX_QUESTION_CHARS } from "../services/answer/index.ts";
+import { averageRowLength, weightedQueryTerms, type WeightedTerms, queryTermCounts, bm25Parameters, bm25Sql } from "../services/index/lab.ts";
+import { keywordIndexSize } from "../services/index/index.ts";
 import { documentRanking, percentile, summarize } from "./metrics.ts";
 import { loadStudyDataset } from "./study-dataset.ts";
 

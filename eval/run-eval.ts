@@ -78,7 +78,7 @@ export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger
 }
 
 async function dropOpenSearchIndices(url: string, prefix: string, logger: Logger): Promise<void> {
-  const { deleteOpenSearchNamespace } = await import("../services/index/opensearch/opensearch-namespace.ts");
+  const { deleteOpenSearchNamespace } = await import("../services/index/index.ts");
   await deleteOpenSearchNamespace(url, `${prefix}-`).catch((error: unknown) =>
     logger.warn({ err: error, prefix }, "could not delete the evaluation's OpenSearch indices, template and pipelines"),
   );

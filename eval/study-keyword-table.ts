@@ -2,8 +2,8 @@
 // score it exactly as SqliteSearchEngine scores a base's keyword table, or their figures would drift
 // from the pipeline's: same FTS5 table, same weighted BM25 statement (space-tables.ts).
 import type Database from "better-sqlite3";
-import { averageRowLength, weightedQueryTerms } from "../services/index/search/query-terms.ts";
-import { bm25Parameters, bm25ScoresSql, createKeywordTable, keywordIndexSize } from "../services/index/sqlite/space-tables.ts";
+import { averageRowLength, weightedQueryTerms, bm25Parameters, bm25ScoresSql, createKeywordTable } from "../services/index/lab.ts";
+import { keywordIndexSize } from "../services/index/index.ts";
 
 export interface KeywordScore {
   rowid: number;

@@ -30,6 +30,7 @@ import { READING_RULE_HEAD_BYTES, submitDocument, type UploadInput, type UploadL
 import { watchIngestion } from "./watch-ingestion.ts";
 import { watchModelChange } from "./watch-model-change.ts";
 import { sourceHandlers, sourcesFor } from "./source-routes.ts";
+import { listEmbeddingModels } from "./embedding-model-routes.ts";
 import type { Sources } from "./sources/sources.ts";
 
 export interface GatewayDeps {
@@ -221,6 +222,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
       async listReadableFormats() {
         return { formats: (await deps.parser.listReadableFormats({})).formats };
       },
+      listEmbeddingModels: () => listEmbeddingModels(deps.embedder),
       async search(request) {
         const started = performance.now();
         const res = await answer.retrieve({ query: request.query, knowledgeBaseIds: request.knowledgeBases, settings: request.settings });

@@ -1,13 +1,9 @@
-// The local embedding models, written into the bundle at build time from lib/models/model-catalog.ts.
-export interface CatalogModel {
-  name: string;
-  description: string;
-  dimension: number;
-  maxTokens: number;
+// The embedding models a base may be created with, and the deployment's default, as the server
+// lists them (ListEmbeddingModels): an OpenAI-compatible endpoint's model included.
+import { quarry } from "./api/client.ts";
+import { useLoad, type Loaded } from "./use-load.ts";
+import type { ListEmbeddingModelsResponse } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
+
+export function useEmbeddingModels(): Loaded<ListEmbeddingModelsResponse> {
+  return useLoad(() => quarry.listEmbeddingModels({}), []);
 }
-
-declare const __MODEL_CATALOG__: CatalogModel[];
-declare const __DEFAULT_MODEL__: string;
-
-export const MODELS: CatalogModel[] = __MODEL_CATALOG__;
-export const DEFAULT_MODEL: string = __DEFAULT_MODEL__;

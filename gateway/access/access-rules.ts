@@ -84,6 +84,7 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   previewChunks: { role: "editor", scoped: "check", targets: (r) => ({ knowledgeBases: r.knowledgeBase ? [r.knowledgeBase] : [] }) },
   // What any deployment reads is no tenant's secret.
   listReadableFormats: { role: "reader", scoped: "check", targets: () => ({}) },
+  listEmbeddingModels: { role: "reader", scoped: "check", targets: () => ({}) },
   search: { role: "reader", scoped: "check", targets: (r) => ({ knowledgeBases: [...r.knowledgeBases], unbounded: r.knowledgeBases.length === 0 }) },
   chat: {
     role: "reader",

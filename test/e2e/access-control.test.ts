@@ -18,7 +18,7 @@ import { ApiKeyRole } from "../../gen/quarry/common/v1/api_key_pb.ts";
 import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
 import { ACCESS_RULES, type MethodName } from "../../gateway/access/access-rules.ts";
 import type { Env } from "../../lib/config.ts";
-import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import { engineAddress } from "../support/engines.ts";
 import { startEmbeddedQuarry, transportFor, type EmbeddedQuarryFixture, type Protocol } from "../support/embedded-quarry.ts";
 

@@ -11,7 +11,7 @@ import { Code } from "@connectrpc/connect";
 import type { QuarryClient } from "../../client/gateway-client.ts";
 import { DocumentStatus, RetrievalMode, type Chunk } from "../../gen/quarry/common/v1/common_pb.ts";
 import type { Env } from "../../lib/config.ts";
-import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import { elasticsearchTestSpace } from "../../services/index/testing/elasticsearch-test-support.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { describeWithEngine } from "../support/engines.ts";

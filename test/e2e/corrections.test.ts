@@ -13,12 +13,12 @@ import type { ChatFinal } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import { DocumentStatus, type Citation } from "../../gen/quarry/common/v1/common_pb.ts";
 import type { Correction } from "../../gen/quarry/gateway/v1/corrections_pb.ts";
 import type { QuarryClient } from "../../client/gateway-client.ts";
-import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
+import { CORRECTION_RULE } from "../../services/answer/index.ts";
 import { describeWithEngine } from "../support/engines.ts";
 import { startEmbeddedQuarry } from "../support/embedded-quarry.ts";
 import { failure, lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
 import { startOpenAiStub, type OpenAiStub, type StubChatMessage } from "../../lib/testing/openai-stub.ts";
-import { CORRECTION_RULE } from "../../services/answer/answering/correction-answer.ts";
 
 const MANUAL = `# Skerry lighthouse manual
 

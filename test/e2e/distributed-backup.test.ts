@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { describeWith } from "../support/engines.ts";
 import { expectReadyLogsRestored, seedReadyLogs, whileUploading } from "./backup-scenario.ts";

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { DocumentStatus, ParentMode, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import type { QuarryClient } from "../../client/gateway-client.ts";
-import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import { startEmbeddedQuarry } from "../support/embedded-quarry.ts";
 import { describeWithEngine } from "../support/engines.ts";
 import { failure, lastUpdate, upload, watchAll } from "./e2e-helpers.ts";

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import type { QuarryClient } from "../../client/gateway-client.ts";
-import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import { describeWithAllEngines } from "../distributed/engines-all.ts";
 import { startDistributedQuarry } from "../support/distributed-quarry.ts";
 import { startEmbeddedQuarry } from "../support/embedded-quarry.ts";

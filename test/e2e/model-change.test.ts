@@ -16,7 +16,7 @@ import { DocumentStatus, ModelChangeState, RetrievalMode } from "../../gen/quarr
 import { ModelChangePhase, type WatchModelChangeResponse } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
 import type { QuarryClient } from "../../client/gateway-client.ts";
 import { modelsDir } from "../../lib/config.ts";
-import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import { startEmbeddedQuarry } from "../support/embedded-quarry.ts";
 import { describeWithEngine } from "../support/engines.ts";
 import { failure, lastUpdate, upload, watchAll } from "./e2e-helpers.ts";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ParentMode, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import type { Env } from "../../lib/config.ts";
 import { startOpenAiStub, type OpenAiStub, type StubChatMessage } from "../../lib/testing/openai-stub.ts";
-import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import { COMPANY_MARKDOWN } from "../fixtures/fixture-texts.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { engineAddress } from "../support/engines.ts";

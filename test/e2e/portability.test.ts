@@ -11,7 +11,7 @@ import { Code } from "@connectrpc/connect";
 import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { ApiKeyRole } from "../../gen/quarry/common/v1/api_key_pb.ts";
 import type { QuarryClient } from "../../client/gateway-client.ts";
-import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import { elasticsearchTestSpace } from "../../services/index/testing/elasticsearch-test-support.ts";
 import { fixtureBytes } from "../fixtures/fixture-documents.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";

@@ -14,7 +14,8 @@ import { Code } from "@connectrpc/connect";
 import { ExpectationMatch, RankSource, RetrievalLoss } from "../../gen/quarry/answer/v1/retrieval_debug_pb.ts";
 import { RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import type { Env } from "../../lib/config.ts";
-import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
+import { ordinal } from "../../services/answer/index.ts";
 import { elasticsearchTestSpace } from "../../services/index/testing/elasticsearch-test-support.ts";
 import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
 import { startRerankStub, type RerankStub } from "../../lib/testing/rerank-stub.ts";
@@ -22,7 +23,6 @@ import { QueryRewriteMode } from "../../gen/quarry/common/v1/assistant_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { engineAddress } from "../support/engines.ts";
 import { failure, upload, watchAll } from "./e2e-helpers.ts";
-import { ordinal } from "../../services/answer/debug/debug-verdict.ts";
 
 const QUESTION = "Where is the spare key for the lighthouse door kept?";
 // Each says the question's words more often than the planted chunk: they outrank it in both lists.

@@ -11,7 +11,7 @@ import { QueryExpansion } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import { QueryRewriteMode } from "../../gen/quarry/common/v1/assistant_pb.ts";
 import { RetrievalMode, type SearchHit } from "../../gen/quarry/common/v1/common_pb.ts";
 import { elasticsearchTestSpace } from "../../services/index/testing/elasticsearch-test-support.ts";
-import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import type { Env } from "../../lib/config.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { engineAddress } from "../support/engines.ts";

@@ -16,7 +16,7 @@ import { SourceSyncState, type Source } from "../../gen/quarry/common/v1/source_
 import type { QuarryClient } from "../../client/gateway-client.ts";
 import type { Env } from "../../lib/config.ts";
 import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
-import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { engineAddress } from "../support/engines.ts";
 import { failure, runQuarryCli, watchAll } from "./e2e-helpers.ts";

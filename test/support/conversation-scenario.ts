@@ -9,7 +9,7 @@ import { expect, it } from "vitest";
 import type { QuarryClient } from "../../client/gateway-client.ts";
 import { QueryRewrite, type ChatResponse } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import { RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
-import { REWRITE_INSTRUCTION } from "../../services/answer/conversation/follow-up-rewriter.ts";
+import { REWRITE_INSTRUCTION } from "../../services/answer/index.ts";
 import { failure, upload, watchAll } from "../e2e/e2e-helpers.ts";
 import { isRewriteRequest, startOpenAiStub, type OpenAiStub, type StubChatMessage } from "../../lib/testing/openai-stub.ts";
 

@@ -4,7 +4,7 @@
 // data folder, all removed on stop. Readiness is what an orchestrator would check: the process's
 // "listening" line, then grpc.health.v1 Check = SERVING (said once its peers answer and its bus
 // consumers joined).
-import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
+import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, readFileSync } from "node:fs";

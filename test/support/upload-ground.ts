@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteEventBus } from "../../lib/bus/sqlite-event-bus.ts";
-import { SqliteCatalog } from "../../services/index/sqlite/sqlite-catalog.ts";
+import { SqliteCatalog } from "../../services/index/index.ts";
 import { openTestDatabase } from "../../services/index/testing/sqlite-test-database.ts";
 
 export async function uploadGround(cleanups: (() => Promise<void>)[]) {

@@ -12,12 +12,9 @@ import { NotFoundError } from "../../lib/errors.ts";
 import { createLogger } from "../../lib/logger.ts";
 import { rpcEdgeInterceptor } from "../../lib/rpc/interceptors.ts";
 import { inProcessTransport } from "../../lib/rpc/transports.ts";
-import type { EmbeddingKind } from "../../services/embedder/embedder.ts";
+import { type EmbeddingKind, SingleModelPool, embedderRoutes } from "../../services/embedder/index.ts";
+import { answerRoutes, answerApplication } from "../../services/answer/index.ts";
 import { HashingEmbedder } from "../../lib/testing/hashing-embedder.ts";
-import { SingleModelPool } from "../../services/embedder/embedder-pool.ts";
-import { embedderRoutes } from "../../services/embedder/routes.ts";
-import { answerRoutes } from "../../services/answer/routes.ts";
-import { answerApplication } from "../../services/answer/server.ts";
 
 const logger = createLogger("test", "silent");
 const edge = [rpcEdgeInterceptor(logger)];

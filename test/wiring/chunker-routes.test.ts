@@ -10,10 +10,9 @@ import { silentLogger } from "../../lib/logger.ts";
 import { rpcEdgeInterceptor } from "../../lib/rpc/interceptors.ts";
 import { inProcessTransport } from "../../lib/rpc/transports.ts";
 import type { SharedDeps } from "../../lib/service-runtime.ts";
-import { SingleModelPool } from "../../services/embedder/embedder-pool.ts";
+import { SingleModelPool, embedderRoutes } from "../../services/embedder/index.ts";
+import { assembleChunker } from "../../services/chunker/index.ts";
 import { HashingEmbedder } from "../../lib/testing/hashing-embedder.ts";
-import { embedderRoutes } from "../../services/embedder/routes.ts";
-import { assembleChunker } from "../../services/chunker/main.ts";
 import { codeOf } from "../../lib/rpc/testing/connect-code.ts";
 
 const embedder = inProcessTransport(embedderRoutes(new SingleModelPool(new HashingEmbedder({ dimension: 16, maxInputTokens: 128 }))), [rpcEdgeInterceptor(silentLogger)]);

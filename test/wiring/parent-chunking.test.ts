@@ -5,9 +5,8 @@ import type { ChunkDraft, ChunkingSettings, ParsedDocument } from "../../lib/dom
 import { InvalidInputError } from "../../lib/errors.ts";
 import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
 import { COMPANY_MARKDOWN } from "../fixtures/fixture-texts.ts";
-import { parseMarkdown } from "../../services/parser/parsers/markdown-parser.ts";
-import { chunkDocument, validateChunkingSettings } from "../../services/chunker/chunk-document.ts";
-import { previewParents } from "../../services/chunker/preview-parents.ts";
+import { parseMarkdown } from "../../services/parser/index.ts";
+import { chunkDocument, validateChunkingSettings, previewParents } from "../../services/chunker/index.ts";
 
 const counter = WordPieceTokenCounter.fromModelDir(
   path.join(process.env.QUARRY_MODELS_DIR ?? path.join(homedir(), ".cache", "quarry", "models"), "all-MiniLM-L6-v2-int8"),

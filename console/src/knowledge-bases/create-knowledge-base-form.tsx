@@ -6,13 +6,15 @@ import { quarry } from "../api/client.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { FormActions } from "../components/form-actions.tsx";
 import { useAction } from "../use-action.ts";
-import { DEFAULT_MODEL, MODELS } from "../model-catalog.ts";
+import { useEmbeddingModels } from "../model-catalog.ts";
 import { DOCUMENT_VECTOR_MODES, PARENT_MODES } from "./chunking-choices.ts";
 
 export function CreateKnowledgeBaseForm({ onCreated, onCancel }: { onCreated: () => void; onCancel: () => void }) {
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
-  const [model, setModel] = useState(DEFAULT_MODEL);
+  const catalog = useEmbeddingModels();
+  // Empty until chosen: the server's default is shown selected and sent as "" (the base takes it).
+  const [model, setModel] = useState("");
   const [chunkSize, setChunkSize] = useState("");
   const [chunkOverlap, setChunkOverlap] = useState("");
   const [parent, setParent] = useState(PARENT_MODES[0].value);
@@ -37,8 +39,8 @@ export function CreateKnowledgeBaseForm({ onCreated, onCancel }: { onCreated: ()
       </label>
       <label>
         Embedding model
-        <select value={model} onChange={(e) => setModel(e.target.value)}>
-          {MODELS.map((m) => (
+        <select value={model || catalog.data?.defaultModel || ""} onChange={(e) => setModel(e.target.value)}>
+          {(catalog.data?.models ?? []).map((m) => (
             <option key={m.name} value={m.name}>
               {m.name} — {m.description}, {m.dimension} dims
             </option>
