@@ -7,7 +7,8 @@ import { formatDuration, formatWhen } from "./schedule.ts";
 const COUNTS = ["added", "changed", "removed", "moved", "unchanged", "failed"] as const;
 
 export function LastSync({ sync, syncing }: { sync: SourceSync | undefined; syncing: boolean }) {
-  if (syncing && !sync?.finishedAt) {
+  // Asked for here but not yet recorded as running, the row still holds the previous sync: "syncing…" until the poll brings the new one.
+  if (syncing) {
     return (
       <div className="sync-state running" data-testid="sync-state">
         syncing{sync?.startedAt && sync.state === SourceSyncState.RUNNING ? ` since ${formatWhen(sync.startedAt)}` : "…"}

@@ -54,7 +54,7 @@ const website: SourceKind<"website"> = {
   label: "Website",
   fields: [
     { key: "startUrls", label: "Start URLs (one per line)", type: "list", placeholder: "https://docs.example.com/" },
-    { key: "sitemapUrl", label: "Sitemap URL (its pages are start URLs too)", placeholder: "https://docs.example.com/sitemap.xml" },
+    { key: "sitemapUrl", label: "Sitemap URL (the pages it lists are crawled too)", placeholder: "https://docs.example.com/sitemap.xml" },
     { key: "maxDepth", label: "Link depth (0: the start pages only)", type: "number", initial: "2" },
     { key: "maxPages", label: "Most pages per sync (empty: 1,000)", type: "number" },
     { key: "requestsPerSecond", label: "Requests per second (empty: 2)", type: "number" },

@@ -44,8 +44,9 @@ export function SourcesPanel({ knowledgeBase, state, documents, canEdit, onRemov
         />
       )}
       <ErrorNote error={state.error} />
+      {canEdit === false && <p className="muted small">This key is a reader's: it sees the sources and their syncs; an editor adds, syncs and removes them.</p>}
       {sources && sources.length === 0 && !adding && (
-        <p className="muted small">No sources: {canEdit ? "add a folder or a website to keep this base in sync with it." : "an editor can add a folder or a website to keep this base in sync with it."}</p>
+        <p className="muted small">No sources: add a folder or a website to keep this base in sync with it.</p>
       )}
       {sources && sources.length > 0 && (
         <div className="table-wrap">
