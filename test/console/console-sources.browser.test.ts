@@ -187,6 +187,27 @@ describeWith(chromiumRequirement, "sources in the console (embedded Quarry)", (e
     noErrors();
   }, INGEST_TIMEOUT + 60_000);
 
+  it("shows each source as a card on a 390 px phone, without a sideways scroll", async () => {
+    const { tab, page } = ui;
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      const row = sourceRow("site");
+      for (const label of ["Where", "Schedule", "Last sync"]) {
+        const box = (await row.locator(`td[data-label="${label}"]`).boundingBox())!;
+        expect(box.x + box.width, label).toBeLessThanOrEqual(390);
+      }
+      const box = (await row.getByRole("button", { name: "Sync now" }).boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(390);
+      const overflow = await page.locator(".source-panel .table-wrap").evaluate((el) => el.scrollWidth - el.clientWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await tab.screenshot("sources-phone");
+    } finally {
+      await page.setViewportSize({ width: 1366, height: 860 });
+    }
+    noErrors();
+  });
+
   it("removes a source with its documents after a confirmation that says they go", async () => {
     const { quarry, page } = ui;
     const row = sourceRow("site");
