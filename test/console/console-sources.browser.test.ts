@@ -21,6 +21,8 @@ import { describeWith } from "../support/engines.ts";
 
 const KB = "synced";
 const INGEST_TIMEOUT = 120_000;
+/** How long a poll waits for the page to catch up (the machine may be loaded; no step should take this long). */
+const WAIT = { timeout: 30_000 };
 
 /** A source row's last-sync counts, "added 3, changed 0, …" ("" before a sync has them). */
 const countsOf = async (row: Locator) => (await row.getByTestId("sync-counts").locator(".count").allTextContents()).join(", ");
@@ -97,7 +99,7 @@ describeWith(chromiumRequirement, "sources in the console (embedded Quarry)", (e
     await form.getByLabel("Folder path").fill("notes-folder");
     await form.getByLabel("Tags").fill("team=docs");
     await form.getByRole("button", { name: "Add source" }).click();
-    await expect.poll(() => form.getByRole("alert").textContent()).toMatch(/needs an absolute path, not "notes-folder"/);
+    await expect.poll(() => form.getByRole("alert").textContent(), WAIT).toMatch(/needs an absolute path, not "notes-folder"/);
     tab.allow(/status of 400/);
 
     await form.getByLabel("Folder path").fill(folder);
@@ -126,7 +128,7 @@ describeWith(chromiumRequirement, "sources in the console (embedded Quarry)", (e
     const row = sourceRow("notes");
     await row.getByRole("button", { name: "Sync now" }).click();
     await expect.poll(() => countsOf(row), { timeout: 60_000 }).toBe("added 0, changed 1, removed 1, moved 0, unchanged 1, failed 0");
-    await expect.poll(() => documentRows().count()).toBe(2);
+    await expect.poll(() => documentRows().count(), WAIT).toBe(2);
     await expect.poll(() => page.locator('tr[data-status="ready"]').count(), { timeout: INGEST_TIMEOUT }).toBe(2);
     expect(await page.getByRole("row", { name: "bravo.txt" }).count()).toBe(0);
     noErrors();
@@ -137,7 +139,7 @@ describeWith(chromiumRequirement, "sources in the console (embedded Quarry)", (e
     await page.getByRole("link", { name: "sub/charlie.txt" }).click();
     const panel = page.locator("dl.document-source");
     await panel.waitFor();
-    await expect.poll(() => panel.textContent()).toContain("notes (folder)");
+    await expect.poll(() => panel.textContent(), WAIT).toContain("notes (folder)");
     const text = (await panel.textContent())!;
     expect(text).toContain("Pathsub/charlie.txt");
     expect(text).toMatch(/Modified\d{1,2} \w{3} \d{4}/);
@@ -180,7 +182,7 @@ describeWith(chromiumRequirement, "sources in the console (embedded Quarry)", (e
     // A page's document links to its URL.
     await page.getByRole("link", { name: /\/pier\.html$/ }).first().click();
     const panel = page.locator("dl.document-source");
-    await expect.poll(() => panel.textContent()).toContain("site (website)");
+    await expect.poll(() => panel.textContent(), WAIT).toContain("site (website)");
     await expect(panel.getByRole("link", { name: `${site!.url}pier.html` }).getAttribute("href")).resolves.toBe(`${site!.url}pier.html`);
     await page.getByRole("link", { name: KB }).click();
     await sourceRow("site").waitFor();
@@ -216,8 +218,8 @@ describeWith(chromiumRequirement, "sources in the console (embedded Quarry)", (e
     await ask.getByRole("button", { name: "Remove site; its 2 documents stay" }).waitFor();
     await ask.getByLabel("Also delete the documents it made").check();
     await ask.getByRole("button", { name: "Remove site and delete its 2 documents" }).click();
-    await expect.poll(() => row.count()).toBe(0);
-    await expect.poll(() => documentRows().count()).toBe(2);
+    await expect.poll(() => row.count(), WAIT).toBe(0);
+    await expect.poll(() => documentRows().count(), WAIT).toBe(2);
     const left = (await quarry.client.listDocuments({ knowledgeBase: KB })).documents.map((d) => d.metadata.source_path).sort();
     expect(left).toEqual(["alpha.md", "sub/charlie.txt"]);
     expect((await quarry.client.listSources({ knowledgeBase: KB })).sources.map((s) => s.name)).toEqual(["notes"]);
