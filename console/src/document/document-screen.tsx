@@ -3,12 +3,13 @@
 // the gateway and the list is read again, so what shows is what search now sees.
 import { useState } from "react";
 import type { Chunk } from "../../../gen/quarry/common/v1/common_pb.ts";
-import { quarry } from "../api/client.ts";
+import { offers, quarry } from "../api/client.ts";
 import { Crumbs } from "../components/crumbs.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
 import { queryTerms } from "../components/highlight.tsx";
 import { formatCount, STATUS_LABELS } from "../format.ts";
 import { useDebounced } from "../preview/use-debounced.ts";
+import { DocumentSource } from "../sources/document-source.tsx";
 import { useLoad } from "../use-load.ts";
 import { AddChunkForm } from "./add-chunk-form.tsx";
 import { ChunkEditor, type ChunkActions } from "./chunk-editor.tsx";
@@ -49,6 +50,7 @@ export function DocumentScreen({ knowledgeBase, documentId }: { knowledgeBase: s
         )}
       </div>
       <ErrorNote error={opened.error} />
+      {doc && offers("listSources") && <DocumentSource knowledgeBase={knowledgeBase} doc={doc} />}
       {doc?.chunkEdits && (
         <p className="muted" role="note">
           Hand corrections after this version's re-ingest: {doc.chunkEdits}

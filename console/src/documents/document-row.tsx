@@ -4,10 +4,30 @@ import { ConfirmButton } from "../components/confirm-button.tsx";
 import { ProgressBar } from "../components/progress-bar.tsx";
 import { formatBytes, formatCount, isSettled, STATUS_LABELS } from "../format.ts";
 import { link } from "../router.ts";
+import { SourceMark } from "../sources/source-mark.tsx";
 import type { Progress } from "./use-ingestion.ts";
 
-/** `onReingest`: absent when the gateway cannot re-ingest; `href`: the document's page, absent when the gateway cannot open one. */
-export function DocumentRow({ doc, href, live, onEnable, onReingest, onDelete }: { doc: Document; href?: string; live?: Progress; onEnable: (enabled: boolean) => void; onReingest?: () => void; onDelete: () => void }) {
+/**
+ * `onReingest`: absent when the gateway cannot re-ingest; `href`: the document's page, absent when the gateway cannot open one;
+ * `sourceName`: the name of the source a synced document came from.
+ */
+export function DocumentRow({
+  doc,
+  href,
+  live,
+  sourceName,
+  onEnable,
+  onReingest,
+  onDelete,
+}: {
+  doc: Document;
+  href?: string;
+  live?: Progress;
+  sourceName?: string;
+  onEnable: (enabled: boolean) => void;
+  onReingest?: () => void;
+  onDelete: () => void;
+}) {
   // The stream is newer than the list until the list is reloaded.
   const status = live?.status ?? doc.status;
   const percent = live?.percent ?? doc.progressPercent;
@@ -29,6 +49,7 @@ export function DocumentRow({ doc, href, live, onEnable, onReingest, onDelete }:
         ) : (
           doc.fileName
         )}
+        <SourceMark doc={doc} sourceName={sourceName} />
       </td>
       <td className="status-cell" data-label="Status">
         <div className={`status status-${STATUS_LABELS[status]}`}>

@@ -1,13 +1,16 @@
 // One knowledge base's documents: upload, live ingestion progress, and the list.
-import { useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { DocumentStatus, type Document } from "../../../gen/quarry/common/v1/common_pb.ts";
 import { offers, quarry } from "../api/client.ts";
+import { useCanEdit } from "../api/can-edit.ts";
 import { describeError } from "../api/errors.ts";
 import { Crumbs } from "../components/crumbs.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
 import { countOf, formatCount, isSettled } from "../format.ts";
 import { useLoad } from "../use-load.ts";
 import { documentPath } from "../document/document-screen.tsx";
+import { SourcesPanel } from "../sources/sources-panel.tsx";
+import { useSources } from "../sources/use-sources.ts";
 import { DocumentRow } from "./document-row.tsx";
 import { StatusFilter, type StatusFilterValue } from "./status-filter.tsx";
 import { uploadFile, type UploadOutcome } from "./upload-files.ts";
@@ -22,6 +25,19 @@ export function DocumentsScreen({ knowledgeBase }: { knowledgeBase: string }) {
     docs.reload();
   };
   const ingestion = useIngestion(knowledgeBase, reload);
+  // A finished sync (or a source removed with its documents) changed the documents: read them
+  // again and follow the ones it queued.
+  const { reload: reloadKb } = kb;
+  const { reload: reloadDocs } = docs;
+  const { watch } = ingestion;
+  const afterSourceChange = useCallback(() => {
+    reloadKb();
+    reloadDocs();
+    void watch([]);
+  }, [reloadKb, reloadDocs, watch]);
+  const sources = useSources(knowledgeBase, afterSourceChange);
+  const sourceNames = useMemo(() => new Map((sources.sources ?? []).map((s) => [s.id, s.name])), [sources.sources]);
+  const canEdit = useCanEdit(knowledgeBase);
   const [uploading, setUploading] = useState<string[]>([]);
   const [notes, setNotes] = useState<UploadOutcome[]>([]);
   const [filter, setFilter] = useState<StatusFilterValue>("all");
@@ -98,6 +114,7 @@ export function DocumentsScreen({ knowledgeBase }: { knowledgeBase: string }) {
           {n.file}: {n.error ?? "the same content is already in this knowledge base; nothing was queued"}
         </p>
       ))}
+      {offers("listSources") && <SourcesPanel knowledgeBase={knowledgeBase} state={sources} documents={docs.data ?? []} canEdit={canEdit} onRemoved={afterSourceChange} />}
       <div className="toolbar">
         {offers("reingestKnowledgeBase") && (
           <button
@@ -137,6 +154,7 @@ export function DocumentsScreen({ knowledgeBase }: { knowledgeBase: string }) {
                 doc={d}
                 href={offers("listDocumentChunks") ? documentPath(knowledgeBase, d.id) : undefined}
                 live={ingestion.progress.get(d.id)}
+                sourceName={d.metadata.source_id ? sourceNames.get(d.metadata.source_id) : undefined}
                 onEnable={(enabled) => act(() => quarry.setDocumentEnabled({ documentId: d.id, enabled }))}
                 onReingest={offers("reingestDocument") ? () => act(async () => reingest([(await quarry.reingestDocument({ documentId: d.id })).document!.id])) : undefined}
                 onDelete={() => act(() => quarry.deleteDocument({ documentId: d.id }))}
