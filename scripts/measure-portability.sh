@@ -27,9 +27,10 @@ trap cleanup EXIT INT TERM
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 serve() { # data-dir port [env...]
   local dir=$1 port=$2; shift 2
-  # Without the caller's Kafka or Tika: three Quarrys on one broker's unprefixed topics would share
-  # consumer groups and take each other's documents (a fresh ingest then never finished).
-  env -u KAFKA_BROKERS -u TIKA_URL -u ELASTICSEARCH_URL "$@" QUARRY_DATA_DIR="$dir" QUARRY_PORT="$port" $Q serve >"$dir.log" 2>&1 &
+  # Without the caller's engines: three Quarrys on one broker's unprefixed topics would share
+  # consumer groups and take each other's documents (a fresh ingest then never finished), and the
+  # SQLite one would be on OpenSearch's default prefix, finding whatever base "sf" an earlier run left.
+  env -u OPENSEARCH_URL -u KAFKA_BROKERS -u TIKA_URL -u ELASTICSEARCH_URL "$@" QUARRY_DATA_DIR="$dir" QUARRY_PORT="$port" $Q serve >"$dir.log" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 1 120); do curl -s "http://127.0.0.1:$port/" >/dev/null && return 0; sleep 1; done
   echo "Quarry on $port did not start: $(tail -5 "$dir.log")" >&2; return 1
@@ -39,6 +40,7 @@ serve() { # data-dir port [env...]
 evaluate() {
   $Q eval --dataset "$DS" --limit-docs "$N" --mode hybrid --json --url "$1" --knowledge-base sf --rankings "$WORK/$2.rankings" >"$WORK/$2.out" 2>"$WORK/$2.err"
   tail -1 "$WORK/$2.out" >"$WORK/$2.json"
+  if [ "$2" != imported ] && grep -q "(reused)" "$WORK/$2.err"; then echo "the $2 Quarry already held a base sf: not a fresh ingest" >&2; return 1; fi
 }
 field() { node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));const v=r[process.argv[2]];console.log(typeof v==="number"?Number(v.toFixed(4)):v)' "$WORK/$1.json" "$2"; }
 now() { node -e 'console.log(Date.now())'; }
