@@ -38,7 +38,11 @@ async function read(assistants: ArchivedAssistant[] | undefined, documents: Arch
   }
   const parts: Buffer[] = [];
   for await (const part of writeArchive({ exportedAt: "", vectors: false, knowledgeBase: settings, ...(assistants ? { assistants } : {}) }, lines())) parts.push(Buffer.from(part));
-  const archive = await readArchive([Buffer.concat(parts)]);
+  const archive = await readArchive(
+    (async function* () {
+      yield Buffer.concat(parts);
+    })(),
+  );
   const names: string[] = [];
   for await (const d of archive.documents) names.push(`${d.fileName}:${d.correctionsOf ?? "-"}`);
   return { version: archive.header.version, names };
