@@ -12,7 +12,7 @@ import { openStores } from "../../services/index/main.ts";
 import { deleteOpenSearchNamespace } from "../../services/index/opensearch/opensearch-namespace.ts";
 import { startEmbeddedQuarry } from "../support/embedded-quarry.ts";
 import { describeWithEngine } from "../support/engines.ts";
-import { lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
+import { lastUpdate, runQuarryCli, upload, watchAll } from "./e2e-helpers.ts";
 
 const countOf = (findings: DoctorFinding[], check: RegExp) => findings.find((f) => check.test(f.check))!.count;
 const open = (findings: DoctorFinding[]) => findings.filter((f) => f.count > 0);
@@ -73,6 +73,11 @@ describeWithEngine("OPENSEARCH_URL", "quarry doctor on a Quarry on OpenSearch", 
     expect(repaired.find((f) => /^documents stuck/.test(f.check))?.repaired).toBe("marked 1 failed with the reason");
     const after = await doctorDistributed(env);
     expect(open(after), JSON.stringify(after)).toEqual([]);
+    // The command picks the distributed doctor from the environment (no Kafka or Elasticsearch of the test's own).
+    const cli = await runQuarryCli(["doctor"], { ...env, KAFKA_BROKERS: "", ELASTICSEARCH_URL: "" });
+    expect(cli.code, cli.stderr + cli.stdout).toBe(0);
+    expect(cli.stdout).toContain("ok   chunks no catalog document owns: 0");
+    expect(cli.stdout).toContain("ok   documents stuck mid-ingest for over 60 minutes: 0");
 
     const check = await openStores(env);
     try {
