@@ -23,6 +23,23 @@ export interface DoctorFinding {
 export const STUCK_AFTER_MS = 60 * 60 * 1000;
 const WORKING = ["pending", "parsing", "chunking", "embedding", "indexing"];
 
+export interface OrphanedChunks {
+  knowledgeBaseId: string;
+  documentId: string;
+  chunks: number;
+}
+
+/** Chunks of document ids the catalog does not have; with a repair, each such document's chunks deleted. */
+export async function orphanChunksFinding(orphans: OrphanedChunks[], repair?: (orphan: OrphanedChunks) => Promise<void>): Promise<DoctorFinding> {
+  const chunks = orphans.reduce((sum, o) => sum + o.chunks, 0);
+  const finding: DoctorFinding = { check: "chunks no catalog document owns", count: chunks, detail: orphans.length ? `${orphans.length} document id(s)` : "" };
+  if (repair && orphans.length > 0) {
+    for (const o of orphans) await repair(o);
+    finding.repaired = `deleted ${chunks} chunk(s)`;
+  }
+  return finding;
+}
+
 export async function doctorEmbedded(env: Env, options: { repair?: boolean; now?: number } = {}): Promise<DoctorFinding[]> {
   const file = sqlitePath(env);
   if (!existsSync(file)) throw new NotFoundError(`there is no embedded Quarry at ${file}`);
@@ -43,13 +60,12 @@ export async function doctorEmbedded(env: Env, options: { repair?: boolean; now?
        WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.id = c.document_id AND d.knowledge_base_id = c.knowledge_base_id)
        GROUP BY knowledge_base_id, document_id`,
     );
-    const orphanChunks = orphans.reduce((sum, o) => sum + o.n, 0);
-    const orphanFinding: DoctorFinding = { check: "chunks no catalog document owns", count: orphanChunks, detail: orphans.length ? `${orphans.length} document id(s)` : "" };
-    if (options.repair && orphans.length > 0) {
-      for (const o of orphans) await engine.deleteDocument(o.knowledge_base_id, o.document_id);
-      orphanFinding.repaired = `deleted ${orphanChunks} chunk(s)`;
-    }
-    findings.push(orphanFinding);
+    findings.push(
+      await orphanChunksFinding(
+        orphans.map((o) => ({ knowledgeBaseId: o.knowledge_base_id, documentId: o.document_id, chunks: o.n })),
+        options.repair ? (o) => engine.deleteDocument(o.knowledgeBaseId, o.documentId) : undefined,
+      ),
+    );
 
     let missingVectors = 0;
     let keywordDrift = 0;

@@ -4,6 +4,7 @@
 import type { Command } from "commander";
 import { backupEmbedded, restoreEmbedded } from "../app/embedded-backup.ts";
 import { backupDistributed, isDistributed, restoreDistributed } from "../app/distributed-backup.ts";
+import { doctorDistributed, isDistributedIndex } from "../app/distributed-doctor.ts";
 import { doctorEmbedded } from "../app/embedded-doctor.ts";
 import { dataDir } from "../lib/config.ts";
 
@@ -34,12 +35,12 @@ export function registerBackupCommands(program: Command): void {
 export function registerDoctorCommand(program: Command): void {
   program
     .command("doctor")
-    .description("check an embedded Quarry's consistency (catalog, chunks, vectors, keyword index, originals, stuck documents, dead letters); --repair fixes what is safe")
+    .description("check a Quarry's consistency (catalog, chunks, vectors, keyword index, originals, stuck documents, dead letters): the embedded one's data folder, or with OPENSEARCH_URL / ELASTICSEARCH_URL set the distributed one; --repair fixes what is safe")
     .option("--data-dir <dir>", "the Quarry's data folder (default: QUARRY_DATA_DIR, or .quarry)")
-    .option("--repair", "delete chunks no document owns and mark documents stuck mid-ingest failed (stop Quarry first)")
+    .option("--repair", "delete chunks no document owns and mark documents stuck mid-ingest failed (embedded: stop Quarry first)")
     .action(async (o: { dataDir?: string; repair?: boolean }) => {
       const env = { ...process.env, ...(o.dataDir ? { QUARRY_DATA_DIR: o.dataDir } : {}) };
-      const findings = await doctorEmbedded(env, { repair: o.repair });
+      const findings = isDistributedIndex(env) ? await doctorDistributed(env, { repair: o.repair }) : await doctorEmbedded(env, { repair: o.repair });
       for (const f of findings) {
         process.stdout.write(`${f.count === 0 ? "ok  " : "FIX "} ${f.check}: ${f.count}${f.detail ? ` (${f.detail})` : ""}${f.repaired ? ` — ${f.repaired}` : ""}\n`);
       }

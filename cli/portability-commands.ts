@@ -19,11 +19,12 @@ export function registerPortabilityCommands(program: Command, urlOption: () => O
     .argument("<kb>", "the knowledge base's name or id")
     .argument("<file>", "the archive to write (conventionally .quarry.gz)")
     .option("--without-vectors", "leave the vectors out: a smaller file whose import embeds every chunk again")
+    .option("--with-assistants", "also write the assistants that mount the base, with their corrections (their mounts of other bases are left out)")
     .addOption(urlOption())
-    .action(async (kb: string, file: string, o: { withoutVectors?: boolean; url: string }) => {
+    .action(async (kb: string, file: string, o: { withoutVectors?: boolean; withAssistants?: boolean; url: string }) => {
       // Written beside the file and renamed when whole, so a failed export leaves no truncated archive.
       const partial = `${file}.partial`;
-      const stream = gatewayClient(o.url).exportKnowledgeBase({ knowledgeBase: kb, withoutVectors: o.withoutVectors ?? false });
+      const stream = gatewayClient(o.url).exportKnowledgeBase({ knowledgeBase: kb, withoutVectors: o.withoutVectors ?? false, withAssistants: o.withAssistants ?? false });
       async function* bytes() {
         for await (const piece of stream) yield piece.data;
       }
@@ -34,7 +35,8 @@ export function registerPortabilityCommands(program: Command, urlOption: () => O
         throw error;
       }
       await rename(partial, file);
-      process.stdout.write(`exported ${kb} to ${file}${o.withoutVectors ? " (without vectors)" : ""}\n`);
+      const what = [o.withoutVectors ? "without vectors" : "", o.withAssistants ? "with its assistants" : ""].filter(Boolean).join(", ");
+      process.stdout.write(`exported ${kb} to ${file}${what ? ` (${what})` : ""}\n`);
     });
   program
     .command("import")
@@ -52,5 +54,8 @@ export function registerPortabilityCommands(program: Command, urlOption: () => O
       const res = await gatewayClient(o.url).importKnowledgeBaseStream(requests());
       const how = res.reembedded ? "chunks embedded again (the archive had no vectors)" : "vectors from the archive";
       process.stdout.write(`imported ${res.knowledgeBase?.name}: ${res.documents} documents, ${res.chunks} chunks, ${how}\n`);
+      for (const assistant of res.assistants) process.stdout.write(`assistant ${assistant.name} (${assistant.id}), mounting ${res.knowledgeBase?.name}\n`);
+      if (res.assistants.length > 0) process.stdout.write(`${res.corrections} corrections\n`);
+      for (const note of res.notes) process.stdout.write(`note: ${note}\n`);
     });
 }

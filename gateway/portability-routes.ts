@@ -2,12 +2,13 @@
 // archive; the gateway relays its bytes, and turns the browser's one-message import into the
 // index's stream.
 import { create } from "@bufbuild/protobuf";
-import type { Client } from "@connectrpc/connect";
+import type { Client, HandlerContext } from "@connectrpc/connect";
 import type { IndexService } from "../gen/quarry/index/v1/index_pb.ts";
 import { ImportKnowledgeBaseRequestSchema as IndexImportSchema, type ImportKnowledgeBaseResponse as IndexImportResponse } from "../gen/quarry/index/v1/portability_pb.ts";
 import type { ImportKnowledgeBaseStreamRequest, ImportOptions } from "../gen/quarry/gateway/v1/portability_pb.ts";
-import { InvalidInputError } from "../lib/errors.ts";
+import { InvalidInputError, PermissionDeniedError } from "../lib/errors.ts";
 import { optionsThenData } from "../lib/stream-head.ts";
+import { isScoped, PRINCIPAL } from "./access/principal.ts";
 
 /** Bytes per message when a whole archive is passed on (well under any message limit). */
 const PIECE_BYTES = 1024 * 1024;
@@ -21,8 +22,15 @@ export function portabilityHandlers(index: Client<typeof IndexService>) {
     return summary(await index.importKnowledgeBase(requests()));
   };
   return {
-    async *exportKnowledgeBase(request: { knowledgeBase: string; withoutVectors: boolean }) {
-      for await (const piece of index.exportKnowledgeBase({ knowledgeBase: request.knowledgeBase, withoutVectors: request.withoutVectors })) yield { data: piece.data };
+    async *exportKnowledgeBase(request: { knowledgeBase: string; withoutVectors: boolean; withAssistants: boolean }, context: HandlerContext) {
+      const principal = context.values.get(PRINCIPAL);
+      // Assistants mount other bases and keep their corrections in a base of their own, which no
+      // key's scope covers (as for DeleteAssistant): only a key without a scope exports them.
+      if (request.withAssistants && principal && isScoped(principal)) {
+        throw new PermissionDeniedError(`the API key "${principal.name}" is limited to knowledge bases, and assistants reach beyond them: export with assistants using a key without a scope`);
+      }
+      const { knowledgeBase, withoutVectors, withAssistants } = request;
+      for await (const piece of index.exportKnowledgeBase({ knowledgeBase, withoutVectors, withAssistants })) yield { data: piece.data };
     },
     importKnowledgeBase(request: { options?: ImportOptions; archive: Uint8Array }) {
       if (request.archive.byteLength === 0) throw new InvalidInputError("the import has no archive");
@@ -40,5 +48,6 @@ async function* pieces(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
 }
 
 function summary(response: IndexImportResponse) {
-  return { knowledgeBase: response.knowledgeBase, documents: response.documents, chunks: response.chunks, reembedded: response.reembedded };
+  const { knowledgeBase, documents, chunks, reembedded, assistants, corrections, notes } = response;
+  return { knowledgeBase, documents, chunks, reembedded, assistants, corrections, notes };
 }

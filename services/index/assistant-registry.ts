@@ -21,12 +21,16 @@ export class AssistantRegistry {
     private readonly catalog: Pick<Catalog, "getKnowledgeBase">,
   ) {}
 
-  async create(input: Assistant): Promise<Assistant> {
+  /**
+   * `imported` is an import's (portability/): the id it already wrote into the corrections'
+   * metadata, and the corrections base it made. A caller's request never sets either.
+   */
+  async create(input: Assistant, imported?: { id: string; correctionsKnowledgeBaseId: string }): Promise<Assistant> {
     const now = new Date();
     const checked = await this.check(input);
-    // Made by the first correction, never chosen by a caller (see update).
-    checked.correctionsKnowledgeBaseId = "";
-    const stored = await this.store.create({ id: `${ID_PREFIX}${randomBytes(8).toString("hex")}`, name: checked.name, createdAt: now, updatedAt: now, config: configOf(checked) });
+    // Made by the first correction (or an import), never chosen by a caller (see update).
+    checked.correctionsKnowledgeBaseId = imported?.correctionsKnowledgeBaseId ?? "";
+    const stored = await this.store.create({ id: imported?.id ?? newAssistantId(), name: checked.name, createdAt: now, updatedAt: now, config: configOf(checked) });
     return toAssistant(stored);
   }
 
@@ -85,6 +89,10 @@ export class AssistantRegistry {
     resolved.knowledgeBases = mounts.map(({ label: _, ...m }) => create(KnowledgeBaseMountSchema, m));
     return resolved;
   }
+}
+
+export function newAssistantId(): string {
+  return `${ID_PREFIX}${randomBytes(8).toString("hex")}`;
 }
 
 /** What the store keeps beyond id, name and times. */

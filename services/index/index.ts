@@ -1,7 +1,7 @@
 // The index service's public face: what app/, cli/, bench/, eval/ and test/ may use (the import
 // rules in .dependency-cruiser.cjs allow nothing else of this folder outside it, but ./lab.ts, the
 // engine internals bench/ and eval/ study, and ./testing/).
-export { assembleIndex } from "./main.ts";
+export { assembleIndex, openStores } from "./main.ts";
 export { indexConfig } from "./config.ts";
 export type { SearchEngine } from "./search-engine.ts";
 export { SqliteCatalog } from "./sqlite/sqlite-catalog.ts";

@@ -37,7 +37,7 @@ export interface IndexDeps {
 
 export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations, modelChanges, vectorizer, chunkEdits = new ChunkEdits({ catalog, engine }), sources = noSources }: IndexDeps) {
   const index = new IndexService({ catalog, engine, modelChanges });
-  const archives = new KnowledgeBaseArchives({ catalog, engine, vectorizer });
+  const archives = new KnowledgeBaseArchives({ catalog, engine, assistants, vectorizer });
   return (router: ConnectRouter) =>
     router.service(IndexRpc, {
       ...apiKeyHandlers(apiKeys),
@@ -102,12 +102,20 @@ export function indexRoutes({ catalog, engine, apiKeys, assistants, conversation
         return { chunks: (await index.getChunks([...request.chunkIds], positions)).map(chunkToProto) };
       },
       async *exportKnowledgeBase(request) {
-        for await (const data of await archives.export(request.knowledgeBase, { vectors: !request.withoutVectors })) yield { data };
+        for await (const data of await archives.export(request.knowledgeBase, { vectors: !request.withoutVectors, assistants: request.withAssistants })) yield { data };
       },
       async importKnowledgeBase(requests) {
         const { options, data } = await optionsThenData(requests, "an import");
         const summary = await archives.import(data, { name: options.name });
-        return { knowledgeBase: knowledgeBaseToProto(summary.knowledgeBase), documents: summary.documents, chunks: BigInt(summary.chunks), reembedded: summary.reembedded };
+        return {
+          knowledgeBase: knowledgeBaseToProto(summary.knowledgeBase),
+          documents: summary.documents,
+          chunks: BigInt(summary.chunks),
+          reembedded: summary.reembedded,
+          assistants: summary.assistants,
+          corrections: summary.corrections,
+          notes: summary.notes,
+        };
       },
       async findChunks(request) {
         const found = await index.findChunks({ knowledgeBaseIds: [...request.knowledgeBaseIds], text: request.text, limit: request.limit, documentIds: [...request.documentIds] });

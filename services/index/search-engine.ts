@@ -25,7 +25,20 @@ export interface ImportedDocumentChunks {
   documentVector?: Float32Array;
 }
 
+/** What a base's chunk store holds, by document, for quarry doctor. */
+export interface ChunkCensus {
+  /** Document id → its chunks stored. */
+  chunks: Map<string, number>;
+  /** Chunks stored without a vector. */
+  withoutVector: number;
+}
+
 export interface SearchEngine {
+  /**
+   * The distributed doctor's look at a base's chunks (app/distributed-doctor.ts); the embedded
+   * doctor reads the SQLite file itself. A base with no chunk store yet holds nothing.
+   */
+  chunkCensus?(knowledgeBaseId: string): Promise<ChunkCensus>;
   /** Prepares storage for a knowledge base's chunks (vector dimension fixed here). Idempotent. */
   ensureKnowledgeBase(knowledgeBaseId: string, embeddingDimension: number): Promise<void>;
   dropKnowledgeBase(knowledgeBaseId: string): Promise<void>;

@@ -139,6 +139,23 @@ describe("the quarry CLI against an embedded instance", () => {
     }
   });
 
+  it("exports a base with its assistants, and the import names the assistant it made", async () => {
+    const file = join(folder, "..", `cli-kb-assistants-${process.pid}.quarry.gz`);
+    try {
+      await quarry.client.createAssistant({ assistant: { name: "cli-helper", knowledgeBases: [{ knowledgeBase: "cli-kb", topK: 4 }] } });
+      const exported = await quarryCli(["export", "cli-kb", file, "--with-assistants", "--url", quarry.url]);
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(exported.stdout.trim()).toBe(`exported cli-kb to ${file} (with its assistants)`);
+      const imported = await quarryCli(["import", file, "--as", "cli-kb-team", "--url", quarry.url]);
+      expect(imported.code, imported.stderr).toBe(0);
+      // cli-helper is taken here: the copy is named after the new base.
+      expect(imported.stdout).toMatch(/^assistant cli-helper \(cli-kb-team\) \(as_[0-9a-f]+\), mounting cli-kb-team$/m);
+      expect(imported.stdout).toMatch(/^0 corrections$/m);
+    } finally {
+      await rm(file, { force: true });
+    }
+  });
+
   it("exits non-zero with a readable message for a knowledge base that does not exist", async () => {
     const run = await quarryCli(["ask", "anything?", "--kb", "no-such-kb", "--url", quarry.url]);
     expect(run.code).not.toBe(0);

@@ -169,10 +169,10 @@ export async function pdfPageTexts(bytes: Uint8Array): Promise<string[]> {
   return text;
 }
 
-/** `quarry ARGS…` as a person runs it (bin/quarry.mjs in a child process, no API key), with its exit code and output. */
-export function runQuarryCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** `quarry ARGS…` as a person runs it (bin/quarry.mjs in a child process, no API key), with its exit code and output; `env` over the test's own. */
+export function runQuarryCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [resolve(process.cwd(), "bin/quarry.mjs"), ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, QUARRY_API_KEY: "" } });
+    const child = spawn(process.execPath, [resolve(process.cwd(), "bin/quarry.mjs"), ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, QUARRY_API_KEY: "", ...env } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")));

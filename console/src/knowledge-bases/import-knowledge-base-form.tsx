@@ -15,7 +15,9 @@ export function ImportKnowledgeBaseForm({ onCancel, onImported }: { onCancel: ()
     action.run(async () => {
       if (!file) throw new Error("Choose an archive file first.");
       const res = await quarry.importKnowledgeBase({ options: { name: name.trim() }, archive: new Uint8Array(await file.arrayBuffer()) });
-      onImported(`Imported ${res.knowledgeBase?.name}: ${res.documents} documents, ${res.chunks} chunks${res.reembedded ? ", embedded again (the archive had no vectors)" : ""}.`);
+      const assistants = res.assistants.length > 0 ? ` Assistants: ${res.assistants.map((a) => a.name).join(", ")} (${res.corrections} corrections).` : "";
+      const notes = res.notes.map((note) => ` Note: ${note}.`).join("");
+      onImported(`Imported ${res.knowledgeBase?.name}: ${res.documents} documents, ${res.chunks} chunks${res.reembedded ? ", embedded again (the archive had no vectors)" : ""}.${assistants}${notes}`);
     });
   return (
     <form

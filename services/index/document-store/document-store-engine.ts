@@ -39,7 +39,7 @@ import {
   type ChunkSource,
   type VectorField,
 } from "./search-documents.ts";
-import { checkDimensions, type ChunkPosition, type ImportedDocumentChunks, type SearchEngine, type StoredDocumentChunks } from "../search-engine.ts";
+import { checkDimensions, type ChunkCensus, type ChunkPosition, type ImportedDocumentChunks, type SearchEngine, type StoredDocumentChunks } from "../search-engine.ts";
 import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { averageRowLength, weightedQueryTerms, type KeywordIndexSize, type WeightedTerms } from "../search/query-terms.ts";
@@ -217,6 +217,36 @@ export class DocumentStoreEngine implements SearchEngine {
       const alias = this.aliasFor(knowledgeBaseId);
       await this.store.refresh(alias);
       this.cleanIndices.add(alias);
+    });
+  }
+
+  /** Pages through every document's chunk count with a composite aggregation, so no base is too big for it. */
+  async chunkCensus(knowledgeBaseId: string): Promise<ChunkCensus> {
+    return this.call("count chunks", async () => {
+      const census: ChunkCensus = { chunks: new Map(), withoutVector: 0 };
+      const alias = this.aliasFor(knowledgeBaseId);
+      let after: Record<string, unknown> | undefined;
+      for (;;) {
+        let result;
+        try {
+          result = await this.store.search<never>(alias, {
+            size: 0,
+            query: { term: { record_type: "chunk" } },
+            aggs: {
+              documents: { composite: { size: 1_000, sources: [{ document: { terms: { field: "document_id" } } }], ...(after ? { after } : {}) } },
+              ...(after ? {} : { without_vector: { filter: { bool: { must_not: [{ exists: { field: "embedding" } }] } } } }),
+            },
+          });
+        } catch (error) {
+          if (this.store.errors.isIndexNotFound(error)) return census;
+          throw error;
+        }
+        const aggs = result.aggregations as { documents: { buckets: { key: { document: string }; doc_count: number }[]; after_key?: Record<string, unknown> }; without_vector?: { doc_count: number } };
+        if (aggs.without_vector) census.withoutVector = aggs.without_vector.doc_count;
+        for (const bucket of aggs.documents.buckets) census.chunks.set(bucket.key.document, bucket.doc_count);
+        if (aggs.documents.buckets.length === 0 || !aggs.documents.after_key) return census;
+        after = aggs.documents.after_key;
+      }
     });
   }
 

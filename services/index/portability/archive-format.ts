@@ -11,22 +11,45 @@ import type { ChunkDraft, ChunkingSettings, DocumentStatus } from "../../../lib/
 import { InvalidInputError } from "../../../lib/errors.ts";
 
 export const ARCHIVE_FORMAT = "quarry.knowledge-base-archive";
-/** Bumped when a field is added or changes meaning; a reader refuses versions newer than its own. */
-export const ARCHIVE_VERSION = 1;
+/**
+ * Bumped when a field is added or changes meaning; a reader refuses versions newer than its own.
+ * 2 added assistants (and their corrections' documents). A writer marks an archive with the lowest
+ * version that holds what it carries, so one without assistants stays readable by version-1 readers.
+ */
+export const ARCHIVE_VERSION = 2;
+
+/** A knowledge base's settings as archived: enough to make it again. */
+export interface ArchivedKnowledgeBase {
+  name: string;
+  description: string;
+  embeddingModel: string;
+  embeddingDimension: number;
+  chunking: ChunkingSettings;
+}
+
+/**
+ * An assistant that mounts the archived base (version 2): its configuration as protobuf JSON
+ * (quarry.common.v1.Assistant, so every field it has travels) without its id, times, mounts and
+ * corrections base; its mount of the archived base; and its corrections base's settings and how many
+ * document lines (marked correctionsOf with this assistant's position) follow the base's documents.
+ */
+export interface ArchivedAssistant {
+  assistant: Record<string, unknown>;
+  mount: { topK: number; priority: number };
+  corrections?: { knowledgeBase: ArchivedKnowledgeBase; documents: number };
+}
 
 export interface ArchiveHeader {
   format: typeof ARCHIVE_FORMAT;
   version: number;
   exportedAt: string;
-  knowledgeBase: {
-    name: string;
-    description: string;
-    embeddingModel: string;
-    embeddingDimension: number;
-    chunking: ChunkingSettings;
-  };
+  knowledgeBase: ArchivedKnowledgeBase;
   /** Whether the chunks carry their vectors; without them an import embeds again. */
   vectors: boolean;
+  /** Version 2, when the export asked for them: the assistants that mount the base. */
+  assistants?: ArchivedAssistant[];
+  /** What the export left out and why, one line each, for the person importing it. */
+  manifest?: string[];
 }
 
 /**
@@ -52,6 +75,8 @@ export interface ArchivedDocument {
   wholeDocumentVector: boolean;
   documentVector?: string;
   chunks: ArchivedChunk[];
+  /** Version 2: a document of this assistant's (its position in the header) corrections base; absent: of the archived base. */
+  correctionsOf?: number;
 }
 
 interface ArchiveEnd {
@@ -85,7 +110,7 @@ export function writeArchive(header: Omit<ArchiveHeader, "format" | "version">, 
       hash.update(text);
       return text;
     };
-    yield line({ format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, ...header });
+    yield line({ format: ARCHIVE_FORMAT, version: header.assistants?.length ? 2 : 1, ...header });
     let count = 0;
     let chunks = 0;
     for await (const document of documents) {
@@ -124,12 +149,18 @@ export async function readArchive(bytes: AsyncIterable<Uint8Array>): Promise<Arc
     throw new InvalidInputError(`the archive is of version ${String(header.version)}, newer than this Quarry reads (${ARCHIVE_VERSION}): upgrade Quarry to import it`);
   }
   if (!header.knowledgeBase?.embeddingModel || !header.knowledgeBase.embeddingDimension) throw corrupt("its header names no embedding model");
-  return { header: header as ArchiveHeader, documents: documentsOf(lines, hash) };
+  const assistants = header.assistants ?? [];
+  if (!Array.isArray(assistants) || assistants.some((a) => typeof a?.assistant?.name !== "string" || (a.corrections && !a.corrections.knowledgeBase?.embeddingModel))) {
+    throw corrupt("its header's assistants are not well formed");
+  }
+  return { header: header as ArchiveHeader, documents: documentsOf(lines, hash, assistants) };
 }
 
-async function* documentsOf(lines: AsyncIterator<string>, hash: Hash): AsyncGenerator<ArchivedDocument> {
+async function* documentsOf(lines: AsyncIterator<string>, hash: Hash, assistants: readonly ArchivedAssistant[]): AsyncGenerator<ArchivedDocument> {
   let documents = 0;
   let chunks = 0;
+  // Each corrections base's documents, counted against what the header announced.
+  const corrections = assistants.map(() => 0);
   for (;;) {
     const before = hash.copy();
     const text = await nextLine(lines, hash);
@@ -141,9 +172,15 @@ async function* documentsOf(lines: AsyncIterator<string>, hash: Hash): AsyncGene
       }
       if (value.sha256 !== before.digest("hex")) throw corrupt("its checksum does not match its contents");
       if ((await nextLine(lines, hash)) !== undefined) throw corrupt("it has data after its closing line");
+      const short = assistants.findIndex((a, i) => (a.corrections?.documents ?? 0) !== corrections[i]);
+      if (short >= 0) throw corrupt(`its header announces ${assistants[short].corrections?.documents ?? 0} corrections of the assistant ${String(assistants[short].assistant.name)}, the file holds ${corrections[short]}`);
       return;
     }
     if (typeof value.fileName !== "string" || !Array.isArray(value.chunks)) throw corrupt(`line ${documents + 2} is not a document`);
+    if (value.correctionsOf !== undefined) {
+      if (!assistants[value.correctionsOf]?.corrections) throw corrupt(`line ${documents + 2} is a correction of an assistant the header does not hold`);
+      corrections[value.correctionsOf]++;
+    }
     documents++;
     chunks += value.chunks.length;
     yield value as ArchivedDocument;

@@ -1,16 +1,20 @@
 // Export and import of a knowledge base (docs/PORTABILITY.md): the catalog's documents and the
 // engine's chunks written to an archive one document at a time, and read back into a new base on
 // any backend with no parsing and, when the archive carries the same model's vectors, no embedding.
+import type { Assistant } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import { chunkId, documentIdFor } from "../../../lib/catalog-ids.ts";
 import { withHeadingPath } from "../../../lib/chunk-context.ts";
+import { CORRECTION_METADATA } from "../../../lib/correction-document.ts";
 import { documentInput } from "../../../lib/document-input.ts";
 import type { DocumentRecord, EmbeddedChunk, KnowledgeBase } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
 import type { Logger } from "../../../lib/logger.ts";
+import type { AssistantRegistry } from "../assistant-registry.ts";
 import type { Catalog } from "../catalog.ts";
 import type { ModelVectorizer } from "../model-change.ts";
 import type { ImportedDocumentChunks, SearchEngine } from "../search-engine.ts";
 import { decodeVector, encodeVector, readArchive, writeArchive, type ArchivedChunk, type ArchivedDocument, type ArchiveHeader } from "./archive-format.ts";
+import { archivedKnowledgeBase, exportedAssistants, importedAssistant, planAssistants, refuseModelChange, type ExportedAssistants } from "./assistant-archive.ts";
 
 export interface ImportSummary {
   knowledgeBase: KnowledgeBase;
@@ -18,11 +22,19 @@ export interface ImportSummary {
   chunks: number;
   /** The archive had no vectors: every chunk was embedded again. */
   reembedded: boolean;
+  /** The assistants made from the archive, mounting the new base. */
+  assistants: Assistant[];
+  /** Their corrections (documents of their corrections bases). */
+  corrections: number;
+  /** The archive's manifest: what its export left out. */
+  notes: string[];
 }
 
 export interface KnowledgeBaseArchivesDeps {
   catalog: Catalog;
   engine: SearchEngine;
+  /** Absent: archives are written without assistants, and one that holds some is refused. */
+  assistants?: AssistantRegistry;
   /** The embedder: whether this Quarry has the archive's model, and vectors for an archive without any. */
   vectorizer?: ModelVectorizer;
   logger?: Logger;
@@ -60,29 +72,43 @@ const IN_FLIGHT_REASON = "it was still being ingested when its knowledge base wa
 export class KnowledgeBaseArchives {
   constructor(private readonly deps: KnowledgeBaseArchivesDeps) {}
 
-  async export(idOrName: string, options: { vectors: boolean }): Promise<AsyncIterable<Uint8Array>> {
-    const { catalog, engine } = this.deps;
+  async export(idOrName: string, options: { vectors: boolean; assistants?: boolean }): Promise<AsyncIterable<Uint8Array>> {
+    const { catalog } = this.deps;
     const kb = await catalog.getKnowledgeBase(idOrName, { counts: false });
-    if (kb.modelChange?.state === "running") {
-      throw new FailedPreconditionError(`knowledge base ${kb.name} is changing its embedding model to ${kb.modelChange.targetModel}; export it when that is done`);
-    }
+    refuseModelChange(kb);
+    const assistants: ExportedAssistants = options.assistants ? await exportedAssistants(this.registry(), catalog, kb) : { archived: [], corrections: [], manifest: [] };
     const header: Omit<ArchiveHeader, "format" | "version"> = {
       exportedAt: new Date().toISOString(),
-      knowledgeBase: { name: kb.name, description: kb.description, embeddingModel: kb.embeddingModel, embeddingDimension: kb.embeddingDimension, chunking: kb.chunking },
+      knowledgeBase: archivedKnowledgeBase(kb),
       vectors: options.vectors,
+      ...(options.assistants ? { assistants: assistants.archived, manifest: assistants.manifest } : {}),
     };
+    const archived = (base: KnowledgeBase, records: DocumentRecord[], correctionsOf?: number) => this.archivedDocuments(base, records, options.vectors, correctionsOf);
     async function* documents(): AsyncGenerator<ArchivedDocument> {
-      for (const document of await catalog.listDocuments(kb.id)) {
-        const stored = document.status === "ready" ? await engine.documentWithVectors(kb.id, document.id) : { chunks: [] };
-        yield {
-          ...archivedRecord(document),
-          wholeDocumentVector: stored.documentVector !== undefined,
-          ...(options.vectors && stored.documentVector ? { documentVector: encodeVector(stored.documentVector) } : {}),
-          chunks: stored.chunks.map((chunk) => archivedChunk(chunk, options.vectors)),
-        };
+      yield* archived(kb, await catalog.listDocuments(kb.id));
+      for (const [i, corrections] of assistants.corrections.entries()) {
+        if (corrections) yield* archived(corrections.knowledgeBase, corrections.documents, i);
       }
     }
     return writeArchive(header, documents());
+  }
+
+  private async *archivedDocuments(kb: KnowledgeBase, records: DocumentRecord[], vectors: boolean, correctionsOf?: number): AsyncGenerator<ArchivedDocument> {
+    for (const document of records) {
+      const stored = document.status === "ready" ? await this.deps.engine.documentWithVectors(kb.id, document.id) : { chunks: [] };
+      yield {
+        ...archivedRecord(document),
+        wholeDocumentVector: stored.documentVector !== undefined,
+        ...(vectors && stored.documentVector ? { documentVector: encodeVector(stored.documentVector) } : {}),
+        chunks: stored.chunks.map((chunk) => archivedChunk(chunk, vectors)),
+        ...(correctionsOf !== undefined ? { correctionsOf } : {}),
+      };
+    }
+  }
+
+  private registry(): AssistantRegistry {
+    if (!this.deps.assistants) throw new FailedPreconditionError("this index keeps no assistants, so none can be exported or imported");
+    return this.deps.assistants;
   }
 
   /**
@@ -94,44 +120,82 @@ export class KnowledgeBaseArchives {
   async import(bytes: AsyncIterable<Uint8Array>, options: { name?: string }): Promise<ImportSummary> {
     const { catalog, engine } = this.deps;
     const archive = await readArchive(bytes);
-    const settings = archive.header.knowledgeBase;
-    await this.checkModel(settings.embeddingModel, settings.embeddingDimension, archive.header.vectors);
+    const { header } = archive;
+    const settings = header.knowledgeBase;
+    await this.checkModel(settings.embeddingModel, settings.embeddingDimension, header.vectors);
+    const archivedAssistants = header.assistants ?? [];
+    for (const entry of archivedAssistants) {
+      if (entry.corrections) await this.checkModel(entry.corrections.knowledgeBase.embeddingModel, entry.corrections.knowledgeBase.embeddingDimension, header.vectors);
+    }
     const name = options.name?.trim() || settings.name;
+    const planned = archivedAssistants.length > 0 ? await planAssistants(this.registry(), catalog, archivedAssistants, name) : [];
     const kb = await catalog.createKnowledgeBase({ name, description: settings.description, embeddingModel: settings.embeddingModel, embeddingDimension: settings.embeddingDimension, chunking: settings.chunking });
+    // Every base this import made, the assistants' corrections bases after the base: all deleted again on failure.
+    const made: KnowledgeBase[] = [kb];
+    const assistants: Assistant[] = [];
     let writing: Promise<void> | undefined;
     try {
-      await engine.ensureKnowledgeBase(kb.id, kb.embeddingDimension);
+      const correctionsBases: (KnowledgeBase | undefined)[] = [];
+      for (const [i, entry] of archivedAssistants.entries()) {
+        const archived = entry.corrections?.knowledgeBase;
+        const base = archived && (await catalog.createKnowledgeBase({ ...archived, name: planned[i].correctionsBaseName! }));
+        if (base) made.push(base);
+        correctionsBases.push(base);
+      }
+      for (const base of made) await engine.ensureKnowledgeBase(base.id, base.embeddingDimension);
       let documents = 0;
       let chunks = 0;
+      let corrections = 0;
       const fileNames = new Set<string>();
       for await (const batch of importBatches(archive.documents)) {
-        for (const archived of batch) {
-          if (fileNames.has(archived.fileName)) throw new InvalidInputError(`the archive is corrupt: it holds two documents named ${archived.fileName}`);
-          fileNames.add(archived.fileName);
-        }
-        const prepared = await Promise.all(batch.map((archived) => this.preparedDocument(kb, archived, archive.header.vectors)));
+        const prepared = await Promise.all(
+          batch.map((archived) => {
+            const into = archived.correctionsOf === undefined ? kb : correctionsBases[archived.correctionsOf]!;
+            if (fileNames.has(`${into.id}/${archived.fileName}`)) throw new InvalidInputError(`the archive is corrupt: it holds two documents named ${archived.fileName} in one base`);
+            fileNames.add(`${into.id}/${archived.fileName}`);
+            // A correction names its assistant, which has a new id here.
+            const document = archived.correctionsOf === undefined ? archived : { ...archived, metadata: { ...archived.metadata, [CORRECTION_METADATA.assistantId]: planned[archived.correctionsOf].id } };
+            return this.preparedDocument(into, document, header.vectors);
+          }),
+        );
         await writing;
-        writing = this.writeBatch(kb, prepared);
+        writing = this.writeBatch(prepared);
         // Kept from rejecting unobserved while the next batch is read; awaited before it is written.
         writing.catch(() => {});
-        documents += batch.length;
-        chunks += batch.reduce((sum, archived) => sum + archived.chunks.length, 0);
+        for (const archived of batch) {
+          if (archived.correctionsOf === undefined) {
+            documents++;
+            chunks += archived.chunks.length;
+          } else corrections++;
+        }
       }
       await writing;
-      await engine.finishImport(kb.id);
-      return { knowledgeBase: await catalog.getKnowledgeBase(kb.id), documents, chunks, reembedded: !archive.header.vectors };
+      for (const base of made) await engine.finishImport(base.id);
+      // Last, so an assistant is there only once everything it reads is.
+      for (const [i, entry] of archivedAssistants.entries()) {
+        assistants.push(await this.registry().create(importedAssistant(entry, planned[i], kb.id), { id: planned[i].id, correctionsKnowledgeBaseId: correctionsBases[i]?.id ?? "" }));
+      }
+      return { knowledgeBase: await catalog.getKnowledgeBase(kb.id), documents, chunks, reembedded: !header.vectors, assistants, corrections, notes: header.manifest ?? [] };
     } catch (error) {
       await writing?.catch(() => {});
-      await engine.dropKnowledgeBase(kb.id).catch((err: unknown) => this.deps.logger?.error({ err, knowledgeBaseId: kb.id }, "could not drop the chunks of a failed import"));
-      await catalog.deleteKnowledgeBase(kb.id).catch((err: unknown) => this.deps.logger?.error({ err, knowledgeBaseId: kb.id }, "could not delete the base of a failed import"));
+      for (const assistant of assistants) {
+        await this.deps.assistants?.delete(assistant.id).catch((err: unknown) => this.deps.logger?.error({ err, assistantId: assistant.id }, "could not delete an assistant of a failed import"));
+      }
+      for (const base of made) {
+        await engine.dropKnowledgeBase(base.id).catch((err: unknown) => this.deps.logger?.error({ err, knowledgeBaseId: base.id }, "could not drop the chunks of a failed import"));
+        await catalog.deleteKnowledgeBase(base.id).catch((err: unknown) => this.deps.logger?.error({ err, knowledgeBaseId: base.id }, "could not delete the base of a failed import"));
+      }
       throw error;
     }
   }
 
   /** Chunks before the catalog: a document listed ready always has its chunks stored. */
-  private async writeBatch(kb: KnowledgeBase, prepared: PreparedDocument[]): Promise<void> {
-    await this.deps.engine.importDocuments(kb.id, prepared.flatMap((p) => (p.chunks ? [p.chunks] : [])));
-    await this.deps.catalog.importDocuments(kb.id, prepared.map((p) => p.record));
+  private async writeBatch(prepared: PreparedDocument[]): Promise<void> {
+    for (const knowledgeBaseId of new Set(prepared.map((p) => p.record.knowledgeBaseId))) {
+      const ofBase = prepared.filter((p) => p.record.knowledgeBaseId === knowledgeBaseId);
+      await this.deps.engine.importDocuments(knowledgeBaseId, ofBase.flatMap((p) => (p.chunks ? [p.chunks] : [])));
+      await this.deps.catalog.importDocuments(knowledgeBaseId, ofBase.map((p) => p.record));
+    }
   }
 
   /** Vectors of one model never mix with another's: the archive's model must be this Quarry's too. */

@@ -6,6 +6,8 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Assistant } from "../../common/v1/assistant_pb.ts";
+import { file_quarry_common_v1_assistant } from "../../common/v1/assistant_pb.ts";
 import type { KnowledgeBase } from "../../common/v1/common_pb.ts";
 import { file_quarry_common_v1_common } from "../../common/v1/common_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/gateway/v1/portability.proto.
  */
 export const file_quarry_gateway_v1_portability: GenFile = /*@__PURE__*/
-  fileDesc("CiNxdWFycnkvZ2F0ZXdheS92MS9wb3J0YWJpbGl0eS5wcm90bxIRcXVhcnJ5LmdhdGV3YXkudjEiTQoaRXhwb3J0S25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkSFwoPd2l0aG91dF92ZWN0b3JzGAIgASgIIisKG0V4cG9ydEtub3dsZWRnZUJhc2VSZXNwb25zZRIMCgRkYXRhGAEgASgMIh0KDUltcG9ydE9wdGlvbnMSDAoEbmFtZRgBIAEoCSJvCiBJbXBvcnRLbm93bGVkZ2VCYXNlU3RyZWFtUmVxdWVzdBIzCgdvcHRpb25zGAEgASgLMiAucXVhcnJ5LmdhdGV3YXkudjEuSW1wb3J0T3B0aW9uc0gAEg4KBGRhdGEYAiABKAxIAEIGCgRwYXJ0IpMBCiFJbXBvcnRLbm93bGVkZ2VCYXNlU3RyZWFtUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2USEQoJZG9jdW1lbnRzGAIgASgNEg4KBmNodW5rcxgDIAEoBBISCgpyZWVtYmVkZGVkGAQgASgIImAKGkltcG9ydEtub3dsZWRnZUJhc2VSZXF1ZXN0EjEKB29wdGlvbnMYASABKAsyIC5xdWFycnkuZ2F0ZXdheS52MS5JbXBvcnRPcHRpb25zEg8KB2FyY2hpdmUYAiABKAwijQEKG0ltcG9ydEtub3dsZWRnZUJhc2VSZXNwb25zZRI3Cg5rbm93bGVkZ2VfYmFzZRgBIAEoCzIfLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZRIRCglkb2N1bWVudHMYAiABKA0SDgoGY2h1bmtzGAMgASgEEhIKCnJlZW1iZWRkZWQYBCABKAhiBnByb3RvMw", [file_quarry_common_v1_common]);
+  fileDesc("CiNxdWFycnkvZ2F0ZXdheS92MS9wb3J0YWJpbGl0eS5wcm90bxIRcXVhcnJ5LmdhdGV3YXkudjEiZgoaRXhwb3J0S25vd2xlZGdlQmFzZVJlcXVlc3QSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkSFwoPd2l0aG91dF92ZWN0b3JzGAIgASgIEhcKD3dpdGhfYXNzaXN0YW50cxgIIAEoCCIrChtFeHBvcnRLbm93bGVkZ2VCYXNlUmVzcG9uc2USDAoEZGF0YRgBIAEoDCIdCg1JbXBvcnRPcHRpb25zEgwKBG5hbWUYASABKAkibwogSW1wb3J0S25vd2xlZGdlQmFzZVN0cmVhbVJlcXVlc3QSMwoHb3B0aW9ucxgBIAEoCzIgLnF1YXJyeS5nYXRld2F5LnYxLkltcG9ydE9wdGlvbnNIABIOCgRkYXRhGAIgASgMSABCBgoEcGFydCLoAQohSW1wb3J0S25vd2xlZGdlQmFzZVN0cmVhbVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlEhEKCWRvY3VtZW50cxgCIAEoDRIOCgZjaHVua3MYAyABKAQSEgoKcmVlbWJlZGRlZBgEIAEoCBIvCgphc3Npc3RhbnRzGAogAygLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQSEwoLY29ycmVjdGlvbnMYCyABKA0SDQoFbm90ZXMYDCADKAkiYAoaSW1wb3J0S25vd2xlZGdlQmFzZVJlcXVlc3QSMQoHb3B0aW9ucxgBIAEoCzIgLnF1YXJyeS5nYXRld2F5LnYxLkltcG9ydE9wdGlvbnMSDwoHYXJjaGl2ZRgCIAEoDCLiAQobSW1wb3J0S25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlEhEKCWRvY3VtZW50cxgCIAEoDRIOCgZjaHVua3MYAyABKAQSEgoKcmVlbWJlZGRlZBgEIAEoCBIvCgphc3Npc3RhbnRzGAogAygLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQSEwoLY29ycmVjdGlvbnMYCyABKA0SDQoFbm90ZXMYDCADKAliBnByb3RvMw", [file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.gateway.v1.ExportKnowledgeBaseRequest
@@ -33,6 +35,15 @@ export type ExportKnowledgeBaseRequest = Message<"quarry.gateway.v1.ExportKnowle
    * @generated from field: bool without_vectors = 2;
    */
   withoutVectors: boolean;
+
+  /**
+   * Also write the assistants that mount the base (their settings, prompt and this mount; their
+   * mounts of other bases are left out, which the archive's manifest says) and their managed
+   * corrections. Needs a key not limited to knowledge bases.
+   *
+   * @generated from field: bool with_assistants = 8;
+   */
+  withAssistants: boolean;
 };
 
 /**
@@ -136,6 +147,28 @@ export type ImportKnowledgeBaseStreamResponse = Message<"quarry.gateway.v1.Impor
    * @generated from field: bool reembedded = 4;
    */
   reembedded: boolean;
+
+  /**
+   * The assistants the archive carried, made anew and mounting the new base (a name already taken
+   * here gets the new base's name in brackets).
+   *
+   * @generated from field: repeated quarry.common.v1.Assistant assistants = 10;
+   */
+  assistants: Assistant[];
+
+  /**
+   * Their managed corrections, made anew in each one's corrections base.
+   *
+   * @generated from field: uint32 corrections = 11;
+   */
+  corrections: number;
+
+  /**
+   * The archive's manifest: what its export left out, one line each.
+   *
+   * @generated from field: repeated string notes = 12;
+   */
+  notes: string[];
 };
 
 /**
@@ -192,6 +225,28 @@ export type ImportKnowledgeBaseResponse = Message<"quarry.gateway.v1.ImportKnowl
    * @generated from field: bool reembedded = 4;
    */
   reembedded: boolean;
+
+  /**
+   * The assistants the archive carried, made anew and mounting the new base (a name already taken
+   * here gets the new base's name in brackets).
+   *
+   * @generated from field: repeated quarry.common.v1.Assistant assistants = 10;
+   */
+  assistants: Assistant[];
+
+  /**
+   * Their managed corrections, made anew in each one's corrections base.
+   *
+   * @generated from field: uint32 corrections = 11;
+   */
+  corrections: number;
+
+  /**
+   * The archive's manifest: what its export left out, one line each.
+   *
+   * @generated from field: repeated string notes = 12;
+   */
+  notes: string[];
 };
 
 /**

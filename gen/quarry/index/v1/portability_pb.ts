@@ -7,6 +7,8 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Assistant } from "../../common/v1/assistant_pb.ts";
+import { file_quarry_common_v1_assistant } from "../../common/v1/assistant_pb.ts";
 import type { KnowledgeBase } from "../../common/v1/common_pb.ts";
 import { file_quarry_common_v1_common } from "../../common/v1/common_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -15,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/index/v1/portability.proto.
  */
 export const file_quarry_index_v1_portability: GenFile = /*@__PURE__*/
-  fileDesc("CiFxdWFycnkvaW5kZXgvdjEvcG9ydGFiaWxpdHkucHJvdG8SD3F1YXJyeS5pbmRleC52MSJNChpFeHBvcnRLbm93bGVkZ2VCYXNlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIXCg93aXRob3V0X3ZlY3RvcnMYAiABKAgiKwobRXhwb3J0S25vd2xlZGdlQmFzZVJlc3BvbnNlEgwKBGRhdGEYASABKAwiHQoNSW1wb3J0T3B0aW9ucxIMCgRuYW1lGAEgASgJImcKGkltcG9ydEtub3dsZWRnZUJhc2VSZXF1ZXN0EjEKB29wdGlvbnMYASABKAsyHi5xdWFycnkuaW5kZXgudjEuSW1wb3J0T3B0aW9uc0gAEg4KBGRhdGEYAiABKAxIAEIGCgRwYXJ0Io0BChtJbXBvcnRLbm93bGVkZ2VCYXNlUmVzcG9uc2USNwoOa25vd2xlZGdlX2Jhc2UYASABKAsyHy5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2USEQoJZG9jdW1lbnRzGAIgASgNEg4KBmNodW5rcxgDIAEoBBISCgpyZWVtYmVkZGVkGAQgASgIYgZwcm90bzM", [file_quarry_common_v1_common]);
+  fileDesc("CiFxdWFycnkvaW5kZXgvdjEvcG9ydGFiaWxpdHkucHJvdG8SD3F1YXJyeS5pbmRleC52MSJmChpFeHBvcnRLbm93bGVkZ2VCYXNlUmVxdWVzdBIWCg5rbm93bGVkZ2VfYmFzZRgBIAEoCRIXCg93aXRob3V0X3ZlY3RvcnMYAiABKAgSFwoPd2l0aF9hc3Npc3RhbnRzGAggASgIIisKG0V4cG9ydEtub3dsZWRnZUJhc2VSZXNwb25zZRIMCgRkYXRhGAEgASgMIh0KDUltcG9ydE9wdGlvbnMSDAoEbmFtZRgBIAEoCSJnChpJbXBvcnRLbm93bGVkZ2VCYXNlUmVxdWVzdBIxCgdvcHRpb25zGAEgASgLMh4ucXVhcnJ5LmluZGV4LnYxLkltcG9ydE9wdGlvbnNIABIOCgRkYXRhGAIgASgMSABCBgoEcGFydCLiAQobSW1wb3J0S25vd2xlZGdlQmFzZVJlc3BvbnNlEjcKDmtub3dsZWRnZV9iYXNlGAEgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5Lbm93bGVkZ2VCYXNlEhEKCWRvY3VtZW50cxgCIAEoDRIOCgZjaHVua3MYAyABKAQSEgoKcmVlbWJlZGRlZBgEIAEoCBIvCgphc3Npc3RhbnRzGAogAygLMhsucXVhcnJ5LmNvbW1vbi52MS5Bc3Npc3RhbnQSEwoLY29ycmVjdGlvbnMYCyABKA0SDQoFbm90ZXMYDCADKAliBnByb3RvMw", [file_quarry_common_v1_assistant, file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.index.v1.ExportKnowledgeBaseRequest
@@ -34,6 +36,15 @@ export type ExportKnowledgeBaseRequest = Message<"quarry.index.v1.ExportKnowledg
    * @generated from field: bool without_vectors = 2;
    */
   withoutVectors: boolean;
+
+  /**
+   * Also write the assistants that mount the base (their settings, prompt and this mount; their
+   * mounts of other bases are left out, which the archive's manifest says) and their managed
+   * corrections. Needs a key not limited to knowledge bases.
+   *
+   * @generated from field: bool with_assistants = 8;
+   */
+  withAssistants: boolean;
 };
 
 /**
@@ -137,6 +148,28 @@ export type ImportKnowledgeBaseResponse = Message<"quarry.index.v1.ImportKnowled
    * @generated from field: bool reembedded = 4;
    */
   reembedded: boolean;
+
+  /**
+   * The assistants the archive carried, made anew and mounting the new base (a name already taken
+   * here gets the new base's name in brackets).
+   *
+   * @generated from field: repeated quarry.common.v1.Assistant assistants = 10;
+   */
+  assistants: Assistant[];
+
+  /**
+   * Their managed corrections, made anew in each one's corrections base.
+   *
+   * @generated from field: uint32 corrections = 11;
+   */
+  corrections: number;
+
+  /**
+   * The archive's manifest: what its export left out, one line each.
+   *
+   * @generated from field: repeated string notes = 12;
+   */
+  notes: string[];
 };
 
 /**
