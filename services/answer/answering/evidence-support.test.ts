@@ -8,6 +8,15 @@ function base(docs: { title: string; text: string }[]): ContextChunk[] {
   return docs.map((d, i) => ({ number: i + 1, hit: makeHit(`c${i + 1}`, d.text, { sectionPath: [d.title], documentId: `doc-${i + 1}` }), tokens: d.text.length }));
 }
 
+/** Paragraphs of one article, each its own document; `agree`: each ranks the same in the keyword and the vector list. */
+function paragraphs(agree: boolean): ContextChunk[] {
+  return base([
+    { title: "椰子猫", text: "椰子猫白天躲在树洞里，夜间外出觅食。" },
+    { title: "椰子猫", text: "椰子猫，又名椰子狸，是灵猫科椰子猫属的动物。" },
+    { title: "椰子猫", text: "椰子猫的毛色为灰棕色，面部有白色斑纹。" },
+  ]).map((c, i) => ({ ...c, hit: { ...c.hit, explain: { ...c.hit.explain, bm25Rank: i + 1, vectorRank: agree ? i + 1 : i + 2 } } }));
+}
+
 const library = base([
   { title: "Harbour lighthouse", text: "The lighthouse lamp is serviced every 14 days. The keeper logs each visit." },
   { title: "Staff canteen", text: "The canteen serves lunch from noon. Fridays end at 14:00." },
@@ -54,6 +63,40 @@ describe("judgeEvidence", () => {
   it("counts a Chinese word jieba glued to the next character for the part the passage holds", () => {
     const zh = base([{ title: "尚恩", text: "尚恩喜欢钓鱼和爱好摄影。" }]);
     expect(judgeEvidence("尚恩有什么爱好？", zh).answered).toBe(true);
+  });
+
+  it("weighs a word by its rarity in the language: a common word the passage puts otherwise does not outweigh the subject", () => {
+    // Three paragraphs of one article, as retrieval returns them for a question about its subject:
+    // the subject is in all three, so among them it tells nothing apart, and 又称 (also called) is
+    // in none (the passage says 又名). Weighed by the passages alone, 又称 outweighs the subject;
+    // in the language it is a common word, and the name is not.
+    const civet = paragraphs(false);
+    expect(judgeEvidence("椰子猫又称什么？", civet).answered).toBe(true);
+    // A question about something no paragraph states is still not answered.
+    expect(judgeEvidence("椰子猫的寿命有多长？", civet).answered).toBe(false);
+  });
+
+  it("weighs by the language alone when keyword and vector search both rank the first passage first", () => {
+    // 藏身 (hides) where the passage says 躲 (shelters): the lists agreeing singles the passage out.
+    expect(judgeEvidence("椰子猫白天藏身在什么地方？", paragraphs(false)).answered).toBe(false);
+    expect(judgeEvidence("椰子猫白天藏身在什么地方？", paragraphs(true)).answered).toBe(true);
+  });
+
+  it("keeps weighing English words by the retrieved passages when the lists agree: no language table stands in for them", () => {
+    const agreeing = base([
+      { title: "Skerry Point lighthouse", text: "The lighthouse lamp is serviced every 14 days by the keeper." },
+      { title: "Boathouse", text: "The spare key hangs behind the tide table in the boathouse." },
+    ]).map((c, i) => ({ ...c, hit: { ...c.hit, explain: { ...c.hit.explain, bm25Rank: i + 1, vectorRank: i + 1 } } }));
+    // Two of the four words are in the first passage; the two it lacks are in no passage, so they weigh more.
+    const judged = judgeEvidence("When was the lighthouse keeper's boat painted?", agreeing);
+    expect(judged.answered).toBe(false);
+    expect(judged.missingTerms).toEqual(["boat", "painted"]);
+    expect(judgeEvidence("Who services the lighthouse lamp?", agreeing).answered).toBe(true);
+  });
+
+  it("does not count agreement when a single document was retrieved: both lists rank it first whatever the question", () => {
+    const one = paragraphs(true).map((c) => ({ ...c, hit: { ...c.hit, chunk: { ...c.hit.chunk, documentId: "civet" } } }));
+    expect(judgeEvidence("椰子猫白天藏身在什么地方？", one).answered).toBe(false);
   });
 
   it("does not answer from nothing, nor a question that names nothing", () => {

@@ -3,16 +3,19 @@
 // the question was; the reader cannot tell a real answer from the least bad passage. The rule here
 // is the one a person applies when skimming: a passage answers a question only when it states
 // something about what the question names. Every content word of the question is weighted by how
-// rare it is among the documents retrieved (a word they all share — "职业", "year" — tells
-// nothing apart; the name of the question's subject is usually held by one document, or by none
-// when no document is about it), and the evidence supports an answer when one sentence of a
-// retrieved document, read under its title, holds at least half of that weight. Half is the
+// rare it is in the language (jieba's IDF table, for Chinese) and among the documents retrieved (a
+// word they all share — "职业", "year" — tells nothing apart; the name of the question's subject
+// is usually held by one document, or by none when no document is about it) — by the language
+// alone when keyword and vector search agree on the first passage —, and the evidence supports an
+// answer when one sentence of a retrieved document, read under its title, holds at least half of
+// that weight. Half is the
 // principle, not a fitted figure: the passage must hold more of what the question asks about than
 // it misses. Measured in docs/EVALUATION.md ("Abstention"), decided before the held-out questions
 // were run.
 import { HAN, holds, termBag, type TermBag } from "./content-terms.ts";
 import type { ContextChunk } from "./context-builder.ts";
 import { analyseQuestion } from "./question-analysis.ts";
+import { languageRarity } from "./language-rarity.ts";
 
 /** A document's passages must hold at least this share of the question's weighted content words. */
 export const SUPPORT_THRESHOLD = 0.5;
@@ -80,11 +83,21 @@ export function judgeEvidence(question: string, context: readonly ContextChunk[]
   const docCredits = (sentences: TermBag[]) => sentences.map((bag) => questionTerms.map((t) => creditOf(bag, t)));
   const docs = [...documents.values()];
   const sentenceCredits = docs.map((doc) => docCredits(doc.sentences));
-  // Rarity among the retrieved documents, as BM25's IDF (a document holds a word as well as its
-  // best sentence does): held by none weighs most.
-  const weights = questionTerms.map((_, i) => {
+  // A word weighs what it tells apart. In the language at large: a word every text uses (主要,
+  // 地方, 属于) says less than a name or a term, however the passages at hand phrase it. And among
+  // the retrieved documents, as BM25's IDF (a document holds a word as well as its best sentence
+  // does): a word they all share — the subject of an article whose other paragraphs were
+  // retrieved — does not single one out, and a word none holds weighs most. That second rarity is
+  // there because retrieval did not single a passage out; when keyword and vector search, two
+  // independent readings of the question, both rank the same passage first, retrieval has, and
+  // a word is weighed by the language alone — where the language has a table (Chinese): without
+  // one, the retrieved passages are all there is to weigh by.
+  const agreed = retrievalAgrees(context);
+  const weights = questionTerms.map((term, i) => {
+    const language = languageRarity(term);
+    if (agreed && language !== undefined) return language;
     const df = sentenceCredits.reduce((sum, each) => sum + Math.max(0, ...each.map((c) => c[i])), 0);
-    return Math.log(1 + (docs.length + 1) / (df + 0.5));
+    return (language ?? 1) * Math.log(1 + (docs.length + 1) / (df + 0.5));
   });
   const total = weights.reduce((a, b) => a + b, 0);
   const coverageOf = (c: number[]) => c.reduce((sum, credit, i) => sum + credit * weights[i], 0) / total;
@@ -105,6 +118,17 @@ export function judgeEvidence(question: string, context: readonly ContextChunk[]
     ? `最相关的文档覆盖问题加权实词的 ${share}（需要 ${SUPPORT_THRESHOLD}）` + (lacking.length ? `；缺少：${lacking.join("、")}` : "")
     : `the best document holds ${share} of the question's weighted content words (${SUPPORT_THRESHOLD} needed)` + (lacking.length ? `; it lacks: ${lacking.join(", ")}` : "");
   return { ...base, answered, coverage, missingTerms, best: bestChunk, reason };
+}
+
+/**
+ * Whether the first passage leads both the keyword and the vector list, among passages of more than
+ * one document: hybrid search only (one list has no such agreement), and with a single document
+ * retrieved both lists rank it first whatever the question, so that is no choice.
+ */
+function retrievalAgrees(context: readonly ContextChunk[]): boolean {
+  const explain = context[0]?.hit.explain;
+  const documents = new Set(context.map((c) => c.hit.chunk.documentId));
+  return !!explain && explain.bm25Rank === 1 && explain.vectorRank === 1 && documents.size > 1;
 }
 
 /** Sentences of a chunk, cut at sentence ends and line breaks; the chunk's edges may cut the first and last. */
