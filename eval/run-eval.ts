@@ -16,7 +16,13 @@ import type { Logger } from "../lib/logger.ts";
 import type { BeirDataset, BeirDocument, BeirQuery } from "./beir-dataset.ts";
 import { documentRanking, percentile, summarize, type MetricSummary } from "./metrics.ts";
 
-export type EvalBackend = "embedded" | "opensearch";
+export type EvalBackend = "embedded" | "opensearch" | "elasticsearch";
+
+/** Each engine backend: the variable that reaches it and the one that names what a run makes there. */
+const ENGINE_BACKENDS = {
+  opensearch: { url: "OPENSEARCH_URL", prefix: "QUARRY_OPENSEARCH_PREFIX", start: "opensearch" },
+  elasticsearch: { url: "ELASTICSEARCH_URL", prefix: "QUARRY_ELASTICSEARCH_PREFIX", start: "elasticsearch" },
+} as const;
 export type EvalMode = "bm25" | "vector" | "hybrid";
 export const EVAL_MODES: readonly EvalMode[] = ["bm25", "vector", "hybrid"];
 
@@ -44,14 +50,16 @@ export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger
   const env: Env = { ...baseEnv, QUARRY_DATA_DIR: dataDir, QUARRY_PORT: "0", QUARRY_HOST: "127.0.0.1" };
   delete env.KAFKA_BROKERS;
   delete env.TIKA_URL;
-  if (backend === "opensearch") {
-    if (!baseEnv.OPENSEARCH_URL?.trim()) {
-      throw new ConfigError("--backend opensearch needs OPENSEARCH_URL (start it with deploy/local/engines.sh up opensearch)");
-    }
+  // Only the backend under test is reachable (Quarry picks OpenSearch, then Elasticsearch, then SQLite).
+  delete env.OPENSEARCH_URL;
+  delete env.ELASTICSEARCH_URL;
+  const engine = backend === "embedded" ? undefined : ENGINE_BACKENDS[backend];
+  if (engine) {
+    const url = baseEnv[engine.url]?.trim();
+    if (!url) throw new ConfigError(`--backend ${backend} needs ${engine.url} (start it with deploy/local/engines.sh up ${engine.start})`);
+    env[engine.url] = url;
     // Its own index prefix, so a run never touches another run's (or a user's) indices.
-    env.QUARRY_OPENSEARCH_PREFIX = `quarry-eval-${randomBytes(4).toString("hex")}`;
-  } else {
-    delete env.OPENSEARCH_URL;
+    env[engine.prefix] = `quarry-eval-${randomBytes(4).toString("hex")}`;
   }
   const { startEmbedded } = await import("../app/embedded.ts");
   let running;
@@ -59,12 +67,11 @@ export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger
     running = await startEmbedded(env, logger);
   } catch (error) {
     if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
-    if (backend === "opensearch") {
-      throw new FailedPreconditionError(`could not start Quarry on OpenSearch (${baseEnv.OPENSEARCH_URL}): ${(error as Error).message}`, { cause: error });
+    if (engine) {
+      throw new FailedPreconditionError(`could not start Quarry on ${backend} (${env[engine.url]}): ${(error as Error).message}`, { cause: error });
     }
     throw error;
   }
-  const prefix = env.QUARRY_OPENSEARCH_PREFIX;
   return {
     backend,
     url: running.url,
@@ -72,16 +79,17 @@ export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger
       await running.stop();
       if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
       // The run's indices (catalog included) under its own prefix; nothing else matches it.
-      if (prefix) await dropOpenSearchIndices(baseEnv.OPENSEARCH_URL!, prefix, logger);
+      if (engine) await dropEngineIndices(backend, env[engine.url]!, env[engine.prefix]!, logger);
     },
   };
 }
 
-async function dropOpenSearchIndices(url: string, prefix: string, logger: Logger): Promise<void> {
-  const { deleteOpenSearchNamespace } = await import("../services/index/opensearch/opensearch-namespace.ts");
-  await deleteOpenSearchNamespace(url, `${prefix}-`).catch((error: unknown) =>
-    logger.warn({ err: error, prefix }, "could not delete the evaluation's OpenSearch indices, template and pipelines"),
-  );
+async function dropEngineIndices(backend: EvalBackend, url: string, prefix: string, logger: Logger): Promise<void> {
+  const drop =
+    backend === "opensearch"
+      ? (await import("../services/index/opensearch/opensearch-namespace.ts")).deleteOpenSearchNamespace
+      : (await import("../services/index/elasticsearch/elasticsearch-namespace.ts")).deleteElasticsearchNamespace;
+  await drop(url, `${prefix}-`).catch((error: unknown) => logger.warn({ err: error, prefix }, `could not delete the evaluation's ${backend} indices and templates`));
 }
 
 /**
