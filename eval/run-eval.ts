@@ -39,28 +39,33 @@ export interface EvalTarget {
 }
 
 /**
+ * The environment of an evaluation's Quarry: no Kafka, no Tika, and only the backend under test
+ * reachable (Quarry picks OpenSearch, then Elasticsearch, then SQLite), under an index prefix of the
+ * run's own, so a run never touches another run's (or a user's) indices.
+ */
+export function evalTargetEnv(backend: EvalBackend, baseEnv: Env): { env: Env; engine?: (typeof ENGINE_BACKENDS)[keyof typeof ENGINE_BACKENDS] } {
+  const env: Env = { ...baseEnv, QUARRY_PORT: "0", QUARRY_HOST: "127.0.0.1" };
+  for (const name of ["KAFKA_BROKERS", "TIKA_URL", "OPENSEARCH_URL", "ELASTICSEARCH_URL"]) delete env[name];
+  if (backend === "embedded") return { env };
+  const engine = ENGINE_BACKENDS[backend];
+  const url = baseEnv[engine.url]?.trim();
+  if (!url) throw new ConfigError(`--backend ${backend} needs ${engine.url} (start it with deploy/local/engines.sh up ${engine.start})`);
+  env[engine.url] = url;
+  env[engine.prefix] = `quarry-eval-${randomBytes(4).toString("hex")}`;
+  return { env, engine };
+}
+
+/**
  * Starts an embedded Quarry on a fresh temporary data dir for one backend. Engines other than the
  * one under test are switched off (in-process bus, built-in parser), so a run measures the index.
  * Given a data dir, it starts on that one and leaves it in place: a second instance (another
  * answerer, say) can then reuse the first one's ingested corpus.
  */
 export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger: Logger, options: { dataDir?: string } = {}): Promise<EvalTarget> {
+  const { env, engine } = evalTargetEnv(backend, baseEnv);
   const ownsDataDir = !options.dataDir;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "quarry-eval-")));
-  const env: Env = { ...baseEnv, QUARRY_DATA_DIR: dataDir, QUARRY_PORT: "0", QUARRY_HOST: "127.0.0.1" };
-  delete env.KAFKA_BROKERS;
-  delete env.TIKA_URL;
-  // Only the backend under test is reachable (Quarry picks OpenSearch, then Elasticsearch, then SQLite).
-  delete env.OPENSEARCH_URL;
-  delete env.ELASTICSEARCH_URL;
-  const engine = backend === "embedded" ? undefined : ENGINE_BACKENDS[backend];
-  if (engine) {
-    const url = baseEnv[engine.url]?.trim();
-    if (!url) throw new ConfigError(`--backend ${backend} needs ${engine.url} (start it with deploy/local/engines.sh up ${engine.start})`);
-    env[engine.url] = url;
-    // Its own index prefix, so a run never touches another run's (or a user's) indices.
-    env[engine.prefix] = `quarry-eval-${randomBytes(4).toString("hex")}`;
-  }
+  env.QUARRY_DATA_DIR = dataDir;
   const { startEmbedded } = await import("../app/embedded.ts");
   let running;
   try {
