@@ -147,7 +147,7 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
       }
     } finally {
       // Embedded SQLite goes with its temp dir; a server or OpenSearch keeps what is not deleted.
-      if (!keepBase && (options.url || backend === "opensearch")) await client.deleteKnowledgeBase({ knowledgeBase }).catch(() => {});
+      if (!keepBase && (options.url || backend !== "embedded")) await client.deleteKnowledgeBase({ knowledgeBase }).catch(() => {});
       await target.stop();
     }
   }
@@ -180,7 +180,7 @@ export function registerEvalCommand(program: Command): void {
     .description("measure retrieval quality (nDCG@10, Recall@100, MRR@10, latency) on a BEIR-format dataset")
     .requiredOption("--dataset <dir>", "folder with corpus.jsonl, queries.jsonl and qrels/test.tsv")
     .addOption(new Option("--mode <mode>", "one retrieval mode").choices(EVAL_MODES as string[]))
-    .addOption(new Option("--backend <backend>", "one index backend").choices(["embedded", "opensearch"]))
+    .addOption(new Option("--backend <backend>", "one index backend (elasticsearch: ELASTICSEARCH_URL)").choices(["embedded", "opensearch", "elasticsearch"]))
     .option("--compare", "every mode, and both backends when OPENSEARCH_URL is set, side by side")
     .option("--json", "one JSON object per backend and mode on stdout")
     .option("--limit-queries <n>", "evaluate the first n judged queries", positiveInt("--limit-queries"))

@@ -16,7 +16,13 @@ import type { Logger } from "../lib/logger.ts";
 import type { BeirDataset, BeirDocument, BeirQuery } from "./beir-dataset.ts";
 import { documentRanking, percentile, summarize, type MetricSummary } from "./metrics.ts";
 
-export type EvalBackend = "embedded" | "opensearch";
+export type EvalBackend = "embedded" | "opensearch" | "elasticsearch";
+
+/** Each engine backend: the variable that reaches it and the one that names what a run makes there. */
+const ENGINE_BACKENDS = {
+  opensearch: { url: "OPENSEARCH_URL", prefix: "QUARRY_OPENSEARCH_PREFIX", start: "opensearch" },
+  elasticsearch: { url: "ELASTICSEARCH_URL", prefix: "QUARRY_ELASTICSEARCH_PREFIX", start: "elasticsearch" },
+} as const;
 export type EvalMode = "bm25" | "vector" | "hybrid";
 export const EVAL_MODES: readonly EvalMode[] = ["bm25", "vector", "hybrid"];
 
@@ -33,38 +39,44 @@ export interface EvalTarget {
 }
 
 /**
+ * The environment of an evaluation's Quarry: no Kafka, no Tika, and only the backend under test
+ * reachable (Quarry picks OpenSearch, then Elasticsearch, then SQLite), under an index prefix of the
+ * run's own, so a run never touches another run's (or a user's) indices.
+ */
+export function evalTargetEnv(backend: EvalBackend, baseEnv: Env): { env: Env; engine?: (typeof ENGINE_BACKENDS)[keyof typeof ENGINE_BACKENDS] } {
+  const env: Env = { ...baseEnv, QUARRY_PORT: "0", QUARRY_HOST: "127.0.0.1" };
+  for (const name of ["KAFKA_BROKERS", "TIKA_URL", "OPENSEARCH_URL", "ELASTICSEARCH_URL"]) delete env[name];
+  if (backend === "embedded") return { env };
+  const engine = ENGINE_BACKENDS[backend];
+  const url = baseEnv[engine.url]?.trim();
+  if (!url) throw new ConfigError(`--backend ${backend} needs ${engine.url} (start it with deploy/local/engines.sh up ${engine.start})`);
+  env[engine.url] = url;
+  env[engine.prefix] = `quarry-eval-${randomBytes(4).toString("hex")}`;
+  return { env, engine };
+}
+
+/**
  * Starts an embedded Quarry on a fresh temporary data dir for one backend. Engines other than the
  * one under test are switched off (in-process bus, built-in parser), so a run measures the index.
  * Given a data dir, it starts on that one and leaves it in place: a second instance (another
  * answerer, say) can then reuse the first one's ingested corpus.
  */
 export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger: Logger, options: { dataDir?: string } = {}): Promise<EvalTarget> {
+  const { env, engine } = evalTargetEnv(backend, baseEnv);
   const ownsDataDir = !options.dataDir;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "quarry-eval-")));
-  const env: Env = { ...baseEnv, QUARRY_DATA_DIR: dataDir, QUARRY_PORT: "0", QUARRY_HOST: "127.0.0.1" };
-  delete env.KAFKA_BROKERS;
-  delete env.TIKA_URL;
-  if (backend === "opensearch") {
-    if (!baseEnv.OPENSEARCH_URL?.trim()) {
-      throw new ConfigError("--backend opensearch needs OPENSEARCH_URL (start it with deploy/local/engines.sh up opensearch)");
-    }
-    // Its own index prefix, so a run never touches another run's (or a user's) indices.
-    env.QUARRY_OPENSEARCH_PREFIX = `quarry-eval-${randomBytes(4).toString("hex")}`;
-  } else {
-    delete env.OPENSEARCH_URL;
-  }
+  env.QUARRY_DATA_DIR = dataDir;
   const { startEmbedded } = await import("../app/embedded.ts");
   let running;
   try {
     running = await startEmbedded(env, logger);
   } catch (error) {
     if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
-    if (backend === "opensearch") {
-      throw new FailedPreconditionError(`could not start Quarry on OpenSearch (${baseEnv.OPENSEARCH_URL}): ${(error as Error).message}`, { cause: error });
+    if (engine) {
+      throw new FailedPreconditionError(`could not start Quarry on ${backend} (${env[engine.url]}): ${(error as Error).message}`, { cause: error });
     }
     throw error;
   }
-  const prefix = env.QUARRY_OPENSEARCH_PREFIX;
   return {
     backend,
     url: running.url,
@@ -72,16 +84,17 @@ export async function startEvalTarget(backend: EvalBackend, baseEnv: Env, logger
       await running.stop();
       if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
       // The run's indices (catalog included) under its own prefix; nothing else matches it.
-      if (prefix) await dropOpenSearchIndices(baseEnv.OPENSEARCH_URL!, prefix, logger);
+      if (engine) await dropEngineIndices(backend, env[engine.url]!, env[engine.prefix]!, logger);
     },
   };
 }
 
-async function dropOpenSearchIndices(url: string, prefix: string, logger: Logger): Promise<void> {
-  const { deleteOpenSearchNamespace } = await import("../services/index/index.ts");
-  await deleteOpenSearchNamespace(url, `${prefix}-`).catch((error: unknown) =>
-    logger.warn({ err: error, prefix }, "could not delete the evaluation's OpenSearch indices, template and pipelines"),
-  );
+async function dropEngineIndices(backend: EvalBackend, url: string, prefix: string, logger: Logger): Promise<void> {
+  const drop =
+    backend === "opensearch"
+      ? (await import("../services/index/index.ts")).deleteOpenSearchNamespace
+      : (await import("../services/index/index.ts")).deleteElasticsearchNamespace;
+  await drop(url, `${prefix}-`).catch((error: unknown) => logger.warn({ err: error, prefix }, `could not delete the evaluation's ${backend} indices and templates`));
 }
 
 /**

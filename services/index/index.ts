@@ -6,6 +6,7 @@ export { indexConfig } from "./config.ts";
 export type { SearchEngine } from "./search-engine.ts";
 export { SqliteCatalog } from "./sqlite/sqlite-catalog.ts";
 export { deleteOpenSearchNamespace } from "./opensearch/opensearch-namespace.ts";
+export { deleteElasticsearchNamespace } from "./elasticsearch/elasticsearch-namespace.ts";
 // The embedded store, opened directly by the embedded doctor (app/embedded-doctor.ts).
 export { openDatabase, type SqliteDatabase } from "./sqlite/open-database.ts";
 export { SqliteSearchEngine } from "./sqlite/sqlite-search-engine.ts";

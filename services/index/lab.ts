@@ -13,3 +13,5 @@ export { hybridSearch, type FetchedLists, type ListRequest } from "./search/hybr
 export { DEFAULT_RRF_K, fuseHits, fuseReciprocalRank, type EngineHit } from "./search/rrf-fusion.ts";
 export { OpenSearchSearchEngine } from "./opensearch/opensearch-search-engine.ts";
 export { detectNeuralSearch, resolveNativeHybrid } from "./opensearch/opensearch-native-hybrid.ts";
+export { ElasticsearchSearchEngine } from "./elasticsearch/elasticsearch-search-engine.ts";
+export type { ImportedDocumentChunks } from "./search-engine.ts";

@@ -21,6 +21,7 @@ import { hybridSearch } from "../search/hybrid-search.ts";
 import {
   bm25EngineHit,
   bm25SearchBody,
+  bm25SearchBodyByForm,
   chunkFieldMappings,
   chunkFromSource,
   chunksAtSearchBody,
@@ -37,6 +38,7 @@ import {
   toChunkSource,
   vectorEngineHit,
   type ChunkSource,
+  type TermsForBases,
   type VectorField,
 } from "./search-documents.ts";
 import { checkDimensions, type ChunkCensus, type ChunkPosition, type ImportedDocumentChunks, type SearchEngine, type StoredDocumentChunks } from "../search-engine.ts";
@@ -44,6 +46,7 @@ import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, 
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { averageRowLength, weightedQueryTerms, type KeywordIndexSize, type WeightedTerms } from "../search/query-terms.ts";
 import { segmentForIndex } from "../search/text-segmenter.ts";
+import { stemSegmented, stemTerm } from "../search/english-stems.ts";
 import { replicationSettings } from "../../../lib/index-replication.ts";
 
 /** Chunk records read per request when finding text. */
@@ -64,14 +67,45 @@ export interface DocumentStoreEngineOptions {
 
 /** What the engines' chunk indices differ in. */
 export interface ChunkIndexDialect {
-  /** Template settings beyond shards, replicas and refresh interval (e.g. analysis). */
+  /** Template settings beyond shards, replicas, refresh interval and the terms' analysis. */
   templateSettings: Record<string, unknown>;
-  /** The analyzer of the pre-segmented search_terms field (must split on whitespace only). */
-  searchTermsAnalyzer: string;
+  /** How new chunk indices analyse the search_terms field; asked once per process, before the first index is made. */
+  termsAnalysis(): Promise<TermsAnalysis>;
   vectorMapping(dimension: number): Record<string, unknown>;
   /** The top-size kNN request over one vector field, filtered by the query's chunk filters. */
   knnBody(query: SearchQuery, vector: Float32Array, size: number, field: VectorField): Record<string, unknown>;
 }
+
+/**
+ * How a chunk index's search_terms field is analysed. Each index records its analysis's name in its
+ * mapping's _meta (terms_analysis), and Quarry stems what it writes to and asks of an index only when
+ * that name is QUARRY_STEMS_TERMS, so bases made before an engine changed its choice keep working as
+ * they were, and no search mixes stemmed with unstemmed terms.
+ */
+export interface TermsAnalysis {
+  /** ENGINE_STEMS_TERMS or QUARRY_STEMS_TERMS. */
+  name: typeof ENGINE_STEMS_TERMS | typeof QUARRY_STEMS_TERMS;
+  /** The template's index.analysis settings ({} for none). */
+  settings: Record<string, unknown>;
+  /** The analyzer of the pre-segmented search_terms field (must split on whitespace only). */
+  searchTermsAnalyzer: string;
+}
+
+/** The engine's analyzer stems English terms (porter_stem); Quarry sends terms as segmented. */
+export const ENGINE_STEMS_TERMS = "engine_porter";
+/** The engine cannot stem: Quarry stems the segmented terms itself (english-stems.ts), on both sides. */
+export const QUARRY_STEMS_TERMS = "quarry_porter";
+
+/**
+ * The engine stems: the text arrives segmented (text-segmenter.ts), so splitting on whitespace is all
+ * the tokenizing left; porter_stem (the analysis-common module) then stems English terms like SQLite's
+ * FTS5 porter tokenizer, and match queries on the field go through the same analyzer.
+ */
+export const ENGINE_PORTER_ANALYSIS: TermsAnalysis = {
+  name: ENGINE_STEMS_TERMS,
+  settings: { analyzer: { quarry_terms: { type: "custom", tokenizer: "whitespace", filter: ["lowercase", "porter_stem"] } } },
+  searchTermsAnalyzer: "quarry_terms",
+};
 
 /** A hybrid search's inputs, for a backend that can answer it natively. */
 export interface HybridSearch {
@@ -99,14 +133,16 @@ export class DocumentStoreEngine implements SearchEngine {
   protected readonly prefix: string;
   private readonly dimensions = new Map<string, number>();
   /** Each knowledge base's shadow index while its model changes (one index process runs a change). */
-  private readonly shadows = new Map<string, { index: string; dimension: number }>();
+  private readonly shadows = new Map<string, { index: string; dimension: number; quarryStems: boolean }>();
+  /** Whether Quarry stems each base's terms itself (its index's _meta.terms_analysis, read with its dimension). */
+  private readonly quarryStems = new Map<string, boolean>();
   /** Bases whose index this process has given the document-vector field (indices made before it lack it). */
   private readonly documentFieldReady = new Map<string, Promise<void>>();
   /** Whether a base's index holds document vectors: true once seen; a "no" is asked again after a while. */
   private readonly documentVectorsSeen = new Map<string, { stores: boolean; at: number }>();
   /** Each base's keyword field size, for weighing a question's terms; read again after a while. */
   private readonly keywordSizes = new Map<string, { size: KeywordIndexSize; at: number }>();
-  private templateReady: Promise<void> | undefined;
+  private templateReady: Promise<TermsAnalysis> | undefined;
   /** Indices known to map the parent field (see ensureParentField). */
   private readonly parentFieldReady = new Map<string, Promise<void>>();
   /** Indices known to map the edit fields (see ensureEditFields). */
@@ -137,18 +173,19 @@ export class DocumentStoreEngine implements SearchEngine {
       throw new InvalidInputError(`embedding dimension must be a positive integer, got ${embeddingDimension}`);
     }
     await this.call("ensure knowledge base", async () => {
-      await this.ensureTemplate();
+      const analysis = await this.ensureTemplate();
       const existing = await this.readDimension(knowledgeBaseId);
       if (existing === undefined) {
         try {
           await this.store.createIndex(`${this.aliasFor(knowledgeBaseId)}-v1`, {
             aliases: { [this.aliasFor(knowledgeBaseId)]: {} },
             mappings: {
-              _meta: { knowledge_base_id: knowledgeBaseId, dimension: embeddingDimension },
+              _meta: { knowledge_base_id: knowledgeBaseId, dimension: embeddingDimension, terms_analysis: analysis.name },
               properties: this.vectorMappings(embeddingDimension),
             },
           });
           this.dimensions.set(knowledgeBaseId, embeddingDimension);
+          this.quarryStems.set(knowledgeBaseId, analysis.name === QUARRY_STEMS_TERMS);
           return;
         } catch (error) {
           // Another process created it first: fall through and compare dimensions.
@@ -165,6 +202,7 @@ export class DocumentStoreEngine implements SearchEngine {
   async dropKnowledgeBase(knowledgeBaseId: string): Promise<void> {
     await this.call("drop knowledge base", async () => {
       this.dimensions.delete(knowledgeBaseId);
+      this.quarryStems.delete(knowledgeBaseId);
       this.documentFieldReady.delete(knowledgeBaseId);
       this.documentVectorsSeen.delete(knowledgeBaseId);
       this.keywordSizes.delete(knowledgeBaseId);
@@ -197,12 +235,13 @@ export class DocumentStoreEngine implements SearchEngine {
       for (const d of documents) checkDimensions(knowledgeBaseId, dimension, d.documentId, d.chunks, d.documentVector);
       const chunks = documents.flatMap((d) => d.chunks);
       const alias = await this.prepareFields(knowledgeBaseId, dimension, chunks, documents.some((d) => d.documentVector !== undefined));
+      const stems = await this.stemsTerms(knowledgeBaseId);
       // The documents are new to the base: no search for stored records, no deletes, and no refresh
       // (finishImport refreshes once for the whole import).
       const operations = documents.flatMap((d) => [
         { index: { _index: alias, _id: documentMarkerId(d.documentId) } },
         documentMarkerSource(knowledgeBaseId, d.documentId, d.enabled, d.fileName),
-        ...this.chunkOperations(alias, knowledgeBaseId, d.documentId, d.fileName, d.enabled, d.chunks, d.documentVector),
+        ...this.chunkOperations(alias, knowledgeBaseId, d.documentId, d.fileName, d.enabled, d.chunks, d.documentVector, stems),
       ]);
       if (operations.length === 0) return;
       this.cleanIndices.delete(alias);
@@ -294,7 +333,7 @@ export class DocumentStoreEngine implements SearchEngine {
       await this.ensureEditFields(alias);
       const source = {
         ...toChunkSource(chunk, knowledgeBaseId, documentId, fileName, await this.documentEnabled(alias, documentId)),
-        search_terms: segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath)),
+        search_terms: searchTerms(chunk, await this.stemsTerms(knowledgeBaseId)),
         embedding: Array.from(chunk.vector),
       };
       // A partial update (an insert for a new id): a document vector on the record stays.
@@ -425,13 +464,16 @@ export class DocumentStoreEngine implements SearchEngine {
       const index = `${alias}-v${Math.max(1, ...generations) + 1}`;
       this.shadows.delete(knowledgeBaseId);
       await this.deleteIndexIfPresent(index);
+      // The new index follows the engine's analysis of today, whatever the live one recorded: a
+      // change of model also moves a base made before stemming onto it.
+      const analysis = await this.ensureTemplate();
       await this.store.createIndex(index, {
         mappings: {
-          _meta: { knowledge_base_id: knowledgeBaseId, dimension },
+          _meta: { knowledge_base_id: knowledgeBaseId, dimension, terms_analysis: analysis.name },
           properties: this.vectorMappings(dimension),
         },
       });
-      this.shadows.set(knowledgeBaseId, { index, dimension });
+      this.shadows.set(knowledgeBaseId, { index, dimension, quarryStems: analysis.name === QUARRY_STEMS_TERMS });
     });
   }
 
@@ -454,7 +496,7 @@ export class DocumentStoreEngine implements SearchEngine {
         { index: { _index: shadow.index, _id: documentMarkerId(documentId) } },
         documentMarkerSource(knowledgeBaseId, documentId, enabled, fileName),
       ];
-      operations.push(...this.chunkOperations(shadow.index, knowledgeBaseId, documentId, fileName, enabled, chunks, documentVector));
+      operations.push(...this.chunkOperations(shadow.index, knowledgeBaseId, documentId, fileName, enabled, chunks, documentVector, shadow.quarryStems));
       await this.store.bulk("write shadow chunks", operations, { refresh: false });
       await this.store.deleteWhere("write shadow chunks", shadow.index, documentChunksQuery(documentId, [...seen]), { refresh: false });
       await this.store.refresh(shadow.index);
@@ -479,6 +521,7 @@ export class DocumentStoreEngine implements SearchEngine {
       await this.store.swapAlias(alias, live, shadow.index);
       this.shadows.delete(knowledgeBaseId);
       this.dimensions.set(knowledgeBaseId, shadow.dimension);
+      this.quarryStems.set(knowledgeBaseId, shadow.quarryStems);
       this.documentFieldReady.delete(knowledgeBaseId);
       this.documentVectorsSeen.delete(knowledgeBaseId);
       await this.store.deleteIndices(live);
@@ -507,6 +550,10 @@ export class DocumentStoreEngine implements SearchEngine {
     const index = query.knowledgeBaseIds.map((id) => this.aliasFor(id)).join(",");
     // The question is weighed against the average chunk of the bases searched together (query-terms.ts).
     const terms = weightedQueryTerms(query.text, averageRowLength(await this.keywordIndexSizes(query.knowledgeBaseIds)));
+    const forms = await this.call("search", () => this.termForms(query.knowledgeBaseIds, terms));
+    // Bases whose terms differ in form are searched each with its own form: only the _msearch path can.
+    if (forms.length > 1) hybridOverride = undefined;
+    const bm25Body = (limit: number) => (forms.length > 1 ? bm25SearchBodyByForm(query, forms, limit) : bm25SearchBody(query, forms[0]?.groups ?? terms, limit));
     return hybridSearch(query, {
       dimensions: (knowledgeBaseIds) =>
         this.call("search", () =>
@@ -516,7 +563,7 @@ export class DocumentStoreEngine implements SearchEngine {
       lists: (request) =>
         this.call("search", async () => {
           const searches: { name: "bm25" | "vector" | "documentVector"; body: Record<string, unknown>; toHit: (hit: StoredHit<ChunkSource>) => EngineHit }[] = [];
-          if (request.bm25 && terms.length > 0) searches.push({ name: "bm25", body: bm25SearchBody(query, terms, request.bm25.limit), toHit: bm25Hit });
+          if (request.bm25 && terms.length > 0) searches.push({ name: "bm25", body: bm25Body(request.bm25.limit), toHit: bm25Hit });
           if (request.vector) searches.push({ name: "vector", body: this.dialect.knnBody(query, request.vector.vector, request.vector.limit, "embedding"), toHit: vectorHit });
           if (request.documentVector) {
             // An index made before document vectors gets the field first: a kNN query on an unmapped field fails.
@@ -529,7 +576,7 @@ export class DocumentStoreEngine implements SearchEngine {
         }),
       fuseNatively: hybridOverride
         ? (request) => {
-            const native = hybridOverride({ index, query, terms, vector: request.vector.vector, candidates: request.vector.limit, k: query.rrfK ?? DEFAULT_RRF_K });
+            const native = hybridOverride({ index, query, terms: forms[0]?.groups ?? terms, vector: request.vector.vector, candidates: request.vector.limit, k: query.rrfK ?? DEFAULT_RRF_K });
             return native && this.call("search", () => native);
           }
         : undefined,
@@ -573,26 +620,29 @@ export class DocumentStoreEngine implements SearchEngine {
     await ready;
   }
 
-  private ensureTemplate(): Promise<void> {
-    this.templateReady ??= this.store
-      .putIndexTemplate(`${this.prefix}template`, {
-        index_patterns: [`${this.prefix}*`],
-        template: {
-          settings: {
-            ...this.dialect.templateSettings,
-            ...replicationSettings(this.options.replicas, this.options.shards),
-            refresh_interval: "-1",
+  /** Puts the chunk indices' template (once per process); returns the analysis new indices get. */
+  private ensureTemplate(): Promise<TermsAnalysis> {
+    this.templateReady ??= this.dialect
+      .termsAnalysis()
+      .then(async (analysis) => {
+        await this.store.putIndexTemplate(`${this.prefix}template`, {
+          index_patterns: [`${this.prefix}*`],
+          template: {
+            settings: {
+              ...this.dialect.templateSettings,
+              ...(Object.keys(analysis.settings).length > 0 ? { analysis: analysis.settings } : {}),
+              ...replicationSettings(this.options.replicas, this.options.shards),
+              refresh_interval: "-1",
+            },
+            mappings: { dynamic: "strict", _meta: {}, properties: chunkFieldMappings(analysis.searchTermsAnalyzer) },
           },
-          mappings: { dynamic: "strict", _meta: {}, properties: chunkFieldMappings(this.dialect.searchTermsAnalyzer) },
-        },
+        });
+        return analysis;
       })
-      .then(
-        () => undefined,
-        (error: unknown) => {
-          this.templateReady = undefined;
-          throw error;
-        },
-      );
+      .catch((error: unknown) => {
+        this.templateReady = undefined;
+        throw error;
+      });
     return this.templateReady;
   }
 
@@ -600,14 +650,41 @@ export class DocumentStoreEngine implements SearchEngine {
     const cached = this.dimensions.get(knowledgeBaseId);
     if (cached !== undefined) return cached;
     try {
-      const dimension = (await this.store.mappingMeta(this.aliasFor(knowledgeBaseId)))?.dimension;
+      const meta = await this.store.mappingMeta(this.aliasFor(knowledgeBaseId));
+      const dimension = meta?.dimension;
       if (typeof dimension !== "number") return undefined;
       this.dimensions.set(knowledgeBaseId, dimension);
+      // An index made before the analysis was recorded was never stemmed by Quarry.
+      this.quarryStems.set(knowledgeBaseId, meta?.terms_analysis === QUARRY_STEMS_TERMS);
       return dimension;
     } catch (error) {
       if (this.store.errors.isIndexNotFound(error)) return undefined;
       throw error;
     }
+  }
+
+  /** Whether Quarry stems the terms it writes to and asks of a base's index (see TermsAnalysis). */
+  private async stemsTerms(knowledgeBaseId: string): Promise<boolean> {
+    if (!this.quarryStems.has(knowledgeBaseId)) {
+      // Both are read from the index's _meta at once; a base without an index finds nothing either way.
+      this.dimensions.delete(knowledgeBaseId);
+      await this.readDimension(knowledgeBaseId);
+    }
+    return this.quarryStems.get(knowledgeBaseId) ?? false;
+  }
+
+  /**
+   * The question's weighted terms as each base's index stores them: one form for bases Quarry stems
+   * for and one for the rest, each with the bases it searches (a single form covers them all).
+   */
+  private async termForms(knowledgeBaseIds: string[], terms: WeightedTerms[]): Promise<TermsForBases[]> {
+    const stems = await Promise.all(knowledgeBaseIds.map((id) => this.stemsTerms(id)));
+    const forms: TermsForBases[] = [];
+    for (const stemmed of [false, true]) {
+      const ids = knowledgeBaseIds.filter((_, i) => stems[i] === stemmed);
+      if (ids.length > 0) forms.push({ knowledgeBaseIds: ids, groups: stemmed ? terms.map((g) => ({ ...g, terms: g.terms.map(stemTerm) })) : terms });
+    }
+    return forms;
   }
 
   /** The bases' keyword field sizes, each read at most once a minute (a minute-old average is as good). */
@@ -688,12 +765,14 @@ export class DocumentStoreEngine implements SearchEngine {
     if (!this.cleanIndices.has(alias)) await this.store.refresh(alias);
     this.cleanIndices.delete(alias);
     const stored = await this.storedRecords(alias, writes.map((w) => w.documentId));
+    const bases = [...new Set(writes.map((w) => w.knowledgeBaseId))];
+    const stems = new Map(await Promise.all(bases.map(async (id) => [id, await this.stemsTerms(id)] as const)));
     const operations: Record<string, unknown>[] = [];
     const owners: number[] = [];
     writes.forEach((w, i) => {
       const enabled = stored.get(w.documentId)?.enabled ?? true;
       operations.push({ index: { _index: alias, _id: documentMarkerId(w.documentId) } }, documentMarkerSource(w.knowledgeBaseId, w.documentId, enabled, w.fileName));
-      operations.push(...this.chunkOperations(alias, w.knowledgeBaseId, w.documentId, w.fileName, enabled, w.chunks, w.documentVector));
+      operations.push(...this.chunkOperations(alias, w.knowledgeBaseId, w.documentId, w.fileName, enabled, w.chunks, w.documentVector, stems.get(w.knowledgeBaseId)!));
       owners.push(...Array.from({ length: w.chunks.length + 1 }, () => i));
     });
     writes.forEach((w, i) => {
@@ -749,20 +828,21 @@ export class DocumentStoreEngine implements SearchEngine {
     enabled: boolean,
     chunks: EmbeddedChunk[],
     documentVector: Float32Array | undefined,
+    quarryStems: boolean,
   ): Record<string, unknown>[] {
     const first = Math.min(...chunks.map((c) => c.index));
     return chunks.flatMap((chunk) => [
       { index: { _index: index, _id: chunk.id } },
       {
         ...toChunkSource(chunk, knowledgeBaseId, documentId, fileName, enabled),
-        search_terms: segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath)),
+        search_terms: searchTerms(chunk, quarryStems),
         embedding: Array.from(chunk.vector),
         ...(documentVector && chunk.index === first ? { document_embedding: Array.from(documentVector) } : {}),
       },
     ]);
   }
 
-  private requireShadow(knowledgeBaseId: string): { index: string; dimension: number } {
+  private requireShadow(knowledgeBaseId: string): { index: string; dimension: number; quarryStems: boolean } {
     const shadow = this.shadows.get(knowledgeBaseId);
     if (!shadow) throw new FailedPreconditionError(`knowledge base ${knowledgeBaseId} has no change of model in progress`);
     return shadow;
@@ -821,6 +901,12 @@ export class DocumentStoreEngine implements SearchEngine {
       return response.hits.map(toHit[i]);
     });
   }
+}
+
+/** The chunk's keyword-index text: its heading path and text, segmented, and stemmed where Quarry stems. */
+function searchTerms(chunk: Chunk, quarryStems: boolean): string {
+  const segmented = segmentForIndex(withHeadingPath(chunk.text, chunk.sectionPath));
+  return quarryStems ? stemSegmented(segmented) : segmented;
 }
 
 /** Whether a chunk carries what only an index with the edit fields can store. */

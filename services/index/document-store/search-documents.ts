@@ -249,9 +249,35 @@ export const SCORE_THEN_CHUNK_ID = [{ _score: "desc" }, { chunk_id: "asc" }];
  * SQLite computes.
  */
 export function bm25BoolQuery(query: SearchQuery, groups: readonly WeightedTerms[]): { must: Record<string, unknown>[]; filter: Record<string, unknown>[] } {
-  // The terms are already segmented and lower-cased; match (not query_string) takes them as plain words.
+  return { must: [termsMatch(groups)], filter: chunkFilters(query) };
+}
+
+// The terms are already segmented and lower-cased; match (not query_string) takes them as plain words.
+function termsMatch(groups: readonly WeightedTerms[]): Record<string, unknown> {
   const matches = groups.map(({ terms, weight }) => ({ match: { search_terms: { query: terms.join(" "), operator: "or", boost: weight } } }));
-  return { must: [matches.length === 1 ? matches[0] : { bool: { should: matches, minimum_should_match: 1 } }], filter: chunkFilters(query) };
+  return matches.length === 1 ? matches[0] : { bool: { should: matches, minimum_should_match: 1 } };
+}
+
+/** The question's weighted terms in the form some of the searched bases store them in. */
+export interface TermsForBases {
+  knowledgeBaseIds: string[];
+  groups: WeightedTerms[];
+}
+
+/**
+ * The BM25 request over bases that store terms in different forms (stemmed by Quarry or not, see
+ * TermsAnalysis): each form matches only its own bases' chunks. A filter adds nothing to a score, so
+ * every chunk scores exactly as it would under bm25SearchBody with its bases' form.
+ */
+export function bm25SearchBodyByForm(query: SearchQuery, forms: readonly TermsForBases[], size: number): Record<string, unknown> {
+  const should = forms.map(({ knowledgeBaseIds, groups }) => ({ bool: { must: [termsMatch(groups)], filter: [{ terms: { knowledge_base_id: knowledgeBaseIds } }] } }));
+  return {
+    size,
+    _source: { excludes: CHUNK_SOURCE_EXCLUDES },
+    query: { bool: { must: [{ bool: { should, minimum_should_match: 1 } }], filter: chunkFilters(query) } },
+    sort: SCORE_THEN_CHUNK_ID,
+    track_scores: true,
+  };
 }
 
 /** The BM25 request over the question's weighted terms. */

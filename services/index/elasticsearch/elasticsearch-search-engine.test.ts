@@ -16,8 +16,7 @@ describeWithEngine("ELASTICSEARCH_URL", "ElasticsearchSearchEngine", (url) => {
         await space.cleanup();
       },
     };
-    // The integ-test distribution has no analysis-common, hence no porter_stem filter.
-  }, { stemsEnglish: false });
+  });
 
   describeDocumentStoreEngineWrites("Elasticsearch", async () => {
     const space = elasticsearchTestSpace(url);

@@ -11,7 +11,7 @@ import type { SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError } from "../../../lib/errors.ts";
 import type { HybridFusion } from "../config.ts";
 import type { StoredHit } from "../document-store/document-store-port.ts";
-import { DocumentStoreEngine, type ChunkIndexDialect, type DocumentStoreEngineOptions, type HybridSearch } from "../document-store/document-store-engine.ts";
+import { DocumentStoreEngine, ENGINE_PORTER_ANALYSIS, type ChunkIndexDialect, type DocumentStoreEngineOptions, type HybridSearch } from "../document-store/document-store-engine.ts";
 import { DEFAULT_RRF_K } from "../search/rrf-fusion.ts";
 import {
   bm25BoolQuery,
@@ -56,16 +56,9 @@ const MAX_KNN_K = 10_000;
 const MAX_RESULT_WINDOW = 10_000;
 
 const OPENSEARCH_CHUNKS: ChunkIndexDialect = {
-  templateSettings: {
-    "index.knn": true,
-    // The text arrives segmented (text-segmenter.ts), so splitting on whitespace is all the
-    // tokenizing left; porter_stem (analysis-common) then stems English terms like SQLite's
-    // FTS5 porter tokenizer, and match queries on the field go through the same analyzer.
-    analysis: {
-      analyzer: { quarry_terms: { type: "custom", tokenizer: "whitespace", filter: ["lowercase", "porter_stem"] } },
-    },
-  },
-  searchTermsAnalyzer: "quarry_terms",
+  templateSettings: { "index.knn": true },
+  // engines.sh assembles analysis-common into every node Quarry runs, so the engine stems.
+  termsAnalysis: () => Promise.resolve(ENGINE_PORTER_ANALYSIS),
   vectorMapping: (dimension) => ({ type: "knn_vector", dimension, method: { name: "hnsw", engine: "lucene", space_type: "cosinesimil" } }),
   knnBody,
 };

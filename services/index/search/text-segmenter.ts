@@ -9,8 +9,9 @@
 // it costs roughly 3× the Han terms in the index. Other scripts are split on anything that is not a
 // letter, mark or digit (a katakana run stays one word: jieba's dictionary has no kana and would cut
 // it into single characters). English stemming is left to each backend's analyzer (FTS5 porter,
-// OpenSearch porter_stem), which applies it to index and query terms alike. Index and query text go
-// through the same function, so the two sides always agree on what a term is.
+// OpenSearch porter_stem; english-stems.ts where an Elasticsearch node has no stemmer), which applies
+// it to index and query terms alike. Index and query text go through the same function, so the two
+// sides always agree on what a term is.
 import { Jieba } from "@node-rs/jieba";
 import { dict } from "@node-rs/jieba/dict.js";
 
