@@ -19,7 +19,8 @@ import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
 import { apiKeyHandlers } from "./api-key-routes.ts";
 import { chunkNeighbours } from "./chunk-routes.ts";
 import { ChunkEditing } from "./chunk-edit-routes.ts";
-import { authorName, isScoped, PRINCIPAL } from "./access/principal.ts";
+import { authorName, isScoped, OPEN_ACCESS, PRINCIPAL } from "./access/principal.ts";
+import { roleToProto } from "../lib/auth/api-key-convert.ts";
 import { conversationHandlers } from "./conversation-routes.ts";
 import { Corrections } from "./corrections.ts";
 import { KnowledgeBases } from "./knowledge-bases.ts";
@@ -223,6 +224,11 @@ export function gatewayRoutes(deps: GatewayDeps) {
         return { formats: (await deps.parser.listReadableFormats({})).formats };
       },
       listEmbeddingModels: () => listEmbeddingModels(deps.embedder),
+      getCaller(_request, context) {
+        const caller = context.values.get(PRINCIPAL) ?? OPEN_ACCESS;
+        const open = caller === OPEN_ACCESS;
+        return { name: open ? "" : caller.name, role: roleToProto(caller.role), knowledgeBaseIds: caller.knowledgeBaseIds, openAccess: open };
+      },
       async search(request) {
         const started = performance.now();
         const res = await answer.retrieve({ query: request.query, knowledgeBaseIds: request.knowledgeBases, settings: request.settings });

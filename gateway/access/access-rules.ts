@@ -85,6 +85,8 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   // What any deployment reads is no tenant's secret.
   listReadableFormats: { role: "reader", scoped: "check", targets: () => ({}) },
   listEmbeddingModels: { role: "reader", scoped: "check", targets: () => ({}) },
+  // Every key may know itself.
+  getCaller: { role: "reader", scoped: "check", targets: () => ({}) },
   search: { role: "reader", scoped: "check", targets: (r) => ({ knowledgeBases: [...r.knowledgeBases], unbounded: r.knowledgeBases.length === 0 }) },
   chat: {
     role: "reader",
