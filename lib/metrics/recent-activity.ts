@@ -4,6 +4,7 @@
 // say "in the last hour" and the process cannot query Prometheus. Lost on restart, by design:
 // Prometheus keeps the history.
 import type { FailureClass, Metrics, StageOutcome } from "./metrics.ts";
+import type { StageCounts } from "./prometheus-metrics.ts";
 
 const MINUTE_MS = 60_000;
 /** How far back the status view looks. */
@@ -11,18 +12,10 @@ export const ACTIVITY_WINDOW_MS = 60 * MINUTE_MS;
 /** Slow requests kept: enough for a page, few enough to sort on every call. */
 const SLOW_REQUESTS_KEPT = 20;
 
-/** One stage over the window. */
-export interface StageActivity {
-  stage: string;
-  handled: number;
-  failed: number;
-  retrying: number;
-  rejected: number;
-  deadLettered: number;
+/** One stage over the window: the registry's counts (inFlight: now), and its failures by class. */
+export interface StageActivity extends StageCounts {
   /** Failed, retrying and rejected events by failure class. */
   failures: Map<FailureClass, number>;
-  /** Events in hand now. */
-  inFlight: number;
 }
 
 export interface SlowRequest {
