@@ -13,7 +13,7 @@ import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { pipelineBacklog } from "../lib/pipeline/stage-backlog.ts";
 import { PrometheusMetrics } from "../lib/metrics/prometheus-metrics.ts";
 import { RecentActivity } from "../lib/metrics/recent-activity.ts";
-import { QuarryService } from "../gen/quarry/gateway/v1/gateway_pb.ts";
+import { publicRequests } from "../gateway/status/public-requests.ts";
 import type { Subscription } from "../lib/bus/event-bus.ts";
 import { dataDir, type Env } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -61,7 +61,7 @@ export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQ
   const registry = new PrometheusMetrics();
   registry.watchBacklog(() => pipelineBacklog(bus));
   // The status view's last hour, fed by the same calls as the registry.
-  const metrics = new RecentActivity(registry, { requestsOf: (service) => service === QuarryService.typeName });
+  const metrics = new RecentActivity(registry, { requestsOf: publicRequests });
   const shared = { bus, blobs: await openBlobStore(env), logger, redrive: redriveSettings(env), metrics, activity: metrics };
   const { services, gateway } = await assembleInProcess(env, shared);
 

@@ -13,7 +13,7 @@ import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { PIPELINE_CONSUMERS, pipelineBacklog } from "../lib/pipeline/stage-backlog.ts";
 import { RecentActivity } from "../lib/metrics/recent-activity.ts";
-import { QuarryService } from "../gen/quarry/gateway/v1/gateway_pb.ts";
+import { publicRequests } from "../gateway/status/public-requests.ts";
 import { PrometheusMetrics } from "../lib/metrics/prometheus-metrics.ts";
 import { blobDir, optional, servicePort, type Env, type ServiceName } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -57,7 +57,7 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
   const consumed = PIPELINE_CONSUMERS.filter((c) => c.stage === name || c.stage.startsWith(`${name}.`));
   if (consumed.length > 0) registry.watchBacklog(() => pipelineBacklog(bus, consumed));
   // The gateway keeps its last hour of public requests for the status view.
-  const activity = name === "gateway" ? new RecentActivity(registry, { requestsOf: (service) => service === QuarryService.typeName }) : undefined;
+  const activity = name === "gateway" ? new RecentActivity(registry, { requestsOf: publicRequests }) : undefined;
   const metrics = activity ?? registry;
   const shared = { bus, blobs, logger, redrive: redriveSettings(env), metrics, activity };
   const service = await {

@@ -32,8 +32,8 @@ interface Bucket {
 }
 
 export interface RecentActivityOptions {
-  /** Which services' RPCs count as requests (the public one); others are not listed. */
-  requestsOf: (service: string) => boolean;
+  /** Which RPCs count as requests (the public service's); others are not listed. */
+  requestsOf: (service: string, method: string) => boolean;
   now?: () => number;
 }
 
@@ -49,7 +49,7 @@ export class RecentActivity implements Metrics {
 
   rpc(service: string, method: string, code: string, seconds: number, traceId?: string): void {
     this.inner.rpc(service, method, code, seconds, traceId);
-    if (!this.options.requestsOf(service)) return;
+    if (!this.options.requestsOf(service, method)) return;
     const at = this.now();
     const fresh = this.slow.filter((r) => r.at.getTime() > at - ACTIVITY_WINDOW_MS);
     if (fresh.length >= SLOW_REQUESTS_KEPT && fresh[fresh.length - 1].seconds >= seconds) {
