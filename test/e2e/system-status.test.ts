@@ -11,6 +11,7 @@ import { ApiKeyRole } from "../../gen/quarry/common/v1/api_key_pb.ts";
 import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
 import type { GetSystemStatusResponse } from "../../gen/quarry/gateway/v1/system_status_pb.ts";
 import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
+import { startOtlpReceiver, type OtlpReceiver } from "../../lib/testing/otlp-receiver.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { failure, runQuarryCli, upload } from "./e2e-helpers.ts";
 
@@ -123,4 +124,28 @@ describe("the system status and dead-letter re-drive", () => {
     const { hits } = await admin.search({ query: "lower gates top paddles", knowledgeBases: [kb.id] });
     expect(hits.some((h) => h.chunk!.documentId === doc.id)).toBe(true);
   }, 180_000);
+});
+
+describe("the slowest requests with tracing on", () => {
+  let receiver: OtlpReceiver;
+  let quarry: EmbeddedQuarryFixture;
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    quarry = await startEmbeddedQuarry({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, QUARRY_TRACE_VIEWER_URL: "http://viewer.test/trace/{trace_id}" } });
+  }, 120_000);
+  afterAll(async () => {
+    await quarry?.stop();
+    await receiver?.close();
+  });
+
+  it("carries each request's trace id, the id of the gateway's exported span for that call, and the viewer's link", async () => {
+    await quarry.client.listKnowledgeBases({});
+    const s = await quarry.client.getSystemStatus({});
+    expect(s.traceViewerUrl).toBe("http://viewer.test/trace/{trace_id}");
+    const listed = s.slowestRequests.find((r) => r.method === "ListKnowledgeBases")!;
+    expect(listed.traceId).toMatch(/^[0-9a-f]{32}$/);
+    await expect
+      .poll(() => receiver.spans.filter((span) => span.name === "quarry.gateway.v1.QuarryService/ListKnowledgeBases").map((span) => span.traceId), { timeout: 30_000 })
+      .toContain(listed.traceId);
+  });
 });
