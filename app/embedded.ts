@@ -12,6 +12,8 @@ import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { pipelineBacklog } from "../lib/pipeline/stage-backlog.ts";
 import { PrometheusMetrics } from "../lib/metrics/prometheus-metrics.ts";
+import { RecentActivity } from "../lib/metrics/recent-activity.ts";
+import { publicRequests } from "../gateway/status/public-requests.ts";
 import type { Subscription } from "../lib/bus/event-bus.ts";
 import { dataDir, type Env } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -56,9 +58,11 @@ export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQ
   if (tracing) logger.info({ url: tracing.url }, "tracing: spans go to this OTLP endpoint");
   const bus = await openEventBus(env, logger);
   // One registry for every service of the process, exposed on the gateway's port.
-  const metrics = new PrometheusMetrics();
-  metrics.watchBacklog(() => pipelineBacklog(bus));
-  const shared = { bus, blobs: await openBlobStore(env), logger, redrive: redriveSettings(env), metrics };
+  const registry = new PrometheusMetrics();
+  registry.watchBacklog(() => pipelineBacklog(bus));
+  // The status view's last hour, fed by the same calls as the registry.
+  const metrics = new RecentActivity(registry, { requestsOf: publicRequests });
+  const shared = { bus, blobs: await openBlobStore(env), logger, redrive: redriveSettings(env), metrics, activity: metrics };
   const { services, gateway } = await assembleInProcess(env, shared);
 
   const config = gatewayConfig(env);

@@ -12,6 +12,8 @@ import { DirBlobStore } from "../lib/blobs/dir-blob-store.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { PIPELINE_CONSUMERS, pipelineBacklog } from "../lib/pipeline/stage-backlog.ts";
+import { RecentActivity } from "../lib/metrics/recent-activity.ts";
+import { publicRequests } from "../gateway/status/public-requests.ts";
 import { PrometheusMetrics } from "../lib/metrics/prometheus-metrics.ts";
 import { blobDir, optional, servicePort, type Env, type ServiceName } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -50,11 +52,14 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
   // Only the gateway (writes) and the parser (reads) touch blobs; the others get the folder store,
   // which they never use, so they do not load the S3 SDK.
   const blobs = name === "gateway" || name === "parser" ? await openBlobStore(env) : new DirBlobStore(blobDir(env));
-  const metrics = new PrometheusMetrics();
+  const registry = new PrometheusMetrics();
   // Each service reports the backlog of the groups it consumes as (the gateway consumes none).
   const consumed = PIPELINE_CONSUMERS.filter((c) => c.stage === name || c.stage.startsWith(`${name}.`));
-  if (consumed.length > 0) metrics.watchBacklog(() => pipelineBacklog(bus, consumed));
-  const shared = { bus, blobs, logger, redrive: redriveSettings(env), metrics };
+  if (consumed.length > 0) registry.watchBacklog(() => pipelineBacklog(bus, consumed));
+  // The gateway keeps its last hour of public requests for the status view.
+  const activity = name === "gateway" ? new RecentActivity(registry, { requestsOf: publicRequests }) : undefined;
+  const metrics = activity ?? registry;
+  const shared = { bus, blobs, logger, redrive: redriveSettings(env), metrics, activity };
   const service = await {
     parser: async () => assembleParser(env, peers, shared),
     chunker: async () => assembleChunker(env, peers, shared),

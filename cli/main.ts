@@ -18,6 +18,7 @@ import { registerSourceCommands } from "./source-commands.ts";
 import { registerCorrectCommand } from "./correct-command.ts";
 import { registerDebugCommand } from "./debug-command.ts";
 import { registerKeysCommand } from "./keys-command.ts";
+import { registerStatusCommand } from "./status-command.ts";
 import { registerMcpCommand } from "./mcp-command.ts";
 import { registerModelsCommand } from "./models-command.ts";
 import { registerPortabilityCommands } from "./portability-commands.ts";
@@ -184,6 +185,7 @@ addRetrievalFlags(
 
 registerDocumentCommands(program, registerEditCommands(program, kb, urlOption, wholeNumber), urlOption, wholeNumber);
 registerKeysCommand(program, urlOption);
+registerStatusCommand(program, urlOption);
 registerPortabilityCommands(program, urlOption);
 registerBackupCommands(program);
 registerDoctorCommand(program);

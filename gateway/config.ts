@@ -1,4 +1,4 @@
-import { integer, optional, servicePort, type Env } from "../lib/config.ts";
+import { ConfigError, integer, optional, servicePort, type Env } from "../lib/config.ts";
 import type { UploadLimits } from "./upload.ts";
 
 export interface GatewayConfig {
@@ -14,6 +14,8 @@ export interface GatewayConfig {
   consoleDir?: string;
   /** QUARRY_SOURCE_TICK_MS: how often the schedule looks for sources due a sync (default 10 s). */
   sourceTickMs: number;
+  /** QUARRY_TRACE_VIEWER_URL: a trace's page with "{trace_id}" in it (Jaeger: http://host:16686/trace/{trace_id}); "" when unset. */
+  traceViewerUrl: string;
 }
 
 export function gatewayConfig(env: Env): GatewayConfig {
@@ -32,5 +34,14 @@ export function gatewayConfig(env: Env): GatewayConfig {
     insecure: optional(env, "QUARRY_INSECURE") === "1",
     consoleDir: optional(env, "QUARRY_CONSOLE_DIR"),
     sourceTickMs: integer(env, "QUARRY_SOURCE_TICK_MS", 10_000),
+    traceViewerUrl: traceViewerUrl(env),
   };
+}
+
+function traceViewerUrl(env: Env): string {
+  const url = optional(env, "QUARRY_TRACE_VIEWER_URL") ?? "";
+  if (url && !url.includes("{trace_id}")) {
+    throw new ConfigError(`QUARRY_TRACE_VIEWER_URL must say where the trace id goes with {trace_id}, e.g. http://localhost:16686/trace/{trace_id}; it is ${url}`);
+  }
+  return url;
 }

@@ -1,4 +1,6 @@
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { DeadLetters } from "./status/dead-letters.ts";
+import { healthProbe } from "./status/health-client.ts";
 import { AnswerService } from "../gen/quarry/answer/v1/answer_pb.ts";
 import { ChunkerService } from "../gen/quarry/chunker/v1/chunker_pb.ts";
 import { EmbedderService } from "../gen/quarry/embedder/v1/embedder_pb.ts";
@@ -68,6 +70,14 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       onSources: (s) => (sources = s),
       logger,
       metrics: shared.metrics,
+      status: {
+        mode: "url" in peers ? "distributed" : "embedded",
+        bus: shared.bus,
+        health: healthProbe(peers),
+        activity: shared.activity,
+        deadLetters: new DeadLetters({ bus: shared.bus, document: (id) => catalogDocument(index, id) }),
+        traceViewerUrl: config.traceViewerUrl,
+      },
     }),
     startWorkers: async () => {
       await hub.start();
@@ -85,6 +95,16 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       await leases?.close();
     },
   };
+}
+
+/** A document as the catalog has it, or undefined when it has none by that id. */
+async function catalogDocument(index: Client<typeof IndexService>, id: string) {
+  try {
+    return documentFromProto((await index.getDocument({ documentId: id })).document!);
+  } catch (error) {
+    if (ConnectError.from(error).code === Code.NotFound) return undefined;
+    throw error;
+  }
 }
 
 /** The sweep's reads through the index, and its writes through the upload path's own steps. */

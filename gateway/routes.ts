@@ -12,7 +12,8 @@ import type { KnowledgeBase } from "../gen/quarry/common/v1/common_pb.ts";
 import { QuarryService, type DocumentHeader } from "../gen/quarry/gateway/v1/gateway_pb.ts";
 import type { BlobStore } from "../lib/blobs/blob-store.ts";
 import type { EventBus } from "../lib/bus/event-bus.ts";
-import { InvalidInputError, TooLargeError } from "../lib/errors.ts";
+import { FailedPreconditionError, InvalidInputError, TooLargeError } from "../lib/errors.ts";
+import { deadLetterToProto, systemStatus, type SystemStatusDeps } from "./status/system-status.ts";
 import type { ProgressHub } from "../lib/pipeline/progress-hub.ts";
 import { toProtoStatus } from "../lib/pipeline/progress.ts";
 import { documentFromProto, documentToProto } from "../lib/proto-convert.ts";
@@ -49,6 +50,8 @@ export interface GatewayDeps {
   keysChanged?: () => void;
   /** Handed the sources the routes sync, for the schedule (main.ts) to run them on their intervals. */
   onSources?: (sources: Sources) => void;
+  /** What GetSystemStatus reads and RedriveDeadLetters acts on. */
+  status?: SystemStatusDeps;
 }
 
 export function gatewayRoutes(deps: GatewayDeps) {
@@ -113,6 +116,11 @@ export function gatewayRoutes(deps: GatewayDeps) {
     const owners = await corrections.correctionsBases();
     for (const kb of kbs) kb.correctionsForAssistantId = owners.get(kb.id) ?? "";
     return kbs;
+  };
+
+  const statusDeps = () => {
+    if (!deps.status) throw new FailedPreconditionError("this gateway was assembled without its status view");
+    return deps.status;
   };
 
   return (router: ConnectRouter) =>
@@ -248,6 +256,12 @@ export function gatewayRoutes(deps: GatewayDeps) {
           { signal: context.signal },
         );
         for await (const event of stream) yield { event };
+      },
+      async getSystemStatus() {
+        return systemStatus(statusDeps());
+      },
+      async redriveDeadLetters(request) {
+        return { redriven: (await statusDeps().deadLetters.redrive({ ids: [...request.ids], all: request.all })).map(deadLetterToProto) };
       },
       async debugRetrieval(request) {
         const res = await answer.debugRetrieval({

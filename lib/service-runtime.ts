@@ -8,6 +8,7 @@ import type { EventBus, Subscription } from "./bus/event-bus.ts";
 import { integer, type Env } from "./config.ts";
 import type { RedriveSettings } from "./pipeline/redrive.ts";
 import type { Logger } from "./logger.ts";
+import type { RecentActivity } from "./metrics/recent-activity.ts";
 import type { Metrics } from "./metrics/metrics.ts";
 import type { BuiltServer, RunningServer } from "./rpc/server.ts";
 
@@ -20,6 +21,8 @@ export interface SharedDeps {
   redrive: RedriveSettings;
   /** The process's metrics (one registry per process; noMetrics when absent). */
   metrics?: Metrics;
+  /** The same process's last hour (the status view's stage counts and slow requests), where kept. */
+  activity?: RecentActivity;
 }
 
 export interface AssembledService {

@@ -12,6 +12,7 @@ import { KeysScreen } from "./keys/keys-screen.tsx";
 import { KnowledgeBasesScreen } from "./knowledge-bases/knowledge-bases-screen.tsx";
 import { PreviewScreen } from "./preview/preview-screen.tsx";
 import { RetrievalScreen } from "./retrieval/retrieval-screen.tsx";
+import { SystemScreen } from "./system/system-screen.tsx";
 import { link, usePath } from "./router.ts";
 import { SCREENS, type ScreenEntry } from "./screens.ts";
 
@@ -78,6 +79,8 @@ function screenFor(path: string) {
       return <ChatScreen />;
     case "keys":
       return <KeysScreen />;
+    case "system":
+      return <SystemScreen />;
     default:
       return (
         <section className="screen">

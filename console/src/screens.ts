@@ -3,7 +3,7 @@
 // never offers a screen its gateway cannot serve. Screens for assistants, conversations,
 // corrections and turn debugging join this list, with their RPCs, when the answer layer adds them.
 export interface ScreenEntry {
-  id: "knowledge-bases" | "preview" | "retrieval" | "assistants" | "chat" | "keys";
+  id: "knowledge-bases" | "preview" | "retrieval" | "assistants" | "chat" | "keys" | "system";
   path: string;
   label: string;
   requires: string[];
@@ -16,4 +16,5 @@ export const SCREENS: ScreenEntry[] = [
   { id: "assistants", path: "/assistants", label: "Assistants", requires: ["listAssistants", "createAssistant", "updateAssistant", "deleteAssistant"] },
   { id: "chat", path: "/chat", label: "Chat", requires: ["chat"] },
   { id: "keys", path: "/keys", label: "API keys", requires: ["listApiKeys", "createApiKey", "revokeApiKey"] },
+  { id: "system", path: "/system", label: "System", requires: ["getSystemStatus", "redriveDeadLetters"] },
 ];

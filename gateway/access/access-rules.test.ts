@@ -23,7 +23,7 @@ describe("ACCESS_RULES", () => {
     const role = (m: string) => ruleFor(m)!.role;
     for (const m of ["search", "chat", "listKnowledgeBases", "getKnowledgeBase", "listDocuments", "getDocument", "watchIngestion"]) expect(role(m), m).toBe("reader");
     for (const m of ["uploadDocument", "uploadDocumentStream", "deleteDocument", "setDocumentEnabled", "createKnowledgeBase", "deleteKnowledgeBase"]) expect(role(m), m).toBe("editor");
-    for (const m of ["createApiKey", "listApiKeys", "revokeApiKey"]) expect(role(m), m).toBe("admin");
+    for (const m of ["createApiKey", "listApiKeys", "revokeApiKey", "getSystemStatus", "redriveDeadLetters"]) expect(role(m), m).toBe("admin");
   });
 
   it("lets readers read assistants, conversations and turns, and editors change them", () => {

@@ -156,6 +156,9 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   createApiKey: { role: "admin", scoped: "deny" },
   listApiKeys: { role: "admin", scoped: "deny" },
   revokeApiKey: { role: "admin", scoped: "deny" },
+  // The operator's view spans every base (dead letters name their documents): unscoped admins only.
+  getSystemStatus: { role: "admin", scoped: "deny" },
+  redriveDeadLetters: { role: "admin", scoped: "deny" },
 };
 
 export function ruleFor(methodLocalName: string): AccessRule | undefined {

@@ -131,6 +131,11 @@ export interface EventBus {
    * never committed: the whole topic). Read for metrics and status; costs a query, not a consume.
    */
   pending(group: string, topic: string): Promise<PendingCount[]>;
+  /**
+   * The newest messages of a topic (at most `limit`, oldest first), read without consuming or
+   * committing anything: what an operator's status view lists from a dead-letter topic.
+   */
+  peek(topic: string, limit: number): Promise<BusMessage[]>;
 }
 
 export interface PendingCount {

@@ -1,7 +1,7 @@
 // Namespaces every topic and consumer group of a bus with a prefix, so several Quarry deployments
 // (or test runs) can share one Kafka cluster without reading each other's events. Handlers and
 // dead-letter names keep seeing the plain topic names.
-import { REJECTED_BY_HEADER, type CloseOptions, type EventBus, type OutgoingMessage, type PendingCount, type SubscribeOptions, type Subscription } from "./event-bus.ts";
+import { REJECTED_BY_HEADER, type BusMessage, type CloseOptions, type EventBus, type OutgoingMessage, type PendingCount, type SubscribeOptions, type Subscription } from "./event-bus.ts";
 
 export class PrefixedEventBus implements EventBus {
   constructor(private readonly inner: EventBus, private readonly prefix: string) {}
@@ -19,15 +19,21 @@ export class PrefixedEventBus implements EventBus {
       ...options,
       group: this.prefix + options.group,
       topics: options.topics.map((t) => this.prefix + t),
-      handler: (message) => {
-        const headers = { ...message.headers };
-        // Dead letters name the topic and group they came from; handlers see those unprefixed too.
-        for (const name of ["x-original-topic", REJECTED_BY_HEADER]) {
-          if (headers[name] !== undefined) headers[name] = this.unprefixed(headers[name]);
-        }
-        return options.handler({ ...message, topic: this.unprefixed(message.topic), headers });
-      },
+      handler: (message) => options.handler(this.unprefixedMessage(message)),
     });
+  }
+
+  async peek(topic: string, limit: number): Promise<BusMessage[]> {
+    return (await this.inner.peek(this.prefix + topic, limit)).map((message) => this.unprefixedMessage(message));
+  }
+
+  private unprefixedMessage(message: BusMessage): BusMessage {
+    const headers = { ...message.headers };
+    // Dead letters name the topic and group they came from; handlers see those unprefixed too.
+    for (const name of ["x-original-topic", REJECTED_BY_HEADER]) {
+      if (headers[name] !== undefined) headers[name] = this.unprefixed(headers[name]);
+    }
+    return { ...message, topic: this.unprefixed(message.topic), headers };
   }
 
   private unprefixed(topic: string): string {

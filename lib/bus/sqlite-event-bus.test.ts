@@ -227,3 +227,22 @@ describeEventBusContract("SQLite behind a topic prefix", async () => {
     },
   };
 });
+
+describe("peek", () => {
+  it("reads the newest messages of a topic, oldest first, without moving any group", async () => {
+    const inner = new SqliteEventBus(":memory:");
+    const bus = new PrefixedEventBus(inner, "t.");
+    try {
+      const payloads = ["one", "two", "three"].map((text) => ({ key: text, value: encoder.encode(text), headers: { "x-original-topic": "t.stage" } }));
+      await bus.publish("stage.dlq", payloads);
+      const newest = await bus.peek("stage.dlq", 2);
+      expect(newest.map((m) => decoder.decode(m.value))).toEqual(["two", "three"]);
+      // The prefix stays inside: topics and the dead-letter headers come back plain.
+      expect(newest.map((m) => [m.topic, m.headers["x-original-topic"]])).toEqual([["stage.dlq", "stage"], ["stage.dlq", "stage"]]);
+      expect(await bus.pending("anyone", "stage.dlq")).toEqual([{ partition: "0", pending: 3 }]);
+      expect(await bus.peek("nothing-here", 5)).toEqual([]);
+    } finally {
+      await inner.close();
+    }
+  });
+});

@@ -99,6 +99,9 @@ function prepareStatements(db: Database.Database) {
     readAfter: db.prepare<[string, number, number], MessageRow>(
       "SELECT seq, topic, key, value, headers, ts FROM bus_messages WHERE topic = ? AND seq > ? ORDER BY seq LIMIT ?",
     ),
+    newest: db.prepare<[string, number], MessageRow>(
+      "SELECT * FROM (SELECT seq, topic, key, value, headers, ts FROM bus_messages WHERE topic = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
+    ),
     endOfTopic: db.prepare<[string], { seq: number | null }>(
       "SELECT MAX(seq) AS seq FROM bus_messages WHERE topic = ?",
     ),
@@ -206,6 +209,11 @@ export class SqliteEventBus implements EventBus {
   async pending(group: string, topic: string): Promise<PendingCount[]> {
     this.assertOpen();
     return [{ partition: "0", pending: this.statements.pending.get({ group, topic })?.pending ?? 0 }];
+  }
+
+  async peek(topic: string, limit: number): Promise<BusMessage[]> {
+    this.assertOpen();
+    return this.statements.newest.all(topic, Math.max(0, Math.floor(limit))).map(toBusMessage);
   }
 
   async close(options?: CloseOptions): Promise<void> {
@@ -378,14 +386,7 @@ class SqliteSubscription implements Subscription {
 
   /** Handles one message through retries; settle() then commits it (or dead-letters it). */
   private handle(row: MessageRow): Promise<HandleOutcome> {
-    const message: BusMessage = {
-      topic: row.topic,
-      key: row.key,
-      value: new Uint8Array(row.value.buffer, row.value.byteOffset, row.value.byteLength),
-      headers: JSON.parse(row.headers) as Record<string, string>,
-      offset: String(row.seq),
-      timestamp: new Date(row.ts),
-    };
+    const message = toBusMessage(row);
     if (!this.latest) {
       const generation = this.leaseGeneration.get(row.topic);
       message.owned = () => this.stillOwns(row.topic, generation);
@@ -489,4 +490,15 @@ class SqliteSubscription implements Subscription {
     this.positions.delete(topic);
     this.bus.logger.warn({ group: this.group, topic }, "event bus subscription lost its lease to another member");
   }
+}
+
+function toBusMessage(row: MessageRow): BusMessage {
+  return {
+    topic: row.topic,
+    key: row.key,
+    value: new Uint8Array(row.value.buffer, row.value.byteOffset, row.value.byteLength),
+    headers: JSON.parse(row.headers) as Record<string, string>,
+    offset: String(row.seq),
+    timestamp: new Date(row.ts),
+  };
 }

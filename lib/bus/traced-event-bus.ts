@@ -5,7 +5,7 @@
 // what happened and get no spans of their own.
 import { context } from "@opentelemetry/api";
 import { extractContext, failSpan, injectContext, SpanKind, tracer, tracingOn, withSpanActive } from "../tracing/spans.ts";
-import type { CloseOptions, EventBus, OutgoingMessage, PendingCount, SubscribeOptions, Subscription } from "./event-bus.ts";
+import type { BusMessage, CloseOptions, EventBus, OutgoingMessage, PendingCount, SubscribeOptions, Subscription } from "./event-bus.ts";
 
 export class TracedEventBus implements EventBus {
   /** `system` names the bus underneath in span attributes ("kafka" or "sqlite"). */
@@ -17,6 +17,10 @@ export class TracedEventBus implements EventBus {
 
   pending(group: string, topic: string): Promise<PendingCount[]> {
     return this.inner.pending(group, topic);
+  }
+
+  peek(topic: string, limit: number): Promise<BusMessage[]> {
+    return this.inner.peek(topic, limit);
   }
 
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {

@@ -20,8 +20,11 @@ export interface BacklogRow {
 export type BacklogSource = () => Promise<BacklogRow[]>;
 
 export interface Metrics {
-  /** One RPC a server answered: its service, method, Connect code name ("ok", "not_found") and duration. */
-  rpc(service: string, method: string, code: string, seconds: number): void;
+  /**
+   * One RPC a server answered: its service, method, Connect code name ("ok", "not_found") and
+   * duration; its trace id when tracing is on (for the status view's slowest requests).
+   */
+  rpc(service: string, method: string, code: string, seconds: number, traceId?: string): void;
   /** An ingestion stage took an event (until it ends, the event's document is in flight). */
   stageStarted(stage: string): void;
   /** The event ended: how, after how long, and for a failure its class. */

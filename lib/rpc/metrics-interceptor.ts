@@ -3,6 +3,7 @@ import { codeToString } from "@connectrpc/connect/protocol-connect";
 import type { Metrics } from "../metrics/metrics.ts";
 import { toConnectError } from "./error-mapping.ts";
 import { whenAnswered } from "./interceptors.ts";
+import { activeTraceId } from "../tracing/spans.ts";
 
 /**
  * Records each call a server answers: service, method, Connect code and duration (a stream's until
@@ -11,9 +12,11 @@ import { whenAnswered } from "./interceptors.ts";
 export function rpcMetricsInterceptor(metrics: Metrics): Interceptor {
   return (next) => async (request) => {
     const started = performance.now();
+    // Read now: the server's span is active here, not where a stream ends.
+    const traceId = activeTraceId();
     const record = (error?: unknown) => {
       const code = error === undefined ? "ok" : codeToString((error instanceof ConnectError ? error : toConnectError(error)).code);
-      metrics.rpc(request.service.typeName, request.method.name, code, (performance.now() - started) / 1000);
+      metrics.rpc(request.service.typeName, request.method.name, code, (performance.now() - started) / 1000, traceId || undefined);
     };
     try {
       return whenAnswered(await next(request), (error) => record(error));

@@ -75,15 +75,18 @@ export function decideRegistration(id: string, existing: DocumentRecord | undefi
 /**
  * The record after a stage's progress, or null when the progress is ignored: an older version than
  * the stored one. Within one version the status only moves forward and a ready or failed version
- * is final (redelivered or late messages return the record unchanged). A newer version than the
- * stored one (its registration not seen here yet) replaces the status outright.
+ * is final (redelivered or late messages return the record unchanged) — except that a final
+ * failure turns into a retrying one when an operator re-drives its dead letter (the redrive says so
+ * with a retrying failure first). A newer version than the stored one (its registration not seen
+ * here yet) replaces the status outright.
  */
 export function progressedDocument(current: DocumentRecord, progress: IngestionProgress, now: Date): DocumentRecord | null {
   if (progress.version < current.version) return null;
   const sameVersion = progress.version === current.version;
   // A failure that will be retried is not final: the retry's progress moves the document on.
   const retrying = current.status === "failed" && isRetryingFailure(current.errorMessage);
-  if (sameVersion && !retrying) {
+  const reopened = current.status === "failed" && progress.phase === "failed" && isRetryingFailure(progress.error);
+  if (sameVersion && !retrying && !reopened) {
     if (isTerminal(current.status)) return current;
     if (PHASE_ORDER[progress.phase] < PHASE_ORDER[current.status]) return current;
   }

@@ -177,6 +177,8 @@ const PROBES: Record<string, Probe> = {
   createApiKey: { other: (c) => c.createApiKey({ name: "escalate", role: ApiKeyRole.ADMIN }), own: async () => "a scoped key manages no keys" },
   listApiKeys: { other: (c) => c.listApiKeys({}), own: async () => "a scoped key manages no keys" },
   revokeApiKey: { other: (c) => c.revokeApiKey({ apiKey: "tenant-a-editor" }), own: async () => "a scoped key manages no keys" },
+  getSystemStatus: { other: (c) => c.getSystemStatus({}), own: async () => "a scoped key sees no system status" },
+  redriveDeadLetters: { other: (c) => c.redriveDeadLetters({ all: true }), own: async () => "a scoped key re-drives nothing" },
   createAssistant: {
     other: (c, w) => c.createAssistant({ assistant: { name: `other-${randomBytes(3).toString("hex")}`, knowledgeBases: [{ knowledgeBase: w.a.id }, { knowledgeBase: w.b.id }] } }),
     own: async () => "a scoped key names no assistant",
