@@ -11,7 +11,7 @@ import { openBlobStore } from "../lib/blobs/blob-store-from-config.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { pipelineBacklog } from "../lib/pipeline/stage-backlog.ts";
-import { PrometheusMetrics } from "../lib/metrics/prometheus-metrics.ts";
+import { processMetrics } from "../lib/metrics/prometheus-metrics.ts";
 import type { Subscription } from "../lib/bus/event-bus.ts";
 import { dataDir, type Env } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -56,7 +56,7 @@ export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQ
   if (tracing) logger.info({ url: tracing.url }, "tracing: spans go to this OTLP endpoint");
   const bus = await openEventBus(env, logger);
   // One registry for every service of the process, exposed on the gateway's port.
-  const metrics = new PrometheusMetrics();
+  const metrics = processMetrics(env);
   metrics.watchBacklog(() => pipelineBacklog(bus));
   const shared = { bus, blobs: await openBlobStore(env), logger, redrive: redriveSettings(env), metrics };
   const { services, gateway } = await assembleInProcess(env, shared);

@@ -1,7 +1,8 @@
 // The Metrics of one process in a prom-client registry: what /metrics exposes and what the status
 // RPC reads. The one module that imports prom-client (`npm run check` holds that line).
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { AnswerMeasure, BacklogRow, BacklogSource, Exposition, FailureClass, Metrics, StageOutcome } from "./metrics.ts";
+import { optional, ConfigError, type Env } from "../config.ts";
+import { noMetrics, type AnswerMeasure, type BacklogRow, type BacklogSource, type Exposition, type FailureClass, type Metrics, type StageOutcome } from "./metrics.ts";
 
 /** Request latencies: 5 ms to a minute (a chat turn with a slow model). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -224,4 +225,15 @@ export class PrometheusMetrics implements Metrics {
 async function readBacklog(sources: BacklogSource[]): Promise<BacklogRow[]> {
   const read = await Promise.allSettled(sources.map((source) => source()));
   return read.flatMap((r) => (r.status === "fulfilled" ? r.value : []));
+}
+
+/**
+ * The process's metrics: a Prometheus registry, or — with QUARRY_METRICS=off — nothing recorded and
+ * no /metrics (for `quarry bench observability`'s comparison, or a deployment that wants none).
+ */
+export function processMetrics(env: Env): Metrics {
+  const setting = (optional(env, "QUARRY_METRICS") ?? "on").toLowerCase();
+  if (setting === "off") return noMetrics;
+  if (setting !== "on") throw new ConfigError(`QUARRY_METRICS must be "on" or "off", not "${setting}"`);
+  return new PrometheusMetrics();
 }
