@@ -11,7 +11,7 @@ import { openBlobStore } from "../lib/blobs/blob-store-from-config.ts";
 import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { pipelineBacklog } from "../lib/pipeline/stage-backlog.ts";
-import { PrometheusMetrics } from "../lib/metrics/prometheus-metrics.ts";
+import { processMetrics } from "../lib/metrics/prometheus-metrics.ts";
 import { RecentActivity } from "../lib/metrics/recent-activity.ts";
 import { publicRequests } from "../gateway/status/public-requests.ts";
 import type { Subscription } from "../lib/bus/event-bus.ts";
@@ -58,7 +58,7 @@ export async function startEmbedded(env: Env, logger: Logger): Promise<EmbeddedQ
   if (tracing) logger.info({ url: tracing.url }, "tracing: spans go to this OTLP endpoint");
   const bus = await openEventBus(env, logger);
   // One registry for every service of the process, exposed on the gateway's port.
-  const registry = new PrometheusMetrics();
+  const registry = processMetrics(env);
   registry.watchBacklog(() => pipelineBacklog(bus));
   // The status view's last hour, fed by the same calls as the registry.
   const metrics = new RecentActivity(registry, { requestsOf: publicRequests });

@@ -14,7 +14,7 @@ import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { PIPELINE_CONSUMERS, pipelineBacklog } from "../lib/pipeline/stage-backlog.ts";
 import { RecentActivity } from "../lib/metrics/recent-activity.ts";
 import { publicRequests } from "../gateway/status/public-requests.ts";
-import { PrometheusMetrics } from "../lib/metrics/prometheus-metrics.ts";
+import { processMetrics } from "../lib/metrics/prometheus-metrics.ts";
 import { blobDir, optional, servicePort, type Env, type ServiceName } from "../lib/config.ts";
 import type { Logger } from "../lib/logger.ts";
 import { internalToken, requireInternalToken } from "../lib/rpc/internal-token.ts";
@@ -52,7 +52,7 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
   // Only the gateway (writes) and the parser (reads) touch blobs; the others get the folder store,
   // which they never use, so they do not load the S3 SDK.
   const blobs = name === "gateway" || name === "parser" ? await openBlobStore(env) : new DirBlobStore(blobDir(env));
-  const registry = new PrometheusMetrics();
+  const registry = processMetrics(env);
   // Each service reports the backlog of the groups it consumes as (the gateway consumes none).
   const consumed = PIPELINE_CONSUMERS.filter((c) => c.stage === name || c.stage.startsWith(`${name}.`));
   if (consumed.length > 0) registry.watchBacklog(() => pipelineBacklog(bus, consumed));

@@ -90,6 +90,27 @@ export function registerBenchCommand(program: Command): void {
     });
 
   bench
+    .command("observability")
+    .description("tracing and metrics on vs off: ingest throughput and search p50 of two embedded Quarrys, interleaved in rounds")
+    .option("--rounds <n>", "rounds; the arms' order alternates", "6")
+    .option("--documents <n>", "documents each arm ingests per round", "8")
+    .option("--queries <n>", "hybrid searches each arm answers per round", "40")
+    .option("--control", "an A/A run: both arms off, the noise floor the on/off ratios must be read against")
+    .option("--json", "print the report as JSON instead of tables")
+    .option("--out <dir>", "also write the report (JSON and Markdown) here")
+    .action(async (o: { rounds: string; documents: string; queries: string; control?: boolean; json?: boolean; out?: string }) => {
+      const { runObservabilityBench, formatObservabilityReport } = await import("./bench-observability.ts");
+      const report = await runObservabilityBench({
+        rounds: parsePositive(o.rounds),
+        documentsPerRound: parsePositive(o.documents),
+        queriesPerRound: parsePositive(o.queries),
+        control: o.control,
+        progress,
+      });
+      await emit(report, formatObservabilityReport(report), o);
+    });
+
+  bench
     .command("small-ingest")
     .description("many one-abstract documents through the pipeline on OpenSearch: documents/s and the engine requests each cost, against another checkout side by side")
     .option("--documents <n>", "documents (SciFact abstracts, one each)", "300")

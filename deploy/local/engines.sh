@@ -9,9 +9,9 @@
 #   engines.sh logs   [engine]      tail the engine logs (LINES=100)
 #   engines.sh env                  print the export lines
 #
-# engine is one of: opensearch kafka tika elasticsearch seaweedfs (default: the first three;
-# elasticsearch and seaweedfs are optional and join the default set only with QUARRY_ENGINES_WITH_ES=1 /
-# QUARRY_ENGINES_WITH_SEAWEEDFS=1). Ports: QUARRY_OPENSEARCH_PORT,
+# engine is one of: opensearch kafka tika elasticsearch seaweedfs jaeger (default: the first three;
+# elasticsearch, seaweedfs and jaeger are optional and join the default set only with QUARRY_ENGINES_WITH_ES=1 /
+# QUARRY_ENGINES_WITH_SEAWEEDFS=1 / QUARRY_ENGINES_WITH_JAEGER=1). Ports: QUARRY_OPENSEARCH_PORT,
 # QUARRY_KAFKA_PORT, QUARRY_TIKA_PORT, ... (see docs/engines.md); `env` prints the matching exports.
 # --cluster (or QUARRY_ENGINES_CLUSTER=1) works on the cluster set instead: opensearch-1..3 and
 # kafka-1..3, three OpenSearch nodes and three KRaft brokers on their own ports (docs/SCALING.md).
@@ -27,6 +27,8 @@ ALL_ENGINES=(opensearch kafka tika)
 [[ "${QUARRY_ENGINES_WITH_ES:-0}" == 1 ]] && ALL_ENGINES+=(elasticsearch)
 # SeaweedFS (an S3-compatible object store) holds originals once they leave the shared folder.
 [[ "${QUARRY_ENGINES_WITH_SEAWEEDFS:-0}" == 1 ]] && ALL_ENGINES+=(seaweedfs)
+# Jaeger (traces over OTLP, a query API) receives the spans of the distributed trace test.
+[[ "${QUARRY_ENGINES_WITH_JAEGER:-0}" == 1 ]] && ALL_ENGINES+=(jaeger)
 CLUSTER="${QUARRY_ENGINES_CLUSTER:-0}"
 
 # A second set of engines (another run dir) needs other ports; `env` prints whatever is set here.
@@ -198,6 +200,7 @@ fetch_engine() {
     tika) fetch_tika; ensure_tesseract ;;
     elasticsearch) fetch_elasticsearch ;;
     seaweedfs) fetch_seaweedfs ;;
+    jaeger) fetch_jaeger ;;
   esac
 }
 
@@ -389,7 +392,7 @@ EOF
 engine_port() {
   case "$1" in
     opensearch) echo $OPENSEARCH_PORT ;; kafka) echo $KAFKA_PORT ;; tika) echo $TIKA_PORT ;;
-    elasticsearch) echo $ELASTICSEARCH_PORT ;; seaweedfs) echo $SEAWEEDFS_S3_PORT ;;
+    elasticsearch) echo $ELASTICSEARCH_PORT ;; seaweedfs) echo $SEAWEEDFS_S3_PORT ;; jaeger) echo $JAEGER_QUERY_PORT ;;
     opensearch-[1-3]) echo $(( CLUSTER_OS_PORT + ${1#opensearch-} - 1 )) ;;
     kafka-[1-3]) echo $(( CLUSTER_KAFKA_PORT + ${1#kafka-} - 1 )) ;;
   esac
@@ -477,6 +480,73 @@ print_env_seaweedfs() {
   echo "export S3_BUCKET=$SEAWEEDFS_BUCKET"
 }
 
+# ---------------------------------------------------------------------------------------------
+# Jaeger v2 (cmd/jaeger, an OpenTelemetry-collector build): an OTLP/HTTP receiver and the query
+# API/UI over in-memory storage. No release binary comes from an allowed registry, so the source
+# comes from the Go module proxy and is built once into the cache (go install refuses the
+# module's replace directives, hence the build inside the module's folder). The config names every
+# port: the built-in all-in-one config also takes 8888 (SeaweedFS's filer), 4317, 5778, 9411, ...
+
+JAEGER_VERSION="${QUARRY_JAEGER_VERSION:-1.76.0}"
+JAEGER_HOME="$ENGINES_DIR/jaeger-$JAEGER_VERSION"
+JAEGER_OTLP_PORT="${QUARRY_JAEGER_OTLP_PORT:-4318}"
+JAEGER_QUERY_PORT="${QUARRY_JAEGER_QUERY_PORT:-16686}"
+JAEGER_QUERY_GRPC_PORT="${QUARRY_JAEGER_QUERY_GRPC_PORT:-16685}"
+
+fetch_jaeger() {
+  [[ -x "$JAEGER_HOME/jaeger" ]] && return 0
+  command -v go >/dev/null || die "Jaeger is built from source: install Go 1.25+ (apt-get install golang-go)"
+  log "fetching Jaeger $JAEGER_VERSION from the Go module proxy and building cmd/jaeger (the first build takes 20-40 min on 2 cores)"
+  local dir
+  dir="$(GOFLAGS=-mod=mod go mod download -json "github.com/jaegertracing/jaeger@v$JAEGER_VERSION" \
+    | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')" || die "go mod download github.com/jaegertracing/jaeger@v$JAEGER_VERSION failed"
+  [[ -d "$dir" ]] || die "the Go module cache has no folder for jaeger@v$JAEGER_VERSION"
+  mkdir -p "$JAEGER_HOME"
+  ( cd "$dir" && GOFLAGS="-mod=mod -buildvcs=false" GOTOOLCHAIN="${GOTOOLCHAIN:-local}" \
+      go build -trimpath -ldflags "-s -w" -o "$JAEGER_HOME/jaeger.partial" ./cmd/jaeger ) >&2 || die "building cmd/jaeger failed"
+  mv "$JAEGER_HOME/jaeger.partial" "$JAEGER_HOME/jaeger"
+}
+
+start_jaeger() {
+  local run="$RUN_DIR/jaeger"
+  mkdir -p "$run/logs"
+  cat >"$run/config.yaml" <<EOF
+service:
+  extensions: [jaeger_storage, jaeger_query]
+  pipelines:
+    traces: { receivers: [otlp], processors: [batch], exporters: [jaeger_storage_exporter] }
+  telemetry:
+    metrics: { level: none }
+    logs: { level: info }
+extensions:
+  jaeger_storage:
+    backends:
+      memstore: { memory: { max_traces: 50000 } }
+  jaeger_query:
+    storage: { traces: memstore }
+    http: { endpoint: "127.0.0.1:$JAEGER_QUERY_PORT" }
+    grpc: { endpoint: "127.0.0.1:$JAEGER_QUERY_GRPC_PORT" }
+receivers:
+  otlp:
+    protocols:
+      http: { endpoint: "127.0.0.1:$JAEGER_OTLP_PORT" }
+processors:
+  batch: {}
+exporters:
+  jaeger_storage_exporter: { trace_storage: memstore }
+EOF
+  ( cd "$run" && spawn jaeger "$JAEGER_HOME/jaeger" --config "$run/config.yaml" )
+}
+
+# Ready when the query API answers and the OTLP port listens.
+ready_jaeger() {
+  curl -fsS "http://127.0.0.1:$JAEGER_QUERY_PORT/api/services" >/dev/null 2>&1 && port_busy "$JAEGER_OTLP_PORT"
+}
+
+print_env_jaeger() {
+  echo "export JAEGER_OTLP_URL=http://127.0.0.1:$JAEGER_OTLP_PORT"
+  echo "export JAEGER_QUERY_URL=http://127.0.0.1:$JAEGER_QUERY_PORT"
+}
 
 # ---------------------------------------------------------------------------------------------
 # readiness
@@ -615,6 +685,7 @@ print_env() {
     echo "export ELASTICSEARCH_URL=http://127.0.0.1:$ELASTICSEARCH_PORT"
   fi
   if [[ " ${ALL_ENGINES[*]} " == *" seaweedfs "* ]] || running_pid seaweedfs >/dev/null; then print_env_seaweedfs; fi
+  if [[ " ${ALL_ENGINES[*]} " == *" jaeger "* ]] || running_pid jaeger >/dev/null; then print_env_jaeger; fi
 }
 
 stop_engine() {
@@ -635,8 +706,8 @@ pick_engines() {
   local e
   for e in "$@"; do
     case "$e" in
-      opensearch | kafka | tika | elasticsearch | seaweedfs | opensearch-[1-3] | kafka-[1-3]) echo "$e" ;;
-      *) die "unknown engine '$e' (opensearch, kafka, tika, elasticsearch, seaweedfs; with --cluster opensearch-1..3, kafka-1..3)" ;;
+      opensearch | kafka | tika | elasticsearch | seaweedfs | jaeger | opensearch-[1-3] | kafka-[1-3]) echo "$e" ;;
+      *) die "unknown engine '$e' (opensearch, kafka, tika, elasticsearch, seaweedfs, jaeger; with --cluster opensearch-1..3, kafka-1..3)" ;;
     esac
   done
 }

@@ -31,10 +31,30 @@ export interface Metrics {
   stageEnded(stage: string, outcome: StageOutcome, seconds: number, failure?: FailureClass): void;
   /** A stage's event reached its dead-letter topic; `rejected` when no retry could ever handle it. */
   deadLettered(stage: string, rejected: boolean): void;
+  /** One call to an embedding model (a forward pass, or one request to an embeddings API): its texts and duration. */
+  embedBatch(model: string, texts: number, seconds: number): void;
+  /** How long an embed call waited behind other calls' passes before the model took its first texts. */
+  embedQueueWait(model: string, seconds: number): void;
+  /** One search the index ran: its mode (bm25, vector, hybrid), its backend (sqlite, opensearch, elasticsearch), its duration. */
+  search(mode: string, backend: string, seconds: number): void;
+  /** One answered question (a chat turn that reached its final event). */
+  answer(answer: AnswerMeasure): void;
   /** Where the bus's backlog is read from; one per bus. */
   watchBacklog(source: BacklogSource): void;
   /** What /metrics answers (the Prometheus text format); undefined when nothing is recorded. */
   exposition(): Promise<Exposition | undefined>;
+}
+
+export interface AnswerMeasure {
+  /** From the question to the answer's first text; undefined when it had none. */
+  firstTokenSeconds?: number;
+  seconds: number;
+  /** The evidence did not support an answer (it said so instead of answering). */
+  abstained: boolean;
+  /** Markers left in the answer, each checked against the chunk it cites. */
+  citations: number;
+  /** Of those, the ones whose sentence the chunk does not support. */
+  unsupportedCitations: number;
 }
 
 export interface Exposition {
@@ -48,6 +68,10 @@ export const noMetrics: Metrics = {
   stageStarted() {},
   stageEnded() {},
   deadLettered() {},
+  embedBatch() {},
+  embedQueueWait() {},
+  search() {},
+  answer() {},
   watchBacklog() {},
   exposition: async () => undefined,
 };

@@ -3,7 +3,7 @@
 // the Prometheus registry records (it wraps that Metrics), because counters since start-up cannot
 // say "in the last hour" and the process cannot query Prometheus. Lost on restart, by design:
 // Prometheus keeps the history.
-import type { FailureClass, Metrics, StageOutcome } from "./metrics.ts";
+import type { AnswerMeasure, FailureClass, Metrics, StageOutcome } from "./metrics.ts";
 import type { StageCounts } from "./prometheus-metrics.ts";
 
 const MINUTE_MS = 60_000;
@@ -74,6 +74,22 @@ export class RecentActivity implements Metrics {
       const reason = failure ?? "internal";
       counts.failures.set(reason, (counts.failures.get(reason) ?? 0) + 1);
     }
+  }
+
+  embedBatch(model: string, texts: number, seconds: number): void {
+    this.inner.embedBatch(model, texts, seconds);
+  }
+
+  embedQueueWait(model: string, seconds: number): void {
+    this.inner.embedQueueWait(model, seconds);
+  }
+
+  search(mode: string, backend: string, seconds: number): void {
+    this.inner.search(mode, backend, seconds);
+  }
+
+  answer(answer: AnswerMeasure): void {
+    this.inner.answer(answer);
   }
 
   deadLettered(stage: string, rejected: boolean): void {

@@ -14,6 +14,8 @@ import { validateRetrieval, type RetrievalDeps, type RetrievalSettings } from ".
 import type { DebugLookups } from "./debug/debug-lookups.ts";
 import type { DebugRequest } from "./debug/debug-plan.ts";
 import { debugRetrieval } from "./debug/retrieval-debug.ts";
+import { noMetrics, type Metrics } from "../../lib/metrics/metrics.ts";
+import { measuredTurn } from "./measured-turn.ts";
 
 /** What a caller may choose of a retrieval; topK 0 means the RPC's default. */
 export type RetrievalOptions = Pick<RetrievalSettings, "mode" | "topK" | "minScore" | "documentIds" | "metadataEquals"> & RetrievalExtras;
@@ -55,6 +57,8 @@ export interface AnswerApplicationDeps {
   debugLookups?: DebugLookups;
   /** A turn answered but not stored (the index failed): logged, the answer stands. */
   onTurnNotSaved?: (error: unknown) => void;
+  /** Where each answer's latency, abstention and citation verdicts are recorded. */
+  metrics?: Metrics;
 }
 
 /** Rounds of history when the configuration names none (QUARRY_CHAT_HISTORY_ROUNDS). */
@@ -90,7 +94,7 @@ export class AnswerApplication {
 
   /** One turn of a conversation (a new one when the request names none); see chat-turn.ts. */
   chat(request: ChatTurnRequest, signal?: AbortSignal): AsyncGenerator<ChatTurnEvent> {
-    return chatTurn(request, {
+    const turn = chatTurn(request, {
       port: this.deps.conversations,
       open: (query, mode, knowledgeBases) => this.deps.retriever.open(query, mode, knowledgeBases),
       countTokens: this.deps.countTokens,
@@ -103,6 +107,7 @@ export class AnswerApplication {
       historyRounds: this.deps.historyRounds ?? DEFAULT_HISTORY_ROUNDS,
       onSaveFailure: this.deps.onTurnNotSaved,
     });
+    return measuredTurn(turn, this.deps.metrics ?? noMetrics);
   }
 
   /** "Why wasn't this found?": reruns a turn's or a query's retrieval and follows the expected chunks (debug/retrieval-debug.ts). */

@@ -26,6 +26,22 @@ describe("CoalescingEmbedder", () => {
     for (const [i, texts] of docs.entries()) expect(results[i]).toEqual(await direct.embed(texts, "document"));
   });
 
+  it("tells how long each call waited: once, when the model takes its first texts, never before", async () => {
+    const inner = new RecordingEmbedder();
+    const waits: { model: string; seconds: number; callsSoFar: number }[] = [];
+    const embedder = new CoalescingEmbedder(inner, 256, 1, 8192, (model, seconds) => waits.push({ model, seconds, callsSoFar: inner.calls.length }));
+    const first = embedder.embed(["one"], "document");
+    const second = embedder.embed(["two", "three"], "document");
+    // The first found the model idle; the second is still queued behind its pass.
+    expect(waits.map((w) => w.callsSoFar)).toEqual([0]);
+    await Promise.all([first, second]);
+    // The second's wait ended when its first slice went out (after the first call's pass), once,
+    // though it took two passes (one text per slice).
+    expect(inner.calls.map((c) => c.texts)).toEqual([["one"], ["two"], ["three"]]);
+    expect(waits.map((w) => w.callsSoFar)).toEqual([0, 1]);
+    expect(waits.every((w) => w.model === inner.info().model && w.seconds >= 0)).toBe(true);
+  });
+
   it("keeps joined calls within maxTexts, serving a larger call in slices", async () => {
     const inner = new RecordingEmbedder();
     const embedder = new CoalescingEmbedder(inner, 3);

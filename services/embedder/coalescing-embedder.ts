@@ -15,6 +15,8 @@ interface Pending {
   kind: EmbeddingKind;
   /** Texts [0, next) are taken (done or in flight). */
   next: number;
+  /** When the call came (performance.now()), for its wait until the model took its first texts. */
+  arrived: number;
   vectors: Float32Array[];
   failed: boolean;
   resolve(vectors: Float32Array[]): void;
@@ -32,6 +34,7 @@ export class CoalescingEmbedder implements Embedder {
   readonly #maxTexts: number;
   readonly #sliceTexts: number;
   readonly #sliceChars: number;
+  readonly #onWait?: (model: string, seconds: number) => void;
   /** Calls with texts not yet taken, in turn order (a call served a slice goes to the back). */
   #queue: Pending[] = [];
   #running = false;
@@ -41,8 +44,10 @@ export class CoalescingEmbedder implements Embedder {
    * @param sliceTexts the most texts one call contributes to a model call (about one forward pass).
    * @param sliceChars the most characters of one call's slice (the local model's pass holds 2048
    *   tokens at most, about 8 full chunks of English).
+   * @param onWait told, for each call, how long it waited before the model took its first texts.
    */
-  constructor(inner: Embedder, maxTexts = 256, sliceTexts = 32, sliceChars = 8192) {
+  constructor(inner: Embedder, maxTexts = 256, sliceTexts = 32, sliceChars = 8192, onWait?: (model: string, seconds: number) => void) {
+    this.#onWait = onWait;
     this.#inner = inner;
     this.#maxTexts = Math.max(1, maxTexts);
     this.#sliceTexts = Math.max(1, Math.min(sliceTexts, this.#maxTexts));
@@ -60,7 +65,7 @@ export class CoalescingEmbedder implements Embedder {
   embed(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
     if (texts.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      const call: Pending = { texts, kind, next: 0, vectors: new Array<Float32Array>(texts.length), failed: false, resolve, reject };
+      const call: Pending = { texts, kind, next: 0, arrived: performance.now(), vectors: new Array<Float32Array>(texts.length), failed: false, resolve, reject };
       // A call that has had no turn yet goes ahead of those that have had one.
       const firstServed = this.#queue.findIndex((c) => c.next > 0);
       this.#queue.splice(firstServed === -1 ? this.#queue.length : firstServed, 0, call);
@@ -100,6 +105,7 @@ export class CoalescingEmbedder implements Embedder {
       if (call.kind !== kind || (newcomerBehindLarge && call.next > 0)) continue;
       const count = this.#sliceLength(call, limit - size);
       if (count <= 0) continue;
+      if (call.next === 0) this.#onWait?.(this.#inner.info().model, (performance.now() - call.arrived) / 1000);
       group.push({ call, from: call.next, texts: call.texts.slice(call.next, call.next + count) });
       call.next += count;
       size += count;

@@ -77,18 +77,20 @@ export class SingleModelPool implements EmbedderPool {
 }
 
 /** Each model's calls joined into shared forward passes (CoalescingEmbedder), one coalescer per model. */
-export function coalescingPool(pool: EmbedderPool, maxTexts: number): EmbedderPool {
-  const coalescers = new Map<Embedder, CoalescingEmbedder>();
+export function coalescingPool(pool: EmbedderPool, maxTexts: number, onWait?: (model: string, seconds: number) => void): EmbedderPool {
+  return wrappedPool(pool, (embedder) => new CoalescingEmbedder(embedder, maxTexts, undefined, undefined, onWait));
+}
+
+/** The pool's models, each behind one wrapper made on first use (so every caller shares it). */
+export function wrappedPool(pool: EmbedderPool, wrap: (embedder: Embedder) => Embedder): EmbedderPool {
+  const wrappers = new Map<Embedder, Embedder>();
   return {
     defaultModel: pool.defaultModel,
     async get(model?: string) {
       const embedder = await pool.get(model);
-      let coalescer = coalescers.get(embedder);
-      if (!coalescer) {
-        coalescer = new CoalescingEmbedder(embedder, maxTexts);
-        coalescers.set(embedder, coalescer);
-      }
-      return coalescer;
+      let wrapper = wrappers.get(embedder);
+      if (!wrapper) wrappers.set(embedder, (wrapper = wrap(embedder)));
+      return wrapper;
     },
     close: () => pool.close(),
   };

@@ -10,6 +10,8 @@ import { knowledgeBaseLookup } from "../../lib/rpc/knowledge-base-lookup.ts";
 import { embedderConfig } from "./config.ts";
 import { coalescingPool, LocalModelPool, SingleModelPool, type EmbedderPool } from "./embedder-pool.ts";
 import { ThreadedEmbedder } from "./threaded-embedder.ts";
+import { measuredPool } from "./measured-embedder.ts";
+import { noMetrics } from "../../lib/metrics/metrics.ts";
 import { OpenAiEmbedder } from "./openai-embedder.ts";
 import { build } from "./server.ts";
 import { startEmbedderWorker } from "./worker.ts";
@@ -25,7 +27,8 @@ export async function createEmbedderPool(env: Env): Promise<EmbedderPool> {
 
 export async function assembleEmbedder(env: Env, peers: Peers, shared: SharedDeps): Promise<AssembledService> {
   const logger = shared.logger.child({ service: "embedder" });
-  const models = await createEmbedderPool(env);
+  const metrics = shared.metrics ?? noMetrics;
+  const models = measuredPool(await createEmbedderPool(env), metrics);
   const knowledgeBase = knowledgeBaseLookup(() => peers.transport("index"));
   const currentVersion = documentVersionLookup(() => peers.transport("index"));
   // Per process: replicas on separate machines each resume the documents they held.
@@ -34,7 +37,7 @@ export async function assembleEmbedder(env: Env, peers: Peers, shared: SharedDep
   return {
     name: "embedder",
     // Questions asked at the same moment share one forward pass instead of queueing for one each.
-    server: build({ models: coalescingPool(models, 64), logger, metrics: shared.metrics }),
+    server: build({ models: coalescingPool(models, 64, (model, seconds) => metrics.embedQueueWait(model, seconds)), logger, metrics: shared.metrics }),
     startWorkers: async () => [await startEmbedderWorker({ bus: shared.bus, models, knowledgeBase, currentVersion, checkpoints, logger, redrive: shared.redrive, metrics: shared.metrics })],
     close: async () => {
       await models.close();

@@ -43,7 +43,7 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
   // The documents in hand at once send their chunks to the model together (CoalescingEmbedder);
   // only this stage joins calls, so a query embedded through the RPC is never put in a batch (the
   // local model runs a question's pass before the next pass of a document call).
-  const models = coalescingPool(deps.models, 256);
+  const models = coalescingPool(deps.models, 256, (model, seconds) => deps.metrics?.embedQueueWait(model, seconds));
   return runStage({
     name: "embedder",
     concurrency: deps.concurrency ?? 32,

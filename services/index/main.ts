@@ -71,6 +71,7 @@ export async function assembleIndex(env: Env, shared: SharedDeps, peers: Peers):
     sources: stores.sources,
     modelChanges,
     vectorizer,
+    backend: indexConfig(env).backend,
   };
   return {
     name: "index",

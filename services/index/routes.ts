@@ -3,6 +3,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { IndexService as IndexRpc } from "../../gen/quarry/index/v1/index_pb.ts";
 import { UnavailableError } from "../../lib/errors.ts";
+import { noMetrics, type Metrics } from "../../lib/metrics/metrics.ts";
 import { optionsThenData } from "../../lib/stream-head.ts";
 import { chunkingFromProto, chunkToProto, documentToProto, documentVersionFromProto, hitToProto, knowledgeBaseToProto, searchFromProto } from "../../lib/proto-convert.ts";
 import type { ApiKeyRegistry } from "./api-key-registry.ts";
@@ -33,9 +34,24 @@ export interface IndexDeps {
   chunkEdits?: ChunkEdits;
   /** Sources and their cursors; absent: the source RPCs answer unavailable. */
   sources?: SourceStore;
+  /** Where each search's latency is recorded, labelled with the backend's name (sqlite, opensearch, elasticsearch). */
+  metrics?: Metrics;
+  backend?: string;
 }
 
-export function indexRoutes({ catalog, engine, apiKeys, assistants, conversations, modelChanges, vectorizer, chunkEdits = new ChunkEdits({ catalog, engine }), sources = noSources }: IndexDeps) {
+export function indexRoutes({
+  catalog,
+  engine,
+  apiKeys,
+  assistants,
+  conversations,
+  modelChanges,
+  vectorizer,
+  chunkEdits = new ChunkEdits({ catalog, engine }),
+  sources = noSources,
+  metrics = noMetrics,
+  backend = "unknown",
+}: IndexDeps) {
   const index = new IndexService({ catalog, engine, modelChanges });
   const archives = new KnowledgeBaseArchives({ catalog, engine, assistants, vectorizer });
   return (router: ConnectRouter) =>
@@ -95,7 +111,11 @@ export function indexRoutes({ catalog, engine, apiKeys, assistants, conversation
         return {};
       },
       async search(request) {
-        return { hits: (await index.search(searchFromProto(request))).map(hitToProto) };
+        const query = searchFromProto(request);
+        const started = performance.now();
+        const hits = await index.search(query);
+        metrics.search(query.mode, backend, (performance.now() - started) / 1000);
+        return { hits: hits.map(hitToProto) };
       },
       async getChunks(request) {
         const positions = request.positions.map((p) => ({ knowledgeBaseId: p.knowledgeBaseId, documentId: p.documentId, index: p.index }));

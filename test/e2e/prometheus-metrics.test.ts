@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { gatewayClient, type QuarryClient } from "../../client/gateway-client.ts";
-import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
+import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { describeWith } from "../support/engines.ts";
 import { collectChat, upload } from "./e2e-helpers.ts";
@@ -104,8 +104,34 @@ describeWith(prometheusBinary, "Prometheus scraping an embedded Quarry", (binary
     const stages = ["parser", "chunker", "embedder", "index"];
     const handled = (stage: string) => `quarry_stage_events_total{stage="${stage}",outcome="handled"}`;
     const rpcs = (method: string) => `quarry_rpc_server_duration_seconds_count{service="quarry.gateway.v1.QuarryService",method="${method}",code="ok"}`;
+    const embedded = {
+      texts: "quarry_embedder_texts_total",
+      textsInBatches: "quarry_embedder_batch_size_sum",
+      calls: "quarry_embedder_batch_size_count",
+      timedCalls: "quarry_embedder_batch_duration_seconds_count",
+      waits: "quarry_embedder_queue_wait_seconds_count",
+    };
+    const bm25Searches = `quarry_search_duration_seconds_count{mode="bm25",backend="sqlite"}`;
+    const answers = (outcome: string) => `quarry_answers_total{outcome="${outcome}"}`;
+    const citations = (verdict: string) => `quarry_answer_citations_total{verdict="${verdict}"}`;
+    const answerTimes = ["quarry_answer_duration_seconds_count", "quarry_answer_first_token_seconds_count"];
     const before = new Map<string, number>();
-    for (const q of [...stages.map(handled), rpcs("UploadDocument"), rpcs("Search"), rpcs("Chat")]) before.set(q, await query(q));
+    for (const q of [
+      ...stages.map(handled),
+      rpcs("UploadDocument"),
+      rpcs("Search"),
+      rpcs("Chat"),
+      ...Object.values(embedded),
+      bm25Searches,
+      answers("answered"),
+      answers("abstained"),
+      citations("supported"),
+      citations("unsupported"),
+      ...answerTimes,
+    ]) {
+      before.set(q, await query(q));
+    }
+    const moved = async (promql: string) => (await query(promql)) - before.get(promql)!;
 
     const { knowledgeBase } = await client.createKnowledgeBase({ name: `metrics-${randomBytes(3).toString("hex")}` });
     const docs = [
@@ -115,13 +141,36 @@ describeWith(prometheusBinary, "Prometheus scraping an embedded Quarry", (binary
     for await (const update of client.watchIngestion({ documentIds: docs.map((d) => d.document!.id) }, { signal: AbortSignal.timeout(120_000) })) {
       expect(update.status, update.error).not.toBe(DocumentStatus.FAILED);
     }
-    await client.search({ query: "when does the harbour open", knowledgeBases: [knowledgeBase!.id] });
-    await collectChat(client, { question: "When does the harbour open?", knowledgeBases: [knowledgeBase!.id] });
+    // The uploads' chunks went through the model: every text in some batch, every call timed, and
+    // each of the stage's embed calls (one per document, both fit one batch) waited once.
+    await eventually(handled("embedder"), before.get(handled("embedder"))! + 2);
+    const texts = await moved(embedded.texts);
+    expect(texts).toBeGreaterThanOrEqual(2);
+    expect(await moved(embedded.textsInBatches)).toBe(texts);
+    const calls = await moved(embedded.calls);
+    expect(calls).toBeGreaterThanOrEqual(1);
+    expect(await moved(embedded.timedCalls)).toBe(calls);
+    expect(await moved(embedded.waits)).toBeGreaterThanOrEqual(2);
+
+    await client.search({ query: "when does the harbour open", knowledgeBases: [knowledgeBase!.id], settings: { mode: RetrievalMode.BM25 } });
+    await eventually(bm25Searches, before.get(bm25Searches)! + 1);
+    const covered = await collectChat(client, { question: "When does the harbour open?", knowledgeBases: [knowledgeBase!.id] });
+    const uncovered = await collectChat(client, { question: "How long should green tea steep?", knowledgeBases: [knowledgeBase!.id] });
+    expect([covered.final.answered, uncovered.final.answered]).toEqual([true, false]);
 
     for (const stage of stages) await eventually(handled(stage), before.get(handled(stage))! + 2);
     await eventually(rpcs("UploadDocument"), before.get(rpcs("UploadDocument"))! + 2);
     await eventually(rpcs("Search"), before.get(rpcs("Search"))! + 1);
-    await eventually(rpcs("Chat"), before.get(rpcs("Chat"))! + 1);
+    await eventually(rpcs("Chat"), before.get(rpcs("Chat"))! + 2);
+    // Each answer counted once, by its outcome and with its times; its citations by their verdicts.
+    await eventually(answers("answered"), before.get(answers("answered"))! + 1);
+    await eventually(answers("abstained"), before.get(answers("abstained"))! + 1);
+    for (const q of answerTimes) expect(await moved(q), q).toBe(2);
+    const unsupported = covered.final.unsupportedMarkers + uncovered.final.unsupportedMarkers;
+    const resolved = covered.final.resolvedMarkers + uncovered.final.resolvedMarkers;
+    expect(resolved).toBeGreaterThan(0);
+    expect(await moved(citations("unsupported"))).toBe(unsupported);
+    expect(await moved(citations("supported"))).toBe(resolved - unsupported);
     // Every event the uploads caused was consumed: no stage has anything pending.
     await eventually(`quarry_bus_pending_events{group=~"parser|chunker|embedder|index"}`, 0);
     expect(await query(`quarry_stage_events_total{outcome!="handled"}`)).toBe(0);
