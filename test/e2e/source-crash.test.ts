@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { startQuarryProcess, type QuarryProcess } from "../../bench/quarry-process.ts";
+import { startEmbeddedServe, THIS_QUARRY_BIN, type QuarryProcess } from "../../bench/quarry-process.ts";
 import { gatewayClient } from "../../client/gateway-client.ts";
 import { RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { SourceSyncState, type SourceSync } from "../../gen/quarry/common/v1/source_pb.ts";
@@ -36,18 +36,12 @@ describe("a source sync killed with SIGKILL", () => {
     folder = await mkdtemp(join(tmpdir(), "quarry-source-crash-files-"));
     for (let i = 0; i < FILES; i++) await writeFile(join(folder, name(i)), `File ${i} of the crash archive holds ${phrase(i)} and nothing else.\n`);
     const env = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      QUARRY_MODELS_DIR: process.env.QUARRY_MODELS_DIR,
-      QUARRY_DATA_DIR: dataDir,
-      QUARRY_PORT: "0",
-      QUARRY_HOST: "127.0.0.1",
       QUARRY_EMBEDDING_PROVIDER: "openai",
       QUARRY_EMBEDDING_BASE_URL: embeddings.url,
       QUARRY_EMBEDDING_MODEL: "stub-embedding",
       QUARRY_EMBEDDING_DIMENSION: "64",
     };
-    running = await startQuarryProcess(["serve"], env);
+    running = await startEmbeddedServe(dataDir, THIS_QUARRY_BIN, env);
     let client = gatewayClient(running.url);
     const kb = `crash-${randomBytes(3).toString("hex")}`;
     await client.createKnowledgeBase({ name: kb });
@@ -76,7 +70,7 @@ describe("a source sync killed with SIGKILL", () => {
     expect(seen.at(-1)!.listed).toBe(FILES);
     expect(killedAt.submitted).toBeLessThan(FILES);
 
-    running = await startQuarryProcess(["serve"], env);
+    running = await startEmbeddedServe(dataDir, THIS_QUARRY_BIN, env);
     client = gatewayClient(running.url);
     // Killed mid-way: some of the files became documents, not all.
     const before = (await client.listDocuments({ knowledgeBase: kb })).documents.length;
