@@ -4,9 +4,8 @@ import { resolve } from "node:path";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { InvalidArgumentError, type Command, type Option } from "commander";
 import { SourceSyncState, type S3Source, type Source, type SourceSync } from "../gen/quarry/common/v1/source_pb.ts";
-import { setTimeout } from "node:timers/promises";
-import { gatewayClient, type QuarryClient } from "../client/gateway-client.ts";
-import type { SyncSourceResponse } from "../gen/quarry/gateway/v1/gateway_pb.ts";
+import { gatewayClient } from "../client/gateway-client.ts";
+import { syncWithProgress } from "../client/sync-with-progress.ts";
 import { startSyncProgress } from "./sync-progress.ts";
 
 interface AddOptions {
@@ -113,34 +112,6 @@ function describeSource(s: Source): string {
   return `${s.name} (${s.id}): ${where}${tags ? `; tags ${tags}` : ""}; ${schedule}\n  last sync: ${describeSync(s.lastSync)}\n${(s.lastSync?.errors ?? []).map((e) => `  ✗ ${e.item}: ${e.reason}\n`).join("")}`;
 }
 
-/**
- * SyncSource, with its progress from WatchSourceSync meanwhile. A watch that comes before the sync
- * has begun (or after it ended) answers no running state and ends; it is taken up again until the
- * sync answers. Progress is a view: a watch that fails leaves the sync to answer alone.
- */
-export async function syncWithProgress(client: QuarryClient, kb: string, name: string, out: NodeJS.WritableStream, intervalMs?: number): Promise<SyncSourceResponse> {
-  const progress = startSyncProgress(out, name, { intervalMs });
-  const stopWatching = new AbortController();
-  const synced = client.syncSource({ knowledgeBase: kb, source: name });
-  const watching = (async () => {
-    while (!stopWatching.signal.aborted) {
-      for await (const { sync } of client.watchSourceSync({ knowledgeBase: kb, source: name }, { signal: stopWatching.signal })) {
-        if (sync?.state === SourceSyncState.RUNNING) progress.update(sync);
-      }
-      await setTimeout(WATCH_AGAIN_MS, undefined, { signal: stopWatching.signal }).catch(() => {});
-    }
-  })().catch(() => {});
-  try {
-    return await synced;
-  } finally {
-    stopWatching.abort();
-    await watching;
-    progress.stop();
-  }
-}
-
-const WATCH_AGAIN_MS = 200;
-
 export function registerSourceCommands(program: Command, urlOption: () => Option): void {
   const source = program.command("source").description("sources that keep a knowledge base in sync with a folder, an S3 bucket or a website");
   source
@@ -193,7 +164,8 @@ export function registerSourceCommands(program: Command, urlOption: () => Option
     .requiredOption("--kb <name>", "the knowledge base")
     .addOption(urlOption())
     .action(async (name: string, o: { kb: string; url: string }) => {
-      const res = await syncWithProgress(gatewayClient(o.url), o.kb, name, process.stdout);
+      const progress = startSyncProgress(process.stdout, name);
+      const res = await syncWithProgress(gatewayClient(o.url), o.kb, name, (sync) => progress.update(sync)).finally(() => progress.stop());
       process.stdout.write(describeSource(res.source!));
       if (res.source!.lastSync?.state === SourceSyncState.FAILED) process.exitCode = 1;
     });
