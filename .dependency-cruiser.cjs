@@ -157,11 +157,11 @@ module.exports = {
       severity: "error",
       comment:
         "Domain modules (every non-test file under services/<name>/ and gateway/ that is not an edge, wiring, " +
-        "a client or an engine adapter; and lib/ outside lib/rpc/, lib/bus/kafka-* and lib/blobs/s3-*) import no transport: " +
+        "a client or an engine adapter; and lib/ outside lib/rpc/, lib/bus/kafka-* and lib/s3/) import no transport: " +
         "no @connectrpc/*, kafkajs, @opensearch-project/*, @elastic/*, @aws-sdk/*.",
       from: {
         path: "^(services/[^/]+/|gateway/|lib/)",
-        pathNot: [TEST, EDGE, "^lib/rpc/", "^lib/bus/kafka-[^/]*\\.ts$", "^lib/blobs/s3-[^/]*\\.ts$"],
+        pathNot: [TEST, EDGE, "^lib/rpc/", "^lib/bus/kafka-[^/]*\\.ts$", "^lib/s3/"],
       },
       to: { path: TRANSPORT },
     },

@@ -187,6 +187,18 @@ export function registerBenchCommand(program: Command): void {
     });
 
   bench
+    .command("sync")
+    .description("source syncs per kind (folder, website, S3 when S3_ENDPOINT is set): first, unchanged re-sync and its ratio, after changing 10 (time, embedder calls)")
+    .option("--files <n>", "items per kind", "300")
+    .option("--json", "print the report as JSON instead of a table")
+    .option("--out <dir>", "also write the report (JSON and Markdown) here")
+    .action(async (o: { files: string; json?: boolean; out?: string }) => {
+      const { runSyncBench, formatSyncReport } = await import("./bench-sync.ts");
+      const report = await runSyncBench({ files: parsePositive(o.files), progress });
+      await emit(report, formatSyncReport(report), o);
+    });
+
+  bench
     .command("fairness")
     .description("time to ready of a small document while a large one vectorizes, vs alone; SIGTERM time and peak RSS of the server")
     .option("--large-mb <n>", "size of the large one-line text, MiB", "10")

@@ -67,8 +67,8 @@ export function connectionRefused(port: number, host = "127.0.0.1"): Promise<boo
   });
 }
 
-/** `quarry serve` (embedded) on a free loopback port over a fresh data folder, with only what finds the installed models inherited. */
-export function startEmbeddedServe(dataDir: string, bin = THIS_QUARRY_BIN, extraEnv: NodeJS.ProcessEnv = {}): Promise<QuarryProcess> {
+/** `quarry serve` (embedded) on a free loopback port over a data folder, with only what finds the installed models inherited (and `env`). */
+export function startEmbeddedServe(dataDir: string, bin = THIS_QUARRY_BIN, env: NodeJS.ProcessEnv = {}): Promise<QuarryProcess> {
   return startQuarryProcess(["serve"], {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -76,6 +76,6 @@ export function startEmbeddedServe(dataDir: string, bin = THIS_QUARRY_BIN, extra
     QUARRY_DATA_DIR: dataDir,
     QUARRY_PORT: "0",
     QUARRY_HOST: "127.0.0.1",
-    ...extraEnv,
+    ...env,
   }, bin);
 }

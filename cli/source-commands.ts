@@ -1,14 +1,22 @@
-// `quarry source add|list|sync|remove`: sources that keep a knowledge base in sync with a folder or
-// a website (docs/SOURCES.md), on the gateway.
+// `quarry source add|list|sync|remove`: sources that keep a knowledge base in sync with a folder, an
+// S3 bucket or a website (docs/SOURCES.md), on the gateway.
 import { resolve } from "node:path";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { InvalidArgumentError, type Command, type Option } from "commander";
-import { SourceSyncState, type Source, type SourceSync } from "../gen/quarry/common/v1/source_pb.ts";
+import { SourceSyncState, type S3Source, type Source, type SourceSync } from "../gen/quarry/common/v1/source_pb.ts";
 import { gatewayClient } from "../client/gateway-client.ts";
+import { syncWithProgress } from "../client/sync-with-progress.ts";
+import { startSyncProgress } from "./sync-progress.ts";
 
 interface AddOptions {
   kb: string;
   folder?: string;
+  s3?: string;
+  endpoint?: string;
+  region?: string;
+  pathStyle?: boolean;
+  accessKeyId?: string;
+  secretAccessKey?: string;
   include?: string[];
   exclude?: string[];
   start?: string[];
@@ -47,6 +55,33 @@ function parseTag(value: string, previous: Record<string, string> = {}): Record<
   return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
 }
 
+/** s3://bucket/prefix → the bucket and the prefix as written (keys are literal: "docs/" and "docs" differ). */
+export function parseS3Location(value: string): { bucket: string; prefix: string } {
+  const match = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(value.trim());
+  if (!match) throw new InvalidArgumentError(`"${value}" is not s3://bucket or s3://bucket/prefix`);
+  return { bucket: match[1]!, prefix: match[2] ?? "" };
+}
+
+/** The secret from the flag or, kept out of the process list, from $QUARRY_S3_SECRET_ACCESS_KEY. */
+function s3Kind(o: AddOptions) {
+  const secretAccessKey = o.secretAccessKey ?? (o.accessKeyId ? (process.env.QUARRY_S3_SECRET_ACCESS_KEY ?? "") : "");
+  const { bucket, prefix } = parseS3Location(o.s3!);
+  return {
+    case: "s3" as const,
+    value: {
+      bucket,
+      prefix,
+      endpoint: o.endpoint ?? "",
+      region: o.region ?? "",
+      pathStyle: Boolean(o.pathStyle),
+      include: o.include ?? [],
+      exclude: o.exclude ?? [],
+      accessKeyId: o.accessKeyId ?? "",
+      secretAccessKey,
+    },
+  };
+}
+
 const when = (t: Parameters<typeof timestampDate>[0] | undefined) => (t ? timestampDate(t).toISOString() : "—");
 
 export function describeSync(sync: SourceSync | undefined): string {
@@ -57,27 +92,41 @@ export function describeSync(sync: SourceSync | undefined): string {
   return `${state} (started ${when(sync.startedAt)}, finished ${when(sync.finishedAt)}): ${counts}`;
 }
 
+function describeS3(s3: S3Source): string {
+  const globs = `${s3.include.length ? ` include ${s3.include.join(" ")}` : ""}${s3.exclude.length ? ` exclude ${s3.exclude.join(" ")}` : ""}`;
+  const credentials = s3.accessKeyId ? `key ${s3.accessKeyId}${s3.secretAccessKeySet ? " (secret stored)" : ""}` : "the gateway's credentials";
+  return `s3 s3://${s3.bucket}/${s3.prefix}${s3.endpoint ? ` at ${s3.endpoint}` : ""}${s3.pathStyle ? " path-style" : ""}${globs}, ${credentials}`;
+}
+
 function describeSource(s: Source): string {
   const where =
     s.kind.case === "folder"
       ? `folder ${s.kind.value.path}${s.kind.value.include.length ? ` include ${s.kind.value.include.join(" ")}` : ""}${s.kind.value.exclude.length ? ` exclude ${s.kind.value.exclude.join(" ")}` : ""}`
       : s.kind.case === "website"
         ? `website ${[...s.kind.value.startUrls, ...(s.kind.value.sitemapUrl ? [`sitemap ${s.kind.value.sitemapUrl}`] : [])].join(" ")} depth ${s.kind.value.maxDepth}`
-        : "unknown kind";
+        : s.kind.case === "s3"
+          ? describeS3(s.kind.value)
+          : "unknown kind";
   const tags = Object.entries(s.tags).map(([k, v]) => `${k}=${v}`).join(" ");
   const schedule = s.intervalSeconds ? `every ${s.intervalSeconds}s, next ${when(s.nextSyncAt)}` : "manual";
   return `${s.name} (${s.id}): ${where}${tags ? `; tags ${tags}` : ""}; ${schedule}\n  last sync: ${describeSync(s.lastSync)}\n${(s.lastSync?.errors ?? []).map((e) => `  ✗ ${e.item}: ${e.reason}\n`).join("")}`;
 }
 
 export function registerSourceCommands(program: Command, urlOption: () => Option): void {
-  const source = program.command("source").description("sources that keep a knowledge base in sync with a folder or a website");
+  const source = program.command("source").description("sources that keep a knowledge base in sync with a folder, an S3 bucket or a website");
   source
     .command("add")
     .argument("<name>")
     .requiredOption("--kb <name>", "the knowledge base")
     .option("--folder <path>", "a folder source: this folder (local or mounted)")
-    .option("--include <globs...>", "folder: only paths matching these globs (relative to the folder)")
-    .option("--exclude <globs...>", "folder: leave out paths matching these globs")
+    .option("--s3 <s3://bucket/prefix>", "an S3 bucket source: the objects under this prefix (any S3-compatible store)")
+    .option("--endpoint <url>", "s3: the store's endpoint (default: AWS S3 of the region)")
+    .option("--region <name>", "s3: the region (default us-east-1)")
+    .option("--path-style", "s3: the bucket in the path (http://host/bucket/key), as most S3-compatible stores expect")
+    .option("--access-key-id <id>", "s3: the access key id; its secret from --secret-access-key or $QUARRY_S3_SECRET_ACCESS_KEY (neither: the gateway's own credentials)")
+    .option("--secret-access-key <secret>", "s3: the secret, stored and never shown again")
+    .option("--include <globs...>", "folder, s3: only paths (keys after the prefix) matching these globs")
+    .option("--exclude <globs...>", "folder, s3: leave out paths matching these globs")
     .option("--start <urls...>", "a website source: start at these URLs")
     .option("--sitemap <url>", "a website source: start at the pages this sitemap lists")
     .option("--depth <n>", "website: links followed from a start page", wholeNumber, 2)
@@ -88,10 +137,12 @@ export function registerSourceCommands(program: Command, urlOption: () => Option
     .option("--every <interval>", "sync on this interval (90, 30s, 15m, 6h, 1d); default: manual only", parseInterval, 0)
     .addOption(urlOption())
     .action(async (name: string, o: AddOptions) => {
-      if (Boolean(o.folder) === Boolean(o.start || o.sitemap)) throw new InvalidArgumentError("name either --folder, or --start/--sitemap for a website");
+      if ([o.folder, o.s3, o.start || o.sitemap].filter(Boolean).length !== 1) throw new InvalidArgumentError("name one of --folder, --s3, or --start/--sitemap for a website");
       const kind = o.folder
         ? { case: "folder" as const, value: { path: resolve(o.folder), include: o.include ?? [], exclude: o.exclude ?? [] } }
-        : {
+        : o.s3
+          ? s3Kind(o)
+          : {
             case: "website" as const,
             value: { startUrls: o.start ?? [], sitemapUrl: o.sitemap ?? "", maxDepth: o.depth, maxPages: o.maxPages, requestsPerSecond: o.rate, userAgent: o.userAgent ?? "" },
           };
@@ -113,7 +164,8 @@ export function registerSourceCommands(program: Command, urlOption: () => Option
     .requiredOption("--kb <name>", "the knowledge base")
     .addOption(urlOption())
     .action(async (name: string, o: { kb: string; url: string }) => {
-      const res = await gatewayClient(o.url).syncSource({ knowledgeBase: o.kb, source: name });
+      const progress = startSyncProgress(process.stdout, name);
+      const res = await syncWithProgress(gatewayClient(o.url), o.kb, name, (sync) => progress.update(sync)).finally(() => progress.stop());
       process.stdout.write(describeSource(res.source!));
       if (res.source!.lastSync?.state === SourceSyncState.FAILED) process.exitCode = 1;
     });

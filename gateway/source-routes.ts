@@ -51,7 +51,7 @@ export function sourcesFor(deps: SourceRouteDeps): Sources {
   });
 }
 
-type SourceMethods = Pick<ServiceImpl<typeof QuarryService>, "addSource" | "listSources" | "syncSource" | "removeSource">;
+type SourceMethods = Pick<ServiceImpl<typeof QuarryService>, "addSource" | "listSources" | "syncSource" | "removeSource" | "watchSourceSync">;
 
 export function sourceHandlers(sources: Sources): SourceMethods {
   return {
@@ -68,6 +68,9 @@ export function sourceHandlers(sources: Sources): SourceMethods {
     async removeSource(request) {
       await sources.remove(request.knowledgeBase, request.source, { deleteDocuments: request.deleteDocuments });
       return {};
+    },
+    async *watchSourceSync(request, context) {
+      for await (const sync of sources.watch(request.knowledgeBase, request.source, context.signal)) yield { sync };
     },
   };
 }

@@ -64,6 +64,7 @@ export const ACCESS_RULES: { [M in MethodName]: AccessRule<M> } = {
   listSources: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   syncSource: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   removeSource: { role: "editor", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
+  watchSourceSync: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   getDocument: { role: "reader", scoped: "check", targets: (r) => doc(r.documentId) },
   listDocuments: { role: "reader", scoped: "check", targets: (r) => kb(r.knowledgeBase) },
   setDocumentEnabled: { role: "editor", scoped: "check", targets: (r) => doc(r.documentId) },

@@ -4,9 +4,9 @@
 // nothing is read.
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join, posix } from "node:path";
-import picomatch from "picomatch";
 import { InvalidInputError } from "../../lib/errors.ts";
 import type { Listing, SourceLister } from "./lister.ts";
+import { pathFilter, type PathFilter } from "./path-filter.ts";
 
 export interface FolderSettings {
   path: string;
@@ -19,12 +19,10 @@ export function checkFolderSettings(settings: FolderSettings): void {
 }
 
 export class FolderLister implements SourceLister {
-  private readonly included: (path: string) => boolean;
-  private readonly excluded: (path: string) => boolean;
+  private readonly filter: PathFilter;
 
   constructor(private readonly settings: FolderSettings) {
-    this.included = settings.include.length > 0 ? picomatch(settings.include) : () => true;
-    this.excluded = settings.exclude.length > 0 ? picomatch(settings.exclude, { dot: true }) : () => false;
+    this.filter = pathFilter(settings.include, settings.exclude);
   }
 
   async *list(): AsyncIterable<Listing> {
@@ -43,11 +41,11 @@ export class FolderLister implements SourceLister {
       const path = relative ? posix.join(relative, entry.name) : entry.name;
       const full = join(absolute, entry.name);
       if (entry.isDirectory()) {
-        if (!this.excluded(path) && !this.excluded(`${path}/`)) yield* this.walk(full, path);
+        if (!this.filter.excludes(path) && !this.filter.excludes(`${path}/`)) yield* this.walk(full, path);
         continue;
       }
       // Symbolic links are not followed: a link out of the folder would read what the source does not name.
-      if (!entry.isFile() || !this.included(path) || this.excluded(path)) continue;
+      if (!entry.isFile() || !this.filter.takes(path)) continue;
       try {
         const stat = await lstat(full);
         yield {

@@ -35,6 +35,10 @@ export interface SyncPorts {
 }
 
 export interface SyncCounts {
+  /** Items the listing found (so far, while it runs). */
+  listed: number;
+  /** Items sent through the upload path (so far). */
+  submitted: number;
   added: number;
   changed: number;
   removed: number;
@@ -58,8 +62,10 @@ export function sourceMetadata(target: SyncTarget, item: ListedItem): Record<str
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
-export async function syncSource(target: SyncTarget, lister: SourceLister, ports: SyncPorts): Promise<SyncCounts> {
-  const counts: SyncCounts = { added: 0, changed: 0, removed: 0, moved: 0, unchanged: 0, failed: 0, errors: [] };
+/** `progress` is told the counts each time they change (a copy it may keep). */
+export async function syncSource(target: SyncTarget, lister: SourceLister, ports: SyncPorts, progress: (counts: SyncCounts) => void = () => {}): Promise<SyncCounts> {
+  const counts: SyncCounts = { listed: 0, submitted: 0, added: 0, changed: 0, removed: 0, moved: 0, unchanged: 0, failed: 0, errors: [] };
+  const report = () => progress({ ...counts, errors: counts.errors.slice() });
   const fail = (item: string, reason: string) => {
     counts.failed++;
     if (counts.errors.length < MAX_ERRORS) counts.errors.push({ item, reason });
@@ -71,14 +77,18 @@ export async function syncSource(target: SyncTarget, lister: SourceLister, ports
   for await (const listing of lister.list()) {
     if ("unreadable" in listing) {
       seen.add(listing.unreadable.id);
+      counts.listed++;
       fail(listing.unreadable.id, listing.unreadable.reason);
+      report();
       continue;
     }
     const { item } = listing;
     if (seen.has(item.id)) continue;
     seen.add(item.id);
+    counts.listed++;
     if (cursor.get(item.id)?.changeToken === item.changeToken) counts.unchanged++;
     else pending.push(item);
+    report();
   }
   const removed = new Map([...cursor].filter(([id]) => !seen.has(id)));
   const removedByHash = new Map<string, CursorItem[]>();
@@ -107,6 +117,7 @@ export async function syncSource(target: SyncTarget, lister: SourceLister, ports
       }
       const fileName = previous?.fileName ?? freeName(target.knowledgeBaseId, item.name, documentsInUse);
       const result = await ports.submit({ fileName, mimeType: item.mimeType, metadata: sourceMetadata(target, item), content });
+      counts.submitted++;
       documentsInUse.add(result.documentId);
       await ports.record({ itemId: item.id, changeToken: item.changeToken, contentHash, documentId: result.documentId, fileName });
       if (result.unchanged) counts.unchanged++;
@@ -114,6 +125,8 @@ export async function syncSource(target: SyncTarget, lister: SourceLister, ports
       else counts.added++;
     } catch (error) {
       fail(item.id, (error as Error).message);
+    } finally {
+      report();
     }
   }
 
@@ -130,6 +143,7 @@ export async function syncSource(target: SyncTarget, lister: SourceLister, ports
     } catch (error) {
       fail(item.itemId, `could not delete its document: ${(error as Error).message}`);
     }
+    report();
   }
   return counts;
 }

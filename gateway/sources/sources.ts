@@ -1,7 +1,8 @@
 // Sources on a knowledge base (the application layer): add, list with status, sync now, remove,
 // and what the schedule finds due. The index stores sources and cursors as given; this module
 // checks settings, keeps two syncs of one source from running at once, and records each sync's
-// state and counts on the source (its last_sync).
+// state and counts on the source (its last_sync), and serves a running sync's progress to watchers
+// and listings. A stored secret (an S3 source's) is used by syncs and never handed back.
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
@@ -10,7 +11,9 @@ import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../..
 import type { Logger } from "../../lib/logger.ts";
 import { checkFolderSettings, FolderLister } from "./folder-lister.ts";
 import type { SourceLister } from "./lister.ts";
-import { syncSource, type SyncPorts } from "./source-sync.ts";
+import { LiveSync } from "./live-sync.ts";
+import { checkS3Settings, S3Lister } from "./s3-lister.ts";
+import { syncSource, type SyncCounts, type SyncPorts } from "./source-sync.ts";
 import { checkWebsiteSettings, WebsiteLister } from "./website-lister.ts";
 
 /** The index's source records. */
@@ -35,22 +38,36 @@ export function listerFor(source: Source): SourceLister {
       return new FolderLister(source.kind.value);
     case "website":
       return new WebsiteLister(source.kind.value);
+    case "s3":
+      return new S3Lister(source.kind.value);
     default:
-      throw new InvalidInputError("a source needs a kind: a folder or a website");
+      throw new InvalidInputError(NEEDS_KIND);
   }
 }
+
+const NEEDS_KIND = "a source needs a kind: a folder, an S3 bucket or a website";
 
 function checkSettings(source: Source): void {
   if (!source.name.trim()) throw new InvalidInputError("a source needs a name");
   if (source.kind.case === "folder") checkFolderSettings(source.kind.value);
   else if (source.kind.case === "website") checkWebsiteSettings(source.kind.value);
-  else throw new InvalidInputError("a source needs a kind: a folder or a website");
+  else if (source.kind.case === "s3") checkS3Settings(source.kind.value);
+  else throw new InvalidInputError(NEEDS_KIND);
+}
+
+/** The source as callers see it: an S3 source's secret blanked, and whether one is stored said instead. */
+export function withoutSecrets(source: Source): Source {
+  if (source.kind.case !== "s3") return source;
+  const s3 = source.kind.value;
+  return { ...source, kind: { case: "s3", value: { ...s3, secretAccessKey: "", secretAccessKeySet: s3.secretAccessKey !== "" } } };
 }
 
 export class Sources {
   // One process's guard: two syncs of one source never overlap here. When several gateway replicas
   // run, the cluster work's lease replaces it (a sync holds the source's lease, not this set).
   private readonly running = new Set<string>();
+  /** The running syncs' progress, by source id. */
+  private readonly live = new Map<string, LiveSync>();
   private readonly now: () => Date;
 
   constructor(private readonly deps: SourcesDeps) {
@@ -62,6 +79,7 @@ export class Sources {
     const kb = await this.deps.resolveKnowledgeBase(knowledgeBase);
     const source = create(SourceSchema, {
       ...given,
+      ...(given.kind.case === "s3" ? { kind: { case: "s3" as const, value: { ...given.kind.value, secretAccessKeySet: false } } } : {}),
       id: `src_${randomBytes(8).toString("hex")}`,
       knowledgeBaseId: kb.id,
       name: given.name.trim(),
@@ -69,12 +87,13 @@ export class Sources {
       lastSync: undefined,
       nextSyncAt: undefined,
     });
-    return this.withSchedule(await this.deps.records.save(source));
+    return withoutSecrets(this.withSchedule(await this.deps.records.save(source)));
   }
 
+  /** Each source with its last sync, or the running one's counts so far. */
   async list(knowledgeBase: string): Promise<Source[]> {
     const kb = await this.deps.resolveKnowledgeBase(knowledgeBase);
-    return (await this.deps.records.list(kb.id)).map((s) => this.withSchedule(s));
+    return (await this.deps.records.list(kb.id)).map((s) => withoutSecrets(this.withSchedule(this.withLiveSync(s))));
   }
 
   /** By id or name within the base: a source of another base reads as missing. */
@@ -87,7 +106,18 @@ export class Sources {
   }
 
   async sync(knowledgeBase: string, idOrName: string): Promise<Source> {
-    return this.run(await this.find(knowledgeBase, idOrName));
+    return withoutSecrets(await this.run(await this.find(knowledgeBase, idOrName)));
+  }
+
+  /**
+   * The source's running sync as it changes, ending with its outcome; with none running in this
+   * process, its last sync (nothing before the first).
+   */
+  async *watch(knowledgeBase: string, idOrName: string, signal?: AbortSignal): AsyncIterable<SourceSync> {
+    const source = await this.find(knowledgeBase, idOrName);
+    const live = this.live.get(source.id);
+    if (live) yield* live.watch(signal);
+    else if (source.lastSync) yield source.lastSync;
   }
 
   async remove(knowledgeBase: string, idOrName: string, options: { deleteDocuments: boolean }): Promise<void> {
@@ -116,23 +146,38 @@ export class Sources {
   /** Runs one sync, recording it as running and then its outcome; refuses a second at once. */
   async run(source: Source): Promise<Source> {
     if (this.running.has(source.id)) throw new FailedPreconditionError(`a sync of the source ${source.name} is already running`);
+    const startedAt = timestampFromDate(this.now());
+    const running = create(SourceSyncSchema, { state: SourceSyncState.RUNNING, startedAt });
+    const live = new LiveSync(running);
     this.running.add(source.id);
+    this.live.set(source.id, live);
+    let outcome = running;
     try {
-      const started = this.now();
-      const running = create(SourceSyncSchema, { state: SourceSyncState.RUNNING, startedAt: timestampFromDate(started) });
       await this.deps.records.save({ ...source, lastSync: running, nextSyncAt: undefined });
-      let outcome: SourceSync;
+      let last: SyncCounts | undefined;
       try {
-        const counts = await syncSource({ sourceId: source.id, knowledgeBaseId: source.knowledgeBaseId, tags: { ...source.tags } }, listerFor(source), this.deps.portsFor(source));
-        outcome = create(SourceSyncSchema, { ...counts, state: SourceSyncState.DONE, startedAt: running.startedAt, finishedAt: timestampFromDate(this.now()) });
+        const progress = (counts: SyncCounts) => {
+          last = counts;
+          live.update(create(SourceSyncSchema, { ...counts, state: SourceSyncState.RUNNING, startedAt }));
+        };
+        const counts = await syncSource({ sourceId: source.id, knowledgeBaseId: source.knowledgeBaseId, tags: { ...source.tags } }, listerFor(source), this.deps.portsFor(source), progress);
+        outcome = create(SourceSyncSchema, { ...counts, state: SourceSyncState.DONE, startedAt, finishedAt: timestampFromDate(this.now()) });
       } catch (error) {
         this.deps.logger?.warn({ err: error, source: source.id }, "a source's sync failed");
-        outcome = create(SourceSyncSchema, { state: SourceSyncState.FAILED, startedAt: running.startedAt, finishedAt: timestampFromDate(this.now()), error: (error as Error).message });
+        // What it did before it failed stays counted.
+        outcome = create(SourceSyncSchema, { ...last, state: SourceSyncState.FAILED, startedAt, finishedAt: timestampFromDate(this.now()), error: (error as Error).message });
       }
       return this.withSchedule(await this.deps.records.save({ ...source, lastSync: outcome, nextSyncAt: undefined }));
     } finally {
+      live.end(outcome);
+      this.live.delete(source.id);
       this.running.delete(source.id);
     }
+  }
+
+  private withLiveSync(source: Source): Source {
+    const live = this.live.get(source.id);
+    return live ? { ...source, lastSync: live.state } : source;
   }
 
   /** next_sync_at: the last sync's start (or the source's creation) plus the interval. */

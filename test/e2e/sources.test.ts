@@ -11,7 +11,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
-import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { SourceSyncState, type Source } from "../../gen/quarry/common/v1/source_pb.ts";
 import type { QuarryClient } from "../../client/gateway-client.ts";
 import type { Env } from "../../lib/config.ts";
@@ -19,20 +18,8 @@ import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.
 import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { engineAddress } from "../support/engines.ts";
-import { failure, runQuarryCli, watchAll } from "./e2e-helpers.ts";
-
-const FINAL = new Set([DocumentStatus.READY, DocumentStatus.FAILED]);
-
-/** Every text the embedding stub was asked to embed since `from`. */
-function embeddedSince(stub: OpenAiStub, from: number): string[] {
-  return stub.requests
-    .slice(from)
-    .filter((r) => r.path === "/v1/embeddings")
-    .flatMap((r) => {
-      const input = (r.body as { input: string | string[] }).input;
-      return Array.isArray(input) ? input : [input];
-    });
-}
+import { sourceSyncKit } from "../support/source-sync-kit.ts";
+import { failure, runQuarryCli } from "./e2e-helpers.ts";
 
 /** withThousand: the 1,000-file folder runs on SQLite only (its point is the sync, not the catalog backend; on an engine it would add minutes to CI). */
 function describeSources(backend: string, backendEnv: () => Env, cleanup: () => Promise<void> = async () => {}, { withThousand = false } = {}) {
@@ -55,6 +42,7 @@ function describeSources(backend: string, backendEnv: () => Env, cleanup: () => 
       });
       client = quarry.client;
     }, 120_000);
+    const { sync, holding } = sourceSyncKit(() => client, () => embeddings);
 
     afterAll(async () => {
       await quarry?.stop();
@@ -62,22 +50,6 @@ function describeSources(backend: string, backendEnv: () => Env, cleanup: () => 
       await Promise.all(work.map((dir) => rm(dir, { recursive: true, force: true })));
       await cleanup();
     });
-
-    /** Syncs and waits until every document of the base is ready or failed; answers the sync and the texts embedded meanwhile. */
-    async function sync(kb: string, source: string) {
-      const from = embeddings.requests.length;
-      const synced = (await client.syncSource({ knowledgeBase: kb, source })).source!;
-      const documents = (await client.listDocuments({ knowledgeBase: kb })).documents;
-      const inFlight = documents.filter((d) => !FINAL.has(d.status)).map((d) => d.id);
-      if (inFlight.length > 0) await watchAll(client, inFlight);
-      return { sync: synced.lastSync!, embedded: embeddedSince(embeddings, from) };
-    }
-
-    /** The documents (by name) whose chunks hold the phrase, by keyword search. */
-    async function holding(kb: string, phrase: string, metadataEquals: Record<string, string> = {}): Promise<string[]> {
-      const { hits } = await client.search({ query: phrase, knowledgeBases: [kb], settings: { mode: RetrievalMode.BM25, topK: 20, metadataEquals } });
-      return [...new Set(hits.filter((h) => h.chunk!.text.includes(phrase)).map((h) => h.fileName))].sort();
-    }
 
     it("keeps a base equal to a folder through adds, edits, a rename, deletes and a change of type", async () => {
       const kb = `folder-${randomBytes(3).toString("hex")}`;
@@ -258,7 +230,7 @@ function describeSources(backend: string, backendEnv: () => Env, cleanup: () => 
       expect(missing.stderr).toContain("has no source handbook");
       const neither = await cli("source", "add", "x", "--kb", kb);
       expect(neither.code).toBe(1);
-      expect(neither.stderr).toContain("name either --folder, or --start/--sitemap for a website");
+      expect(neither.stderr).toContain("name one of --folder, --s3, or --start/--sitemap for a website");
     });
 
     it("refuses bad settings, unknown sources and a source of another base, with the reason", async () => {

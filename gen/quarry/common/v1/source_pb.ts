@@ -2,7 +2,7 @@
 // @generated from file quarry/common/v1/source.proto (package quarry.common.v1, syntax proto3)
 /* eslint-disable */
 
-// Sources: places a knowledge base is kept in sync with (a folder, a website). The index keeps
+// Sources: places a knowledge base is kept in sync with (a folder, an S3 bucket, a website). The index keeps
 // each source and its per-item cursor in the catalog; the gateway lists the place, compares with
 // the cursor and submits what changed through the normal upload path (docs/SOURCES.md).
 
@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/common/v1/source.proto.
  */
 export const file_quarry_common_v1_source: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvY29tbW9uL3YxL3NvdXJjZS5wcm90bxIQcXVhcnJ5LmNvbW1vbi52MSI+CgxGb2xkZXJTb3VyY2USDAoEcGF0aBgBIAEoCRIPCgdpbmNsdWRlGAIgAygJEg8KB2V4Y2x1ZGUYAyADKAkijwEKDVdlYnNpdGVTb3VyY2USEgoKc3RhcnRfdXJscxgBIAMoCRITCgtzaXRlbWFwX3VybBgCIAEoCRIRCgltYXhfZGVwdGgYAyABKA0SEQoJbWF4X3BhZ2VzGAQgASgNEhsKE3JlcXVlc3RzX3Blcl9zZWNvbmQYBSABKAESEgoKdXNlcl9hZ2VudBgGIAEoCSK3AwoGU291cmNlEgoKAmlkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSMAoGZm9sZGVyGAQgASgLMh4ucXVhcnJ5LmNvbW1vbi52MS5Gb2xkZXJTb3VyY2VIABIyCgd3ZWJzaXRlGAUgASgLMh8ucXVhcnJ5LmNvbW1vbi52MS5XZWJzaXRlU291cmNlSAASMAoEdGFncxgGIAMoCzIiLnF1YXJyeS5jb21tb24udjEuU291cmNlLlRhZ3NFbnRyeRIYChBpbnRlcnZhbF9zZWNvbmRzGAcgASgNEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KCWxhc3Rfc3luYxgJIAEoCzIcLnF1YXJyeS5jb21tb24udjEuU291cmNlU3luYxIwCgxuZXh0X3N5bmNfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgYKBGtpbmQiLwoPU291cmNlU3luY0Vycm9yEgwKBGl0ZW0YASABKAkSDgoGcmVhc29uGAIgASgJIsQCCgpTb3VyY2VTeW5jEjAKBXN0YXRlGAEgASgOMiEucXVhcnJ5LmNvbW1vbi52MS5Tb3VyY2VTeW5jU3RhdGUSLgoKc3RhcnRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFkZGVkGAQgASgNEg8KB2NoYW5nZWQYBSABKA0SDwoHcmVtb3ZlZBgGIAEoDRINCgVtb3ZlZBgHIAEoDRIRCgl1bmNoYW5nZWQYCCABKA0SDgoGZmFpbGVkGAkgASgNEjEKBmVycm9ycxgKIAMoCzIhLnF1YXJyeS5jb21tb24udjEuU291cmNlU3luY0Vycm9yEg0KBWVycm9yGAsgASgJInEKClNvdXJjZUl0ZW0SDwoHaXRlbV9pZBgBIAEoCRIUCgxjaGFuZ2VfdG9rZW4YAiABKAkSFAoMY29udGVudF9oYXNoGAMgASgJEhMKC2RvY3VtZW50X2lkGAQgASgJEhEKCWZpbGVfbmFtZRgFIAEoCSqNAQoPU291cmNlU3luY1N0YXRlEiEKHVNPVVJDRV9TWU5DX1NUQVRFX1VOU1BFQ0lGSUVEEAASHQoZU09VUkNFX1NZTkNfU1RBVEVfUlVOTklORxABEhoKFlNPVVJDRV9TWU5DX1NUQVRFX0RPTkUQAhIcChhTT1VSQ0VfU1lOQ19TVEFURV9GQUlMRUQQA2IGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Ch1xdWFycnkvY29tbW9uL3YxL3NvdXJjZS5wcm90bxIQcXVhcnJ5LmNvbW1vbi52MSI+CgxGb2xkZXJTb3VyY2USDAoEcGF0aBgBIAEoCRIPCgdpbmNsdWRlGAIgAygJEg8KB2V4Y2x1ZGUYAyADKAkijwEKDVdlYnNpdGVTb3VyY2USEgoKc3RhcnRfdXJscxgBIAMoCRITCgtzaXRlbWFwX3VybBgCIAEoCRIRCgltYXhfZGVwdGgYAyABKA0SEQoJbWF4X3BhZ2VzGAQgASgNEhsKE3JlcXVlc3RzX3Blcl9zZWNvbmQYBSABKAESEgoKdXNlcl9hZ2VudBgGIAEoCSLTAQoIUzNTb3VyY2USEAoIZW5kcG9pbnQYASABKAkSDgoGcmVnaW9uGAIgASgJEg4KBmJ1Y2tldBgDIAEoCRIOCgZwcmVmaXgYBCABKAkSEgoKcGF0aF9zdHlsZRgFIAEoCBIPCgdpbmNsdWRlGAYgAygJEg8KB2V4Y2x1ZGUYByADKAkSFQoNYWNjZXNzX2tleV9pZBgIIAEoCRIZChFzZWNyZXRfYWNjZXNzX2tleRgJIAEoCRIdChVzZWNyZXRfYWNjZXNzX2tleV9zZXQYCiABKAgi4QMKBlNvdXJjZRIKCgJpZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEjAKBmZvbGRlchgEIAEoCzIeLnF1YXJyeS5jb21tb24udjEuRm9sZGVyU291cmNlSAASMgoHd2Vic2l0ZRgFIAEoCzIfLnF1YXJyeS5jb21tb24udjEuV2Vic2l0ZVNvdXJjZUgAEigKAnMzGBAgASgLMhoucXVhcnJ5LmNvbW1vbi52MS5TM1NvdXJjZUgAEjAKBHRhZ3MYBiADKAsyIi5xdWFycnkuY29tbW9uLnYxLlNvdXJjZS5UYWdzRW50cnkSGAoQaW50ZXJ2YWxfc2Vjb25kcxgHIAEoDRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCglsYXN0X3N5bmMYCSABKAsyHC5xdWFycnkuY29tbW9uLnYxLlNvdXJjZVN5bmMSMAoMbmV4dF9zeW5jX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIGCgRraW5kIi8KD1NvdXJjZVN5bmNFcnJvchIMCgRpdGVtGAEgASgJEg4KBnJlYXNvbhgCIAEoCSLnAgoKU291cmNlU3luYxIwCgVzdGF0ZRgBIAEoDjIhLnF1YXJyeS5jb21tb24udjEuU291cmNlU3luY1N0YXRlEi4KCnN0YXJ0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhZGRlZBgEIAEoDRIPCgdjaGFuZ2VkGAUgASgNEg8KB3JlbW92ZWQYBiABKA0SDQoFbW92ZWQYByABKA0SEQoJdW5jaGFuZ2VkGAggASgNEg4KBmZhaWxlZBgJIAEoDRIxCgZlcnJvcnMYCiADKAsyIS5xdWFycnkuY29tbW9uLnYxLlNvdXJjZVN5bmNFcnJvchINCgVlcnJvchgLIAEoCRIOCgZsaXN0ZWQYECABKA0SEQoJc3VibWl0dGVkGBEgASgNInEKClNvdXJjZUl0ZW0SDwoHaXRlbV9pZBgBIAEoCRIUCgxjaGFuZ2VfdG9rZW4YAiABKAkSFAoMY29udGVudF9oYXNoGAMgASgJEhMKC2RvY3VtZW50X2lkGAQgASgJEhEKCWZpbGVfbmFtZRgFIAEoCSqNAQoPU291cmNlU3luY1N0YXRlEiEKHVNPVVJDRV9TWU5DX1NUQVRFX1VOU1BFQ0lGSUVEEAASHQoZU09VUkNFX1NZTkNfU1RBVEVfUlVOTklORxABEhoKFlNPVVJDRV9TWU5DX1NUQVRFX0RPTkUQAhIcChhTT1VSQ0VfU1lOQ19TVEFURV9GQUlMRUQQA2IGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * A folder on the gateway's machine (local or mounted).
@@ -106,6 +106,90 @@ export const WebsiteSourceSchema: GenMessage<WebsiteSource> = /*@__PURE__*/
   messageDesc(file_quarry_common_v1_source, 1);
 
 /**
+ * Objects of a bucket (and prefix) in any S3-compatible store (AWS S3, SeaweedFS, MinIO, Ceph).
+ * The change token is the object's ETag and size.
+ *
+ * @generated from message quarry.common.v1.S3Source
+ */
+export type S3Source = Message<"quarry.common.v1.S3Source"> & {
+  /**
+   * An S3-compatible endpoint (http://127.0.0.1:8333); empty: AWS S3 of the region.
+   *
+   * @generated from field: string endpoint = 1;
+   */
+  endpoint: string;
+
+  /**
+   * Empty: us-east-1.
+   *
+   * @generated from field: string region = 2;
+   */
+  region: string;
+
+  /**
+   * @generated from field: string bucket = 3;
+   */
+  bucket: string;
+
+  /**
+   * Only keys under this prefix ("reports/"); items are named by the key after it.
+   *
+   * @generated from field: string prefix = 4;
+   */
+  prefix: string;
+
+  /**
+   * The bucket in the path (http://host/bucket/key), as most S3-compatible stores expect, rather
+   * than in the host name (AWS's virtual-hosted style).
+   *
+   * @generated from field: bool path_style = 5;
+   */
+  pathStyle: boolean;
+
+  /**
+   * Globs over the key after the prefix (picomatch syntax); empty include: every object.
+   *
+   * @generated from field: repeated string include = 6;
+   */
+  include: string[];
+
+  /**
+   * @generated from field: repeated string exclude = 7;
+   */
+  exclude: string[];
+
+  /**
+   * Both set, or neither: then the gateway's own credentials (the AWS SDK's chain: AWS_ACCESS_KEY_ID
+   * and AWS_SECRET_ACCESS_KEY, a profile, an instance role).
+   *
+   * @generated from field: string access_key_id = 8;
+   */
+  accessKeyId: string;
+
+  /**
+   * Write-only: stored with the source and used by its syncs, but never returned (AddSource,
+   * ListSources and SyncSource answer it empty; secret_access_key_set says whether one is stored).
+   *
+   * @generated from field: string secret_access_key = 9;
+   */
+  secretAccessKey: string;
+
+  /**
+   * Output only: whether a secret is stored.
+   *
+   * @generated from field: bool secret_access_key_set = 10;
+   */
+  secretAccessKeySet: boolean;
+};
+
+/**
+ * Describes the message quarry.common.v1.S3Source.
+ * Use `create(S3SourceSchema)` to create a new message.
+ */
+export const S3SourceSchema: GenMessage<S3Source> = /*@__PURE__*/
+  messageDesc(file_quarry_common_v1_source, 2);
+
+/**
  * @generated from message quarry.common.v1.Source
  */
 export type Source = Message<"quarry.common.v1.Source"> & {
@@ -141,6 +225,12 @@ export type Source = Message<"quarry.common.v1.Source"> & {
      */
     value: WebsiteSource;
     case: "website";
+  } | {
+    /**
+     * @generated from field: quarry.common.v1.S3Source s3 = 16;
+     */
+    value: S3Source;
+    case: "s3";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -182,7 +272,7 @@ export type Source = Message<"quarry.common.v1.Source"> & {
  * Use `create(SourceSchema)` to create a new message.
  */
 export const SourceSchema: GenMessage<Source> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_source, 2);
+  messageDesc(file_quarry_common_v1_source, 3);
 
 /**
  * One item a sync could not take, with the reason.
@@ -206,7 +296,7 @@ export type SourceSyncError = Message<"quarry.common.v1.SourceSyncError"> & {
  * Use `create(SourceSyncErrorSchema)` to create a new message.
  */
 export const SourceSyncErrorSchema: GenMessage<SourceSyncError> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_source, 3);
+  messageDesc(file_quarry_common_v1_source, 4);
 
 /**
  * @generated from message quarry.common.v1.SourceSync
@@ -274,6 +364,19 @@ export type SourceSync = Message<"quarry.common.v1.SourceSync"> & {
    * @generated from field: string error = 11;
    */
   error: string;
+
+  /**
+   * A running sync's progress: items the listing found so far, and items sent through the upload
+   * path so far (new and changed ones; the catalog may still find one unchanged).
+   *
+   * @generated from field: uint32 listed = 16;
+   */
+  listed: number;
+
+  /**
+   * @generated from field: uint32 submitted = 17;
+   */
+  submitted: number;
 };
 
 /**
@@ -281,7 +384,7 @@ export type SourceSync = Message<"quarry.common.v1.SourceSync"> & {
  * Use `create(SourceSyncSchema)` to create a new message.
  */
 export const SourceSyncSchema: GenMessage<SourceSync> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_source, 4);
+  messageDesc(file_quarry_common_v1_source, 5);
 
 /**
  * What the index records per item of a source: what it was when last submitted.
@@ -328,7 +431,7 @@ export type SourceItem = Message<"quarry.common.v1.SourceItem"> & {
  * Use `create(SourceItemSchema)` to create a new message.
  */
 export const SourceItemSchema: GenMessage<SourceItem> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_source, 5);
+  messageDesc(file_quarry_common_v1_source, 6);
 
 /**
  * @generated from enum quarry.common.v1.SourceSyncState
