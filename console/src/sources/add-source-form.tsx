@@ -71,7 +71,7 @@ export function AddSourceForm({ knowledgeBase, onAdded, onCancel }: { knowledgeB
             <textarea rows={2} value={values[f.key] ?? ""} placeholder={f.placeholder} onChange={(e) => setValues((v) => ({ ...v, [f.key]: e.target.value }))} />
           ) : (
             <input
-              type={f.type === "number" ? "number" : "text"}
+              type={f.type === "number" ? "number" : f.type === "secret" ? "password" : "text"}
               min={f.type === "number" ? 0 : undefined}
               step={f.type === "number" ? "any" : undefined}
               value={values[f.key] ?? ""}

@@ -1,18 +1,18 @@
 // The kinds of source the console can add and show, in one place: each names its settings as form
 // fields, builds the proto's settings from them, and says where a source of its kind reads from.
-// A new kind (an S3 bucket) is one more entry here, once the generated Source has its case.
+// A new kind is one more entry here, once the generated Source has its case.
 import { create } from "@bufbuild/protobuf";
 import type { ReactNode } from "react";
-import { FolderSourceSchema, WebsiteSourceSchema, type Source } from "../../../gen/quarry/common/v1/source_pb.ts";
+import { FolderSourceSchema, S3SourceSchema, WebsiteSourceSchema, type Source } from "../../../gen/quarry/common/v1/source_pb.ts";
 
 export type KindCase = NonNullable<Source["kind"]["case"]>;
 type KindValue<C extends KindCase> = Extract<Source["kind"], { case: C }>["value"];
 
-/** A setting's input; `list`: one value per line; `number`: a number (empty: the server's default). */
+/** A setting's input; `list`: one value per line; `number`: a number (empty: the server's default); `secret`: hidden as typed. */
 export interface SettingField {
   key: string;
   label: string;
-  type?: "text" | "list" | "number";
+  type?: "text" | "list" | "number" | "secret";
   placeholder?: string;
   initial?: string;
   hint?: string;
@@ -94,7 +94,47 @@ const website: SourceKind<"website"> = {
   ),
 };
 
-export const SOURCE_KINDS: SourceKind[] = [folder, website] as SourceKind[];
+const s3: SourceKind<"s3"> = {
+  case: "s3",
+  label: "S3 bucket",
+  fields: [
+    { key: "bucket", label: "Bucket", placeholder: "handbook" },
+    { key: "prefix", label: "Prefix (empty: the whole bucket)", placeholder: "policies/" },
+    { key: "endpoint", label: "Endpoint (empty: AWS S3)", placeholder: "http://127.0.0.1:8333" },
+    { key: "region", label: "Region (empty: us-east-1)", placeholder: "eu-central-1" },
+    { key: "accessKeyId", label: "Access key id (empty: the server's own credentials)" },
+    // Write-only on the server: it is stored and never shown again.
+    { key: "secretAccessKey", label: "Secret access key (stored, never shown again)", type: "secret" },
+    { key: "include", label: "Include (globs over the key after the prefix, one per line)", type: "list", placeholder: "**/*.pdf" },
+    { key: "exclude", label: "Exclude (globs, one per line)", type: "list" },
+  ],
+  build: (v) =>
+    create(S3SourceSchema, {
+      bucket: v.bucket?.trim() ?? "",
+      prefix: v.prefix?.trim() ?? "",
+      endpoint: v.endpoint?.trim() ?? "",
+      region: v.region?.trim() ?? "",
+      // Any endpoint but AWS's own expects the bucket in the path.
+      pathStyle: Boolean(v.endpoint?.trim()),
+      accessKeyId: v.accessKeyId?.trim() ?? "",
+      secretAccessKey: v.secretAccessKey ?? "",
+      include: lines(v.include),
+      exclude: lines(v.exclude),
+    }),
+  where: (s) => (
+    <>
+      <code>
+        s3://{s.bucket}/{s.prefix}
+      </code>
+      {s.endpoint && <div className="muted small">at {s.endpoint}</div>}
+      <div className="muted small">{s.accessKeyId ? `key ${s.accessKeyId}${s.secretAccessKeySet ? " (secret stored)" : ""}` : "the server's credentials"}</div>
+      {s.include.length > 0 && <div className="muted small">include {s.include.join(", ")}</div>}
+      {s.exclude.length > 0 && <div className="muted small">exclude {s.exclude.join(", ")}</div>}
+    </>
+  ),
+};
+
+export const SOURCE_KINDS: SourceKind[] = [folder, website, s3] as SourceKind[];
 
 export function kindOf(source: Pick<Source, "kind">): SourceKind | undefined {
   return SOURCE_KINDS.find((k) => k.case === source.kind.case);
