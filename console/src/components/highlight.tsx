@@ -6,8 +6,8 @@ import { Fragment } from "react";
 // Function words say nothing about why a chunk matched (the keyword search gives them ~0 weight),
 // and marking every "of" and "的" hides the words that did match. The answer service keeps the
 // same kind of list (services/answer/answering/content-terms.ts); the console cannot import it. It
-// holds every word the keyword query leaves out (services/index/search/stop-words.ts, Lucene's English
-// stop set), so no highlighted word is one that could not have matched.
+// holds all of Lucene's English stop set (services/index/search/stop-words.ts, OpenSearch's
+// `_english_`) too.
 const STOP_WORDS = new Set(
   (
     "a about an and are as at be but by can could did do does for from has have how i if in into is it its me my no not of on or our " +
