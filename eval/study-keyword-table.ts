@@ -31,8 +31,8 @@ export class StudyKeywordTable {
   }
 
   /** The question's best rows, best first (ties by rowid); none for a question without searchable words. */
-  search(question: string, limit: number): KeywordScore[] {
-    const groups = weightedQueryTerms(question, averageRowLength([keywordIndexSize(this.db, this.table)]));
+  search(question: string, limit: number, stopWords?: ReadonlySet<string>): KeywordScore[] {
+    const groups = weightedQueryTerms(question, averageRowLength([keywordIndexSize(this.db, this.table)]), stopWords);
     if (groups.length === 0) return [];
     let statement = this.statements.get(groups.length);
     if (!statement) {

@@ -15,6 +15,7 @@ import {
   ParsedDocumentSchema,
   RetrievalMode,
   SearchHitSchema,
+  VectorScoreBandsSchema,
   type Chunk as ChunkProto,
   type ChunkParent as ChunkParentProto,
   type ChunkingSettings as ChunkingSettingsProto,
@@ -23,6 +24,7 @@ import {
   type ModelChange as ModelChangeProto,
   type ParsedDocument as ParsedDocumentProto,
   type SearchHit as SearchHitProto,
+  type VectorScoreBands as VectorScoreBandsProto,
 } from "../gen/quarry/common/v1/common_pb.ts";
 import { SearchRequestSchema, type RegisterDocumentRequest, type SearchRequest as SearchRequestProto } from "../gen/quarry/index/v1/index_pb.ts";
 import type {
@@ -42,6 +44,7 @@ import type {
   SearchQuery,
 } from "./domain.ts";
 import { toDomainStatus, toProtoStatus } from "./pipeline/progress.ts";
+import { findModel } from "./models/model-catalog.ts";
 
 export function chunkingToProto(s: ChunkingSettings): ChunkingSettingsProto {
   return {
@@ -105,7 +108,22 @@ export function knowledgeBaseToProto(kb: KnowledgeBase): KnowledgeBaseProto {
     createdAt: timestampFromDate(kb.createdAt),
     updatedAt: timestampFromDate(kb.updatedAt),
     modelChange: kb.modelChange && modelChangeToProto(kb.modelChange),
+    vectorScoreBands: vectorScoreBands(kb.embeddingModel),
   });
+}
+
+/** The score bands of a catalog model with a recorded distribution; undefined for any other. */
+export function vectorScoreBands(model: string): VectorScoreBandsProto | undefined {
+  const scores = findModel(model)?.scores;
+  return (
+    scores &&
+    create(VectorScoreBandsSchema, {
+      relevantMedian: scores.relevant.p50,
+      relevantP25: scores.relevant.p25,
+      bestIrrelevantMedian: scores.bestIrrelevant.p50,
+      measuredOn: scores.measuredOn.map((m) => m.set),
+    })
+  );
 }
 
 const MODEL_CHANGE_STATES: Record<ModelChangeState, ModelChangeStateProto> = {

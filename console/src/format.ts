@@ -1,4 +1,4 @@
-import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
+import { DocumentStatus, type VectorScoreBands } from "../../gen/quarry/common/v1/common_pb.ts";
 
 export function formatBytes(bytes: number | bigint): string {
   const n = Number(bytes);
@@ -32,7 +32,19 @@ export function isSettled(status: DocumentStatus): boolean {
   return status === DocumentStatus.READY || status === DocumentStatus.FAILED;
 }
 
-/** Score bands as the reference systems colour them. */
-export function scoreBand(score: number): "high" | "mid" | "low" {
-  return score >= 0.8 ? "high" : score >= 0.6 ? "mid" : "low";
+/**
+ * A vector score's band against its model's recorded distribution (a cosine has a different scale
+ * for each model: a fixed 0.8/0.6 painted MiniLM's correct hits red): at or above the median of
+ * relevant passages, above the median best irrelevant one, or below that. Undefined without bands.
+ */
+export function scoreBand(score: number, bands: VectorScoreBands | undefined): "high" | "mid" | "low" | undefined {
+  if (!bands) return undefined;
+  return score >= bands.relevantMedian ? "high" : score >= bands.bestIrrelevantMedian ? "mid" : "low";
 }
+
+/** What each band means for one model, in the words the legend shows. */
+export const BAND_MEANINGS = {
+  high: "typical of a relevant passage",
+  mid: "weak: between the best unrelated passage and a typical relevant one",
+  low: "below: unrelated passages usually score this high",
+} as const;

@@ -6,6 +6,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { NotFoundError } from "../errors.ts";
+import { RECORDED_SCORES } from "./recorded-scores.ts";
+import type { ScoreDistribution } from "./score-distribution.ts";
+
+export type { ScoreDistribution, ScorePercentiles } from "./score-distribution.ts";
 
 export type Pooling = "mean" | "cls";
 
@@ -47,12 +51,14 @@ export interface ModelManifest {
   source: ModelSource;
   /** sha256 of the installed files, checked at install. */
   sha256: { "model.onnx": string; "tokenizer.json": string };
+  /** Its recorded score distribution; absent for a model never measured. */
+  scores?: ScoreDistribution;
 }
 
 /** The model `npm start` installs and knowledge bases use when none is named. */
 export const DEFAULT_MODEL = "all-MiniLM-L6-v2-int8";
 
-export const MODEL_CATALOG: readonly ModelManifest[] = [
+const MANIFESTS: readonly Omit<ModelManifest, "scores">[] = [
   {
     name: "all-MiniLM-L6-v2-int8",
     description: "sentence-transformers all-MiniLM-L6-v2, English",
@@ -125,6 +131,8 @@ export const MODEL_CATALOG: readonly ModelManifest[] = [
     },
   },
 ];
+
+export const MODEL_CATALOG: readonly ModelManifest[] = MANIFESTS.map((manifest) => ({ ...manifest, scores: RECORDED_SCORES[manifest.name] }));
 
 /** The files an installed model folder holds. */
 export const INSTALLED_FILES = ["quarry-model.json", "model.onnx", "tokenizer.json", "tokenizer_config.json"] as const;

@@ -7,6 +7,7 @@ import { RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
 import type { EmbeddedChunk } from "../../lib/domain.ts";
 import { silentLogger } from "../../lib/logger.ts";
+import { catalogModel } from "../../lib/models/model-catalog.ts";
 import { AssistantRegistry } from "./assistant-registry.ts";
 import { ConversationRegistry } from "./conversation-registry.ts";
 import { SqliteAssistantStore } from "./sqlite/sqlite-assistant-store.ts";
@@ -86,6 +87,20 @@ describe("index routes", () => {
     expect(kb.chunking).toMatchObject({ chunkSize: 200, chunkOverlap: 0, separators: [] });
     expect((await client.getKnowledgeBase({ knowledgeBase: "manuals" })).knowledgeBase?.id).toBe(kb.id);
     expect((await client.listKnowledgeBases({})).knowledgeBases.map((k) => k.id)).toEqual([kb.id]);
+  });
+
+  it("serves the score bands of a base's model from its recorded distribution, none for a model never measured", async () => {
+    const recorded = catalogModel("all-MiniLM-L6-v2-int8").scores!;
+    await client.createKnowledgeBase({ name: "measured", embeddingModel: "all-MiniLM-L6-v2-int8", embeddingDimension: DIM, chunking: { chunkSize: 200 } });
+    await createKb("unmeasured");
+    const bands = (await client.getKnowledgeBase({ knowledgeBase: "measured" })).knowledgeBase?.vectorScoreBands;
+    expect(bands?.relevantMedian).toBeCloseTo(recorded.relevant.p50, 5);
+    expect(bands?.relevantP25).toBeCloseTo(recorded.relevant.p25, 5);
+    expect(bands?.bestIrrelevantMedian).toBeCloseTo(recorded.bestIrrelevant.p50, 5);
+    expect(bands?.measuredOn).toEqual(["scifact", "arguana-public"]);
+    const listed = (await client.listKnowledgeBases({})).knowledgeBases;
+    expect(listed.find((kb) => kb.name === "measured")?.vectorScoreBands?.relevantMedian).toBeCloseTo(recorded.relevant.p50, 5);
+    expect(listed.find((kb) => kb.name === "unmeasured")?.vectorScoreBands).toBeUndefined();
   });
 
   it("maps bad and conflicting knowledge bases to InvalidArgument and AlreadyExists", async () => {

@@ -5,11 +5,14 @@ import { Fragment } from "react";
 
 // Function words say nothing about why a chunk matched (the keyword search gives them ~0 weight),
 // and marking every "of" and "的" hides the words that did match. The answer service keeps the
-// same kind of list (services/answer/answering/content-terms.ts); the console cannot import it.
+// same kind of list (services/answer/answering/content-terms.ts); the console cannot import it. It
+// holds all of Lucene's English stop set (services/index/search/stop-words.ts, OpenSearch's
+// `_english_`) too.
 const STOP_WORDS = new Set(
   (
-    "a about an and are as at be by can could did do does for from has have how i if in is it its me my of on or our should so " +
-    "than that the their them then there these this those to use was we were what when where which who why will with would you your"
+    "a about an and are as at be but by can could did do does for from has have how i if in into is it its me my no not of on or our " +
+    "should so such than that the their them then there these they this those to use was we were what when where which who why will " +
+    "with would you your"
   ).split(" "),
 );
 const HAN_FUNCTION_CHARACTERS = new Set([..."的了是吗呢吧啊在和与及或我你他她它这那就都也还把被对从到呀么之其为于以而并且又等由将"]);

@@ -1,12 +1,15 @@
-import { scoreBand } from "../format.ts";
+import type { VectorScoreBands } from "../../../gen/quarry/common/v1/common_pb.ts";
+import { BAND_MEANINGS, scoreBand } from "../format.ts";
 
 /**
- * A similarity (cosine, 0..1) is coloured by band as the reference systems do; any other score
- * (BM25, fused rank) has no fixed scale, so it is shown plain.
+ * A vector similarity is coloured by its band among the model's recorded scores (bands); any other
+ * score (BM25, fused rank), or a similarity of a model never measured, has no known scale and is
+ * shown plain.
  */
-export function ScoreBadge({ score, similarity, title }: { score: number; similarity?: boolean; title?: string }) {
+export function ScoreBadge({ score, bands, title }: { score: number; bands?: VectorScoreBands; title?: string }) {
+  const band = scoreBand(score, bands);
   return (
-    <span className={`score ${similarity ? `score-${scoreBand(score)}` : "score-plain"}`} title={title}>
+    <span className={`score ${band ? `score-${band}` : "score-plain"}`} title={band ? `${title}: ${BAND_MEANINGS[band]}` : title} data-band={band}>
       {score.toFixed(3)}
     </span>
   );

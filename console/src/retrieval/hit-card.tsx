@@ -1,15 +1,15 @@
-import type { SearchHit } from "../../../gen/quarry/common/v1/common_pb.ts";
+import type { SearchHit, VectorScoreBands } from "../../../gen/quarry/common/v1/common_pb.ts";
 import { Highlight } from "../components/highlight.tsx";
 import { ScoreBadge } from "../components/score-badge.tsx";
 
-export function HitCard({ hit, rank, terms }: { hit: SearchHit; rank: number; terms: string[] }) {
+export function HitCard({ hit, rank, terms, bands }: { hit: SearchHit; rank: number; terms: string[]; bands?: VectorScoreBands }) {
   const chunk = hit.chunk!;
   const x = hit.explain;
   return (
     <article className="card hit" aria-label={`result ${rank}`}>
       <header className="hit-head">
         <span className="rank">{rank}</span>
-        {x?.vectorRank ? <ScoreBadge score={x.vectorScore} similarity title="vector similarity" /> : <span className="pill">keyword match</span>}
+        {x?.vectorRank ? <ScoreBadge score={x.vectorScore} bands={bands} title="vector similarity" /> : <span className="pill">keyword match</span>}
         <span className="file">{hit.fileName}</span>
         {chunk.page > 0 && <span className="pill">page {chunk.page}</span>}
         {chunk.sectionPath.length > 0 && <span className="section-path">{chunk.sectionPath.join(" › ")}</span>}

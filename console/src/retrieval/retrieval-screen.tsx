@@ -1,6 +1,7 @@
 // A retrieval test: what a question finds, with each list's rank and score from the explanation.
 import { useState } from "react";
 import { RetrievalMode } from "../../../gen/quarry/common/v1/common_pb.ts";
+import type { KnowledgeBase } from "../../../gen/quarry/common/v1/common_pb.ts";
 import type { SearchResponse } from "../../../gen/quarry/gateway/v1/gateway_pb.ts";
 import { quarry } from "../api/client.ts";
 import { ErrorNote } from "../components/error-note.tsx";
@@ -9,6 +10,7 @@ import { ModeSelect } from "../components/mode-select.tsx";
 import { KnowledgeBasePicker } from "../components/knowledge-base-picker.tsx";
 import { useAction } from "../use-action.ts";
 import { HitCard } from "./hit-card.tsx";
+import { ScoreLegend } from "./score-legend.tsx";
 
 export function RetrievalScreen() {
   const [bases, setBases] = useState<string[]>([]);
@@ -16,15 +18,20 @@ export function RetrievalScreen() {
   const [mode, setMode] = useState(RetrievalMode.HYBRID);
   const [topK, setTopK] = useState(10);
   const [threshold, setThreshold] = useState(0);
-  const [result, setResult] = useState<{ query: string; res: SearchResponse }>();
+  const [result, setResult] = useState<{ query: string; res: SearchResponse; searched: KnowledgeBase[] }>();
   const { busy, error, run: act } = useAction();
 
   const run = (e: React.FormEvent) => {
     e.preventDefault();
-    void act(async () => setResult({ query, res: await quarry.search({ query, knowledgeBases: bases, settings: { mode, topK, minScore: threshold } }) }));
+    void act(async () => {
+      // Each base's model decides what its vector scores mean (the bands of its recorded distribution).
+      const [res, { knowledgeBases }] = await Promise.all([quarry.search({ query, knowledgeBases: bases, settings: { mode, topK, minScore: threshold } }), quarry.listKnowledgeBases({})]);
+      setResult({ query, res, searched: knowledgeBases.filter((kb) => bases.includes(kb.name)) });
+    });
   };
 
   const terms = result ? queryTerms(result.query) : [];
+  const bandsOf = new Map(result?.searched.map((kb) => [kb.id, kb.vectorScoreBands]));
   return (
     <section className="screen">
       <div className="screen-head">
@@ -51,17 +58,16 @@ export function RetrievalScreen() {
       </form>
       <ErrorNote error={error} />
       {result && (
-        <p className="summary" role="status">
-          {result.res.hits.length} results in {result.res.tookMs.toFixed(0)} ms
-          <span className="legend">
-            <span className="muted small">similarity</span>
-            <span className="score score-high">≥ 0.8</span>
-            <span className="score score-mid">≥ 0.6</span>
-            <span className="score score-low">below</span>
-          </span>
-        </p>
+        <>
+          <p className="summary" role="status">
+            {result.res.hits.length} results in {result.res.tookMs.toFixed(0)} ms
+          </p>
+          <ScoreLegend bases={result.searched} />
+        </>
       )}
-      <div className="hits">{result?.res.hits.map((hit, i) => <HitCard key={hit.chunk?.id ?? i} hit={hit} rank={i + 1} terms={terms} />)}</div>
+      <div className="hits">
+        {result?.res.hits.map((hit, i) => <HitCard key={hit.chunk?.id ?? i} hit={hit} rank={i + 1} terms={terms} bands={bandsOf.get(hit.chunk?.knowledgeBaseId ?? "")} />)}
+      </div>
     </section>
   );
 }

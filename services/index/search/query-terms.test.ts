@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { averageRowLength, BM25_B, BM25_K1, queryTermWeight, weightedQueryTerms } from "./query-terms.ts";
+import { ENGLISH_STOP_WORDS } from "./stop-words.ts";
 
 describe("queryTermWeight", () => {
   it("is 1 for a word said once and grows with each repetition, by less each time", () => {
@@ -52,5 +53,15 @@ describe("weightedQueryTerms", () => {
 
   it("has no groups for a question without searchable words", () => {
     expect(weightedQueryTerms("…!? ，。", 50)).toEqual([]);
+  });
+});
+
+describe("weightedQueryTerms with a stop list", () => {
+  it("keeps the question's other words only, so a chunk sharing just 'of' or 'the' would be no keyword hit", () => {
+    expect(weightedQueryTerms("The history of tea in Yunnan", 0, ENGLISH_STOP_WORDS).flatMap((g) => g.terms)).toEqual(["history", "tea", "yunnan"]);
+  });
+
+  it("gives a question of stop words only no terms: the keyword list is empty", () => {
+    expect(weightedQueryTerms("Is it these, or not?", 20, ENGLISH_STOP_WORDS)).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@
 // whole argument, a pasted paragraph) repeats its subject and counts it nearly in full. Counting
 // each term once, or every repetition in full (Lucene's match query), was measured against it in
 // docs/EVALUATION.md; no constant here is tuned to a benchmark set.
+import { NO_STOP_WORDS } from "./stop-words.ts";
 import { queryTermCounts } from "./text-segmenter.ts";
 
 /** BM25's k1 and b in FTS5 and Lucene (their defaults; Quarry changes neither). */
@@ -43,11 +44,14 @@ export interface WeightedTerms {
 }
 
 /**
- * The question's distinct terms grouped by weight, terms said once first; no groups for a question
- * without searchable words. BM25 is a sum over terms, so the weighted score is Σ weight × BM25(terms).
+ * The question's distinct terms grouped by weight, terms said once first, leaving out `stopWords`;
+ * no groups for a question without searchable words (or with stop words only: then the keyword list
+ * is empty and a hybrid search is the vector list alone). BM25 is a sum over terms, so the weighted
+ * score is Σ weight × BM25(terms). Every backend searches with every word today: leaving out
+ * ENGLISH_STOP_WORDS (stop-words.ts) is measured by eval/stop-word-study.ts and waits for ArguAna.
  */
-export function weightedQueryTerms(text: string, averageLength: number): WeightedTerms[] {
-  const counts = queryTermCounts(text);
+export function weightedQueryTerms(text: string, averageLength: number, stopWords: ReadonlySet<string> = NO_STOP_WORDS): WeightedTerms[] {
+  const counts = new Map([...queryTermCounts(text)].filter(([term]) => !stopWords.has(term)));
   const questionLength = [...counts.values()].reduce((sum, count) => sum + count, 0);
   const groups = new Map<number, string[]>();
   for (const [term, count] of counts) groups.set(count, [...(groups.get(count) ?? []), term]);

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/common/v1/common.proto.
  */
 export const file_quarry_common_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvY29tbW9uL3YxL2NvbW1vbi5wcm90bxIQcXVhcnJ5LmNvbW1vbi52MSKPAgoQQ2h1bmtpbmdTZXR0aW5ncxI0CghzdHJhdGVneRgBIAEoDjIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTdHJhdGVneRISCgpjaHVua19zaXplGAIgASgNEhUKDWNodW5rX292ZXJsYXAYAyABKA0SEgoKc2VwYXJhdG9ycxgEIAMoCRIsCgZwYXJlbnQYBSABKA4yHC5xdWFycnkuY29tbW9uLnYxLlBhcmVudE1vZGUSGQoRcGFyZW50X21heF90b2tlbnMYBiABKA0SPQoPZG9jdW1lbnRfdmVjdG9yGAcgASgOMiQucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudFZlY3Rvck1vZGUiYwoNUHJldmlld1BhcmVudBItCgZwYXJlbnQYASABKAsyHS5xdWFycnkuY29tbW9uLnYxLkNodW5rUGFyZW50EgwKBHRleHQYAiABKAkSFQoNY2h1bmtfaW5kZXhlcxgDIAMoDSKhAQoLQ2h1bmtQYXJlbnQSDQoFaW5kZXgYASABKA0SFAoMc3RhcnRfb2Zmc2V0GAIgASgNEhIKCmVuZF9vZmZzZXQYAyABKA0SEwoLdG9rZW5fY291bnQYBCABKA0SFAoMc2VjdGlvbl9wYXRoGAUgAygJEhkKEWZpcnN0X2NodW5rX2luZGV4GAYgASgNEhMKC2NodW5rX2NvdW50GAcgASgNIqcDCg1Lbm93bGVkZ2VCYXNlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSFwoPZW1iZWRkaW5nX21vZGVsGAQgASgJEhsKE2VtYmVkZGluZ19kaW1lbnNpb24YBSABKA0SNAoIY2h1bmtpbmcYBiABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSFgoOZG9jdW1lbnRfY291bnQYByABKAQSEwoLY2h1bmtfY291bnQYCCABKAQSEwoLdG9rZW5fY291bnQYCSABKAQSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoMbW9kZWxfY2hhbmdlGAwgASgLMh0ucXVhcnJ5LmNvbW1vbi52MS5Nb2RlbENoYW5nZRIkChxjb3JyZWN0aW9uc19mb3JfYXNzaXN0YW50X2lkGA0gASgJIqgCCgtNb2RlbENoYW5nZRIUCgx0YXJnZXRfbW9kZWwYASABKAkSGAoQdGFyZ2V0X2RpbWVuc2lvbhgCIAEoDRIWCg5wcmV2aW91c19tb2RlbBgDIAEoCRIxCgVzdGF0ZRgEIAEoDjIiLnF1YXJyeS5jb21tb24udjEuTW9kZWxDaGFuZ2VTdGF0ZRIWCg5kb2N1bWVudHNfZG9uZRgFIAEoDRIXCg9kb2N1bWVudHNfdG90YWwYBiABKA0SDQoFZXJyb3IYByABKAkSLgoKc3RhcnRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAikgQKCERvY3VtZW50EgoKAmlkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEhEKCWZpbGVfbmFtZRgDIAEoCRIRCgltaW1lX3R5cGUYBCABKAkSEgoKc2l6ZV9ieXRlcxgFIAEoBBIUCgxjb250ZW50X2hhc2gYBiABKAkSDwoHdmVyc2lvbhgHIAEoAxIwCgZzdGF0dXMYCCABKA4yIC5xdWFycnkuY29tbW9uLnYxLkRvY3VtZW50U3RhdHVzEhgKEHByb2dyZXNzX3BlcmNlbnQYCSABKA0SEwoLY2h1bmtfY291bnQYCiABKA0SEwoLdG9rZW5fY291bnQYCyABKA0SFQoNZXJyb3JfbWVzc2FnZRgMIAEoCRIPCgdlbmFibGVkGA0gASgIEjoKCG1ldGFkYXRhGA4gAygLMigucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudC5NZXRhZGF0YUVudHJ5Ei4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2NodW5rX2VkaXRzGBEgASgJGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJECghQYWdlU3BhbhIOCgZudW1iZXIYASABKA0SFAoMc3RhcnRfb2Zmc2V0GAIgASgNEhIKCmVuZF9vZmZzZXQYAyABKA0iVAoLU2VjdGlvblNwYW4SDAoEcGF0aBgBIAMoCRINCgVsZXZlbBgCIAEoDRIUCgxzdGFydF9vZmZzZXQYAyABKA0SEgoKZW5kX29mZnNldBgEIAEoDSKQAgoOUGFyc2VkRG9jdW1lbnQSDAoEdGV4dBgBIAEoCRIRCgltaW1lX3R5cGUYAiABKAkSDgoGcGFyc2VyGAMgASgJEikKBXBhZ2VzGAQgAygLMhoucXVhcnJ5LmNvbW1vbi52MS5QYWdlU3BhbhIvCghzZWN0aW9ucxgFIAMoCzIdLnF1YXJyeS5jb21tb24udjEuU2VjdGlvblNwYW4SQAoIbWV0YWRhdGEYBiADKAsyLi5xdWFycnkuY29tbW9uLnYxLlBhcnNlZERvY3VtZW50Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIt4CCgVDaHVuaxIKCgJpZBgBIAEoCRITCgtkb2N1bWVudF9pZBgCIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgDIAEoCRINCgVpbmRleBgEIAEoDRIMCgR0ZXh0GAUgASgJEhMKC3Rva2VuX2NvdW50GAYgASgNEgwKBHBhZ2UYByABKA0SEAoIcGFnZV9lbmQYCCABKA0SFAoMc2VjdGlvbl9wYXRoGAkgAygJEhQKDHN0YXJ0X29mZnNldBgKIAEoDRISCgplbmRfb2Zmc2V0GAsgASgNEi0KBnBhcmVudBgMIAEoCzIdLnF1YXJyeS5jb21tb24udjEuQ2h1bmtQYXJlbnQSDgoGZWRpdGVkGA0gASgIEg4KBm1hbnVhbBgOIAEoCBIPCgd2ZXJzaW9uGA8gASgNEhAKCGRpc2FibGVkGBAgASgIEhUKDW9yaWdpbmFsX3RleHQYESABKAki+gEKCkhpdEV4cGxhaW4SEQoJYm0yNV9yYW5rGAEgASgNEhIKCmJtMjVfc2NvcmUYAiABKAESEwoLdmVjdG9yX3JhbmsYAyABKA0SFAoMdmVjdG9yX3Njb3JlGAQgASgBEhMKC2Z1c2VkX3Njb3JlGAUgASgBEhAKCGZhbGxiYWNrGAYgASgIEhkKDHJlcmFua19zY29yZRgHIAEoAUgAiAEBEhgKEG1lcmdlZF9jaHVua19pZHMYCCADKAkSFQoNZG9jdW1lbnRfcmFuaxgJIAEoDRIWCg5kb2N1bWVudF9zY29yZRgKIAEoAUIPCg1fcmVyYW5rX3Njb3JlIoQBCglTZWFyY2hIaXQSJgoFY2h1bmsYASABKAsyFy5xdWFycnkuY29tbW9uLnYxLkNodW5rEhEKCWZpbGVfbmFtZRgCIAEoCRINCgVzY29yZRgDIAEoARItCgdleHBsYWluGAQgASgLMhwucXVhcnJ5LmNvbW1vbi52MS5IaXRFeHBsYWluIoMCCghDaXRhdGlvbhIOCgZtYXJrZXIYASABKA0SEAoIY2h1bmtfaWQYAiABKAkSEwoLZG9jdW1lbnRfaWQYAyABKAkSEQoJZmlsZV9uYW1lGAQgASgJEgwKBHBhZ2UYBSABKA0SEAoIcGFnZV9lbmQYBiABKA0SFAoMc2VjdGlvbl9wYXRoGAcgAygJEhQKDHN0YXJ0X29mZnNldBgIIAEoDRISCgplbmRfb2Zmc2V0GAkgASgNEg8KB3NuaXBwZXQYCiABKAkSDQoFc2NvcmUYCyABKAESLQoGcGFyZW50GAwgASgLMh0ucXVhcnJ5LmNvbW1vbi52MS5DaHVua1BhcmVudCJTCgVVc2FnZRIVCg1wcm9tcHRfdG9rZW5zGAEgASgNEhkKEWNvbXBsZXRpb25fdG9rZW5zGAIgASgNEhgKEGVtYmVkZGluZ190b2tlbnMYAyABKA0qVgoQQ2h1bmtpbmdTdHJhdGVneRIhCh1DSFVOS0lOR19TVFJBVEVHWV9VTlNQRUNJRklFRBAAEh8KG0NIVU5LSU5HX1NUUkFURUdZX1JFQ1VSU0lWRRABKncKEkRvY3VtZW50VmVjdG9yTW9kZRIkCiBET0NVTUVOVF9WRUNUT1JfTU9ERV9VTlNQRUNJRklFRBAAEhwKGERPQ1VNRU5UX1ZFQ1RPUl9NT0RFX09GRhABEh0KGURPQ1VNRU5UX1ZFQ1RPUl9NT0RFX0FVVE8QAipyCgpQYXJlbnRNb2RlEhsKF1BBUkVOVF9NT0RFX1VOU1BFQ0lGSUVEEAASFAoQUEFSRU5UX01PREVfTk9ORRABEhcKE1BBUkVOVF9NT0RFX1NFQ1RJT04QAhIYChRQQVJFTlRfTU9ERV9ET0NVTUVOVBADKpIBChBNb2RlbENoYW5nZVN0YXRlEiIKHk1PREVMX0NIQU5HRV9TVEFURV9VTlNQRUNJRklFRBAAEh4KGk1PREVMX0NIQU5HRV9TVEFURV9SVU5OSU5HEAESGwoXTU9ERUxfQ0hBTkdFX1NUQVRFX0RPTkUQAhIdChlNT0RFTF9DSEFOR0VfU1RBVEVfRkFJTEVEEAMq/QEKDkRvY3VtZW50U3RhdHVzEh8KG0RPQ1VNRU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0RPQ1VNRU5UX1NUQVRVU19QRU5ESU5HEAESGwoXRE9DVU1FTlRfU1RBVFVTX1BBUlNJTkcQAhIcChhET0NVTUVOVF9TVEFUVVNfQ0hVTktJTkcQAxIdChlET0NVTUVOVF9TVEFUVVNfRU1CRURESU5HEAQSHAoYRE9DVU1FTlRfU1RBVFVTX0lOREVYSU5HEAUSGQoVRE9DVU1FTlRfU1RBVFVTX1JFQURZEAYSGgoWRE9DVU1FTlRfU1RBVFVTX0ZBSUxFRBAHKn4KDVJldHJpZXZhbE1vZGUSHgoaUkVUUklFVkFMX01PREVfVU5TUEVDSUZJRUQQABIZChVSRVRSSUVWQUxfTU9ERV9IWUJSSUQQARIXChNSRVRSSUVWQUxfTU9ERV9CTTI1EAISGQoVUkVUUklFVkFMX01PREVfVkVDVE9SEANiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Ch1xdWFycnkvY29tbW9uL3YxL2NvbW1vbi5wcm90bxIQcXVhcnJ5LmNvbW1vbi52MSKPAgoQQ2h1bmtpbmdTZXR0aW5ncxI0CghzdHJhdGVneRgBIAEoDjIiLnF1YXJyeS5jb21tb24udjEuQ2h1bmtpbmdTdHJhdGVneRISCgpjaHVua19zaXplGAIgASgNEhUKDWNodW5rX292ZXJsYXAYAyABKA0SEgoKc2VwYXJhdG9ycxgEIAMoCRIsCgZwYXJlbnQYBSABKA4yHC5xdWFycnkuY29tbW9uLnYxLlBhcmVudE1vZGUSGQoRcGFyZW50X21heF90b2tlbnMYBiABKA0SPQoPZG9jdW1lbnRfdmVjdG9yGAcgASgOMiQucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudFZlY3Rvck1vZGUiYwoNUHJldmlld1BhcmVudBItCgZwYXJlbnQYASABKAsyHS5xdWFycnkuY29tbW9uLnYxLkNodW5rUGFyZW50EgwKBHRleHQYAiABKAkSFQoNY2h1bmtfaW5kZXhlcxgDIAMoDSKhAQoLQ2h1bmtQYXJlbnQSDQoFaW5kZXgYASABKA0SFAoMc3RhcnRfb2Zmc2V0GAIgASgNEhIKCmVuZF9vZmZzZXQYAyABKA0SEwoLdG9rZW5fY291bnQYBCABKA0SFAoMc2VjdGlvbl9wYXRoGAUgAygJEhkKEWZpcnN0X2NodW5rX2luZGV4GAYgASgNEhMKC2NodW5rX2NvdW50GAcgASgNIucDCg1Lbm93bGVkZ2VCYXNlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSFwoPZW1iZWRkaW5nX21vZGVsGAQgASgJEhsKE2VtYmVkZGluZ19kaW1lbnNpb24YBSABKA0SNAoIY2h1bmtpbmcYBiABKAsyIi5xdWFycnkuY29tbW9uLnYxLkNodW5raW5nU2V0dGluZ3MSFgoOZG9jdW1lbnRfY291bnQYByABKAQSEwoLY2h1bmtfY291bnQYCCABKAQSEwoLdG9rZW5fY291bnQYCSABKAQSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoMbW9kZWxfY2hhbmdlGAwgASgLMh0ucXVhcnJ5LmNvbW1vbi52MS5Nb2RlbENoYW5nZRIkChxjb3JyZWN0aW9uc19mb3JfYXNzaXN0YW50X2lkGA0gASgJEj4KEnZlY3Rvcl9zY29yZV9iYW5kcxgXIAEoCzIiLnF1YXJyeS5jb21tb24udjEuVmVjdG9yU2NvcmVCYW5kcyJ2ChBWZWN0b3JTY29yZUJhbmRzEhcKD3JlbGV2YW50X21lZGlhbhgBIAEoAhIUCgxyZWxldmFudF9wMjUYAiABKAISHgoWYmVzdF9pcnJlbGV2YW50X21lZGlhbhgDIAEoAhITCgttZWFzdXJlZF9vbhgEIAMoCSKoAgoLTW9kZWxDaGFuZ2USFAoMdGFyZ2V0X21vZGVsGAEgASgJEhgKEHRhcmdldF9kaW1lbnNpb24YAiABKA0SFgoOcHJldmlvdXNfbW9kZWwYAyABKAkSMQoFc3RhdGUYBCABKA4yIi5xdWFycnkuY29tbW9uLnYxLk1vZGVsQ2hhbmdlU3RhdGUSFgoOZG9jdW1lbnRzX2RvbmUYBSABKA0SFwoPZG9jdW1lbnRzX3RvdGFsGAYgASgNEg0KBWVycm9yGAcgASgJEi4KCnN0YXJ0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpIECghEb2N1bWVudBIKCgJpZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIRCglmaWxlX25hbWUYAyABKAkSEQoJbWltZV90eXBlGAQgASgJEhIKCnNpemVfYnl0ZXMYBSABKAQSFAoMY29udGVudF9oYXNoGAYgASgJEg8KB3ZlcnNpb24YByABKAMSMAoGc3RhdHVzGAggASgOMiAucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudFN0YXR1cxIYChBwcm9ncmVzc19wZXJjZW50GAkgASgNEhMKC2NodW5rX2NvdW50GAogASgNEhMKC3Rva2VuX2NvdW50GAsgASgNEhUKDWVycm9yX21lc3NhZ2UYDCABKAkSDwoHZW5hYmxlZBgNIAEoCBI6CghtZXRhZGF0YRgOIAMoCzIoLnF1YXJyeS5jb21tb24udjEuRG9jdW1lbnQuTWV0YWRhdGFFbnRyeRIuCgpjcmVhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtjaHVua19lZGl0cxgRIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiRAoIUGFnZVNwYW4SDgoGbnVtYmVyGAEgASgNEhQKDHN0YXJ0X29mZnNldBgCIAEoDRISCgplbmRfb2Zmc2V0GAMgASgNIlQKC1NlY3Rpb25TcGFuEgwKBHBhdGgYASADKAkSDQoFbGV2ZWwYAiABKA0SFAoMc3RhcnRfb2Zmc2V0GAMgASgNEhIKCmVuZF9vZmZzZXQYBCABKA0ikAIKDlBhcnNlZERvY3VtZW50EgwKBHRleHQYASABKAkSEQoJbWltZV90eXBlGAIgASgJEg4KBnBhcnNlchgDIAEoCRIpCgVwYWdlcxgEIAMoCzIaLnF1YXJyeS5jb21tb24udjEuUGFnZVNwYW4SLwoIc2VjdGlvbnMYBSADKAsyHS5xdWFycnkuY29tbW9uLnYxLlNlY3Rpb25TcGFuEkAKCG1ldGFkYXRhGAYgAygLMi4ucXVhcnJ5LmNvbW1vbi52MS5QYXJzZWREb2N1bWVudC5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLeAgoFQ2h1bmsSCgoCaWQYASABKAkSEwoLZG9jdW1lbnRfaWQYAiABKAkSGQoRa25vd2xlZGdlX2Jhc2VfaWQYAyABKAkSDQoFaW5kZXgYBCABKA0SDAoEdGV4dBgFIAEoCRITCgt0b2tlbl9jb3VudBgGIAEoDRIMCgRwYWdlGAcgASgNEhAKCHBhZ2VfZW5kGAggASgNEhQKDHNlY3Rpb25fcGF0aBgJIAMoCRIUCgxzdGFydF9vZmZzZXQYCiABKA0SEgoKZW5kX29mZnNldBgLIAEoDRItCgZwYXJlbnQYDCABKAsyHS5xdWFycnkuY29tbW9uLnYxLkNodW5rUGFyZW50Eg4KBmVkaXRlZBgNIAEoCBIOCgZtYW51YWwYDiABKAgSDwoHdmVyc2lvbhgPIAEoDRIQCghkaXNhYmxlZBgQIAEoCBIVCg1vcmlnaW5hbF90ZXh0GBEgASgJIvoBCgpIaXRFeHBsYWluEhEKCWJtMjVfcmFuaxgBIAEoDRISCgpibTI1X3Njb3JlGAIgASgBEhMKC3ZlY3Rvcl9yYW5rGAMgASgNEhQKDHZlY3Rvcl9zY29yZRgEIAEoARITCgtmdXNlZF9zY29yZRgFIAEoARIQCghmYWxsYmFjaxgGIAEoCBIZCgxyZXJhbmtfc2NvcmUYByABKAFIAIgBARIYChBtZXJnZWRfY2h1bmtfaWRzGAggAygJEhUKDWRvY3VtZW50X3JhbmsYCSABKA0SFgoOZG9jdW1lbnRfc2NvcmUYCiABKAFCDwoNX3JlcmFua19zY29yZSKEAQoJU2VhcmNoSGl0EiYKBWNodW5rGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxIRCglmaWxlX25hbWUYAiABKAkSDQoFc2NvcmUYAyABKAESLQoHZXhwbGFpbhgEIAEoCzIcLnF1YXJyeS5jb21tb24udjEuSGl0RXhwbGFpbiKDAgoIQ2l0YXRpb24SDgoGbWFya2VyGAEgASgNEhAKCGNodW5rX2lkGAIgASgJEhMKC2RvY3VtZW50X2lkGAMgASgJEhEKCWZpbGVfbmFtZRgEIAEoCRIMCgRwYWdlGAUgASgNEhAKCHBhZ2VfZW5kGAYgASgNEhQKDHNlY3Rpb25fcGF0aBgHIAMoCRIUCgxzdGFydF9vZmZzZXQYCCABKA0SEgoKZW5kX29mZnNldBgJIAEoDRIPCgdzbmlwcGV0GAogASgJEg0KBXNjb3JlGAsgASgBEi0KBnBhcmVudBgMIAEoCzIdLnF1YXJyeS5jb21tb24udjEuQ2h1bmtQYXJlbnQiUwoFVXNhZ2USFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIZChFjb21wbGV0aW9uX3Rva2VucxgCIAEoDRIYChBlbWJlZGRpbmdfdG9rZW5zGAMgASgNKlYKEENodW5raW5nU3RyYXRlZ3kSIQodQ0hVTktJTkdfU1RSQVRFR1lfVU5TUEVDSUZJRUQQABIfChtDSFVOS0lOR19TVFJBVEVHWV9SRUNVUlNJVkUQASp3ChJEb2N1bWVudFZlY3Rvck1vZGUSJAogRE9DVU1FTlRfVkVDVE9SX01PREVfVU5TUEVDSUZJRUQQABIcChhET0NVTUVOVF9WRUNUT1JfTU9ERV9PRkYQARIdChlET0NVTUVOVF9WRUNUT1JfTU9ERV9BVVRPEAIqcgoKUGFyZW50TW9kZRIbChdQQVJFTlRfTU9ERV9VTlNQRUNJRklFRBAAEhQKEFBBUkVOVF9NT0RFX05PTkUQARIXChNQQVJFTlRfTU9ERV9TRUNUSU9OEAISGAoUUEFSRU5UX01PREVfRE9DVU1FTlQQAyqSAQoQTW9kZWxDaGFuZ2VTdGF0ZRIiCh5NT0RFTF9DSEFOR0VfU1RBVEVfVU5TUEVDSUZJRUQQABIeChpNT0RFTF9DSEFOR0VfU1RBVEVfUlVOTklORxABEhsKF01PREVMX0NIQU5HRV9TVEFURV9ET05FEAISHQoZTU9ERUxfQ0hBTkdFX1NUQVRFX0ZBSUxFRBADKv0BCg5Eb2N1bWVudFN0YXR1cxIfChtET0NVTUVOVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdET0NVTUVOVF9TVEFUVVNfUEVORElORxABEhsKF0RPQ1VNRU5UX1NUQVRVU19QQVJTSU5HEAISHAoYRE9DVU1FTlRfU1RBVFVTX0NIVU5LSU5HEAMSHQoZRE9DVU1FTlRfU1RBVFVTX0VNQkVERElORxAEEhwKGERPQ1VNRU5UX1NUQVRVU19JTkRFWElORxAFEhkKFURPQ1VNRU5UX1NUQVRVU19SRUFEWRAGEhoKFkRPQ1VNRU5UX1NUQVRVU19GQUlMRUQQByp+Cg1SZXRyaWV2YWxNb2RlEh4KGlJFVFJJRVZBTF9NT0RFX1VOU1BFQ0lGSUVEEAASGQoVUkVUUklFVkFMX01PREVfSFlCUklEEAESFwoTUkVUUklFVkFMX01PREVfQk0yNRACEhkKFVJFVFJJRVZBTF9NT0RFX1ZFQ1RPUhADYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message quarry.common.v1.ChunkingSettings
@@ -243,6 +243,15 @@ export type KnowledgeBase = Message<"quarry.common.v1.KnowledgeBase"> & {
    * @generated from field: string corrections_for_assistant_id = 13;
    */
   correctionsForAssistantId: string;
+
+  /**
+   * Where the embedding model's cosine scores fall on its own evaluation sets: what a vector score
+   * means for this base (a raw cosine has a different scale for each model). Unset for a model
+   * whose distribution was never recorded.
+   *
+   * @generated from field: quarry.common.v1.VectorScoreBands vector_score_bands = 23;
+   */
+  vectorScoreBands?: VectorScoreBands | undefined;
 };
 
 /**
@@ -251,6 +260,48 @@ export type KnowledgeBase = Message<"quarry.common.v1.KnowledgeBase"> & {
  */
 export const KnowledgeBaseSchema: GenMessage<KnowledgeBase> = /*@__PURE__*/
   messageDesc(file_quarry_common_v1_common, 3);
+
+/**
+ * Percentiles of a model's cosine scores, recorded on public evaluation sets (eval/model-scores.ts).
+ *
+ * @generated from message quarry.common.v1.VectorScoreBands
+ */
+export type VectorScoreBands = Message<"quarry.common.v1.VectorScoreBands"> & {
+  /**
+   * The median cosine of a question and a passage judged relevant to it.
+   *
+   * @generated from field: float relevant_median = 1;
+   */
+  relevantMedian: number;
+
+  /**
+   * A quarter of relevant passages score below this.
+   *
+   * @generated from field: float relevant_p25 = 2;
+   */
+  relevantP25: number;
+
+  /**
+   * The median, over questions, of the best cosine with a passage not judged relevant.
+   *
+   * @generated from field: float best_irrelevant_median = 3;
+   */
+  bestIrrelevantMedian: number;
+
+  /**
+   * The sets the figures were measured on (e.g. "scifact", "arguana-public").
+   *
+   * @generated from field: repeated string measured_on = 4;
+   */
+  measuredOn: string[];
+};
+
+/**
+ * Describes the message quarry.common.v1.VectorScoreBands.
+ * Use `create(VectorScoreBandsSchema)` to create a new message.
+ */
+export const VectorScoreBandsSchema: GenMessage<VectorScoreBands> = /*@__PURE__*/
+  messageDesc(file_quarry_common_v1_common, 4);
 
 /**
  * @generated from message quarry.common.v1.ModelChange
@@ -311,7 +362,7 @@ export type ModelChange = Message<"quarry.common.v1.ModelChange"> & {
  * Use `create(ModelChangeSchema)` to create a new message.
  */
 export const ModelChangeSchema: GenMessage<ModelChange> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 4);
+  messageDesc(file_quarry_common_v1_common, 5);
 
 /**
  * @generated from message quarry.common.v1.Document
@@ -418,7 +469,7 @@ export type Document = Message<"quarry.common.v1.Document"> & {
  * Use `create(DocumentSchema)` to create a new message.
  */
 export const DocumentSchema: GenMessage<Document> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 5);
+  messageDesc(file_quarry_common_v1_common, 6);
 
 /**
  * @generated from message quarry.common.v1.PageSpan
@@ -445,7 +496,7 @@ export type PageSpan = Message<"quarry.common.v1.PageSpan"> & {
  * Use `create(PageSpanSchema)` to create a new message.
  */
 export const PageSpanSchema: GenMessage<PageSpan> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 6);
+  messageDesc(file_quarry_common_v1_common, 7);
 
 /**
  * @generated from message quarry.common.v1.SectionSpan
@@ -477,7 +528,7 @@ export type SectionSpan = Message<"quarry.common.v1.SectionSpan"> & {
  * Use `create(SectionSpanSchema)` to create a new message.
  */
 export const SectionSpanSchema: GenMessage<SectionSpan> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 7);
+  messageDesc(file_quarry_common_v1_common, 8);
 
 /**
  * A parsed document: readable text plus page and section spans as offsets into it.
@@ -521,7 +572,7 @@ export type ParsedDocument = Message<"quarry.common.v1.ParsedDocument"> & {
  * Use `create(ParsedDocumentSchema)` to create a new message.
  */
 export const ParsedDocumentSchema: GenMessage<ParsedDocument> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 8);
+  messageDesc(file_quarry_common_v1_common, 9);
 
 /**
  * @generated from message quarry.common.v1.Chunk
@@ -636,7 +687,7 @@ export type Chunk = Message<"quarry.common.v1.Chunk"> & {
  * Use `create(ChunkSchema)` to create a new message.
  */
 export const ChunkSchema: GenMessage<Chunk> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 9);
+  messageDesc(file_quarry_common_v1_common, 10);
 
 /**
  * Why a hit ranks where it does. Ranks are 1-based; 0 means the hit was not in that list.
@@ -715,7 +766,7 @@ export type HitExplain = Message<"quarry.common.v1.HitExplain"> & {
  * Use `create(HitExplainSchema)` to create a new message.
  */
 export const HitExplainSchema: GenMessage<HitExplain> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 10);
+  messageDesc(file_quarry_common_v1_common, 11);
 
 /**
  * @generated from message quarry.common.v1.SearchHit
@@ -747,7 +798,7 @@ export type SearchHit = Message<"quarry.common.v1.SearchHit"> & {
  * Use `create(SearchHitSchema)` to create a new message.
  */
 export const SearchHitSchema: GenMessage<SearchHit> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 11);
+  messageDesc(file_quarry_common_v1_common, 12);
 
 /**
  * @generated from message quarry.common.v1.Citation
@@ -824,7 +875,7 @@ export type Citation = Message<"quarry.common.v1.Citation"> & {
  * Use `create(CitationSchema)` to create a new message.
  */
 export const CitationSchema: GenMessage<Citation> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 12);
+  messageDesc(file_quarry_common_v1_common, 13);
 
 /**
  * @generated from message quarry.common.v1.Usage
@@ -851,7 +902,7 @@ export type Usage = Message<"quarry.common.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_quarry_common_v1_common, 13);
+  messageDesc(file_quarry_common_v1_common, 14);
 
 /**
  * @generated from enum quarry.common.v1.ChunkingStrategy
