@@ -86,6 +86,8 @@ export function assembleGateway(env: Env, peers: Peers, shared: SharedDeps): Ass
       void sweepUnderLease(leases, sweepDeps(index, shared.bus, shared.blobs, config.limits, logger), startedAt, stopping.signal).catch((error: unknown) => {
         if (!stopping.signal.aborted) logger.warn({ err: error }, "the sweep of interrupted uploads failed; it runs again at the next start");
       });
+      sources!.useLeases(leases);
+      void sources!.recoverInterrupted().catch((error: unknown) => logger.warn({ err: error }, "could not mark interrupted source syncs; the next start tries again"));
       const schedule = new SourceSchedule(sources!, { tickMs: config.sourceTickMs, logger });
       schedule.start();
       return [{ close: (options) => hub.close(options) }, { close: () => schedule.stop() }];

@@ -8,6 +8,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { SourceSchema, SourceSyncSchema, SourceSyncState, type Source, type SourceSync } from "../../gen/quarry/common/v1/source_pb.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../lib/errors.ts";
+import type { HeldLease, Leases } from "../../lib/leases/leases.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { checkFolderSettings, FolderLister } from "./folder-lister.ts";
 import type { SourceLister } from "./lister.ts";
@@ -62,16 +63,51 @@ export function withoutSecrets(source: Source): Source {
   return { ...source, kind: { case: "s3", value: { ...s3, secretAccessKey: "", secretAccessKeySet: s3.secretAccessKey !== "" } } };
 }
 
+/** The lease a sync holds, in the engine every gateway shares: one sync of a source at a time across them. */
+export const syncLeaseName = (sourceId: string) => `source-sync:${sourceId}`;
+
 export class Sources {
-  // One process's guard: two syncs of one source never overlap here. When several gateway replicas
-  // run, the cluster work's lease replaces it (a sync holds the source's lease, not this set).
+  // One process's guard: two syncs of one source never overlap here; across gateway replicas the
+  // source's lease (useLeases) keeps a second gateway from starting one.
   private readonly running = new Set<string>();
+  private leases: Leases | undefined;
   /** The running syncs' progress, by source id. */
   private readonly live = new Map<string, LiveSync>();
   private readonly now: () => Date;
 
   constructor(private readonly deps: SourcesDeps) {
     this.now = deps.now ?? (() => new Date());
+  }
+
+  /** From now on each sync holds its source's lease (the gateway opens the leases with its workers). */
+  useLeases(leases: Leases): void {
+    this.leases = leases;
+  }
+
+  /**
+   * Marks failed each sync recorded as running that no gateway runs (its lease is free): the
+   * process running it stopped (a crash, a kill -9). Its next sync resumes from the cursor, which
+   * was written per item.
+   */
+  async recoverInterrupted(): Promise<Source[]> {
+    const recovered: Source[] = [];
+    for (const source of await this.deps.records.list()) {
+      if (source.lastSync?.state !== SourceSyncState.RUNNING || this.running.has(source.id)) continue;
+      const lease = await this.leases?.tryAcquire(syncLeaseName(source.id));
+      if (this.leases && !lease) continue;
+      try {
+        const interrupted = create(SourceSyncSchema, {
+          ...source.lastSync,
+          state: SourceSyncState.FAILED,
+          finishedAt: timestampFromDate(this.now()),
+          error: "interrupted: the gateway running this sync stopped before it finished; the next sync goes on from what was recorded",
+        });
+        recovered.push(await this.deps.records.save({ ...source, lastSync: interrupted }));
+      } finally {
+        await lease?.release();
+      }
+    }
+    return recovered;
   }
 
   async add(knowledgeBase: string, given: Source): Promise<Source> {
@@ -146,6 +182,16 @@ export class Sources {
   /** Runs one sync, recording it as running and then its outcome; refuses a second at once. */
   async run(source: Source): Promise<Source> {
     if (this.running.has(source.id)) throw new FailedPreconditionError(`a sync of the source ${source.name} is already running`);
+    const lease: HeldLease | undefined = await this.leases?.tryAcquire(syncLeaseName(source.id));
+    if (this.leases && !lease) throw new FailedPreconditionError(`a sync of the source ${source.name} is already running in another gateway`);
+    try {
+      return await this.runHolding(source, lease);
+    } finally {
+      await lease?.release();
+    }
+  }
+
+  private async runHolding(source: Source, lease: HeldLease | undefined): Promise<Source> {
     const startedAt = timestampFromDate(this.now());
     const running = create(SourceSyncSchema, { state: SourceSyncState.RUNNING, startedAt });
     const live = new LiveSync(running);
@@ -157,6 +203,8 @@ export class Sources {
       let last: SyncCounts | undefined;
       try {
         const progress = (counts: SyncCounts) => {
+          // A sync whose lease was lost (another gateway may take it over) stops at its next item.
+          lease?.assertOwned();
           last = counts;
           live.update(create(SourceSyncSchema, { ...counts, state: SourceSyncState.RUNNING, startedAt }));
         };
