@@ -161,6 +161,8 @@ const PROBES: Record<string, Probe> = {
     own: (c, w) => c.previewChunks({ fileName: "p.txt", content: text("preview me"), knowledgeBase: w.a.name }),
   },
   listReadableFormats: { other: async () => "names no base", own: (c) => c.listReadableFormats({}) },
+  listEmbeddingModels: { other: async () => "names no base", own: (c) => c.listEmbeddingModels({}) },
+  getCaller: { other: async () => "names no base: a key learns only itself", own: (c) => c.getCaller({}) },
   // Sources name their base: another tenant's source is behind its base's scope.
   addSource: {
     other: (c, w) => c.addSource({ knowledgeBase: w.b.name, source: { name: "docs", kind: { case: "folder", value: { path: tmpdir() } } } }),
@@ -168,6 +170,10 @@ const PROBES: Record<string, Probe> = {
   },
   listSources: { other: (c, w) => c.listSources({ knowledgeBase: w.b.id }), own: (c, w) => c.listSources({ knowledgeBase: w.a.id }) },
   syncSource: { other: (c, w) => c.syncSource({ knowledgeBase: w.b.name, source: "docs" }), own: async (c, w) => c.syncSource({ knowledgeBase: w.a.name, source: await ownSource(c, w) }) },
+  watchSourceSync: {
+    other: (c, w) => drain(c.watchSourceSync({ knowledgeBase: w.b.name, source: "docs" }, { signal: AbortSignal.timeout(30_000) })),
+    own: async (c, w) => drain(c.watchSourceSync({ knowledgeBase: w.a.name, source: await ownSource(c, w) }, { signal: AbortSignal.timeout(30_000) })),
+  },
   removeSource: { other: (c, w) => c.removeSource({ knowledgeBase: w.b.name, source: "docs" }), own: async (c, w) => c.removeSource({ knowledgeBase: w.a.name, source: await ownSource(c, w) }) },
   search: { other: (c, w) => c.search({ query: "secret", knowledgeBases: [w.a.id, w.b.name] }), own: (c, w) => c.search({ query: "secret", knowledgeBases: [w.a.name] }) },
   chat: {
@@ -342,7 +348,7 @@ function describeAccessControl(backend: string, backendEnv: () => Env, cleanup: 
         const scoped = gatewayClient(quarry.url, keys[name]);
         for (const method of QuarryService.methods) {
           const code = await codeOf(() => PROBES[method.localName].other(scoped, world));
-          if (["listKnowledgeBases", "listAssistants", "listReadableFormats"].includes(method.localName)) continue;
+          if (["listKnowledgeBases", "listAssistants", "listReadableFormats", "listEmbeddingModels", "getCaller"].includes(method.localName)) continue;
           // A call no scoped key may make is refused; what the other tenant holds does not exist for it.
           const rule = ACCESS_RULES[method.localName as MethodName];
           const refused = rule.scoped === "deny" || (name === "tenant-a-reader" && rule.role !== "reader");
