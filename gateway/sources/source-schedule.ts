@@ -26,6 +26,8 @@ export class SourceSchedule {
 
   /** One pass over the due sources (what each tick runs). */
   async tick(): Promise<void> {
+    // A sync a stopped gateway left "running" is marked interrupted once its lease has lapsed.
+    await this.sources.recoverInterrupted();
     for (const source of await this.sources.due()) {
       if (this.stopped) return;
       await this.sources.run(source).catch((error: unknown) => this.options.logger?.warn({ err: error, source: source.id }, "a scheduled sync did not run"));

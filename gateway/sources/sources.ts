@@ -183,7 +183,9 @@ export class Sources {
   async run(source: Source): Promise<Source> {
     if (this.running.has(source.id)) throw new FailedPreconditionError(`a sync of the source ${source.name} is already running`);
     const lease: HeldLease | undefined = await this.leases?.tryAcquire(syncLeaseName(source.id));
-    if (this.leases && !lease) throw new FailedPreconditionError(`a sync of the source ${source.name} is already running in another gateway`);
+    if (this.leases && !lease) throw new FailedPreconditionError(
+        `a sync of the source ${source.name} is already running in another gateway (or the gateway running it stopped, and its lease has not lapsed yet: sync again in a few seconds)`,
+      );
     try {
       return await this.runHolding(source, lease);
     } finally {

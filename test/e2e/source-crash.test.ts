@@ -13,6 +13,7 @@ import { gatewayClient } from "../../client/gateway-client.ts";
 import { RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { SourceSyncState, type SourceSync } from "../../gen/quarry/common/v1/source_pb.ts";
 import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
+import { waitFor } from "../distributed/wait-for.ts";
 import { settle } from "../support/source-sync-kit.ts";
 
 const FILES = 200;
@@ -40,6 +41,10 @@ describe("a source sync killed with SIGKILL", () => {
       QUARRY_EMBEDDING_BASE_URL: embeddings.url,
       QUARRY_EMBEDDING_MODEL: "stub-embedding",
       QUARRY_EMBEDDING_DIMENSION: "64",
+      // The killed gateway's sync lease lapses after this; the restarted one's schedule then marks
+      // the sync it left "running" as interrupted.
+      QUARRY_LEASE_MS: "3000",
+      QUARRY_SOURCE_TICK_MS: "500",
     };
     running = await startEmbeddedServe(dataDir, THIS_QUARRY_BIN, env);
     let client = gatewayClient(running.url);
@@ -77,6 +82,11 @@ describe("a source sync killed with SIGKILL", () => {
     expect(before).toBeGreaterThan(0);
     expect(before).toBeLessThan(FILES);
     console.log(`killed at ${killedAt.submitted} of ${FILES} submitted; ${before} documents after the restart`);
+
+    // The record the killed gateway left says running until its lease lapses; then it reads interrupted.
+    const listed = async () => (await client.listSources({ knowledgeBase: kb })).sources.find((s) => s.name === "archive")!.lastSync!;
+    await waitFor("the killed sync marked interrupted", async () => ((await listed()).state === SourceSyncState.FAILED ? true : undefined), 60_000);
+    expect((await listed()).error).toMatch(/^interrupted/);
 
     const second = (await client.syncSource({ knowledgeBase: kb, source: "archive" })).source!.lastSync!;
     expect(second).toMatchObject({ state: SourceSyncState.DONE, listed: FILES, removed: 0, moved: 0, changed: 0, failed: 0 });
