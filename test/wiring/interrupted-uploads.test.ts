@@ -23,8 +23,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-type Step = "keep the original" | "register" | "submit" | "mark submitted" | "nothing";
 const never = () => new Promise<never>(() => {});
+
+type Step = "keep the original" | "register" | "submit" | "mark submitted" | "nothing";
 
 async function setup(inlineMaxBytes: number) {
   const { catalog, bus, dir, kb } = await uploadGround(cleanups);
@@ -34,12 +35,16 @@ async function setup(inlineMaxBytes: number) {
 
   /** The first process: its upload dies at `killAt`. */
   const uploadKilledAt = async (killAt: Step) => {
+    // Resolved when the upload reaches the step it dies at: everything before it has landed.
+    let died!: () => void;
+    const dead = new Promise<void>((resolve) => (died = resolve));
+    const dieHere = () => (died(), never());
     let publishes = 0;
     const killed: EventBus = Object.create(bus, {
       publish: {
         value: (topic: string, messages: OutgoingMessage[]) => {
           publishes++;
-          if ((killAt === "submit" && publishes === 1) || (killAt === "mark submitted" && publishes === 2)) return never();
+          if ((killAt === "submit" && publishes === 1) || (killAt === "mark submitted" && publishes === 2)) return dieHere();
           return bus.publish(topic, messages);
         },
       },
@@ -49,12 +54,11 @@ async function setup(inlineMaxBytes: number) {
       limits,
       blobs,
       resolveKnowledgeBase: async () => kb,
-      register: (input) => (killAt === "register" ? never() : catalog.registerDocument(input)),
-      keepOriginal: (k, d, bytes) => (killAt === "keep the original" ? never() : originals.save(k, d, bytes)),
+      register: (input) => (killAt === "register" ? dieHere() : catalog.registerDocument(input)),
+      keepOriginal: (k, d, bytes) => (killAt === "keep the original" ? dieHere() : originals.save(k, d, bytes)),
     };
     const finished = submitDocument(deps, upload);
-    // The step it dies at is reached at once; give the steps before it time to land.
-    await Promise.race([finished, new Promise((r) => setTimeout(r, 150))]);
+    await (killAt === "nothing" ? finished : dead);
   };
 
   /** Every message on a topic so far. */
