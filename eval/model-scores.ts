@@ -8,6 +8,7 @@
 //   node --import tsx eval/model-scores.ts            # print the distributions
 //   node --import tsx eval/model-scores.ts --write    # and write them into the catalog
 //   node --import tsx eval/model-scores.ts --model bge-small-en-v1.5 --questions 50
+import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -35,7 +36,16 @@ const { values } = parseArgs({
   },
 });
 
+/** The sets live in ../shared/eval, which a clone alone does not have: say so in one line, not a stack trace. */
+async function requireSets(dir: string, sets: string[]): Promise<void> {
+  const missing = sets.filter((set) => !existsSync(join(dir, set, "corpus.jsonl")));
+  if (missing.length === 0) return;
+  process.stderr.write(`model-scores: ${missing.join(", ")} not found under ${dir} (the public evaluation sets, ../shared/eval beside the clone; --eval DIR names another folder)\n`);
+  process.exit(1);
+}
+
 async function measure(model: string, sets: string[]): Promise<ScoreDistribution> {
+  await requireSets(values.eval!, sets);
   const embedder = await OnnxEmbedder.load(defaultModelDir(model), { threads: Number(values.threads) });
   try {
     const measured: { name: string; documents: number; scores: QuestionScores[] }[] = [];
