@@ -2,10 +2,12 @@
 // child process on its standard port (or from --port / QUARRY_BASE_PORT on), supervised: logs
 // prefixed with the service name, a crashed child restarted with backoff, all stopped on Ctrl-C or
 // SIGTERM. The children find each other by the same port variables, in any start order.
+// --replicas N runs N of each (a local trial of the cluster layout; ports from replica-layout.ts).
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
-import { ConfigError, optional, portVariable, ServiceNames, servicePort, type Env, type ServiceName } from "../lib/config.ts";
+import { ConfigError, optional, portVariable, type Env } from "../lib/config.ts";
 import { shutdownGraceMs } from "../lib/service-runtime.ts";
+import { checkReplicaEngines, replicaSlots, type ReplicaSlot } from "./replica-layout.ts";
 import { Supervisor } from "./supervisor.ts";
 
 export interface ServeAllOptions {
@@ -13,6 +15,8 @@ export interface ServeAllOptions {
   port?: string;
   host?: string;
   dataDir?: string;
+  /** Processes of each service (default 1). */
+  replicas?: number;
 }
 
 const QUARRY_BIN = fileURLToPath(new URL("../bin/quarry.mjs", import.meta.url));
@@ -23,13 +27,14 @@ export async function serveAll(options: ServeAllOptions, outer: Env = process.en
   if (options.host) env.QUARRY_HOST = options.host;
   if (options.dataDir) env.QUARRY_DATA_DIR = options.dataDir;
   const host = optional(env, "QUARRY_HOST") ?? "127.0.0.1";
-  const ports = Object.fromEntries(ServiceNames.map((name) => [name, servicePort(env, name)])) as Record<ServiceName, number>;
-  await checkPorts(ports, host);
-  // Every child gets every port, so each one's peer addresses agree with where the others listen.
-  for (const name of ServiceNames) env[portVariable(name)] = String(ports[name]);
+  const replicas = options.replicas ?? 1;
+  checkReplicaEngines(env, replicas);
+  const slots = replicaSlots(env, replicas);
+  await checkPorts(slots, host);
 
   const supervisor = new Supervisor(
-    ServiceNames.map((name) => ({ name, command: process.execPath, args: [QUARRY_BIN, "serve", name], env: env as NodeJS.ProcessEnv })),
+    // Every child gets its column's ports, so each one's peer addresses agree with where the others listen.
+    slots.map((slot) => ({ name: slot.label, command: process.execPath, args: [QUARRY_BIN, "serve", slot.service], env: { ...env, ...slot.ports } as NodeJS.ProcessEnv })),
     {
       out: (line) => process.stdout.write(`${line}\n`),
       err: (line) => process.stderr.write(`${line}\n`),
@@ -37,7 +42,8 @@ export async function serveAll(options: ServeAllOptions, outer: Env = process.en
       stopGraceMs: shutdownGraceMs(env) + 10_000,
     },
   );
-  supervisor.say(`serving ${ServiceNames.map((name) => `${name} :${ports[name]}`).join(", ")}; the gateway is http://${host}:${ports.gateway}`);
+  const gateways = slots.filter((slot) => slot.service === "gateway").map((slot) => `http://${host}:${slot.port}`);
+  supervisor.say(`serving ${slots.map((slot) => `${slot.label} :${slot.port}`).join(", ")}; the gateway${gateways.length > 1 ? "s are" : " is"} ${gateways.join(", ")}`);
   supervisor.start();
 
   let signals = 0;
@@ -58,11 +64,10 @@ export async function serveAll(options: ServeAllOptions, outer: Env = process.en
 }
 
 /** Each port distinct and free, so a taken port is one clear line instead of a child crashing in a loop. */
-async function checkPorts(ports: Record<ServiceName, number>, host: string): Promise<void> {
-  const owners = new Map<number, ServiceName>();
-  for (const name of ServiceNames) {
-    const port = ports[name];
-    if (port === 0) throw new ConfigError(`${portVariable(name)}=0: quarry serve all needs fixed ports, so the services can find each other`);
+async function checkPorts(slots: ReplicaSlot[], host: string): Promise<void> {
+  const owners = new Map<number, string>();
+  for (const { label: name, port, service } of slots) {
+    if (port === 0) throw new ConfigError(`${portVariable(service)}=0: quarry serve all needs fixed ports, so the services can find each other`);
     const other = owners.get(port);
     if (other) throw new ConfigError(`${other} and ${name} are both set to port ${port}`);
     owners.set(port, name);
@@ -72,7 +77,7 @@ async function checkPorts(ports: Record<ServiceName, number>, host: string): Pro
       probe.listen(port, host, () => probe.close(() => resolve(undefined)));
     });
     if (problem) {
-      throw new ConfigError(`port ${port} on ${host} (the ${name} service) ${problem}; choose other ports with --port BASE or ${portVariable(name)}`);
+      throw new ConfigError(`port ${port} on ${host} (the ${name} service) ${problem}; choose other ports with --port BASE or ${portVariable(service)}`);
     }
   }
 }

@@ -6,7 +6,7 @@ import { createLogger } from "../lib/logger.ts";
 import { installProcessGuards } from "../lib/process-guards.ts";
 import { shutdownGraceMs, stopOnSignals } from "../lib/service-runtime.ts";
 import { ask, ingest, listKnowledgeBases, MODES, search, type ModeName } from "./commands.ts";
-import { reportLine } from "./error-report.ts";
+import { reportLine, UsageError } from "./error-report.ts";
 import { addRetrievalFlags, retrievalSettingsOf, type RetrievalFlags } from "../client/retrieval-flags.ts";
 import { gatewayClient } from "../client/gateway-client.ts";
 import { chunkingFromFlags, describeChunking, DOCUMENT_VECTOR_CHOICES, PARENT_CHOICES, type ChunkingFlags } from "../client/chunking-options.ts";
@@ -76,10 +76,14 @@ program
   .option("--host <host>", "address to bind (QUARRY_HOST)")
   .option("--data-dir <dir>", "where the embedded SQLite file lives (QUARRY_DATA_DIR)")
   .option("--insecure", "allow a non-loopback --host with no API key (QUARRY_INSECURE=1)")
-  .action(async (service: (typeof SERVICES)[number] | "all" | undefined, options: { port?: number; host?: string; dataDir?: string; insecure?: boolean }) => {
+  .option("--replicas <n>", "with all: run n processes of each service, each service on n consecutive ports (needs KAFKA_BROKERS and OPENSEARCH_URL)", wholeNumber(1, 20))
+  .action(async (service: (typeof SERVICES)[number] | "all" | undefined, options: { port?: number; host?: string; dataDir?: string; insecure?: boolean; replicas?: number }) => {
     if (service === "all") {
       const { serveAll } = await import("../app/serve-all.ts");
       return serveAll({ ...options, port: options.port === undefined ? undefined : String(options.port) }, options.insecure ? { ...process.env, QUARRY_INSECURE: "1" } : process.env);
+    }
+    if (options.replicas !== undefined) {
+      throw new UsageError(`--replicas is for quarry serve all; for more of one service, start quarry serve ${service ?? "<service>"} again on another port.`);
     }
     const env = { ...process.env };
     if (options.insecure) env.QUARRY_INSECURE = "1";
