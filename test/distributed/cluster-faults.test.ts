@@ -15,6 +15,7 @@ import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.
 import { upload } from "../e2e/e2e-helpers.ts";
 import { startDistributedQuarry, type DistributedQuarry, type RunningProcess } from "../support/distributed-quarry.ts";
 import { describeWith } from "../support/engines.ts";
+import { opensearch, tallyChunks, tallyDocuments } from "./chunk-tally.ts";
 import { waitFor } from "./wait-for.ts";
 
 const DOCUMENTS = Number(process.env.QUARRY_CLUSTER_FAULT_DOCUMENTS ?? 240);
@@ -94,15 +95,8 @@ describeWith(
         await admin.disconnect();
       }
 
-      const texts = new Map<string, string>();
-      const names: string[] = [];
-      for (let i = 0; i < DOCUMENTS; i++) {
-        const name = `doc-${String(i).padStart(4, "0")}.md`;
-        names.push(name);
-        // 1 to 6 paragraphs, so documents split into different numbers of chunks.
-        const paragraphs = Array.from({ length: 1 + (i % 6) }, (_, p) => `Paragraph ${p} of document ${i} about ${WORDS[(i + p) % WORDS.length]} ${"and the lock keeper's log ".repeat(20 + ((i * 7 + p) % 40))}`);
-        texts.set(name, `# Document ${i}\n\n${paragraphs.join("\n\n")}\n`);
-      }
+      const texts = tallyDocuments(DOCUMENTS);
+      const names = [...texts.keys()];
 
       // Uploads, each retried while the gateway says it is unavailable (a broker or node being lost).
       const ids = new Map<string, string>();
@@ -182,26 +176,8 @@ describeWith(
       searching = false;
       await searchLoop;
 
-      // Chunks per document in OpenSearch against the split the chunker gives the same text.
-      const chunks = `${q.opensearchPrefix}-chunks-*`;
-      await opensearch(c, "POST", `${chunks}/_refresh`);
-      const counted = (await opensearch(c, "POST", `${chunks}/_search`, {
-        size: 0,
-        query: { term: { record_type: "chunk" } },
-        aggs: { perDocument: { terms: { field: "document_id", size: DOCUMENTS * 2 } } },
-      })) as { aggregations: { perDocument: { buckets: { key: string; doc_count: number }[] } } };
-      const perDocument = new Map<string, number>(counted.aggregations.perDocument.buckets.map((b) => [b.key, b.doc_count]));
-      let lost = 0;
-      let duplicated = 0;
-      const mismatches: string[] = [];
-      for (const d of documents) {
-        const expected = (await q.client.previewChunks({ fileName: d.fileName, content: new TextEncoder().encode(texts.get(d.fileName)!), knowledgeBase: kb, maxChunks: 1 })).totalChunks;
-        const stored = perDocument.get(d.id) ?? 0;
-        if (stored < expected) lost += expected - stored;
-        if (stored > expected) duplicated += stored - expected;
-        if (stored !== expected) mismatches.push(`${d.fileName}: ${stored} stored, ${expected} expected`);
-      }
-      const indexSettings = (await opensearch(c, "GET", `${q.opensearchPrefix}-*/_settings`)) as Record<string, { settings: { index: { auto_expand_replicas?: string } } }>;
+      const { lost, duplicated, mismatches } = await tallyChunks(q.client, c.opensearchUrls, q.opensearchPrefix, kb, documents, texts);
+      const indexSettings = (await opensearch(c.opensearchUrls, "GET", `${q.opensearchPrefix}-*/_settings`)) as Record<string, { settings: { index: { auto_expand_replicas?: string } } }>;
 
       const table = [
         `| documents | READY | lost chunks | duplicated chunks | upload retries |`,
@@ -225,16 +201,3 @@ describeWith(
     }, 1_800_000);
   },
 );
-
-/** One REST call to the cluster's first node (every node is back by the time this runs). */
-async function opensearch(cluster: EngineCluster, method: string, path: string, body?: unknown): Promise<unknown> {
-  const response = await fetch(`${cluster.opensearchUrls.split(",")[0]}/${path}`, {
-    method,
-    headers: { "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (!response.ok) throw new Error(`OpenSearch ${method} ${path}: ${response.status} ${await response.text()}`);
-  return response.json();
-}
-
-const WORDS = ["canal", "lighthouse", "harbour", "ferry", "towpath", "weir", "sluice", "quay"];

@@ -5,13 +5,11 @@
 // SIGKILL and stop everything, exiting 0, on SIGTERM. Real OpenSearch, Kafka and Tika; ports are
 // six consecutive free ones away from the standard 8080–8085 that other Quarrys on this machine use.
 import { afterAll, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createWriteStream, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
@@ -21,11 +19,9 @@ import { ServicePorts, type Env, type ServiceName } from "../../lib/config.ts";
 import { collectChat, flat, snippetBody, upload, watchAll } from "../e2e/e2e-helpers.ts";
 import { cleanUp } from "../support/distributed-quarry.ts";
 import { describeWithAllEngines } from "./engines-all.ts";
+import { freeBase, launch, portFree, stopProc, type Proc } from "./quarry-process.ts";
 import { waitFor } from "./wait-for.ts";
 
-const ROOT = resolve(import.meta.dirname, "../..");
-/** Generous: with the whole suite running on two cores, a process can take a minute to start. */
-const START_TIMEOUT_MS = 150_000;
 const SERVING_TIMEOUT_MS = 240_000;
 const REVERSE: ServiceName[] = ["gateway", "answer", "index", "embedder", "chunker", "parser"];
 /** What locates node, the model cache and the home folder; nothing of Quarry's own. */
@@ -41,72 +37,6 @@ const QUESTIONS = [
   { question: "How many cats does the lighthouse keeper feed?", file: "lighthouse.md", phrase: "feeds fourteen cats" },
   { question: "What do the masons cut the pink granite into?", file: "granite.md", phrase: "cut into kerbstones" },
 ];
-
-interface Proc {
-  child: ChildProcess;
-  lines: string[];
-  logFile: string;
-  /** Resolves with the first line matching, waiting for it if need be. */
-  line(pattern: RegExp, timeoutMs?: number, after?: number): Promise<string>;
-  alive(): boolean;
-}
-
-function launch(args: string[], env: Env, logFile: string): Proc {
-  const child = spawn(process.execPath, ["bin/quarry.mjs", ...args], { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
-  const lines: string[] = [];
-  const log = createWriteStream(logFile);
-  let partial = "";
-  const take = (data: Buffer) => {
-    log.write(data);
-    const parts = (partial + data.toString("utf8")).split("\n");
-    partial = parts.pop()!;
-    lines.push(...parts);
-  };
-  child.stdout!.on("data", take);
-  child.stderr!.on("data", take);
-  return {
-    child,
-    lines,
-    logFile,
-    alive: () => child.exitCode === null && child.signalCode === null,
-    line: (pattern, timeoutMs = START_TIMEOUT_MS, after = 0) =>
-      waitFor(`a line matching ${pattern} from quarry ${args.join(" ")}`, async () => lines.slice(after).find((l) => pattern.test(l)), timeoutMs).catch(
-        (error: Error) => {
-          throw new Error(`${error.message}; its last lines:\n${lines.slice(-25).join("\n")}`);
-        },
-      ),
-  };
-}
-
-function stopProc(proc: Proc, timeoutMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  return new Promise((resolvePromise) => {
-    if (!proc.alive()) return resolvePromise({ code: proc.child.exitCode, signal: proc.child.signalCode });
-    const killer = setTimeout(() => proc.child.kill("SIGKILL"), timeoutMs);
-    proc.child.once("exit", (code, signal) => {
-      clearTimeout(killer);
-      resolvePromise({ code, signal });
-    });
-    proc.child.kill("SIGTERM");
-  });
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolvePromise) => {
-    const probe = createServer();
-    probe.once("error", () => resolvePromise(false));
-    probe.listen(port, "127.0.0.1", () => probe.close(() => resolvePromise(true)));
-  });
-}
-
-/** The first of six consecutive free ports, well away from the standard ones. */
-async function freeBase(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    const free = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => portFree(base + i)));
-    if (free.every(Boolean)) return base;
-  }
-  throw new Error("found no six consecutive free ports");
-}
 
 const portOf = (base: number, name: ServiceName) => base + ServicePorts[name] - ServicePorts.gateway;
 
