@@ -4,7 +4,7 @@
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -43,21 +43,53 @@ export function clusterUnavailable(): string | undefined {
   return undefined;
 }
 
-/** Whether any process of the group still runs (a zombie, dead but not yet reaped, does not count). */
+/**
+ * Whether any process of the group still runs. A process counts until every one of its threads has
+ * ended: when a JVM is killed its main thread often ends first and shows as a zombie while the other
+ * threads are still tearing down the heap, and the sockets (the node's listening ports) close only
+ * when the last thread has gone. Reading only the main thread's state let a restart find the port
+ * still taken.
+ */
 function groupAlive(group: number): boolean {
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
+    const main = taskState(`/proc/${entry}/stat`);
+    if (main === undefined || main.group !== group) continue;
+    if (main.running) return true;
+    let tasks: string[];
     try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      tasks = readdirSync(`/proc/${entry}/task`);
     } catch {
       continue; // it ended while we looked
     }
-    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so read after the last ")".
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(pgrp) === group && state !== "Z" && state !== "X") return true;
+    if (tasks.some((task) => taskState(`/proc/${entry}/task/${task}/stat`)?.running)) return true;
   }
   return false;
+}
+
+/** A task's process group and whether it still runs (a zombie, dead but not yet reaped, does not). */
+function taskState(statFile: string): { group: number; running: boolean } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(statFile, "utf8");
+  } catch {
+    return undefined; // it ended while we looked
+  }
+  // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so read after the last ")".
+  const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { group: Number(pgrp), running: state !== "Z" && state !== "X" };
+}
+
+/** Whether something accepts connections on the port, as engines.sh's own check asks before a start. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolvePort) => {
+    const socket = connect({ port, host: "127.0.0.1" });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolvePort(true);
+    });
+    socket.once("error", () => resolvePort(false));
+  });
 }
 
 function canListen(port: number): Promise<boolean> {
@@ -94,6 +126,13 @@ function script(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
   });
 }
 
+/** A node's listening ports: node i has each base + i - 1 (its client port and its cluster port). */
+function nodePorts(env: NodeJS.ProcessEnv, node: ClusterNode): number[] {
+  const [engine, index] = node.split("-") as ["opensearch" | "kafka", string];
+  const bases = engine === "opensearch" ? ["QUARRY_CLUSTER_OPENSEARCH_PORT", "QUARRY_CLUSTER_OPENSEARCH_TRANSPORT_PORT"] : ["QUARRY_CLUSTER_KAFKA_PORT", "QUARRY_CLUSTER_KAFKA_CONTROLLER_PORT"];
+  return bases.map((base) => Number(env[base]) + Number(index) - 1);
+}
+
 export async function startEngineCluster(): Promise<EngineCluster> {
   const runDir = await mkdtemp(join(tmpdir(), "quarry-cluster-"));
   const taken = new Set<number>();
@@ -124,10 +163,13 @@ export async function startEngineCluster(): Promise<EngineCluster> {
         const pid = Number(readFileSync(join(runDir, node, `${node}.pid`), "utf8").trim());
         // engines.sh starts each node in its own session (setsid): the group is the node.
         process.kill(-pid, "SIGKILL");
-        // A killed JVM lets go of its ports only once it is gone, which takes a moment: a restart
-        // right away finds its port still taken.
-        for (const deadline = Date.now() + 60_000; groupAlive(pid); await new Promise((r) => setTimeout(r, 100))) {
-          if (Date.now() > deadline) throw new Error(`${node} (process group ${pid}) still ran 60 s after kill -9`);
+        // A killed JVM lets go of its ports only once its last thread is gone, which under load takes
+        // a while: a restart before that finds its port still taken (engines.sh refuses to start it).
+        const ports = nodePorts(env, node);
+        const deadline = Date.now() + 60_000;
+        while (groupAlive(pid) || (await Promise.all(ports.map(listening))).some(Boolean)) {
+          if (Date.now() > deadline) throw new Error(`${node} (process group ${pid}) still ran or held one of ports ${ports.join(", ")} 60 s after kill -9`);
+          await new Promise((r) => setTimeout(r, 100));
         }
       },
       async restart(node) {
