@@ -1,8 +1,9 @@
 // Losing a node loses nothing (issue 24, the short form for CI): on a cluster of this test's own
 // (3 OpenSearch nodes, 3 Kafka brokers, started through engines.sh up --cluster) with two replicas of
-// every ingestion stage, a few hundred small documents are ingested while one Kafka broker, then one
-// OpenSearch node, then one embedder replica is killed with SIGKILL mid-ingest and brought back.
-// Searches run throughout; every one that fails is counted against the fault it fell in.
+// every ingestion stage and two gateways, a few hundred small documents are ingested through both
+// gateways while one Kafka broker, then one OpenSearch node, then one embedder replica, then the
+// second gateway is killed with SIGKILL mid-ingest and brought back. Searches and chats run against
+// the first gateway throughout; every one that fails is counted against the fault it fell in.
 // Afterwards every document must be READY and hold exactly the chunks PreviewChunks says its text
 // splits into: a lost event shows as a missing or unfinished document, a replayed one as extra chunks.
 // The embedder talks to the OpenAI-compatible stub (hashing vectors) so the run measures the
@@ -12,7 +13,11 @@ import { Kafka, logLevel, ConfigResourceTypes } from "kafkajs";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { clusterUnavailable, startEngineCluster, type ClusterNode, type EngineCluster } from "../../lib/testing/engine-cluster.ts";
 import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
-import { upload } from "../e2e/e2e-helpers.ts";
+import { createClient } from "@connectrpc/connect";
+import type { QuarryClient } from "../../client/gateway-client.ts";
+import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
+import { collectChat, upload } from "../e2e/e2e-helpers.ts";
+import { transportFor } from "../support/embedded-quarry.ts";
 import { startDistributedQuarry, type DistributedQuarry, type RunningProcess } from "../support/distributed-quarry.ts";
 import { describeWith } from "../support/engines.ts";
 import { opensearch, tallyChunks, tallyDocuments } from "./chunk-tally.ts";
@@ -27,6 +32,7 @@ interface Fault {
   killedAt: number;
   backAt?: number;
   searches: number;
+  chats: number;
   failed: number;
   firstError?: string;
 }
@@ -67,6 +73,7 @@ describeWith(
         env: { QUARRY_EMBEDDING_PROVIDER: "openai", QUARRY_EMBEDDING_BASE_URL: stub.url, QUARRY_EMBEDDING_MODEL: "stub-hashing", QUARRY_EMBEDDING_DIMENSION: "384" },
       });
       for (const stage of STAGES) replicas.push(await quarry.startReplica(stage));
+      replicas.push(await quarry.startReplica("gateway"));
     }, 900_000);
 
     afterAll(async () => {
@@ -98,16 +105,23 @@ describeWith(
       const texts = tallyDocuments(DOCUMENTS);
       const names = [...texts.keys()];
 
-      // Uploads, each retried while the gateway says it is unavailable (a broker or node being lost).
+      // Uploads alternately through both gateways (the second one as it is now: it is killed and started
+      // again), each retried while a gateway says it is unavailable (a broker or node being lost) or is gone.
+      const secondGateway = () => {
+        const gateway = replicas.filter((r) => r.name === "gateway").at(-1)!;
+        return createClient(QuarryService, transportFor(gateway.url, "connect")) as QuarryClient;
+      };
       const ids = new Map<string, string>();
       let uploadRetries = 0;
       let next = 0;
       const uploader = async () => {
         while (next < names.length) {
-          const name = names[next++]!;
+          const i = next++;
+          const name = names[i]!;
           for (let attempt = 1; ; attempt++) {
             try {
-              ids.set((await upload(q.client, kb, name, new TextEncoder().encode(texts.get(name)!))).document!.id, name);
+              const gateway = i % 2 === 1 && attempt === 1 ? secondGateway() : q.client;
+              ids.set((await upload(gateway, kb, name, new TextEncoder().encode(texts.get(name)!))).document!.id, name);
               break;
             } catch (error) {
               uploadRetries++;
@@ -119,10 +133,10 @@ describeWith(
       };
       const uploading = Promise.all(Array.from({ length: UPLOADERS }, uploader));
 
-      // Searches throughout, each counted against the fault it fell in (or none).
+      // Searches and chats throughout against the first gateway, each counted against the fault it fell in (or none).
       const faults: Fault[] = [];
       let searching = true;
-      const searchOutsideFaults = { searches: 0, failed: 0 };
+      const searchOutsideFaults = { searches: 0, chats: 0, failed: 0 };
       const searchLoop = (async () => {
         while (searching) {
           const current = faults.find((f) => f.backAt === undefined);
@@ -130,6 +144,8 @@ describeWith(
           tally.searches++;
           try {
             await q.client.search({ query: "lock keeper", knowledgeBases: [kb] });
+            tally.chats++;
+            await collectChat(q.client, { question: "What does the lock keeper's log say about the canal?", knowledgeBases: [kb] });
           } catch (error) {
             tally.failed++;
             if (current && current.firstError === undefined) current.firstError = (error as Error).message.slice(0, 160);
@@ -140,7 +156,7 @@ describeWith(
 
       const uploaded = (count: number) => waitFor(`${count} uploads`, async () => (ids.size >= count ? true : undefined), 600_000);
       const fault = async (what: string, kill: () => unknown, bringBack: () => Promise<unknown>) => {
-        const record: Fault = { what, killedAt: Date.now(), searches: 0, failed: 0 };
+        const record: Fault = { what, killedAt: Date.now(), searches: 0, chats: 0, failed: 0 };
         faults.push(record);
         await kill();
         await bringBack();
@@ -158,6 +174,13 @@ describeWith(
         "kill -9 an embedder replica",
         () => process.kill(embedder.pid, "SIGKILL"),
         async () => replicas.push(await q.startReplica("embedder")),
+      );
+      await uploaded(Math.floor((4 * DOCUMENTS) / 5));
+      const gateway = replicas.filter((r) => r.name === "gateway").at(-1)!;
+      await fault(
+        "kill -9 the second gateway",
+        () => process.kill(gateway.pid, "SIGKILL"),
+        async () => replicas.push(await q.startReplica("gateway")),
       );
       await uploading;
 
@@ -183,9 +206,9 @@ describeWith(
         `| documents | READY | lost chunks | duplicated chunks | upload retries |`,
         `| ${DOCUMENTS} | ${documents.length} | ${lost} | ${duplicated} | ${uploadRetries} |`,
         ``,
-        `| fault | down for | searches | failed | first failure |`,
-        ...faults.map((f) => `| ${f.what} | ${Math.round((f.backAt! - f.killedAt) / 1000)} s | ${f.searches} | ${f.failed} | ${f.firstError ?? ""} |`),
-        `| (no fault) | | ${searchOutsideFaults.searches} | ${searchOutsideFaults.failed} | |`,
+        `| fault | down for | searches | chats | failed | first failure |`,
+        ...faults.map((f) => `| ${f.what} | ${Math.round((f.backAt! - f.killedAt) / 1000)} s | ${f.searches} | ${f.chats} | ${f.failed} | ${f.firstError ?? ""} |`),
+        `| (no fault) | | ${searchOutsideFaults.searches} | ${searchOutsideFaults.chats} | ${searchOutsideFaults.failed} | |`,
       ].join("\n");
       console.info(`cluster fault run:\n${table}`);
 
@@ -197,7 +220,9 @@ describeWith(
       }
       // Each fault lasted long enough to search through it, and searches answered while the node was gone.
       for (const f of faults) expect(f.searches - f.failed, `successful searches during "${f.what}"`).toBeGreaterThan(0);
-      expect(searchOutsideFaults.failed, "searches failed outside the faults").toBe(0);
+      // The first gateway's calls never touch the second: its loss may cost none of them.
+      expect(faults.find((f) => f.what === "kill -9 the second gateway")!.failed, "searches and chats failed while the second gateway was down").toBe(0);
+      expect(searchOutsideFaults.failed, "searches and chats failed outside the faults").toBe(0);
     }, 1_800_000);
   },
 );
