@@ -5,12 +5,13 @@
 // real embeddings (uniform random 384-d vectors have none, and every index scores badly on them).
 // usearch is a dependency; hnswlib-node and @lancedb/lancedb are measured when installed beside it
 // (npm i --no-save hnswlib-node@3.0.0 @lancedb/lancedb@0.31.0), and reported as absent otherwise.
-import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
+import { directoryBytes } from "./directory-size.ts";
 import { describeMachine, machineLine, type MachineInfo } from "./machine.ts";
 import { summarize } from "./percentiles.ts";
 import { seededRandom } from "./synthetic-corpus.ts";
@@ -303,14 +304,6 @@ function optionalModule<T>(name: string): T | string {
   } catch {
     return `not installed (npm i --no-save ${name})`;
   }
-}
-
-async function directoryBytes(dir: string): Promise<number> {
-  let total = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
-  }
-  return total;
 }
 
 function blob(vector: Float32Array): Buffer {

@@ -7,6 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { directoryBytes } from "./directory-size.ts";
 import { startEmbedded, type EmbeddedQuarry } from "../app/embedded.ts";
 import { gatewayClient, type QuarryClient } from "../client/gateway-client.ts";
 import { withHeadingPath } from "../lib/chunk-context.ts";
@@ -41,6 +42,10 @@ export interface BenchBackend {
   chunkTexts(knowledgeBaseId: string): Promise<string[][]>;
   /** Prepares the engine's own raw query for a search (on the bench's connection). */
   prepareRaw(query: SearchQuery): Promise<RawQuery>;
+  /** The store's size on disk: the data folder (SQLite file, WAL, vector index files), or OpenSearch's primary store of this run's indices. */
+  diskBytes(): Promise<number>;
+  /** The embedded Quarry's data folder (its SQLite file lives there). */
+  dataDir: string;
   close(): Promise<void>;
 }
 
@@ -63,7 +68,9 @@ export async function startBenchBackend(options: BenchBackendOptions): Promise<B
   try {
     if (options.backend === "embedded") {
       const db = openDatabase(sqlitePath(env));
-      const engine = new SqliteSearchEngine(db, { ownsDatabase: true });
+      const config = indexConfig(env);
+      // The same approximate-index settings as the index service's, so the bench's searches take the same path.
+      const engine = new SqliteSearchEngine(db, { ownsDatabase: true, vectorIndex: config.backend === "sqlite" ? config.vectorIndex : undefined });
       return {
         name: "embedded",
         quarry,
@@ -71,6 +78,8 @@ export async function startBenchBackend(options: BenchBackendOptions): Promise<B
         engine,
         rawDescription: "the engine's own SQL on a second connection: FTS5 MATCH … ORDER BY bm25 LIMIT k, and the sqlite-vec kNN MATCH with k, plus the chunk rows",
         prepareRaw: async (query) => sqliteRawQuery(db, query),
+        dataDir,
+        diskBytes: () => directoryBytes(dataDir),
         chunkTexts: async (knowledgeBaseId) =>
           groupByDocument(
             db
@@ -96,6 +105,8 @@ export async function startBenchBackend(options: BenchBackendOptions): Promise<B
       engine: os.engine,
       rawDescription: `the engine's own ${os.native ? "_search (native hybrid query through its search pipeline)" : "_msearch"} requests, captured from the engine and replayed with the same body`,
       prepareRaw: (query) => os.prepareRaw(query),
+      dataDir,
+      diskBytes: () => os.storeBytes(prefix),
       chunkTexts: (knowledgeBaseId) => os.chunkTexts(knowledgeBaseId),
       async close() {
         await quarry.stop();
@@ -146,6 +157,7 @@ interface OpenSearchHandle {
   native: boolean;
   prepareRaw(query: SearchQuery): Promise<RawQuery>;
   chunkTexts(knowledgeBaseId: string): Promise<string[][]>;
+  storeBytes(prefix: string): Promise<number>;
   cleanup(prefix: string): Promise<void>;
 }
 
@@ -228,6 +240,11 @@ async function openOpenSearchHandle(env: Env): Promise<OpenSearchHandle> {
       const hits = (body as unknown as { hits: { total: { value: number }; hits: { _source: StoredChunkText }[] } }).hits;
       if (hits.total.value > hits.hits.length) throw new Error(`the ingest bench reads at most 10,000 chunks back from OpenSearch; this corpus has ${hits.total.value}`);
       return groupByDocument(hits.hits.map((h) => h._source));
+    },
+    async storeBytes(prefix) {
+      await client.indices.refresh({ index: `${prefix}-*` });
+      const { body } = await client.indices.stats({ index: `${prefix}-*`, metric: "store" });
+      return Number((body as unknown as { _all: { primaries: { store?: { size_in_bytes: number } } } })._all.primaries.store?.size_in_bytes ?? 0);
     },
     async cleanup(prefix) {
       await engine.close();

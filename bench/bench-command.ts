@@ -375,42 +375,45 @@ export function registerBenchCommand(program: Command): void {
 
   bench
     .command("scale")
-    .description("search latency (concurrency 1) against corpus size, embedded and (with OPENSEARCH_URL) OpenSearch, plotted as SVG")
-    .option("--sizes <list>", "corpus sizes in chunks", "1000,10000,100000")
-    .option("--requests <n>", "requests per point", "100")
-    .option("--modes <list>", "retrieval modes", "bm25,hybrid")
+    .description("the scale curve with the stub embedder: Search RPC p50/p95 per mode and concurrency, embedded exact vs approximate (HNSW) and OpenSearch (with OPENSEARCH_URL), recall@10, load rate, RSS, disk; plotted as SVG")
+    .option("--sizes <list>", "corpus sizes in chunks", "10000,100000")
+    .option("--arms <list>", "what to measure: embedded-exact, embedded-hnsw, opensearch (default: all three, opensearch when OPENSEARCH_URL is set)")
+    .option("--concurrency <list>", "concurrent clients", "1,8,32")
+    .option("--modes <list>", "retrieval modes", "bm25,vector,hybrid")
+    .option("--requests <n>", "RPCs per arm, mode and concurrency", "60")
+    .option("--queries <n>", "distinct query texts", "100")
+    .option("--recall-queries <n>", "query vectors for recall@10 against the exact scan", "200")
+    .option("--exact-below <n>", "the embedded-hnsw arm's QUARRY_VECTOR_INDEX_EXACT_BELOW (default: the store's, 20000)")
     .option("--plot <file>", "where the SVG goes", "bench-out/scale.svg")
-    .option("--json", "print the reports as JSON lines instead of tables")
-    .option("--out <dir>", "also write each backend's report here")
+    .option("--json", "print the report as JSON instead of tables")
+    .option("--out <dir>", "also write the report (JSON and Markdown) here")
     .option("--eval-dir <dir>", "the BEIR folders the corpora come from", "../shared/eval")
     .option("--seed <n>", "seed for the synthetic corpus and the query sample", "42")
-    .action(async (o: { sizes: string; requests: string; modes: string; plot: string; json?: boolean; out?: string; evalDir: string; seed: string }) => {
-      const [{ runQueryBench }, { formatQueryReport, scaleChartSvg }] = await Promise.all([import("./bench-query.ts"), import("./report.ts")]);
-      const backends: BackendName[] = process.env.OPENSEARCH_URL?.trim() ? ["embedded", "opensearch"] : ["embedded"];
-      if (backends.length === 1) progress("OPENSEARCH_URL is not set: the scale curve has the embedded backend only");
-      const reports: QueryBenchReport[] = [];
-      await withEmbedder(async (embedder) => {
-        for (const backend of backends) {
-          const report = await runQueryBench({
-            backend,
-            opensearchUrl: opensearchUrl(backend),
-            sizes: numbers(o.sizes),
-            concurrency: [1],
-            requests: parsePositive(o.requests),
-            queries: Math.min(100, parsePositive(o.requests)),
-            modes: parseModes(o.modes),
-            topK: 10,
-            seed: parsePositive(o.seed),
-            evalDir: resolve(o.evalDir),
-            embedder,
-            progress,
-          });
-          reports.push(report);
-          await emit({ ...report, bench: "scale" }, formatQueryReport(report).replace("bench query", "bench scale"), { json: o.json, out: o.out });
-        }
-      });
-      await writePlot(o.plot, scaleChartSvg(reports));
-    });
+    .action(
+      async (o: { sizes: string; arms?: string; exactBelow?: string; concurrency: string; modes: string; requests: string; queries: string; recallQueries: string; plot: string; json?: boolean; out?: string; evalDir: string; seed: string }) => {
+        const { runScaleBench, formatScaleReport, scaleCurveSvg } = await import("./bench-scale.ts");
+        const known = ["embedded-exact", "embedded-hnsw", "opensearch"] as const;
+        const arms = o.arms ? list(o.arms) : process.env.OPENSEARCH_URL?.trim() ? [...known] : ["embedded-exact", "embedded-hnsw"];
+        for (const arm of arms) if (!(known as readonly string[]).includes(arm)) throw new Error(`unknown arm "${arm}"; use ${known.join(", ")}`);
+        if (!arms.includes("opensearch")) progress("no opensearch arm (set OPENSEARCH_URL to add it)");
+        const report = await runScaleBench({
+          sizes: numbers(o.sizes),
+          arms: arms as (typeof known)[number][],
+          opensearchUrl: arms.includes("opensearch") ? opensearchUrl("opensearch") : undefined,
+          concurrency: numbers(o.concurrency),
+          modes: parseModes(o.modes),
+          requests: parsePositive(o.requests),
+          queries: parsePositive(o.queries),
+          recallQueries: parsePositive(o.recallQueries),
+          exactBelow: o.exactBelow === undefined ? undefined : Number(o.exactBelow),
+          seed: parsePositive(o.seed),
+          evalDir: resolve(o.evalDir),
+          progress,
+        });
+        await emit(report, formatScaleReport(report), o);
+        await writePlot(o.plot, scaleCurveSvg(report));
+      },
+    );
 }
 
 async function writePlot(file: string, svg: string): Promise<void> {
