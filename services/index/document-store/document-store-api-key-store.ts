@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import type { ApiKeyRecord, ApiKeyRole } from "../../../lib/auth/api-key.ts";
 import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { ApiKeyStore, StoredApiKey } from "../api-key-store.ts";
+import type { ApiKeyStore, StoredApiKey } from "../keys/api-key-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import { deleteRecord, findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 import { replicationSettings } from "../../../lib/index-replication.ts";

@@ -4,7 +4,7 @@
 // The configuration is an object the engine keeps in _source without indexing (enabled: false).
 import { createHash } from "node:crypto";
 import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { AssistantStore, JsonObject, StoredAssistant } from "../assistant-store.ts";
+import type { AssistantStore, JsonObject, StoredAssistant } from "../assistants/assistant-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import { deleteRecord, findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 import { replicationSettings } from "../../../lib/index-replication.ts";

@@ -4,9 +4,9 @@
 // with a conditional write (retried when another turn got there first), so concurrent turns never
 // share a number. A turn's document is kept in _source without being indexed (enabled: false).
 import { NotFoundError, UnavailableError } from "../../../lib/errors.ts";
-import type { JsonObject } from "../assistant-store.ts";
+import type { JsonObject } from "../assistants/assistant-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
-import type { ConversationStore, StoredConversation, StoredTurn } from "../conversation-store.ts";
+import type { ConversationStore, StoredConversation, StoredTurn } from "../conversations/conversation-store.ts";
 import { findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 import { replicationSettings } from "../../../lib/index-replication.ts";
 

@@ -5,8 +5,8 @@
 // back a page at a time (search_after), so a source may hold more items than one search returns.
 import { createHash } from "node:crypto";
 import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { JsonObject } from "../assistant-store.ts";
-import type { SourceStore, StoredSource, StoredSourceItem } from "../source-store.ts";
+import type { JsonObject } from "../assistants/assistant-store.ts";
+import type { SourceStore, StoredSource, StoredSourceItem } from "../sources/source-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import { deleteRecord, findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 import { replicationSettings } from "../../../lib/index-replication.ts";

@@ -6,8 +6,8 @@ import { clone, create, fromJson, toJson, type JsonObject } from "@bufbuild/prot
 import { AssistantSchema, KnowledgeBaseMountSchema, type Assistant } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import type { DocumentRecord, KnowledgeBase } from "../../../lib/domain.ts";
 import { AlreadyExistsError, FailedPreconditionError, NotFoundError } from "../../../lib/errors.ts";
-import { newAssistantId, type AssistantRegistry } from "../assistant-registry.ts";
-import type { Catalog } from "../catalog.ts";
+import { newAssistantId, type AssistantRegistry } from "../assistants/assistant-registry.ts";
+import type { Catalog } from "../catalog/catalog.ts";
 import type { ArchivedAssistant, ArchivedKnowledgeBase } from "./archive-format.ts";
 
 /** An exported assistant's corrections base with its documents, listed once so the header's count and the lines agree. */

@@ -9,10 +9,10 @@ import { documentInput } from "../../../lib/document-input.ts";
 import type { DocumentRecord, EmbeddedChunk, KnowledgeBase } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
 import type { Logger } from "../../../lib/logger.ts";
-import type { AssistantRegistry } from "../assistant-registry.ts";
-import type { Catalog } from "../catalog.ts";
-import type { ModelVectorizer } from "../model-change.ts";
-import type { ImportedDocumentChunks, SearchEngine } from "../search-engine.ts";
+import type { AssistantRegistry } from "../assistants/assistant-registry.ts";
+import type { Catalog } from "../catalog/catalog.ts";
+import type { ModelVectorizer } from "../catalog/model-change.ts";
+import type { ImportedDocumentChunks, SearchEngine } from "../search/search-engine.ts";
 import { decodeVector, encodeVector, readArchive, writeArchive, type ArchivedChunk, type ArchivedDocument, type ArchiveHeader } from "./archive-format.ts";
 import { archivedKnowledgeBase, exportedAssistants, importedAssistant, planAssistants, refuseModelChange, type ExportedAssistants } from "./assistant-archive.ts";
 

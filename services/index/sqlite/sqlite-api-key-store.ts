@@ -2,7 +2,7 @@
 // migrations: keys are their own store, and an older file gains the table on first open.
 import type { ApiKeyRecord, ApiKeyRole } from "../../../lib/auth/api-key.ts";
 import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { ApiKeyStore, StoredApiKey } from "../api-key-store.ts";
+import type { ApiKeyStore, StoredApiKey } from "../keys/api-key-store.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { isUniqueViolation, withDatabase } from "./sqlite-errors.ts";
 

@@ -1,7 +1,7 @@
 // Assistants in the index's SQLite file. Like the API keys, the table is created by the store, so
 // an older file gains it on first open.
 import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { AssistantStore, StoredAssistant } from "../assistant-store.ts";
+import type { AssistantStore, StoredAssistant } from "../assistants/assistant-store.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { isUniqueViolation, withDatabase } from "./sqlite-errors.ts";
 

@@ -1,7 +1,7 @@
 // Sources and their cursors in the index's SQLite file; the tables are created by the store, so an
 // older file gains them on first open.
 import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { SourceStore, StoredSource, StoredSourceItem } from "../source-store.ts";
+import type { SourceStore, StoredSource, StoredSourceItem } from "../sources/source-store.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { isUniqueViolation, withDatabase } from "./sqlite-errors.ts";
 

@@ -1,10 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
-import { AssistantSchema } from "../../gen/quarry/common/v1/assistant_pb.ts";
-import { AlreadyExistsError, InvalidInputError, NotFoundError } from "../../lib/errors.ts";
+import { AssistantSchema } from "../../../gen/quarry/common/v1/assistant_pb.ts";
+import { AlreadyExistsError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
 import { AssistantRegistry } from "./assistant-registry.ts";
-import { SqliteAssistantStore } from "./sqlite/sqlite-assistant-store.ts";
-import { openTestDatabase } from "./testing/sqlite-test-database.ts";
+import { SqliteAssistantStore } from "../sqlite/sqlite-assistant-store.ts";
+import { openTestDatabase } from "../testing/sqlite-test-database.ts";
 
 const BASES: Record<string, string> = { manuals: "kb_m", kb_m: "kb_m", forum: "kb_f", kb_f: "kb_f" };
 const catalog = {

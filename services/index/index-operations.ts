@@ -6,11 +6,11 @@
 import type { Chunk, ChunkingSettings, DocumentRecord, KnowledgeBase, SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { checkKnowledgeBaseName } from "../../lib/catalog-ids.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
-import type { Catalog, KnowledgeBaseUpdate, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "./catalog.ts";
-import { documentsMatching } from "./metadata-filter.ts";
-import type { ChunkPosition, SearchEngine } from "./search-engine.ts";
+import type { Catalog, KnowledgeBaseUpdate, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "./catalog/catalog.ts";
+import { documentsMatching } from "./catalog/metadata-filter.ts";
+import type { ChunkPosition, SearchEngine } from "./search/search-engine.ts";
 import type { ChunkFind } from "./search/chunk-text-find.ts";
-import type { ModelChanges } from "./model-change.ts";
+import type { ModelChanges } from "./catalog/model-change.ts";
 
 /** A knowledge base to create; chunking settings left out are filled with their defaults. */
 export type KnowledgeBaseRequest = Omit<NewKnowledgeBase, "chunking"> & { chunking: Partial<ChunkingSettings> };

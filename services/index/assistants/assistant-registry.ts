@@ -4,10 +4,10 @@
 import { randomBytes } from "node:crypto";
 import { clone, create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { AssistantSchema, KnowledgeBaseMountSchema, type Assistant } from "../../gen/quarry/common/v1/assistant_pb.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
+import { AssistantSchema, KnowledgeBaseMountSchema, type Assistant } from "../../../gen/quarry/common/v1/assistant_pb.ts";
+import { InvalidInputError } from "../../../lib/errors.ts";
 import type { AssistantStore, StoredAssistant } from "./assistant-store.ts";
-import type { Catalog } from "./catalog.ts";
+import type { Catalog } from "../catalog/catalog.ts";
 
 const ID_PREFIX = "as_";
 /** A base contributes, and an assistant retrieves, at most this many chunks. */

@@ -4,9 +4,9 @@
 import { randomBytes } from "node:crypto";
 import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { TurnSchema, type Turn } from "../../gen/quarry/answer/v1/answer_pb.ts";
-import { ConversationSchema, type Conversation } from "../../gen/quarry/common/v1/assistant_pb.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
+import { TurnSchema, type Turn } from "../../../gen/quarry/answer/v1/answer_pb.ts";
+import { ConversationSchema, type Conversation } from "../../../gen/quarry/common/v1/assistant_pb.ts";
+import { InvalidInputError } from "../../../lib/errors.ts";
 import type { ConversationStore, StoredConversation, StoredTurn } from "./conversation-store.ts";
 
 const TITLE_CHARS = 80;

@@ -1,8 +1,8 @@
 // The index's assistant, conversation and turn RPCs: protobuf ↔ the registries.
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
-import type { AssistantRegistry } from "./assistant-registry.ts";
+import type { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
+import { InvalidInputError } from "../../../lib/errors.ts";
+import type { AssistantRegistry } from "../assistants/assistant-registry.ts";
 import type { ConversationRegistry } from "./conversation-registry.ts";
 
 type ConversationMethods = Pick<

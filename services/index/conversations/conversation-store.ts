@@ -2,7 +2,7 @@
 // index's SQLite file, or <prefix>-conversations on the search engine). A turn is a JSON document
 // (the answer service's Turn, provenance included) the store keeps as given, numbered in its
 // conversation. Implementations run conversation-store.contract.ts.
-import type { JsonObject } from "./assistant-store.ts";
+import type { JsonObject } from "../assistants/assistant-store.ts";
 
 export interface StoredConversation {
   id: string;
