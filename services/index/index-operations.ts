@@ -1,8 +1,9 @@
-// The index's application layer, between routes.ts (protobuf ↔ domain) and the adapters (Catalog,
-// SearchEngine): each request's checks that need the catalog or are the service's policy, once, and
-// the order in which the two stores change. The query's own shape and its vector's dimension are
-// checked by the engine's search ladder (search/hybrid-search.ts), which every backend runs, so they
-// are not repeated here.
+// IndexOperations: the index's application layer for knowledge bases, documents, search and
+// chunks, between routes.ts (protobuf ↔ domain) and the adapters (Catalog, SearchEngine): each
+// request's checks that need the catalog or are the service's policy, once, and the order in which
+// the two stores change. The query's own shape and its vector's dimension are checked by the
+// engine's search ladder (search/hybrid-search.ts), which every backend runs, so they are not
+// repeated here. (Not named IndexService: that is the generated service definition.)
 import type { Chunk, ChunkingSettings, DocumentRecord, KnowledgeBase, SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { checkKnowledgeBaseName } from "../../lib/catalog-ids.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
@@ -40,7 +41,7 @@ export const MAX_FIND_LIMIT = 100;
  */
 export const MAX_FIND_SCAN = 500_000;
 
-export class IndexService {
+export class IndexOperations {
   constructor(private readonly stores: { catalog: Catalog; engine: SearchEngine; modelChanges?: ModelChanges }) {}
 
   async createKnowledgeBase(request: KnowledgeBaseRequest): Promise<KnowledgeBase> {

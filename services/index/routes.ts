@@ -1,7 +1,7 @@
-// The index's RPCs: protobuf ↔ domain around IndexService (index-service.ts), which checks and
+// The index's RPCs: protobuf ↔ domain around IndexOperations (index-operations.ts), which checks and
 // coordinates; nothing here decides anything.
 import type { ConnectRouter } from "@connectrpc/connect";
-import { IndexService as IndexRpc } from "../../gen/quarry/index/v1/index_pb.ts";
+import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
 import { UnavailableError } from "../../lib/errors.ts";
 import { noMetrics, type Metrics } from "../../lib/metrics/metrics.ts";
 import { optionsThenData } from "../../lib/stream-head.ts";
@@ -15,7 +15,7 @@ import type { Catalog } from "./catalog/catalog.ts";
 import type { ModelChanges, ModelVectorizer } from "./catalog/model-change.ts";
 import { KnowledgeBaseArchives } from "./portability/knowledge-base-archives.ts";
 import { ChunkEdits } from "./catalog/chunk-edits.ts";
-import { IndexService } from "./index-operations.ts";
+import { IndexOperations } from "./index-operations.ts";
 import type { SearchEngine } from "./search/search-engine.ts";
 import type { SourceStore } from "./sources/source-store.ts";
 import { sourceHandlers } from "./sources/source-routes.ts";
@@ -52,10 +52,10 @@ export function indexRoutes({
   metrics = noMetrics,
   backend = "unknown",
 }: IndexDeps) {
-  const index = new IndexService({ catalog, engine, modelChanges });
+  const index = new IndexOperations({ catalog, engine, modelChanges });
   const archives = new KnowledgeBaseArchives({ catalog, engine, assistants, vectorizer });
   return (router: ConnectRouter) =>
-    router.service(IndexRpc, {
+    router.service(IndexService, {
       ...apiKeyHandlers(apiKeys),
       ...conversationHandlers(assistants, conversations),
       ...sourceHandlers(sources, catalog),
