@@ -8,7 +8,9 @@ import { optionsThenData } from "../../lib/stream-head.ts";
 import { chunkingFromProto, chunkToProto, documentToProto, documentVersionFromProto, hitToProto, knowledgeBaseToProto, searchFromProto } from "../../lib/proto-convert.ts";
 import type { ApiKeyRegistry } from "./keys/api-key-registry.ts";
 import { apiKeyHandlers } from "./keys/api-key-routes.ts";
+import { assistantToProto } from "./assistants/assistant-proto.ts";
 import type { AssistantRegistry } from "./assistants/assistant-registry.ts";
+import { assistantHandlers } from "./assistants/assistant-routes.ts";
 import type { ConversationRegistry } from "./conversations/conversation-registry.ts";
 import { conversationHandlers } from "./conversations/conversation-routes.ts";
 import type { Catalog } from "./catalog/catalog.ts";
@@ -57,7 +59,8 @@ export function indexRoutes({
   return (router: ConnectRouter) =>
     router.service(IndexService, {
       ...apiKeyHandlers(apiKeys),
-      ...conversationHandlers(assistants, conversations),
+      ...assistantHandlers(assistants),
+      ...conversationHandlers(conversations),
       ...sourceHandlers(sources, catalog),
       async setDocumentMetadata(request) {
         return { document: documentToProto(await catalog.setDocumentMetadata(request.documentId, { ...request.metadata })) };
@@ -132,7 +135,7 @@ export function indexRoutes({
           documents: summary.documents,
           chunks: BigInt(summary.chunks),
           reembedded: summary.reembedded,
-          assistants: summary.assistants,
+          assistants: summary.assistants.map(assistantToProto),
           corrections: summary.corrections,
           notes: summary.notes,
         };
