@@ -9,7 +9,7 @@ import { NotFoundError } from "../../../lib/errors.ts";
 import type { ApiKeyStore, StoredApiKey } from "../keys/api-key-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import { deleteRecord, findRecord, type DocumentStorePort } from "./document-store-port.ts";
-import { RecordIndex } from "./record-index.ts";
+import { recordMappings, RecordStore } from "./record-index.ts";
 
 interface ApiKeySource {
   record_type: "api_key";
@@ -27,18 +27,13 @@ interface ApiKeyNameSource {
   name: string;
 }
 
-const MAPPINGS = {
-  dynamic: "strict",
-  properties: {
-    record_type: { type: "keyword" },
-    id: { type: "keyword" },
-    name: { type: "keyword" },
-    role: { type: "keyword" },
-    knowledge_base_ids: { type: "keyword" },
-    key_hash: { type: "keyword", index: false },
-    created_at: { type: "long" },
-  },
-};
+const MAPPINGS = recordMappings({
+  name: { type: "keyword" },
+  role: { type: "keyword" },
+  knowledge_base_ids: { type: "keyword" },
+  key_hash: { type: "keyword", index: false },
+  created_at: { type: "long" },
+});
 
 const keyRecordId = (id: string) => `key:${id}`;
 // Hashed: a name can be longer than the engines' 512-byte id limit.
@@ -52,16 +47,10 @@ const toRecord = (s: ApiKeySource): ApiKeyRecord => ({
   createdAt: new Date(s.created_at),
 });
 
-export class DocumentStoreApiKeyStore implements ApiKeyStore {
-  private readonly records: RecordIndex;
-
-  constructor(
-    private readonly store: DocumentStorePort,
-    private readonly index: string,
-    /** Unset: one replica where the cluster has a second data node (index-replication.ts). */
-    replicas?: number,
-  ) {
-    this.records = new RecordIndex(store, index, MAPPINGS, replicas);
+export class DocumentStoreApiKeyStore extends RecordStore implements ApiKeyStore {
+  /** replicas unset: one replica where the cluster has a second data node (index-replication.ts). */
+  constructor(store: DocumentStorePort, index: string, replicas?: number) {
+    super(store, index, MAPPINGS, replicas);
   }
 
   async create(key: StoredApiKey): Promise<ApiKeyRecord> {

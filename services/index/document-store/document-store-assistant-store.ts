@@ -7,7 +7,7 @@ import { NotFoundError } from "../../../lib/errors.ts";
 import type { AssistantStore, JsonObject, StoredAssistant } from "../assistants/assistant-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import { deleteRecord, findRecord, type DocumentStorePort } from "./document-store-port.ts";
-import { RecordIndex } from "./record-index.ts";
+import { recordMappings, RecordStore } from "./record-index.ts";
 
 interface AssistantSource {
   record_type: "assistant";
@@ -24,17 +24,12 @@ interface AssistantNameSource {
   name: string;
 }
 
-const MAPPINGS = {
-  dynamic: "strict",
-  properties: {
-    record_type: { type: "keyword" },
-    id: { type: "keyword" },
-    name: { type: "keyword" },
-    created_at: { type: "long" },
-    updated_at: { type: "long" },
-    config: { type: "object", enabled: false },
-  },
-};
+const MAPPINGS = recordMappings({
+  name: { type: "keyword" },
+  created_at: { type: "long" },
+  updated_at: { type: "long" },
+  config: { type: "object", enabled: false },
+});
 
 const recordId = (id: string) => `assistant:${id}`;
 // Hashed: a name can be longer than the engines' 512-byte id limit.
@@ -48,16 +43,10 @@ const toStored = (s: AssistantSource): StoredAssistant => ({
   config: s.config,
 });
 
-export class DocumentStoreAssistantStore implements AssistantStore {
-  private readonly records: RecordIndex;
-
-  constructor(
-    private readonly store: DocumentStorePort,
-    private readonly index: string,
-    /** Unset: one replica where the cluster has a second data node (index-replication.ts). */
-    replicas?: number,
-  ) {
-    this.records = new RecordIndex(store, index, MAPPINGS, replicas);
+export class DocumentStoreAssistantStore extends RecordStore implements AssistantStore {
+  /** replicas unset: one replica where the cluster has a second data node (index-replication.ts). */
+  constructor(store: DocumentStorePort, index: string, replicas?: number) {
+    super(store, index, MAPPINGS, replicas);
   }
 
   async create(a: StoredAssistant): Promise<StoredAssistant> {

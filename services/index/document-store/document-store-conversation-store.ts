@@ -8,7 +8,7 @@ import type { JsonObject } from "../assistants/assistant-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import type { ConversationStore, StoredConversation, StoredTurn } from "../conversations/conversation-store.ts";
 import { findRecord, type DocumentStorePort } from "./document-store-port.ts";
-import { RecordIndex } from "./record-index.ts";
+import { recordMappings, RecordStore } from "./record-index.ts";
 
 interface ConversationSource {
   record_type: "conversation";
@@ -30,22 +30,17 @@ interface TurnSource {
   body: JsonObject;
 }
 
-const MAPPINGS = {
-  dynamic: "strict",
-  properties: {
-    record_type: { type: "keyword" },
-    id: { type: "keyword" },
-    conversation_id: { type: "keyword" },
-    title: { type: "keyword", index: false },
-    assistant_id: { type: "keyword" },
-    knowledge_base_ids: { type: "keyword" },
-    turn_count: { type: "integer" },
-    number: { type: "integer" },
-    created_at: { type: "long" },
-    updated_at: { type: "long" },
-    body: { type: "object", enabled: false },
-  },
-};
+const MAPPINGS = recordMappings({
+  conversation_id: { type: "keyword" },
+  title: { type: "keyword", index: false },
+  assistant_id: { type: "keyword" },
+  knowledge_base_ids: { type: "keyword" },
+  turn_count: { type: "integer" },
+  number: { type: "integer" },
+  created_at: { type: "long" },
+  updated_at: { type: "long" },
+  body: { type: "object", enabled: false },
+});
 
 const conversationRecordId = (id: string) => `conversation:${id}`;
 const turnRecordId = (id: string) => `turn:${id}`;
@@ -66,16 +61,10 @@ const toTurn = (s: TurnSource): StoredTurn => ({ id: s.id, conversationId: s.con
 
 const missing = (id: string) => new NotFoundError(`no conversation has the id ${id}`);
 
-export class DocumentStoreConversationStore implements ConversationStore {
-  private readonly records: RecordIndex;
-
-  constructor(
-    private readonly store: DocumentStorePort,
-    private readonly index: string,
-    /** Unset: one replica where the cluster has a second data node (index-replication.ts). */
-    replicas?: number,
-  ) {
-    this.records = new RecordIndex(store, index, MAPPINGS, replicas);
+export class DocumentStoreConversationStore extends RecordStore implements ConversationStore {
+  /** replicas unset: one replica where the cluster has a second data node (index-replication.ts). */
+  constructor(store: DocumentStorePort, index: string, replicas?: number) {
+    super(store, index, MAPPINGS, replicas);
   }
 
   async create(c: Omit<StoredConversation, "turnCount">): Promise<StoredConversation> {

@@ -9,7 +9,7 @@ import type { JsonObject } from "../assistants/assistant-store.ts";
 import type { SourceStore, StoredSource, StoredSourceItem } from "../sources/source-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import { deleteRecord, findRecord, type DocumentStorePort } from "./document-store-port.ts";
-import { RecordIndex } from "./record-index.ts";
+import { recordMappings, RecordStore } from "./record-index.ts";
 
 interface SourceRecord {
   record_type: "source";
@@ -36,22 +36,17 @@ interface ItemRecord {
   file_name: string;
 }
 
-const MAPPINGS = {
-  dynamic: "strict",
-  properties: {
-    record_type: { type: "keyword" },
-    id: { type: "keyword" },
-    knowledge_base_id: { type: "keyword" },
-    name: { type: "keyword" },
-    body: { type: "object", enabled: false },
-    source_id: { type: "keyword" },
-    item_id: { type: "keyword" },
-    change_token: { type: "keyword", index: false },
-    content_hash: { type: "keyword" },
-    document_id: { type: "keyword" },
-    file_name: { type: "keyword", index: false },
-  },
-};
+const MAPPINGS = recordMappings({
+  knowledge_base_id: { type: "keyword" },
+  name: { type: "keyword" },
+  body: { type: "object", enabled: false },
+  source_id: { type: "keyword" },
+  item_id: { type: "keyword" },
+  change_token: { type: "keyword", index: false },
+  content_hash: { type: "keyword" },
+  document_id: { type: "keyword" },
+  file_name: { type: "keyword", index: false },
+});
 
 const digest = (...parts: string[]) => createHash("sha256").update(parts.join("\0")).digest("hex");
 const recordId = (id: string) => `source:${id}`;
@@ -61,16 +56,10 @@ const itemRecordId = (sourceId: string, itemId: string) => `source-item:${digest
 
 const toStored = (s: SourceRecord): StoredSource => ({ id: s.id, knowledgeBaseId: s.knowledge_base_id, name: s.name, body: s.body });
 
-export class DocumentStoreSourceStore implements SourceStore {
-  private readonly records: RecordIndex;
-
-  constructor(
-    private readonly store: DocumentStorePort,
-    private readonly index: string,
-    /** Unset: one replica where the cluster has a second data node (index-replication.ts). */
-    replicas?: number,
-  ) {
-    this.records = new RecordIndex(store, index, MAPPINGS, replicas);
+export class DocumentStoreSourceStore extends RecordStore implements SourceStore {
+  /** replicas unset: one replica where the cluster has a second data node (index-replication.ts). */
+  constructor(store: DocumentStorePort, index: string, replicas?: number) {
+    super(store, index, MAPPINGS, replicas);
   }
 
   async save(source: StoredSource): Promise<StoredSource> {

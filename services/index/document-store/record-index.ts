@@ -45,3 +45,23 @@ export class RecordIndex {
     return found;
   }
 }
+
+/** A record index's mapping: strict, with the record_type and id every record of these stores has. */
+export function recordMappings(properties: Record<string, unknown>): Record<string, unknown> {
+  return { dynamic: "strict", properties: { record_type: { type: "keyword" }, id: { type: "keyword" }, ...properties } };
+}
+
+/** The base of a store kept in an index of records of its own: its port, its index and the steps they share. */
+export abstract class RecordStore {
+  protected readonly records: RecordIndex;
+
+  protected constructor(
+    protected readonly store: DocumentStorePort,
+    protected readonly index: string,
+    mappings: Record<string, unknown>,
+    /** Unset: one replica where the cluster has a second data node (index-replication.ts). */
+    replicas?: number,
+  ) {
+    this.records = new RecordIndex(store, index, mappings, replicas);
+  }
+}
