@@ -166,6 +166,34 @@ module.exports = {
       to: { path: TRANSPORT },
     },
     {
+      name: "index-engines-import-no-edge",
+      severity: "error",
+      comment:
+        "The index's engine adapters (sqlite/, opensearch/, elasticsearch/, document-store/) implement the " +
+        "stores' interfaces; they never import the routes, server, main, worker, registries or the application " +
+        "layer (index-operations.ts) that use them.",
+      from: { path: "^services/index/(sqlite|opensearch|elasticsearch|document-store)/", pathNot: TEST },
+      to: { path: ["^services/index/(routes|server|main|worker|index-operations)\\.ts$", "^services/index/.+-(routes|registry)\\.ts$"] },
+    },
+    {
+      name: "index-subdomains-import-no-engine",
+      severity: "error",
+      comment:
+        "The index's sub-domains (catalog/, search/, keys/, assistants/, conversations/, sources/, portability/) " +
+        "work on the stores' interfaces; main.ts and the engines' open-stores.ts choose the implementation.",
+      from: { path: "^services/index/(catalog|search|keys|assistants|conversations|sources|portability)/", pathNot: TEST },
+      to: { path: "^services/index/(sqlite|opensearch|elasticsearch|document-store)/" },
+    },
+    {
+      name: "index-protobuf-only-at-the-edge",
+      severity: "error",
+      comment:
+        "In the index's sub-domains only the routes (*-routes.ts) and the one mapping module of a type " +
+        "(*-proto.ts) know protobuf; registries, stores and rules work on lib/domain.ts's types.",
+      from: { path: "^services/index/(catalog|search|keys|assistants|conversations|sources|portability)/", pathNot: [TEST, "-(routes|proto)\\.ts$"] },
+      to: { path: ["^gen/", "(^|/)node_modules/@bufbuild/"] },
+    },
+    {
       name: "only-the-metrics-registry-imports-prom-client",
       severity: "error",
       comment: "Code records through lib/metrics/metrics.ts's Metrics; only the registry behind it knows prom-client.",

@@ -1,5 +1,5 @@
 // The public chunk edits: a document opened as its chunks, a chunk's text corrected, a chunk disabled
-// or enabled, a chunk written by hand. The index stores and re-embeds (services/index/chunk-edits.ts);
+// or enabled, a chunk written by hand. The index stores and re-embeds (services/index/catalog/chunk-edits.ts);
 // the gateway first counts a new text's tokens with the chunker, in the base's model and settings, so
 // a text longer than the base's chunks (which the model would read only in part) is refused here.
 import type { Client } from "@connectrpc/connect";

@@ -292,3 +292,73 @@ export interface ChunkFind {
   /** False when maxScan stopped the scan before every chunk was read. */
   complete: boolean;
 }
+
+// Assistants, conversations and turns: kept by the index, read by the answer service. The index's
+// stores and registries work on these; each is mapped to and from its protobuf message once, in
+// services/index/assistants/assistant-proto.ts and services/index/conversations/conversation-proto.ts.
+
+/** A JSON object kept as given (a turn's body, an assistant's configuration in storage). */
+export type JsonObject = { [key: string]: unknown };
+
+/** A knowledge base an assistant searches; knowledgeBase is its id once the index resolved it. */
+export interface KnowledgeBaseMount {
+  knowledgeBase: string;
+  /** Chunks this base contributes; 0: the assistant's default. */
+  topK: number;
+  /** Higher first when bases tie; 0 by default. */
+  priority: number;
+}
+
+export type QueryRewriteMode = "none" | "rewrite" | "hyde" | "multi_query";
+
+/** An assistant's retrieval defaults; a field left at its zero (or absent) means the answer service's default. */
+export interface AssistantRetrieval {
+  mode?: RetrievalMode;
+  topK: number;
+  minScore: number;
+  rerank: boolean;
+  rewrite?: QueryRewriteMode;
+}
+
+/** What a caller sets on an assistant: everything but its id and times. */
+export interface AssistantSettings {
+  name: string;
+  description: string;
+  systemPrompt: string;
+  knowledgeBases: KnowledgeBaseMount[];
+  retrieval?: AssistantRetrieval;
+  hideFileNames: boolean;
+  /** The base its corrections go to; set by Quarry (the first correction, an import), "" until then. */
+  correctionsKnowledgeBaseId: string;
+}
+
+export interface Assistant extends AssistantSettings {
+  id: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Conversation {
+  id: string;
+  title: string;
+  /** "" when the conversation named knowledge bases directly. */
+  assistantId: string;
+  knowledgeBaseIds: string[];
+  turnCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * A turn as the index keeps it: numbered in its conversation, its content (question, answer,
+ * citations, provenance) the answer service's Turn as protobuf JSON, which the index never reads,
+ * so fields the answer service adds later are kept without the index knowing them.
+ */
+export interface Turn {
+  id: string;
+  conversationId: string;
+  /** 1-based position in the conversation, given by the store. */
+  number: number;
+  createdAt: Date;
+  body: JsonObject;
+}

@@ -73,7 +73,7 @@ export class DeadLetters {
     const chosen = request.all ? listed : request.ids.map((id) => listed.find((entry) => entry.id === id) ?? missing(id));
     for (const entry of chosen) {
       // A document that was given up on is final for its version; this retrying failure reopens it,
-      // so the stage's progress moves it on again (services/index/document-lifecycle.ts).
+      // so the stage's progress moves it on again (services/index/catalog/document-lifecycle.ts).
       if (entry.version > 0) {
         const doc = { documentId: entry.documentId, knowledgeBaseId: entry.knowledgeBaseId, version: entry.version };
         await publishProgress(this.deps.bus, doc, { phase: "failed", percent: 0, error: `${entry.stage}: re-driven by an operator ${RETRYING_MARK}` });

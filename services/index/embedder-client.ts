@@ -5,7 +5,7 @@
 import { createClient, type Transport } from "@connectrpc/connect";
 import { EmbedderService, EmbeddingKind } from "../../gen/quarry/embedder/v1/embedder_pb.ts";
 import { toDomainError } from "../../lib/rpc/error-mapping.ts";
-import type { ModelVectorizer } from "./model-change.ts";
+import type { ModelVectorizer } from "./catalog/model-change.ts";
 
 /** Texts per Embed call: the embedder takes at most 4,096 and batches inside a call itself. */
 const TEXTS_PER_CALL = 256;

@@ -3,7 +3,7 @@
 // engine internals bench/ and eval/ study, and ./testing/).
 export { assembleIndex, openStores } from "./main.ts";
 export { indexConfig } from "./config.ts";
-export type { SearchEngine } from "./search-engine.ts";
+export type { SearchEngine } from "./search/search-engine.ts";
 export { SqliteCatalog } from "./sqlite/sqlite-catalog.ts";
 export { deleteOpenSearchNamespace } from "./opensearch/opensearch-namespace.ts";
 export { deleteElasticsearchNamespace } from "./elasticsearch/elasticsearch-namespace.ts";

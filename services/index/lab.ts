@@ -14,5 +14,5 @@ export { DEFAULT_RRF_K, fuseHits, fuseReciprocalRank, type EngineHit } from "./s
 export { OpenSearchSearchEngine } from "./opensearch/opensearch-search-engine.ts";
 export { detectNeuralSearch, resolveNativeHybrid } from "./opensearch/opensearch-native-hybrid.ts";
 export { ElasticsearchSearchEngine } from "./elasticsearch/elasticsearch-search-engine.ts";
-export type { ImportedDocumentChunks } from "./search-engine.ts";
+export type { ImportedDocumentChunks } from "./search/search-engine.ts";
 export { ENGLISH_STOP_WORDS } from "./search/stop-words.ts";

@@ -3,16 +3,17 @@
 // stores behind, Connect codes out.
 import { Code, ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { QueryRewriteMode } from "../../gen/quarry/common/v1/assistant_pb.ts";
 import { RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
 import type { EmbeddedChunk } from "../../lib/domain.ts";
 import { silentLogger } from "../../lib/logger.ts";
 import { catalogModel } from "../../lib/models/model-catalog.ts";
-import { AssistantRegistry } from "./assistant-registry.ts";
-import { ConversationRegistry } from "./conversation-registry.ts";
+import { AssistantRegistry } from "./assistants/assistant-registry.ts";
+import { ConversationRegistry } from "./conversations/conversation-registry.ts";
 import { SqliteAssistantStore } from "./sqlite/sqlite-assistant-store.ts";
 import { SqliteConversationStore } from "./sqlite/sqlite-conversation-store.ts";
-import { ApiKeyRegistry } from "./api-key-registry.ts";
+import { ApiKeyRegistry } from "./keys/api-key-registry.ts";
 import { build } from "./server.ts";
 import { SqliteApiKeyStore } from "./sqlite/sqlite-api-key-store.ts";
 import { SqliteCatalog } from "./sqlite/sqlite-catalog.ts";
@@ -177,5 +178,45 @@ describe("index routes", () => {
     expect(await codeOf(client.getChunks({ positions: [{ documentId: fox.id, index: 0 }] }))).toBe(Code.InvalidArgument);
     const many = Array.from({ length: 1001 }, (_, index) => ({ knowledgeBaseId: kb.id, documentId: fox.id, index }));
     expect(await codeOf(client.getChunks({ positions: many }))).toBe(Code.InvalidArgument);
+  });
+
+  it("keeps an assistant's whole configuration through the RPCs, mounts resolved to ids and unset fields left unset", async () => {
+    const kb = await createKb();
+    const sent = {
+      name: " keeper ",
+      description: "answers from the manuals",
+      systemPrompt: "Be brief.",
+      knowledgeBases: [{ knowledgeBase: "manuals", topK: 3, priority: 2 }],
+      retrieval: { mode: RetrievalMode.BM25, topK: 6, minScore: 0.5, rerank: true, rewrite: QueryRewriteMode.HYDE },
+      hideFileNames: true,
+    };
+    const { assistant: made } = await client.createAssistant({ assistant: sent });
+    expect(made).toMatchObject({ ...sent, name: "keeper", knowledgeBases: [{ knowledgeBase: kb.id, topK: 3, priority: 2 }], correctionsKnowledgeBaseId: "" });
+    expect(made!.createdAt).toBeDefined();
+    expect((await client.getAssistant({ assistant: "keeper" })).assistant).toEqual(made);
+    const { assistant: bare } = await client.createAssistant({ assistant: { name: "bare", knowledgeBases: [{ knowledgeBase: kb.id }] } });
+    expect(bare!.retrieval).toBeUndefined();
+    const { assistant: updated } = await client.updateAssistant({ assistant: "bare", update: { name: "bare", knowledgeBases: [{ knowledgeBase: kb.id }], retrieval: { topK: 4 } } });
+    expect(updated!.retrieval).toMatchObject({ mode: RetrievalMode.UNSPECIFIED, topK: 4, rewrite: QueryRewriteMode.UNSPECIFIED });
+    expect((await client.listAssistants({})).assistants.map((a) => a.name)).toEqual(["bare", "keeper"]);
+    expect(await codeOf(client.createAssistant({}))).toBe(Code.InvalidArgument);
+  });
+
+  it("numbers turns, keeps their content as sent and reads the conversation back with them", async () => {
+    const kb = await createKb();
+    const { conversation } = await client.createConversation({ title: "  Where   was it ground? ", knowledgeBaseIds: [kb.id] });
+    expect(conversation).toMatchObject({ title: "Where was it ground?", assistantId: "", knowledgeBaseIds: [kb.id], turnCount: 0 });
+    const at = { seconds: 1_700_000_000n, nanos: 0 };
+    const turn = { id: "tn_1", conversationId: conversation!.id, number: 9, question: "Where?", answer: "In Paris [1].", citations: [{ marker: 1, chunkId: "c1", fileName: "a.md" }], provenance: { retrievalQuery: "where ground", model: "stub" }, createdAt: at };
+    const { turn: saved } = await client.saveTurn({ turn });
+    expect(saved).toMatchObject({ ...turn, number: 1 });
+    await client.saveTurn({ turn: { id: "tn_2", conversationId: conversation!.id, question: "And then?" } });
+    const read = await client.getConversation({ conversationId: conversation!.id, includeTurns: true });
+    expect(read.conversation!.turnCount).toBe(2);
+    expect(read.turns.map((t) => [t.id, t.number])).toEqual([["tn_1", 1], ["tn_2", 2]]);
+    expect(read.turns[0]).toEqual(saved);
+    expect((await client.getTurn({ turnId: "tn_1" })).turn).toEqual(saved);
+    expect(await codeOf(client.saveTurn({ turn: { conversationId: conversation!.id } }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(client.getTurn({ turnId: "tn_none" }))).toBe(Code.NotFound);
   });
 });

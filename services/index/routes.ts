@@ -1,24 +1,26 @@
-// The index's RPCs: protobuf ↔ domain around IndexService (index-service.ts), which checks and
+// The index's RPCs: protobuf ↔ domain around IndexOperations (index-operations.ts), which checks and
 // coordinates; nothing here decides anything.
 import type { ConnectRouter } from "@connectrpc/connect";
-import { IndexService as IndexRpc } from "../../gen/quarry/index/v1/index_pb.ts";
+import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
 import { UnavailableError } from "../../lib/errors.ts";
 import { noMetrics, type Metrics } from "../../lib/metrics/metrics.ts";
 import { optionsThenData } from "../../lib/stream-head.ts";
 import { chunkingFromProto, chunkToProto, documentToProto, documentVersionFromProto, hitToProto, knowledgeBaseToProto, searchFromProto } from "../../lib/proto-convert.ts";
-import type { ApiKeyRegistry } from "./api-key-registry.ts";
-import { apiKeyHandlers } from "./api-key-routes.ts";
-import type { AssistantRegistry } from "./assistant-registry.ts";
-import type { ConversationRegistry } from "./conversation-registry.ts";
-import { conversationHandlers } from "./conversation-routes.ts";
-import type { Catalog } from "./catalog.ts";
-import type { ModelChanges, ModelVectorizer } from "./model-change.ts";
+import type { ApiKeyRegistry } from "./keys/api-key-registry.ts";
+import { apiKeyHandlers } from "./keys/api-key-routes.ts";
+import { assistantToProto } from "./assistants/assistant-proto.ts";
+import type { AssistantRegistry } from "./assistants/assistant-registry.ts";
+import { assistantHandlers } from "./assistants/assistant-routes.ts";
+import type { ConversationRegistry } from "./conversations/conversation-registry.ts";
+import { conversationHandlers } from "./conversations/conversation-routes.ts";
+import type { Catalog } from "./catalog/catalog.ts";
+import type { ModelChanges, ModelVectorizer } from "./catalog/model-change.ts";
 import { KnowledgeBaseArchives } from "./portability/knowledge-base-archives.ts";
-import { ChunkEdits } from "./chunk-edits.ts";
-import { IndexService } from "./index-service.ts";
-import type { SearchEngine } from "./search-engine.ts";
-import type { SourceStore } from "./source-store.ts";
-import { sourceHandlers } from "./source-routes.ts";
+import { ChunkEdits } from "./catalog/chunk-edits.ts";
+import { IndexOperations } from "./index-operations.ts";
+import type { SearchEngine } from "./search/search-engine.ts";
+import type { SourceStore } from "./sources/source-store.ts";
+import { sourceHandlers } from "./sources/source-routes.ts";
 
 export interface IndexDeps {
   catalog: Catalog;
@@ -52,12 +54,13 @@ export function indexRoutes({
   metrics = noMetrics,
   backend = "unknown",
 }: IndexDeps) {
-  const index = new IndexService({ catalog, engine, modelChanges });
+  const index = new IndexOperations({ catalog, engine, modelChanges });
   const archives = new KnowledgeBaseArchives({ catalog, engine, assistants, vectorizer });
   return (router: ConnectRouter) =>
-    router.service(IndexRpc, {
+    router.service(IndexService, {
       ...apiKeyHandlers(apiKeys),
-      ...conversationHandlers(assistants, conversations),
+      ...assistantHandlers(assistants),
+      ...conversationHandlers(conversations),
       ...sourceHandlers(sources, catalog),
       async setDocumentMetadata(request) {
         return { document: documentToProto(await catalog.setDocumentMetadata(request.documentId, { ...request.metadata })) };
@@ -132,7 +135,7 @@ export function indexRoutes({
           documents: summary.documents,
           chunks: BigInt(summary.chunks),
           reembedded: summary.reembedded,
-          assistants: summary.assistants,
+          assistants: summary.assistants.map(assistantToProto),
           corrections: summary.corrections,
           notes: summary.notes,
         };

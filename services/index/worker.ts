@@ -10,11 +10,11 @@ import { documentOfEvent, PhasePercent, progressFromProto, publishProgress } fro
 import { startRedrive, type RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { decodeOrReject, runStage } from "../../lib/pipeline/stage.ts";
 import { chunkFromProto, documentVersionFromProto } from "../../lib/proto-convert.ts";
-import type { Catalog } from "./catalog.ts";
-import { describeCarriedEdits } from "./carry-edits.ts";
-import type { ChunkEdits } from "./chunk-edits.ts";
-import type { ModelChanges } from "./model-change.ts";
-import type { SearchEngine } from "./search-engine.ts";
+import type { Catalog } from "./catalog/catalog.ts";
+import { describeCarriedEdits } from "./catalog/carry-edits.ts";
+import type { ChunkEdits } from "./catalog/chunk-edits.ts";
+import type { ModelChanges } from "./catalog/model-change.ts";
+import type { SearchEngine } from "./search/search-engine.ts";
 import { inSpan } from "../../lib/tracing/spans.ts";
 
 export interface IndexWorkerDeps {

@@ -5,11 +5,11 @@
 // whose id derives from the name, which the engine can create only once.
 import { createHash } from "node:crypto";
 import type { ApiKeyRecord, ApiKeyRole } from "../../../lib/auth/api-key.ts";
-import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { ApiKeyStore, StoredApiKey } from "../api-key-store.ts";
+import { NotFoundError } from "../../../lib/errors.ts";
+import type { ApiKeyStore, StoredApiKey } from "../keys/api-key-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
-import { deleteRecord, findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
-import { replicationSettings } from "../../../lib/index-replication.ts";
+import { deleteRecord, findRecord, type DocumentStorePort } from "./document-store-port.ts";
+import { recordMappings, RecordStore } from "./record-index.ts";
 
 interface ApiKeySource {
   record_type: "api_key";
@@ -27,18 +27,13 @@ interface ApiKeyNameSource {
   name: string;
 }
 
-const MAPPINGS = {
-  dynamic: "strict",
-  properties: {
-    record_type: { type: "keyword" },
-    id: { type: "keyword" },
-    name: { type: "keyword" },
-    role: { type: "keyword" },
-    knowledge_base_ids: { type: "keyword" },
-    key_hash: { type: "keyword", index: false },
-    created_at: { type: "long" },
-  },
-};
+const MAPPINGS = recordMappings({
+  name: { type: "keyword" },
+  role: { type: "keyword" },
+  knowledge_base_ids: { type: "keyword" },
+  key_hash: { type: "keyword", index: false },
+  created_at: { type: "long" },
+});
 
 const keyRecordId = (id: string) => `key:${id}`;
 // Hashed: a name can be longer than the engines' 512-byte id limit.
@@ -52,27 +47,16 @@ const toRecord = (s: ApiKeySource): ApiKeyRecord => ({
   createdAt: new Date(s.created_at),
 });
 
-export class DocumentStoreApiKeyStore implements ApiKeyStore {
-  private readonly ensureIndex: () => Promise<void>;
-
-  constructor(
-    private readonly store: DocumentStorePort,
-    private readonly index: string,
-    /** Unset: one replica where the cluster has a second data node (index-replication.ts). */
-    replicas?: number,
-  ) {
-    this.ensureIndex = indexCreator(store, index, () => ({ settings: replicationSettings(replicas), mappings: MAPPINGS }));
+export class DocumentStoreApiKeyStore extends RecordStore implements ApiKeyStore {
+  /** replicas unset: one replica where the cluster has a second data node (index-replication.ts). */
+  constructor(store: DocumentStorePort, index: string, replicas?: number) {
+    super(store, index, MAPPINGS, replicas);
   }
 
   async create(key: StoredApiKey): Promise<ApiKeyRecord> {
-    return this.call("create API key", async () => {
+    return this.records.call("create API key", async () => {
       const reservation: ApiKeyNameSource = { record_type: "api_key_name", id: key.id, name: key.name };
-      try {
-        await this.store.create(this.index, nameRecordId(key.name), reservation);
-      } catch (error) {
-        if (this.store.errors.isResponseError(error, 409)) throw new AlreadyExistsError(`an API key named "${key.name}" already exists`, { cause: error });
-        throw error;
-      }
+      await this.records.reserve(nameRecordId(key.name), { ...reservation }, `an API key named "${key.name}" already exists`);
       const source: ApiKeySource = {
         record_type: "api_key",
         id: key.id,
@@ -93,7 +77,7 @@ export class DocumentStoreApiKeyStore implements ApiKeyStore {
   }
 
   async list(): Promise<ApiKeyRecord[]> {
-    return this.call("list API keys", async () => {
+    return this.records.call("list API keys", async () => {
       const result = await this.store.search<ApiKeySource>(this.index, {
         size: MAX_LISTED,
         query: { term: { record_type: "api_key" } },
@@ -104,28 +88,20 @@ export class DocumentStoreApiKeyStore implements ApiKeyStore {
   }
 
   async find(id: string): Promise<StoredApiKey | undefined> {
-    return this.call("find API key", async () => {
+    return this.records.call("find API key", async () => {
       const found = await findRecord<ApiKeySource>(this.store, this.index, keyRecordId(id));
       return found && { ...toRecord(found.source), keyHash: found.source.key_hash };
     });
   }
 
   async revoke(idOrName: string): Promise<ApiKeyRecord> {
-    return this.call("revoke API key", async () => {
-      let found = await findRecord<ApiKeySource>(this.store, this.index, keyRecordId(idOrName));
-      if (!found) {
-        const reserved = await findRecord<ApiKeyNameSource>(this.store, this.index, nameRecordId(idOrName));
-        if (reserved) found = await findRecord<ApiKeySource>(this.store, this.index, keyRecordId(reserved.source.id));
-      }
+    return this.records.call("revoke API key", async () => {
+      const found = await this.records.findByIdOrName<ApiKeySource>(keyRecordId, nameRecordId, idOrName);
       if (!found || !(await deleteRecord(this.store, this.index, keyRecordId(found.source.id)))) {
         throw new NotFoundError(`no API key has the id or name ${idOrName}`);
       }
       await deleteRecord(this.store, this.index, nameRecordId(found.source.name));
       return toRecord(found.source);
     });
-  }
-
-  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    return callStore(this.store, this.ensureIndex, what, fn);
   }
 }

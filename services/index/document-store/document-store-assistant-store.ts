@@ -3,11 +3,11 @@
 // way an API key's is: a record whose id derives from the name, which the engine creates only once.
 // The configuration is an object the engine keeps in _source without indexing (enabled: false).
 import { createHash } from "node:crypto";
-import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { AssistantStore, JsonObject, StoredAssistant } from "../assistant-store.ts";
+import { NotFoundError } from "../../../lib/errors.ts";
+import type { AssistantStore, JsonObject, StoredAssistant } from "../assistants/assistant-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
-import { deleteRecord, findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
-import { replicationSettings } from "../../../lib/index-replication.ts";
+import { deleteRecord, findRecord, type DocumentStorePort } from "./document-store-port.ts";
+import { recordMappings, RecordStore } from "./record-index.ts";
 
 interface AssistantSource {
   record_type: "assistant";
@@ -24,17 +24,12 @@ interface AssistantNameSource {
   name: string;
 }
 
-const MAPPINGS = {
-  dynamic: "strict",
-  properties: {
-    record_type: { type: "keyword" },
-    id: { type: "keyword" },
-    name: { type: "keyword" },
-    created_at: { type: "long" },
-    updated_at: { type: "long" },
-    config: { type: "object", enabled: false },
-  },
-};
+const MAPPINGS = recordMappings({
+  name: { type: "keyword" },
+  created_at: { type: "long" },
+  updated_at: { type: "long" },
+  config: { type: "object", enabled: false },
+});
 
 const recordId = (id: string) => `assistant:${id}`;
 // Hashed: a name can be longer than the engines' 512-byte id limit.
@@ -48,20 +43,14 @@ const toStored = (s: AssistantSource): StoredAssistant => ({
   config: s.config,
 });
 
-export class DocumentStoreAssistantStore implements AssistantStore {
-  private readonly ensureIndex: () => Promise<void>;
-
-  constructor(
-    private readonly store: DocumentStorePort,
-    private readonly index: string,
-    /** Unset: one replica where the cluster has a second data node (index-replication.ts). */
-    replicas?: number,
-  ) {
-    this.ensureIndex = indexCreator(store, index, () => ({ settings: replicationSettings(replicas), mappings: MAPPINGS }));
+export class DocumentStoreAssistantStore extends RecordStore implements AssistantStore {
+  /** replicas unset: one replica where the cluster has a second data node (index-replication.ts). */
+  constructor(store: DocumentStorePort, index: string, replicas?: number) {
+    super(store, index, MAPPINGS, replicas);
   }
 
   async create(a: StoredAssistant): Promise<StoredAssistant> {
-    return this.call("create assistant", async () => {
+    return this.records.call("create assistant", async () => {
       await this.reserve(a.name, a.id);
       const source: AssistantSource = { record_type: "assistant", id: a.id, name: a.name, created_at: a.createdAt.getTime(), updated_at: a.updatedAt.getTime(), config: a.config };
       try {
@@ -75,18 +64,18 @@ export class DocumentStoreAssistantStore implements AssistantStore {
   }
 
   async get(idOrName: string): Promise<StoredAssistant> {
-    return this.call("get assistant", async () => toStored((await this.find(idOrName)).source));
+    return this.records.call("get assistant", async () => toStored((await this.find(idOrName)).source));
   }
 
   async list(): Promise<StoredAssistant[]> {
-    return this.call("list assistants", async () => {
+    return this.records.call("list assistants", async () => {
       const result = await this.store.search<AssistantSource>(this.index, { size: MAX_LISTED, query: { term: { record_type: "assistant" } }, sort: [{ name: "asc" }] });
       return result.hits.map((hit) => toStored(hit._source!));
     });
   }
 
   async update(id: string, next: Pick<StoredAssistant, "name" | "config" | "updatedAt">): Promise<StoredAssistant> {
-    return this.call("update assistant", async () => {
+    return this.records.call("update assistant", async () => {
       const found = await findRecord<AssistantSource>(this.store, this.index, recordId(id));
       if (!found) throw new NotFoundError(`no assistant has the id ${id}`);
       const renamed = found.source.name !== next.name;
@@ -104,7 +93,7 @@ export class DocumentStoreAssistantStore implements AssistantStore {
   }
 
   async delete(idOrName: string): Promise<StoredAssistant> {
-    return this.call("delete assistant", async () => {
+    return this.records.call("delete assistant", async () => {
       const found = await this.find(idOrName);
       if (!(await deleteRecord(this.store, this.index, recordId(found.source.id)))) throw new NotFoundError(`no assistant has the id or name ${idOrName}`);
       await deleteRecord(this.store, this.index, nameRecordId(found.source.name));
@@ -112,27 +101,14 @@ export class DocumentStoreAssistantStore implements AssistantStore {
     });
   }
 
-  private async reserve(name: string, id: string): Promise<void> {
+  private reserve(name: string, id: string): Promise<void> {
     const reservation: AssistantNameSource = { record_type: "assistant_name", id, name };
-    try {
-      await this.store.create(this.index, nameRecordId(name), reservation);
-    } catch (error) {
-      if (this.store.errors.isResponseError(error, 409)) throw new AlreadyExistsError(`an assistant named "${name}" already exists`, { cause: error });
-      throw error;
-    }
+    return this.records.reserve(nameRecordId(name), { ...reservation }, `an assistant named "${name}" already exists`);
   }
 
   private async find(idOrName: string) {
-    let found = await findRecord<AssistantSource>(this.store, this.index, recordId(idOrName));
-    if (!found) {
-      const reserved = await findRecord<AssistantNameSource>(this.store, this.index, nameRecordId(idOrName));
-      if (reserved) found = await findRecord<AssistantSource>(this.store, this.index, recordId(reserved.source.id));
-    }
+    const found = await this.records.findByIdOrName<AssistantSource>(recordId, nameRecordId, idOrName);
     if (!found) throw new NotFoundError(`no assistant has the id or name ${idOrName}`);
     return found;
-  }
-
-  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    return callStore(this.store, this.ensureIndex, what, fn);
   }
 }

@@ -6,7 +6,7 @@
 // reserved by creating a record whose id derives from the name, which the engine can only create once.
 import type { DocumentRecord, IngestionProgress, KnowledgeBase, ModelChange } from "../../../lib/domain.ts";
 import { AlreadyExistsError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
-import type { Catalog, KnowledgeBaseUpdate, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog.ts";
+import type { Catalog, KnowledgeBaseUpdate, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog/catalog.ts";
 import {
   CATALOG_MAPPINGS,
   CATALOG_MAPPINGS_PROPERTIES,
@@ -33,7 +33,7 @@ import {
   type VersionedSource,
 } from "./catalog-documents.ts";
 import { documentIdFor, newKnowledgeBaseId } from "../../../lib/catalog-ids.ts";
-import { decideRegistration, isTerminal, progressedDocument } from "../document-lifecycle.ts";
+import { decideRegistration, isTerminal, progressedDocument } from "../catalog/document-lifecycle.ts";
 import { deleteRecord, findRecord, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
 import { WriteBatches } from "./write-batches.ts";
 import { replicationSettings } from "../../../lib/index-replication.ts";

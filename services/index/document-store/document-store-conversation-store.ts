@@ -4,11 +4,11 @@
 // with a conditional write (retried when another turn got there first), so concurrent turns never
 // share a number. A turn's document is kept in _source without being indexed (enabled: false).
 import { NotFoundError, UnavailableError } from "../../../lib/errors.ts";
-import type { JsonObject } from "../assistant-store.ts";
+import type { JsonObject } from "../assistants/assistant-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
-import type { ConversationStore, StoredConversation, StoredTurn } from "../conversation-store.ts";
-import { findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
-import { replicationSettings } from "../../../lib/index-replication.ts";
+import type { ConversationStore, StoredConversation, StoredTurn } from "../conversations/conversation-store.ts";
+import { findRecord, type DocumentStorePort } from "./document-store-port.ts";
+import { recordMappings, RecordStore } from "./record-index.ts";
 
 interface ConversationSource {
   record_type: "conversation";
@@ -30,22 +30,17 @@ interface TurnSource {
   body: JsonObject;
 }
 
-const MAPPINGS = {
-  dynamic: "strict",
-  properties: {
-    record_type: { type: "keyword" },
-    id: { type: "keyword" },
-    conversation_id: { type: "keyword" },
-    title: { type: "keyword", index: false },
-    assistant_id: { type: "keyword" },
-    knowledge_base_ids: { type: "keyword" },
-    turn_count: { type: "integer" },
-    number: { type: "integer" },
-    created_at: { type: "long" },
-    updated_at: { type: "long" },
-    body: { type: "object", enabled: false },
-  },
-};
+const MAPPINGS = recordMappings({
+  conversation_id: { type: "keyword" },
+  title: { type: "keyword", index: false },
+  assistant_id: { type: "keyword" },
+  knowledge_base_ids: { type: "keyword" },
+  turn_count: { type: "integer" },
+  number: { type: "integer" },
+  created_at: { type: "long" },
+  updated_at: { type: "long" },
+  body: { type: "object", enabled: false },
+});
 
 const conversationRecordId = (id: string) => `conversation:${id}`;
 const turnRecordId = (id: string) => `turn:${id}`;
@@ -66,20 +61,14 @@ const toTurn = (s: TurnSource): StoredTurn => ({ id: s.id, conversationId: s.con
 
 const missing = (id: string) => new NotFoundError(`no conversation has the id ${id}`);
 
-export class DocumentStoreConversationStore implements ConversationStore {
-  private readonly ensureIndex: () => Promise<void>;
-
-  constructor(
-    private readonly store: DocumentStorePort,
-    private readonly index: string,
-    /** Unset: one replica where the cluster has a second data node (index-replication.ts). */
-    replicas?: number,
-  ) {
-    this.ensureIndex = indexCreator(store, index, () => ({ settings: replicationSettings(replicas), mappings: MAPPINGS }));
+export class DocumentStoreConversationStore extends RecordStore implements ConversationStore {
+  /** replicas unset: one replica where the cluster has a second data node (index-replication.ts). */
+  constructor(store: DocumentStorePort, index: string, replicas?: number) {
+    super(store, index, MAPPINGS, replicas);
   }
 
   async create(c: Omit<StoredConversation, "turnCount">): Promise<StoredConversation> {
-    return this.call("create conversation", async () => {
+    return this.records.call("create conversation", async () => {
       const source: ConversationSource = {
         record_type: "conversation",
         id: c.id,
@@ -96,7 +85,7 @@ export class DocumentStoreConversationStore implements ConversationStore {
   }
 
   async get(id: string): Promise<StoredConversation> {
-    return this.call("get conversation", async () => {
+    return this.records.call("get conversation", async () => {
       const found = await findRecord<ConversationSource>(this.store, this.index, conversationRecordId(id));
       if (!found) throw missing(id);
       return toConversation(found.source);
@@ -104,7 +93,7 @@ export class DocumentStoreConversationStore implements ConversationStore {
   }
 
   async list(filter: { assistantId?: string } = {}): Promise<StoredConversation[]> {
-    return this.call("list conversations", async () => {
+    return this.records.call("list conversations", async () => {
       const must: Record<string, unknown>[] = [{ term: { record_type: "conversation" } }];
       if (filter.assistantId) must.push({ term: { assistant_id: filter.assistantId } });
       const result = await this.store.search<ConversationSource>(this.index, { size: MAX_LISTED, query: { bool: { filter: must } }, sort: [{ updated_at: "desc" }, { id: "asc" }] });
@@ -113,7 +102,7 @@ export class DocumentStoreConversationStore implements ConversationStore {
   }
 
   async delete(id: string): Promise<void> {
-    return this.call("delete conversation", async () => {
+    return this.records.call("delete conversation", async () => {
       const found = await findRecord<ConversationSource>(this.store, this.index, conversationRecordId(id));
       if (!found) throw missing(id);
       // Turns first: a conversation record without turns is harmless if the second step fails, turns without one are not reachable.
@@ -123,7 +112,7 @@ export class DocumentStoreConversationStore implements ConversationStore {
   }
 
   async appendTurn(turn: Omit<StoredTurn, "number">): Promise<StoredTurn> {
-    return this.call("save turn", async () => {
+    return this.records.call("save turn", async () => {
       for (let attempt = 0; attempt < MAX_NUMBERING_ATTEMPTS; attempt++) {
         const found = await findRecord<ConversationSource>(this.store, this.index, conversationRecordId(turn.conversationId));
         if (!found) throw missing(turn.conversationId);
@@ -144,7 +133,7 @@ export class DocumentStoreConversationStore implements ConversationStore {
   }
 
   async turns(conversationId: string, options: { last?: number } = {}): Promise<StoredTurn[]> {
-    return this.call("list turns", async () => {
+    return this.records.call("list turns", async () => {
       const result = await this.store.search<TurnSource>(this.index, {
         size: options.last ? Math.min(options.last, MAX_LISTED) : MAX_LISTED,
         query: { bool: { filter: [{ term: { record_type: "turn" } }, { term: { conversation_id: conversationId } }] } },
@@ -156,14 +145,10 @@ export class DocumentStoreConversationStore implements ConversationStore {
   }
 
   async getTurn(id: string): Promise<StoredTurn> {
-    return this.call("get turn", async () => {
+    return this.records.call("get turn", async () => {
       const found = await findRecord<TurnSource>(this.store, this.index, turnRecordId(id));
       if (!found) throw new NotFoundError(`no turn has the id ${id}`);
       return toTurn(found.source);
     });
-  }
-
-  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    return callStore(this.store, this.ensureIndex, what, fn);
   }
 }

@@ -4,12 +4,12 @@
 // source's body is kept in _source without indexing; cursor items are records of their own, read
 // back a page at a time (search_after), so a source may hold more items than one search returns.
 import { createHash } from "node:crypto";
-import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { JsonObject } from "../assistant-store.ts";
-import type { SourceStore, StoredSource, StoredSourceItem } from "../source-store.ts";
+import { NotFoundError } from "../../../lib/errors.ts";
+import type { JsonObject } from "../assistants/assistant-store.ts";
+import type { SourceStore, StoredSource, StoredSourceItem } from "../sources/source-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
-import { deleteRecord, findRecord, callStore, indexCreator, type DocumentStorePort } from "./document-store-port.ts";
-import { replicationSettings } from "../../../lib/index-replication.ts";
+import { deleteRecord, findRecord, type DocumentStorePort } from "./document-store-port.ts";
+import { recordMappings, RecordStore } from "./record-index.ts";
 
 interface SourceRecord {
   record_type: "source";
@@ -36,22 +36,17 @@ interface ItemRecord {
   file_name: string;
 }
 
-const MAPPINGS = {
-  dynamic: "strict",
-  properties: {
-    record_type: { type: "keyword" },
-    id: { type: "keyword" },
-    knowledge_base_id: { type: "keyword" },
-    name: { type: "keyword" },
-    body: { type: "object", enabled: false },
-    source_id: { type: "keyword" },
-    item_id: { type: "keyword" },
-    change_token: { type: "keyword", index: false },
-    content_hash: { type: "keyword" },
-    document_id: { type: "keyword" },
-    file_name: { type: "keyword", index: false },
-  },
-};
+const MAPPINGS = recordMappings({
+  knowledge_base_id: { type: "keyword" },
+  name: { type: "keyword" },
+  body: { type: "object", enabled: false },
+  source_id: { type: "keyword" },
+  item_id: { type: "keyword" },
+  change_token: { type: "keyword", index: false },
+  content_hash: { type: "keyword" },
+  document_id: { type: "keyword" },
+  file_name: { type: "keyword", index: false },
+});
 
 const digest = (...parts: string[]) => createHash("sha256").update(parts.join("\0")).digest("hex");
 const recordId = (id: string) => `source:${id}`;
@@ -61,20 +56,14 @@ const itemRecordId = (sourceId: string, itemId: string) => `source-item:${digest
 
 const toStored = (s: SourceRecord): StoredSource => ({ id: s.id, knowledgeBaseId: s.knowledge_base_id, name: s.name, body: s.body });
 
-export class DocumentStoreSourceStore implements SourceStore {
-  private readonly ensureIndex: () => Promise<void>;
-
-  constructor(
-    private readonly store: DocumentStorePort,
-    private readonly index: string,
-    /** Unset: one replica where the cluster has a second data node (index-replication.ts). */
-    replicas?: number,
-  ) {
-    this.ensureIndex = indexCreator(store, index, () => ({ settings: replicationSettings(replicas), mappings: MAPPINGS }));
+export class DocumentStoreSourceStore extends RecordStore implements SourceStore {
+  /** replicas unset: one replica where the cluster has a second data node (index-replication.ts). */
+  constructor(store: DocumentStorePort, index: string, replicas?: number) {
+    super(store, index, MAPPINGS, replicas);
   }
 
   async save(source: StoredSource): Promise<StoredSource> {
-    return this.call("save source", async () => {
+    return this.records.call("save source", async () => {
       const found = await findRecord<SourceRecord>(this.store, this.index, recordId(source.id));
       const renamed = !found || found.source.name !== source.name;
       if (renamed) await this.reserve(source);
@@ -91,7 +80,7 @@ export class DocumentStoreSourceStore implements SourceStore {
   }
 
   async get(id: string): Promise<StoredSource> {
-    return this.call("get source", async () => {
+    return this.records.call("get source", async () => {
       const found = await findRecord<SourceRecord>(this.store, this.index, recordId(id));
       if (!found) throw new NotFoundError(`no source has the id ${id}`);
       return toStored(found.source);
@@ -99,7 +88,7 @@ export class DocumentStoreSourceStore implements SourceStore {
   }
 
   async list(knowledgeBaseId?: string): Promise<StoredSource[]> {
-    return this.call("list sources", async () => {
+    return this.records.call("list sources", async () => {
       const filter: Record<string, unknown>[] = [{ term: { record_type: "source" } }];
       if (knowledgeBaseId) filter.push({ term: { knowledge_base_id: knowledgeBaseId } });
       const result = await this.store.search<SourceRecord>(this.index, { size: MAX_LISTED, query: { bool: { filter } }, sort: [{ name: "asc" }] });
@@ -108,7 +97,7 @@ export class DocumentStoreSourceStore implements SourceStore {
   }
 
   async delete(id: string): Promise<void> {
-    await this.call("delete source", async () => {
+    await this.records.call("delete source", async () => {
       const found = await findRecord<SourceRecord>(this.store, this.index, recordId(id));
       if (!found) throw new NotFoundError(`no source has the id ${id}`);
       // Items are written unrefreshed: refresh first, or the delete (as of the last refresh) misses them.
@@ -120,7 +109,7 @@ export class DocumentStoreSourceStore implements SourceStore {
   }
 
   async items(sourceId: string): Promise<StoredSourceItem[]> {
-    return this.call("list source items", async () => {
+    return this.records.call("list source items", async () => {
       await this.store.refresh(this.index);
       const items: StoredSourceItem[] = [];
       let after: unknown[] | undefined;
@@ -142,7 +131,7 @@ export class DocumentStoreSourceStore implements SourceStore {
   }
 
   async saveItem(sourceId: string, item: StoredSourceItem): Promise<void> {
-    await this.call("save source item", async () => {
+    await this.records.call("save source item", async () => {
       const record: ItemRecord = {
         record_type: "source_item",
         source_id: sourceId,
@@ -158,22 +147,13 @@ export class DocumentStoreSourceStore implements SourceStore {
   }
 
   async deleteItem(sourceId: string, itemId: string): Promise<void> {
-    await this.call("delete source item", async () => {
+    await this.records.call("delete source item", async () => {
       await deleteRecord(this.store, this.index, itemRecordId(sourceId, itemId));
     });
   }
 
   private async reserve(source: StoredSource): Promise<void> {
     const reservation: NameRecord = { record_type: "source_name", id: source.id, knowledge_base_id: source.knowledgeBaseId, name: source.name };
-    try {
-      await this.store.create(this.index, nameRecordId(source.knowledgeBaseId, source.name), reservation);
-    } catch (error) {
-      if (this.store.errors.isResponseError(error, 409)) throw new AlreadyExistsError(`a source named "${source.name}" already exists in this knowledge base`, { cause: error });
-      throw error;
-    }
-  }
-
-  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    return callStore(this.store, this.ensureIndex, what, fn);
+    await this.records.reserve(nameRecordId(source.knowledgeBaseId, source.name), { ...reservation }, `a source named "${source.name}" already exists in this knowledge base`);
   }
 }

@@ -2,14 +2,14 @@
 // search engine, closed once. Names follow the configured prefix: <prefix>-catalog for the catalog,
 // <prefix>-chunks-<kb> aliases for chunks.
 import { Client } from "@elastic/elasticsearch";
-import type { ApiKeyStore } from "../api-key-store.ts";
-import type { Catalog } from "../catalog.ts";
-import { documentStoreAnswerStores, type AnswerStores } from "../answer-stores.ts";
+import type { ApiKeyStore } from "../keys/api-key-store.ts";
+import type { Catalog } from "../catalog/catalog.ts";
+import { documentStoreAnswerStores, type AnswerStores } from "../document-store/answer-stores.ts";
 import { DocumentStoreApiKeyStore } from "../document-store/document-store-api-key-store.ts";
 import { ElasticsearchDocumentStore } from "./elasticsearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";
 import { elasticsearchClientOptions } from "../../../lib/engine-connection.ts";
-import type { SearchEngine } from "../search-engine.ts";
+import type { SearchEngine } from "../search/search-engine.ts";
 import { ElasticsearchCatalog } from "./elasticsearch-catalog.ts";
 import { ElasticsearchSearchEngine } from "./elasticsearch-search-engine.ts";
 

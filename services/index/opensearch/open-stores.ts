@@ -4,9 +4,9 @@
 // Whether hybrid search runs natively is settled here, once: the neural-search plugin is looked up
 // at start-up, and a setting the cluster cannot honour fails the start, not the first search.
 import { Client } from "@opensearch-project/opensearch";
-import type { ApiKeyStore } from "../api-key-store.ts";
-import type { Catalog } from "../catalog.ts";
-import { documentStoreAnswerStores, type AnswerStores } from "../answer-stores.ts";
+import type { ApiKeyStore } from "../keys/api-key-store.ts";
+import type { Catalog } from "../catalog/catalog.ts";
+import { documentStoreAnswerStores, type AnswerStores } from "../document-store/answer-stores.ts";
 import { DocumentStoreApiKeyStore } from "../document-store/document-store-api-key-store.ts";
 import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";

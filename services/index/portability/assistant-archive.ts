@@ -2,12 +2,11 @@
 // assistant that mounts the base with its mount of it (its other mounts are left out, the manifest
 // says which) and its corrections base; on import, the names they get here, decided before anything
 // is made, and the assistants themselves, made last, mounting the new base.
-import { clone, create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
-import { AssistantSchema, KnowledgeBaseMountSchema, type Assistant } from "../../../gen/quarry/common/v1/assistant_pb.ts";
-import type { DocumentRecord, KnowledgeBase } from "../../../lib/domain.ts";
+import type { Assistant, AssistantSettings, DocumentRecord, KnowledgeBase } from "../../../lib/domain.ts";
 import { AlreadyExistsError, FailedPreconditionError, NotFoundError } from "../../../lib/errors.ts";
-import { newAssistantId, type AssistantRegistry } from "../assistant-registry.ts";
-import type { Catalog } from "../catalog.ts";
+import { assistantSettingsFromJson, assistantSettingsToJson } from "../assistants/assistant-proto.ts";
+import { newAssistantId, type AssistantRegistry } from "../assistants/assistant-registry.ts";
+import type { Catalog } from "../catalog/catalog.ts";
 import type { ArchivedAssistant, ArchivedKnowledgeBase } from "./archive-format.ts";
 
 /** An exported assistant's corrections base with its documents, listed once so the header's count and the lines agree. */
@@ -47,14 +46,9 @@ export async function exportedAssistants(registry: AssistantRegistry, catalog: C
       out.manifest.push(`the assistant ${assistant.name}'s mount of the knowledge base ${name} (top-k ${other.topK}, priority ${other.priority}) was left out: the archive does not hold that base`);
     }
     const corrections = await correctionsOf(catalog, assistant);
-    const config = clone(AssistantSchema, assistant);
-    config.id = "";
-    config.createdAt = undefined;
-    config.updatedAt = undefined;
-    config.knowledgeBases = [];
-    config.correctionsKnowledgeBaseId = "";
     out.archived.push({
-      assistant: toJson(AssistantSchema, config) as Record<string, unknown>,
+      // Its settings but its mounts and corrections base, which the import makes anew.
+      assistant: assistantSettingsToJson({ ...assistant, knowledgeBases: [], correctionsKnowledgeBaseId: "" }),
       mount: { topK: mount.topK, priority: mount.priority },
       ...(corrections ? { corrections: { knowledgeBase: archivedKnowledgeBase(corrections.knowledgeBase), documents: corrections.documents.length } } : {}),
     });
@@ -117,9 +111,7 @@ async function isFree(lookUp: (name: string) => Promise<unknown>, name: string):
 }
 
 /** The archived assistant as created here: its planned name, mounting the new base, with its corrections base. */
-export function importedAssistant(entry: ArchivedAssistant, plan: PlannedAssistant, knowledgeBaseId: string): Assistant {
-  const assistant = fromJson(AssistantSchema, entry.assistant as JsonObject, { ignoreUnknownFields: true });
-  assistant.name = plan.name;
-  assistant.knowledgeBases = [create(KnowledgeBaseMountSchema, { knowledgeBase: knowledgeBaseId, topK: entry.mount.topK, priority: entry.mount.priority })];
-  return assistant;
+export function importedAssistant(entry: ArchivedAssistant, plan: PlannedAssistant, knowledgeBaseId: string): AssistantSettings {
+  const assistant = assistantSettingsFromJson(entry.assistant);
+  return { ...assistant, name: plan.name, knowledgeBases: [{ knowledgeBase: knowledgeBaseId, topK: entry.mount.topK, priority: entry.mount.priority }] };
 }

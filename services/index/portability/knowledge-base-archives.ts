@@ -1,18 +1,17 @@
 // Export and import of a knowledge base (docs/PORTABILITY.md): the catalog's documents and the
 // engine's chunks written to an archive one document at a time, and read back into a new base on
 // any backend with no parsing and, when the archive carries the same model's vectors, no embedding.
-import type { Assistant } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import { chunkId, documentIdFor } from "../../../lib/catalog-ids.ts";
 import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import { CORRECTION_METADATA } from "../../../lib/correction-document.ts";
 import { documentInput } from "../../../lib/document-input.ts";
-import type { DocumentRecord, EmbeddedChunk, KnowledgeBase } from "../../../lib/domain.ts";
+import type { Assistant, DocumentRecord, EmbeddedChunk, KnowledgeBase } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
 import type { Logger } from "../../../lib/logger.ts";
-import type { AssistantRegistry } from "../assistant-registry.ts";
-import type { Catalog } from "../catalog.ts";
-import type { ModelVectorizer } from "../model-change.ts";
-import type { ImportedDocumentChunks, SearchEngine } from "../search-engine.ts";
+import type { AssistantRegistry } from "../assistants/assistant-registry.ts";
+import type { Catalog } from "../catalog/catalog.ts";
+import type { ModelVectorizer } from "../catalog/model-change.ts";
+import type { ImportedDocumentChunks, SearchEngine } from "../search/search-engine.ts";
 import { decodeVector, encodeVector, readArchive, writeArchive, type ArchivedChunk, type ArchivedDocument, type ArchiveHeader } from "./archive-format.ts";
 import { archivedKnowledgeBase, exportedAssistants, importedAssistant, planAssistants, refuseModelChange, type ExportedAssistants } from "./assistant-archive.ts";
 

@@ -3,7 +3,7 @@
 // (FailedPrecondition), how many candidates hybrid fuses, and what minScore drops.
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { ErrorReasons, FailedPreconditionError, InvalidInputError } from "../../../lib/errors.ts";
-import type { ChunkPosition } from "../search-engine.ts";
+import type { ChunkPosition } from "./search-engine.ts";
 
 export function validateSearchQuery(query: SearchQuery): void {
   if (query.knowledgeBaseIds.length === 0) throw new InvalidInputError("a search needs at least one knowledge base");

@@ -1,10 +1,10 @@
 // API keys in the index's SQLite file. The table is created here rather than by the catalog's
 // migrations: keys are their own store, and an older file gains the table on first open.
 import type { ApiKeyRecord, ApiKeyRole } from "../../../lib/auth/api-key.ts";
-import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { ApiKeyStore, StoredApiKey } from "../api-key-store.ts";
+import { NotFoundError } from "../../../lib/errors.ts";
+import type { ApiKeyStore, StoredApiKey } from "../keys/api-key-store.ts";
 import type { SqliteDatabase } from "./open-database.ts";
-import { isUniqueViolation, withDatabase } from "./sqlite-errors.ts";
+import { uniqueOrTaken, withDatabase } from "./sqlite-errors.ts";
 
 interface ApiKeyRow {
   id: string;
@@ -37,14 +37,11 @@ export class SqliteApiKeyStore implements ApiKeyStore {
 
   async create(key: StoredApiKey): Promise<ApiKeyRecord> {
     return withDatabase(this.db, "create API key", () => {
-      try {
+      uniqueOrTaken(`an API key named "${key.name}" already exists`, () =>
         this.db
           .prepare("INSERT INTO api_keys (id, name, role, knowledge_base_ids, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)")
-          .run(key.id, key.name, key.role, JSON.stringify(key.knowledgeBaseIds), key.keyHash, key.createdAt.getTime());
-      } catch (error) {
-        if (isUniqueViolation(error)) throw new AlreadyExistsError(`an API key named "${key.name}" already exists`, { cause: error });
-        throw error;
-      }
+          .run(key.id, key.name, key.role, JSON.stringify(key.knowledgeBaseIds), key.keyHash, key.createdAt.getTime()),
+      );
       const { keyHash: _, ...record } = key;
       return record;
     });

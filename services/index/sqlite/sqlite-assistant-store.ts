@@ -1,9 +1,9 @@
 // Assistants in the index's SQLite file. Like the API keys, the table is created by the store, so
 // an older file gains it on first open.
-import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { AssistantStore, StoredAssistant } from "../assistant-store.ts";
+import { NotFoundError } from "../../../lib/errors.ts";
+import type { AssistantStore, StoredAssistant } from "../assistants/assistant-store.ts";
 import type { SqliteDatabase } from "./open-database.ts";
-import { isUniqueViolation, withDatabase } from "./sqlite-errors.ts";
+import { uniqueOrTaken, withDatabase } from "./sqlite-errors.ts";
 
 interface AssistantRow {
   id: string;
@@ -21,7 +21,7 @@ const toStored = (row: AssistantRow): StoredAssistant => ({
   config: JSON.parse(row.config) as StoredAssistant["config"],
 });
 
-const taken = (name: string, cause: unknown) => new AlreadyExistsError(`an assistant named "${name}" already exists`, { cause });
+const taken = (name: string) => `an assistant named "${name}" already exists`;
 
 export class SqliteAssistantStore implements AssistantStore {
   constructor(private readonly db: SqliteDatabase) {
@@ -36,14 +36,11 @@ export class SqliteAssistantStore implements AssistantStore {
 
   async create(a: StoredAssistant): Promise<StoredAssistant> {
     return withDatabase(this.db, "create assistant", () => {
-      try {
+      uniqueOrTaken(taken(a.name), () =>
         this.db
           .prepare("INSERT INTO assistants (id, name, config, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
-          .run(a.id, a.name, JSON.stringify(a.config), a.createdAt.getTime(), a.updatedAt.getTime());
-      } catch (error) {
-        if (isUniqueViolation(error)) throw taken(a.name, error);
-        throw error;
-      }
+          .run(a.id, a.name, JSON.stringify(a.config), a.createdAt.getTime(), a.updatedAt.getTime()),
+      );
       return this.row(a.id)!;
     });
   }
@@ -63,15 +60,10 @@ export class SqliteAssistantStore implements AssistantStore {
 
   async update(id: string, next: Pick<StoredAssistant, "name" | "config" | "updatedAt">): Promise<StoredAssistant> {
     return withDatabase(this.db, "update assistant", () => {
-      let changed: number;
-      try {
-        changed = this.db
-          .prepare("UPDATE assistants SET name = ?, config = ?, updated_at = ? WHERE id = ?")
-          .run(next.name, JSON.stringify(next.config), next.updatedAt.getTime(), id).changes;
-      } catch (error) {
-        if (isUniqueViolation(error)) throw taken(next.name, error);
-        throw error;
-      }
+      const changed = uniqueOrTaken(
+        taken(next.name),
+        () => this.db.prepare("UPDATE assistants SET name = ?, config = ?, updated_at = ? WHERE id = ?").run(next.name, JSON.stringify(next.config), next.updatedAt.getTime(), id).changes,
+      );
       if (changed === 0) throw new NotFoundError(`no assistant has the id ${id}`);
       return this.row(id)!;
     });

@@ -2,9 +2,9 @@
 // status rules live in document-lifecycle.ts; this file only reads, applies them, and writes.
 import type { ChunkingSettings, DocumentRecord, DocumentStatus, IngestionProgress, KnowledgeBase, ModelChange } from "../../../lib/domain.ts";
 import { AlreadyExistsError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
-import type { Catalog, KnowledgeBaseUpdate, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog.ts";
+import type { Catalog, KnowledgeBaseUpdate, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog/catalog.ts";
 import { documentIdFor, newKnowledgeBaseId } from "../../../lib/catalog-ids.ts";
-import { decideRegistration, progressedDocument } from "../document-lifecycle.ts";
+import { decideRegistration, progressedDocument } from "../catalog/document-lifecycle.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { isUniqueViolation, withDatabase } from "./sqlite-errors.ts";
 

@@ -1,7 +1,7 @@
 // Conversations and their turns in the index's SQLite file; the tables are created by the store.
 // A turn is numbered inside the same transaction that counts it, so concurrent turns never share a number.
 import { NotFoundError } from "../../../lib/errors.ts";
-import type { ConversationStore, StoredConversation, StoredTurn } from "../conversation-store.ts";
+import type { ConversationStore, StoredConversation, StoredTurn } from "../conversations/conversation-store.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { withDatabase } from "./sqlite-errors.ts";
 

@@ -1,7 +1,7 @@
 // Maps SQLite failures to domain errors in one place for the catalog and the search engine: a
 // closed, locked, full or damaged database is Unavailable (retrying later may work); typed domain
 // errors pass through; anything else is a bug and propagates as it is.
-import { QuarryError, UnavailableError } from "../../../lib/errors.ts";
+import { AlreadyExistsError, QuarryError, UnavailableError } from "../../../lib/errors.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 
 const UNAVAILABLE_CODES = ["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_IOERR", "SQLITE_CORRUPT", "SQLITE_CANTOPEN", "SQLITE_FULL", "SQLITE_NOTADB", "SQLITE_READONLY", "SQLITE_NOMEM"];
@@ -14,6 +14,16 @@ export function sqliteCode(error: unknown): string | undefined {
 export function isUniqueViolation(error: unknown): boolean {
   const code = sqliteCode(error);
   return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}
+
+/** Runs a write whose one expected conflict is a taken unique name or id: that becomes AlreadyExistsError(taken). */
+export function uniqueOrTaken<T>(taken: string, write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AlreadyExistsError(taken, { cause: error });
+    throw error;
+  }
 }
 
 export function toDomainError(error: unknown, what: string): unknown {

@@ -1,9 +1,9 @@
 // Sources and their cursors in the index's SQLite file; the tables are created by the store, so an
 // older file gains them on first open.
-import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { SourceStore, StoredSource, StoredSourceItem } from "../source-store.ts";
+import { NotFoundError } from "../../../lib/errors.ts";
+import type { SourceStore, StoredSource, StoredSourceItem } from "../sources/source-store.ts";
 import type { SqliteDatabase } from "./open-database.ts";
-import { isUniqueViolation, withDatabase } from "./sqlite-errors.ts";
+import { uniqueOrTaken, withDatabase } from "./sqlite-errors.ts";
 
 interface SourceRow {
   id: string;
@@ -44,17 +44,14 @@ export class SqliteSourceStore implements SourceStore {
 
   async save(source: StoredSource): Promise<StoredSource> {
     return withDatabase(this.db, "save source", () => {
-      try {
+      uniqueOrTaken(`a source named "${source.name}" already exists in this knowledge base`, () =>
         this.db
           .prepare(
             `INSERT INTO sources (id, knowledge_base_id, name, body) VALUES (?, ?, ?, ?)
              ON CONFLICT (id) DO UPDATE SET name = excluded.name, body = excluded.body`,
           )
-          .run(source.id, source.knowledgeBaseId, source.name, JSON.stringify(source.body));
-      } catch (error) {
-        if (isUniqueViolation(error)) throw new AlreadyExistsError(`a source named "${source.name}" already exists in this knowledge base`, { cause: error });
-        throw error;
-      }
+          .run(source.id, source.knowledgeBaseId, source.name, JSON.stringify(source.body)),
+      );
       return source;
     });
   }

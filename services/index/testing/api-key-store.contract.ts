@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newApiKey } from "../../../lib/auth/api-key.ts";
 import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { ApiKeyStore, StoredApiKey } from "../api-key-store.ts";
+import type { ApiKeyStore, StoredApiKey } from "../keys/api-key-store.ts";
 
 export interface ApiKeyStoreFixture {
   store: ApiKeyStore;

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DocumentStatus, IngestionProgress } from "../../../lib/domain.ts";
 import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { Catalog, NewDocumentVersion, NewKnowledgeBase } from "../catalog.ts";
+import type { Catalog, NewDocumentVersion, NewKnowledgeBase } from "../catalog/catalog.ts";
 
 export interface CatalogFixture {
   catalog: Catalog;

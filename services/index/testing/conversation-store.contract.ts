@@ -3,8 +3,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { AssistantStore, StoredAssistant } from "../assistant-store.ts";
-import type { ConversationStore, StoredConversation } from "../conversation-store.ts";
+import type { AssistantStore, StoredAssistant } from "../assistants/assistant-store.ts";
+import type { ConversationStore, StoredConversation } from "../conversations/conversation-store.ts";
 
 export interface AnswerStoresFixture {
   assistants: AssistantStore;

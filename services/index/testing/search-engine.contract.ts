@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Chunk, EmbeddedChunk, RetrievalMode, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
-import type { SearchEngine } from "../search-engine.ts";
+import type { SearchEngine } from "../search/search-engine.ts";
 import { commonWordTexts, RARE_WORD_QUESTION, RARE_WORD_TEXTS } from "./keyword-statistics-texts.ts";
 
 export interface SearchEngineFixture {

@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
-import type { SourceStore, StoredSource, StoredSourceItem } from "../source-store.ts";
+import type { SourceStore, StoredSource, StoredSourceItem } from "../sources/source-store.ts";
 
 export interface SourceStoreFixture {
   sources: SourceStore;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Chunk, EmbeddedChunk } from "../../lib/domain.ts";
+import type { Chunk, EmbeddedChunk } from "../../../lib/domain.ts";
 import { carryEdits, describeCarriedEdits } from "./carry-edits.ts";
 
 function chunk(index: number, text: string, extra: Partial<Chunk> = {}): Chunk {

@@ -2,27 +2,11 @@
 // index's SQLite file, or <prefix>-conversations on the search engine). A turn is a JSON document
 // (the answer service's Turn, provenance included) the store keeps as given, numbered in its
 // conversation. Implementations run conversation-store.contract.ts.
-import type { JsonObject } from "./assistant-store.ts";
+import type { Conversation, Turn } from "../../../lib/domain.ts";
 
-export interface StoredConversation {
-  id: string;
-  title: string;
-  /** "" when the conversation named knowledge bases directly. */
-  assistantId: string;
-  knowledgeBaseIds: string[];
-  turnCount: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface StoredTurn {
-  id: string;
-  conversationId: string;
-  /** 1-based position in the conversation, given by the store. */
-  number: number;
-  createdAt: Date;
-  body: JsonObject;
-}
+/** The store keeps the domain's records as they are. */
+export type StoredConversation = Conversation;
+export type StoredTurn = Turn;
 
 export interface ConversationStore {
   create(conversation: Omit<StoredConversation, "turnCount">): Promise<StoredConversation>;

@@ -10,7 +10,7 @@
 //   version can change it).
 // Matching by text rather than by position: a paragraph inserted above moves every later chunk by
 // one place, which must not drop the edits below it.
-import type { Chunk, EmbeddedChunk } from "../../lib/domain.ts";
+import type { Chunk, EmbeddedChunk } from "../../../lib/domain.ts";
 
 export interface DroppedEdit {
   chunkId: string;

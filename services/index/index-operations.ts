@@ -1,16 +1,17 @@
-// The index's application layer, between routes.ts (protobuf ↔ domain) and the adapters (Catalog,
-// SearchEngine): each request's checks that need the catalog or are the service's policy, once, and
-// the order in which the two stores change. The query's own shape and its vector's dimension are
-// checked by the engine's search ladder (search/hybrid-search.ts), which every backend runs, so they
-// are not repeated here.
+// IndexOperations: the index's application layer for knowledge bases, documents, search and
+// chunks, between routes.ts (protobuf ↔ domain) and the adapters (Catalog, SearchEngine): each
+// request's checks that need the catalog or are the service's policy, once, and the order in which
+// the two stores change. The query's own shape and its vector's dimension are checked by the
+// engine's search ladder (search/hybrid-search.ts), which every backend runs, so they are not
+// repeated here. (Not named IndexService: that is the generated service definition.)
 import type { Chunk, ChunkingSettings, DocumentRecord, KnowledgeBase, SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { checkKnowledgeBaseName } from "../../lib/catalog-ids.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
-import type { Catalog, KnowledgeBaseUpdate, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "./catalog.ts";
-import { documentsMatching } from "./metadata-filter.ts";
-import type { ChunkPosition, SearchEngine } from "./search-engine.ts";
+import type { Catalog, KnowledgeBaseUpdate, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "./catalog/catalog.ts";
+import { documentsMatching } from "./catalog/metadata-filter.ts";
+import type { ChunkPosition, SearchEngine } from "./search/search-engine.ts";
 import type { ChunkFind } from "./search/chunk-text-find.ts";
-import type { ModelChanges } from "./model-change.ts";
+import type { ModelChanges } from "./catalog/model-change.ts";
 
 /** A knowledge base to create; chunking settings left out are filled with their defaults. */
 export type KnowledgeBaseRequest = Omit<NewKnowledgeBase, "chunking"> & { chunking: Partial<ChunkingSettings> };
@@ -40,7 +41,7 @@ export const MAX_FIND_LIMIT = 100;
  */
 export const MAX_FIND_SCAN = 500_000;
 
-export class IndexService {
+export class IndexOperations {
   constructor(private readonly stores: { catalog: Catalog; engine: SearchEngine; modelChanges?: ModelChanges }) {}
 
   async createKnowledgeBase(request: KnowledgeBaseRequest): Promise<KnowledgeBase> {

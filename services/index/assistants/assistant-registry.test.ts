@@ -1,10 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
-import { AssistantSchema } from "../../gen/quarry/common/v1/assistant_pb.ts";
-import { AlreadyExistsError, InvalidInputError, NotFoundError } from "../../lib/errors.ts";
+import { AssistantSchema } from "../../../gen/quarry/common/v1/assistant_pb.ts";
+import { AlreadyExistsError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
+import { assistantSettingsFromProto } from "./assistant-proto.ts";
 import { AssistantRegistry } from "./assistant-registry.ts";
-import { SqliteAssistantStore } from "./sqlite/sqlite-assistant-store.ts";
-import { openTestDatabase } from "./testing/sqlite-test-database.ts";
+import { SqliteAssistantStore } from "../sqlite/sqlite-assistant-store.ts";
+import { openTestDatabase } from "../testing/sqlite-test-database.ts";
 
 const BASES: Record<string, string> = { manuals: "kb_m", kb_m: "kb_m", forum: "kb_f", kb_f: "kb_f" };
 const catalog = {
@@ -18,7 +19,8 @@ describe("AssistantRegistry", () => {
   const { db, cleanup } = openTestDatabase();
   const registry = new AssistantRegistry(new SqliteAssistantStore(db), catalog);
   afterAll(() => cleanup());
-  const assistant = (init: Parameters<typeof create<typeof AssistantSchema>>[1]) => create(AssistantSchema, init);
+  // Settings as a caller's message carries them, through the routes' mapping.
+  const assistant = (init: Parameters<typeof create<typeof AssistantSchema>>[1]) => assistantSettingsFromProto(create(AssistantSchema, init));
 
   it("stores mounted bases by id, with their top-k and priority, and reads the whole assistant back", async () => {
     const made = await registry.create(

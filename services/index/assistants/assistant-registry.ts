@@ -2,12 +2,11 @@
 // mounts at least one knowledge base, each named once and resolved to its id (so a renamed base
 // stays mounted); top-k values are bounded; names cannot pass for ids.
 import { randomBytes } from "node:crypto";
-import { clone, create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { AssistantSchema, KnowledgeBaseMountSchema, type Assistant } from "../../gen/quarry/common/v1/assistant_pb.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
+import type { Assistant, AssistantSettings } from "../../../lib/domain.ts";
+import { InvalidInputError } from "../../../lib/errors.ts";
+import { assistantSettingsFromJson, assistantSettingsToJson } from "./assistant-proto.ts";
 import type { AssistantStore, StoredAssistant } from "./assistant-store.ts";
-import type { Catalog } from "./catalog.ts";
+import type { Catalog } from "../catalog/catalog.ts";
 
 const ID_PREFIX = "as_";
 /** A base contributes, and an assistant retrieves, at most this many chunks. */
@@ -25,7 +24,7 @@ export class AssistantRegistry {
    * `imported` is an import's (portability/): the id it already wrote into the corrections'
    * metadata, and the corrections base it made. A caller's request never sets either.
    */
-  async create(input: Assistant, imported?: { id: string; correctionsKnowledgeBaseId: string }): Promise<Assistant> {
+  async create(input: AssistantSettings, imported?: { id: string; correctionsKnowledgeBaseId: string }): Promise<Assistant> {
     const now = new Date();
     const checked = await this.check(input);
     // Made by the first correction (or an import), never chosen by a caller (see update).
@@ -43,7 +42,7 @@ export class AssistantRegistry {
     return (await this.store.list()).map(toAssistant);
   }
 
-  async update(idOrName: string, input: Assistant): Promise<Assistant> {
+  async update(idOrName: string, input: AssistantSettings): Promise<Assistant> {
     const current = await this.store.get(idOrName.trim());
     const checked = await this.check(input);
     // The corrections base is Quarry's to set (the gateway's CorrectAnswer; the public
@@ -59,7 +58,7 @@ export class AssistantRegistry {
   }
 
   /** The assistant as it will be stored: trimmed, bases resolved to ids, limits checked. */
-  private async check(input: Assistant): Promise<Assistant> {
+  private async check(input: AssistantSettings): Promise<AssistantSettings> {
     const name = input.name.trim();
     if (!name) throw new InvalidInputError("an assistant needs a name");
     if (name.length > MAX_NAME_CHARS) throw new InvalidInputError(`an assistant's name is at most ${MAX_NAME_CHARS} characters`);
@@ -84,10 +83,7 @@ export class AssistantRegistry {
       if (seen.has(m.knowledgeBase)) throw new InvalidInputError(`the knowledge base ${m.label} is mounted twice`);
       seen.add(m.knowledgeBase);
     }
-    const resolved = clone(AssistantSchema, input);
-    resolved.name = name;
-    resolved.knowledgeBases = mounts.map(({ label: _, ...m }) => create(KnowledgeBaseMountSchema, m));
-    return resolved;
+    return { ...input, name, knowledgeBases: mounts.map(({ label: _, ...m }) => m) };
   }
 }
 
@@ -96,16 +92,10 @@ export function newAssistantId(): string {
 }
 
 /** What the store keeps beyond id, name and times. */
-function configOf(a: Assistant): JsonObject {
-  const json = toJson(AssistantSchema, create(AssistantSchema, { ...a, id: "", name: "", createdAt: undefined, updatedAt: undefined })) as JsonObject;
-  return json;
+function configOf(settings: AssistantSettings) {
+  return assistantSettingsToJson({ ...settings, name: "" });
 }
 
-export function toAssistant(stored: StoredAssistant): Assistant {
-  const assistant = fromJson(AssistantSchema, stored.config as JsonObject, { ignoreUnknownFields: true });
-  assistant.id = stored.id;
-  assistant.name = stored.name;
-  assistant.createdAt = timestampFromDate(stored.createdAt);
-  assistant.updatedAt = timestampFromDate(stored.updatedAt);
-  return assistant;
+function toAssistant(stored: StoredAssistant): Assistant {
+  return { ...assistantSettingsFromJson(stored.config), id: stored.id, name: stored.name, createdAt: stored.createdAt, updatedAt: stored.updatedAt };
 }

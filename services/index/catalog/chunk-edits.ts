@@ -9,14 +9,14 @@
 // typo fixed. The text the id was made from stays as revision.originalText, and revision.version
 // tells the texts apart. A manual chunk gets a fresh random id (it has no ingested text to hash).
 import { createHash, randomUUID } from "node:crypto";
-import { withHeadingPath } from "../../lib/chunk-context.ts";
-import type { Chunk, DocumentRecord, EmbeddedChunk } from "../../lib/domain.ts";
-import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../lib/errors.ts";
+import { withHeadingPath } from "../../../lib/chunk-context.ts";
+import type { Chunk, DocumentRecord, EmbeddedChunk } from "../../../lib/domain.ts";
+import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
 import type { Catalog } from "./catalog.ts";
 import { carryEdits, type CarriedEdits } from "./carry-edits.ts";
 import type { ModelVectorizer } from "./model-change.ts";
-import type { SearchEngine } from "./search-engine.ts";
-import { normaliseForFind } from "./search/chunk-text-find.ts";
+import type { SearchEngine } from "../search/search-engine.ts";
+import { normaliseForFind } from "../search/chunk-text-find.ts";
 
 /** A chunk's text is a passage; this bounds a paste gone wrong well above any base's chunk size. */
 export const MAX_CHUNK_TEXT_CHARS = 20_000;

@@ -2,11 +2,11 @@
 // as given; the gateway decides what a sync does (gateway/sources/).
 import { fromJson, toJson, type JsonObject as ProtoJson } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { SourceSchema, type Source } from "../../gen/quarry/common/v1/source_pb.ts";
-import type { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
-import type { JsonObject } from "./assistant-store.ts";
-import type { Catalog } from "./catalog.ts";
+import { SourceSchema, type Source } from "../../../gen/quarry/common/v1/source_pb.ts";
+import type { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
+import { InvalidInputError } from "../../../lib/errors.ts";
+import type { JsonObject } from "../assistants/assistant-store.ts";
+import type { Catalog } from "../catalog/catalog.ts";
 import type { SourceStore, StoredSource } from "./source-store.ts";
 
 type SourceMethods = Pick<

@@ -2,7 +2,7 @@
 // the catalog's search engine). Only the SHA-256 of a key is stored (see lib/auth/api-key.ts).
 // Implementations: SQLite and the document stores (OpenSearch, Elasticsearch); all run
 // testing/api-key-store.contract.ts.
-import type { ApiKeyRecord } from "../../lib/auth/api-key.ts";
+import type { ApiKeyRecord } from "../../../lib/auth/api-key.ts";
 
 export interface StoredApiKey extends ApiKeyRecord {
   /** Hex SHA-256 of the whole key. */

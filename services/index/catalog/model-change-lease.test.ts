@@ -5,12 +5,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FailedPreconditionError } from "../../lib/errors.ts";
-import { SqliteLeaseStore } from "../../lib/leases/sqlite-lease-store.ts";
-import { Leases } from "../../lib/leases/leases.ts";
-import { createLogger, silentLogger } from "../../lib/logger.ts";
-import { hashingVector } from "../../lib/testing/hashing-embedder.ts";
-import { openStores } from "./main.ts";
+import { FailedPreconditionError } from "../../../lib/errors.ts";
+import { SqliteLeaseStore } from "../../../lib/leases/sqlite-lease-store.ts";
+import { Leases } from "../../../lib/leases/leases.ts";
+import { createLogger, silentLogger } from "../../../lib/logger.ts";
+import { hashingVector } from "../../../lib/testing/hashing-embedder.ts";
+import { openStores } from "../main.ts";
 import { changeLease, ModelChanges, type ModelVectorizer } from "./model-change.ts";
 
 const TTL_MS = 1_500;

@@ -1,9 +1,11 @@
 // Where assistants are kept: beside the catalog, in the same backend (the index's SQLite file, or
 // <prefix>-assistants on the search engine). The store knows an assistant's id, its unique name and
 // its times; the rest of its configuration is a JSON document the store keeps as given
-// (assistant-registry.ts validates it). Implementations run conversation-store.contract.ts.
+// (assistant-registry.ts validates it, assistant-proto.ts writes and reads it). Implementations run
+// testing/conversation-store.contract.ts.
+import type { JsonObject } from "../../../lib/domain.ts";
 
-export type JsonObject = Record<string, unknown>;
+export type { JsonObject };
 
 export interface StoredAssistant {
   id: string;

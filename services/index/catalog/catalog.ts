@@ -1,6 +1,6 @@
 // The catalog: knowledge bases and documents with their ingestion status. Implementations: SQLite
 // (embedded), OpenSearch and Elasticsearch (distributed); all three run testing/catalog.contract.ts.
-import type { DocumentRecord, IngestionProgress, KnowledgeBase, ModelChange, NewDocumentVersion } from "../../lib/domain.ts";
+import type { DocumentRecord, IngestionProgress, KnowledgeBase, ModelChange, NewDocumentVersion } from "../../../lib/domain.ts";
 
 export type { NewDocumentVersion };
 

@@ -1,8 +1,8 @@
 // The index's API key RPCs: protobuf ↔ ApiKeyRegistry.
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
-import { apiKeyToProto, roleFromProto } from "../../lib/auth/api-key-convert.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
+import type { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
+import { apiKeyToProto, roleFromProto } from "../../../lib/auth/api-key-convert.ts";
+import { InvalidInputError } from "../../../lib/errors.ts";
 import type { ApiKeyRegistry } from "./api-key-registry.ts";
 
 type ApiKeyMethods = Pick<ServiceImpl<typeof IndexService>, "createApiKey" | "listApiKeys" | "revokeApiKey" | "authenticateApiKey">;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RETRYING_MARK, type DocumentRecord, type IngestionProgress } from "../../lib/domain.ts";
+import { RETRYING_MARK, type DocumentRecord, type IngestionProgress } from "../../../lib/domain.ts";
 import { pendingDocument, progressedDocument } from "./document-lifecycle.ts";
 
 const now = new Date("2026-01-01T10:00:00Z");

@@ -1,12 +1,12 @@
 // The stores the answer layer keeps in the index: assistants and conversations, beside the catalog.
 // On OpenSearch and Elasticsearch each has an index of its own next to <prefix>-api-keys.
-import type { AssistantStore } from "./assistant-store.ts";
-import type { ConversationStore } from "./conversation-store.ts";
-import { DocumentStoreAssistantStore } from "./document-store/document-store-assistant-store.ts";
-import { DocumentStoreConversationStore } from "./document-store/document-store-conversation-store.ts";
-import type { DocumentStorePort } from "./document-store/document-store-port.ts";
-import { DocumentStoreSourceStore } from "./document-store/document-store-source-store.ts";
-import type { SourceStore } from "./source-store.ts";
+import type { AssistantStore } from "../assistants/assistant-store.ts";
+import type { ConversationStore } from "../conversations/conversation-store.ts";
+import { DocumentStoreAssistantStore } from "./document-store-assistant-store.ts";
+import { DocumentStoreConversationStore } from "./document-store-conversation-store.ts";
+import type { DocumentStorePort } from "./document-store-port.ts";
+import { DocumentStoreSourceStore } from "./document-store-source-store.ts";
+import type { SourceStore } from "../sources/source-store.ts";
 
 export interface AnswerStores {
   assistants: AssistantStore;

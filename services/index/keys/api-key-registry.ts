@@ -1,9 +1,9 @@
 // Creating, listing, revoking and checking API keys: the rules around the store (names, roles,
 // scopes resolved to knowledge base ids, the secret made here and never kept).
-import { newApiKey, sameHash, type ApiKeyRecord, type ApiKeyRole } from "../../lib/auth/api-key.ts";
-import { InvalidInputError, NotFoundError } from "../../lib/errors.ts";
+import { newApiKey, sameHash, type ApiKeyRecord, type ApiKeyRole } from "../../../lib/auth/api-key.ts";
+import { InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
 import type { ApiKeyStore } from "./api-key-store.ts";
-import type { Catalog } from "./catalog.ts";
+import type { Catalog } from "../catalog/catalog.ts";
 
 export interface NewApiKey {
   name: string;

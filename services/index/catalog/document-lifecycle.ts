@@ -1,7 +1,7 @@
 // The rules for a document's versions and ingestion status, as pure functions over records, so the
 // SQLite and the OpenSearch catalogs store the same decisions (each only reads, decides, writes).
-import { isRetryingFailure, type DocumentRecord, type DocumentStatus, type IngestionProgress } from "../../lib/domain.ts";
-import { FailedPreconditionError } from "../../lib/errors.ts";
+import { isRetryingFailure, type DocumentRecord, type DocumentStatus, type IngestionProgress } from "../../../lib/domain.ts";
+import { FailedPreconditionError } from "../../../lib/errors.ts";
 import type { NewDocumentVersion, RegisteredDocument } from "./catalog.ts";
 
 const PHASE_ORDER: Record<DocumentStatus, number> = {

@@ -1,9 +1,9 @@
 // Chunk storage and retrieval. Implementations: SQLite FTS5 + sqlite-vec (embedded), OpenSearch and
 // Elasticsearch (distributed); all three run testing/search-engine.contract.ts and search through the
 // one ladder of search/hybrid-search.ts.
-import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../lib/domain.ts";
-import { FailedPreconditionError } from "../../lib/errors.ts";
-import type { ChunkFind, ChunkFindRequest } from "./search/chunk-text-find.ts";
+import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
+import { FailedPreconditionError } from "../../../lib/errors.ts";
+import type { ChunkFind, ChunkFindRequest } from "./chunk-text-find.ts";
 
 export interface ChunkPosition {
   knowledgeBaseId: string;

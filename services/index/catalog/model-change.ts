@@ -15,14 +15,14 @@
 // lease (lib/leases/) while it runs, stops between two documents when it loses it, and a replica
 // that finds a running change nobody holds (its owner died) takes it over from an empty shadow.
 // The write lock stays in-process: live writes on other replicas do not take it.
-import type { EmbeddedChunk, KnowledgeBase, ModelChange } from "../../lib/domain.ts";
-import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../lib/errors.ts";
-import type { Logger } from "../../lib/logger.ts";
-import type { HeldLease, Leases } from "../../lib/leases/leases.ts";
-import { documentInput } from "../../lib/document-input.ts";
+import type { EmbeddedChunk, KnowledgeBase, ModelChange } from "../../../lib/domain.ts";
+import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
+import type { Logger } from "../../../lib/logger.ts";
+import type { HeldLease, Leases } from "../../../lib/leases/leases.ts";
+import { documentInput } from "../../../lib/document-input.ts";
 import type { Catalog } from "./catalog.ts";
 import { BaseWriteLocks } from "./base-write-locks.ts";
-import type { SearchEngine } from "./search-engine.ts";
+import type { SearchEngine } from "../search/search-engine.ts";
 
 /** The embedder as a change of model needs it. */
 export interface ModelVectorizer {
