@@ -52,7 +52,7 @@ export function replayQuestion(question: string, context: readonly ContextChunk[
   const evidence = judgeEvidence(question, context);
   const base = { resolvedMarkers: 0, unsupportedMarkers: 0, firstTokenMs: Number.NaN, totalMs: Number.NaN, coverage: evidence.coverage, answeredReason: evidence.reason };
   if (!evidence.answered) return { ...base, text: "", citedChunkTexts: [], answered: false };
-  const extract = extractiveAnswer(question, context);
+  const extract = extractiveAnswer(question, context, { openIn: evidence.supportingDocumentIds });
   return { ...base, text: extract.text, citedChunkTexts: extract.sources.map((s) => s.hit.chunk.text), answered: extract.found };
 }
 
