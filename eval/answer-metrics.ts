@@ -104,8 +104,13 @@ export function withoutMarkers(text: string): string {
  * as answer text nor towards its length.
  */
 export function answerBody(text: string, notices: readonly string[]): string {
+  return withoutNotices(withoutMarkers(text), notices);
+}
+
+/** The lines that are the product's own notices dropped; markers kept. */
+export function withoutNotices(text: string, notices: readonly string[]): string {
   const noticeSet = new Set(notices.map(normalizeForMatch));
-  return withoutMarkers(text)
+  return text
     .split("\n")
     .filter((line) => !noticeSet.has(normalizeForMatch(line)))
     .join("\n")
@@ -137,6 +142,28 @@ export interface AnsweredQuery {
   /** Milliseconds to the first text delta and to the end of the stream; NaN when there was none (a refused question). */
   firstTokenMs: number;
   totalMs: number;
+  /** The stored turn (ChatStarted), and what it retrieved and read, read back after the answer. */
+  turnId?: string;
+  trace?: TurnTrace;
+}
+
+/** A turn as texts: the candidates retrieval returned and the numbered context the answerer read. */
+export interface TurnTrace {
+  retrievedTexts: string[];
+  context: {
+    number: number;
+    chunkId: string;
+    documentId: string;
+    fileName: string;
+    sectionPath: string[];
+    /** The chunk's index and start offset in its document (whether it opens the document). */
+    index: number;
+    start: number;
+    text: string;
+    /** Its ranks in the keyword and vector lists; 0 when not in one. */
+    bm25Rank: number;
+    vectorRank: number;
+  }[];
 }
 
 export interface AnswerMetrics {

@@ -18,7 +18,8 @@ import { ConfigError, type Env } from "../lib/config.ts";
 import { FailedPreconditionError, InvalidInputError } from "../lib/errors.ts";
 import { createLogger, type Logger } from "../lib/logger.ts";
 import { EXTRACTIVE_NOTICES } from "../services/answer/index.ts";
-import { answerBody, containsGold, summarizeAnswers, type AnswerMetrics } from "./answer-metrics.ts";
+import { answerBody, containsGold, summarizeAnswers, type AnswerMetrics, type AnsweredQuery } from "./answer-metrics.ts";
+import { countFailures, failureOfAnswer, FAILURE_KINDS, type FailureKind } from "./answer-failures.ts";
 import { loadBeirDataset, readAnswers, type BeirDataset, type BeirDocument, type BeirQuery } from "./beir-dataset.ts";
 import { positiveInt, progress } from "./eval-command.ts";
 import { machineInfo } from "./report.ts";
@@ -59,6 +60,8 @@ export interface EvalAnswersIo {
 export interface AnswererResult extends AnswerMetrics {
   answerer: string;
   refused: number;
+  /** Where the answerable questions failed: the first step that lost the gold answer (answer-failures.ts). */
+  failures: Record<FailureKind, number>;
   /** The unanswerable run: its questions, and the share Quarry said the documents do not answer. */
   unanswerable?: { queries: number; skipped: number; abstainRate: number; p50TotalMs: number };
 }
@@ -133,8 +136,9 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
           queries.map((q) => ({ answered: run.answered.get(q.id)!, golds: golds.get(q.id)! })),
           EXTRACTIVE_NOTICES,
         );
-        const result: AnswererResult = { answerer: run.answerer, refused: run.refused.length, ...metrics };
-        const details = [detailLines(run, queries, golds, containsGoldAnswer, "answerable")];
+        const failures = countFailures(queries.map((q) => failureOf(run.answered.get(q.id)!, golds.get(q.id)!)));
+        const result: AnswererResult = { answerer: run.answerer, refused: run.refused.length, ...metrics, failures };
+        const details = [detailLines(run, queries, golds, containsGoldAnswer, "answerable", failureOf)];
         if (options.unanswerable) {
           const unanswerable = await unanswerableRun(client, knowledgeBase, queries, dataset, golds, docs, err);
           result.unanswerable = unanswerable.summary;
@@ -155,6 +159,7 @@ export async function runEvalAnswers(options: EvalAnswersOptions, io: EvalAnswer
 }
 
 const containsGoldAnswer = (text: string, golds: readonly string[]) => containsGold(answerBody(text, EXTRACTIVE_NOTICES), golds);
+const failureOf = (answered: AnsweredQuery, golds: readonly string[]) => failureOfAnswer(answered, golds, EXTRACTIVE_NOTICES);
 
 /**
  * Every question again with its evidence disabled: the answer should be that the knowledge base
@@ -230,6 +235,7 @@ export function answerJsonLine(r: AnswererResult, dataset: string): string {
     ...(r.unanswerable
       ? { unanswerable_queries: r.unanswerable.queries, unanswerable_skipped: r.unanswerable.skipped, abstain_rate: r.unanswerable.abstainRate, unanswerable_p50_total_ms: r.unanswerable.p50TotalMs }
       : {}),
+    failures: r.failures,
     p50_first_token_ms: r.p50FirstTokenMs,
     p50_total_ms: r.p50TotalMs,
     refused: r.refused,
@@ -263,6 +269,9 @@ export function formatAnswerTable(results: readonly AnswererResult[], dataset: s
     render(header),
     widths.map((w) => "-".repeat(w)).join("  "),
     ...rows.map(render),
+    "",
+    "where answerable questions failed (the first step that lost the gold answer):",
+    ...results.map((r) => `${r.answerer}: ${FAILURE_KINDS.map((k) => `${k} ${r.failures[k]}`).join(", ")}`),
   ].join("\n") + "\n";
 }
 
@@ -275,7 +284,7 @@ export function registerEvalAnswersCommand(program: Command): void {
     .option("--json", "one JSON object per answerer on stdout")
     .option("--concurrency <n>", "uploads in flight", positiveInt("--concurrency"), 8)
     .option("--data-dir <dir>", "keep Quarry's data here; a later run with the same folder reuses the ingested corpus")
-    .option("--details <file>", "append one JSON line per question and run: the question, whether it was answered and why, the coverage, whether it held a gold answer")
+    .option("--details <file>", "append one JSON line per question and run: the question, whether it was answered and why, the coverage, whether it held a gold answer, where it failed, and the context it was answered from")
     .option("--unanswerable", "also ask every question with its evidence disabled (its judged documents and every document holding a gold answer; skipped when more than 5) and report abstain_rate")
     .addOption(new Option("--split <which>", "all questions, the development four-fifths or the held-out fifth").choices([...SPLITS]).default("all"))
     .option("--embedding-model <name>", "the embedding model of the knowledge base the run creates (default: chosen from the corpus's text, as `quarry ingest` chooses)")

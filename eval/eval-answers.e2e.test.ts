@@ -2,6 +2,8 @@
 // Chat through the gateway) on the hand-written fixture in eval/fixtures/answers-mini, with two
 // answerers: the extractive one, and a chat model served by the OpenAI-compatible stub that cites
 // one supported and one unsupported sentence in every answer.
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,6 +33,8 @@ describe("quarry eval-answers end to end (embedded)", () => {
   let stub: OpenAiStub;
   let lines: Record<string, unknown>[];
   let readErr: () => string;
+  let details: Record<string, unknown>[];
+  let detailsDir: string;
 
   beforeAll(async () => {
     stub = await startOpenAiStub({ reply });
@@ -40,10 +44,16 @@ describe("quarry eval-answers end to end (embedded)", () => {
     readErr = collect(err);
     const env: Record<string, string | undefined> = { ...process.env, OPENAI_BASE_URL: stub.url, QUARRY_CHAT_MODEL: "stub-chat", OPENAI_API_KEY: "test" };
     delete env.OPENSEARCH_URL;
-    await runEvalAnswers({ dataset: FIXTURE, json: true, concurrency: 3 }, { out, err, env, logger: silentLogger });
+    detailsDir = await mkdtemp(join(tmpdir(), "quarry-eval-answers-details-"));
+    const detailsFile = join(detailsDir, "details.jsonl");
+    await runEvalAnswers({ dataset: FIXTURE, json: true, concurrency: 3, details: detailsFile }, { out, err, env, logger: silentLogger });
     lines = read().trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    details = (await readFile(detailsFile, "utf8")).trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
   });
-  afterAll(() => stub?.close());
+  afterAll(async () => {
+    await stub?.close();
+    if (detailsDir) await rm(detailsDir, { recursive: true, force: true });
+  });
 
   it("prints one JSON object per answerer with the answer metrics", () => {
     expect(lines.map((l) => l.answerer), readErr()).toEqual(["extractive", "stub-chat"]);
@@ -66,6 +76,19 @@ describe("quarry eval-answers end to end (embedded)", () => {
     expect(extractive.unsupported_citation_rate).toBe(0);
     expect(extractive.answer_f1 as number).toBeGreaterThan(0);
     expect(extractive.answer_f1 as number).toBeLessThan(1); // whole sentences, longer than the gold spans
+  });
+
+  it("reads each turn back: no extractive failure, and each question's context, holding its gold answer, in the details", () => {
+    expect(lines[0].failures).toEqual({ not_retrieved: 0, not_in_context: 0, abstained: 0, not_chosen: 0, cut: 0, wrong_citation: 0 });
+    expect(Object.keys(lines[1].failures as object).sort()).toEqual(["abstained", "cut", "not_chosen", "not_in_context", "not_retrieved", "wrong_citation"]);
+    expect(details).toHaveLength(2 * SCORED_QUERIES);
+    for (const line of details.slice(0, SCORED_QUERIES)) {
+      expect(line, line.question as string).toMatchObject({ run: "answerable", hit: true, failure: null });
+      expect(line.turn_id).toBeTypeOf("string");
+      const context = line.context as { text: string; documentId: string }[];
+      expect(context.length).toBeGreaterThan(0);
+      expect((line.cited as string[]).some((cited) => context.some((c) => c.text.includes(cited.trim().slice(0, 20))))).toBe(true);
+    }
   });
 
   it("finds the chat model's unsupported citation in every answer", () => {

@@ -11,3 +11,7 @@ export { cosine } from "./answering/citation-verifier.ts";
 export { termOverlap } from "./retrieval/correction-match.ts";
 export { REWRITE_INSTRUCTION } from "./conversation/follow-up-rewriter.ts";
 export { ordinal } from "./debug/debug-verdict.ts";
+// The extractive answerer and the evidence gate alone, for eval/answers-replay.ts (answering stored contexts again offline).
+export { extractiveAnswer } from "./answering/extractive-answerer.ts";
+export { judgeEvidence } from "./answering/evidence-support.ts";
+export type { ContextChunk } from "./answering/context-builder.ts";

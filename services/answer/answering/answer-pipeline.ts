@@ -127,10 +127,10 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
   // A correction first in the context was matched against the question by its own gate.
   const isCorrection = settings.isCorrection;
   const correctionFirst = !!isCorrection && context.chunks.length > 0 && isCorrection(context.chunks[0].hit);
-  const evidence = await stage(
+  const { record: evidence, supportingDocumentIds } = await stage(
     "evidence",
     async () => evidenceRecord(text, context.chunks, query, correctionFirst),
-    (e) => `${e.answered ? "answered" : "not answered"}: ${e.reason}`,
+    ({ record: e }) => `${e.answered ? "answered" : "not answered"}: ${e.reason}`,
   );
   record.evidence = evidence;
 
@@ -181,7 +181,7 @@ export async function* answerChecked(text: string, deps: AnswerDeps, settings: A
     record.stages.push(stageRun("generate", started, generateStarted, `${model.name}, ${mapper.used.length} sources cited`));
   } else {
     const extracted =
-      (correctionFirst && correctionExtract(text, context.chunks, (c) => isCorrection!(c.hit))) || extractiveAnswer(text, context.chunks, settings.extractive);
+      (correctionFirst && correctionExtract(text, context.chunks, (c) => isCorrection!(c.hit))) || extractiveAnswer(text, context.chunks, { openIn: supportingDocumentIds, ...settings.extractive });
     // The extract numbers its sources 1, 2, … in the order it shows them; the record keeps the
     // context's numbers (renumbered back below).
     cited = extracted.sources.map((chunk, i) => ({ ...chunk, number: i + 1 }));
@@ -264,11 +264,11 @@ function stageRun(stage: StageName, turnStarted: number, at: number, note: strin
 }
 
 /** The judgement as recorded; a correction first in the context answers by its own gate. */
-function evidenceRecord(question: string, context: readonly ContextChunk[], searched: string, correctionFirst: boolean): EvidenceRecord {
+function evidenceRecord(question: string, context: readonly ContextChunk[], searched: string, correctionFirst: boolean): { record: EvidenceRecord; supportingDocumentIds: string[] } {
   const judged = judgeEvidence(question, context, searched);
-  const { answered, reason, coverage, threshold, questionTerms, missingTerms } = judged;
+  const { answered, reason, coverage, threshold, questionTerms, missingTerms, supportingDocumentIds } = judged;
   const record = { answered, reason, coverage, threshold, questionTerms, missingTerms, bestChunkId: judged.best?.hit.chunk.id ?? "" };
-  return correctionFirst ? { ...record, answered: true, reason: "a managed correction matched the question" } : record;
+  return { record: correctionFirst ? { ...record, answered: true, reason: "a managed correction matched the question" } : record, supportingDocumentIds };
 }
 
 /** The best passage first, then the next best-ranked chunks of other documents. */

@@ -18,6 +18,16 @@ describe("splitSentences", () => {
     for (const s of sentences) expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);
   });
 
+  it("does not end a sentence at an initial or a title, in English or inside Chinese", () => {
+    expect(splitSentences("J. R. R. Tolkien wrote it. He met Mr. Smith. It rained.", "en").map((s) => s.text)).toEqual(["J. R. R. Tolkien wrote it.", "He met Mr. Smith.", "It rained."]);
+    const text = "该教堂由Henry A. Walsh 设计。还有、A．Ｌ．纳戴等。";
+    const sentences = splitSentences(text, "zh");
+    expect(sentences.map((s) => s.text)).toEqual(["该教堂由Henry A. Walsh 设计。", "还有、A．Ｌ．纳戴等。"]);
+    for (const s of sentences) expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);
+    // A paragraph that ends in a capital's full stop still ends there.
+    expect(splitSentences("The answer is in part B.\n\nNext paragraph.", "en").map((s) => s.text)).toEqual(["The answer is in part B.", "Next paragraph."]);
+  });
+
   it("keeps offsets into the original text", () => {
     const text = "One. Two.\nThree.";
     for (const s of splitSentences(text, "en")) expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);

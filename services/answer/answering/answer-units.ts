@@ -41,6 +41,9 @@ const HAN_START = /^\p{Script=Han}/u;
 const TERMINAL = /[.!?。！？;；:：…]["'”’)\]）】」』]*$/u;
 const CLAUSE = /[^，；]+[，；]*/g;
 const OPENERS_AT_END = /[《「『“‘（【〈]+\s*$/u;
+// A full stop after an initial or a title does not end the sentence ("Henry A. Walsh", "A．Ｌ．纳戴",
+// "Mr. Smith"); ICU's sentence rules break there, before the capital that follows.
+const ABBREVIATION_AT_END = /(?:^|[^\p{L}\p{N}])(?:\p{Lu}|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr)[.．]\s*$/u;
 
 /** Markdown emphasis, code ticks and list bullets removed, so the sentence reads as prose. */
 export function withoutMarkup(text: string): string {
@@ -63,6 +66,9 @@ export function splitSentences(text: string, locale: string): { text: string; st
     for (let i = 0; i + 1 < segments.length; i++) {
       const opener = OPENERS_AT_END.exec(line.slice(segments[i].index, segments[i].end));
       if (opener && opener.index > 0) segments[i + 1].index = segments[i].end = segments[i].index + opener.index;
+    }
+    for (let i = segments.length - 2; i >= 0; i--) {
+      if (ABBREVIATION_AT_END.test(line.slice(segments[i].index, segments[i].end))) segments.splice(i, 2, { index: segments[i].index, end: segments[i + 1].end });
     }
     for (const { index, end } of segments) {
       const segment = line.slice(index, end);

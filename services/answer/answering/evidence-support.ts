@@ -33,6 +33,8 @@ export interface EvidenceJudgement {
   missingTerms: string[];
   /** The context chunk of the best document that holds most of the question; undefined when nothing was retrieved. */
   best?: ContextChunk;
+  /** The documents whose best sentence holds at least the threshold, in rank order: the ones that answer. */
+  supportingDocumentIds: string[];
 }
 
 /**
@@ -49,12 +51,12 @@ export function judgeEvidence(question: string, context: readonly ContextChunk[]
   const questionTerms = [...new Set(own.length > 0 || searched === question ? own : analyseQuestion(searched).terms)];
   const base = { threshold: SUPPORT_THRESHOLD, questionTerms };
   if (context.length === 0) {
-    return { ...base, answered: false, coverage: 0, missingTerms: questionTerms, reason: chinese ? "没有检索到任何段落" : "nothing was retrieved" };
+    return { ...base, answered: false, coverage: 0, missingTerms: questionTerms, supportingDocumentIds: [], reason: chinese ? "没有检索到任何段落" : "nothing was retrieved" };
   }
   if (questionTerms.length === 0) {
     // Nothing to match: the question names no subject ("and then?"), so no passage can be shown
     // to be about it.
-    return { ...base, answered: false, coverage: 0, missingTerms: [], best: context[0], reason: chinese ? "问题中没有可供匹配的实词" : "the question names nothing a passage could be matched on" };
+    return { ...base, answered: false, coverage: 0, missingTerms: [], supportingDocumentIds: [], best: context[0], reason: chinese ? "问题中没有可供匹配的实词" : "the question names nothing a passage could be matched on" };
   }
 
   // A document's retrieved chunks, each sentence with its chunk's title: the question is written
@@ -117,7 +119,9 @@ export function judgeEvidence(question: string, context: readonly ContextChunk[]
   const reason = chinese
     ? `最相关的文档覆盖问题加权实词的 ${share}（需要 ${SUPPORT_THRESHOLD}）` + (lacking.length ? `；缺少：${lacking.join("、")}` : "")
     : `the best document holds ${share} of the question's weighted content words (${SUPPORT_THRESHOLD} needed)` + (lacking.length ? `; it lacks: ${lacking.join(", ")}` : "");
-  return { ...base, answered, coverage, missingTerms, best: bestChunk, reason };
+  const documentIds = [...documents.keys()];
+  const supportingDocumentIds = documentIds.filter((_, i) => coverages[i] >= SUPPORT_THRESHOLD);
+  return { ...base, answered, coverage, missingTerms, best: bestChunk, supportingDocumentIds, reason };
 }
 
 /**

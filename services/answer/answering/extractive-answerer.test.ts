@@ -24,6 +24,20 @@ function midDocument(texts: string[]): ContextChunk[] {
 const body = (text: string) => text.split("\n\n").slice(1).join("\n\n");
 
 describe("extractiveAnswer", () => {
+  it("opens in the best-ranked document the evidence gate found to answer, not in a better-ranked one that only brushes the question", () => {
+    const context = [
+      chunkOf("a", "The Harbour Line opened in 1902. Its trains stop at the old market.", "doc-a", 2, 1),
+      chunkOf("b", "Ferries to the islands leave hourly. The island ferry fare is four euros for adults.", "doc-b", 2, 2),
+    ];
+    const question = "What is the island ferry fare for adults?";
+    expect(body(extractiveAnswer(question, context).text)).not.toContain("Harbour");
+    const brushing = [chunkOf("a", "Adults pay more on the Harbour Line. Its trains stop at the old market.", "doc-a", 2, 1), context[1]];
+    expect(body(extractiveAnswer(question, brushing).text).startsWith("Adults pay more")).toBe(true);
+    const opened = body(extractiveAnswer(question, brushing, { openIn: ["doc-b"] }).text);
+    expect(opened.startsWith("The island ferry fare is four euros for adults. [1]")).toBe(true);
+    expect(opened).not.toContain("Harbour");
+  });
+
   const english = makeContext([
     "Our office opens at nine. To reset your password, open Settings and choose Security. The reset link expires after one hour.",
     "Invoices are sent monthly. A password reset also signs you out of every device.",

@@ -15,6 +15,13 @@ export interface ExtractiveOptions {
    * another part of the question.
    */
   budgetChars?: number;
+  /**
+   * The documents the evidence gate found to answer the question (evidence-support.ts), in rank
+   * order. The answer opens in the highest-ranked of them that has a matching sentence, not in a
+   * better-ranked document that only brushes the question: the answer then quotes the evidence
+   * that let it be given. Absent or empty: the highest-ranked document with a matching sentence.
+   */
+  openIn?: readonly string[];
 }
 
 export interface ExtractiveAnswer {
@@ -142,7 +149,9 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   for (const chunk of chunks) if (!documentRank.has(chunk.hit.chunk.documentId)) documentRank.set(chunk.hit.chunk.documentId, documentRank.size);
   const rankOf = (c: Candidate) => documentRank.get(chunks[c.chunkIndex].hit.chunk.documentId)!;
   const byScore = (a: Candidate, b: Candidate) => b.score - a.score || a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order;
-  const first = [...scored].sort((a, b) => rankOf(a) - rankOf(b) || byScore(a, b))[0];
+  const supporting = new Set(options.openIn ?? []);
+  const opening = scored.filter((c) => supporting.has(chunks[c.chunkIndex].hit.chunk.documentId));
+  const first = [...(opening.length > 0 ? opening : scored)].sort((a, b) => rankOf(a) - rankOf(b) || byScore(a, b))[0];
 
   // A sentence of the same document that scores nearly as well may be where the answer is: the
   // reader gets it too. Any document's sentence is added for a part of the question the answer

@@ -104,7 +104,7 @@ export interface TurnRecord {
 }
 
 /** The evidence judgement, as the final event and the turn carry it: the best passage by its chunk's id. */
-export type EvidenceRecord = Omit<EvidenceJudgement, "best"> & { bestChunkId: string };
+export type EvidenceRecord = Omit<EvidenceJudgement, "best" | "supportingDocumentIds"> & { bestChunkId: string };
 
 /** What the answer's footer shows about retrieval. */
 export interface RetrievalSummary {
