@@ -39,6 +39,9 @@ export const PEERS: Record<ServiceName, PeerName[]> = {
  * index calls the embedder when a knowledge base changes its model, and the embedder waits for the
  * index, so waiting both ways would never start.
  */
+/** The services that read or write blobs (originals, large uploads, large stage outputs). */
+const BLOB_USERS = new Set<ServiceName>(["gateway", "parser", "chunker", "embedder", "index"]);
+
 export const LATER_PEERS: Partial<Record<ServiceName, PeerName[]>> = {
   index: ["embedder"],
 };
@@ -49,9 +52,10 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
   const tracing = startTracing(env, `quarry-${name}`);
   if (tracing) logger.info({ url: tracing.url }, "tracing: spans go to this OTLP endpoint");
   const bus = await openEventBus(env, logger);
-  // Only the gateway (writes) and the parser (reads) touch blobs; the others get the folder store,
-  // which they never use, so they do not load the S3 SDK.
-  const blobs = name === "gateway" || name === "parser" ? await openBlobStore(env) : new DirBlobStore(blobDir(env));
+  // The gateway keeps originals and large uploads; every stage passes its large outputs through the
+  // same store (lib/pipeline/stage-payloads.ts). Anything else gets the folder store, which it never
+  // uses, so it does not load the S3 SDK.
+  const blobs = BLOB_USERS.has(name) ? await openBlobStore(env) : new DirBlobStore(blobDir(env));
   const registry = processMetrics(env);
   // Each service reports the backlog of the groups it consumes as (the gateway consumes none).
   const consumed = PIPELINE_CONSUMERS.filter((c) => c.stage === name || c.stage.startsWith(`${name}.`));

@@ -144,9 +144,10 @@ export function registerBenchCommand(program: Command): void {
     .option("--idle-calls <n>", "ListKnowledgeBases calls timed on the idle server", "300")
     .option("--timeout <s>", "longest busy phase, seconds", "600")
     .option("--quarry-bin <path>", "the quarry.mjs that serves (another checkout's, for a before/after comparison)")
+    .option("--cpu-prof <dir>", "have the server write V8 CPU profiles (one per thread) here when it stops")
     .option("--json", "print the report as JSON instead of a table")
     .option("--out <dir>", "also write the report (JSON and Markdown) here")
-    .action(async (o: { largeMb: string; bases: string; idleCalls: string; timeout: string; quarryBin?: string; json?: boolean; out?: string }) => {
+    .action(async (o: { largeMb: string; bases: string; idleCalls: string; timeout: string; quarryBin?: string; cpuProf?: string; json?: boolean; out?: string }) => {
       const { runStallBench, formatStallReport } = await import("./bench-stall.ts");
       const report = await runStallBench({
         quarryBin: o.quarryBin ? resolve(o.quarryBin) : undefined,
@@ -154,6 +155,7 @@ export function registerBenchCommand(program: Command): void {
         bases: parsePositive(o.bases),
         idleCalls: parsePositive(o.idleCalls),
         timeoutMs: parsePositive(o.timeout) * 1000,
+        cpuProfileDir: o.cpuProf ? resolve(o.cpuProf) : undefined,
         progress,
       });
       await emit(report, formatStallReport(report), o);

@@ -24,6 +24,8 @@ export interface StallBenchOptions {
   idleCalls: number;
   /** Longest the busy phase may last, ms. */
   timeoutMs: number;
+  /** A folder where the server child writes V8 CPU profiles (main thread and each worker thread) when it exits. */
+  cpuProfileDir?: string;
   progress?(line: string): void;
 }
 
@@ -61,7 +63,8 @@ export async function runStallBench(options: StallBenchOptions): Promise<StallBe
   const machine = describeMachine();
   const dataDir = await mkdtemp(join(tmpdir(), "quarry-bench-stall-"));
   const quarryBin = options.quarryBin ?? THIS_QUARRY_BIN;
-  const server = await startEmbeddedServe(dataDir, quarryBin);
+  const profiling = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+  const server = await startEmbeddedServe(dataDir, quarryBin, {}, profiling);
   try {
     const client = gatewayClient(server.url);
     progress(`serving from ${quarryBin} at ${server.url}`);

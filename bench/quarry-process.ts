@@ -20,9 +20,10 @@ export interface QuarryProcess {
 
 export const THIS_QUARRY_BIN = resolve(import.meta.dirname, "..", "bin", "quarry.mjs");
 
-export async function startQuarryProcess(args: string[], env: NodeJS.ProcessEnv, bin = THIS_QUARRY_BIN, readyTimeoutMs = 90_000): Promise<QuarryProcess> {
+/** `nodeArgs` go to node itself, before the bin (--cpu-prof, which NODE_OPTIONS refuses). */
+export async function startQuarryProcess(args: string[], env: NodeJS.ProcessEnv, bin = THIS_QUARRY_BIN, readyTimeoutMs = 90_000, nodeArgs: string[] = []): Promise<QuarryProcess> {
   // The other checkout's own node_modules resolve its imports: run it from its folder.
-  const child = spawn(process.execPath, [bin, ...args], { env, cwd: resolve(bin, "..", ".."), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...nodeArgs, bin, ...args], { env, cwd: resolve(bin, "..", ".."), stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));
   child.stderr!.on("data", (chunk) => (output += chunk));
@@ -68,7 +69,7 @@ export function connectionRefused(port: number, host = "127.0.0.1"): Promise<boo
 }
 
 /** `quarry serve` (embedded) on a free loopback port over a data folder, with only what finds the installed models inherited (and `env`). */
-export function startEmbeddedServe(dataDir: string, bin = THIS_QUARRY_BIN, env: NodeJS.ProcessEnv = {}): Promise<QuarryProcess> {
+export function startEmbeddedServe(dataDir: string, bin = THIS_QUARRY_BIN, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<QuarryProcess> {
   return startQuarryProcess(["serve"], {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -77,5 +78,5 @@ export function startEmbeddedServe(dataDir: string, bin = THIS_QUARRY_BIN, env: 
     QUARRY_PORT: "0",
     QUARRY_HOST: "127.0.0.1",
     ...env,
-  }, bin);
+  }, bin, undefined, nodeArgs);
 }

@@ -26,6 +26,7 @@ import { conversationHandlers } from "./conversation-routes.ts";
 import { Corrections } from "./corrections.ts";
 import { KnowledgeBases } from "./knowledge-bases.ts";
 import { Originals } from "./originals.ts";
+import { StagePayloads } from "../lib/pipeline/stage-payloads.ts";
 import { portabilityHandlers } from "./portability-routes.ts";
 import { Reingest } from "./reingest.ts";
 import { READING_RULE_HEAD_BYTES, submitDocument, type UploadInput, type UploadLimits } from "./upload.ts";
@@ -58,6 +59,8 @@ export function gatewayRoutes(deps: GatewayDeps) {
   const { index, answer } = deps;
   const knowledgeBases = new KnowledgeBases(deps);
   const originals = new Originals(deps.blobs);
+  // The stages' large outputs (lib/pipeline/stage-payloads.ts) go with the originals.
+  const payloads = new StagePayloads(deps.blobs);
   const chunkEdits = new ChunkEditing(deps);
 
   const upload = async (header: Pick<DocumentHeader, "knowledgeBase" | "fileName" | "mimeType" | "metadata"> | undefined, content: Uint8Array) => {
@@ -97,6 +100,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
     const { document } = await index.getDocument({ documentId });
     await index.deleteDocument({ documentId });
     await originals.remove(document!.knowledgeBaseId, document!.id);
+    await payloads.dropDocument(document!.knowledgeBaseId, document!.id);
   };
   const sources = sourcesFor({ index, resolveKnowledgeBase: (kb) => knowledgeBases.get(kb), submit, deleteDocument });
   deps.onSources?.(sources);
@@ -104,6 +108,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
   const deleteKnowledgeBase = async (knowledgeBase: string) => {
     const id = await knowledgeBases.delete(knowledgeBase);
     await originals.removeKnowledgeBase(id);
+    await payloads.dropKnowledgeBase(id);
   };
   const corrections = new Corrections({
     index,

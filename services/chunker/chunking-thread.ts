@@ -2,12 +2,12 @@
 // Both are pure CPU work that grows with the document (a 10 MB one-line file takes half a minute),
 // so they run here, away from the thread that answers calls and renews bus leases. Errors come back
 // by name and message (errorFromThread rebuilds them), since structured clone keeps no class.
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ChunkDocumentResponseSchema, PreviewChunksResponseSchema } from "../../gen/quarry/chunker/v1/chunker_pb.ts";
-import { ChunksCreatedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
+import { ChunksCreatedSchema, DocumentParsedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
 import type { ChunkDraft, ChunkingSettings, ParsedDocument } from "../../lib/domain.ts";
 import { InvalidInputError, QuarryError } from "../../lib/errors.ts";
-import { chunkToProto } from "../../lib/proto-convert.ts";
+import { chunkToProto, parsedFromProto } from "../../lib/proto-convert.ts";
 import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
 import { chunkDocument } from "./chunk-document.ts";
 import { toChunks } from "./chunk-id.ts";
@@ -15,20 +15,22 @@ import { documentVectorText } from "./document-vector.ts";
 import type { ModelTokens } from "./model-tokens.ts";
 import { previewParents } from "./preview-parents.ts";
 
-interface Common {
-  parsed: ParsedDocument;
+interface Settings {
   settings: ChunkingSettings;
   tokens: ModelTokens;
   maxChunks?: number;
 }
 
 export type ChunkingTask =
-  /** A chunks.created event's payload. */
-  | (Common & { kind: "event"; documentId: string; knowledgeBaseId: string; version: bigint; fileName: string })
+  /**
+   * A chunks.created event's whole payload, from the whole documents.parsed event, encoded: decoding
+   * a large document's text is the thread's work too, never the main thread's.
+   */
+  | (Settings & { kind: "event"; documentParsed: Uint8Array; documentId: string; knowledgeBaseId: string; version: bigint; fileName: string })
   /** A ChunkDocumentResponse. */
-  | (Common & { kind: "chunks"; documentId: string; knowledgeBaseId: string })
+  | (Settings & { kind: "chunks"; parsed: ParsedDocument; documentId: string; knowledgeBaseId: string })
   /** A PreviewChunksResponse showing the first `shown` chunks. */
-  | (Common & { kind: "preview"; shown: number });
+  | (Settings & { kind: "preview"; parsed: ParsedDocument; shown: number });
 
 export type ChunkingResult = { bytes: Uint8Array } | { error: { name: string; message: string } };
 
@@ -40,7 +42,7 @@ function counterFor(dir: string): WordPieceTokenCounter {
   return counter;
 }
 
-function encode(task: ChunkingTask, drafts: ChunkDraft[], counter: WordPieceTokenCounter): Uint8Array {
+function encode(task: ChunkingTask, parsed: ParsedDocument, drafts: ChunkDraft[], counter: WordPieceTokenCounter): Uint8Array {
   const { maxInputTokens } = task.tokens;
   switch (task.kind) {
     case "event":
@@ -64,7 +66,7 @@ function encode(task: ChunkingTask, drafts: ChunkDraft[], counter: WordPieceToke
         PreviewChunksResponseSchema,
         create(PreviewChunksResponseSchema, {
           chunks: toChunks(shown, "preview", "").map(chunkToProto),
-          parents: previewParents(task.parsed.text, shown),
+          parents: previewParents(parsed.text, shown),
           totalChunks: drafts.length,
           totalTokens: drafts.reduce((sum, d) => sum + d.tokenCount, 0),
           documentVector: documentVectorText(task.settings, drafts, counter, maxInputTokens) !== "",
@@ -74,12 +76,19 @@ function encode(task: ChunkingTask, drafts: ChunkDraft[], counter: WordPieceToke
   }
 }
 
+function parsedOfEvent(encoded: Uint8Array): ParsedDocument {
+  const event = fromBinary(DocumentParsedSchema, encoded);
+  if (!event.parsed) throw new InvalidInputError("documents.parsed event without a parsed document");
+  return parsedFromProto(event.parsed);
+}
+
 /** Piscina calls this once per task. */
 export default function chunkInThread(task: ChunkingTask): ChunkingResult {
   try {
     const counter = counterFor(task.tokens.tokenizerDir);
-    const drafts = chunkDocument(task.parsed, task.settings, counter, { maxInputTokens: task.tokens.maxInputTokens, maxChunks: task.maxChunks });
-    return { bytes: encode(task, drafts, counter) };
+    const parsed = task.kind === "event" ? parsedOfEvent(task.documentParsed) : task.parsed;
+    const drafts = chunkDocument(parsed, task.settings, counter, { maxInputTokens: task.tokens.maxInputTokens, maxChunks: task.maxChunks });
+    return { bytes: encode(task, parsed, drafts, counter) };
   } catch (error) {
     const reported = error instanceof QuarryError ? error : new InvalidInputError(`the document could not be split into chunks: ${(error as Error)?.message ?? String(error)}`);
     return { error: { name: reported.name, message: reported.message } };

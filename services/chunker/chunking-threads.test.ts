@@ -1,11 +1,12 @@
 // Chunking on worker threads: the result is what chunkDocument gives, errors keep their type, the
 // limits fail a document with their variable's name, and the calling thread keeps turning meanwhile.
-import { fromBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
 import { PreviewChunksResponseSchema } from "../../gen/quarry/chunker/v1/chunker_pb.ts";
-import { ChunksCreatedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
+import { ChunksCreatedSchema, DocumentParsedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
 import type { ChunkingSettings, ParsedDocument } from "../../lib/domain.ts";
 import { InvalidInputError, TooLargeError } from "../../lib/errors.ts";
+import { parsedToProto } from "../../lib/proto-convert.ts";
 import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
 import { chunkDocument } from "./chunk-document.ts";
 import { ChunkingThreads } from "./chunking-threads.ts";
@@ -14,8 +15,10 @@ import { chunkerConfig } from "./config.ts";
 const tokens = { tokenizerDir: chunkerConfig(process.env).tokenizerDir, maxInputTokens: 256 };
 const settings: ChunkingSettings = { strategy: "recursive", chunkSize: 40, chunkOverlap: 5, separators: [] };
 const doc = (text: string): ParsedDocument => ({ text, mimeType: "text/plain", parser: "builtin:text", pages: [], sections: [] }) as unknown as ParsedDocument;
+const documentParsed = (text: string) =>
+  toBinary(DocumentParsedSchema, create(DocumentParsedSchema, { documentId: "doc_1", knowledgeBaseId: "kb_1", version: 3n, fileName: "a.txt", parsed: parsedToProto(doc(text)) }));
 const event = (text: string, extra: { maxChunks?: number } = {}) =>
-  ({ kind: "event", parsed: doc(text), settings, tokens, documentId: "doc_1", knowledgeBaseId: "kb_1", version: 3n, fileName: "a.txt", ...extra }) as const;
+  ({ kind: "event", documentParsed: documentParsed(text), settings, tokens, documentId: "doc_1", knowledgeBaseId: "kb_1", version: 3n, fileName: "a.txt", ...extra }) as const;
 const threads = new ChunkingThreads({ threads: 1, memoryMb: 512, timeoutMs: 60_000 });
 afterAll(() => threads.close());
 

@@ -13,6 +13,7 @@ import { modelTokens } from "./model-tokens.ts";
 import { WordPieceTokenCounter } from "../../lib/tokens/wordpiece-token-counter.ts";
 import { startChunkerWorker } from "./worker.ts";
 import { ChunkingThreads } from "./chunking-threads.ts";
+import { StagePayloads, stageInlineMaxBytes } from "../../lib/pipeline/stage-payloads.ts";
 
 export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): AssembledService {
   const config = chunkerConfig(env);
@@ -61,6 +62,7 @@ export function assembleChunker(env: Env, peers: Peers, shared: SharedDeps): Ass
         maxChunks: config.maxDocumentChunks,
         logger,
         threads,
+        payloads: new StagePayloads(shared.blobs, stageInlineMaxBytes(env)),
         redrive: shared.redrive,
         metrics: shared.metrics,
       }),

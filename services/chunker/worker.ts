@@ -1,14 +1,14 @@
 // The chunking stage: documents.parsed → chunks.created, with the knowledge base's settings.
-import { DocumentParsedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { ChunksCreatedSchema, DocumentParsedSchema } from "../../gen/quarry/events/v1/events_pb.ts";
 import { assertOwned, Topics, type EventBus } from "../../lib/bus/event-bus.ts";
 import type { KnowledgeBase } from "../../lib/domain.ts";
-import { InvalidInputError } from "../../lib/errors.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { documentOfEvent, PhasePercent, publishProgress } from "../../lib/pipeline/progress.ts";
 import type { Metrics } from "../../lib/metrics/metrics.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
-import { parsedFromProto } from "../../lib/proto-convert.ts";
+import { wholeEvent, type StagePayloads } from "../../lib/pipeline/stage-payloads.ts";
 import { staleVersion, type CurrentVersion } from "../../lib/rpc/document-version-lookup.ts";
 import type { ChunkingThreads } from "./chunking-threads.ts";
 import type { ModelTokens } from "./model-tokens.ts";
@@ -30,6 +30,8 @@ export interface ChunkerWorkerDeps {
   currentVersion: CurrentVersion;
   /** Where splitting and encoding run, off the thread that renews the bus lease. */
   threads: ChunkingThreads;
+  /** Where a large documents.parsed is read from and a large chunks.created goes (absent: all inline). */
+  payloads?: StagePayloads;
 }
 
 export function startChunkerWorker(deps: ChunkerWorkerDeps) {
@@ -48,15 +50,20 @@ export function startChunkerWorker(deps: ChunkerWorkerDeps) {
       const stale = await staleVersion(deps.currentVersion, event.documentId, event.version);
       if (stale) return deps.logger.info({ documentId: event.documentId, reason: stale }, "document not chunked: stale version");
       await publishProgress(bus, doc, { phase: "chunking", percent: PhasePercent.chunking, message: "splitting" });
-      if (!event.parsed) throw new InvalidInputError("documents.parsed event without a parsed document");
+      // The thread decodes the text: the main thread only moves the bytes.
+      const documentParsed = await wholeEvent(deps.payloads, event, message.value);
       // The version is the submission time: settings cached from before it may predate an update.
       const kb = await deps.knowledgeBase(event.knowledgeBaseId, Number(event.version));
       const tokens = await deps.tokensFor(kb.embeddingModel);
-      const task = { kind: "event", parsed: parsedFromProto(event.parsed), settings: kb.chunking, tokens, maxChunks: deps.maxChunks, documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: event.version, fileName: event.fileName } as const;
+      const task = { kind: "event", documentParsed, settings: kb.chunking, tokens, maxChunks: deps.maxChunks, documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: event.version, fileName: event.fileName } as const;
       const out = await inSpan("split", { "quarry.file_name": event.fileName }, () => deps.threads.run(task, event.fileName));
       // Held too long (or taken over meanwhile): the new holder publishes, once.
       assertOwned(message);
-      await bus.publish(Topics.chunksCreated, [{ key: event.documentId, value: out }]);
+      const identity = { documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: event.version, fileName: event.fileName };
+      const value = deps.payloads
+        ? await deps.payloads.claimCheck(doc, Topics.chunksCreated, out, (payloadUri) => toBinary(ChunksCreatedSchema, create(ChunksCreatedSchema, { ...identity, payloadUri })))
+        : out;
+      await bus.publish(Topics.chunksCreated, [{ key: event.documentId, value }]);
     },
   });
 }

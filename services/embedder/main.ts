@@ -15,6 +15,8 @@ import { noMetrics } from "../../lib/metrics/metrics.ts";
 import { OpenAiEmbedder } from "./openai-embedder.ts";
 import { build } from "./server.ts";
 import { startEmbedderWorker } from "./worker.ts";
+import { PayloadThreads } from "./payload-threads.ts";
+import { StagePayloads, stageInlineMaxBytes } from "../../lib/pipeline/stage-payloads.ts";
 
 export async function createEmbedderPool(env: Env): Promise<EmbedderPool> {
   const config = embedderConfig(env);
@@ -34,13 +36,17 @@ export async function assembleEmbedder(env: Env, peers: Peers, shared: SharedDep
   // Per process: replicas on separate machines each resume the documents they held.
   mkdirSync(dataDir(env), { recursive: true });
   const checkpoints = new SqliteEmbeddingCheckpoints(join(dataDir(env), "embedder-checkpoints.sqlite"));
+  const payloads = new StagePayloads(shared.blobs, stageInlineMaxBytes(env));
+  const payloadThreads = new PayloadThreads();
   return {
     name: "embedder",
     // Questions asked at the same moment share one forward pass instead of queueing for one each.
     server: build({ models: coalescingPool(models, 64, (model, seconds) => metrics.embedQueueWait(model, seconds)), logger, metrics: shared.metrics }),
-    startWorkers: async () => [await startEmbedderWorker({ bus: shared.bus, models, knowledgeBase, currentVersion, checkpoints, logger, redrive: shared.redrive, metrics: shared.metrics })],
+    startWorkers: async () => [
+      await startEmbedderWorker({ bus: shared.bus, models, knowledgeBase, currentVersion, checkpoints, payloads, payloadThreads, logger, redrive: shared.redrive, metrics: shared.metrics }),
+    ],
     close: async () => {
-      await models.close();
+      await Promise.all([models.close(), payloadThreads.close()]);
       checkpoints.close();
     },
   };

@@ -8,12 +8,14 @@ import { documentOfEvent, PhasePercent, publishProgress } from "../../lib/pipeli
 import type { Metrics } from "../../lib/metrics/metrics.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
-import { withHeadingPath } from "../../lib/chunk-context.ts";
+import { wholeEvent, type StagePayloads } from "../../lib/pipeline/stage-payloads.ts";
 import { assertDimension } from "../../lib/dimension-check.ts";
 import { staleVersion, type CurrentVersion } from "../../lib/rpc/document-version-lookup.ts";
 import { coalescingPool, type EmbedderPool } from "./embedder-pool.ts";
 import type { EmbeddingCheckpoints } from "./embedding-checkpoints.ts";
 import { inSpan } from "../../lib/tracing/spans.ts";
+import { embeddedEvent, embeddingInputs, type EmbeddingInputs } from "./embedding-inputs.ts";
+import type { PayloadThreads } from "./payload-threads.ts";
 
 export interface EmbedderWorkerDeps {
   redrive?: Partial<RedriveSettings>;
@@ -35,6 +37,10 @@ export interface EmbedderWorkerDeps {
    * meanwhile, and bench ingest measured 0.77 of the raw model against 0.89 with 32.
    */
   concurrency?: number;
+  /** Where a large chunks.created is read from and a large chunks.embedded goes (absent: all inline). */
+  payloads?: StagePayloads;
+  /** Decodes and encodes the events that came by reference, off the main thread; needed with `payloads`. */
+  payloadThreads?: PayloadThreads;
 }
 
 export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
@@ -63,12 +69,11 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
       const key = { documentId: event.documentId, version: event.version, model: embedder.info().model };
       // A redelivery (a lapsed lease, a crash after publishing): the vectors went out already.
       if (deps.checkpoints.isFinished(key)) return deps.logger.info({ documentId: event.documentId }, "chunks already embedded and published; redelivery skipped");
-      const inputs = event.chunks.map((c) => withHeadingPath(c.text, c.sectionPath));
-      // The document's own input is embedded once, with its chunks; one equal to a chunk's input
-      // (a one-chunk document without headings) shares that chunk's vector.
-      const documentShares = event.documentText ? inputs.indexOf(event.documentText) : -1;
-      if (event.documentText && documentShares < 0) inputs.push(event.documentText);
-      const total = event.chunks.length;
+      // A large event's chunks are decoded on a thread; the main thread only sees their inputs.
+      const whole = event.payloadUri ? await wholeEvent(deps.payloads, event, busMessage.value) : undefined;
+      const plan: EmbeddingInputs = whole ? await payloadThreadsOf(deps).inputs(whole) : embeddingInputs(event);
+      const { inputs, documentInput } = plan;
+      const total = plan.chunkCount;
       const vectors = deps.checkpoints.load(key);
       const span = PhasePercent.embeddingDone - PhasePercent.embedding;
       const report = (done: number) =>
@@ -87,21 +92,24 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
         out.forEach((vector, j) => (vectors[i + j] = vector));
         await report(Math.min(total, i + step));
       }
-      const documentVector = !event.documentText ? undefined : vectors[documentShares >= 0 ? documentShares : total];
-      const message = create(ChunksEmbeddedSchema, {
-        documentId: event.documentId,
-        knowledgeBaseId: event.knowledgeBaseId,
-        version: event.version,
-        fileName: event.fileName,
-        embeddingModel: embedder.info().model,
-        chunks: event.chunks.map((chunk, i) => ({ chunk, vector: Array.from(vectors[i]!) })),
-        documentVector: documentVector ? Array.from(documentVector) : [],
-      });
+      const model = embedder.info().model;
+      const encoded = whole
+        ? await payloadThreadsOf(deps).embedded(whole, model, documentInput, vectors as Float32Array[])
+        : toBinary(ChunksEmbeddedSchema, embeddedEvent(event, model, documentInput, (i) => vectors[i]!));
+      const identity = { documentId: event.documentId, knowledgeBaseId: event.knowledgeBaseId, version: event.version, fileName: event.fileName, embeddingModel: model };
+      const value = deps.payloads
+        ? await deps.payloads.claimCheck(doc, Topics.chunksEmbedded, encoded, (payloadUri) => toBinary(ChunksEmbeddedSchema, create(ChunksEmbeddedSchema, { ...identity, payloadUri })))
+        : encoded;
       assertOwned(busMessage);
-      await bus.publish(Topics.chunksEmbedded, [{ key: event.documentId, value: toBinary(ChunksEmbeddedSchema, message) }]);
+      await bus.publish(Topics.chunksEmbedded, [{ key: event.documentId, value }]);
       deps.checkpoints.finish(key);
     },
   });
+}
+
+function payloadThreadsOf(deps: EmbedderWorkerDeps): PayloadThreads {
+  if (!deps.payloadThreads) throw new Error("the embedder reads payloads by reference without payload threads");
+  return deps.payloadThreads;
 }
 
 function countDone(vectors: readonly (Float32Array | undefined)[], total: number): number {

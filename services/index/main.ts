@@ -24,6 +24,7 @@ import { SqliteCatalog } from "./sqlite/sqlite-catalog.ts";
 import { SqliteSearchEngine } from "./sqlite/sqlite-search-engine.ts";
 import { SqliteSourceStore } from "./sqlite/sqlite-source-store.ts";
 import { startIndexWorkers } from "./worker.ts";
+import { StagePayloads, stageInlineMaxBytes } from "../../lib/pipeline/stage-payloads.ts";
 import { ChunkEdits } from "./catalog/chunk-edits.ts";
 
 export async function openStores(env: Env, logger?: Logger): Promise<{ catalog: Catalog; engine: SearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> } & AnswerStores> {
@@ -77,7 +78,8 @@ export async function assembleIndex(env: Env, shared: SharedDeps, peers: Peers):
     name: "index",
     server: build({ ...deps, logger, metrics: shared.metrics }),
     startWorkers: async () => {
-      const workers = await startIndexWorkers({ ...deps, bus: shared.bus, logger, redrive: shared.redrive, metrics: shared.metrics });
+      const payloads = new StagePayloads(shared.blobs, stageInlineMaxBytes(env));
+      const workers = await startIndexWorkers({ ...deps, bus: shared.bus, logger, redrive: shared.redrive, metrics: shared.metrics, payloads });
       await modelChanges.watchInterrupted();
       return workers;
     },

@@ -9,6 +9,7 @@ import type { Metrics } from "../../lib/metrics/metrics.ts";
 import { documentOfEvent, PhasePercent, progressFromProto, publishProgress } from "../../lib/pipeline/progress.ts";
 import { startRedrive, type RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { decodeOrReject, runStage } from "../../lib/pipeline/stage.ts";
+import { wholeEvent, type StagePayloads } from "../../lib/pipeline/stage-payloads.ts";
 import { chunkFromProto, documentVersionFromProto } from "../../lib/proto-convert.ts";
 import type { Catalog } from "./catalog/catalog.ts";
 import { describeCarriedEdits } from "./catalog/carry-edits.ts";
@@ -35,6 +36,8 @@ export interface IndexWorkerDeps {
    * touch disjoint records, and one document's events stay in order.
    */
   concurrency?: number;
+  /** Where a large chunks.embedded is read from; a ready version removes its document's older payloads. */
+  payloads?: StagePayloads;
 }
 
 export async function startIndexWorkers(deps: IndexWorkerDeps): Promise<Subscription[]> {
@@ -60,22 +63,25 @@ function startIndexingStage(deps: IndexWorkerDeps) {
     schema: ChunksEmbeddedSchema,
     logger,
     documentOf: documentOfEvent,
-    async handle(event, message) {
-      const ref = documentOfEvent(event);
+    async handle(small, message) {
+      const ref = documentOfEvent(small);
       const { version } = ref;
       let current;
       try {
-        current = await catalog.getDocument(event.documentId);
+        current = await catalog.getDocument(small.documentId);
       } catch (error) {
-        if (error instanceof NotFoundError) return logger.info({ documentId: event.documentId }, "document deleted while in flight; chunks dropped");
-        throw error;
+        if (!(error instanceof NotFoundError)) throw error;
+        await deps.payloads?.dropVersion(ref);
+        return logger.info({ documentId: small.documentId }, "document deleted while in flight; chunks dropped");
       }
       if (current.version > version) {
-        return logger.info({ documentId: event.documentId, version, current: current.version }, "superseded version dropped");
+        await deps.payloads?.dropVersion(ref);
+        return logger.info({ documentId: small.documentId, version, current: current.version }, "superseded version dropped");
       }
       if (current.version === version && current.status === "ready") {
-        return logger.info({ documentId: event.documentId, version }, "version already indexed; redelivery skipped");
+        return logger.info({ documentId: small.documentId, version }, "version already indexed; redelivery skipped");
       }
+      const event = small.payloadUri ? decodeOrReject(ChunksEmbeddedSchema, { ...message, value: await wholeEvent(deps.payloads, small, message.value) }) : small;
       assertOwned(message);
       await publishProgress(bus, ref, { phase: "indexing", percent: PhasePercent.indexing, message: "saving" });
       let chunks: EmbeddedChunk[] = event.chunks.map((c) => ({ ...chunkFromProto(c.chunk!), vector: Float32Array.from(c.vector) }));
@@ -98,6 +104,8 @@ function startIndexingStage(deps: IndexWorkerDeps) {
       // Applied here as well as through the topic so the status is ready the moment search can see the chunks.
       await catalog.applyProgress({ ...ref, ...ready, error: "", at: new Date(), ...(edits ? { chunkEdits: edits } : {}) });
       await publishProgress(bus, ref, ready);
+      // Space, not correctness: a failure here leaves blobs the next ready version removes.
+      await deps.payloads?.dropSuperseded(ref).catch((error: unknown) => logger.warn({ err: error, documentId: ref.documentId }, "older versions' stage outputs not removed"));
     },
   });
 }

@@ -9,6 +9,7 @@ import { TikaParser } from "./tika-parser.ts";
 import { build } from "./server.ts";
 import { startParserWorker } from "./worker.ts";
 import { knowledgeBaseLookup } from "../../lib/rpc/knowledge-base-lookup.ts";
+import { StagePayloads, stageInlineMaxBytes } from "../../lib/pipeline/stage-payloads.ts";
 
 /** `peers` reaches the index service, which says whether a submission's knowledge base exists. */
 export function assembleParser(env: Env, peers: Peers, shared: SharedDeps): AssembledService {
@@ -31,6 +32,7 @@ export function assembleParser(env: Env, peers: Peers, shared: SharedDeps): Asse
         metrics: shared.metrics,
         fileRefRoots: config.fileRefRoots,
         blobs: shared.blobs,
+        payloads: new StagePayloads(shared.blobs, stageInlineMaxBytes(env)),
       }),
     ],
     close: () => builtin.close(),

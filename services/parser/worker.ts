@@ -13,6 +13,7 @@ import { PhasePercent, publishProgress, type DocumentRef } from "../../lib/pipel
 import type { Metrics } from "../../lib/metrics/metrics.ts";
 import type { RedriveSettings } from "../../lib/pipeline/redrive.ts";
 import { runStage } from "../../lib/pipeline/stage.ts";
+import type { StagePayloads } from "../../lib/pipeline/stage-payloads.ts";
 import { parsedToProto } from "../../lib/proto-convert.ts";
 import { documentIdFor } from "../../lib/catalog-ids.ts";
 import { readReferencedContent, RefusedReferenceError } from "./content-reference.ts";
@@ -66,6 +67,8 @@ export interface ParserWorkerDeps {
   fileRefRoots?: readonly string[];
   /** The blob store the gateway leaves large uploads in: an s3:// reference is read from it, under its root only. */
   blobs?: BlobStore;
+  /** Where a large documents.parsed goes, the bus carrying its reference (absent: all inline). */
+  payloads?: StagePayloads;
 }
 
 export function startParserWorker(deps: ParserWorkerDeps) {
@@ -110,15 +113,13 @@ export function startParserWorker(deps: ParserWorkerDeps) {
       const parsed = await inSpan("parse", { "quarry.file_name": event.fileName, "quarry.bytes": bytes.byteLength }, () =>
         parser.parse({ bytes, fileName: event.fileName, declaredMimeType: event.mimeType }),
       );
-      const out = create(DocumentParsedSchema, {
-        documentId: doc.documentId,
-        knowledgeBaseId: doc.knowledgeBaseId,
-        version: BigInt(doc.version),
-        fileName: event.fileName,
-        parsed: parsedToProto(parsed),
-      });
+      const identity = { documentId: doc.documentId, knowledgeBaseId: doc.knowledgeBaseId, version: BigInt(doc.version), fileName: event.fileName };
+      const out = toBinary(DocumentParsedSchema, create(DocumentParsedSchema, { ...identity, parsed: parsedToProto(parsed) }));
       assertOwned(message);
-      await bus.publish(Topics.documentsParsed, [{ key: doc.documentId, value: toBinary(DocumentParsedSchema, out) }]);
+      const value = deps.payloads
+        ? await deps.payloads.claimCheck(doc, Topics.documentsParsed, out, (payloadUri) => toBinary(DocumentParsedSchema, create(DocumentParsedSchema, { ...identity, payloadUri })))
+        : out;
+      await bus.publish(Topics.documentsParsed, [{ key: doc.documentId, value }]);
     },
   });
 }

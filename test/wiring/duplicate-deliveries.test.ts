@@ -3,24 +3,10 @@
 // stored once, and the expensive step runs once — every chunk is embedded once, since the embedder
 // skips a version it already published and the index one it already stored. The embedding model is
 // the OpenAI-compatible stub (to count what is embedded); the rest is real (SQLite file, bus, threads).
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createClient, type Client } from "@connectrpc/connect";
-import { assembleInProcess } from "../../app/embedded.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
-import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
-import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
-import { openBlobStore } from "../../lib/blobs/blob-store-from-config.ts";
-import { Topics, type EventBus, type Subscription } from "../../lib/bus/event-bus.ts";
-import { SqliteEventBus } from "../../lib/bus/sqlite-event-bus.ts";
-import { sqlitePath, type Env } from "../../lib/config.ts";
-import { silentLogger } from "../../lib/logger.ts";
-import { redriveSettings } from "../../lib/pipeline/redrive.ts";
-import { inProcessTransport } from "../../lib/rpc/transports.ts";
-import type { AssembledService } from "../../lib/service-runtime.ts";
-import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
+import { Topics, type EventBus } from "../../lib/bus/event-bus.ts";
+import { startInProcessPipeline, type InProcessPipeline } from "./in-process-pipeline.ts";
 
 const STAGE_TOPICS: string[] = [Topics.documentsSubmitted, Topics.documentsParsed, Topics.chunksCreated, Topics.chunksEmbedded];
 
@@ -44,50 +30,17 @@ function deliveringTwice(bus: EventBus): EventBus {
   });
 }
 
-let dir: string;
-let bus: SqliteEventBus;
-let stub: OpenAiStub;
-let services: AssembledService[] = [];
-let workers: Subscription[] = [];
-let client: Client<typeof QuarryService>;
-let index: Client<typeof IndexService>;
-
+let pipeline: InProcessPipeline;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "quarry-twice-"));
-  stub = await startOpenAiStub({ embeddingDimension: 32 });
-  const env: Env = {
-    QUARRY_MODELS_DIR: process.env.QUARRY_MODELS_DIR,
-    HOME: process.env.HOME,
-    QUARRY_DATA_DIR: dir,
-    QUARRY_INSECURE: "1",
-    QUARRY_EMBEDDING_PROVIDER: "openai",
-    QUARRY_EMBEDDING_BASE_URL: stub.url,
-    QUARRY_EMBEDDING_MODEL: "stub-embedding",
-    QUARRY_EMBEDDING_DIMENSION: "32",
-  };
-  // The SQLite log itself, not openEventBus's wrapped one: the test reads its tables to know when
+  // The services get every stage message twice; the test reads the SQLite log itself to know when
   // every double delivery is done.
-  bus = new SqliteEventBus(sqlitePath(env), { logger: silentLogger });
-  await bus.ensureTopics(Object.values(Topics));
-  const shared = { bus: deliveringTwice(bus), blobs: await openBlobStore(env), logger: silentLogger, redrive: redriveSettings(env) };
-  const assembled = await assembleInProcess(env, shared);
-  services = assembled.services;
-  const { gateway, peers } = assembled;
-  for (const service of services) workers.push(...(await service.startWorkers()));
-  client = createClient(QuarryService, inProcessTransport(gateway.server.routes, gateway.server.interceptors));
-  index = createClient(IndexService, peers.transport("index"));
+  pipeline = await startInProcessPipeline({}, deliveringTwice);
 }, 120_000);
-
-afterAll(async () => {
-  await Promise.all(workers.map((w) => w.close({ graceMs: 0 })));
-  for (const service of [...services].reverse()) await service.close();
-  await bus?.close({ graceMs: 0 });
-  await stub?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => pipeline?.close());
 
 /** Waits until each stage's group has committed everything on its topic (every double delivery done). */
 async function settled(): Promise<void> {
+  const { bus } = pipeline;
   const groups: Record<string, string> = { parser: Topics.documentsSubmitted, chunker: Topics.documentsParsed, embedder: Topics.chunksCreated, index: Topics.chunksEmbedded };
   const lag = () =>
     Object.entries(groups).some(([group, topic]) => {
@@ -101,10 +54,11 @@ async function settled(): Promise<void> {
   }
 }
 
-const count = (topic: string) => (bus.db.prepare("SELECT COUNT(*) AS n FROM bus_messages WHERE topic = ?").get(topic) as { n: number }).n;
+const count = (topic: string) => (pipeline.bus.db.prepare("SELECT COUNT(*) AS n FROM bus_messages WHERE topic = ?").get(topic) as { n: number }).n;
 
 describe("every stage's message delivered twice", () => {
   it("ends ready with each chunk stored once, every chunk embedded once and one chunks.embedded", async () => {
+    const { client, index, stub } = pipeline;
     const { knowledgeBase } = await client.createKnowledgeBase({ name: "twice", chunking: { chunkSize: 24, chunkOverlap: 0 } });
     const text = Array.from({ length: 8 }, (_, i) => `Section ${i}: the expense policy pays claims of type ${i} within ${i + 3} days of approval.`).join("\n\n");
     const { document } = await client.uploadDocument({ header: { knowledgeBase: knowledgeBase!.id, fileName: "policy.txt", mimeType: "text/plain" }, content: new TextEncoder().encode(text) });

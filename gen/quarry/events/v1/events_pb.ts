@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/events/v1/events.proto.
  */
 export const file_quarry_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxIQcXVhcnJ5LmV2ZW50cy52MSKcAgoSRG9jdW1lbnREZXNjcmlwdG9yEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEhEKCWZpbGVfbmFtZRgDIAEoCRIRCgltaW1lX3R5cGUYBCABKAkSEgoKc2l6ZV9ieXRlcxgFIAEoBBIUCgxjb250ZW50X2hhc2gYBiABKAkSDwoHdmVyc2lvbhgHIAEoAxJECghtZXRhZGF0YRgIIAMoCzIyLnF1YXJyeS5ldmVudHMudjEuRG9jdW1lbnREZXNjcmlwdG9yLk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIqwCChFEb2N1bWVudFN1Ym1pdHRlZBITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIRCglmaWxlX25hbWUYAyABKAkSEQoJbWltZV90eXBlGAQgASgJEg8KB3ZlcnNpb24YBSABKAMSQwoIbWV0YWRhdGEYBiADKAsyMS5xdWFycnkuZXZlbnRzLnYxLkRvY3VtZW50U3VibWl0dGVkLk1ldGFkYXRhRW50cnkSGAoOaW5saW5lX2NvbnRlbnQYByABKAxIABIVCgtjb250ZW50X3VyaRgIIAEoCUgAGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIJCgdjb250ZW50IpYBCg5Eb2N1bWVudFBhcnNlZBITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgDEhEKCWZpbGVfbmFtZRgEIAEoCRIwCgZwYXJzZWQYBSABKAsyIC5xdWFycnkuY29tbW9uLnYxLlBhcnNlZERvY3VtZW50IqMBCg1DaHVua3NDcmVhdGVkEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSEQoJZmlsZV9uYW1lGAQgASgJEicKBmNodW5rcxgFIAMoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsSFQoNZG9jdW1lbnRfdGV4dBgGIAEoCSJHCg1FbWJlZGRlZENodW5rEiYKBWNodW5rGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxIOCgZ2ZWN0b3IYAiADKAIixwEKDkNodW5rc0VtYmVkZGVkEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSEQoJZmlsZV9uYW1lGAQgASgJEhcKD2VtYmVkZGluZ19tb2RlbBgFIAEoCRIvCgZjaHVua3MYBiADKAsyHy5xdWFycnkuZXZlbnRzLnYxLkVtYmVkZGVkQ2h1bmsSFwoPZG9jdW1lbnRfdmVjdG9yGAcgAygCIsICChFJbmdlc3Rpb25Qcm9ncmVzcxITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgDEi8KBXBoYXNlGAQgASgOMiAucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudFN0YXR1cxIPCgdwZXJjZW50GAUgASgNEg8KB21lc3NhZ2UYBiABKAkSDQoFZXJyb3IYByABKAkSEwoLY2h1bmtfY291bnQYCCABKA0SEwoLdG9rZW5fY291bnQYCSABKA0SJgoCYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKCmRlc2NyaXB0b3IYCyABKAsyJC5xdWFycnkuZXZlbnRzLnYxLkRvY3VtZW50RGVzY3JpcHRvcmIGcHJvdG8z", [file_google_protobuf_timestamp, file_quarry_common_v1_common]);
+  fileDesc("Ch1xdWFycnkvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxIQcXVhcnJ5LmV2ZW50cy52MSKcAgoSRG9jdW1lbnREZXNjcmlwdG9yEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEhEKCWZpbGVfbmFtZRgDIAEoCRIRCgltaW1lX3R5cGUYBCABKAkSEgoKc2l6ZV9ieXRlcxgFIAEoBBIUCgxjb250ZW50X2hhc2gYBiABKAkSDwoHdmVyc2lvbhgHIAEoAxJECghtZXRhZGF0YRgIIAMoCzIyLnF1YXJyeS5ldmVudHMudjEuRG9jdW1lbnREZXNjcmlwdG9yLk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIqwCChFEb2N1bWVudFN1Ym1pdHRlZBITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIRCglmaWxlX25hbWUYAyABKAkSEQoJbWltZV90eXBlGAQgASgJEg8KB3ZlcnNpb24YBSABKAMSQwoIbWV0YWRhdGEYBiADKAsyMS5xdWFycnkuZXZlbnRzLnYxLkRvY3VtZW50U3VibWl0dGVkLk1ldGFkYXRhRW50cnkSGAoOaW5saW5lX2NvbnRlbnQYByABKAxIABIVCgtjb250ZW50X3VyaRgIIAEoCUgAGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIJCgdjb250ZW50IqsBCg5Eb2N1bWVudFBhcnNlZBITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgDEhEKCWZpbGVfbmFtZRgEIAEoCRIwCgZwYXJzZWQYBSABKAsyIC5xdWFycnkuY29tbW9uLnYxLlBhcnNlZERvY3VtZW50EhMKC3BheWxvYWRfdXJpGAYgASgJIrgBCg1DaHVua3NDcmVhdGVkEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSEQoJZmlsZV9uYW1lGAQgASgJEicKBmNodW5rcxgFIAMoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsSFQoNZG9jdW1lbnRfdGV4dBgGIAEoCRITCgtwYXlsb2FkX3VyaRgHIAEoCSJHCg1FbWJlZGRlZENodW5rEiYKBWNodW5rGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxIOCgZ2ZWN0b3IYAiADKAIi3AEKDkNodW5rc0VtYmVkZGVkEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSEQoJZmlsZV9uYW1lGAQgASgJEhcKD2VtYmVkZGluZ19tb2RlbBgFIAEoCRIvCgZjaHVua3MYBiADKAsyHy5xdWFycnkuZXZlbnRzLnYxLkVtYmVkZGVkQ2h1bmsSFwoPZG9jdW1lbnRfdmVjdG9yGAcgAygCEhMKC3BheWxvYWRfdXJpGAggASgJIsICChFJbmdlc3Rpb25Qcm9ncmVzcxITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgDEi8KBXBoYXNlGAQgASgOMiAucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudFN0YXR1cxIPCgdwZXJjZW50GAUgASgNEg8KB21lc3NhZ2UYBiABKAkSDQoFZXJyb3IYByABKAkSEwoLY2h1bmtfY291bnQYCCABKA0SEwoLdG9rZW5fY291bnQYCSABKA0SJgoCYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKCmRlc2NyaXB0b3IYCyABKAsyJC5xdWFycnkuZXZlbnRzLnYxLkRvY3VtZW50RGVzY3JpcHRvcmIGcHJvdG8z", [file_google_protobuf_timestamp, file_quarry_common_v1_common]);
 
 /**
  * What a document is, carried with the first progress event so the catalog learns of documents
@@ -180,6 +180,15 @@ export type DocumentParsed = Message<"quarry.events.v1.DocumentParsed"> & {
    * @generated from field: quarry.common.v1.ParsedDocument parsed = 5;
    */
   parsed?: ParsedDocument | undefined;
+
+  /**
+   * Set when the output was too large to travel on the bus (above QUARRY_STAGE_INLINE_MAX_BYTES):
+   * the blob store's reference (file:// or s3://) to this whole message, encoded, and the fields
+   * above but the document's identity are empty here. A reader follows it only under its own store's root.
+   *
+   * @generated from field: string payload_uri = 6;
+   */
+  payloadUri: string;
 };
 
 /**
@@ -227,6 +236,15 @@ export type ChunksCreated = Message<"quarry.events.v1.ChunksCreated"> & {
    * @generated from field: string document_text = 6;
    */
   documentText: string;
+
+  /**
+   * Set when the output was too large to travel on the bus (above QUARRY_STAGE_INLINE_MAX_BYTES):
+   * the blob store's reference (file:// or s3://) to this whole message, encoded, and the fields
+   * above but the document's identity are empty here. A reader follows it only under its own store's root.
+   *
+   * @generated from field: string payload_uri = 7;
+   */
+  payloadUri: string;
 };
 
 /**
@@ -300,6 +318,15 @@ export type ChunksEmbedded = Message<"quarry.events.v1.ChunksEmbedded"> & {
    * @generated from field: repeated float document_vector = 7;
    */
   documentVector: number[];
+
+  /**
+   * Set when the output was too large to travel on the bus (above QUARRY_STAGE_INLINE_MAX_BYTES):
+   * the blob store's reference (file:// or s3://) to this whole message, encoded, and the fields
+   * above but the document's identity are empty here. A reader follows it only under its own store's root.
+   *
+   * @generated from field: string payload_uri = 8;
+   */
+  payloadUri: string;
 };
 
 /**
