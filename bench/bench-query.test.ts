@@ -21,6 +21,7 @@ describe("bench query (smoke, embedded, 200 chunks)", () => {
       backend: "embedded",
       sizes: [200],
       concurrency: [1, 4],
+      readThreads: [0, 2],
       requests: 6,
       modes: ["bm25", "hybrid"],
       queries: 6,
