@@ -12,10 +12,11 @@ import { startEmbedded, type EmbeddedQuarry } from "../app/embedded.ts";
 import { gatewayClient, type QuarryClient } from "../client/gateway-client.ts";
 import { withHeadingPath } from "../lib/chunk-context.ts";
 import { sqlitePath, type Env } from "../lib/config.ts";
-import type { RetrievalMode, SearchQuery } from "../lib/domain.ts";
+import type { SearchQuery } from "../lib/domain.ts";
 import { silentLogger, type Logger } from "../lib/logger.ts";
-import { indexConfig, type SearchEngine, openDatabase, type SqliteDatabase, SqliteSearchEngine, keywordIndexSize } from "../services/index/index.ts";
-import { hybridCandidates, CHUNKS_BY_ROWID_SQL, knnSql, bm25Parameters, bm25Sql, averageRowLength, weightedQueryTerms } from "../services/index/lab.ts";
+import { indexConfig, type SearchEngine, openDatabase, SqliteSearchEngine } from "../services/index/index.ts";
+import { RawSqlThreads } from "./raw-sql-threads.ts";
+import { planSqliteRaw, runSqliteRaw } from "./sqlite-raw-query.ts";
 
 export type BackendName = "embedded" | "opensearch";
 
@@ -25,6 +26,8 @@ export interface BenchBackendOptions {
   /** Extra environment for the Quarry under test (a chat model for bench chat). */
   env?: Env;
   logger?: Logger;
+  /** Embedded: also a raw baseline on this many threads of its own (prepareRawOnThreads); 0 for none. */
+  rawThreads?: number;
 }
 
 /** A raw query prepared for one search: run() sends exactly what the engine would, nothing else. */
@@ -46,6 +49,8 @@ export interface BenchBackend {
   diskBytes(): Promise<number>;
   /** The embedded Quarry's data folder (its SQLite file lives there). */
   dataDir: string;
+  /** The same raw query on rawThreads threads, each with its own connection (embedded only). */
+  prepareRawOnThreads?(query: SearchQuery): Promise<RawQuery>;
   close(): Promise<void>;
 }
 
@@ -71,15 +76,27 @@ export async function startBenchBackend(options: BenchBackendOptions): Promise<B
       const config = indexConfig(env);
       // The same approximate-index settings as the index service's, so the bench's searches take the same path.
       const engine = new SqliteSearchEngine(db, { ownsDatabase: true, vectorIndex: config.backend === "sqlite" ? config.vectorIndex : undefined });
+      const rawThreads = options.rawThreads ? new RawSqlThreads(sqlitePath(env), options.rawThreads) : undefined;
       return {
         name: "embedded",
         quarry,
         client,
         engine,
         rawDescription: "the engine's own SQL on a second connection: FTS5 MATCH … ORDER BY bm25 LIMIT k, and the sqlite-vec kNN MATCH with k, plus the chunk rows",
-        prepareRaw: async (query) => sqliteRawQuery(db, query),
         dataDir,
         diskBytes: () => directoryBytes(dataDir),
+        prepareRaw: async (query) => {
+          const plan = planSqliteRaw(db, query);
+          return () => runSqliteRaw(db, plan);
+        },
+        ...(rawThreads
+          ? {
+              prepareRawOnThreads: async (query: SearchQuery) => {
+                const plan = planSqliteRaw(db, query);
+                return () => rawThreads.run(plan);
+              },
+            }
+          : {}),
         chunkTexts: async (knowledgeBaseId) =>
           groupByDocument(
             db
@@ -91,6 +108,7 @@ export async function startBenchBackend(options: BenchBackendOptions): Promise<B
               }),
           ),
         async close() {
+          await rawThreads?.close();
           await engine.close();
           await quarry.stop();
           await removeData();
@@ -126,36 +144,12 @@ function requireUrl(url: string | undefined): string {
   return url;
 }
 
-/** The same statements SqliteSearchEngine runs, without its validation, fusion or row mapping. */
-function sqliteRawQuery(db: SqliteDatabase, query: SearchQuery): RawQuery {
-  const space = db.prepare(`SELECT vector_table, keyword_table FROM search_spaces WHERE knowledge_base_id = ?`).get(query.knowledgeBaseIds[0]) as
-    | { vector_table: string; keyword_table: string }
-    | undefined;
-  if (!space) throw new Error(`knowledge base ${query.knowledgeBaseIds[0]} has no search tables`);
-  const groups = weightedQueryTerms(query.text, averageRowLength([keywordIndexSize(db, space.keyword_table)]));
-  const bm25 = db.prepare(bm25Sql(space.keyword_table, Math.max(groups.length, 1)));
-  const knn = db.prepare(knnSql(space.vector_table, false));
-  const rows = db.prepare(CHUNKS_BY_ROWID_SQL);
-  const blob = query.vector ? Buffer.from(query.vector.buffer, query.vector.byteOffset, query.vector.byteLength) : undefined;
-  const runBm25 = (limit: number) =>
-    groups.length > 0 ? bm25.all({ ...bm25Parameters(groups), documents: null, limit }) : [];
-  const runKnn = (limit: number) => {
-    const neighbours = knn.all(blob, BigInt(limit)) as { rowid: number }[];
-    return rows.all(JSON.stringify(neighbours.map((n) => n.rowid)));
-  };
-  const mode: RetrievalMode = query.mode;
-  if (mode === "bm25") return () => runBm25(query.topK);
-  if (mode === "vector") return () => runKnn(query.topK);
-  const candidates = hybridCandidates(query);
-  // One read transaction around both lists, as the engine takes.
-  const both = db.transaction(() => [runBm25(candidates), runKnn(candidates)]);
-  return () => both();
-}
-
 interface OpenSearchHandle {
   engine: SearchEngine;
   native: boolean;
   prepareRaw(query: SearchQuery): Promise<RawQuery>;
+  /** The same raw query on rawThreads threads, each with its own connection (embedded only). */
+  prepareRawOnThreads?(query: SearchQuery): Promise<RawQuery>;
   chunkTexts(knowledgeBaseId: string): Promise<string[][]>;
   storeBytes(prefix: string): Promise<number>;
   cleanup(prefix: string): Promise<void>;

@@ -225,11 +225,12 @@ export function registerBenchCommand(program: Command): void {
     .description("Search RPC latency percentiles vs the engine's raw query, per mode and concurrency")
     .option("--sizes <list>", "corpus sizes in chunks", "10000,100000")
     .option("--concurrency <list>", "concurrent clients", "1,8,32")
+    .option("--read-threads <list>", "embedded: the index's read threads, one Quarry each (0: reads on the main thread, as before)", "0,2")
     .option("--requests <n>", "requests per column and cell", "200")
     .option("--queries <n>", "distinct queries", "100")
     .option("--modes <list>", "retrieval modes", "bm25,hybrid")
     .option("--top-k <n>", "hits per search", "10")
-    .action(async (o: CommonOptions & { sizes: string; concurrency: string; requests: string; queries: string; modes: string; topK: string }) => {
+    .action(async (o: CommonOptions & { sizes: string; concurrency: string; readThreads: string; requests: string; queries: string; modes: string; topK: string }) => {
       const [{ runQueryBench }, { formatQueryReport }] = await Promise.all([import("./bench-query.ts"), import("./report.ts")]);
       const report = await withEmbedder((embedder) =>
         runQueryBench({
@@ -237,6 +238,7 @@ export function registerBenchCommand(program: Command): void {
           opensearchUrl: opensearchUrl(o.backend),
           sizes: numbers(o.sizes),
           concurrency: numbers(o.concurrency),
+          readThreads: list(o.readThreads).map((v) => (v === "0" ? 0 : parsePositive(v))),
           requests: parsePositive(o.requests),
           queries: parsePositive(o.queries),
           modes: parseModes(o.modes),

@@ -21,6 +21,7 @@ describe("bench query (smoke, embedded, 200 chunks)", () => {
       backend: "embedded",
       sizes: [200],
       concurrency: [1, 4],
+      readThreads: [0, 2],
       requests: 6,
       modes: ["bm25", "hybrid"],
       queries: 6,
@@ -45,10 +46,15 @@ describe("bench query (smoke, embedded, 200 chunks)", () => {
     expect(report.rawBaseline).toMatch(/FTS5/);
   });
 
-  it("has one cell per mode and concurrency with the asked number of samples", () => {
+  it("has one cell per read-thread setting, mode and concurrency with the asked number of samples", () => {
     const [size] = report.sizes;
     expect(size.chunks).toBe(200);
-    expect(size.cells.map((c) => `${c.mode}@${c.concurrency}`)).toEqual(["bm25@1", "bm25@4", "hybrid@1", "hybrid@4"]);
+    const cells = ["bm25@1", "bm25@4", "hybrid@1", "hybrid@4"];
+    expect(size.cells.map((c) => `${c.mode}@${c.concurrency}`)).toEqual([...cells, ...cells]);
+    expect(size.cells.map((c) => c.readThreads)).toEqual([0, 0, 0, 0, 2, 2, 2, 2]);
+    // The raw arm on threads exists only beside the read threads, with as many samples.
+    expect(size.cells.map((c) => c.rawOnThreads?.count)).toEqual([undefined, undefined, undefined, undefined, 6, 6, 6, 6]);
+    expect(size.scaling.map((t) => `${t.mode}/${t.readThreads}`)).toEqual(["bm25/0", "hybrid/0", "bm25/2", "hybrid/2"]);
     for (const cell of size.cells) {
       for (const column of [cell.rpc, cell.engine, cell.raw]) {
         expect(column.count).toBe(6);
@@ -58,7 +64,7 @@ describe("bench query (smoke, embedded, 200 chunks)", () => {
       }
       expect(cell.rpcOverRawP50).toBeCloseTo(cell.rpc.p50 / cell.raw.p50, 2);
     }
-    expect(size.hybridOverBm25.map((r) => r.concurrency)).toEqual([1, 4]);
+    expect(size.hybridOverBm25.map((r) => r.concurrency)).toEqual([1, 4, 1, 4]);
   });
 
   it("finds through the RPC what the engine finds for the same query", () => {
@@ -66,8 +72,9 @@ describe("bench query (smoke, embedded, 200 chunks)", () => {
   });
 
   it("renders the table and a scale plot with a point per mode, column and size", () => {
-    expect(formatQueryReport(report)).toContain("| hybrid | 4 |");
-    const svg = scaleChartSvg([report]);
+    expect(formatQueryReport(report)).toContain("| hybrid | 2 | 4 |");
+    // The plot of one read-thread setting (bench scale runs one).
+    const svg = scaleChartSvg([{ ...report, sizes: report.sizes.map((size) => ({ ...size, cells: size.cells.filter((c) => c.readThreads === 2) })) }]);
     // 2 modes × (RPC, raw) × 1 size.
     expect(svg.match(/<circle /g)).toHaveLength(4);
     expect(svg).toContain("embedded hybrid Search RPC");

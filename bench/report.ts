@@ -41,17 +41,22 @@ export function formatQueryReport(r: QueryBenchReport): string {
     out.push(
       `**${size.chunks.toLocaleString("en-US")} chunks** (loaded in ${size.loadSeconds} s; query embedding alone p50 ${ms(size.embedQuery.p50)} ms; RPC and engine agree on ${Math.round(size.rpcEngineAgreement * 100)}% of checked top-k lists)`,
       ``,
-      `| mode | conc. | RPC p50/p95/p99 ms | engine p50/p95/p99 ms | raw p50/p95/p99 ms | RPC ÷ raw (p50) | RPC ÷ (raw + embed) | engine ÷ raw |`,
-      `| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
+      `| mode | read threads | conc. | RPC p50/p95/p99 ms | engine p50/p95/p99 ms | raw p50/p95/p99 ms | raw on threads p50/p95/p99 ms | RPC ÷ raw (p50) | RPC ÷ raw on threads (p50) | RPC ÷ (raw + embed) | engine ÷ raw | RPC / raw / raw-on-threads req/s |`,
+      `| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
     );
     for (const c of size.cells) {
+      const threaded = c.rpcOverRawOnThreadsP50;
       out.push(
-        `| ${c.mode} | ${c.concurrency} | ${pct(c.rpc)} | ${pct(c.engine)} | ${pct(c.raw)} | **${c.rpcOverRawP50}** ${c.rpcOverRawP50 <= 1.2 ? "" : "✗"} | ${c.mode === "bm25" ? "—" : c.rpcOverRawPlusEmbedP50} | ${c.engineOverRawP50} |`,
+        `| ${c.mode} | ${c.readThreads} | ${c.concurrency} | ${pct(c.rpc)} | ${pct(c.engine)} | ${pct(c.raw)} | ${c.rawOnThreads ? pct(c.rawOnThreads) : "—"} | **${c.rpcOverRawP50}** ${c.rpcOverRawP50 <= 1.2 ? "" : "✗"} | ${threaded === undefined ? "—" : `**${threaded}** ${threaded <= 1.2 ? "" : "✗"}`} | ${c.mode === "bm25" ? "—" : c.rpcOverRawPlusEmbedP50} | ${c.engineOverRawP50} | ${c.throughput.rpc} / ${c.throughput.raw} / ${c.throughput.rawOnThreads ?? "—"} |`,
       );
     }
     if (size.hybridOverBm25.length > 0) {
-      out.push(``, `| conc. | hybrid ÷ BM25, RPC p50 (goal ≤ 1.1) | hybrid ÷ BM25, raw p50 |`, `| ---: | ---: | ---: |`);
-      for (const h of size.hybridOverBm25) out.push(`| ${h.concurrency} | **${h.rpcP50}** ${h.rpcP50 <= 1.1 ? "" : "✗"} | ${h.rawP50} |`);
+      out.push(``, `| read threads | conc. | hybrid ÷ BM25, RPC p50 (goal ≤ 1.1) | hybrid ÷ BM25, raw p50 |`, `| ---: | ---: | ---: | ---: |`);
+      for (const h of size.hybridOverBm25) out.push(`| ${h.readThreads} | ${h.concurrency} | **${h.rpcP50}** ${h.rpcP50 <= 1.1 ? "" : "✗"} | ${h.rawP50} |`);
+    }
+    if (size.scaling.length > 0) {
+      out.push(``, `| mode | read threads | throughput at c = N ÷ at c = 1 | RPC (goal ≥ 1.7) | raw | raw on threads |`, `| --- | ---: | ---: | ---: | ---: | ---: |`);
+      for (const t of size.scaling) out.push(`| ${t.mode} | ${t.readThreads} | N = ${t.concurrency} | **${t.rpc}** ${t.rpc >= 1.7 ? "" : "✗"} | ${t.raw} | ${t.rawOnThreads ?? "—"} |`);
     }
     out.push(``);
   }

@@ -1,13 +1,14 @@
 import { ConfigError, integer, optional, optionalUrls, searchIndexSettings, servicePort, sqlitePath, type Env } from "../../lib/config.ts";
 import { engineConnection, type EngineConnection } from "../../lib/engine-connection.ts";
 import { DEFAULT_APPROXIMATE_KNN, type ApproximateKnnOptions } from "./sqlite/approximate-knn.ts";
+import { DEFAULT_READ_THREADS } from "./sqlite/read-threads.ts";
 
 export type NativeHybridSetting = "auto" | "on" | "off";
 /** How hybrid search fuses the BM25 and vector lists: reciprocal rank, or min-max normalized scores with weights. */
 export type HybridFusion = "rrf" | "normalized";
 
 export type IndexConfig =
-  | { port: number; backend: "sqlite"; file: string; vectorIndex: ApproximateKnnOptions }
+  | { port: number; backend: "sqlite"; file: string; vectorIndex: ApproximateKnnOptions; readThreads: number }
   | { port: number; backend: "opensearch"; url: string; indexPrefix: string; indices?: IndexSettings; nativeHybrid: NativeHybridSetting; fusion: HybridFusion; connection?: EngineConnection }
   | { port: number; backend: "elasticsearch"; url: string; indexPrefix: string; indices?: IndexSettings; connection?: EngineConnection };
 
@@ -30,7 +31,8 @@ export function indexConfig(env: Env): IndexConfig {
       connection: engineConnection(env, "ELASTICSEARCH", elasticsearchNodes!),
     };
   }
-  if (!url) return { port, backend: "sqlite", file: sqlitePath(env), vectorIndex: vectorIndexConfig(env) };
+  // Searches and chunk reads on threads of their own (sqlite/read-threads.ts); 0 keeps them on the main thread.
+  if (!url) return { port, backend: "sqlite", file: sqlitePath(env), vectorIndex: vectorIndexConfig(env), readThreads: integer(env, "QUARRY_INDEX_READ_THREADS", DEFAULT_READ_THREADS) };
   return {
     port,
     backend: "opensearch",

@@ -8,6 +8,7 @@ export { SqliteCatalog } from "./sqlite/sqlite-catalog.ts";
 export { deleteOpenSearchNamespace } from "./opensearch/opensearch-namespace.ts";
 export { deleteElasticsearchNamespace } from "./elasticsearch/elasticsearch-namespace.ts";
 // The embedded store, opened directly by the embedded doctor (app/embedded-doctor.ts).
-export { openDatabase, type SqliteDatabase } from "./sqlite/open-database.ts";
+export { openDatabase, openReadOnlyDatabase, type SqliteDatabase } from "./sqlite/open-database.ts";
 export { SqliteSearchEngine } from "./sqlite/sqlite-search-engine.ts";
+export { DEFAULT_READ_THREADS } from "./sqlite/read-threads.ts";
 export { keywordIndexSize } from "./sqlite/space-tables.ts";

@@ -32,7 +32,7 @@ export async function openStores(env: Env, logger?: Logger): Promise<{ catalog: 
   if (config.backend === "sqlite") {
     mkdirSync(dirname(config.file), { recursive: true });
     const db = openDatabase(config.file, { logger });
-    const engine = new SqliteSearchEngine(db, { ownsDatabase: false, vectorIndex: config.vectorIndex });
+    const engine = new SqliteSearchEngine(db, { ownsDatabase: false, vectorIndex: config.vectorIndex, readThreads: config.readThreads });
     return {
       catalog: new SqliteCatalog(db),
       engine,

@@ -2,8 +2,9 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { chooseKnnPlan, type ApproximateKnnOptions } from "./approximate-knn.ts";
-import { openDatabase } from "./open-database.ts";
+import { ApproximateKnn, chooseKnnPlan, type ApproximateKnnOptions } from "./approximate-knn.ts";
+import { openDatabase, openReadOnlyDatabase } from "./open-database.ts";
+import { vectorTableName } from "./space-tables.ts";
 import { SqliteSearchEngine } from "./sqlite-search-engine.ts";
 import { FIXTURE_DIMENSION, fixtureDocument, fixtureVector, vectorQuery } from "../testing/vector-fixtures.ts";
 
@@ -159,5 +160,47 @@ describe("SqliteSearchEngine with the approximate index", () => {
     expect(db.prepare(`SELECT count(*) AS n FROM vector_index_changes`).get()).toEqual({ n: 0 });
     db.close();
     expect(() => readdirSync(`${file}.vectors`)).toThrow();
+  });
+});
+
+describe("ApproximateKnn as a read thread's reader", () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("loads only the writer's saves, catches up from the log, and reloads when a newer save trimmed it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "quarry-ann-reader-"));
+    dirs.push(dir);
+    const file = join(dir, "index.sqlite");
+    const options: ApproximateKnnOptions = { mode: "hnsw", exactBelow: 0, saveEvery: 10 };
+    const writer = new SqliteSearchEngine(openDatabase(file), { ownsDatabase: true, vectorIndex: options, readThreads: 1 });
+    const readerDb = openReadOnlyDatabase(file);
+    const reader = new ApproximateKnn(readerDb, options, "reader");
+    const table = vectorTableName(KB);
+    const write = (n: number) => writer.replaceDocumentChunks(KB, `doc${n}`, `doc${n}.txt`, fixtureDocument(KB, `doc${n}`, 5));
+    const enabledRows = () => readerDb.transaction(() => reader.enabledRows(table))();
+    try {
+      await writer.ensureKnowledgeBase(KB, FIXTURE_DIMENSION);
+      await write(0);
+      // Nothing saved yet: the reader has no index, so its searches scan exactly.
+      expect(enabledRows()).toBe(0);
+      for (const n of [1, 2, 3]) await write(n);
+      expect(enabledRows()).toBe(20); // the save at the 20th change
+      await write(4);
+      expect(enabledRows()).toBe(25); // caught up from the log, unsaved
+      await write(5);
+      // The writer saved at the 30th change and trimmed the log up to it: the reader loads that file.
+      expect(enabledRows()).toBe(30);
+      await writer.deleteDocument(KB, "doc0");
+      expect(enabledRows()).toBe(25);
+      // The engine's own read thread answers from the same saves and log.
+      const hits = await writer.search(vectorQuery(KB, fixtureVector("doc5", 3), 1));
+      expect(hits[0]?.chunk.id).toBe("doc5-3");
+    } finally {
+      reader.close();
+      readerDb.close();
+      await writer.close();
+    }
   });
 });

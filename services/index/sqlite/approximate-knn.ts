@@ -93,6 +93,13 @@ interface TableIndex {
   saved: number;
 }
 
+/**
+ * writer: the connection that writes (logs changes, builds, saves, trims). reader: a read-only
+ * connection on a search thread (read-threads.ts), which only loads the writer's saved files and
+ * catches up from the log; a table with no loadable save is answered by the exact scan there.
+ */
+export type ApproximateKnnRole = "writer" | "reader";
+
 export class ApproximateKnn {
   private readonly tables = new Map<string, TableIndex>();
   private readonly dir: string | undefined;
@@ -101,10 +108,13 @@ export class ApproximateKnn {
   constructor(
     private readonly db: SqliteDatabase,
     readonly options: ApproximateKnnOptions,
+    private readonly role: ApproximateKnnRole = "writer",
   ) {
-    createChangeLog(db);
-    // With the index off no change is logged, so no saved file may be trusted when it is turned on again.
-    if (!this.enabled) db.exec(`DELETE FROM vector_index_saves; DELETE FROM vector_index_changes;`);
+    if (role === "writer") {
+      createChangeLog(db);
+      // With the index off no change is logged, so no saved file may be trusted when it is turned on again.
+      if (!this.enabled) db.exec(`DELETE FROM vector_index_saves; DELETE FROM vector_index_changes;`);
+    }
     // An in-memory database has nowhere to keep a file: its indexes are rebuilt on each start.
     this.dir = db.memory || !db.name ? undefined : join(dirname(db.name), `${basename(db.name)}.vectors`);
   }
@@ -130,7 +140,9 @@ export class ApproximateKnn {
 
   /** The table's `fetch` nearest enabled rows from its index (loaded or built on first use), caught up with SQLite first. */
   nearest(table: string, vector: Float32Array, fetch: number): Neighbour[] {
-    const entry = this.current(table);
+    const entry = this.role === "reader" ? this.saved(table) : this.current(table);
+    // A reader whose save vanished between the count and the search: none, so the exact scan answers.
+    if (!entry) return [];
     const matches = entry.index.search(vector, Math.min(fetch, Math.max(1, entry.index.size())), 1);
     const out: Neighbour[] = [];
     for (let i = 0; i < matches.keys.length; i++) out.push({ rowid: Number(matches.keys[i]), distance: matches.distances[i] });
@@ -139,6 +151,8 @@ export class ApproximateKnn {
 
   /** How many enabled vectors the table holds (what the plan compares with exactBelow). */
   enabledRows(table: string): number {
+    // A reader counts only what its loaded index holds: 0 (the exact scan) until the writer has saved one.
+    if (this.role === "reader") return this.saved(table)?.index.size() ?? 0;
     const entry = this.tables.get(table);
     if (!entry) return this.countEnabled(table);
     this.catchUp(table, entry);
@@ -159,7 +173,8 @@ export class ApproximateKnn {
    */
   checkpoint(options: { buildMissing: boolean }): void {
     this.unsaved = 0;
-    if (!this.enabled) return;
+    // A reader never writes: saving is the writer's.
+    if (!this.enabled || this.role === "reader") return;
     const live = (this.db.prepare(`SELECT vector_table FROM search_spaces`).all() as { vector_table: string }[]).map((row) => row.vector_table);
     for (const table of live) {
       if (this.tables.has(table) || (options.buildMissing && this.countEnabled(table) >= this.options.exactBelow)) this.db.transaction(() => this.current(table))();
@@ -202,6 +217,29 @@ export class ApproximateKnn {
       this.tables.set(table, entry);
     }
     this.catchUp(table, entry);
+    return entry;
+  }
+
+  /**
+   * A reader's index: the writer's last recorded save, loaded once and then caught up from the log.
+   * A newer save means the writer trimmed the log up to it, so the changes between this index's
+   * last and that save are gone from the log: the newer file is loaded instead. Call inside the
+   * search's read transaction, so the record, the log and the rows are one snapshot.
+   */
+  private saved(table: string): TableIndex | undefined {
+    const recorded = this.db.prepare(`SELECT seq FROM vector_index_saves WHERE vector_table = ?`).get(table) as { seq: number } | undefined;
+    let entry = this.tables.get(table);
+    if (!recorded) {
+      this.tables.delete(table);
+      return undefined;
+    }
+    if (entry && recorded.seq <= entry.applied) {
+      this.catchUp(table, entry);
+      return entry;
+    }
+    entry = this.load(table);
+    if (entry) this.tables.set(table, entry);
+    else this.tables.delete(table);
     return entry;
   }
 

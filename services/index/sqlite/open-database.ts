@@ -181,6 +181,27 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): S
 }
 
 /**
+ * A read-only connection on a file the writer has opened (and migrated) already: a search thread's
+ * own (read-threads.ts). WAL lets it read the last committed state while the writer writes.
+ */
+export function openReadOnlyDatabase(file: string, options: Pick<OpenDatabaseOptions, "busyTimeoutMs"> = {}): SqliteDatabase {
+  let db: SqliteDatabase;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+  } catch (error) {
+    throw new UnavailableError(`cannot open the index database ${file} for reading`, { cause: error });
+  }
+  try {
+    db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+    sqliteVec.load(db);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/**
  * Brings the schema up to date (or up to version upTo, for tests that build a file as an older
  * Quarry left it); safe to run on every start and from several processes.
  */

@@ -34,6 +34,25 @@ describeSearchEngineContract("SQLite FTS5 + usearch approximate kNN", async () =
   };
 });
 
+// The same contract with every read on a read thread's own read-only connection (read-threads.ts),
+// exact and approximate: each case writes on the main thread and reads what it wrote there.
+for (const [name, vectorIndex] of [
+  ["exact", { mode: "exact", exactBelow: 0, saveEvery: 3 }],
+  ["usearch approximate", { mode: "hnsw", exactBelow: 0, saveEvery: 3 }],
+] as const) {
+  describeSearchEngineContract(`SQLite FTS5 + ${name} kNN, reads on a thread`, async () => {
+    const { db, cleanup } = openTestDatabase();
+    const engine = new SqliteSearchEngine(db, { vectorIndex, readThreads: 1 });
+    return {
+      engine,
+      async cleanup() {
+        await engine.close();
+        await cleanup();
+      },
+    };
+  });
+}
+
 describe("SqliteSearchEngine", () => {
   it("quotes every query term so FTS5 operators in user text are plain words", () => {
     const groups = weightedQueryTerms('fox AND "lazy" NEAR(dog) "fox"', 10);

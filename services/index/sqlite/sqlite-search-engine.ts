@@ -17,13 +17,22 @@ import { averageRowLength, weightedQueryTerms } from "../search/query-terms.ts";
 import type { SqliteDatabase } from "./open-database.ts";
 import { bm25Parameters, bm25Sql, createKeywordTable, deleteKeywordRowSql, keywordIndexSize, keywordTableName, keywordTerms, vectorTableName } from "./space-tables.ts";
 import { withDatabase } from "./sqlite-errors.ts";
-import { ApproximateKnn, chooseKnnPlan, DEFAULT_APPROXIMATE_KNN, type ApproximateKnnOptions, type Neighbour } from "./approximate-knn.ts";
+import { ApproximateKnn, chooseKnnPlan, DEFAULT_APPROXIMATE_KNN, type ApproximateKnnOptions, type ApproximateKnnRole, type Neighbour } from "./approximate-knn.ts";
+import { SqliteReadThreads } from "./read-threads.ts";
 
 export interface SqliteSearchEngineOptions {
   /** Close the database on close(); false when the catalog or the event bus shares the connection. */
   ownsDatabase?: boolean;
   /** The approximate kNN index over large bases' chunk vectors (approximate-knn.ts); hnsw above 20,000 vectors unless set. */
   vectorIndex?: ApproximateKnnOptions;
+  /**
+   * Threads that answer the reads (search, chunks, finds) on read-only connections of their own
+   * (read-threads.ts); 0 or unset reads on this connection. A file's only: an in-memory database
+   * has no second connection.
+   */
+  readThreads?: number;
+  /** "reader" on a read thread's read-only connection: its vector indexes only load the writer's saves. */
+  role?: ApproximateKnnRole;
 }
 
 interface SpaceRow {
@@ -66,12 +75,18 @@ const MAX_KNN_K = 4096;
 export class SqliteSearchEngine implements SearchEngine {
   private closed = false;
   private readonly ann: ApproximateKnn;
+  private readonly readers: SqliteReadThreads | undefined;
+  /** Whether the indexes the readers load have been saved since this writer opened the file. */
+  private readersPrepared = false;
 
   constructor(
     private readonly db: SqliteDatabase,
     private readonly options: SqliteSearchEngineOptions = {},
   ) {
-    this.ann = new ApproximateKnn(db, options.vectorIndex ?? DEFAULT_APPROXIMATE_KNN);
+    const vectorIndex = options.vectorIndex ?? DEFAULT_APPROXIMATE_KNN;
+    this.ann = new ApproximateKnn(db, vectorIndex, options.role ?? "writer");
+    const threads = options.readThreads ?? 0;
+    this.readers = threads > 0 && !db.memory && db.name ? new SqliteReadThreads({ file: db.name, vectorIndex, threads }) : undefined;
   }
 
   async ensureKnowledgeBase(knowledgeBaseId: string, embeddingDimension: number): Promise<void> {
@@ -263,6 +278,7 @@ export class SqliteSearchEngine implements SearchEngine {
   }
 
   async search(query: SearchQuery): Promise<SearchHit[]> {
+    if (this.readers) return this.onReaders("search", (readers) => readers.read<SearchHit[]>({ method: "search", query }));
     return hybridSearch(query, {
       dimensions: (knowledgeBaseIds) =>
         this.run("search", () => knowledgeBaseIds.map((id) => this.requireSpace(id)).map((space) => ({ knowledgeBaseId: space.knowledge_base_id, dimension: space.dimension }))),
@@ -284,6 +300,7 @@ export class SqliteSearchEngine implements SearchEngine {
 
   async getChunks(ids: string[]): Promise<Chunk[]> {
     if (ids.length === 0) return [];
+    if (this.readers) return this.onReaders("get chunks", (readers) => readers.read<Chunk[]>({ method: "getChunks", ids }));
     return this.run("get chunks", () => {
       const rows = this.db.prepare(`SELECT * FROM chunks WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as ChunkRow[];
       const byId = new Map(rows.map((row) => [row.id, toChunk(row)]));
@@ -293,6 +310,7 @@ export class SqliteSearchEngine implements SearchEngine {
 
   async getChunksAt(positions: ChunkPosition[]): Promise<Chunk[]> {
     if (positions.length === 0) return [];
+    if (this.readers) return this.onReaders("get chunks at positions", (readers) => readers.read<Chunk[]>({ method: "getChunksAt", positions }));
     return this.run("get chunks at positions", () => {
       const rows = this.db
         .prepare(
@@ -308,6 +326,7 @@ export class SqliteSearchEngine implements SearchEngine {
   }
 
   async findChunks(request: ChunkFindRequest): Promise<ChunkFind> {
+    if (this.readers) return this.onReaders("find chunks", (readers) => readers.read<ChunkFind>({ method: "findChunks", request }));
     validateChunkFind(request);
     this.run("find chunks", () => request.knowledgeBaseIds.forEach((id) => this.requireSpace(id)));
     return findInPages(this.chunkPages(request), request);
@@ -472,6 +491,7 @@ export class SqliteSearchEngine implements SearchEngine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.readers?.close();
     // Saved on the way out so the next start loads the indexes instead of replaying their changes.
     if (this.db.open) withDatabase(this.db, "save the vector indexes", () => this.ann.checkpoint({ buildMissing: false }));
     this.ann.close();
@@ -489,6 +509,20 @@ export class SqliteSearchEngine implements SearchEngine {
     } catch {
       // Retried on the next write; a search catches the index up regardless.
     }
+  }
+
+  /**
+   * A read sent to the read threads. Before the first, the indexes of the large bases are built and
+   * saved here (the writer's job, once; later saves follow the writes), since a reader only loads
+   * saved indexes and would scan exactly until one exists.
+   */
+  private onReaders<T>(what: string, read: (readers: SqliteReadThreads) => Promise<T>): Promise<T> {
+    if (this.closed) throw new UnavailableError(`${what}: the search engine is closed`);
+    if (!this.readersPrepared) {
+      this.readersPrepared = true;
+      withDatabase(this.db, "save the vector indexes", () => this.ann.checkpoint({ buildMissing: true }));
+    }
+    return read(this.readers!);
   }
 
   private run<T>(what: string, fn: () => T): T {

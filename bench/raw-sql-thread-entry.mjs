@@ -1,0 +1,6 @@
+// Worker threads start without the parent's TypeScript loader, so the entry registers tsx first.
+import { register } from "tsx/esm/api";
+
+register();
+const thread = await import("./raw-sql-thread.ts");
+export default thread.default;
