@@ -212,8 +212,13 @@ export function formatHit(hit: SearchHit, rank: number, mode: ModeName = "hybrid
   const chunkVector = `vector #${e.vectorRank || "-"} (${e.vectorScore.toFixed(3)})`;
   // Where the hit's document ranked by its whole vector (bases with document vectors): it explains the vector score.
   const vector = e.documentRank ? `${chunkVector}, document #${e.documentRank} (${e.documentScore.toFixed(3)})` : chunkVector;
+  // Convex fusion: the fused score is alpha × the vector's 0–1 score + (1 − alpha) × BM25's.
+  const fused =
+    e.vectorWeight !== undefined
+      ? `fused ${e.fusedScore.toFixed(4)} = ${e.vectorWeight} × vector ${(e.vectorNormalized ?? 0).toFixed(3)} + ${+(1 - e.vectorWeight).toFixed(6)} × bm25 ${(e.bm25Normalized ?? 0).toFixed(3)}`
+      : `fused ${e.fusedScore.toFixed(4)}`;
   const lists = [
-    mode === "bm25" ? bm25 : mode === "vector" ? vector : `${bm25}, ${vector}, fused ${e.fusedScore.toFixed(4)}`,
+    mode === "bm25" ? bm25 : mode === "vector" ? vector : `${bm25}, ${vector}, ${fused}`,
     e.rerankScore !== undefined ? `rerank ${e.rerankScore.toFixed(3)}` : "",
     e.fallback ? "fallback (keyword)" : "",
     e.mergedChunkIds.length ? `+${e.mergedChunkIds.length} adjacent chunk(s)` : "",

@@ -3,6 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { RetrievalNotesSchema } from "../gen/quarry/answer/v1/answer_pb.ts";
 import { QueryRewriteMode } from "../gen/quarry/common/v1/assistant_pb.ts";
+import { FusionMethod } from "../gen/quarry/common/v1/common_pb.ts";
 import { addRetrievalFlags, describeNotes, retrievalSettingsOf, type RetrievalFlags } from "./retrieval-flags.ts";
 
 function parse(args: string[]): RetrievalFlags {
@@ -13,7 +14,7 @@ function parse(args: string[]): RetrievalFlags {
 
 describe("retrieval flags", () => {
   it("turn into the settings fields", () => {
-    const flags = parse(["--rerank", "--expand", "multi-query", "--variants", "4", "--neighbours", "1", "--bm25-fill", "--filter", "team=roads", "--filter", "lang=en=x"]);
+    const flags = parse(["--rerank", "--expand", "multi-query", "--variants", "4", "--neighbours", "1", "--bm25-fill", "--filter", "team=roads", "--filter", "lang=en=x", "--fusion", "convex", "--alpha", "0.6"]);
     expect(retrievalSettingsOf(flags)).toEqual({
       rerank: true,
       queryRewrite: QueryRewriteMode.MULTI_QUERY,
@@ -21,17 +22,21 @@ describe("retrieval flags", () => {
       neighbourChunks: 1,
       bm25Fill: true,
       metadataEquals: { team: "roads", lang: "en=x" },
+      fusion: FusionMethod.CONVEX,
+      convexAlpha: 0.6,
     });
   });
 
   it("default to a plain search", () => {
-    expect(retrievalSettingsOf(parse([]))).toEqual({ rerank: false, queryRewrite: QueryRewriteMode.UNSPECIFIED, queryVariants: 0, neighbourChunks: 0, bm25Fill: false, metadataEquals: {} });
+    expect(retrievalSettingsOf(parse([]))).toEqual({ rerank: false, queryRewrite: QueryRewriteMode.UNSPECIFIED, queryVariants: 0, neighbourChunks: 0, bm25Fill: false, metadataEquals: {}, fusion: FusionMethod.UNSPECIFIED });
   });
 
   it("refuse what makes no sense before any request", () => {
     expect(() => parse(["--expand", "magic"])).toThrow(/Allowed choices are none, rewrite, hyde, multi-query/);
     expect(() => parse(["--neighbours", "9"])).toThrow(/whole number from 0 to 5/);
     expect(() => parse(["--filter", "=x"])).toThrow(/key=value/);
+    expect(() => parse(["--fusion", "sum"])).toThrow(/Allowed choices are rrf, convex/);
+    expect(() => parse(["--alpha", "1.2"])).toThrow(/number from 0 to 1/);
   });
 
   it("describe what retrieval did, one line each", () => {

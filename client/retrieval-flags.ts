@@ -3,6 +3,11 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { RetrievalNotes, RetrievalSettings } from "../gen/quarry/answer/v1/answer_pb.ts";
 import { QueryRewriteMode } from "../gen/quarry/common/v1/assistant_pb.ts";
+import { FusionMethod } from "../gen/quarry/common/v1/common_pb.ts";
+
+/** How hybrid fuses its lists, by the names the CLI takes (`--fusion`). */
+export const FUSION_METHODS = { rrf: FusionMethod.RRF, convex: FusionMethod.CONVEX } as const;
+export type FusionName = keyof typeof FUSION_METHODS;
 
 /** The query rewrite modes by the names the CLI takes: `--expand`, and `quarry assistant --rewrite`. */
 export const QUERY_REWRITES = {
@@ -20,6 +25,8 @@ export interface RetrievalFlags {
   neighbours?: number;
   bm25Fill?: boolean;
   filter?: Record<string, string>;
+  fusion?: FusionName;
+  alpha?: number;
 }
 
 /** Adds the retrieval option flags to a command. */
@@ -30,7 +37,9 @@ export function addRetrievalFlags(command: Command): Command {
     .option("--variants <n>", "queries for --expand multi-query (default 3)", count(1, 8))
     .option("--neighbours <n>", "merge each hit with n adjacent chunks on each side", count(0, 5))
     .option("--bm25-fill", "fill a short vector/hybrid list with keyword hits")
-    .option("--filter <key=value...>", "only documents whose metadata has these values", metadataPair, undefined);
+    .option("--filter <key=value...>", "only documents whose metadata has these values", metadataPair, undefined)
+    .addOption(new Option("--fusion <how>", "how hybrid fuses keyword and vector hits: rrf (ranks, the default) or convex (normalised scores)").choices(Object.keys(FUSION_METHODS)))
+    .option("--alpha <weight>", "with --fusion convex: the vector list's weight, 0 to 1 (default 0.8)", fraction);
 }
 
 /** The settings fields the flags stand for. */
@@ -42,6 +51,8 @@ export function retrievalSettingsOf(flags: RetrievalFlags): Partial<RetrievalSet
     neighbourChunks: flags.neighbours ?? 0,
     bm25Fill: Boolean(flags.bm25Fill),
     metadataEquals: flags.filter ?? {},
+    fusion: flags.fusion ? FUSION_METHODS[flags.fusion] : FusionMethod.UNSPECIFIED,
+    ...(flags.alpha !== undefined ? { convexAlpha: flags.alpha } : {}),
   };
 }
 
@@ -64,6 +75,12 @@ function count(min: number, max: number) {
     if (value.trim() === "" || !Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`It must be a whole number from ${min} to ${max}.`);
     return n;
   };
+}
+
+function fraction(value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError("It must be a number from 0 to 1, e.g. --alpha 0.8.");
+  return n;
 }
 
 function metadataPair(value: string, previous: Record<string, string> | undefined): Record<string, string> {

@@ -163,6 +163,7 @@ export function optionsLabel(flags: RetrievalFlags): string {
     flags.rerank ? "+rerank" : "",
     flags.expand ? `+${flags.expand}${flags.variants ? `=${flags.variants}` : ""}` : "",
     flags.filter ? `+filter` : "",
+    flags.fusion ? `+fusion=${flags.fusion}${flags.alpha !== undefined ? `,alpha=${flags.alpha}` : ""}` : "",
   ]
     .filter(Boolean)
     .join(" ");

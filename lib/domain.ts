@@ -241,9 +241,17 @@ export interface SearchQuery {
   rrfK?: number;
   /** Per-list weights for fusion, 1 and 1 unless configured. */
   weights?: { bm25: number; vector: number };
+  /** How hybrid fuses its lists; reciprocal rank fusion unless asked. */
+  fusion?: FusionRule;
   /** Only documents whose metadata has every one of these key/value pairs. */
   metadataEquals?: Record<string, string>;
 }
+
+/**
+ * Hybrid fusion: reciprocal rank (ranks only, k = rrfK) or a convex combination of normalised scores,
+ * alpha · vector + (1 − alpha) · bm25 (services/index/search/convex-fusion.ts).
+ */
+export type FusionRule = { method: "rrf" } | { method: "convex"; alpha?: number };
 
 /** Why a hit ranks where it does: each list's rank and raw score (0 when absent from that list). */
 export interface HitExplain {
@@ -261,6 +269,8 @@ export interface HitExplain {
   /** The hit's document's rank and whole-document cosine among the document vectors (explains vectorScore, adds no vote); absent when not among them. */
   documentRank?: number;
   documentScore?: number;
+  /** Convex fusion only: each list's score on its 0–1 scale (0 when absent) and the vector list's weight alpha. */
+  convex?: { bm25Normalised: number; vectorNormalised: number; vectorWeight: number };
 }
 
 export interface SearchHit {

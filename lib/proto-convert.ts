@@ -9,6 +9,7 @@ import {
   ParentMode,
   DocumentVectorMode,
   DocumentSchema,
+  FusionMethod,
   KnowledgeBaseSchema,
   ModelChangeSchema,
   ModelChangeState as ModelChangeStateProto,
@@ -34,6 +35,7 @@ import type {
   ParentMode as DomainParentMode,
   DocumentVectorMode as DomainDocumentVectorMode,
   DocumentRecord,
+  FusionRule,
   KnowledgeBase,
   ModelChange,
   ModelChangeState,
@@ -329,12 +331,23 @@ export function chunkFromProto(p: ChunkProto): Chunk {
 }
 
 export function hitToProto(h: SearchHit): SearchHitProto {
+  const { convex, ...explain } = h.explain;
   return create(SearchHitSchema, {
     chunk: chunkToProto(h.chunk),
     fileName: h.fileName,
     score: h.score,
-    explain: { ...h.explain },
+    explain: { ...explain, ...(convex ? { bm25Normalized: convex.bm25Normalised, vectorNormalized: convex.vectorNormalised, vectorWeight: convex.vectorWeight } : {}) },
   });
+}
+
+/** The fusion a request asks for; UNSPECIFIED is reciprocal rank fusion, as an unset field always was. */
+export function fusionFromProto(method: FusionMethod, convexAlpha: number | undefined): FusionRule {
+  return method === FusionMethod.CONVEX ? { method: "convex", ...(convexAlpha !== undefined ? { alpha: convexAlpha } : {}) } : { method: "rrf" };
+}
+
+export function fusionToProto(rule: FusionRule | undefined): { fusion: FusionMethod; convexAlpha?: number } {
+  if (rule?.method !== "convex") return { fusion: rule ? FusionMethod.RRF : FusionMethod.UNSPECIFIED };
+  return { fusion: FusionMethod.CONVEX, ...(rule.alpha !== undefined ? { convexAlpha: rule.alpha } : {}) };
 }
 
 export function hitFromProto(p: SearchHitProto): SearchHit {
@@ -352,6 +365,9 @@ export function hitFromProto(p: SearchHitProto): SearchHit {
       ...(p.explain?.rerankScore !== undefined ? { rerankScore: p.explain.rerankScore } : {}),
       ...(p.explain?.mergedChunkIds.length ? { mergedChunkIds: [...p.explain.mergedChunkIds] } : {}),
       ...(p.explain?.documentRank ? { documentRank: p.explain.documentRank, documentScore: p.explain.documentScore } : {}),
+      ...(p.explain?.vectorWeight !== undefined
+        ? { convex: { bm25Normalised: p.explain.bm25Normalized ?? 0, vectorNormalised: p.explain.vectorNormalized ?? 0, vectorWeight: p.explain.vectorWeight } }
+        : {}),
     },
   };
 }
@@ -384,6 +400,7 @@ export function searchToProto(q: SearchQuery): SearchRequestProto {
     rrfK: q.rrfK ?? 0,
     weights: q.weights,
     metadataEquals: q.metadataEquals ?? {},
+    ...fusionToProto(q.fusion),
   });
 }
 
@@ -401,5 +418,6 @@ export function searchFromProto(p: SearchRequestProto): Omit<SearchQuery, "topK"
     rrfK: p.rrfK || undefined,
     weights: p.weights ? { bm25: p.weights.bm25, vector: p.weights.vector } : undefined,
     ...(Object.keys(p.metadataEquals).length > 0 ? { metadataEquals: { ...p.metadataEquals } } : {}),
+    ...(p.fusion === FusionMethod.CONVEX ? { fusion: fusionFromProto(p.fusion, p.convexAlpha) } : {}),
   };
 }

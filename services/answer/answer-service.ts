@@ -18,7 +18,7 @@ import { noMetrics, type Metrics } from "../../lib/metrics/metrics.ts";
 import { measuredTurn } from "./measured-turn.ts";
 
 /** What a caller may choose of a retrieval; topK 0 means the RPC's default. */
-export type RetrievalOptions = Pick<RetrievalSettings, "mode" | "topK" | "minScore" | "documentIds" | "metadataEquals"> & RetrievalExtras;
+export type RetrievalOptions = Pick<RetrievalSettings, "mode" | "topK" | "minScore" | "documentIds" | "metadataEquals" | "fusion"> & RetrievalExtras;
 
 export interface Question {
   text: string;
@@ -145,6 +145,7 @@ export class AnswerApplication {
       documentIds: [...o.documentIds],
       embeddingModels: Object.fromEntries(knowledgeBases.map((kb) => [kb.id, kb.embeddingModel])),
       ...(o.metadataEquals && Object.keys(o.metadataEquals).length > 0 ? { metadataEquals: { ...o.metadataEquals } } : {}),
+      ...(o.fusion ? { fusion: o.fusion } : {}),
     };
     const extras: RetrievalExtras = {
       rerank: o.rerank,

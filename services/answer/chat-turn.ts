@@ -9,7 +9,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { QueryRewrite, TurnSchema, type Turn } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import type { Assistant, Conversation } from "../../gen/quarry/common/v1/assistant_pb.ts";
 import { CitationSchema, type Citation as CitationProto } from "../../gen/quarry/common/v1/common_pb.ts";
-import type { KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
+import type { FusionRule, KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
 import { chunkParentToProto, modeFromProto } from "../../lib/proto-convert.ts";
 import { answerChecked, type AnswerDeps, type AnswerEvent } from "./answering/answer-pipeline.ts";
@@ -58,7 +58,7 @@ export interface ChatTurnRequest {
   /** Asked once: no conversation is made and no turn kept (ignored with a conversationId). */
   oneOff?: boolean;
   /** Overrides of the assistant's defaults; unset fields are undefined or 0. */
-  settings: { mode?: RetrievalMode; topK: number; minScore: number; documentIds: string[]; metadataEquals?: Record<string, string> };
+  settings: { mode?: RetrievalMode; topK: number; minScore: number; documentIds: string[]; metadataEquals?: Record<string, string>; fusion?: FusionRule };
   /** Rerank, query expansion, neighbours, keyword fill (retrieval-options.ts). */
   options?: RetrievalExtras;
 }
@@ -280,6 +280,7 @@ function retrievalSettings(scope: Scope, kbs: KnowledgeBase[], mode: RetrievalMo
     minScore: overrides.minScore || defaults?.minScore || 0,
     documentIds: [...overrides.documentIds],
     metadataEquals: overrides.metadataEquals,
+    ...(overrides.fusion ? { fusion: overrides.fusion } : {}),
     maxQuestionChars,
     embeddingModels: Object.fromEntries(kbs.map((kb) => [kb.id, kb.embeddingModel])),
   };

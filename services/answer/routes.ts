@@ -8,7 +8,7 @@ import {
   type ChatResponse,
   type RetrievalSettings as RetrievalSettingsProto,
 } from "../../gen/quarry/answer/v1/answer_pb.ts";
-import { hitToProto, modeFromProto, modeToProto } from "../../lib/proto-convert.ts";
+import { fusionFromProto, hitToProto, modeFromProto, modeToProto } from "../../lib/proto-convert.ts";
 import { citationToProto, type ChatTurnEvent } from "./chat-turn.ts";
 import { evidenceToProto } from "./conversation/turn-provenance.ts";
 import type { AnswerApplication, RetrievalOptions } from "./answer-service.ts";
@@ -24,7 +24,7 @@ export function answerRoutes(app: AnswerApplication) {
         return { hits: hits.map(hitToProto), searchMs, notes: notesToProto(notes) };
       },
       async *chat(request, context) {
-        const { metadataEquals, rerank, queryExpansion, queryVariants, neighbourChunks, bm25Fill } = optionsFromProto(request.settings);
+        const { metadataEquals, fusion, rerank, queryExpansion, queryVariants, neighbourChunks, bm25Fill } = optionsFromProto(request.settings);
         const events = app.chat(
           {
             question: request.question,
@@ -40,6 +40,7 @@ export function answerRoutes(app: AnswerApplication) {
               minScore: request.settings?.minScore ?? 0,
               documentIds: [...(request.settings?.documentIds ?? [])],
               metadataEquals,
+              fusion,
             },
             options: { rerank, queryExpansion, queryVariants, neighbourChunks, bm25Fill },
           },
@@ -58,6 +59,7 @@ function optionsFromProto(s: RetrievalSettingsProto | undefined): RetrievalOptio
     minScore: s?.minScore ?? 0,
     documentIds: [...(s?.documentIds ?? [])],
     metadataEquals: { ...s?.metadataEquals },
+    ...(s?.fusion ? { fusion: fusionFromProto(s.fusion, s.convexAlpha) } : {}),
     rerank: s?.rerank ?? false,
     queryExpansion: expansionOf(queryRewriteOf(s)),
     queryVariants: s?.queryVariants ?? 0,

@@ -16,3 +16,4 @@ export { detectNeuralSearch, resolveNativeHybrid } from "./opensearch/opensearch
 export { ElasticsearchSearchEngine } from "./elasticsearch/elasticsearch-search-engine.ts";
 export type { ImportedDocumentChunks } from "./search/search-engine.ts";
 export { ENGLISH_STOP_WORDS } from "./search/stop-words.ts";
+export { DEFAULT_CONVEX_ALPHA, fuseConvex, type ScoreNormalisation } from "./search/convex-fusion.ts";

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { QueryExpansion } from "../../gen/quarry/answer/v1/answer_pb.ts";
 import { QueryRewriteMode } from "../../gen/quarry/common/v1/assistant_pb.ts";
-import { RetrievalMode, type SearchHit } from "../../gen/quarry/common/v1/common_pb.ts";
+import { FusionMethod, RetrievalMode, type SearchHit } from "../../gen/quarry/common/v1/common_pb.ts";
 import { elasticsearchTestSpace } from "../../services/index/testing/elasticsearch-test-support.ts";
 import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import type { Env } from "../../lib/config.ts";
@@ -153,6 +153,25 @@ describe(`retrieval options on the embedded server (${backend})`, () => {
     const filled = await search("Sedrun", { mode: RetrievalMode.VECTOR, minScore: 0.999, bm25Fill: true });
     expect(filled.hits.map((h) => [h.chunk!.text, h.explain!.fallback])).toEqual([[TUNNEL[3], true]]);
     expect(filled.notes!.fallbackHits).toBe(1);
+  });
+
+  it("fuses hybrid by normalised scores when asked, and explains each hit's share", async () => {
+    const convex = await search("tunnel ventilation Sedrun", { mode: RetrievalMode.HYBRID, fusion: FusionMethod.CONVEX, convexAlpha: 0.3 });
+    expect(convex.hits.length).toBeGreaterThan(1);
+    for (const hit of convex.hits) {
+      const e = hit.explain!;
+      expect(e.vectorWeight).toBe(0.3);
+      expect(e.fusedScore).toBeCloseTo(0.3 * e.vectorNormalized! + 0.7 * e.bm25Normalized!, 9);
+      expect(hit.score).toBeCloseTo(e.fusedScore, 9);
+    }
+    expect(convex.hits.map((h) => h.score)).toEqual([...convex.hits.map((h) => h.score)].sort((a, b) => b - a));
+    // The best keyword hit sits at the top of BM25's 0–1 scale.
+    expect(Math.max(...convex.hits.map((h) => h.explain!.bm25Normalized!))).toBe(1);
+    const rrf = await search("tunnel ventilation Sedrun", { mode: RetrievalMode.HYBRID });
+    expect(rrf.hits[0].explain!.vectorWeight).toBeUndefined();
+    const refused = await failure(() => search("tunnel", { mode: RetrievalMode.HYBRID, fusion: FusionMethod.CONVEX, convexAlpha: 1.5 }));
+    expect(refused.code).toBe(Code.InvalidArgument);
+    expect(refused.rawMessage).toMatch(/alpha must be between 0 and 1, got 1\.5/);
   });
 
   it("falls back to keyword search, and says so, when the embedding endpoint is gone", async () => {

@@ -24,6 +24,14 @@ export function HitCard({ hit, rank, terms, bands }: { hit: SearchHit; rank: num
             <dt>fused</dt>
             <dd>{x.fusedScore.toFixed(4)}</dd>
           </div>
+          {x.vectorWeight !== undefined && (
+            <div>
+              <dt>convex</dt>
+              <dd title="fused = alpha × vector on 0–1 + (1 − alpha) × BM25 on 0–1">
+                {`${x.vectorWeight} × ${(x.vectorNormalized ?? 0).toFixed(3)} + ${+(1 - x.vectorWeight).toFixed(6)} × ${(x.bm25Normalized ?? 0).toFixed(3)}`}
+              </dd>
+            </div>
+          )}
           <div>
             <dt>BM25</dt>
             <dd>{x.bm25Rank ? `#${x.bm25Rank} · ${x.bm25Score.toFixed(3)}` : "not in list"}</dd>

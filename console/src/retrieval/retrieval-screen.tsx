@@ -1,6 +1,6 @@
 // A retrieval test: what a question finds, with each list's rank and score from the explanation.
 import { useState } from "react";
-import { RetrievalMode } from "../../../gen/quarry/common/v1/common_pb.ts";
+import { FusionMethod, RetrievalMode } from "../../../gen/quarry/common/v1/common_pb.ts";
 import type { KnowledgeBase } from "../../../gen/quarry/common/v1/common_pb.ts";
 import type { SearchResponse } from "../../../gen/quarry/gateway/v1/gateway_pb.ts";
 import { quarry } from "../api/client.ts";
@@ -18,6 +18,7 @@ export function RetrievalScreen() {
   const [mode, setMode] = useState(RetrievalMode.HYBRID);
   const [topK, setTopK] = useState(10);
   const [threshold, setThreshold] = useState(0);
+  const [fusion, setFusion] = useState(FusionMethod.RRF);
   const [result, setResult] = useState<{ query: string; res: SearchResponse; searched: KnowledgeBase[] }>();
   const { busy, error, run: act } = useAction();
 
@@ -25,7 +26,7 @@ export function RetrievalScreen() {
     e.preventDefault();
     void act(async () => {
       // Each base's model decides what its vector scores mean (the bands of its recorded distribution).
-      const [res, { knowledgeBases }] = await Promise.all([quarry.search({ query, knowledgeBases: bases, settings: { mode, topK, minScore: threshold } }), quarry.listKnowledgeBases({})]);
+      const [res, { knowledgeBases }] = await Promise.all([quarry.search({ query, knowledgeBases: bases, settings: { mode, topK, minScore: threshold, fusion } }), quarry.listKnowledgeBases({})]);
       setResult({ query, res, searched: knowledgeBases.filter((kb) => bases.includes(kb.name)) });
     });
   };
@@ -44,6 +45,15 @@ export function RetrievalScreen() {
           <input value={query} onChange={(e) => setQuery(e.target.value)} placeholder="What are you looking for?" autoFocus />
         </label>
         <ModeSelect value={mode} onChange={setMode} />
+        {mode === RetrievalMode.HYBRID && (
+          <label>
+            Fusion
+            <select value={fusion} onChange={(e) => setFusion(Number(e.target.value))} title="How hybrid merges the keyword and vector lists">
+              <option value={FusionMethod.RRF}>Reciprocal rank (default)</option>
+              <option value={FusionMethod.CONVEX}>Convex, scores (α 0.8)</option>
+            </select>
+          </label>
+        )}
         <label>
           Top k
           <input type="number" min={1} max={100} value={topK} onChange={(e) => setTopK(Number(e.target.value))} />

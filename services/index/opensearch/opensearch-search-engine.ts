@@ -99,6 +99,7 @@ export class OpenSearchSearchEngine extends DocumentStoreEngine {
   override async search(query: SearchQuery, options: SearchOptions = {}): Promise<SearchHit[]> {
     const fusion = options.fusion ?? this.defaultFusion;
     return this.searchChunks(query, (hybrid) => {
+      if (query.fusion?.method === "convex") return undefined;
       if (fusion === "normalized" && !this.pipelines) {
         return Promise.reject(new FailedPreconditionError("normalized fusion needs OpenSearch's native hybrid query, which this engine does not use"));
       }
@@ -117,6 +118,8 @@ export class OpenSearchSearchEngine extends DocumentStoreEngine {
     const vector = query.weights?.vector ?? 1;
     return (
       this.pipelines !== undefined &&
+      // Convex fusion is Quarry's own (convex-fusion.ts), on the lists the _msearch path fetches.
+      query.fusion?.method !== "convex" &&
       new Set(query.knowledgeBaseIds).size === 1 &&
       (this.options.shards ?? 1) === 1 &&
       isNativeRankConstant(k) &&

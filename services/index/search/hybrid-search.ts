@@ -100,7 +100,7 @@ export async function hybridSearch(query: SearchQuery, source: SearchLists): Pro
       { name: "vector", hits: dense.hits, weight: query.weights?.vector },
       { name: "document", hits: dense.documents, votes: false },
     ],
-    { k },
+    { k, ...(query.fusion?.method === "convex" ? { convex: { alpha: query.fusion.alpha } } : {}) },
   );
   return applyMinScore(fused, query.minScore).slice(0, query.topK);
 }

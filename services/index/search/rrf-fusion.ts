@@ -3,31 +3,10 @@
 // so both explain a hybrid hit the same way.
 import type { Chunk, HitExplain, SearchHit } from "../../../lib/domain.ts";
 import { InvalidInputError } from "../../../lib/errors.ts";
+import { compareFused, type FusedEntry, type RankedList, type RankedListName } from "./ranked-lists.ts";
+import { DEFAULT_CONVEX_ALPHA, fuseConvex, type ConvexEntry, type ConvexFusionOptions } from "./convex-fusion.ts";
 
-/** bm25 and vector rank chunks; document ranks whole documents by their document vectors. */
-export type RankedListName = "bm25" | "vector" | "document";
-
-export interface RankedList {
-  name: RankedListName;
-  /** Best first; the position is the rank, the score is kept for explanation only. */
-  hits: { id: string; score: number }[];
-  /** 1 when absent. */
-  weight?: number;
-  /**
-   * false: the list only explains (its ranks and scores are reported) — it adds no score, breaks no
-   * tie and brings no id of its own. The document-vector list is one: its evidence already votes
-   * inside the vector list (document-level.ts).
-   */
-  votes?: boolean;
-}
-
-export interface FusedEntry {
-  id: string;
-  fusedScore: number;
-  /** 1-based rank in each list the id appears in. */
-  ranks: Partial<Record<RankedListName, number>>;
-  scores: Partial<Record<RankedListName, number>>;
-}
+export type { FusedEntry, RankedList, RankedListName } from "./ranked-lists.ts";
 
 export const DEFAULT_RRF_K = 60;
 
@@ -64,13 +43,6 @@ export function fuseReciprocalRank(lists: RankedList[], k: number = DEFAULT_RRF_
   return [...entries.values()].sort((a, b) => compareFused(a, b, bestRank));
 }
 
-function compareFused(a: FusedEntry, b: FusedEntry, bestRank: ReadonlyMap<string, number>): number {
-  if (b.fusedScore !== a.fusedScore) return b.fusedScore - a.fusedScore;
-  const rankOrder = bestRank.get(a.id)! - bestRank.get(b.id)!;
-  if (rankOrder !== 0) return rankOrder;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
-
 /** A hit as one retrieval list of an engine produces it, before fusion. */
 export interface EngineHit {
   chunk: Chunk;
@@ -93,16 +65,17 @@ export interface FuseHitsOptions {
    * single-list mode only uses fusion to fill the explanation.
    */
   scoreFrom?: "fused" | RankedListName;
+  /** Convex combination of normalised scores instead of reciprocal rank (k is then unused). */
+  convex?: ConvexFusionOptions;
 }
 
 /** Fuses engine hit lists into SearchHits, each with its explanation (0 for a list it is absent from). */
 export function fuseHits(lists: EngineHitList[], options: FuseHitsOptions = {}): SearchHit[] {
   const byId = new Map<string, EngineHit>();
   for (const list of lists) for (const hit of list.hits) if (!byId.has(hit.chunk.id)) byId.set(hit.chunk.id, hit);
-  const fused = fuseReciprocalRank(
-    lists.map((list) => ({ name: list.name, weight: list.weight, votes: list.votes, hits: list.hits.map((hit) => ({ id: hit.chunk.id, score: hit.score })) })),
-    options.k ?? DEFAULT_RRF_K,
-  );
+  const ranked = lists.map((list) => ({ name: list.name, weight: list.weight, votes: list.votes, hits: list.hits.map((hit) => ({ id: hit.chunk.id, score: hit.score })) }));
+  const fused: (FusedEntry & Partial<ConvexEntry>)[] = options.convex ? fuseConvex(ranked, options.convex) : fuseReciprocalRank(ranked, options.k ?? DEFAULT_RRF_K);
+  const alpha = options.convex?.alpha ?? DEFAULT_CONVEX_ALPHA;
   const scoreFrom = options.scoreFrom ?? "fused";
   return fused.map((entry) => {
     const hit = byId.get(entry.id)!;
@@ -113,6 +86,7 @@ export function fuseHits(lists: EngineHitList[], options: FuseHitsOptions = {}):
       vectorScore: entry.scores.vector ?? 0,
       fusedScore: entry.fusedScore,
       ...(entry.ranks.document ? { documentRank: entry.ranks.document, documentScore: entry.scores.document } : {}),
+      ...(entry.normalised ? { convex: { bm25Normalised: entry.normalised.bm25 ?? 0, vectorNormalised: entry.normalised.vector ?? 0, vectorWeight: alpha } } : {}),
     };
     const score = scoreFrom === "fused" ? entry.fusedScore : (entry.scores[scoreFrom] ?? 0);
     return { chunk: hit.chunk, fileName: hit.fileName, score, explain };
