@@ -10,7 +10,7 @@ import { Piscina } from "piscina";
 import { errorFromThread, UnavailableError } from "../../../lib/errors.ts";
 import type { Chunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import type { ChunkFind, ChunkFindRequest } from "../search/chunk-text-find.ts";
-import type { ChunkPosition } from "../search-engine.ts";
+import type { ChunkPosition } from "../search/search-engine.ts";
 import type { ApproximateKnnOptions } from "./approximate-knn.ts";
 
 /** One read of the engine, named by its method and carrying its argument. */
