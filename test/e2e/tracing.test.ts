@@ -9,7 +9,7 @@ import { spanAttribute, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan 
 import { fixtureBytes } from "../fixtures/fixture-documents.ts";
 import { COMPANY_FACT } from "../fixtures/fixture-texts.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
-import { collectChat, lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
+import { lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
 
 const SERVER = 2;
 const CONSUMER = 5;
@@ -18,6 +18,9 @@ describe("traces of embedded Quarry", () => {
   let receiver: OtlpReceiver;
   let quarry: EmbeddedQuarryFixture | undefined;
   let documentId = "";
+  /** What the document's status and the turn's provenance said, read before the stop. */
+  let documentTraceId = "";
+  let turnTraceId = "";
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
@@ -27,7 +30,13 @@ describe("traces of embedded Quarry", () => {
     documentId = uploaded.document!.id;
     const log = await watchAll(quarry.client, [documentId]);
     expect(lastUpdate(log, documentId).status).toBe(DocumentStatus.READY);
-    await collectChat(quarry.client, { question: COMPANY_FACT.question, knowledgeBases: ["traced"] });
+    documentTraceId = (await quarry.client.getDocument({ documentId })).document!.traceId;
+    let turnId = "";
+    for await (const { event } of quarry.client.chat({ question: COMPANY_FACT.question, knowledgeBases: ["traced"] })) {
+      if (event?.event.case === "started") turnId = event.event.value.turnId;
+    }
+    expect(turnId, "the chat kept its turn").not.toBe("");
+    turnTraceId = (await quarry.client.getTurn({ turnId })).turn!.provenance!.traceId;
     // Stopping flushes what the batch exporter still holds.
     await quarry.stop();
     quarry = undefined;
@@ -72,5 +81,14 @@ describe("traces of embedded Quarry", () => {
     expect(names).toContain("fusion");
     expect([...names].some((n) => n.endsWith(" lists") || n.endsWith(" list")), [...names].join(", ")).toBe(true);
     expect(trace.every((s) => s.traceId === root.traceId)).toBe(true);
+  });
+
+  it("puts the upload's trace id on the document's status and the chat's on the turn's provenance", () => {
+    const [upload] = rpcServer("quarry.gateway.v1.QuarryService/UploadDocument");
+    const [chat] = rpcServer("quarry.gateway.v1.QuarryService/Chat");
+    expect(documentTraceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(documentTraceId).toBe(upload.traceId);
+    expect(turnTraceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(turnTraceId).toBe(chat.traceId);
   });
 });
