@@ -3,6 +3,9 @@
 // the gateway through answer, embedder and index. The spans are read back from a real OTLP/HTTP
 // listener that the real exporter posts to (the Jaeger proof is the engine suite's, see
 // docs/OBSERVABILITY.md).
+import { execFile } from "node:child_process";
+import { resolve } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { spanAttribute, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../../lib/testing/otlp-receiver.ts";
@@ -11,7 +14,15 @@ import { COMPANY_FACT } from "../fixtures/fixture-texts.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
 
+const run = promisify(execFile);
 const SERVER = 2;
+const BIN = resolve(process.cwd(), "bin/quarry.mjs");
+
+/** The CLI as a person runs it; its stdout, or a failure with its stderr. */
+async function quarryCli(args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, [BIN, ...args], { env: { ...process.env, QUARRY_API_KEY: "" } });
+  return stdout;
+}
 const CONSUMER = 5;
 
 describe("traces of embedded Quarry", () => {
@@ -21,6 +32,9 @@ describe("traces of embedded Quarry", () => {
   /** What the document's status and the turn's provenance said, read before the stop. */
   let documentTraceId = "";
   let turnTraceId = "";
+  /** `quarry doc show` and `quarry turn show`, run against the traced Quarry. */
+  let docShown = "";
+  let turnShown = "";
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
@@ -37,6 +51,8 @@ describe("traces of embedded Quarry", () => {
     }
     expect(turnId, "the chat kept its turn").not.toBe("");
     turnTraceId = (await quarry.client.getTurn({ turnId })).turn!.provenance!.traceId;
+    docShown = await quarryCli(["doc", "show", documentId, "--url", quarry.url]);
+    turnShown = await quarryCli(["turn", "show", turnId, "--url", quarry.url]);
     // Stopping flushes what the batch exporter still holds.
     await quarry.stop();
     quarry = undefined;
@@ -90,5 +106,12 @@ describe("traces of embedded Quarry", () => {
     expect(documentTraceId).toBe(upload.traceId);
     expect(turnTraceId).toMatch(/^[0-9a-f]{32}$/);
     expect(turnTraceId).toBe(chat.traceId);
+  });
+
+  it("shows them in the CLI: `quarry doc show` and a turn's provenance (`quarry turn show`)", () => {
+    const [upload] = rpcServer("quarry.gateway.v1.QuarryService/UploadDocument");
+    const [chat] = rpcServer("quarry.gateway.v1.QuarryService/Chat");
+    expect(docShown).toContain(`ingestion trace: ${upload.traceId}\n`);
+    expect(turnShown).toContain(`trace: ${chat.traceId}\n`);
   });
 });
