@@ -110,6 +110,7 @@ export function describeTurn(t: Turn): string {
   out.push(`citations: ${p.resolvedMarkers} resolved, ${p.unsupportedMarkers} unsupported, ${p.markersDropped.length} dropped`);
   for (const s of p.stages) out.push(`  ${s.stage}: ${s.durationMs.toFixed(1)} ms — ${s.note}`);
   if (p.error) out.push(`failed: ${p.error}`);
+  if (p.traceId) out.push(`trace: ${p.traceId}`);
   out.push(`answer: ${t.answer}`);
   return `${out.join("\n")}\n`;
 }

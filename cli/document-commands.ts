@@ -48,6 +48,7 @@ export function registerDocumentCommands(program: Command, doc: Command, urlOpti
       const shown = o.query ? `; "${o.query}" is in ${plural(opened.chunks.length, "chunk")}` : "";
       process.stdout.write(`${d.fileName} (${d.id}) — ${statusOf(d)}, ${plural(opened.total, "chunk")}${shown}${d.enabled ? "" : ", disabled"}\n`);
       if (d.chunkEdits) process.stdout.write(`this version's re-ingest: ${d.chunkEdits}\n`);
+      if (d.traceId) process.stdout.write(`ingestion trace: ${d.traceId}\n`);
       for (const chunk of opened.chunks) process.stdout.write(`\n${chunkHeading(chunk)}\n${indent(chunk.text)}\n`);
     });
 

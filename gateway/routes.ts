@@ -240,7 +240,13 @@ export function gatewayRoutes(deps: GatewayDeps) {
       getCaller(_request, context) {
         const caller = context.values.get(PRINCIPAL) ?? OPEN_ACCESS;
         const open = caller === OPEN_ACCESS;
-        return { name: open ? "" : caller.name, role: roleToProto(caller.role), knowledgeBaseIds: caller.knowledgeBaseIds, openAccess: open };
+        return {
+          name: open ? "" : caller.name,
+          role: roleToProto(caller.role),
+          knowledgeBaseIds: caller.knowledgeBaseIds,
+          openAccess: open,
+          traceViewerUrl: deps.status?.traceViewerUrl ?? "",
+        };
       },
       async search(request) {
         const started = performance.now();

@@ -185,12 +185,16 @@ export interface DocumentRecord {
   updatedAt: Date;
   /** What indexing this version did to hand-corrected chunks (kept, dropped); absent when there were none. */
   chunkEdits?: string;
+  /** The trace of the call that submitted this version; absent when tracing was off. */
+  traceId?: string;
 }
 
 /** What registering a new version of a document tells the catalog; the rest is the catalog's to fill in. */
 export type NewDocumentVersion = Pick<DocumentRecord, "knowledgeBaseId" | "fileName" | "mimeType" | "sizeBytes" | "contentHash" | "version" | "metadata"> & {
   /** A re-ingest: a new version even when the content is the same as the current one's. */
   reingest?: boolean;
+  /** The trace the registration runs in, which the whole ingestion of the version continues. */
+  traceId?: string;
 };
 
 /**

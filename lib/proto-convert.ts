@@ -205,6 +205,7 @@ export function documentToProto(d: DocumentRecord): DocumentProto {
     createdAt: timestampFromDate(d.createdAt),
     updatedAt: timestampFromDate(d.updatedAt),
     chunkEdits: d.chunkEdits ?? "",
+    traceId: d.traceId ?? "",
   });
 }
 
@@ -221,6 +222,7 @@ export function documentFromProto(p: DocumentProto): DocumentRecord {
     createdAt: p.createdAt ? timestampDate(p.createdAt) : new Date(0),
     updatedAt: p.updatedAt ? timestampDate(p.updatedAt) : new Date(0),
     ...(p.chunkEdits ? { chunkEdits: p.chunkEdits } : {}),
+    ...(p.traceId ? { traceId: p.traceId } : {}),
   };
 }
 
@@ -228,7 +230,7 @@ export function documentFromProto(p: DocumentProto): DocumentRecord {
  * A new document version as the index's RegisterDocumentRequest carries it; the events'
  * DocumentDescriptor carries the same fields, so one translation serves the RPC and the status keeper.
  */
-export type DocumentVersionProto = Pick<RegisterDocumentRequest, Exclude<keyof NewDocumentVersion, "reingest">> & { reingest?: boolean };
+export type DocumentVersionProto = Pick<RegisterDocumentRequest, Exclude<keyof NewDocumentVersion, "reingest" | "traceId">> & { reingest?: boolean };
 
 export function documentVersionFromProto(p: DocumentVersionProto): NewDocumentVersion {
   return {

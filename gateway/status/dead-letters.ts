@@ -49,8 +49,10 @@ export class DeadLetters {
   /** The dead letters waiting for someone, newest first. */
   async list(): Promise<DeadLetterEntry[]> {
     const newest = new Map<string, DeadLetterEntry>();
-    for (const consumer of this.consumers) {
-      for (const message of await this.deps.bus.peek(deadLetterTopic(consumer.topic), READ_PER_TOPIC)) {
+    // At once: on Kafka each peek is a consumer group's join and fetch.
+    const read = await Promise.all(this.consumers.map(async (consumer) => ({ consumer, messages: await this.deps.bus.peek(deadLetterTopic(consumer.topic), READ_PER_TOPIC) })));
+    for (const { consumer, messages } of read) {
+      for (const message of messages) {
         const entry = toEntry(consumer, message);
         const seen = newest.get(entry.documentId);
         if (!seen || seen.deadAt <= entry.deadAt) newest.set(entry.documentId, entry);
@@ -92,7 +94,8 @@ function missing(id: string): never {
 
 function toEntry(consumer: PipelineConsumer, message: BusMessage): DeadLetterEntry {
   return {
-    id: `${consumer.stage}:${message.offset}`,
+    // Kafka's offsets count per partition, so there the partition is part of the name.
+    id: message.partition === undefined ? `${consumer.stage}:${message.offset}` : `${consumer.stage}:${message.partition}-${message.offset}`,
     stage: consumer.stage,
     topic: consumer.topic,
     documentId: message.key,

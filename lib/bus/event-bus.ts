@@ -50,6 +50,8 @@ export interface BusMessage {
   headers: Record<string, string>;
   /** Position in the topic (per partition for Kafka); opaque to handlers. */
   offset: string;
+  /** Kafka's partition, with which the offset names one message; absent on the SQLite log, which has one. */
+  partition?: string;
   timestamp: Date;
   /**
    * False once this subscription no longer holds the message: its lease (SQLite) or partition

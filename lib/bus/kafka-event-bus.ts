@@ -74,6 +74,8 @@ const TOPIC_READY_TIMEOUT_MS = 30_000;
  * returns (the message keeps running) so other partitions' messages are fetched and handled.
  */
 const BATCH_SLICE_MS = 1_000;
+/** Tries of one peek, each with a group of its own. */
+const PEEK_ATTEMPTS = 3;
 
 /**
  * A send counts once every in-sync replica has it (kafkajs's default, which idempotence requires,
@@ -241,12 +243,51 @@ export class KafkaEventBus implements EventBus {
   }
 
   /**
-   * Not yet on Kafka: reading a topic without consuming it needs a throwaway consumer group per
-   * call (kafkajs has no group-less assign), which is not written yet. The status view says so.
+   * Reads the newest messages of each partition through a throwaway consumer group that never
+   * commits (kafkajs has no group-less assign) and is deleted afterwards, stopping at the partition
+   * ends measured first; the newest `limit` of them all, oldest first.
    */
-  async peek(topic: string): Promise<BusMessage[]> {
+  async peek(topic: string, limit: number): Promise<BusMessage[]> {
     this.assertOpen();
-    throw new FailedPreconditionError(`listing the messages of ${topic} is not supported on Kafka yet; its consumer lag is`);
+    validTopic(topic);
+    const wanted = Math.max(0, Math.floor(limit));
+    if (wanted === 0) return [];
+    const admin = await this.connectedAdmin();
+    // A dead-letter topic nobody needed yet may not exist: it holds nothing.
+    const known = await admin.listTopics().catch((error: unknown) => {
+      throw new UnavailableError("Kafka did not list its topics", { cause: error });
+    });
+    if (!known.includes(topic)) return [];
+    const offsets = await retryWhileRetriable(() => admin.fetchTopicOffsets(topic)).catch((error: unknown) => {
+      throw new UnavailableError(`Kafka did not give the offsets of ${topic}`, { cause: error });
+    });
+    // Per partition: [first offset to read, the end measured now]. More than one partition can hold
+    // the newest messages, so each gives up to `limit` and the merge keeps the newest.
+    const ranges = new Map<number, [bigint, bigint]>();
+    for (const { partition, low, high } of offsets) {
+      const end = BigInt(high);
+      const start = end - BigInt(wanted) > BigInt(low) ? end - BigInt(wanted) : BigInt(low);
+      if (start < end) ranges.set(partition, [start, end]);
+    }
+    if (ranges.size === 0) return [];
+    let messages: BusMessage[] | undefined;
+    // A new group's coordinator can be still loading ("not the correct coordinator"); a fresh group soon finds it.
+    for (let attempt = 1; messages === undefined; attempt++) {
+      const peek = new TopicPeek(this.kafka, topic, ranges, this.options.joinTimeoutMs);
+      try {
+        messages = await peek.read();
+      } catch (error) {
+        if (attempt >= PEEK_ATTEMPTS) throw error;
+        this.logger.warn({ err: error, topic, attempt }, "Kafka peek failed; trying again with a new group");
+      } finally {
+        await admin.deleteGroups([peek.groupId]).catch(() => {
+          // An empty group without offsets also expires by itself; a failed delete costs nothing more.
+        });
+      }
+    }
+    return messages
+      .sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime() || Number(BigInt(a.offset) - BigInt(b.offset)))
+      .slice(-wanted);
   }
 
   async close(options?: CloseOptions): Promise<void> {
@@ -536,7 +577,7 @@ class KafkaSubscription implements Subscription {
 
   /** Handles one message through retries and dead-lettering; false when close() cut the retries short. */
   private async handle(topic: string, partition: number, raw: KafkaMessage, heartbeat: () => Promise<void>, owned: () => boolean): Promise<boolean> {
-    const message = { ...toBusMessage(topic, raw), ...(this.latest ? {} : { owned }) };
+    const message = { ...toBusMessage(topic, partition, raw), ...(this.latest ? {} : { owned }) };
     // A slow handler or a long backoff must not cost the consumer its group membership.
     const beating = setInterval(() => heartbeat().catch(() => {}), this.heartbeatIntervalMs);
     let outcome;
@@ -567,6 +608,72 @@ class KafkaSubscription implements Subscription {
   }
 }
 
+/** One peek: a consumer of its own group that reads each partition's range and leaves, committing nothing. */
+class TopicPeek {
+  readonly groupId = `quarry.peek.${randomUUID()}`;
+  /** By partition and offset: the seek can make the consumer fetch a message twice. */
+  private readonly messages = new Map<string, BusMessage>();
+  /** Partitions not read to their end yet. */
+  private readonly open: Set<number>;
+  private finish!: () => void;
+  private readonly finished = new Promise<void>((resolve) => (this.finish = resolve));
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly topic: string,
+    private readonly ranges: Map<number, [bigint, bigint]>,
+    private readonly timeoutMs: number,
+  ) {
+    this.open = new Set(ranges.keys());
+  }
+
+  async read(): Promise<BusMessage[]> {
+    const consumer = this.kafka.consumer({ groupId: this.groupId, maxWaitTimeInMs: 100 });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [this.topic], fromBeginning: true });
+      const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
+      const crashed = new Promise<never>((_, reject) =>
+        consumer.on(consumer.events.CRASH, (event) => {
+          if (!event.payload.restart) reject(event.payload.error);
+        }),
+      );
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new UnavailableError(`Kafka did not deliver the newest messages of ${this.topic} within ${this.timeoutMs} ms`)), this.timeoutMs);
+      });
+      // Raced below, possibly after the race is decided: a late rejection is no unhandled one.
+      for (const settled of [crashed, timedOut]) settled.catch(() => {});
+      await consumer.run({ autoCommit: false, eachBatch: (payload) => this.take(payload) });
+      await Promise.race([joined, crashed, timedOut]);
+      for (const [partition, [start]] of this.ranges) consumer.seek({ topic: this.topic, partition, offset: start.toString() });
+      await Promise.race([this.finished, crashed, timedOut]);
+      return [...this.messages.values()];
+    } catch (error) {
+      throw error instanceof UnavailableError ? error : new UnavailableError(`Kafka could not read ${this.topic}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+      await consumer.disconnect().catch(() => {});
+    }
+  }
+
+  private async take({ batch }: EachBatchPayload): Promise<void> {
+    const range = this.ranges.get(batch.partition);
+    if (!range || !this.open.has(batch.partition)) return;
+    const [start, end] = range;
+    for (const raw of batch.messages) {
+      const offset = BigInt(raw.offset);
+      // Before the seek lands the consumer reads from the start; what came after the measured end is not asked for.
+      if (offset >= start && offset < end) this.messages.set(`${batch.partition}:${raw.offset}`, toBusMessage(this.topic, batch.partition, raw));
+    }
+    // lastOffset counts records a batch skips (transaction markers), so a partition ending in one still ends.
+    if (batch.messages.length > 0 && BigInt(batch.lastOffset()) >= end - 1n) {
+      this.open.delete(batch.partition);
+      if (this.open.size === 0) this.finish();
+    }
+  }
+}
+
 function partitionKey(topic: string, partition: number): string {
   return `${partition}:${topic}`;
 }
@@ -576,7 +683,7 @@ function splitPartitionKey(key: string): [string, number] {
   return [key.slice(colon + 1), Number(key.slice(0, colon))];
 }
 
-function toBusMessage(topic: string, raw: KafkaMessage): BusMessage {
+function toBusMessage(topic: string, partition: number, raw: KafkaMessage): BusMessage {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw.headers ?? {})) {
     if (value === undefined) continue;
@@ -589,6 +696,7 @@ function toBusMessage(topic: string, raw: KafkaMessage): BusMessage {
     value: new Uint8Array(value.buffer, value.byteOffset, value.byteLength),
     headers,
     offset: raw.offset,
+    partition: String(partition),
     timestamp: new Date(Number(raw.timestamp)),
   };
 }

@@ -23,6 +23,7 @@ import { retrieve, validateQuestion, type QueryEmbedding, type RetrievalDeps, ty
 import type { StageRun } from "./answering/turn-record.ts";
 import { turnProvenance } from "./conversation/turn-provenance.ts";
 import { correctionsMount, openWithCorrections } from "./retrieval/corrections-recall.ts";
+import { activeTraceId } from "../../lib/tracing/spans.ts";
 
 export interface ConversationPort {
   /** By id or name; NotFoundError when there is none. */
@@ -187,6 +188,7 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
     fusionRule: mounts ? FUSION_RULE : "one search over the named knowledge bases",
     correctionsBaseId: corrections?.id,
     options: retrievalExtras(scope, request.options),
+    traceId: activeTraceId(),
   };
   try {
     const events = answerChecked(

@@ -7,6 +7,7 @@
 import type { Chunk, ChunkingSettings, DocumentRecord, KnowledgeBase, SearchHit, SearchQuery } from "../../lib/domain.ts";
 import { checkKnowledgeBaseName } from "../../lib/catalog-ids.ts";
 import { FailedPreconditionError, InvalidInputError } from "../../lib/errors.ts";
+import { activeTraceId } from "../../lib/tracing/spans.ts";
 import type { Catalog, KnowledgeBaseUpdate, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "./catalog/catalog.ts";
 import { documentsMatching } from "./catalog/metadata-filter.ts";
 import type { ChunkPosition, SearchEngine } from "./search/search-engine.ts";
@@ -108,7 +109,9 @@ export class IndexOperations {
 
   async registerDocument(request: DocumentVersionRequest): Promise<RegisteredDocument> {
     const kb = await this.stores.catalog.getKnowledgeBase(request.knowledgeBaseId);
-    return this.stores.catalog.registerDocument({ ...request, knowledgeBaseId: kb.id });
+    // The registration runs inside the upload's trace (its RPC carries traceparent), which the version's ingestion continues.
+    const traceId = activeTraceId();
+    return this.stores.catalog.registerDocument({ ...request, knowledgeBaseId: kb.id, ...(traceId ? { traceId } : {}) });
   }
 
   getDocument(id: string): Promise<DocumentRecord> {

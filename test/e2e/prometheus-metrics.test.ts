@@ -4,44 +4,16 @@
 // counters and the RPC histograms moved by exactly that, and that the pipeline's backlog drained.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { accessSync, constants } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import net from "node:net";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { gatewayClient, type QuarryClient } from "../../client/gateway-client.ts";
 import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { describeWith } from "../support/engines.ts";
+import { freePort, prometheusBinary } from "../support/prometheus-process.ts";
 import { collectChat, upload } from "./e2e-helpers.ts";
-
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch {
-      // not in this folder
-    }
-  }
-  return undefined;
-}
-
-const prometheusBinary = {
-  value: process.env.QUARRY_PROMETHEUS_BIN ?? onPath("prometheus"),
-  requiredBy: "QUARRY_REQUIRE_ENGINES" as const,
-  missing: "the prometheus binary is not on PATH",
-  hint: "Install it with apt-get install -y prometheus (CI does, in .ci/run)",
-};
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describeWith(prometheusBinary, "Prometheus scraping an embedded Quarry", (binary) => {
   const key = `metrics-test-${randomBytes(12).toString("hex")}`;

@@ -3,21 +3,38 @@
 // the gateway through answer, embedder and index. The spans are read back from a real OTLP/HTTP
 // listener that the real exporter posts to (the Jaeger proof is the engine suite's, see
 // docs/OBSERVABILITY.md).
+import { execFile } from "node:child_process";
+import { resolve } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { spanAttribute, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../../lib/testing/otlp-receiver.ts";
 import { fixtureBytes } from "../fixtures/fixture-documents.ts";
 import { COMPANY_FACT } from "../fixtures/fixture-texts.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
-import { collectChat, lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
+import { lastUpdate, upload, watchAll } from "./e2e-helpers.ts";
 
+const run = promisify(execFile);
 const SERVER = 2;
+const BIN = resolve(process.cwd(), "bin/quarry.mjs");
+
+/** The CLI as a person runs it; its stdout, or a failure with its stderr. */
+async function quarryCli(args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, [BIN, ...args], { env: { ...process.env, QUARRY_API_KEY: "" } });
+  return stdout;
+}
 const CONSUMER = 5;
 
 describe("traces of embedded Quarry", () => {
   let receiver: OtlpReceiver;
   let quarry: EmbeddedQuarryFixture | undefined;
   let documentId = "";
+  /** What the document's status and the turn's provenance said, read before the stop. */
+  let documentTraceId = "";
+  let turnTraceId = "";
+  /** `quarry doc show` and `quarry turn show`, run against the traced Quarry. */
+  let docShown = "";
+  let turnShown = "";
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
@@ -27,7 +44,15 @@ describe("traces of embedded Quarry", () => {
     documentId = uploaded.document!.id;
     const log = await watchAll(quarry.client, [documentId]);
     expect(lastUpdate(log, documentId).status).toBe(DocumentStatus.READY);
-    await collectChat(quarry.client, { question: COMPANY_FACT.question, knowledgeBases: ["traced"] });
+    documentTraceId = (await quarry.client.getDocument({ documentId })).document!.traceId;
+    let turnId = "";
+    for await (const { event } of quarry.client.chat({ question: COMPANY_FACT.question, knowledgeBases: ["traced"] })) {
+      if (event?.event.case === "started") turnId = event.event.value.turnId;
+    }
+    expect(turnId, "the chat kept its turn").not.toBe("");
+    turnTraceId = (await quarry.client.getTurn({ turnId })).turn!.provenance!.traceId;
+    docShown = await quarryCli(["doc", "show", documentId, "--url", quarry.url]);
+    turnShown = await quarryCli(["turn", "show", turnId, "--url", quarry.url]);
     // Stopping flushes what the batch exporter still holds.
     await quarry.stop();
     quarry = undefined;
@@ -72,5 +97,21 @@ describe("traces of embedded Quarry", () => {
     expect(names).toContain("fusion");
     expect([...names].some((n) => n.endsWith(" lists") || n.endsWith(" list")), [...names].join(", ")).toBe(true);
     expect(trace.every((s) => s.traceId === root.traceId)).toBe(true);
+  });
+
+  it("puts the upload's trace id on the document's status and the chat's on the turn's provenance", () => {
+    const [upload] = rpcServer("quarry.gateway.v1.QuarryService/UploadDocument");
+    const [chat] = rpcServer("quarry.gateway.v1.QuarryService/Chat");
+    expect(documentTraceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(documentTraceId).toBe(upload.traceId);
+    expect(turnTraceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(turnTraceId).toBe(chat.traceId);
+  });
+
+  it("shows them in the CLI: `quarry doc show` and a turn's provenance (`quarry turn show`)", () => {
+    const [upload] = rpcServer("quarry.gateway.v1.QuarryService/UploadDocument");
+    const [chat] = rpcServer("quarry.gateway.v1.QuarryService/Chat");
+    expect(docShown).toContain(`ingestion trace: ${upload.traceId}\n`);
+    expect(turnShown).toContain(`trace: ${chat.traceId}\n`);
   });
 });

@@ -4,30 +4,19 @@
 // do, with its reason.
 import { useEffect, useState } from "react";
 import { ApiKeyRole } from "../../../gen/quarry/common/v1/api_key_pb.ts";
-import { quarry } from "./client.ts";
-import { sessionKey } from "./session-key.ts";
-
-const known = new Map<string, Promise<boolean>>();
-
-function ask(): Promise<boolean> {
-  return quarry.getCaller({}).then(
-    (caller) => caller.openAccess || caller.role === ApiKeyRole.EDITOR || caller.role === ApiKeyRole.ADMIN,
-    () => true,
-  );
-}
+import { currentCaller } from "./caller.ts";
 
 /** undefined until known; a key's role is the same on every base it may see. */
 export function useCanEdit(_knowledgeBase: string): boolean | undefined {
-  const key = sessionKey() ?? "";
+  const { caller } = currentCaller();
   const [canEdit, setCanEdit] = useState<boolean | undefined>(undefined);
   useEffect(() => {
     let current = true;
-    let answer = known.get(key);
-    if (!answer) known.set(key, (answer = ask()));
-    void answer.then((value) => current && setCanEdit(value));
+    void caller.then((c) => current && setCanEdit(!c || c.openAccess || c.role === ApiKeyRole.EDITOR || c.role === ApiKeyRole.ADMIN));
     return () => {
       current = false;
     };
-  }, [key]);
+    // The promise is the key's, made once, so it changes only with the key.
+  }, [caller]);
   return canEdit;
 }

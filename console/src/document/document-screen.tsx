@@ -7,6 +7,7 @@ import { offers, quarry } from "../api/client.ts";
 import { Crumbs } from "../components/crumbs.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
 import { queryTerms } from "../components/highlight.tsx";
+import { TraceLink, useTraceViewerUrl } from "../components/trace-link.tsx";
 import { formatCount, STATUS_LABELS } from "../format.ts";
 import { useDebounced } from "../preview/use-debounced.ts";
 import { DocumentSource } from "../sources/document-source.tsx";
@@ -19,6 +20,7 @@ export function DocumentScreen({ knowledgeBase, documentId }: { knowledgeBase: s
   const settled = useDebounced(query.trim(), 250);
   const opened = useLoad(() => quarry.listDocumentChunks({ documentId, query: settled }), [documentId, settled]);
   const doc = opened.data?.document;
+  const traceViewerUrl = useTraceViewerUrl();
   const chunks = opened.data?.chunks ?? [];
   const actions: ChunkActions = {
     edit: async (chunk, text) => {
@@ -46,6 +48,12 @@ export function DocumentScreen({ knowledgeBase, documentId }: { knowledgeBase: s
           <p className="muted">
             {STATUS_LABELS[doc.status]} · {formatCount(opened.data!.total)} chunks{counts && ` · ${counts}`}
             {!doc.enabled && " · document disabled"}
+            {doc.traceId && (
+              <>
+                {" · "}
+                <TraceLink traceId={doc.traceId} viewerUrl={traceViewerUrl} label="ingestion trace" />
+              </>
+            )}
           </p>
         )}
       </div>

@@ -5,6 +5,7 @@ import { QueryRewrite, type Turn } from "../../../gen/quarry/answer/v1/answer_pb
 import type { KnowledgeBase } from "../../../gen/quarry/common/v1/common_pb.ts";
 import { offers, quarry } from "../api/client.ts";
 import { ErrorNote } from "../components/error-note.tsx";
+import { TraceLink, useTraceViewerUrl } from "../components/trace-link.tsx";
 import { modeLabel, REWRITE_MODES } from "../retrieval-modes.ts";
 import { useLoad } from "../use-load.ts";
 import { CandidateLists, FusedTable } from "./candidates.tsx";
@@ -39,6 +40,7 @@ export function TurnProvenance({ turnId, children }: { turnId: string; children?
 
 function ProvenanceBody({ turn, bases }: { turn: Turn; bases: KnowledgeBase[] }) {
   const p = turn.provenance;
+  const traceViewerUrl = useTraceViewerUrl();
   if (!p) return <p className="muted">This turn was stored without its provenance.</p>;
   const baseName = (id: string) => bases.find((b) => b.id === id)?.name ?? (id || "all named bases");
   const s = p.retrieval;
@@ -82,6 +84,14 @@ function ProvenanceBody({ turn, bases }: { turn: Turn; bases: KnowledgeBase[] })
           <div>
             <dt>history</dt>
             <dd>{p.historyTurns} earlier turn(s)</dd>
+          </div>
+        )}
+        {p.traceId && (
+          <div>
+            <dt>trace</dt>
+            <dd data-testid="turn-trace">
+              <TraceLink traceId={p.traceId} viewerUrl={traceViewerUrl} label="open the turn's trace" />
+            </dd>
           </div>
         )}
       </dl>

@@ -7,6 +7,7 @@ import { quarry } from "../api/client.ts";
 import { describeError } from "../api/errors.ts";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
+import { TraceLink } from "../components/trace-link.tsx";
 import { useLoad } from "../use-load.ts";
 
 const REFRESH_MS = 5_000;
@@ -176,13 +177,7 @@ export function SystemScreen() {
 }
 
 function traceLink(s: GetSystemStatusResponse, traceId: string) {
-  if (!traceId) return "–";
-  if (!s.traceViewerUrl) return <code>{traceId}</code>;
-  return (
-    <a href={s.traceViewerUrl.replaceAll("{trace_id}", traceId)} target="_blank" rel="noreferrer">
-      trace
-    </a>
-  );
+  return traceId ? <TraceLink traceId={traceId} viewerUrl={s.traceViewerUrl} /> : "–";
 }
 
 function reasonOf(d: DeadLetter): string {

@@ -296,6 +296,27 @@ export function describeEventBusContract(name: string, factory: () => Promise<Ev
       await vi.waitFor(async () => expect(await total()).toBe(0), { timeout: DELIVERY_TIMEOUT_MS, interval: 50 });
     });
 
+    it("peeks at a topic's newest messages, oldest first, without consuming or committing any", { timeout: TEST_TIMEOUT_MS }, async () => {
+      const topic = unique("peek");
+      const group = unique("g");
+      await bus.ensureTopics([topic]);
+      expect(await bus.peek(topic, 10)).toEqual([]);
+      // Two keys, so on Kafka two partitions may hold the newest; apart in time, so the order is plain.
+      await publishValues(topic, ["b-0"], "b");
+      for (const value of numbered("a", 0, 5)) {
+        await sleep(5);
+        await publishValues(topic, [value], "a");
+      }
+      const newest = await bus.peek(topic, 3);
+      expect(newest.map((message) => text(message.value))).toEqual(["a-2", "a-3", "a-4"]);
+      expect(newest.every((message) => message.topic === topic && message.key === "a")).toBe(true);
+      expect((await bus.peek(topic, 10)).map((message) => text(message.value))).toEqual(["b-0", ...numbered("a", 0, 5)]);
+      expect((await bus.pending(group, topic)).reduce((sum, p) => sum + p.pending, 0)).toBe(6);
+      const seen = recorder();
+      await subscribe({ group, topics: [topic], handler: seen.handler });
+      await eventually(() => expect(seen.messages).toHaveLength(6));
+    });
+
     it("resumes a group after close without redelivering or losing messages", { timeout: TEST_TIMEOUT_MS }, async () => {
       const topic = unique("resume");
       const group = unique("g");

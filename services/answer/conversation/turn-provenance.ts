@@ -33,6 +33,8 @@ export interface ProvenanceInput {
   record?: TurnRecord;
   durationMs: number;
   error?: unknown;
+  /** The Chat call's trace; "" when tracing is off. */
+  traceId: string;
 }
 
 export function turnProvenance(input: ProvenanceInput): TurnProvenance {
@@ -48,6 +50,7 @@ export function turnProvenance(input: ProvenanceInput): TurnProvenance {
     rewrite: input.rewrite,
     rewriteNote: input.rewriteNote,
     historyTurns: input.historyTurns,
+    traceId: input.traceId,
     retrieval: {
       mode: modeToProto(settings.mode),
       topK: settings.topK,

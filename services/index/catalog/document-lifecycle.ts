@@ -43,6 +43,7 @@ export function pendingDocument(id: string, input: NewDocumentVersion, now: Date
     metadata: { ...input.metadata },
     createdAt: previous?.createdAt ?? now,
     updatedAt: now,
+    ...(input.traceId ? { traceId: input.traceId } : {}),
   };
 }
 

@@ -52,6 +52,8 @@ export interface DocumentSource {
   updated_at: number;
   /** Absent when the version's indexing touched no hand edits. */
   chunk_edits?: string;
+  /** Absent when tracing was off for the version's submission. */
+  trace_id?: string;
 }
 
 export interface Counts {
@@ -110,6 +112,7 @@ export const CATALOG_MAPPINGS: Record<string, unknown> = {
     created_at: { type: "long" },
     updated_at: { type: "long" },
     chunk_edits: { type: "text", index: false },
+    trace_id: { type: "keyword", index: false },
   },
 };
 
@@ -206,6 +209,7 @@ export function toDocument(source: DocumentSource): DocumentRecord {
     createdAt: new Date(source.created_at),
     updatedAt: new Date(source.updated_at),
     ...(source.chunk_edits ? { chunkEdits: source.chunk_edits } : {}),
+    ...(source.trace_id ? { traceId: source.trace_id } : {}),
   };
 }
 
@@ -229,5 +233,6 @@ export function toDocumentSource(document: DocumentRecord): DocumentSource {
     created_at: document.createdAt.getTime(),
     updated_at: document.updatedAt.getTime(),
     ...(document.chunkEdits ? { chunk_edits: document.chunkEdits } : {}),
+    ...(document.traceId ? { trace_id: document.traceId } : {}),
   };
 }

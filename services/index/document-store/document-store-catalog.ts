@@ -49,12 +49,16 @@ export interface DocumentStoreCatalogOptions {
   listPageSize?: number;
 }
 
+/** Document fields a catalog index made before them lacks in its strict mapping. */
+const LATER_DOCUMENT_FIELDS = ["chunk_edits", "trace_id"] as const;
+
 export class DocumentStoreCatalog implements Catalog {
   private readonly index: string;
   private readonly ensureIndex: () => Promise<void>;
   private closed = false;
   private modelChangeMapping: Promise<void> | undefined;
-  private chunkEditsMapping: Promise<void> | undefined;
+  /** Per field added to the mapping after catalogs existed: its putMapping, made once. */
+  private readonly laterFieldMappings = new Map<(typeof LATER_DOCUMENT_FIELDS)[number], Promise<void>>();
   private readonly isConflict = (error: unknown): boolean => this.store.errors.isResponseError(error, 409);
   /**
    * Refreshes of the catalog index, one at a time, each shared by every document write that asked
@@ -375,13 +379,18 @@ export class DocumentStoreCatalog implements Catalog {
    */
   private async saveDocument(document: DocumentRecord, read: VersionedSource<DocumentSource> | undefined, options: { refresh: boolean } = { refresh: true }): Promise<void> {
     const source = toDocumentSource(document);
-    // A catalog made before chunk edits gets the field the first time a document needs it.
-    if (source.chunk_edits) {
-      this.chunkEditsMapping ??= this.store.putMapping(this.index, { chunk_edits: CATALOG_MAPPINGS_PROPERTIES.chunk_edits }).catch((error: unknown) => {
-        this.chunkEditsMapping = undefined;
-        throw error;
-      });
-      await this.chunkEditsMapping;
+    // A catalog made before chunk edits (or trace ids) gets the field the first time a document needs it.
+    for (const field of LATER_DOCUMENT_FIELDS) {
+      if (source[field] === undefined) continue;
+      let added = this.laterFieldMappings.get(field);
+      if (!added) {
+        added = this.store.putMapping(this.index, { [field]: CATALOG_MAPPINGS_PROPERTIES[field] }).catch((error: unknown) => {
+          this.laterFieldMappings.delete(field);
+          throw error;
+        });
+        this.laterFieldMappings.set(field, added);
+      }
+      await added;
     }
     const id = documentRecordId(document.id);
     if (read) await this.store.put(this.index, id, source, { refresh: false, ifUnchanged: read });

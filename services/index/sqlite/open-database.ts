@@ -154,6 +154,13 @@ const MIGRATIONS: Migration[] = [
     // Keyword tables without contentless_delete, whose deletes shrink BM25's totals (space-tables.ts).
     run: rebuildKeywordTables,
   },
+  {
+    version: 7,
+    sql: `
+      -- The trace of the call that submitted the document's version (docs/OBSERVABILITY.md); '' untraced.
+      ALTER TABLE documents ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';
+    `,
+  },
 ];
 
 const VERSION_TABLE = "index_schema_version";

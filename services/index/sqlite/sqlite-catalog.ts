@@ -37,6 +37,7 @@ interface DocumentRow {
   token_count: number;
   error_message: string;
   chunk_edits: string;
+  trace_id: string;
   enabled: number;
   metadata: string;
   created_at: number;
@@ -237,14 +238,15 @@ export class SqliteCatalog implements Catalog {
     this.db
       .prepare(
         `INSERT INTO documents (id, knowledge_base_id, file_name, mime_type, size_bytes, content_hash, version, status, progress_percent,
-           chunk_count, token_count, error_message, enabled, metadata, created_at, updated_at, chunk_edits)
+           chunk_count, token_count, error_message, enabled, metadata, created_at, updated_at, chunk_edits, trace_id)
          VALUES (@id, @knowledgeBaseId, @fileName, @mimeType, @sizeBytes, @contentHash, @version, @status, @progressPercent,
-           @chunkCount, @tokenCount, @errorMessage, @enabled, @metadata, @createdAt, @updatedAt, @chunkEdits)
+           @chunkCount, @tokenCount, @errorMessage, @enabled, @metadata, @createdAt, @updatedAt, @chunkEdits, @traceId)
          ON CONFLICT (id) DO UPDATE SET
            mime_type = excluded.mime_type, size_bytes = excluded.size_bytes, content_hash = excluded.content_hash,
            version = excluded.version, status = excluded.status, progress_percent = excluded.progress_percent,
            chunk_count = excluded.chunk_count, token_count = excluded.token_count, error_message = excluded.error_message,
-           enabled = excluded.enabled, metadata = excluded.metadata, updated_at = excluded.updated_at, chunk_edits = excluded.chunk_edits`,
+           enabled = excluded.enabled, metadata = excluded.metadata, updated_at = excluded.updated_at, chunk_edits = excluded.chunk_edits,
+           trace_id = excluded.trace_id`,
       )
       .run({
         ...document,
@@ -253,6 +255,7 @@ export class SqliteCatalog implements Catalog {
         createdAt: document.createdAt.getTime(),
         updatedAt: document.updatedAt.getTime(),
         chunkEdits: document.chunkEdits ?? "",
+        traceId: document.traceId ?? "",
       });
   }
 }
@@ -298,5 +301,6 @@ function toDocument(row: DocumentRow): DocumentRecord {
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
     ...(row.chunk_edits ? { chunkEdits: row.chunk_edits } : {}),
+    ...(row.trace_id ? { traceId: row.trace_id } : {}),
   };
 }

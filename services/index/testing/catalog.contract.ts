@@ -401,6 +401,21 @@ export function describeCatalogContract(name: string, factory: () => Promise<Cat
         expect((await catalog.getDocument(document.id)).chunkEdits).toBeUndefined();
       });
 
+      it("keeps the trace id a version was submitted in through its progress, and a new version's own (or none)", async () => {
+        const kb = await catalog.createKnowledgeBase(newKnowledgeBase());
+        const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+        const input = { ...newVersion(kb.id), traceId };
+        const { document } = await catalog.registerDocument(input);
+        expect(document.traceId).toBe(traceId);
+        await catalog.applyProgress(progress(document.id, kb.id, input.version, "ready", { chunkCount: 3 }));
+        expect((await catalog.getDocument(document.id)).traceId).toBe(traceId);
+        expect((await catalog.listDocuments(kb.id)).find((d) => d.id === document.id)?.traceId).toBe(traceId);
+        const { traceId: _, ...plain } = input;
+        const untraced = await catalog.registerDocument({ ...plain, contentHash: "v2", version: input.version + 1 });
+        expect(untraced.document.traceId).toBeUndefined();
+        expect((await catalog.getDocument(document.id)).traceId).toBeUndefined();
+      });
+
       it("ignores progress for an older version and for unknown documents", async () => {
         const kb = await catalog.createKnowledgeBase(newKnowledgeBase());
         const input = newVersion(kb.id);
