@@ -48,7 +48,7 @@ export interface IngestBenchReport {
   pipelineOverRaw: number;
   /** pipeline chunks/s ÷ raw chunks/s embedding one document per call (no cross-document batching). */
   pipelineOverRawPerDocument: number;
-  /** budgetMiB: what an embedded server may hold ingesting ordinary documents (docs/BENCHMARKS.md, Memory). */
+  /** budgetMiB: what an embedded server may hold ingesting ordinary documents (docs/benchmarks/memory.md). */
   memory: { pipeline: MemoryPeak; afterRaw: MemoryPeak; budgetMiB: number };
 }
 

@@ -110,7 +110,7 @@ export class OnnxEmbedder implements Embedder {
       extra: { session: { intra_op: { allow_spinning: "0" } } },
       // The memory pattern plans (and keeps) a block per input shape, and padded batches come in
       // many shapes: with it the embedded server sat at 1.5 GB; without it 0.5 GB at the same CPU
-      // time (docs/BENCHMARKS.md). The arena stays: without it every pass maps fresh pages, +50% CPU.
+      // time (docs/benchmarks/memory.md). The arena stays: without it every pass maps fresh pages, +50% CPU.
       enableMemPattern: false,
     });
     return new OnnxEmbedder(session, tokenizer, manifest, Math.max(1, options.batchSize ?? 32), Math.max(1, options.maxBatchTokens ?? 2048), options.readWhole ?? WHOLE_BY_DEFAULT);

@@ -1,6 +1,6 @@
 // The approximate kNN list of the embedded store: one usearch HNSW index per chunk-vector table (a
 // knowledge base under one embedding model), beside the SQLite file, chosen by `quarry bench ann`
-// (docs/BENCHMARKS.md: the only candidate with its linux-x64 binary in the npm tarball, the fastest
+// (docs/benchmarks/ann.md: the only candidate with its linux-x64 binary in the npm tarball, the fastest
 // build and a file it can save, load and memory-map).
 //
 // SQLite stays the truth. Every write to a chunk-vector table also appends (table, rowid) to
