@@ -6,7 +6,7 @@
 // shadow and leaves the old model in place, and the base's model_change says why.
 //
 // This is a stage of its own in the index, not a detour through chunks.created → embedder →
-// chunks.embedded (docs/ARCHITECTURE.md says why). Writes that arrive meanwhile go through
+// chunks.embedded (docs/architecture/models-and-documents.md says why). Writes that arrive meanwhile go through
 // storeDocumentChunks and the locked engine of guard(): a document indexed during the change is
 // stored live with the old model's vectors (searches use those) and loses its shadow vectors, so
 // the change embeds it again before it switches; chunks that arrive after the switch still carrying
