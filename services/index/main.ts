@@ -8,7 +8,7 @@ import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts"
 import type { ApiKeyStore } from "./keys/api-key-store.ts";
 import { ApiKeyRegistry } from "./keys/api-key-registry.ts";
 import { AssistantRegistry } from "./assistants/assistant-registry.ts";
-import type { AnswerStores } from "./document-store/answer-stores.ts";
+import type { RecordStores } from "./document-store/record-stores.ts";
 import { ConversationRegistry } from "./conversations/conversation-registry.ts";
 import type { Catalog } from "./catalog/catalog.ts";
 import { indexConfig } from "./config.ts";
@@ -27,7 +27,7 @@ import { startIndexWorkers } from "./worker.ts";
 import { StagePayloads, stageInlineMaxBytes } from "../../lib/pipeline/stage-payloads.ts";
 import { ChunkEdits } from "./catalog/chunk-edits.ts";
 
-export async function openStores(env: Env, logger?: Logger): Promise<{ catalog: Catalog; engine: SearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> } & AnswerStores> {
+export async function openStores(env: Env, logger?: Logger): Promise<{ catalog: Catalog; engine: SearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> } & RecordStores> {
   const config = indexConfig(env);
   if (config.backend === "sqlite") {
     mkdirSync(dirname(config.file), { recursive: true });

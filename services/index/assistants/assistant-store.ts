@@ -5,8 +5,6 @@
 // testing/conversation-store.contract.ts.
 import type { JsonObject } from "../../../lib/domain.ts";
 
-export type { JsonObject };
-
 export interface StoredAssistant {
   id: string;
   name: string;

@@ -4,7 +4,8 @@
 // The configuration is an object the engine keeps in _source without indexing (enabled: false).
 import { createHash } from "node:crypto";
 import { NotFoundError } from "../../../lib/errors.ts";
-import type { AssistantStore, JsonObject, StoredAssistant } from "../assistants/assistant-store.ts";
+import type { AssistantStore, StoredAssistant } from "../assistants/assistant-store.ts";
+import type { JsonObject } from "../../../lib/domain.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import { deleteRecord, findRecord, type DocumentStorePort } from "./document-store-port.ts";
 import { recordMappings, RecordStore } from "./record-index.ts";

@@ -4,7 +4,7 @@
 // with a conditional write (retried when another turn got there first), so concurrent turns never
 // share a number. A turn's document is kept in _source without being indexed (enabled: false).
 import { NotFoundError, UnavailableError } from "../../../lib/errors.ts";
-import type { JsonObject } from "../assistants/assistant-store.ts";
+import type { JsonObject } from "../../../lib/domain.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import type { ConversationStore, StoredConversation, StoredTurn } from "../conversations/conversation-store.ts";
 import { findRecord, type DocumentStorePort } from "./document-store-port.ts";

@@ -5,7 +5,7 @@
 // back a page at a time (search_after), so a source may hold more items than one search returns.
 import { createHash } from "node:crypto";
 import { NotFoundError } from "../../../lib/errors.ts";
-import type { JsonObject } from "../assistants/assistant-store.ts";
+import type { JsonObject } from "../../../lib/domain.ts";
 import type { SourceStore, StoredSource, StoredSourceItem } from "../sources/source-store.ts";
 import { MAX_LISTED } from "./catalog-documents.ts";
 import { deleteRecord, findRecord, type DocumentStorePort } from "./document-store-port.ts";

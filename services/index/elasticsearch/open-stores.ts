@@ -4,7 +4,7 @@
 import { Client } from "@elastic/elasticsearch";
 import type { ApiKeyStore } from "../keys/api-key-store.ts";
 import type { Catalog } from "../catalog/catalog.ts";
-import { documentStoreAnswerStores, type AnswerStores } from "../document-store/answer-stores.ts";
+import { documentStoreRecordStores, type RecordStores } from "../document-store/record-stores.ts";
 import { DocumentStoreApiKeyStore } from "../document-store/document-store-api-key-store.ts";
 import { ElasticsearchDocumentStore } from "./elasticsearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";
@@ -15,7 +15,7 @@ import { ElasticsearchSearchEngine } from "./elasticsearch-search-engine.ts";
 
 export type ElasticsearchIndexConfig = Extract<IndexConfig, { backend: "elasticsearch" }>;
 
-export async function openElasticsearchStores(config: ElasticsearchIndexConfig): Promise<{ catalog: Catalog; engine: SearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> } & AnswerStores> {
+export async function openElasticsearchStores(config: ElasticsearchIndexConfig): Promise<{ catalog: Catalog; engine: SearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> } & RecordStores> {
   const client = new Client(elasticsearchClientOptions(config.connection ?? { url: config.url }));
   const engine = new ElasticsearchSearchEngine(client, { indexPrefix: `${config.indexPrefix}-chunks-`, ...config.indices });
   const catalog = new ElasticsearchCatalog(client, { index: `${config.indexPrefix}-catalog`, replicas: config.indices?.replicas });
@@ -23,7 +23,7 @@ export async function openElasticsearchStores(config: ElasticsearchIndexConfig):
     catalog,
     engine,
     apiKeys: new DocumentStoreApiKeyStore(new ElasticsearchDocumentStore(client), `${config.indexPrefix}-api-keys`, config.indices?.replicas),
-    ...documentStoreAnswerStores(new ElasticsearchDocumentStore(client), config.indexPrefix, config.indices?.replicas),
+    ...documentStoreRecordStores(new ElasticsearchDocumentStore(client), config.indexPrefix, config.indices?.replicas),
     async close() {
       await engine.close();
       await catalog.close();

@@ -6,7 +6,7 @@
 import { Client } from "@opensearch-project/opensearch";
 import type { ApiKeyStore } from "../keys/api-key-store.ts";
 import type { Catalog } from "../catalog/catalog.ts";
-import { documentStoreAnswerStores, type AnswerStores } from "../document-store/answer-stores.ts";
+import { documentStoreRecordStores, type RecordStores } from "../document-store/record-stores.ts";
 import { DocumentStoreApiKeyStore } from "../document-store/document-store-api-key-store.ts";
 import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
 import type { IndexConfig } from "../config.ts";
@@ -20,7 +20,7 @@ export type OpenSearchIndexConfig = Extract<IndexConfig, { backend: "opensearch"
 
 export async function openOpenSearchStores(
   config: OpenSearchIndexConfig,
-): Promise<{ catalog: Catalog; engine: OpenSearchSearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> } & AnswerStores> {
+): Promise<{ catalog: Catalog; engine: OpenSearchSearchEngine; apiKeys: ApiKeyStore; close(): Promise<void> } & RecordStores> {
   const client = new Client(openSearchClientOptions(config.connection ?? { url: config.url }));
   try {
     const native = await resolveNativeHybrid(config.nativeHybrid, config.fusion, async () => {
@@ -41,7 +41,7 @@ export async function openOpenSearchStores(
       catalog,
       engine,
       apiKeys: new DocumentStoreApiKeyStore(new OpenSearchDocumentStore(client), `${config.indexPrefix}-api-keys`, config.indices?.replicas),
-      ...documentStoreAnswerStores(new OpenSearchDocumentStore(client), config.indexPrefix, config.indices?.replicas),
+      ...documentStoreRecordStores(new OpenSearchDocumentStore(client), config.indexPrefix, config.indices?.replicas),
       async close() {
         await engine.close();
         await catalog.close();

@@ -1,12 +1,12 @@
 import { describeWithEngine } from "../../../test/support/engines.ts";
-import { describeAnswerStoresContract } from "../testing/conversation-store.contract.ts";
+import { describeRecordStoresContract } from "../testing/conversation-store.contract.ts";
 import { DocumentStoreAssistantStore } from "../document-store/document-store-assistant-store.ts";
 import { DocumentStoreConversationStore } from "../document-store/document-store-conversation-store.ts";
 import { OpenSearchDocumentStore } from "./opensearch-document-store.ts";
 import { openSearchTestSpace } from "../testing/opensearch-test-support.ts";
 
 describeWithEngine("OPENSEARCH_URL", "assistant and conversation stores on OpenSearch", (url) => {
-  describeAnswerStoresContract("OpenSearch", async () => {
+  describeRecordStoresContract("OpenSearch", async () => {
     const space = openSearchTestSpace(url);
     const store = new OpenSearchDocumentStore(space.client);
     return {

@@ -5,7 +5,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { SourceSchema, type Source } from "../../../gen/quarry/common/v1/source_pb.ts";
 import type { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
 import { InvalidInputError } from "../../../lib/errors.ts";
-import type { JsonObject } from "../assistants/assistant-store.ts";
+import type { JsonObject } from "../../../lib/domain.ts";
 import type { Catalog } from "../catalog/catalog.ts";
 import type { SourceStore, StoredSource } from "./source-store.ts";
 

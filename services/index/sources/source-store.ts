@@ -3,7 +3,7 @@
 // and its name (unique in the base); the rest (kind, settings, tags, last sync) is a JSON document
 // kept as given, like an assistant's. Each source's cursor is one record per item.
 // Implementations run testing/source-store.contract.ts.
-import type { JsonObject } from "../assistants/assistant-store.ts";
+import type { JsonObject } from "../../../lib/domain.ts";
 
 export interface StoredSource {
   id: string;

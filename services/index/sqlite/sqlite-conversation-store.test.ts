@@ -1,9 +1,9 @@
-import { describeAnswerStoresContract } from "../testing/conversation-store.contract.ts";
+import { describeRecordStoresContract } from "../testing/conversation-store.contract.ts";
 import { SqliteAssistantStore } from "./sqlite-assistant-store.ts";
 import { SqliteConversationStore } from "./sqlite-conversation-store.ts";
 import { openTestDatabase } from "../testing/sqlite-test-database.ts";
 
-describeAnswerStoresContract("SQLite", async () => {
+describeRecordStoresContract("SQLite", async () => {
   const { db, cleanup } = openTestDatabase();
   return { assistants: new SqliteAssistantStore(db), conversations: new SqliteConversationStore(db), cleanup };
 });

@@ -6,7 +6,7 @@ import { AlreadyExistsError, NotFoundError } from "../../../lib/errors.ts";
 import type { AssistantStore, StoredAssistant } from "../assistants/assistant-store.ts";
 import type { ConversationStore, StoredConversation } from "../conversations/conversation-store.ts";
 
-export interface AnswerStoresFixture {
+export interface RecordStoresFixture {
   assistants: AssistantStore;
   conversations: ConversationStore;
   cleanup(): Promise<void>;
@@ -34,9 +34,9 @@ function conversation(overrides: Partial<Omit<StoredConversation, "turnCount">> 
 
 const turnId = () => `tn_${randomUUID().replaceAll("-", "").slice(0, 16)}`;
 
-export function describeAnswerStoresContract(name: string, factory: () => Promise<AnswerStoresFixture>): void {
+export function describeRecordStoresContract(name: string, factory: () => Promise<RecordStoresFixture>): void {
   describe(`AssistantStore and ConversationStore contract: ${name}`, () => {
-    let fixture: AnswerStoresFixture;
+    let fixture: RecordStoresFixture;
     beforeAll(async () => {
       fixture = await factory();
     });
