@@ -5,7 +5,6 @@
 // reads back through Prometheus' query API that every process is up, that each stage's handled
 // counter on its own process moved by exactly two, that the gateway's UploadDocument histogram did,
 // and that the pipeline's consumer lag on Kafka drained to zero.
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -19,7 +18,7 @@ import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.
 import { lastUpdate, upload, watchAll } from "../e2e/e2e-helpers.ts";
 import { SERVICE_NAMES, startDistributedQuarry, type DistributedQuarry } from "../support/distributed-quarry.ts";
 import { describeWith } from "../support/engines.ts";
-import { freePort, prometheusBinary } from "../support/prometheus-process.ts";
+import { freePort, prometheusBinary, startPrometheus, type RunningPrometheus } from "../support/prometheus-process.ts";
 import { describeWithAllEngines } from "./engines-all.ts";
 
 const STAGES = ["parser", "chunker", "embedder", "index"] as const;
@@ -31,10 +30,9 @@ describeWithAllEngines("Prometheus scraping distributed Quarry", (engines) =>
     let stub: OpenAiStub;
     let quarry: DistributedQuarry;
     let client: QuarryClient;
-    let prometheus: ChildProcess;
+    let prometheus: RunningPrometheus;
     let promUrl = "";
     let dir = "";
-    let output = "";
 
     /** One number from an instant query (one that matches nothing reads as 0). */
     const query = async (promql: string): Promise<number> => {
@@ -67,19 +65,11 @@ describeWithAllEngines("Prometheus scraping distributed Quarry", (engines) =>
       await writeFile(join(dir, "quarry-internal-token"), token);
       const port = await freePort();
       promUrl = `http://127.0.0.1:${port}`;
-      prometheus = spawn(binary, [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`], {
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      prometheus.stdout!.on("data", (d) => (output += d));
-      prometheus.stderr!.on("data", (d) => (output += d));
+      prometheus = startPrometheus(binary, dir, port);
     }, 300_000);
 
     afterAll(async () => {
-      if (prometheus && prometheus.exitCode === null) {
-        const exited = new Promise((done) => prometheus.once("exit", done));
-        prometheus.kill("SIGTERM");
-        await exited;
-      }
+      await prometheus?.stop();
       await quarry?.stop();
       await stub?.close();
       if (dir) await rm(dir, { recursive: true, force: true });
@@ -88,7 +78,7 @@ describeWithAllEngines("Prometheus scraping distributed Quarry", (engines) =>
     it("scrapes every process, and the stage counters, the RPC histogram and the consumer lag move by what the test did", async () => {
       // Every target scraped with its credentials (a refused scrape reads as up 0).
       for (const name of SERVICE_NAMES) {
-        await expect.poll(() => query(`up{quarry_process="${name}"}`), { timeout: 90_000, interval: 500, message: `${name} up\n${output.slice(-2000)}` }).toBe(1);
+        await expect.poll(() => query(`up{quarry_process="${name}"}`), { timeout: 90_000, interval: 500, message: `${name} up\n${prometheus.output().slice(-2000)}` }).toBe(1);
       }
       const handled = (stage: string) => `quarry_stage_events_total{quarry_process="${stage}",stage="${stage}",outcome="handled"}`;
       const uploads = `quarry_rpc_server_duration_seconds_count{quarry_process="gateway",service="quarry.gateway.v1.QuarryService",method="UploadDocument",code="ok"}`;

@@ -2,7 +2,6 @@
 // scrapes an embedded Quarry's /metrics with an admin key as its bearer token; the test uploads two
 // documents, searches and asks, and reads back through Prometheus' query API that the stage
 // counters and the RPC histograms moved by exactly that, and that the pipeline's backlog drained.
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,17 +11,16 @@ import { gatewayClient, type QuarryClient } from "../../client/gateway-client.ts
 import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { describeWith } from "../support/engines.ts";
-import { freePort, prometheusBinary } from "../support/prometheus-process.ts";
+import { freePort, prometheusBinary, startPrometheus, type RunningPrometheus } from "../support/prometheus-process.ts";
 import { collectChat, upload } from "./e2e-helpers.ts";
 
 describeWith(prometheusBinary, "Prometheus scraping an embedded Quarry", (binary) => {
   const key = `metrics-test-${randomBytes(12).toString("hex")}`;
   let quarry: EmbeddedQuarryFixture;
   let client: QuarryClient;
-  let prometheus: ChildProcess;
+  let prometheus: RunningPrometheus;
   let promUrl: string;
   let dir: string;
-  let output = "";
 
   /** One number from an instant query (a query that matches nothing reads as 0). */
   const query = async (promql: string): Promise<number> => {
@@ -52,19 +50,11 @@ describeWith(prometheusBinary, "Prometheus scraping an embedded Quarry", (binary
         "",
       ].join("\n"),
     );
-    prometheus = spawn(binary, [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    prometheus.stdout!.on("data", (d) => (output += d));
-    prometheus.stderr!.on("data", (d) => (output += d));
+    prometheus = startPrometheus(binary, dir, port);
   }, 180_000);
 
   afterAll(async () => {
-    if (prometheus && prometheus.exitCode === null) {
-      const exited = new Promise((resolve) => prometheus.once("exit", resolve));
-      prometheus.kill("SIGTERM");
-      await exited;
-    }
+    await prometheus?.stop();
     await quarry?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -72,7 +62,7 @@ describeWith(prometheusBinary, "Prometheus scraping an embedded Quarry", (binary
   it("sees the stage counters, the backlog and the RPC histograms move by what the test did", async () => {
     // Prometheus up, and one scrape of the Quarry done (with the key: a refused scrape reads as up 0).
     const up = () => fetch(`${promUrl}/api/v1/query?query=up`).then((r) => r.json(), () => undefined) as Promise<{ data?: { result?: { value: [number, string] }[] } } | undefined>;
-    await expect.poll(async () => (await up())?.data?.result?.[0]?.value[1], { timeout: 60_000, interval: 250, message: output }).toBe("1");
+    await expect.poll(async () => (await up())?.data?.result?.[0]?.value[1], { timeout: 60_000, interval: 250, message: prometheus.output() }).toBe("1");
     const stages = ["parser", "chunker", "embedder", "index"];
     const handled = (stage: string) => `quarry_stage_events_total{stage="${stage}",outcome="handled"}`;
     const rpcs = (method: string) => `quarry_rpc_server_duration_seconds_count{service="quarry.gateway.v1.QuarryService",method="${method}",code="ok"}`;
