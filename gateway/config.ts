@@ -1,5 +1,6 @@
 import { ConfigError, integer, optional, servicePort, type Env } from "../lib/config.ts";
 import type { UploadLimits } from "./upload.ts";
+import { DEFAULT_STAGE_INLINE_MAX_BYTES } from "../lib/pipeline/stage-payloads.ts";
 
 export interface GatewayConfig {
   port: number;
@@ -25,8 +26,10 @@ export function gatewayConfig(env: Env): GatewayConfig {
     host: optional(env, "QUARRY_HOST") ?? "127.0.0.1",
     limits: {
       maxUploadBytes: integer(env, "QUARRY_MAX_UPLOAD_BYTES", 50 * 1024 * 1024),
-      // Kafka's default message limit is 1 MiB; the SQLite log has no such limit.
-      inlineMaxBytes: integer(env, "QUARRY_INLINE_MAX_BYTES", kafka ? 512 * 1024 : 64 * 1024 * 1024),
+      // Kafka's default message limit is 1 MiB. The SQLite log has no such limit, but a large event is
+      // copied and decoded on the main thread by every stage that reads it (docs/benchmarks/stall.md),
+      // so it takes the stage outputs' threshold: above it the bytes travel by reference.
+      inlineMaxBytes: integer(env, "QUARRY_INLINE_MAX_BYTES", kafka ? 512 * 1024 : DEFAULT_STAGE_INLINE_MAX_BYTES),
     },
     // No cross-origin access unless origins are listed: a page a user visits must not drive a local Quarry.
     corsOrigins: (optional(env, "QUARRY_CORS_ORIGINS") ?? "").split(",").map((o) => o.trim()).filter(Boolean),
