@@ -14,6 +14,8 @@ import {
   type Span,
 } from "@opentelemetry/api";
 
+import { stepRecorder, type RecordedStep } from "./thread-steps.ts";
+
 export { SpanKind, type Attributes, type Context, type Span };
 
 let on = false;
@@ -40,7 +42,20 @@ export function failSpan(span: Span, error: unknown): void {
  * ending it when the work settles and marking it failed when the work throws.
  */
 export async function inSpan<T>(name: string, attributes: Attributes, work: (span: Span | undefined) => Promise<T>): Promise<T> {
-  if (!on) return work(undefined);
+  if (!on) {
+    const steps = stepRecorder();
+    if (!steps) return work(undefined);
+    const startMs = Date.now();
+    let failed: string | undefined;
+    try {
+      return await work(undefined);
+    } catch (error) {
+      failed = (error as Error).message;
+      throw error;
+    } finally {
+      steps.push({ name, attributes, startMs, endMs: Date.now(), ...(failed === undefined ? {} : { failed }) });
+    }
+  }
   return tracer().startActiveSpan(name, { attributes }, async (span) => {
     try {
       return await work(span);
@@ -69,7 +84,20 @@ export function startStep(name: string, attributes: Attributes): (error?: unknow
 
 /** inSpan for synchronous work (fusion, a sort): the same span, without a promise. */
 export function inSpanSync<T>(name: string, attributes: Attributes, work: () => T): T {
-  if (!on) return work();
+  if (!on) {
+    const steps = stepRecorder();
+    if (!steps) return work();
+    const startMs = Date.now();
+    let failed: string | undefined;
+    try {
+      return work();
+    } catch (error) {
+      failed = (error as Error).message;
+      throw error;
+    } finally {
+      steps.push({ name, attributes, startMs, endMs: Date.now(), ...(failed === undefined ? {} : { failed }) });
+    }
+  }
   return tracer().startActiveSpan(name, { attributes }, (span) => {
     try {
       return work();
@@ -129,5 +157,19 @@ export async function* iterateInContext<T>(ctx: Context, source: AsyncIterable<T
     }
   } finally {
     await context.with(ctx, async () => iterator.return?.());
+  }
+}
+
+/**
+ * Replays the steps a worker thread recorded (thread-steps.ts) as finished spans under the active
+ * span; nothing when tracing is off. Nesting is not kept: the steps become siblings under the caller's
+ * span (those that run there — a search's lists and its fusion — are siblings anyway).
+ */
+export function replaySteps(steps: readonly RecordedStep[] | undefined): void {
+  if (!steps || !on) return;
+  for (const step of steps) {
+    const span = tracer().startSpan(step.name, { attributes: step.attributes, startTime: step.startMs });
+    if (step.failed !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: step.failed });
+    span.end(step.endMs);
   }
 }

@@ -2,6 +2,7 @@
 // SqliteSearchEngine on it in the reader role, answering the engine's read calls. Errors come back
 // by name and message (errorFromThread rebuilds them), since structured clone keeps no class.
 import { QuarryError } from "../../../lib/errors.ts";
+import { recordSteps } from "../../../lib/tracing/thread-steps.ts";
 import type { ApproximateKnnOptions } from "./approximate-knn.ts";
 import { openReadOnlyDatabase } from "./open-database.ts";
 import { SqliteSearchEngine } from "./sqlite-search-engine.ts";
@@ -16,6 +17,12 @@ function engineFor(file: string, vectorIndex: ApproximateKnnOptions): SqliteSear
 }
 
 export default async function read(task: ReadTask): Promise<ReadResult> {
+  if (!task.traced) return answer(task);
+  const { value, steps } = await recordSteps(() => answer(task));
+  return { ...value, steps };
+}
+
+async function answer(task: ReadTask): Promise<ReadResult> {
   try {
     const engine = engineFor(task.file, task.vectorIndex);
     switch (task.method) {

@@ -8,6 +8,8 @@
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { errorFromThread, UnavailableError } from "../../../lib/errors.ts";
+import { replaySteps, tracingOn } from "../../../lib/tracing/spans.ts";
+import type { RecordedStep } from "../../../lib/tracing/thread-steps.ts";
 import type { Chunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import type { ChunkFind, ChunkFindRequest } from "../search/chunk-text-find.ts";
 import type { ChunkPosition } from "../search/search-engine.ts";
@@ -20,11 +22,11 @@ export type ReadCall =
   | { method: "getChunksAt"; positions: ChunkPosition[] }
   | { method: "findChunks"; request: ChunkFindRequest };
 
-export type ReadTask = ReadCall & { file: string; vectorIndex: ApproximateKnnOptions };
+export type ReadTask = ReadCall & { file: string; vectorIndex: ApproximateKnnOptions; /** Record the read's steps for the caller's trace. */ traced: boolean };
 
 export type ReadValue = SearchHit[] | Chunk[] | ChunkFind;
 
-export type ReadResult = { value: ReadValue } | { error: { name: string; message: string } };
+export type ReadResult = ({ value: ReadValue } | { error: { name: string; message: string } }) & { steps?: RecordedStep[] };
 
 
 export interface ReadThreadsOptions {
@@ -59,11 +61,12 @@ export class SqliteReadThreads {
   async read<V extends ReadValue>(call: ReadCall): Promise<V> {
     let result: ReadResult;
     try {
-      result = await this.#pool.run({ ...call, file: this.#file, vectorIndex: this.#vectorIndex });
+      result = await this.#pool.run({ ...call, file: this.#file, vectorIndex: this.#vectorIndex, traced: tracingOn() });
     } catch (error) {
       // The pool closed, or the thread could not start or died (its module failed to load).
       throw new UnavailableError(`the index's read thread failed: ${(error as Error).message}`);
     }
+    replaySteps(result.steps);
     if ("error" in result) throw errorFromThread(result.error);
     return result.value as V;
   }
