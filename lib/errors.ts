@@ -59,7 +59,7 @@ export class UnauthenticatedError extends QuarryError {}
 /** The caller is known, but its role or its knowledge bases do not allow this call. */
 export class PermissionDeniedError extends QuarryError {}
 
-const ERRORS_BY_NAME: Record<string, new (message: string) => QuarryError> = {
+const ERRORS_BY_NAME: Record<string, new (message: string, options?: { reason?: string }) => QuarryError> = {
   InvalidInputError,
   NotFoundError,
   AlreadyExistsError,
@@ -74,6 +74,7 @@ const ERRORS_BY_NAME: Record<string, new (message: string) => QuarryError> = {
  * The typed error a worker thread reported by name and message (structured clone keeps neither a
  * class nor a custom name); an unknown name is the input's fault, as a thread only runs on input.
  */
-export function errorFromThread(reported: { name: string; message: string }): QuarryError {
-  return new (ERRORS_BY_NAME[reported.name] ?? InvalidInputError)(reported.message);
+export function errorFromThread(reported: { name: string; message: string; reason?: string }): QuarryError {
+  // The reason travels too: a caller decides by it (a stale query vector is retried, say).
+  return new (ERRORS_BY_NAME[reported.name] ?? InvalidInputError)(reported.message, reported.reason ? { reason: reported.reason } : undefined);
 }

@@ -38,6 +38,7 @@ async function answer(task: ReadTask): Promise<ReadResult> {
   } catch (error) {
     // A domain error keeps its kind; anything else (a bug) is reported as the backend failing.
     const kind = error instanceof QuarryError ? error.name : "UnavailableError";
-    return { error: { name: kind, message: (error as Error).message } };
+    const reason = error instanceof QuarryError ? error.reason : undefined;
+    return { error: { name: kind, message: (error as Error).message, ...(reason ? { reason } : {}) } };
   }
 }

@@ -26,7 +26,7 @@ export type ReadTask = ReadCall & { file: string; vectorIndex: ApproximateKnnOpt
 
 export type ReadValue = SearchHit[] | Chunk[] | ChunkFind;
 
-export type ReadResult = ({ value: ReadValue } | { error: { name: string; message: string } }) & { steps?: RecordedStep[] };
+export type ReadResult = ({ value: ReadValue } | { error: { name: string; message: string; reason?: string } }) & { steps?: RecordedStep[] };
 
 
 export interface ReadThreadsOptions {
