@@ -5,6 +5,7 @@
 // cannot show is a change to retrieval or to the context's budget.
 //
 //   npx tsx eval/answers-replay.ts --dataset ../shared/eval/cmrc2018-public --details dev.jsonl
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -59,6 +60,11 @@ export function replayQuestion(question: string, context: readonly ContextChunk[
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { dataset: { type: "string" }, details: { type: "string" }, failures: { type: "string" } } });
   if (!values.dataset || !values.details) throw new Error("usage: answers-replay.ts --dataset DIR --details FILE [--failures KIND]");
+  if (!existsSync(resolve(values.dataset))) {
+    process.stderr.write(`*** SKIPPED: answers-replay.ts did not run: ${values.dataset} is not there (the shared material beside the clone, ../shared; pass --dataset DIR) ***\n`);
+    process.exitCode = 1;
+    return;
+  }
   const golds = await readAnswers(resolve(values.dataset));
   const lines = (await readFile(resolve(values.details), "utf8")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as DetailLine);
   for (const run of ["answerable", "unanswerable"] as const) {
