@@ -6,7 +6,7 @@ import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health
 import { ServerReflection } from "../../gen/grpc/reflection/v1/reflection_pb.ts";
 import { InvalidInputError, NotFoundError } from "../errors.ts";
 import { silentLogger } from "../logger.ts";
-import { buildServer, type RunningServer } from "./server.ts";
+import { buildServer, COMPRESS_MIN_BYTES, type RunningServer } from "./server.ts";
 import { inProcessTransport } from "./transports.ts";
 
 // A parser whose behaviour the request picks, so each test can make the handler succeed or throw.
@@ -58,6 +58,27 @@ describe("one port, three protocols", () => {
       expect(crash?.rawMessage).not.toContain("secret");
     });
   }
+});
+
+describe("response compression", () => {
+  // A raw Connect unary call that accepts gzip, so the response's encoding can be read.
+  const parse = (text: string) =>
+    fetch(`${server.url}/${ParserService.typeName}/Parse`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "accept-encoding": "gzip" },
+      body: JSON.stringify({ fileName: "a.txt", content: Buffer.from(text).toString("base64") }),
+    });
+
+  it("sends a small answer plain and zips one of COMPRESS_MIN_BYTES or more", async () => {
+    const small = await parse("x".repeat(8 * 1024));
+    expect(small.status).toBe(200);
+    expect(small.headers.get("content-encoding")).toBeNull();
+    expect(((await small.json()) as { document: { text: string } }).document.text).toHaveLength(8 * 1024);
+    const large = await parse("x".repeat(COMPRESS_MIN_BYTES));
+    expect(large.headers.get("content-encoding")).toBe("gzip");
+    // fetch unzips it: the body is the same text.
+    expect(((await large.json()) as { document: { text: string } }).document.text).toHaveLength(COMPRESS_MIN_BYTES);
+  });
 });
 
 describe("in-process transport", () => {

@@ -74,6 +74,14 @@ export interface RunningServer {
 
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0");
 
+/**
+ * Responses smaller than this go uncompressed even to a client that accepts gzip (Connect's own
+ * threshold is 1 KiB). A search's top 10 is a few KiB: zipping it and unzipping it at the client
+ * cost more process CPU than sending it (docs/benchmarks/query-threads.md, "Per-request cost").
+ * Large answers (listings, exports) are still compressed.
+ */
+export const COMPRESS_MIN_BYTES = 64 * 1024;
+
 export function buildServer(options: ServerOptions): BuiltServer {
   const health = new HealthRegistry();
   for (const name of options.serviceNames) health.set(name, true);
@@ -100,6 +108,7 @@ export function buildServer(options: ServerOptions): BuiltServer {
     const connect = connectNodeAdapter({
       routes,
       readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024,
+      compressMinBytes: COMPRESS_MIN_BYTES,
       interceptors: [...interceptors, ...extra],
       shutdownSignal: shutdown.signal,
       fallback: (options.fallback ?? (options.metrics ? metricsEndpoint(options.metrics, metricsToken) : undefined)) as never,

@@ -21,6 +21,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:f
 import { basename, dirname, join } from "node:path";
 import { Index, MetricKind, ScalarKind } from "usearch";
 import type { SqliteDatabase } from "./open-database.ts";
+import { StatementCache } from "./statement-cache.ts";
 
 export type VectorIndexMode = "exact" | "hnsw";
 
@@ -109,6 +110,8 @@ export class ApproximateKnn {
     private readonly db: SqliteDatabase,
     readonly options: ApproximateKnnOptions,
     private readonly role: ApproximateKnnRole = "writer",
+    /** The connection's kept statements, shared with the engine on it. */
+    private readonly statements: StatementCache = new StatementCache(db),
   ) {
     if (role === "writer") {
       createChangeLog(db);
@@ -127,14 +130,14 @@ export class ApproximateKnn {
   recordChange(table: string, rowid: number | bigint): void {
     if (!this.enabled) return;
     this.unsaved++;
-    this.db.prepare(`INSERT INTO vector_index_changes (vector_table, row) VALUES (?, ?)`).run(table, BigInt(rowid));
+    this.statements.prepare(`INSERT INTO vector_index_changes (vector_table, row) VALUES (?, ?)`).run(table, BigInt(rowid));
   }
 
   /** Forgets a dropped table: its index, its file and its log (call inside the drop's transaction). */
   dropTable(table: string): void {
     this.tables.delete(table);
-    this.db.prepare(`DELETE FROM vector_index_changes WHERE vector_table = ?`).run(table);
-    this.db.prepare(`DELETE FROM vector_index_saves WHERE vector_table = ?`).run(table);
+    this.statements.prepare(`DELETE FROM vector_index_changes WHERE vector_table = ?`).run(table);
+    this.statements.prepare(`DELETE FROM vector_index_saves WHERE vector_table = ?`).run(table);
     for (const file of this.filesOf(table)) rmSync(join(this.dir!, file), { force: true });
   }
 
@@ -175,12 +178,12 @@ export class ApproximateKnn {
     this.unsaved = 0;
     // A reader never writes: saving is the writer's.
     if (!this.enabled || this.role === "reader") return;
-    const live = (this.db.prepare(`SELECT vector_table FROM search_spaces`).all() as { vector_table: string }[]).map((row) => row.vector_table);
+    const live = (this.statements.prepare(`SELECT vector_table FROM search_spaces`).all() as { vector_table: string }[]).map((row) => row.vector_table);
     for (const table of live) {
       if (this.tables.has(table) || (options.buildMissing && this.countEnabled(table) >= this.options.exactBelow)) this.db.transaction(() => this.current(table))();
     }
     for (const [table, entry] of this.tables) if (entry.applied !== entry.saved) this.save(table, entry);
-    this.db
+    this.statements
       .prepare(`DELETE FROM vector_index_changes WHERE vector_table NOT IN (SELECT vector_table FROM vector_index_saves) AND vector_table NOT IN (SELECT value FROM json_each(?))`)
       .run(JSON.stringify([...this.tables.keys()]));
   }
@@ -195,10 +198,10 @@ export class ApproximateKnn {
     renameSync(join(this.dir, `${name}.partial`), join(this.dir, name));
     this.db
       .transaction(() => {
-        this.db
+        this.statements
           .prepare(`INSERT INTO vector_index_saves (vector_table, seq, sha256) VALUES (?, ?, ?) ON CONFLICT (vector_table) DO UPDATE SET seq = excluded.seq, sha256 = excluded.sha256`)
           .run(table, entry.applied, sha256);
-        this.db.prepare(`DELETE FROM vector_index_changes WHERE vector_table = ? AND seq <= ?`).run(table, entry.applied);
+        this.statements.prepare(`DELETE FROM vector_index_changes WHERE vector_table = ? AND seq <= ?`).run(table, entry.applied);
       })
       .immediate();
     for (const file of this.filesOf(table)) if (file !== name) rmSync(join(this.dir, file), { force: true });
@@ -227,7 +230,7 @@ export class ApproximateKnn {
    * search's read transaction, so the record, the log and the rows are one snapshot.
    */
   private saved(table: string): TableIndex | undefined {
-    const recorded = this.db.prepare(`SELECT seq FROM vector_index_saves WHERE vector_table = ?`).get(table) as { seq: number } | undefined;
+    const recorded = this.statements.prepare(`SELECT seq FROM vector_index_saves WHERE vector_table = ?`).get(table) as { seq: number } | undefined;
     let entry = this.tables.get(table);
     if (!recorded) {
       this.tables.delete(table);
@@ -244,11 +247,11 @@ export class ApproximateKnn {
   }
 
   private catchUp(table: string, entry: TableIndex): void {
-    const changes = this.db
+    const changes = this.statements
       .prepare(`SELECT seq, row FROM vector_index_changes WHERE vector_table = ? AND seq > ? ORDER BY seq`)
       .all(table, entry.applied) as { seq: number; row: number }[];
     if (changes.length === 0) return;
-    const read = this.db.prepare(`SELECT embedding FROM "${table}" WHERE rowid = ? AND enabled = 1`);
+    const read = this.statements.prepare(`SELECT embedding FROM "${table}" WHERE rowid = ? AND enabled = 1`);
     for (const rowid of new Set(changes.map((change) => change.row))) {
       const key = BigInt(rowid);
       if (entry.index.contains(key)) entry.index.remove(key);
@@ -261,7 +264,7 @@ export class ApproximateKnn {
   /** The saved index, if it is the file the recorded save wrote and it matches SQLite once caught up. */
   private load(table: string): TableIndex | undefined {
     if (!this.dir) return undefined;
-    const recorded = this.db.prepare(`SELECT seq, sha256 FROM vector_index_saves WHERE vector_table = ?`).get(table) as { seq: number; sha256: string } | undefined;
+    const recorded = this.statements.prepare(`SELECT seq, sha256 FROM vector_index_saves WHERE vector_table = ?`).get(table) as { seq: number; sha256: string } | undefined;
     if (!recorded || recorded.seq > this.highestChange()) return undefined;
     const path = join(this.dir, `${table}.${recorded.seq}.usearch`);
     try {
@@ -283,7 +286,7 @@ export class ApproximateKnn {
   /** A new index over every enabled row of the table, as of the log's last change. */
   private build(table: string): TableIndex {
     const applied = this.lastChange(table);
-    const rows = this.db.prepare(`SELECT rowid, embedding FROM "${table}" WHERE enabled = 1`).all() as { rowid: number; embedding: Buffer }[];
+    const rows = this.statements.prepare(`SELECT rowid, embedding FROM "${table}" WHERE enabled = 1`).all() as { rowid: number; embedding: Buffer }[];
     const dimension = rows.length > 0 ? rows[0].embedding.byteLength / 4 : this.dimensionOf(table);
     const index = this.newIndex(dimension);
     if (rows.length > 0) {
@@ -299,24 +302,24 @@ export class ApproximateKnn {
   }
 
   private dimensionOf(table: string): number {
-    const row = this.db.prepare(`SELECT sql FROM sqlite_master WHERE name = ?`).get(table) as { sql: string } | undefined;
+    const row = this.statements.prepare(`SELECT sql FROM sqlite_master WHERE name = ?`).get(table) as { sql: string } | undefined;
     const match = row && /float\[(\d+)\]/.exec(row.sql);
     if (!match) throw new Error(`vector table ${table} has no float[] column`);
     return Number(match[1]);
   }
 
   private countEnabled(table: string): number {
-    return (this.db.prepare(`SELECT count(*) AS n FROM "${table}" WHERE enabled = 1`).get() as { n: number }).n;
+    return (this.statements.prepare(`SELECT count(*) AS n FROM "${table}" WHERE enabled = 1`).get() as { n: number }).n;
   }
 
   private lastChange(table: string): number {
-    const row = this.db.prepare(`SELECT max(seq) AS seq FROM vector_index_changes WHERE vector_table = ?`).get(table) as { seq: number | null };
+    const row = this.statements.prepare(`SELECT max(seq) AS seq FROM vector_index_changes WHERE vector_table = ?`).get(table) as { seq: number | null };
     return Math.max(row.seq ?? 0, 0);
   }
 
   /** The log's highest sequence number ever given out (AUTOINCREMENT keeps it after trims). */
   private highestChange(): number {
-    const row = this.db.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'vector_index_changes'`).get() as { seq: number } | undefined;
+    const row = this.statements.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'vector_index_changes'`).get() as { seq: number } | undefined;
     return row?.seq ?? 0;
   }
 

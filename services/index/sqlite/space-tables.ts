@@ -115,7 +115,7 @@ export function bm25ScoresSql(keywordTable: string, groups: number): string {
  * auxiliary function could ask for them otherwise, and better-sqlite3 cannot register one. A table
  * nothing was ever written to has no record yet.
  */
-export function keywordIndexSize(db: Database.Database, keywordTable: string): KeywordIndexSize {
+export function keywordIndexSize(db: Pick<Database.Database, "prepare">, keywordTable: string): KeywordIndexSize {
   const row = db.prepare(`SELECT block FROM "${keywordTable}_data" WHERE id = 1`).get() as { block: Buffer } | undefined;
   if (!row || row.block.length === 0) return { rows: 0, terms: 0 };
   const [rows, terms] = sqliteVarints(row.block, 2);

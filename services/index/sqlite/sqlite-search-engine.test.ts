@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { UnavailableError } from "../../../lib/errors.ts";
+import type { EmbeddedChunk, RetrievalMode, SearchQuery } from "../../../lib/domain.ts";
+import { NotFoundError, UnavailableError } from "../../../lib/errors.ts";
 import { describeSearchEngineContract } from "../testing/search-engine.contract.ts";
 import { schemaVersion } from "./open-database.ts";
 import { SqliteSearchEngine } from "./sqlite-search-engine.ts";
@@ -142,4 +143,83 @@ describe("SqliteSearchEngine", () => {
       await owned.cleanup();
     }
   });
+});
+
+// Statements and table-existence answers are kept per connection (statement-cache.ts); these cases
+// change a base's tables under them, on the writer's connection and on a read thread's.
+describe("SqliteSearchEngine's kept statements when a base's tables change", () => {
+  const chunk = (documentId: string, text: string, vector: number[]): EmbeddedChunk => ({
+    id: `${documentId}-0`,
+    documentId,
+    knowledgeBaseId: "kb_kept",
+    index: 0,
+    text,
+    tokenCount: 2,
+    page: 1,
+    pageEnd: 1,
+    sectionPath: [],
+    start: 0,
+    end: text.length,
+    vector: new Float32Array(vector),
+  });
+  const query = (mode: RetrievalMode, text: string, vector?: number[]): SearchQuery => ({
+    knowledgeBaseIds: ["kb_kept"],
+    text,
+    mode,
+    topK: 5,
+    minScore: 0,
+    documentIds: [],
+    ...(vector ? { vector: new Float32Array(vector) } : {}),
+  });
+  const hitIds = (hits: { chunk: { id: string } }[]) => hits.map((hit) => hit.chunk.id);
+
+  for (const readThreads of [0, 1]) {
+    const where = readThreads ? "on a read thread" : "on the writer's connection";
+
+    it(`answers a base dropped and made again under its id (same table names, new dimension) from its new rows, ${where}`, async () => {
+      const { db, cleanup } = openTestDatabase();
+      const engine = new SqliteSearchEngine(db, { readThreads });
+      try {
+        await engine.ensureKnowledgeBase("kb_kept", 4);
+        await engine.replaceDocumentChunks("kb_kept", "old", "old.txt", [chunk("old", "granite quarry", [1, 0, 0, 0])]);
+        expect(hitIds(await engine.search(query("bm25", "granite")))).toEqual(["old-0"]);
+        expect(hitIds(await engine.search(query("hybrid", "granite", [1, 0, 0, 0])))).toEqual(["old-0"]);
+
+        await engine.dropKnowledgeBase("kb_kept");
+        await expect(engine.search(query("hybrid", "granite", [1, 0, 0, 0]))).rejects.toBeInstanceOf(NotFoundError);
+
+        await engine.ensureKnowledgeBase("kb_kept", 3);
+        await engine.replaceDocumentChunks("kb_kept", "new", "new.txt", [chunk("new", "granite slab", [0, 1, 0])]);
+        expect(hitIds(await engine.search(query("bm25", "granite")))).toEqual(["new-0"]);
+        expect(hitIds(await engine.search(query("hybrid", "granite", [0, 1, 0])))).toEqual(["new-0"]);
+        // The old dimension is refused as any wrong dimension is, not run against a kept statement.
+        await expect(engine.search(query("vector", "granite", [1, 0, 0, 0]))).rejects.toThrow(/dimension/);
+      } finally {
+        await engine.close();
+        await cleanup();
+      }
+    });
+
+    it(`sees a document-vector table made after it was found missing, ${where}`, async () => {
+      const { db, cleanup } = openTestDatabase();
+      const engine = new SqliteSearchEngine(db, { readThreads });
+      try {
+        await engine.ensureKnowledgeBase("kb_kept", 4);
+        await engine.replaceDocumentChunks("kb_kept", "doc", "doc.txt", [chunk("doc", "basalt column", [0, 0, 1, 0])]);
+        // A base from before document vectors: no document table until its first document vector.
+        const vectorTable = (db.prepare(`SELECT vector_table FROM search_spaces WHERE knowledge_base_id = 'kb_kept'`).get() as { vector_table: string }).vector_table;
+        db.exec(`DROP TABLE "${vectorTable}_docs"`);
+        const before = await engine.search(query("vector", "basalt", [1, 0, 0, 0]));
+        expect(before.map((hit) => hit.explain?.documentRank ?? 0)).toEqual([0]);
+
+        await engine.replaceDocumentChunks("kb_kept", "doc", "doc.txt", [chunk("doc", "basalt column", [0, 0, 1, 0])], new Float32Array([1, 0, 0, 0]));
+        const after = await engine.search(query("vector", "basalt", [1, 0, 0, 0]));
+        expect(hitIds(after)).toEqual(["doc-0"]);
+        expect(after[0].explain?.documentRank).toBe(1);
+      } finally {
+        await engine.close();
+        await cleanup();
+      }
+    });
+  }
 });

@@ -19,6 +19,7 @@ import { bm25Parameters, bm25Sql, createKeywordTable, deleteKeywordRowSql, keywo
 import { withDatabase } from "./sqlite-errors.ts";
 import { ApproximateKnn, chooseKnnPlan, DEFAULT_APPROXIMATE_KNN, type ApproximateKnnOptions, type ApproximateKnnRole, type Neighbour } from "./approximate-knn.ts";
 import { SqliteReadThreads } from "./read-threads.ts";
+import { StatementCache } from "./statement-cache.ts";
 
 export interface SqliteSearchEngineOptions {
   /** Close the database on close(); false when the catalog or the event bus shares the connection. */
@@ -75,6 +76,8 @@ const MAX_KNN_K = 4096;
 export class SqliteSearchEngine implements SearchEngine {
   private closed = false;
   private readonly ann: ApproximateKnn;
+  /** This connection's statements and table-existence answers, kept across calls (statement-cache.ts). */
+  private readonly statements: StatementCache;
   private readonly readers: SqliteReadThreads | undefined;
   /** Whether the indexes the readers load have been saved since this writer opened the file. */
   private readersPrepared = false;
@@ -84,7 +87,8 @@ export class SqliteSearchEngine implements SearchEngine {
     private readonly options: SqliteSearchEngineOptions = {},
   ) {
     const vectorIndex = options.vectorIndex ?? DEFAULT_APPROXIMATE_KNN;
-    this.ann = new ApproximateKnn(db, vectorIndex, options.role ?? "writer");
+    this.statements = new StatementCache(db);
+    this.ann = new ApproximateKnn(db, vectorIndex, options.role ?? "writer", this.statements);
     const threads = options.readThreads ?? 0;
     this.readers = threads > 0 && !db.memory && db.name ? new SqliteReadThreads({ file: db.name, vectorIndex, threads }) : undefined;
   }
@@ -95,8 +99,7 @@ export class SqliteSearchEngine implements SearchEngine {
       throw new InvalidInputError(`embedding dimension must be a positive integer, got ${embeddingDimension}`);
     }
     this.run("ensure knowledge base", () =>
-      this.db
-        .transaction(() => {
+      this.transaction(() => {
           const space = this.findSpace(knowledgeBaseId);
           if (space) {
             if (space.dimension !== embeddingDimension) {
@@ -110,7 +113,8 @@ export class SqliteSearchEngine implements SearchEngine {
           const keywordTable = keywordTableName(knowledgeBaseId);
           this.createVectorTables(table, embeddingDimension);
           createKeywordTable(this.db, keywordTable);
-          this.db
+          this.statements.refresh();
+          this.statements
             .prepare(`INSERT INTO search_spaces (knowledge_base_id, dimension, vector_table, keyword_table) VALUES (?, ?, ?, ?)`)
             .run(knowledgeBaseId, embeddingDimension, table, keywordTable);
         })
@@ -120,14 +124,14 @@ export class SqliteSearchEngine implements SearchEngine {
 
   async dropKnowledgeBase(knowledgeBaseId: string): Promise<void> {
     this.run("drop knowledge base", () =>
-      this.db
-        .transaction(() => {
+      this.transaction(() => {
           const space = this.findSpace(knowledgeBaseId);
           if (!space) return;
           this.db.exec(`DROP TABLE IF EXISTS "${space.keyword_table}"`);
-          this.db.prepare(`DELETE FROM chunks WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
-          this.db.prepare(`DELETE FROM search_documents WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
-          this.db.prepare(`DELETE FROM search_spaces WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
+          this.statements.refresh();
+          this.statements.prepare(`DELETE FROM chunks WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
+          this.statements.prepare(`DELETE FROM search_documents WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
+          this.statements.prepare(`DELETE FROM search_spaces WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
           this.dropVectorTables(space.vector_table);
           this.dropShadowTable(knowledgeBaseId);
         })
@@ -138,15 +142,14 @@ export class SqliteSearchEngine implements SearchEngine {
   async replaceDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void> {
     const seen = uniqueChunkIds(chunks);
     this.run("replace document chunks", () =>
-      this.db
-        .transaction(() => {
+      this.transaction(() => {
           const space = this.requireSpace(knowledgeBaseId);
           // Checked before any write, so a bad batch leaves the old chunks untouched.
           checkDimensions(knowledgeBaseId, space.dimension, documentId, chunks, documentVector);
           const enabled = this.documentEnabled(knowledgeBaseId, documentId);
           // The document's old chunks, plus any row already holding one of the new ids (stable ids
           // are upserts, as in OpenSearch).
-          const stale = this.db
+          const stale = this.statements
             .prepare(
               `SELECT rowid, knowledge_base_id FROM chunks
                WHERE (knowledge_base_id = ? AND document_id = ?) OR id IN (SELECT value FROM json_each(?))`,
@@ -162,8 +165,7 @@ export class SqliteSearchEngine implements SearchEngine {
 
   async importDocuments(knowledgeBaseId: string, documents: ImportedDocumentChunks[]): Promise<void> {
     this.run("import documents", () =>
-      this.db
-        .transaction(() => {
+      this.transaction(() => {
           const space = this.requireSpace(knowledgeBaseId);
           for (const d of documents) checkDimensions(knowledgeBaseId, space.dimension, d.documentId, d.chunks, d.documentVector);
           for (const document of documents) this.insertDocumentRows(space, knowledgeBaseId, document);
@@ -177,13 +179,12 @@ export class SqliteSearchEngine implements SearchEngine {
 
   async deleteDocument(knowledgeBaseId: string, documentId: string): Promise<void> {
     this.run("delete document", () =>
-      this.db
-        .transaction(() => {
-          const rows = this.db
+      this.transaction(() => {
+          const rows = this.statements
             .prepare(`SELECT rowid, knowledge_base_id FROM chunks WHERE knowledge_base_id = ? AND document_id = ?`)
             .all(knowledgeBaseId, documentId) as { rowid: number; knowledge_base_id: string }[];
           this.deleteChunkRows(rows);
-          this.db.prepare(`DELETE FROM search_documents WHERE knowledge_base_id = ? AND document_id = ?`).run(knowledgeBaseId, documentId);
+          this.statements.prepare(`DELETE FROM search_documents WHERE knowledge_base_id = ? AND document_id = ?`).run(knowledgeBaseId, documentId);
         })
         .immediate(),
     );
@@ -192,23 +193,22 @@ export class SqliteSearchEngine implements SearchEngine {
 
   async setDocumentEnabled(knowledgeBaseId: string, documentId: string, enabled: boolean): Promise<void> {
     this.run("set document enabled", () =>
-      this.db
-        .transaction(() => {
+      this.transaction(() => {
           const space = this.requireSpace(knowledgeBaseId);
           const flag = enabled ? 1 : 0;
           // Remembered even before the document has chunks, so chunks indexed later inherit it.
-          this.db
+          this.statements
             .prepare(
               `INSERT INTO search_documents (knowledge_base_id, document_id, enabled) VALUES (?, ?, ?)
                ON CONFLICT (knowledge_base_id, document_id) DO UPDATE SET enabled = excluded.enabled`,
             )
             .run(knowledgeBaseId, documentId, flag);
           // A chunk disabled by hand stays out of search whatever its document's flag.
-          const rows = this.db
+          const rows = this.statements
             .prepare(`SELECT rowid FROM chunks WHERE knowledge_base_id = ? AND document_id = ? AND enabled != ? * (1 - disabled)`)
             .all(knowledgeBaseId, documentId, flag) as { rowid: number }[];
-          this.db.prepare(`UPDATE chunks SET enabled = ? * (1 - disabled) WHERE knowledge_base_id = ? AND document_id = ?`).run(flag, knowledgeBaseId, documentId);
-          const read = this.db.prepare(`SELECT enabled FROM chunks WHERE rowid = ?`);
+          this.statements.prepare(`UPDATE chunks SET enabled = ? * (1 - disabled) WHERE knowledge_base_id = ? AND document_id = ?`).run(flag, knowledgeBaseId, documentId);
+          const read = this.statements.prepare(`SELECT enabled FROM chunks WHERE rowid = ?`);
           for (const { rowid } of rows) this.setVectorFlags(knowledgeBaseId, rowid, (read.get(rowid) as { enabled: number }).enabled);
         })
         .immediate(),
@@ -218,14 +218,13 @@ export class SqliteSearchEngine implements SearchEngine {
 
   async putChunk(knowledgeBaseId: string, documentId: string, fileName: string, chunk: EmbeddedChunk): Promise<void> {
     this.run("put chunk", () =>
-      this.db
-        .transaction(() => {
+      this.transaction(() => {
           const space = this.requireSpace(knowledgeBaseId);
           if (chunk.vector.length !== space.dimension) {
             throw new FailedPreconditionError(`chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; knowledge base ${knowledgeBaseId} stores ${space.dimension}`);
           }
           const enabled = this.documentEnabled(knowledgeBaseId, documentId) && !chunk.disabled;
-          const stored = this.db
+          const stored = this.statements
             .prepare(`SELECT rowid, text, section_path FROM chunks WHERE id = ? AND knowledge_base_id = ? AND document_id = ?`)
             .get(chunk.id, knowledgeBaseId, documentId) as { rowid: number; text: string; section_path: string } | undefined;
           if (!stored) {
@@ -233,24 +232,24 @@ export class SqliteSearchEngine implements SearchEngine {
             return;
           }
           // Updated in place, so the rowid (and the document vector keyed by it) stays.
-          this.db
+          this.statements
             .prepare(
               `UPDATE chunks SET chunk_index = ?, text = ?, token_count = ?, page = ?, page_end = ?, section_path = ?, start_offset = ?, end_offset = ?,
                  enabled = ?, parent = ?, revision = ?, disabled = ? WHERE rowid = ?`,
             )
             .run(...chunkColumns(chunk).place, enabled ? 1 : 0, ...chunkColumns(chunk).marks, stored.rowid);
           // Out with the terms it was written with, so FTS5's totals shrink as they grew (space-tables.ts).
-          this.db.prepare(deleteKeywordRowSql(space.keyword_table)).run(stored.rowid, keywordTerms(stored.text, JSON.parse(stored.section_path) as string[]));
-          this.db.prepare(`INSERT INTO "${space.keyword_table}" (rowid, terms) VALUES (?, ?)`).run(stored.rowid, keywordTerms(chunk.text, chunk.sectionPath));
-          this.db.prepare(`DELETE FROM "${space.vector_table}" WHERE rowid = ?`).run(BigInt(stored.rowid));
-          this.db
+          this.statements.prepare(deleteKeywordRowSql(space.keyword_table)).run(stored.rowid, keywordTerms(stored.text, JSON.parse(stored.section_path) as string[]));
+          this.statements.prepare(`INSERT INTO "${space.keyword_table}" (rowid, terms) VALUES (?, ?)`).run(stored.rowid, keywordTerms(chunk.text, chunk.sectionPath));
+          this.statements.prepare(`DELETE FROM "${space.vector_table}" WHERE rowid = ?`).run(BigInt(stored.rowid));
+          this.statements
             .prepare(`INSERT INTO "${space.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`)
             .run(BigInt(stored.rowid), vectorBlob(chunk.vector), documentId, enabled ? 1n : 0n);
           this.ann.recordChange(space.vector_table, stored.rowid);
           // The shadow's vector was of the old text: the running change of model embeds it again.
           const shadow = this.findShadow(knowledgeBaseId);
           if (shadow) {
-            this.db.prepare(`DELETE FROM "${shadow.vector_table}" WHERE rowid = ?`).run(BigInt(stored.rowid));
+            this.statements.prepare(`DELETE FROM "${shadow.vector_table}" WHERE rowid = ?`).run(BigInt(stored.rowid));
             this.ann.recordChange(shadow.vector_table, stored.rowid);
           }
         })
@@ -261,15 +260,14 @@ export class SqliteSearchEngine implements SearchEngine {
 
   async setChunkDisabled(knowledgeBaseId: string, chunkId: string, disabled: boolean): Promise<void> {
     this.run("set chunk disabled", () =>
-      this.db
-        .transaction(() => {
+      this.transaction(() => {
           this.requireSpace(knowledgeBaseId);
-          const row = this.db.prepare(`SELECT rowid, document_id FROM chunks WHERE id = ? AND knowledge_base_id = ?`).get(chunkId, knowledgeBaseId) as
+          const row = this.statements.prepare(`SELECT rowid, document_id FROM chunks WHERE id = ? AND knowledge_base_id = ?`).get(chunkId, knowledgeBaseId) as
             | { rowid: number; document_id: string }
             | undefined;
           if (!row) throw new NotFoundError(`no chunk ${chunkId} in knowledge base ${knowledgeBaseId}`);
           const enabled = this.documentEnabled(knowledgeBaseId, row.document_id) && !disabled ? 1 : 0;
-          this.db.prepare(`UPDATE chunks SET disabled = ?, enabled = ? WHERE rowid = ?`).run(disabled ? 1 : 0, enabled, row.rowid);
+          this.statements.prepare(`UPDATE chunks SET disabled = ?, enabled = ? WHERE rowid = ?`).run(disabled ? 1 : 0, enabled, row.rowid);
           this.setVectorFlags(knowledgeBaseId, row.rowid, enabled);
         })
         .immediate(),
@@ -285,7 +283,7 @@ export class SqliteSearchEngine implements SearchEngine {
       // One read transaction: both lists see the same snapshot even while a writer replaces chunks.
       lists: (request) =>
         this.run("search", () =>
-          this.db.transaction(() => {
+          this.transaction(() => {
             const spaces = query.knowledgeBaseIds.map((id) => this.requireSpace(id));
             return {
               bm25: request.bm25 && this.bm25Hits(spaces, query, request.bm25.limit),
@@ -302,7 +300,7 @@ export class SqliteSearchEngine implements SearchEngine {
     if (ids.length === 0) return [];
     if (this.readers) return this.onReaders("get chunks", (readers) => readers.read<Chunk[]>({ method: "getChunks", ids }));
     return this.run("get chunks", () => {
-      const rows = this.db.prepare(`SELECT * FROM chunks WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as ChunkRow[];
+      const rows = this.statements.prepare(`SELECT * FROM chunks WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as ChunkRow[];
       const byId = new Map(rows.map((row) => [row.id, toChunk(row)]));
       return ids.flatMap((id) => byId.get(id) ?? []);
     });
@@ -312,7 +310,7 @@ export class SqliteSearchEngine implements SearchEngine {
     if (positions.length === 0) return [];
     if (this.readers) return this.onReaders("get chunks at positions", (readers) => readers.read<Chunk[]>({ method: "getChunksAt", positions }));
     return this.run("get chunks at positions", () => {
-      const rows = this.db
+      const rows = this.statements
         .prepare(
           // The positions drive the loop (CROSS JOIN keeps them outer), each a look-up in chunks_by_document.
           `SELECT c.* FROM json_each(?) p CROSS JOIN chunks c
@@ -340,7 +338,7 @@ export class SqliteSearchEngine implements SearchEngine {
    */
   private *chunkPages(request: ChunkFindRequest): Generator<ScannedChunk[]> {
     const page = this.run("find chunks", () =>
-      this.db.prepare(
+      this.statements.prepare(
         `SELECT * FROM chunks
          WHERE knowledge_base_id = @knowledgeBase AND (document_id, chunk_index) > (@document, @index)
            AND (@documents IS NULL OR document_id IN (SELECT value FROM json_each(@documents)))
@@ -362,17 +360,17 @@ export class SqliteSearchEngine implements SearchEngine {
 
   async documentChunks(knowledgeBaseId: string, documentId: string): Promise<Chunk[]> {
     return this.run("document chunks", () =>
-      (this.db.prepare(`SELECT * FROM chunks WHERE knowledge_base_id = ? AND document_id = ? ORDER BY chunk_index`).all(knowledgeBaseId, documentId) as ChunkRow[]).map(toChunk),
+      (this.statements.prepare(`SELECT * FROM chunks WHERE knowledge_base_id = ? AND document_id = ? ORDER BY chunk_index`).all(knowledgeBaseId, documentId) as ChunkRow[]).map(toChunk),
     );
   }
 
   async documentWithVectors(knowledgeBaseId: string, documentId: string): Promise<StoredDocumentChunks> {
     return this.run("document with vectors", () => {
       const space = this.requireSpace(knowledgeBaseId);
-      const rows = this.db.prepare(`SELECT * FROM chunks WHERE knowledge_base_id = ? AND document_id = ? ORDER BY chunk_index`).all(knowledgeBaseId, documentId) as ChunkRow[];
-      const vectorOf = this.db.prepare(`SELECT embedding FROM "${space.vector_table}" WHERE rowid = ?`);
+      const rows = this.statements.prepare(`SELECT * FROM chunks WHERE knowledge_base_id = ? AND document_id = ? ORDER BY chunk_index`).all(knowledgeBaseId, documentId) as ChunkRow[];
+      const vectorOf = this.statements.prepare(`SELECT embedding FROM "${space.vector_table}" WHERE rowid = ?`);
       const documentTable = documentTableName(space.vector_table);
-      const documentVectorOf = this.tableExists(documentTable) ? this.db.prepare(`SELECT embedding FROM "${documentTable}" WHERE rowid = ?`) : undefined;
+      const documentVectorOf = this.tableExists(documentTable) ? this.statements.prepare(`SELECT embedding FROM "${documentTable}" WHERE rowid = ?`) : undefined;
       const chunks: EmbeddedChunk[] = [];
       let documentVector: Float32Array | undefined;
       for (const row of rows) {
@@ -392,8 +390,8 @@ export class SqliteSearchEngine implements SearchEngine {
       const table = documentTableName(space.vector_table);
       if (!this.tableExists(table)) return false;
       // Point look-ups by the chunk rowids, not a WHERE on the metadata column, which vec0 would scan.
-      const find = this.db.prepare(`SELECT 1 FROM "${table}" WHERE rowid = ?`);
-      const rows = this.db.prepare(`SELECT rowid FROM chunks WHERE knowledge_base_id = ? AND document_id = ?`).all(knowledgeBaseId, documentId) as { rowid: number }[];
+      const find = this.statements.prepare(`SELECT 1 FROM "${table}" WHERE rowid = ?`);
+      const rows = this.statements.prepare(`SELECT rowid FROM chunks WHERE knowledge_base_id = ? AND document_id = ?`).all(knowledgeBaseId, documentId) as { rowid: number }[];
       return rows.some(({ rowid }) => find.get(BigInt(rowid)) !== undefined);
     });
   }
@@ -401,14 +399,13 @@ export class SqliteSearchEngine implements SearchEngine {
   async beginShadow(knowledgeBaseId: string, dimension: number): Promise<void> {
     if (!Number.isInteger(dimension) || dimension <= 0) throw new InvalidInputError(`embedding dimension must be a positive integer, got ${dimension}`);
     this.run("begin shadow", () =>
-      this.db
-        .transaction(() => {
+      this.transaction(() => {
           const space = this.requireSpace(knowledgeBaseId);
           this.dropShadowTable(knowledgeBaseId);
           // A fresh name each time: the live table keeps its name until the swap drops it.
           const table = `${space.vector_table.replace(/_g\d+$/, "")}_g${Date.now()}`;
           this.createVectorTables(table, dimension);
-          this.db.prepare(`INSERT INTO search_space_shadows (knowledge_base_id, dimension, vector_table) VALUES (?, ?, ?)`).run(knowledgeBaseId, dimension, table);
+          this.statements.prepare(`INSERT INTO search_space_shadows (knowledge_base_id, dimension, vector_table) VALUES (?, ?, ?)`).run(knowledgeBaseId, dimension, table);
         })
         .immediate(),
     );
@@ -416,8 +413,7 @@ export class SqliteSearchEngine implements SearchEngine {
 
   async writeShadowChunks(knowledgeBaseId: string, documentId: string, _fileName: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void> {
     this.run("write shadow chunks", () =>
-      this.db
-        .transaction(() => {
+      this.transaction(() => {
           const shadow = this.findShadow(knowledgeBaseId);
           if (!shadow) throw new FailedPreconditionError(`knowledge base ${knowledgeBaseId} has no change of model in progress`);
           for (const chunk of chunks) {
@@ -429,9 +425,9 @@ export class SqliteSearchEngine implements SearchEngine {
             throw new FailedPreconditionError(`document ${documentId} has a ${documentVector.length}-dimensional document vector; the new model's are ${shadow.dimension}`);
           }
           const documentTable = documentTableName(shadow.vector_table);
-          const live = this.db.prepare(`SELECT rowid, enabled FROM chunks WHERE id = ? AND knowledge_base_id = ? AND document_id = ?`);
-          const remove = this.db.prepare(`DELETE FROM "${shadow.vector_table}" WHERE rowid = ?`);
-          const insert = this.db.prepare(`INSERT INTO "${shadow.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`);
+          const live = this.statements.prepare(`SELECT rowid, enabled FROM chunks WHERE id = ? AND knowledge_base_id = ? AND document_id = ?`);
+          const remove = this.statements.prepare(`DELETE FROM "${shadow.vector_table}" WHERE rowid = ?`);
+          const insert = this.statements.prepare(`INSERT INTO "${shadow.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`);
           let first: { index: number; rowid: number; enabled: number } | undefined;
           for (const chunk of chunks) {
             const row = live.get(chunk.id, knowledgeBaseId, documentId) as { rowid: number; enabled: number } | undefined;
@@ -439,11 +435,11 @@ export class SqliteSearchEngine implements SearchEngine {
             remove.run(BigInt(row.rowid));
             insert.run(BigInt(row.rowid), vectorBlob(chunk.vector), documentId, BigInt(row.enabled));
             this.ann.recordChange(shadow.vector_table, row.rowid);
-            this.db.prepare(`DELETE FROM "${documentTable}" WHERE rowid = ?`).run(BigInt(row.rowid));
+            this.statements.prepare(`DELETE FROM "${documentTable}" WHERE rowid = ?`).run(BigInt(row.rowid));
             if (!first || chunk.index < first.index) first = { index: chunk.index, ...row };
           }
           if (documentVector && first) {
-            this.db
+            this.statements
               .prepare(`INSERT INTO "${documentTable}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`)
               .run(BigInt(first.rowid), vectorBlob(documentVector), documentId, BigInt(first.enabled));
           }
@@ -457,7 +453,7 @@ export class SqliteSearchEngine implements SearchEngine {
     return this.run("shadow pending documents", () => {
       const shadow = this.findShadow(knowledgeBaseId);
       if (!shadow) throw new FailedPreconditionError(`knowledge base ${knowledgeBaseId} has no change of model in progress`);
-      const rows = this.db
+      const rows = this.statements
         .prepare(
           `SELECT DISTINCT document_id FROM chunks c
            WHERE c.knowledge_base_id = ? AND NOT EXISTS (SELECT 1 FROM "${shadow.vector_table}" s WHERE s.rowid = c.rowid)
@@ -470,13 +466,12 @@ export class SqliteSearchEngine implements SearchEngine {
 
   async commitShadow(knowledgeBaseId: string): Promise<void> {
     this.run("commit shadow", () =>
-      this.db
-        .transaction(() => {
+      this.transaction(() => {
           const space = this.requireSpace(knowledgeBaseId);
           const shadow = this.findShadow(knowledgeBaseId);
           if (!shadow) throw new FailedPreconditionError(`knowledge base ${knowledgeBaseId} has no change of model in progress`);
-          this.db.prepare(`UPDATE search_spaces SET dimension = ?, vector_table = ? WHERE knowledge_base_id = ?`).run(shadow.dimension, shadow.vector_table, knowledgeBaseId);
-          this.db.prepare(`DELETE FROM search_space_shadows WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
+          this.statements.prepare(`UPDATE search_spaces SET dimension = ?, vector_table = ? WHERE knowledge_base_id = ?`).run(shadow.dimension, shadow.vector_table, knowledgeBaseId);
+          this.statements.prepare(`DELETE FROM search_space_shadows WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
           this.dropVectorTables(space.vector_table);
         })
         .immediate(),
@@ -485,7 +480,7 @@ export class SqliteSearchEngine implements SearchEngine {
   }
 
   async dropShadow(knowledgeBaseId: string): Promise<void> {
-    this.run("drop shadow", () => this.db.transaction(() => this.dropShadowTable(knowledgeBaseId)).immediate());
+    this.run("drop shadow", () => this.transaction(() => this.dropShadowTable(knowledgeBaseId)).immediate());
   }
 
   async close(): Promise<void> {
@@ -531,18 +526,18 @@ export class SqliteSearchEngine implements SearchEngine {
   }
 
   private findSpace(knowledgeBaseId: string): SearchSpaceRow | undefined {
-    return this.db.prepare(`SELECT * FROM search_spaces WHERE knowledge_base_id = ?`).get(knowledgeBaseId) as SearchSpaceRow | undefined;
+    return this.statements.prepare(`SELECT * FROM search_spaces WHERE knowledge_base_id = ?`).get(knowledgeBaseId) as SearchSpaceRow | undefined;
   }
 
   private findShadow(knowledgeBaseId: string): SpaceRow | undefined {
-    return this.db.prepare(`SELECT * FROM search_space_shadows WHERE knowledge_base_id = ?`).get(knowledgeBaseId) as SpaceRow | undefined;
+    return this.statements.prepare(`SELECT * FROM search_space_shadows WHERE knowledge_base_id = ?`).get(knowledgeBaseId) as SpaceRow | undefined;
   }
 
   private dropShadowTable(knowledgeBaseId: string): void {
     const shadow = this.findShadow(knowledgeBaseId);
     if (!shadow) return;
     this.dropVectorTables(shadow.vector_table);
-    this.db.prepare(`DELETE FROM search_space_shadows WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
+    this.statements.prepare(`DELETE FROM search_space_shadows WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
   }
 
   /**
@@ -560,12 +555,14 @@ export class SqliteSearchEngine implements SearchEngine {
          )`,
       );
     }
+    this.statements.refresh();
   }
 
   private dropVectorTables(table: string): void {
     this.ann.dropTable(table);
     this.db.exec(`DROP TABLE IF EXISTS "${table}"`);
     this.db.exec(`DROP TABLE IF EXISTS "${documentTableName(table)}"`);
+    this.statements.refresh();
   }
 
   /** Every existing vec0 table keyed by the base's chunk rowids: live and shadow, chunks and documents. */
@@ -575,7 +572,18 @@ export class SqliteSearchEngine implements SearchEngine {
   }
 
   private tableExists(name: string): boolean {
-    return this.db.prepare(`SELECT 1 FROM sqlite_master WHERE name = ?`).get(name) !== undefined;
+    return this.statements.tableExists(name);
+  }
+
+  /**
+   * A transaction of this connection whose first statement reads the schema cookie, so the kept
+   * existence answers are those of the transaction's own snapshot.
+   */
+  private transaction<T>(fn: () => T) {
+    return this.db.transaction((): T => {
+      this.statements.refresh();
+      return fn();
+    });
   }
 
   private requireSpace(knowledgeBaseId: string): SearchSpaceRow {
@@ -585,7 +593,7 @@ export class SqliteSearchEngine implements SearchEngine {
   }
 
   private documentEnabled(knowledgeBaseId: string, documentId: string): boolean {
-    const row = this.db
+    const row = this.statements
       .prepare(`SELECT enabled FROM search_documents WHERE knowledge_base_id = ? AND document_id = ?`)
       .get(knowledgeBaseId, documentId) as { enabled: number } | undefined;
     return row ? row.enabled === 1 : true;
@@ -593,7 +601,7 @@ export class SqliteSearchEngine implements SearchEngine {
 
   /** A document's flag row, its chunk rows and its document vector (stored on its first chunk's rowid). */
   private insertDocumentRows(space: SearchSpaceRow, knowledgeBaseId: string, { documentId, fileName, enabled, chunks, documentVector }: ImportedDocumentChunks): void {
-    this.db
+    this.statements
       .prepare(
         `INSERT INTO search_documents (knowledge_base_id, document_id, enabled) VALUES (?, ?, ?)
          ON CONFLICT (knowledge_base_id, document_id) DO NOTHING`,
@@ -607,7 +615,7 @@ export class SqliteSearchEngine implements SearchEngine {
     if (documentVector && first) {
       this.createVectorTables(space.vector_table, space.dimension);
       // The first chunk's flag: a document vector is stored on, and searched with, that chunk.
-      this.db
+      this.statements
         .prepare(`INSERT INTO "${documentTableName(space.vector_table)}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`)
         .run(BigInt(first.rowid), vectorBlob(documentVector), documentId, first.enabled ? 1n : 0n);
     }
@@ -616,16 +624,16 @@ export class SqliteSearchEngine implements SearchEngine {
   /** Inserts a chunk's row, its keyword terms and its vector; its flag is the document's unless the chunk is disabled. */
   private insertChunkRow(space: SearchSpaceRow, knowledgeBaseId: string, documentId: string, fileName: string, documentEnabled: boolean, chunk: EmbeddedChunk) {
     const enabled = documentEnabled && !chunk.disabled;
-    const { lastInsertRowid } = this.db
+    const { lastInsertRowid } = this.statements
       .prepare(
         `INSERT INTO chunks (id, knowledge_base_id, document_id, file_name, chunk_index, text, token_count, page, page_end,
            section_path, start_offset, end_offset, enabled, parent, revision, disabled)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(chunk.id, knowledgeBaseId, documentId, fileName, ...chunkColumns(chunk).place, enabled ? 1 : 0, ...chunkColumns(chunk).marks);
-    this.db.prepare(`INSERT INTO "${space.keyword_table}" (rowid, terms) VALUES (?, ?)`).run(lastInsertRowid, keywordTerms(chunk.text, chunk.sectionPath));
+    this.statements.prepare(`INSERT INTO "${space.keyword_table}" (rowid, terms) VALUES (?, ?)`).run(lastInsertRowid, keywordTerms(chunk.text, chunk.sectionPath));
     // vec0 only accepts integer-typed keys and metadata, which better-sqlite3 sends for BigInt.
-    this.db
+    this.statements
       .prepare(`INSERT INTO "${space.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`)
       .run(BigInt(lastInsertRowid), vectorBlob(chunk.vector), documentId, enabled ? 1n : 0n);
     this.ann.recordChange(space.vector_table, lastInsertRowid);
@@ -635,15 +643,15 @@ export class SqliteSearchEngine implements SearchEngine {
   /** A chunk's search flag in every vector table keyed by its rowid (a point update: vec0 would scan for a WHERE on metadata). */
   private setVectorFlags(knowledgeBaseId: string, rowid: number, enabled: number): void {
     for (const table of this.vectorTablesOf(knowledgeBaseId)) {
-      this.db.prepare(`UPDATE "${table}" SET enabled = ? WHERE rowid = ?`).run(BigInt(enabled), BigInt(rowid));
+      this.statements.prepare(`UPDATE "${table}" SET enabled = ? WHERE rowid = ?`).run(BigInt(enabled), BigInt(rowid));
       if (!isDocumentTable(table)) this.ann.recordChange(table, rowid);
     }
   }
 
   private deleteChunkRows(rows: { rowid: number; knowledge_base_id: string }[]): void {
     if (rows.length === 0) return;
-    const readChunk = this.db.prepare(`SELECT text, section_path FROM chunks WHERE rowid = ?`);
-    const deleteChunk = this.db.prepare(`DELETE FROM chunks WHERE rowid = ?`);
+    const readChunk = this.statements.prepare(`SELECT text, section_path FROM chunks WHERE rowid = ?`);
+    const deleteChunk = this.statements.prepare(`DELETE FROM chunks WHERE rowid = ?`);
     // Each row's base's keyword table and vector tables, the shadow's too: rowids are reused, and a
     // reused one must not find old terms or an old vector.
     const baseDeletes = new Map<string, { terms?: { run(rowid: number, terms: string): unknown }; vectors: ReturnType<SqliteDatabase["prepare"]>[]; chunkTables: string[] }>();
@@ -653,8 +661,8 @@ export class SqliteSearchEngine implements SearchEngine {
         const keywordTable = this.findSpace(row.knowledge_base_id)?.keyword_table;
         const tables = this.vectorTablesOf(row.knowledge_base_id);
         deletes = {
-          terms: keywordTable ? this.db.prepare<[number, string]>(deleteKeywordRowSql(keywordTable)) : undefined,
-          vectors: tables.map((table) => this.db.prepare(`DELETE FROM "${table}" WHERE rowid = ?`)),
+          terms: keywordTable ? this.statements.prepare<[number, string]>(deleteKeywordRowSql(keywordTable)) : undefined,
+          vectors: tables.map((table) => this.statements.prepare(`DELETE FROM "${table}" WHERE rowid = ?`)),
           chunkTables: tables.filter((table) => !isDocumentTable(table)),
         };
         baseDeletes.set(row.knowledge_base_id, deletes);
@@ -674,11 +682,11 @@ export class SqliteSearchEngine implements SearchEngine {
    */
   private bm25Hits(spaces: SearchSpaceRow[], query: SearchQuery, limit: number): EngineHit[] {
     // The question is weighed against the average chunk of the bases searched together (query-terms.ts).
-    const groups = weightedQueryTerms(query.text, averageRowLength(spaces.map((space) => keywordIndexSize(this.db, space.keyword_table))));
+    const groups = weightedQueryTerms(query.text, averageRowLength(spaces.map((space) => keywordIndexSize(this.statements, space.keyword_table))));
     if (groups.length === 0) return [];
     const parameters = { ...bm25Parameters(groups), documents: query.documentIds.length > 0 ? JSON.stringify(query.documentIds) : null, limit };
     const hits = spaces.flatMap((space) =>
-      (this.db.prepare(bm25Sql(space.keyword_table, groups.length)).all(parameters) as (ChunkRow & { score: number })[]).map((row) => ({
+      (this.statements.prepare(bm25Sql(space.keyword_table, groups.length)).all(parameters) as (ChunkRow & { score: number })[]).map((row) => ({
         chunk: toChunk(row),
         fileName: row.file_name,
         score: row.score,
@@ -692,7 +700,7 @@ export class SqliteSearchEngine implements SearchEngine {
     const k = Math.min(limit, MAX_KNN_K);
     const blob = vectorBlob(vector);
     const documents = query.documentIds.length > 0 ? JSON.stringify(query.documentIds) : null;
-    const loadChunks = this.db.prepare(CHUNKS_BY_ROWID_SQL);
+    const loadChunks = this.statements.prepare(CHUNKS_BY_ROWID_SQL);
     const hits: EngineHit[] = [];
     for (const space of spaces) {
       const table = tableOf(space);
@@ -700,7 +708,7 @@ export class SqliteSearchEngine implements SearchEngine {
       // Document vectors (one a document) stay on the exact scan; chunk vectors may have an index.
       const neighbours =
         (table === space.vector_table ? this.approximateNeighbours(space, vector, k, query.documentIds) : undefined) ??
-        (this.db.prepare(knnSql(table, documents !== null)).all(...[blob, BigInt(k), ...(documents ? [documents] : [])]) as Neighbour[]);
+        (this.statements.prepare(knnSql(table, documents !== null)).all(...[blob, BigInt(k), ...(documents ? [documents] : [])]) as Neighbour[]);
       if (neighbours.length === 0) continue;
       const rows = loadChunks.all(JSON.stringify(neighbours.map((n) => n.rowid))) as ChunkRow[];
       const byRowid = new Map(rows.map((row) => [row.rowid, row]));
@@ -727,7 +735,7 @@ export class SqliteSearchEngine implements SearchEngine {
     const filtered =
       documentIds.length > 0
         ? (
-            this.db
+            this.statements
               .prepare(`SELECT count(*) AS n FROM chunks WHERE knowledge_base_id = ? AND enabled = 1 AND document_id IN (SELECT value FROM json_each(?))`)
               .get(space.knowledge_base_id, JSON.stringify(documentIds)) as { n: number }
           ).n
@@ -738,7 +746,7 @@ export class SqliteSearchEngine implements SearchEngine {
     if (filtered !== undefined) {
       const kept = new Set(
         (
-          this.db
+          this.statements
             .prepare(`SELECT rowid FROM chunks WHERE rowid IN (SELECT value FROM json_each(?)) AND document_id IN (SELECT value FROM json_each(?))`)
             .all(JSON.stringify(found.map((n) => n.rowid)), JSON.stringify(documentIds)) as { rowid: number }[]
         ).map((row) => row.rowid),
