@@ -90,6 +90,16 @@ describe("index routes", () => {
     expect((await client.listKnowledgeBases({})).knowledgeBases.map((k) => k.id)).toEqual([kb.id]);
   });
 
+  it("lists only the named bases, by id or name and in the order named; one that does not exist is NotFound", async () => {
+    const manuals = await createKb("manuals");
+    const guides = await createKb("guides");
+    await createKb("others");
+    const named = (await client.listKnowledgeBases({ knowledgeBases: [guides.id, "manuals"] })).knowledgeBases;
+    expect(named.map((k) => k.id)).toEqual([guides.id, manuals.id]);
+    expect((await client.listKnowledgeBases({})).knowledgeBases).toHaveLength(3);
+    expect(await codeOf(client.listKnowledgeBases({ knowledgeBases: ["manuals", "missing"] }))).toBe(Code.NotFound);
+  });
+
   it("serves the score bands of a base's model from its recorded distribution, none for a model never measured", async () => {
     const recorded = catalogModel("all-MiniLM-L6-v2-int8").scores!;
     await client.createKnowledgeBase({ name: "measured", embeddingModel: "all-MiniLM-L6-v2-int8", embeddingDimension: DIM, chunking: { chunkSize: 200 } });

@@ -78,8 +78,10 @@ export function indexRoutes({
       async getKnowledgeBase(request) {
         return { knowledgeBase: knowledgeBaseToProto(await index.getKnowledgeBase(request.knowledgeBase)) };
       },
-      async listKnowledgeBases() {
-        return { knowledgeBases: (await index.listKnowledgeBases()).map(knowledgeBaseToProto) };
+      async listKnowledgeBases(request) {
+        const named = request.knowledgeBases;
+        const kbs = named.length > 0 ? await Promise.all(named.map((n) => index.getKnowledgeBase(n))) : await index.listKnowledgeBases();
+        return { knowledgeBases: kbs.map(knowledgeBaseToProto) };
       },
       async deleteKnowledgeBase(request) {
         await index.deleteKnowledgeBase(request.knowledgeBaseId);

@@ -40,15 +40,16 @@ function setup(options: { lookupWaitsForEmbedding?: boolean; dimension?: number 
   const index = inProcessTransport(
     (router: ConnectRouter) =>
       router.service(IndexService, {
-        async getKnowledgeBase(request) {
+        // The retriever looks the named bases up in one ListKnowledgeBases call.
+        async listKnowledgeBases(request) {
           // The look-up holds until the embedding has started (2 s at most): a retriever that embeds
           // while it looks up passes on any machine; one that waits for the look-up first fails.
           if (options.lookupWaitsForEmbedding) await until(() => timeline.includes("embed started"), 2_000);
           timeline.push("lookup done");
-          if (request.knowledgeBase !== "docs") throw new NotFoundError(`knowledge base "${request.knowledgeBase}" does not exist`);
-          return {
-            knowledgeBase: create(KnowledgeBaseSchema, { id: "kb_1", name: "docs", embeddingModel: "test-hashing", embeddingDimension: options.dimension ?? 16 }),
-          };
+          const missing = request.knowledgeBases.find((name) => name !== "docs");
+          if (missing !== undefined) throw new NotFoundError(`knowledge base "${missing}" does not exist`);
+          const docs = create(KnowledgeBaseSchema, { id: "kb_1", name: "docs", embeddingModel: "test-hashing", embeddingDimension: options.dimension ?? 16 });
+          return { knowledgeBases: request.knowledgeBases.map(() => docs) };
         },
         async search(request) {
           searched.push({ mode: request.mode, vectorLength: request.vector.length });

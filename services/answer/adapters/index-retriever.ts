@@ -37,7 +37,13 @@ export class IndexRetriever implements Retriever {
 
   private async lookUp(names: string[]): Promise<KnowledgeBase[]> {
     const index = this.peers.index;
-    const kbs = await Promise.all(names.map(async (n) => knowledgeBaseFromProto((await index.getKnowledgeBase({ knowledgeBase: n })).knowledgeBase!)));
+    // One call for all of them: a call per base cost a 20-base Search twenty in-process round trips
+    // (abort signals, interceptors, encoding) on the main thread (docs/benchmarks/stall.md).
+    const listed = (await index.listKnowledgeBases({ knowledgeBases: names })).knowledgeBases;
+    // An index from before the filter answers with every base: then each is asked for as before.
+    const found = listed.length === names.length && listed.every((kb, i) => kb.id === names[i] || kb.name === names[i]);
+    const protos = found ? listed : await Promise.all(names.map(async (n) => (await index.getKnowledgeBase({ knowledgeBase: n })).knowledgeBase!));
+    const kbs = protos.map(knowledgeBaseFromProto);
     if (this.modelOf.size > 10_000) this.modelOf.clear();
     kbs.forEach((kb, i) => this.modelOf.set(names[i], kb.embeddingModel));
     return kbs;

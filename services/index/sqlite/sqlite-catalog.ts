@@ -5,6 +5,7 @@ import { AlreadyExistsError, InvalidInputError, NotFoundError } from "../../../l
 import type { Catalog, KnowledgeBaseUpdate, NewDocumentVersion, NewKnowledgeBase, RegisteredDocument } from "../catalog/catalog.ts";
 import { documentIdFor, newKnowledgeBaseId } from "../../../lib/catalog-ids.ts";
 import { decideRegistration, progressedDocument } from "../catalog/document-lifecycle.ts";
+import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "./open-database.ts";
 import { isUniqueViolation, withDatabase } from "./sqlite-errors.ts";
 
@@ -54,7 +55,23 @@ const SELECT_KNOWLEDGE_BASE = `
   FROM knowledge_bases kb`;
 
 export class SqliteCatalog implements Catalog {
+  /**
+   * Each statement prepared once: a Search naming 20 bases reads each of them, and preparing the
+   * knowledge-base query (three subqueries) anew every time was the main thread's largest share
+   * under load (docs/benchmarks/stall.md). Every SQL text here is a constant, so the map stays small.
+   */
+  private readonly statements = new Map<string, Statement>();
+
   constructor(private readonly db: SqliteDatabase) {}
+
+  private statement(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
 
   async createKnowledgeBase(input: NewKnowledgeBase): Promise<KnowledgeBase> {
     const name = input.name.trim();
@@ -66,8 +83,8 @@ export class SqliteCatalog implements Catalog {
       const id = newKnowledgeBaseId();
       const now = Date.now();
       try {
-        this.db
-          .prepare(
+        this
+          .statement(
             `INSERT INTO knowledge_bases (id, name, description, embedding_model, embedding_dimension, chunking, created_at, updated_at)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
           )
@@ -83,8 +100,8 @@ export class SqliteCatalog implements Catalog {
   async getKnowledgeBase(idOrName: string): Promise<KnowledgeBase> {
     return withDatabase(this.db, "get knowledge base", () => {
       // An id wins over a name that happens to equal another knowledge base's id.
-      const row = (this.db.prepare(`${SELECT_KNOWLEDGE_BASE} WHERE kb.id = ?`).get(idOrName) ??
-        this.db.prepare(`${SELECT_KNOWLEDGE_BASE} WHERE kb.name = ?`).get(idOrName)) as KnowledgeBaseRow | undefined;
+      const row = (this.statement(`${SELECT_KNOWLEDGE_BASE} WHERE kb.id = ?`).get(idOrName) ??
+        this.statement(`${SELECT_KNOWLEDGE_BASE} WHERE kb.name = ?`).get(idOrName)) as KnowledgeBaseRow | undefined;
       if (!row) throw new NotFoundError(`knowledge base ${idOrName} not found`);
       return toKnowledgeBase(row);
     });
@@ -92,7 +109,7 @@ export class SqliteCatalog implements Catalog {
 
   async listKnowledgeBases(): Promise<KnowledgeBase[]> {
     return withDatabase(this.db, "list knowledge bases", () =>
-      (this.db.prepare(`${SELECT_KNOWLEDGE_BASE} ORDER BY kb.created_at, kb.name`).all() as KnowledgeBaseRow[]).map(toKnowledgeBase),
+      (this.statement(`${SELECT_KNOWLEDGE_BASE} ORDER BY kb.created_at, kb.name`).all() as KnowledgeBaseRow[]).map(toKnowledgeBase),
     );
   }
 
@@ -101,8 +118,8 @@ export class SqliteCatalog implements Catalog {
       const current = this.requireKnowledgeBase(id);
       const name = update.name ?? current.name;
       try {
-        const { changes } = this.db
-          .prepare(`UPDATE knowledge_bases SET name = ?, description = ?, chunking = ?, updated_at = ? WHERE id = ?`)
+        const { changes } = this
+          .statement(`UPDATE knowledge_bases SET name = ?, description = ?, chunking = ?, updated_at = ? WHERE id = ?`)
           .run(name, update.description ?? current.description, JSON.stringify(update.chunking ?? current.chunking), Date.now(), id);
         if (changes === 0) throw new NotFoundError(`knowledge base ${id} not found`);
       } catch (error) {
@@ -116,7 +133,7 @@ export class SqliteCatalog implements Catalog {
   async deleteKnowledgeBase(id: string): Promise<void> {
     withDatabase(this.db, "delete knowledge base", () => {
       // Documents go with it through ON DELETE CASCADE.
-      const { changes } = this.db.prepare(`DELETE FROM knowledge_bases WHERE id = ?`).run(id);
+      const { changes } = this.statement(`DELETE FROM knowledge_bases WHERE id = ?`).run(id);
       if (changes === 0) throw new NotFoundError(`knowledge base ${id} not found`);
     });
   }
@@ -125,10 +142,10 @@ export class SqliteCatalog implements Catalog {
     return withDatabase(this.db, "save model change", () => {
       const json = JSON.stringify(change);
       const { changes } = options.switchModel
-        ? this.db
-            .prepare(`UPDATE knowledge_bases SET model_change = ?, embedding_model = ?, embedding_dimension = ?, updated_at = ? WHERE id = ?`)
+        ? this
+            .statement(`UPDATE knowledge_bases SET model_change = ?, embedding_model = ?, embedding_dimension = ?, updated_at = ? WHERE id = ?`)
             .run(json, change.targetModel, change.targetDimension, Date.now(), knowledgeBaseId)
-        : this.db.prepare(`UPDATE knowledge_bases SET model_change = ? WHERE id = ?`).run(json, knowledgeBaseId);
+        : this.statement(`UPDATE knowledge_bases SET model_change = ? WHERE id = ?`).run(json, knowledgeBaseId);
       if (changes === 0) throw new NotFoundError(`knowledge base ${knowledgeBaseId} not found`);
       return this.requireKnowledgeBase(knowledgeBaseId);
     });
@@ -171,7 +188,7 @@ export class SqliteCatalog implements Catalog {
   async listDocuments(knowledgeBaseId: string): Promise<DocumentRecord[]> {
     return withDatabase(this.db, "list documents", () => {
       this.requireKnowledgeBaseRow(knowledgeBaseId);
-      const rows = this.db.prepare(`SELECT * FROM documents WHERE knowledge_base_id = ? ORDER BY file_name`).all(knowledgeBaseId) as DocumentRow[];
+      const rows = this.statement(`SELECT * FROM documents WHERE knowledge_base_id = ? ORDER BY file_name`).all(knowledgeBaseId) as DocumentRow[];
       return rows.map(toDocument);
     });
   }
@@ -192,7 +209,7 @@ export class SqliteCatalog implements Catalog {
 
   async setDocumentEnabled(id: string, enabled: boolean): Promise<DocumentRecord> {
     return withDatabase(this.db, "set document enabled", () => {
-      const { changes } = this.db.prepare(`UPDATE documents SET enabled = ?, updated_at = ? WHERE id = ?`).run(enabled ? 1 : 0, Date.now(), id);
+      const { changes } = this.statement(`UPDATE documents SET enabled = ?, updated_at = ? WHERE id = ?`).run(enabled ? 1 : 0, Date.now(), id);
       if (changes === 0) throw new NotFoundError(`document ${id} not found`);
       return this.requireDocument(id);
     });
@@ -200,7 +217,7 @@ export class SqliteCatalog implements Catalog {
 
   async setDocumentMetadata(id: string, metadata: Record<string, string>): Promise<DocumentRecord> {
     return withDatabase(this.db, "set document metadata", () => {
-      const { changes } = this.db.prepare(`UPDATE documents SET metadata = ?, updated_at = ? WHERE id = ?`).run(JSON.stringify(metadata), Date.now(), id);
+      const { changes } = this.statement(`UPDATE documents SET metadata = ?, updated_at = ? WHERE id = ?`).run(JSON.stringify(metadata), Date.now(), id);
       if (changes === 0) throw new NotFoundError(`document ${id} not found`);
       return this.requireDocument(id);
     });
@@ -208,23 +225,23 @@ export class SqliteCatalog implements Catalog {
 
   async deleteDocument(id: string): Promise<void> {
     withDatabase(this.db, "delete document", () => {
-      const { changes } = this.db.prepare(`DELETE FROM documents WHERE id = ?`).run(id);
+      const { changes } = this.statement(`DELETE FROM documents WHERE id = ?`).run(id);
       if (changes === 0) throw new NotFoundError(`document ${id} not found`);
     });
   }
 
   private requireKnowledgeBase(id: string): KnowledgeBase {
-    const row = this.db.prepare(`${SELECT_KNOWLEDGE_BASE} WHERE kb.id = ?`).get(id) as KnowledgeBaseRow | undefined;
+    const row = this.statement(`${SELECT_KNOWLEDGE_BASE} WHERE kb.id = ?`).get(id) as KnowledgeBaseRow | undefined;
     if (!row) throw new NotFoundError(`knowledge base ${id} not found`);
     return toKnowledgeBase(row);
   }
 
   private requireKnowledgeBaseRow(id: string): void {
-    if (!this.db.prepare(`SELECT 1 FROM knowledge_bases WHERE id = ?`).get(id)) throw new NotFoundError(`knowledge base ${id} not found`);
+    if (!this.statement(`SELECT 1 FROM knowledge_bases WHERE id = ?`).get(id)) throw new NotFoundError(`knowledge base ${id} not found`);
   }
 
   private findDocument(id: string): DocumentRecord | undefined {
-    const row = this.db.prepare(`SELECT * FROM documents WHERE id = ?`).get(id) as DocumentRow | undefined;
+    const row = this.statement(`SELECT * FROM documents WHERE id = ?`).get(id) as DocumentRow | undefined;
     return row && toDocument(row);
   }
 
@@ -235,8 +252,8 @@ export class SqliteCatalog implements Catalog {
   }
 
   private saveDocument(document: DocumentRecord): void {
-    this.db
-      .prepare(
+    this
+      .statement(
         `INSERT INTO documents (id, knowledge_base_id, file_name, mime_type, size_bytes, content_hash, version, status, progress_percent,
            chunk_count, token_count, error_message, enabled, metadata, created_at, updated_at, chunk_edits, trace_id)
          VALUES (@id, @knowledgeBaseId, @fileName, @mimeType, @sizeBytes, @contentHash, @version, @status, @progressPercent,
