@@ -209,7 +209,9 @@ export class ModelChanges {
   guard(engine: SearchEngine): SearchEngine {
     const locked = <T>(kb: string, fn: () => Promise<T>) => this.locks.exclusive(kb, fn);
     const shared = <T>(kb: string, fn: () => Promise<T>) => this.locks.shared(kb, fn);
-    // A document's delete and flag, on whichever replica, reach the new model's space too.
+    // A document's delete, flags and chunk edits, on whichever replica, reach the new model's space
+    // too (an edit embedded with the old model that lands after a switch fails FAILED_PRECONDITION on
+    // its dimension; the caller makes it again).
     const fenced = <T>(kb: string, doc: string, fn: () => Promise<T>) => this.fence.write(kb, [doc], () => this.locks.shared(kb, fn));
     return {
       ensureKnowledgeBase: (kb, dimension) => engine.ensureKnowledgeBase(kb, dimension),
@@ -219,8 +221,13 @@ export class ModelChanges {
       finishImport: (kb) => shared(kb, () => engine.finishImport(kb)),
       deleteDocument: (kb, doc) => fenced(kb, doc, () => engine.deleteDocument(kb, doc)),
       setDocumentEnabled: (kb, doc, enabled) => fenced(kb, doc, () => engine.setDocumentEnabled(kb, doc, enabled)),
-      putChunk: (kb, doc, fileName, chunk) => shared(kb, () => engine.putChunk(kb, doc, fileName, chunk)),
-      setChunkDisabled: (kb, chunkId, disabled) => shared(kb, () => engine.setChunkDisabled(kb, chunkId, disabled)),
+      putChunk: (kb, doc, fileName, chunk) => fenced(kb, doc, () => engine.putChunk(kb, doc, fileName, chunk)),
+      setChunkDisabled: async (kb, chunkId, disabled) => {
+        const [chunk] = await engine.getChunks([chunkId]);
+        // No such chunk: the engine says NotFound, and no document needs the change's attention.
+        if (!chunk) return shared(kb, () => engine.setChunkDisabled(kb, chunkId, disabled));
+        return fenced(kb, chunk.documentId, () => engine.setChunkDisabled(kb, chunkId, disabled));
+      },
       search: (query) => engine.search(query),
       getChunks: (ids) => engine.getChunks(ids),
       getChunksAt: (positions) => engine.getChunksAt(positions),
