@@ -481,11 +481,6 @@ export class DocumentStoreEngine implements SearchEngine {
     const seen = uniqueChunkIds(chunks);
     await this.call("write shadow chunks", async () => {
       const shadow = this.requireShadow(knowledgeBaseId);
-      // No live chunks (the document was deleted, on any index replica): nothing of it may stay.
-      if (chunks.length === 0) {
-        await this.store.deleteWhere("write shadow chunks", shadow.index, documentRecordsQuery(documentId), { refresh: true, alsoIds: [documentMarkerId(documentId)] });
-        return;
-      }
       for (const chunk of chunks) {
         if (chunk.vector.length !== shadow.dimension) {
           throw new FailedPreconditionError(`chunk ${chunk.id} has a ${chunk.vector.length}-dimensional vector; the new model's are ${shadow.dimension}`);
@@ -495,6 +490,11 @@ export class DocumentStoreEngine implements SearchEngine {
       if (chunks.some(hasEdits)) await this.ensureEditFields(shadow.index);
       if (documentVector && documentVector.length !== shadow.dimension) {
         throw new FailedPreconditionError(`document ${documentId} has a ${documentVector.length}-dimensional document vector; the new model's are ${shadow.dimension}`);
+      }
+      // No live chunks (the document was deleted, on any index replica): nothing of it may stay.
+      if (chunks.length === 0) {
+        await this.store.deleteWhere("write shadow chunks", shadow.index, documentRecordsQuery(documentId), { refresh: true, alsoIds: [documentMarkerId(documentId)] });
+        return;
       }
       const enabled = await this.documentEnabled(this.aliasFor(knowledgeBaseId), documentId);
       const operations: Record<string, unknown>[] = [
