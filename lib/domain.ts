@@ -161,6 +161,13 @@ export interface ModelChange {
   error: string;
   startedAt: Date;
   updatedAt: Date;
+  /**
+   * Set once the change re-embeds the documents written meanwhile and swaps: writes on every index
+   * replica wait until it is over (catalog/model-change-fence.ts). Not part of the API.
+   */
+  switching?: boolean;
+  /** The lease owner (index replica) running the change. Not part of the API. */
+  holder?: string;
 }
 
 export type DocumentStatus = "pending" | "parsing" | "chunking" | "embedding" | "indexing" | "ready" | "failed";

@@ -36,6 +36,16 @@ export interface Catalog {
    * embedding model and dimension become the change's target in the same write. Throws NotFoundError.
    */
   saveModelChange(knowledgeBaseId: string, change: ModelChange, options?: { switchModel?: boolean }): Promise<KnowledgeBase>;
+  /**
+   * Marks documents written while the base's model changes, by whichever index replica wrote them:
+   * the change embeds them again from their live chunks before it switches. Idempotent; the marks
+   * are seen by modelChangeDocuments on return.
+   */
+  markModelChangeDocuments(knowledgeBaseId: string, documentIds: string[]): Promise<void>;
+  /** The base's marked documents, sorted. */
+  modelChangeDocuments(knowledgeBaseId: string): Promise<string[]>;
+  /** Forgets the base's marks (a change starting again, or over). */
+  clearModelChangeDocuments(knowledgeBaseId: string): Promise<void>;
 
   /**
    * Records a new version of the document named fileName in the knowledge base (the document id is

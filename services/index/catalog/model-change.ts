@@ -8,13 +8,15 @@
 // This is a stage of its own in the index, not a detour through chunks.created → embedder →
 // chunks.embedded (docs/architecture/models-and-documents.md says why). Writes that arrive meanwhile go through
 // storeDocumentChunks and the locked engine of guard(): a document indexed during the change is
-// stored live with the old model's vectors (searches use those) and loses its shadow vectors, so
-// the change embeds it again before it switches; chunks that arrive after the switch still carrying
-// the old model's vectors (embedded before it) are embedded again with the base's model before
-// they are stored. Of several index replicas exactly one runs a base's change: it holds the base's
-// lease (lib/leases/) while it runs, stops between two documents when it loses it, and a replica
-// that finds a running change nobody holds (its owner died) takes it over from an empty shadow.
-// The write lock stays in-process: live writes on other replicas do not take it.
+// stored live with the old model's vectors (searches use those); chunks that arrive after the switch
+// still carrying the old model's vectors (embedded before it) are embedded again with the base's
+// model before they are stored. Of several index replicas exactly one runs a base's change: it
+// holds the base's lease (lib/leases/) while it runs, stops between two documents when it loses
+// it, and a replica that finds a running change nobody holds (its owner died) takes it over from
+// an empty shadow. The write lock is in-process; across replicas the catalog orders writes with the
+// switch (model-change-fence.ts): every replica marks the documents it writes during the change,
+// and the change re-embeds the marked ones (or takes deleted ones out of the shadow) once it is
+// switching, when writes wait or are written again after the switch.
 import type { EmbeddedChunk, KnowledgeBase, ModelChange } from "../../../lib/domain.ts";
 import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
 import type { Logger } from "../../../lib/logger.ts";
@@ -22,6 +24,7 @@ import type { HeldLease, Leases } from "../../../lib/leases/leases.ts";
 import { documentInput } from "../../../lib/document-input.ts";
 import type { Catalog } from "./catalog.ts";
 import { BaseWriteLocks } from "./base-write-locks.ts";
+import { ModelChangeFence } from "./model-change-fence.ts";
 import type { SearchEngine } from "../search/search-engine.ts";
 
 /** The embedder as a change of model needs it. */
@@ -41,6 +44,8 @@ export interface ModelChangesDeps {
   leases: Leases;
   /** Least time between two progress writes to the catalog (default 500 ms). */
   progressIntervalMs?: number;
+  /** How often a write waiting for another replica's switch reads the catalog (default 100 ms). */
+  fencePollMs?: number;
 }
 
 export class ModelChanges {
@@ -49,8 +54,11 @@ export class ModelChanges {
   private readonly switches = new Map<string, Promise<void>>();
   private closing = false;
   private resumeTimer: NodeJS.Timeout | undefined;
+  private readonly fence: ModelChangeFence;
 
-  constructor(private readonly deps: ModelChangesDeps) {}
+  constructor(private readonly deps: ModelChangesDeps) {
+    this.fence = new ModelChangeFence({ catalog: deps.catalog, pollMs: deps.fencePollMs });
+  }
 
   /**
    * Checks the request and starts the change; returns the base with model_change RUNNING. A model
@@ -100,6 +108,8 @@ export class ModelChanges {
       error: "",
       startedAt: started,
       updatedAt: started,
+      switching: false,
+      holder: this.deps.leases.owner,
     };
     let saved: KnowledgeBase;
     try {
@@ -129,7 +139,7 @@ export class ModelChanges {
         continue;
       }
       this.deps.logger.info({ knowledgeBaseId: kb.id, targetModel: now.modelChange.targetModel }, "resuming an interrupted change of embedding model");
-      this.launch(kb.id, { ...now.modelChange, documentsDone: 0 }, lease);
+      this.launch(kb.id, { ...now.modelChange, documentsDone: 0, switching: false, holder: this.deps.leases.owner }, lease);
     }
   }
 
@@ -177,7 +187,7 @@ export class ModelChanges {
    */
   async storeDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, model: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void> {
     // Shared with other documents' writes; a switch (exclusive) cannot fall between the model read and the write.
-    await this.locks.shared(knowledgeBaseId, async () => {
+    await this.fence.write(knowledgeBaseId, [documentId], () => this.locks.shared(knowledgeBaseId, async () => {
       const kb = await this.deps.catalog.getKnowledgeBase(knowledgeBaseId, { counts: false });
       let stored = chunks;
       let storedDocumentVector = documentVector;
@@ -189,7 +199,7 @@ export class ModelChanges {
         storedDocumentVector = documentVector && vectors[chunks.length];
       }
       await this.deps.engine.replaceDocumentChunks(knowledgeBaseId, documentId, fileName, stored, storedDocumentVector);
-    });
+    }));
   }
 
   /**
@@ -199,16 +209,25 @@ export class ModelChanges {
   guard(engine: SearchEngine): SearchEngine {
     const locked = <T>(kb: string, fn: () => Promise<T>) => this.locks.exclusive(kb, fn);
     const shared = <T>(kb: string, fn: () => Promise<T>) => this.locks.shared(kb, fn);
+    // A document's delete, flags and chunk edits, on whichever replica, reach the new model's space
+    // too (an edit embedded with the old model that lands after a switch fails FAILED_PRECONDITION on
+    // its dimension; the caller makes it again).
+    const fenced = <T>(kb: string, doc: string, fn: () => Promise<T>) => this.fence.write(kb, [doc], () => this.locks.shared(kb, fn));
     return {
       ensureKnowledgeBase: (kb, dimension) => engine.ensureKnowledgeBase(kb, dimension),
       dropKnowledgeBase: (kb) => locked(kb, () => engine.dropKnowledgeBase(kb)),
       replaceDocumentChunks: (kb, doc, fileName, chunks, documentVector) => shared(kb, () => engine.replaceDocumentChunks(kb, doc, fileName, chunks, documentVector)),
       importDocuments: (kb, documents) => shared(kb, () => engine.importDocuments(kb, documents)),
       finishImport: (kb) => shared(kb, () => engine.finishImport(kb)),
-      deleteDocument: (kb, doc) => shared(kb, () => engine.deleteDocument(kb, doc)),
-      setDocumentEnabled: (kb, doc, enabled) => shared(kb, () => engine.setDocumentEnabled(kb, doc, enabled)),
-      putChunk: (kb, doc, fileName, chunk) => shared(kb, () => engine.putChunk(kb, doc, fileName, chunk)),
-      setChunkDisabled: (kb, chunkId, disabled) => shared(kb, () => engine.setChunkDisabled(kb, chunkId, disabled)),
+      deleteDocument: (kb, doc) => fenced(kb, doc, () => engine.deleteDocument(kb, doc)),
+      setDocumentEnabled: (kb, doc, enabled) => fenced(kb, doc, () => engine.setDocumentEnabled(kb, doc, enabled)),
+      putChunk: (kb, doc, fileName, chunk) => fenced(kb, doc, () => engine.putChunk(kb, doc, fileName, chunk)),
+      setChunkDisabled: async (kb, chunkId, disabled) => {
+        const [chunk] = await engine.getChunks([chunkId]);
+        // No such chunk: the engine says NotFound, and no document needs the change's attention.
+        if (!chunk) return shared(kb, () => engine.setChunkDisabled(kb, chunkId, disabled));
+        return fenced(kb, chunk.documentId, () => engine.setChunkDisabled(kb, chunkId, disabled));
+      },
       search: (query) => engine.search(query),
       getChunks: (ids) => engine.getChunks(ids),
       getChunksAt: (positions) => engine.getChunksAt(positions),
@@ -245,6 +264,8 @@ export class ModelChanges {
     };
     try {
       await this.locks.exclusive(knowledgeBaseId, () => engine.beginShadow(knowledgeBaseId, change.targetDimension));
+      // Marks of before are covered by the pass below, which reads every document after them.
+      await catalog.clearModelChangeDocuments(knowledgeBaseId);
       const documents = await catalog.listDocuments(knowledgeBaseId);
       let done = 0;
       await report(0, documents.length, true);
@@ -252,6 +273,16 @@ export class ModelChanges {
         this.checkNotClosing(lease);
         await this.reembed(knowledgeBaseId, doc.id, doc.fileName, change);
         await report(++done, documents.length);
+      }
+      // Switching: from here writes on every replica wait (or are written again after the switch),
+      // so the marks listed now are all the documents written elsewhere since the pass began.
+      this.checkNotClosing(lease);
+      progress = { ...progress, switching: true, updatedAt: new Date() };
+      await catalog.saveModelChange(knowledgeBaseId, progress);
+      for (const documentId of await catalog.modelChangeDocuments(knowledgeBaseId)) {
+        this.checkNotClosing(lease);
+        const doc = await catalog.getDocument(documentId).catch((error: unknown) => (error instanceof NotFoundError ? undefined : Promise.reject(error)));
+        await this.reembed(knowledgeBaseId, documentId, doc?.fileName ?? "", change);
       }
       // Documents indexed (or replaced) while the pass ran lost their shadow vectors: embed them
       // again until none is missing, then switch under the lock, so no write slips in between.
@@ -265,7 +296,7 @@ export class ModelChanges {
           // wait for both (switching), so none sees the new vectors with the old model's name.
           await this.switching(knowledgeBaseId, async () => {
             await engine.commitShadow(knowledgeBaseId);
-            await catalog.saveModelChange(knowledgeBaseId, { ...progress, state: "done", documentsDone: total, documentsTotal: total, updatedAt: new Date() }, { switchModel: true });
+            await catalog.saveModelChange(knowledgeBaseId, { ...progress, state: "done", switching: false, documentsDone: total, documentsTotal: total, updatedAt: new Date() }, { switchModel: true });
           });
           return [];
         });
@@ -276,6 +307,7 @@ export class ModelChanges {
           await this.reembed(knowledgeBaseId, documentId, doc?.fileName ?? "", change);
         }
       }
+      await catalog.clearModelChangeDocuments(knowledgeBaseId).catch((err: unknown) => logger.warn({ err, knowledgeBaseId }, "could not clear the change's marked documents; the next change clears them"));
       logger.info({ knowledgeBaseId, model: change.targetModel, previous: change.previousModel }, "embedding model changed");
     } catch (error) {
       if (this.closing) return logger.info({ knowledgeBaseId, model: change.targetModel }, "change of embedding model stopped by shutdown; it resumes on the next start");
@@ -287,7 +319,7 @@ export class ModelChanges {
       logger.warn({ err: error, knowledgeBaseId, model: change.targetModel }, "change of embedding model failed; the previous model stays");
       await this.locks.exclusive(knowledgeBaseId, () => engine.dropShadow(knowledgeBaseId)).catch((err: unknown) => logger.warn({ err, knowledgeBaseId }, "could not drop the shadow"));
       await catalog
-        .saveModelChange(knowledgeBaseId, { ...progress, state: "failed", error: reason(error), updatedAt: new Date() })
+        .saveModelChange(knowledgeBaseId, { ...progress, state: "failed", switching: false, error: reason(error), updatedAt: new Date() })
         .catch((err: unknown) => logger.error({ err, knowledgeBaseId }, "could not record the failed change of embedding model"));
     }
   }
@@ -299,7 +331,13 @@ export class ModelChanges {
   private async reembed(knowledgeBaseId: string, documentId: string, fileName: string, change: ModelChange): Promise<void> {
     const { engine, vectorizer } = this.deps;
     const chunks = await engine.documentChunks(knowledgeBaseId, documentId);
-    if (chunks.length === 0) return;
+    // Deleted (on this replica or another): it leaves the shadow too.
+    if (chunks.length === 0) {
+      await this.locks.exclusive(knowledgeBaseId, async () => {
+        if ((await engine.documentChunks(knowledgeBaseId, documentId)).length === 0) await engine.writeShadowChunks(knowledgeBaseId, documentId, fileName, []);
+      });
+      return;
+    }
     // A document that had a document vector gets one of the new model, from the same input
     // rebuilt from its chunks (the chunks are kept as they are, so is the choice to have one).
     const whole = await engine.hasDocumentVector(knowledgeBaseId, documentId);

@@ -85,6 +85,21 @@ export function documentRecordId(id: string): string {
   return `doc:${id}`;
 }
 
+/** A document written while its base changes its embedding model (catalog/model-change.ts). */
+export interface ModelChangeDocumentSource {
+  record_type: "model_change_document";
+  id: string;
+  knowledge_base_id: string;
+}
+
+export function modelChangeDocumentRecordId(knowledgeBaseId: string, documentId: string): string {
+  return `model-change-doc:${knowledgeBaseId}:${documentId}`;
+}
+
+export function modelChangeDocumentsQuery(knowledgeBaseId: string): Record<string, unknown> {
+  return { bool: { filter: [{ term: { record_type: "model_change_document" } }, { term: { knowledge_base_id: knowledgeBaseId } }] } };
+}
+
 export const CATALOG_MAPPINGS: Record<string, unknown> = {
   dynamic: "strict",
   properties: {

@@ -25,6 +25,9 @@ import {
   toDocumentSource,
   toKnowledgeBase,
   toModelChangeSource,
+  modelChangeDocumentRecordId,
+  modelChangeDocumentsQuery,
+  type ModelChangeDocumentSource,
   type Counts,
   type DocumentSource,
   type KnowledgeBaseNameSource,
@@ -197,7 +200,7 @@ export class DocumentStoreCatalog implements Catalog {
       const found = await this.getSource<KnowledgeBaseSource>(knowledgeBaseRecordId(id));
       if (!found) throw new NotFoundError(`knowledge base ${id} not found`);
       // Catalog writes refresh, so the query sees every document record.
-      await this.store.deleteWhere("delete knowledge base", this.index, documentsOfKnowledgeBaseQuery(id), {
+      await this.store.deleteWhere("delete knowledge base", this.index, { bool: { should: [documentsOfKnowledgeBaseQuery(id), modelChangeDocumentsQuery(id)] } }, {
         refresh: true,
         requireAlias: false,
         alsoIds: [knowledgeBaseRecordId(id), nameRecordId(found.source.name)],
@@ -227,6 +230,29 @@ export class DocumentStoreCatalog implements Catalog {
       const counts = await this.counts([knowledgeBaseId]);
       return toKnowledgeBase(saved, counts.get(knowledgeBaseId));
     });
+  }
+
+  async markModelChangeDocuments(knowledgeBaseId: string, documentIds: string[]): Promise<void> {
+    if (documentIds.length === 0) return;
+    await this.call("mark model change documents", async () => {
+      const operations = documentIds.flatMap((id): Record<string, unknown>[] => {
+        const source: ModelChangeDocumentSource = { record_type: "model_change_document", id, knowledge_base_id: knowledgeBaseId };
+        return [{ index: { _index: this.index, _id: modelChangeDocumentRecordId(knowledgeBaseId, id) } }, { ...source }];
+      });
+      // Refreshed at once: the change lists the marks by a search right before it switches.
+      await this.store.bulk("mark model change documents", operations, { refresh: true });
+    });
+  }
+
+  async modelChangeDocuments(knowledgeBaseId: string): Promise<string[]> {
+    return this.call("list model change documents", async () => {
+      const sources = await this.searchSources<ModelChangeDocumentSource>(modelChangeDocumentsQuery(knowledgeBaseId), []);
+      return sources.map((source) => source.id).sort();
+    });
+  }
+
+  async clearModelChangeDocuments(knowledgeBaseId: string): Promise<void> {
+    await this.call("clear model change documents", () => this.store.deleteWhere("clear model change documents", this.index, modelChangeDocumentsQuery(knowledgeBaseId), { refresh: true }));
   }
 
   async registerDocument(input: NewDocumentVersion): Promise<RegisteredDocument> {

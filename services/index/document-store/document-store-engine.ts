@@ -219,7 +219,7 @@ export class DocumentStoreEngine implements SearchEngine {
   async replaceDocumentChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void> {
     const seen = uniqueChunkIds(chunks);
     await this.call("replace document chunks", async () => {
-      const dimension = await this.requireDimension(knowledgeBaseId);
+      const dimension = await this.currentDimension(knowledgeBaseId, chunks[0]?.vector.length ?? documentVector?.length);
       checkDimensions(knowledgeBaseId, dimension, documentId, chunks, documentVector);
       const alias = await this.prepareFields(knowledgeBaseId, dimension, chunks, documentVector !== undefined);
       await this.liveWrites.write(alias, { knowledgeBaseId, documentId, fileName, chunks, documentVector, keep: seen }, { id: documentId, weight: chunks.length + 1 });
@@ -491,6 +491,11 @@ export class DocumentStoreEngine implements SearchEngine {
       if (documentVector && documentVector.length !== shadow.dimension) {
         throw new FailedPreconditionError(`document ${documentId} has a ${documentVector.length}-dimensional document vector; the new model's are ${shadow.dimension}`);
       }
+      // No live chunks (the document was deleted, on any index replica): nothing of it may stay.
+      if (chunks.length === 0) {
+        await this.store.deleteWhere("write shadow chunks", shadow.index, documentRecordsQuery(documentId), { refresh: true, alsoIds: [documentMarkerId(documentId)] });
+        return;
+      }
       const enabled = await this.documentEnabled(this.aliasFor(knowledgeBaseId), documentId);
       const operations: Record<string, unknown>[] = [
         { index: { _index: shadow.index, _id: documentMarkerId(documentId) } },
@@ -557,7 +562,7 @@ export class DocumentStoreEngine implements SearchEngine {
     return hybridSearch(query, {
       dimensions: (knowledgeBaseIds) =>
         this.call("search", () =>
-          Promise.all(knowledgeBaseIds.map(async (knowledgeBaseId) => ({ knowledgeBaseId, dimension: await this.requireDimension(knowledgeBaseId) }))),
+          Promise.all(knowledgeBaseIds.map(async (knowledgeBaseId) => ({ knowledgeBaseId, dimension: await this.currentDimension(knowledgeBaseId, query.vector?.length || undefined) }))),
         ),
       // The lists in one _msearch round trip; a query without searchable words sends no BM25 search.
       lists: (request) =>
@@ -877,6 +882,20 @@ export class DocumentStoreEngine implements SearchEngine {
       if (!documents?.after_key || documents.buckets.length === 0) return counts;
       after = documents.after_key;
     }
+  }
+
+  /**
+   * The live index's dimension, read again when the vectors to write have another: a change of
+   * model that another index replica ran has swapped the index behind the alias since it was cached.
+   */
+  private async currentDimension(knowledgeBaseId: string, written: number | undefined): Promise<number> {
+    const dimension = await this.requireDimension(knowledgeBaseId);
+    if (written === undefined || written === dimension || this.shadows.has(knowledgeBaseId)) return dimension;
+    this.dimensions.delete(knowledgeBaseId);
+    this.quarryStems.delete(knowledgeBaseId);
+    this.documentFieldReady.delete(knowledgeBaseId);
+    this.documentVectorsSeen.delete(knowledgeBaseId);
+    return this.requireDimension(knowledgeBaseId);
   }
 
   private async requireDimension(knowledgeBaseId: string): Promise<number> {

@@ -105,7 +105,8 @@ export interface SearchEngine {
   beginShadow(knowledgeBaseId: string, dimension: number): Promise<void>;
   /**
    * Stores the shadow vectors of a document's chunks (as documentChunks returned them); chunks no
-   * longer live are skipped. FailedPreconditionError when the dimension is not the shadow's.
+   * longer live are skipped; no chunks takes the document out of the shadow (it has none live).
+   * FailedPreconditionError when the dimension is not the shadow's.
    */
   writeShadowChunks(knowledgeBaseId: string, documentId: string, fileName: string, chunks: EmbeddedChunk[], documentVector?: Float32Array): Promise<void>;
   /** Documents with live chunks that lack shadow vectors (empty when the shadow is complete). */

@@ -161,6 +161,18 @@ const MIGRATIONS: Migration[] = [
       ALTER TABLE documents ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';
     `,
   },
+  {
+    version: 8,
+    sql: `
+      -- Documents written while their base changes its embedding model (by any writer): the change
+      -- embeds them again from their live chunks before it switches (catalog/model-change.ts).
+      CREATE TABLE IF NOT EXISTS model_change_documents (
+        knowledge_base_id TEXT NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
+        document_id TEXT NOT NULL,
+        PRIMARY KEY (knowledge_base_id, document_id)
+      );
+    `,
+  },
 ];
 
 const VERSION_TABLE = "index_schema_version";

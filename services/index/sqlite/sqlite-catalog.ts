@@ -151,6 +151,29 @@ export class SqliteCatalog implements Catalog {
     });
   }
 
+  async markModelChangeDocuments(knowledgeBaseId: string, documentIds: string[]): Promise<void> {
+    withDatabase(this.db, "mark model change documents", () => {
+      const insert = this.db.prepare(`INSERT OR IGNORE INTO model_change_documents (knowledge_base_id, document_id) VALUES (?, ?)`);
+      this.db.transaction(() => {
+        for (const id of documentIds) insert.run(knowledgeBaseId, id);
+      })();
+    });
+  }
+
+  async modelChangeDocuments(knowledgeBaseId: string): Promise<string[]> {
+    return withDatabase(this.db, "list model change documents", () =>
+      (this.db.prepare(`SELECT document_id FROM model_change_documents WHERE knowledge_base_id = ? ORDER BY document_id`).all(knowledgeBaseId) as { document_id: string }[]).map(
+        (row) => row.document_id,
+      ),
+    );
+  }
+
+  async clearModelChangeDocuments(knowledgeBaseId: string): Promise<void> {
+    withDatabase(this.db, "clear model change documents", () => {
+      this.db.prepare(`DELETE FROM model_change_documents WHERE knowledge_base_id = ?`).run(knowledgeBaseId);
+    });
+  }
+
   async registerDocument(input: NewDocumentVersion): Promise<RegisteredDocument> {
     if (!input.fileName) throw new InvalidInputError("a document needs a file name");
     return withDatabase(this.db, "register document", () =>

@@ -425,6 +425,17 @@ export class SqliteSearchEngine implements SearchEngine {
             throw new FailedPreconditionError(`document ${documentId} has a ${documentVector.length}-dimensional document vector; the new model's are ${shadow.dimension}`);
           }
           const documentTable = documentTableName(shadow.vector_table);
+          if (chunks.length === 0) {
+            // No chunks: the document leaves the shadow. Shadow rows share the live chunks' rowids, so a
+            // document deleted live has none left; one still live is pending again.
+            const rows = this.statements.prepare(`SELECT rowid FROM chunks WHERE knowledge_base_id = ? AND document_id = ?`).all(knowledgeBaseId, documentId) as { rowid: number }[];
+            for (const row of rows) {
+              this.statements.prepare(`DELETE FROM "${shadow.vector_table}" WHERE rowid = ?`).run(BigInt(row.rowid));
+              this.statements.prepare(`DELETE FROM "${documentTable}" WHERE rowid = ?`).run(BigInt(row.rowid));
+              this.ann.recordChange(shadow.vector_table, row.rowid);
+            }
+            return;
+          }
           const live = this.statements.prepare(`SELECT rowid, enabled FROM chunks WHERE id = ? AND knowledge_base_id = ? AND document_id = ?`);
           const remove = this.statements.prepare(`DELETE FROM "${shadow.vector_table}" WHERE rowid = ?`);
           const insert = this.statements.prepare(`INSERT INTO "${shadow.vector_table}" (rowid, embedding, document_id, enabled) VALUES (?, ?, ?, ?)`);

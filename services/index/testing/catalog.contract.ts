@@ -84,6 +84,25 @@ export function describeCatalogContract(name: string, factory: () => Promise<Cat
         await expect(catalog.saveModelChange("kb_missing_for_model_change", running)).rejects.toBeInstanceOf(NotFoundError);
       });
 
+      it("keeps the documents marked during a change of model per base until they are cleared, and drops them with the base", async () => {
+        const [a, b] = [await catalog.createKnowledgeBase(newKnowledgeBase()), await catalog.createKnowledgeBase(newKnowledgeBase())];
+        expect(await catalog.modelChangeDocuments(a.id)).toEqual([]);
+        await catalog.markModelChangeDocuments(a.id, ["doc_2", "doc_1"]);
+        await catalog.markModelChangeDocuments(a.id, ["doc_1"]);
+        await catalog.markModelChangeDocuments(b.id, ["doc_3"]);
+        // Seen at once (the change lists them right after the writers marked them), each once.
+        expect(await catalog.modelChangeDocuments(a.id)).toEqual(["doc_1", "doc_2"]);
+        expect(await catalog.modelChangeDocuments(b.id)).toEqual(["doc_3"]);
+        // The marks are no documents: the base's counts and listing do not see them.
+        expect((await catalog.getKnowledgeBase(a.id)).documentCount).toBe(0);
+        expect(await catalog.listDocuments(a.id)).toEqual([]);
+        await catalog.clearModelChangeDocuments(a.id);
+        expect(await catalog.modelChangeDocuments(a.id)).toEqual([]);
+        expect(await catalog.modelChangeDocuments(b.id)).toEqual(["doc_3"]);
+        await catalog.deleteKnowledgeBase(b.id);
+        expect(await catalog.modelChangeDocuments(b.id)).toEqual([]);
+      });
+
       it("creates a knowledge base and finds it by id, by name and in the list", async () => {
         const input = newKnowledgeBase();
         const created = await catalog.createKnowledgeBase(input);

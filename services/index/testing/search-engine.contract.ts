@@ -684,6 +684,20 @@ export function describeSearchEngineContract(name: string, factory: () => Promis
         await expect(engine.shadowPendingDocuments(s.kb)).rejects.toBeInstanceOf(FailedPreconditionError);
       });
 
+      it("takes a document out of the shadow when its shadow chunks are written as none (deleted where the shadow was not known)", async () => {
+        const s = await seed();
+        await engine.beginShadow(s.kb, 3);
+        await shadowAll(s);
+        await engine.writeShadowChunks(s.kb, s.docB, "f.txt", []);
+        // Live still has it, the shadow no longer: pending again.
+        expect(await engine.shadowPendingDocuments(s.kb)).toEqual([s.docB]);
+        await engine.deleteDocument(s.kb, s.docB);
+        expect(await engine.shadowPendingDocuments(s.kb)).toEqual([]);
+        await engine.commitShadow(s.kb);
+        const hits = await engine.search(query(s.kb, "vector", { vector: new Float32Array([0, 0, 1]), topK: 10 }));
+        expect(hits.map((hit) => hit.chunk.documentId)).not.toContain(s.docB);
+      });
+
       it("keeps the shadow true to live writes: a replaced document is pending again, a deleted one gone, a disabled one disabled", async () => {
         const s = await seed();
         await engine.beginShadow(s.kb, 3);
