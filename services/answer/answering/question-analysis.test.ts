@@ -28,6 +28,14 @@ describe("analyseQuestion", () => {
     expect(analyseQuestion("沈墨舟的老师是谁？").formWords).toEqual([]);
   });
 
+  it("finds the words naming the kind of answer: the noun a question word governs, or the attribute asked of the subject", () => {
+    expect(analyseQuestion("灰喜鹊属于什么科目？").answerTypeWords).toEqual(["科目"]);
+    expect(analyseQuestion("这座灯塔有何作用？").answerTypeWords).toEqual(["作用"]);
+    expect(analyseQuestion("这座灯塔的特点是什么？").answerTypeWords).toEqual(["特点"]);
+    expect(analyseQuestion("Which office did Mira Holt hold?").answerTypeWords).toEqual(["office"]);
+    expect(analyseQuestion("灯塔在哪一年建成？").answerTypeWords).toEqual([]);
+  });
+
   it("asks for a sentence that predicates something of the subject: a copula, or an appositive after a bracketed aside", () => {
     const cue = analyseQuestion("沈墨舟的职业是什么？").cue!;
     expect(cue.kind).toBe("identity");

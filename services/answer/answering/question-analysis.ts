@@ -48,6 +48,12 @@ export interface QuestionAnalysis {
    * 邹游的职业是什么): the answering sentence need not hold them.
    */
   formWords: string[];
+  /**
+   * Of the terms, the ones naming what kind of answer is asked for: the noun the question word
+   * governs (什么科目, 有何作用, which office) or the attribute asked of the subject (X的特点是什么).
+   * A passage stating the answer need not use them (松鸦是鸦科的鸟 answers 松鸦属于什么科目).
+   */
+  answerTypeWords: string[];
   cue?: AnswerCue;
 }
 
@@ -107,5 +113,15 @@ export function analyseQuestion(question: string): QuestionAnalysis {
         : PERSON_QUESTION.test(question)
           ? { kind: "person", test: named("nr") }
           : undefined;
-  return { terms: kept, formWords, ...(cue ? { cue } : {}) };
+  const normalised = question.normalize("NFKC").toLowerCase();
+  const answerTypeWords = kept.filter((t) => {
+    const word = escapeRegExp(t);
+    return (
+      formWords.includes(t) ||
+      new RegExp(`(?:什么|哪一?[个种类些位家座所]?|何|有何|多少)(?:样的?|的)?${word}`).test(normalised) ||
+      new RegExp(`的${word}(?:是|为|有)?(?:什么|怎样|如何|怎么样|何|哪些|哪个)`).test(normalised) ||
+      new RegExp(`\\b(?:what|which)\\s+(?:kind of\\s+|type of\\s+)?${word}`).test(normalised)
+    );
+  });
+  return { terms: kept, formWords, answerTypeWords, ...(cue ? { cue } : {}) };
 }
