@@ -35,7 +35,9 @@ async function main(): Promise<void> {
       .map((id, i) => {
         const { title, text } = documents.get(id)!;
         const chunk = { id, documentId: id, knowledgeBaseId: "", index: 0, text, tokenCount: 0, page: 0, pageEnd: 0, sectionPath: [title], start: 0, end: text.length };
-        return { number: i + 1, tokens: 0, hit: { fileName: id, score: 0, chunk } };
+        // No lists ranked it: a whole paragraph handed to the answerer as it is.
+        const explain = { bm25Rank: 0, bm25Score: 0, vectorRank: 0, vectorScore: 0, fusedScore: 0 };
+        return { number: i + 1, tokens: 0, hit: { fileName: id, score: 0, explain, chunk } };
       });
     const body = answerBody(extractiveAnswer(q.text, context).text, EXTRACTIVE_NOTICES);
     lengths.push([...body].length);
