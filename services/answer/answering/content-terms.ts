@@ -29,6 +29,11 @@ export function terms(text: string): string[] {
     .filter((t) => /[\p{L}\p{N}]/u.test(t) && !STOPWORDS.has(t) && (t.length > 1 || HAN.test(t) || /\p{N}/u.test(t)));
 }
 
+/** The words of a Chinese text with the part-of-speech tag jieba gives each (ns: place name, nr: person name, …). */
+export function segmentTags(text: string): { word: string; tag: string }[] {
+  return segmenter().tag(text, true);
+}
+
 /** The part-of-speech tags jieba gives the words of a Chinese text (ns: place name, nr: person name, …). */
 export function namedEntityTags(text: string): Set<string> {
   return new Set(segmenter().tag(text.normalize("NFKC"), true).map((t) => t.tag));

@@ -47,6 +47,23 @@ describe("judgeEvidence", () => {
     expect(judgeEvidence("Does the museum hold lamps?", scattered).answered).toBe(true);
   });
 
+  it("does not ask the passage for the word naming the kind of answer, only for what the question is about", () => {
+    const birds = base([
+      { title: "灰喜鹊", text: "灰喜鹊是鸦科的一种鸟，常见于华北。" },
+      { title: "海港", text: "海港的灯塔每两周检修一次。" },
+    ]);
+    // 科目 names the kind of answer; the sentence states it (鸦科) without the word.
+    expect(judgeEvidence("灰喜鹊属于什么科目？", birds).answered).toBe(true);
+    // The subject itself is still asked for: a passage about another bird does not answer.
+    expect(judgeEvidence("白头鹎属于什么科目？", birds).answered).toBe(false);
+    const english = base([
+      { title: "Keeper", text: "Mira Holt served as principal keeper at Skerry Point." },
+      { title: "Canteen", text: "The canteen serves lunch from noon." },
+    ]);
+    expect(judgeEvidence("Which office did Mira Holt hold at Skerry Point?", english).answered).toBe(true);
+    expect(judgeEvidence("Which office did Tom Reid hold at Skerry Point?", english).answered).toBe(false);
+  });
+
   it("reads a sentence under its document's title: the subject need not be repeated", () => {
     const zh = base([
       { title: "陈荣捷", text: "1994年病逝于美国。" },
@@ -77,9 +94,9 @@ describe("judgeEvidence", () => {
   });
 
   it("weighs by the language alone when keyword and vector search both rank the first passage first", () => {
-    // 藏身 (hides) where the passage says 躲 (shelters): the lists agreeing singles the passage out.
-    expect(judgeEvidence("椰子猫白天藏身在什么地方？", paragraphs(false)).answered).toBe(false);
-    expect(judgeEvidence("椰子猫白天藏身在什么地方？", paragraphs(true)).answered).toBe(true);
+    // 藏身 (hides) and 休息 (rests) where the passage says 躲 (shelters): the lists agreeing singles the passage out.
+    expect(judgeEvidence("椰子猫白天藏身在哪里休息？", paragraphs(false)).answered).toBe(false);
+    expect(judgeEvidence("椰子猫白天藏身在哪里休息？", paragraphs(true)).answered).toBe(true);
   });
 
   it("keeps weighing English words by the retrieved passages when the lists agree: no language table stands in for them", () => {
@@ -96,7 +113,7 @@ describe("judgeEvidence", () => {
 
   it("does not count agreement when a single document was retrieved: both lists rank it first whatever the question", () => {
     const one = paragraphs(true).map((c) => ({ ...c, hit: { ...c.hit, chunk: { ...c.hit.chunk, documentId: "civet" } } }));
-    expect(judgeEvidence("椰子猫白天藏身在什么地方？", one).answered).toBe(false);
+    expect(judgeEvidence("椰子猫白天藏身在哪里休息？", one).answered).toBe(false);
   });
 
   it("does not answer from nothing, nor a question that names nothing", () => {

@@ -47,7 +47,10 @@ export interface EvidenceJudgement {
  */
 export function judgeEvidence(question: string, context: readonly ContextChunk[], searched: string = question): EvidenceJudgement {
   const chinese = HAN.test(question);
-  const own = analyseQuestion(question).terms;
+  const analysed = analyseQuestion(question);
+  // The words naming the kind of answer (科目 in 松鸦属于什么科目) are not asked of the passage: the
+  // one answering states the answer (鸦科) without them — unless they are all the question names.
+  const own = analysed.answerTypeWords.length < analysed.terms.length ? analysed.terms.filter((t) => !analysed.answerTypeWords.includes(t)) : analysed.terms;
   const questionTerms = [...new Set(own.length > 0 || searched === question ? own : analyseQuestion(searched).terms)];
   const base = { threshold: SUPPORT_THRESHOLD, questionTerms };
   if (context.length === 0) {

@@ -171,6 +171,17 @@ describe("extractiveAnswer", () => {
     expect(result.sources.map((s) => s.hit.chunk.id)).toEqual(["lead"]);
   });
 
+  it("answers a question asking what its subject is with the sentence stating it, not one repeating the question's word for the kind of answer", () => {
+    // Mid-document chunks (the first Chinese sentence is the overlap's tail): no opening sentence to prefer, the question's form decides.
+    const chinese = midDocument(["年迁居青岛。沈墨舟的职业生涯始于1950年的港务局。沈墨舟，油画家，以海港风景著称。"]);
+    expect(body(extractiveAnswer("沈墨舟的职业是什么？", chinese, { maxSentences: 1 }).text)).toBe("沈墨舟，油画家，以海港风景著称。[1]");
+    const english = midDocument(["Mira Holt's occupation records were lost in the fire of 1940. Mira Holt was a lighthouse engineer from Leith."]);
+    expect(body(extractiveAnswer("What is the occupation of Mira Holt?", english, { maxSentences: 1 }).text)).toBe("Mira Holt was a lighthouse engineer from Leith. [1]");
+    // A definition: the sentence saying what the term is, not one that only uses it.
+    const term = midDocument(["年首次刊印。潮汐表的定义因港口而略有不同。潮汐表是预报某地每日潮位涨落时刻与高度的表格。"]);
+    expect(body(extractiveAnswer("潮汐表的定义是什么？", term, { maxSentences: 1 }).text)).toBe("潮汐表是预报某地每日潮位涨落时刻与高度的表格。[1]");
+  });
+
   it("counts a Chinese question word in part when a sentence holds its characters but not the word", () => {
     // 导演 is not in "由丁善玺执导", but 导 is: that sentence, not the one about the film's story, answers.
     const hit = makeHit("film", "年上映。本片讲述台湾的民间传说。本片于1988年由丁善玺执导。", { sectionPath: ["林投姐"] });

@@ -100,7 +100,7 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   const analysis = analyseQuestion(question);
   // The answer-type cue is one more thing to match, weighted by its rarity like a word.
   const CUE = "\u0000cue";
-  const queryTerms = [...analysis.terms, ...(analysis.cue ? [CUE] : [])];
+  const queryTerms = [...analysis.terms.filter((t) => !analysis.formWords.includes(t)), ...(analysis.cue ? [CUE] : [])];
 
   const chunks = context.slice(0, options.maxChunks ?? context.length);
   const opensDocument = (chunk: ContextChunk) => chunk.hit.chunk.index === 0 || chunk.hit.chunk.start === 0;

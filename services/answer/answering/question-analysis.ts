@@ -1,11 +1,11 @@
 // What a question asks for, in the terms a sentence is scored by: its content words (each counted
 // once) and, when its question word asks for a time, a quantity, a place or a person, a cue that
 // the answering sentence holds one.
-import { HAN, namedEntityTags, terms } from "./content-terms.ts";
+import { HAN, namedEntityTags, segmentTags, terms } from "./content-terms.ts";
 
 /** A kind of answer a question word asks for, and how a sentence that gives one looks. */
 export interface AnswerCue {
-  kind: "time" | "quantity" | "place" | "person";
+  kind: "time" | "quantity" | "place" | "person" | "identity";
   /** Whether a sentence states an answer of that kind. */
   test(text: string): boolean;
 }
@@ -22,10 +22,67 @@ const ENGLISH_NAME = /\s[A-Z][a-z]+/;
 // not answer for it.
 const QUESTION_WORDS = /^(哪|几|多少|什么|谁|何)|^(一年|几个|几条|几种|几层|几位|几次|哪个|哪些|哪里|哪儿|哪家|哪一)$/;
 
+// A question that asks what its subject is — its occupation, definition, nature, identity —
+// names the kind of answer ("职业", "定义", "occupation") and not something the answering sentence
+// says: "邹游，中国足球运动员" states an occupation without the word. Such a question is answered by
+// a sentence that predicates something of the subject: the subject followed (after a bracketed
+// aside) by a copula or an appositive comma.
+const FORM_WORDS = /^(职业|定义|身份|性质|本质|概念|类型|种类|类别|definition|meaning|occupation|profession|job|nature|kind|type|sort|identity)$/;
+const IDENTITY_QUESTIONS: readonly RegExp[] = [
+  /^\s*(?:什么|何)(?:是|叫做?|为)(?<subject>[^，,？?]+?)\s*[？?]?\s*$/,
+  /^\s*(?<subject>[^，,？?]+?)的(?:职业|定义|含义|涵义|意思|身份|性质|本质|概念)(?:是|为)(?:什么|何)\s*[？?]?\s*$/,
+  /^\s*(?<subject>[^，,？?]+?)(?:是|为|指|是指|指的是|属于)(?:一(?:个|种|位|家|名|类))?(?:什么|谁|何人|何物|哪一?(?:种|类|位))(?:样的)?(?:(?:职业|身份|性质|类型|种类)(?:的[^，,？?]{1,4})?|人物?|东西|意思)?\s*[？?]?\s*$/,
+  /^\s*(?<subject>[^，,？?]+?)(?:是|为|属于)(?:一(?:个|种|位|家|名|类))?(?:什么|哪一?种)(?:职业|身份|性质|类型|种类)的[^，,？?]{1,4}\s*[？?]?\s*$/,
+  /^\s*what (?:is|was) the (?:definition|meaning|occupation|profession|job|nature|identity) of (?<subject>.+?)\s*\??\s*$/i,
+  /^\s*(?:what|who) (?:is|are|was|were) (?<subject>(?!the (?:definition|meaning|occupation|profession|job|nature|identity) of\b)[^,?]+?)\s*\??\s*$/i,
+  /^\s*what (?:kind|type|sort) of [^,?]+? (?:is|was|are|were) (?<subject>[^,?]+?)\s*\??\s*$/i,
+  /^\s*what (?:does|did) (?<subject>[^,?]+?) (?:mean|do for a living)\s*\??\s*$/i,
+];
+const COPULA_AFTER = "\\s*(?:（[^）]*）|\\([^)]*\\))?\\s*(?:是|为|乃|系|即|指|，|,|：|:|又称|又名|亦称|\\bis\\b|\\bwas\\b|\\bare\\b|\\bwere\\b|\\brefers to\\b|\\bmeans\\b)";
+
 export interface QuestionAnalysis {
   /** Content words, minus question words and minus words inside a longer one (路德 in 路德维希). */
   terms: string[];
+  /**
+   * Of the terms, the ones that name the kind of answer an identity question asks for (职业 in
+   * 邹游的职业是什么): the answering sentence need not hold them.
+   */
+  formWords: string[];
+  /**
+   * Of the terms, the ones naming what kind of answer is asked for: the noun the question word
+   * governs (什么科目, 有何作用, which office) or the attribute asked of the subject (X的特点是什么).
+   * A passage stating the answer need not use them (松鸦是鸦科的鸟 answers 松鸦属于什么科目).
+   */
+  answerTypeWords: string[];
   cue?: AnswerCue;
+}
+
+/** The subject of a question asking what something is, or undefined for any other question. */
+export function identitySubject(question: string): string | undefined {
+  const text = question.normalize("NFKC").trim();
+  for (const pattern of IDENTITY_QUESTIONS) {
+    const subject = pattern.exec(text)?.groups?.subject?.trim();
+    // "X的Y是什么", "the fare for adults on the ferry": the question asks for an attribute of X, not what X is.
+    const attribute = /的|\b(of|for|in|on|at|to|from|with|by|about|after|before|during)\b/i;
+    if (subject && !/(什么|哪|谁|何|几|多少)/.test(subject) && (pattern === IDENTITY_QUESTIONS[1] || pattern === IDENTITY_QUESTIONS[4] || !attribute.test(subject))) {
+      return subject.replace(/^(?:an?|the)\s+/i, "");
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A name, not a description: capitalised English, or Chinese whose every word jieba tags as a
+ * person's or a place's name (nr, ns) or does not know at all (x: mostly names, 猎骄靡, 尚恩).
+ */
+function isName(text: string): boolean {
+  if (!HAN.test(text)) return /^[A-Z]/.test(text);
+  const words = segmentTags(text.normalize("NFKC")).filter((t) => /[\p{L}\p{N}]/u.test(t.word));
+  return words.length > 0 && words.every((t) => /^(n[rs]|x$)/.test(t.tag));
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 export function analyseQuestion(question: string): QuestionAnalysis {
@@ -35,7 +92,19 @@ export function analyseQuestion(question: string): QuestionAnalysis {
   const kept = words.filter((t) => !words.some((other) => other !== t && other.length > t.length && other.includes(t)));
   // A place or a person is recognised by jieba's part-of-speech tags (ns, nr) in Chinese.
   const named = (tag: "ns" | "nr") => (text: string) => (HAN.test(text) ? namedEntityTags(text).has(tag) : ENGLISH_NAME.test(text));
-  const cue: AnswerCue | undefined = TIME_QUESTION.test(question)
+  const subject = identitySubject(question);
+  const formWords = subject ? kept.filter((t) => FORM_WORDS.test(t)) : [];
+  // The subject as asked, or its main word (a word of more than half its length: 自在奥义书 may
+  // be named without 《》), which the predicating sentence names before its copula. Shorter parts
+  // (标准 of 标准杆数) name other things too.
+  const subjectWords = subject ? [...new Set([subject.normalize("NFKC").toLowerCase(), ...terms(subject).filter((t) => t.length >= 2 && 2 * t.length > subject.length)])].sort((a, b) => b.length - a.length) : [];
+  const predicates = subjectWords.length ? new RegExp(`(?:${subjectWords.map(escapeRegExp).join("|")})${COPULA_AFTER}`, "i") : undefined;
+  // "Who is X?" asks what X is when X is a name (猎骄靡是谁); when X is a role (首位副馆长是谁) it
+  // asks for the name of whoever holds it.
+  const identity = predicates && !(PERSON_QUESTION.test(question) && !isName(subject!));
+  const cue: AnswerCue | undefined = identity
+    ? { kind: "identity", test: (text) => predicates.test(text.normalize("NFKC")) }
+    : TIME_QUESTION.test(question)
     ? { kind: "time", test: (text) => TIME_ANSWER.test(text) }
     : QUANTITY_QUESTION.test(question)
       ? { kind: "quantity", test: (text) => QUANTITY_ANSWER.test(text) }
@@ -44,5 +113,15 @@ export function analyseQuestion(question: string): QuestionAnalysis {
         : PERSON_QUESTION.test(question)
           ? { kind: "person", test: named("nr") }
           : undefined;
-  return { terms: kept, ...(cue ? { cue } : {}) };
+  const normalised = question.normalize("NFKC").toLowerCase();
+  const answerTypeWords = kept.filter((t) => {
+    const word = escapeRegExp(t);
+    return (
+      formWords.includes(t) ||
+      new RegExp(`(?:什么|哪一?[个种类些位家座所]?|何|有何|多少)(?:样的?|的)?${word}`).test(normalised) ||
+      new RegExp(`的${word}(?:是|为|有)?(?:什么|怎样|如何|怎么样|何|哪些|哪个)`).test(normalised) ||
+      new RegExp(`\\b(?:what|which)\\s+(?:kind of\\s+|type of\\s+)?${word}`).test(normalised)
+    );
+  });
+  return { terms: kept, formWords, answerTypeWords, ...(cue ? { cue } : {}) };
 }

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { analyseQuestion, identitySubject } from "./question-analysis.ts";
+
+describe("analyseQuestion", () => {
+  it("recognises a question asking what its subject is, and its subject", () => {
+    expect(identitySubject("沈墨舟的职业是什么？")).toBe("沈墨舟");
+    expect(identitySubject("沈墨舟是什么职业？")).toBe("沈墨舟");
+    expect(identitySubject("什么是潮汐表？")).toBe("潮汐表");
+    expect(identitySubject("潮汐表指的是什么？")).toBe("潮汐表");
+    expect(identitySubject("青岚航运公司是什么性质的公司？")).toBe("青岚航运公司");
+    expect(identitySubject("What is the occupation of Mira Holt?")).toBe("Mira Holt");
+    expect(identitySubject("What is a tide table?")).toBe("tide table");
+    expect(identitySubject("Who was Mira Holt?")).toBe("Mira Holt");
+  });
+
+  it("does not take a question about an attribute of the subject for one about what it is", () => {
+    expect(identitySubject("沈墨舟的老师是谁？")).toBeUndefined();
+    expect(identitySubject("青岚航运公司的主要业务是什么？")).toBeUndefined();
+    expect(identitySubject("沈墨舟是哪一年出生的？")).toBeUndefined();
+    expect(identitySubject("Who is the author of the tide table?")).toBeUndefined();
+    expect(identitySubject("What is the fare for adults on the ferry?")).toBeUndefined();
+  });
+
+  it("leaves out the word naming the kind of answer, which the answering sentence need not hold", () => {
+    const job = analyseQuestion("沈墨舟的职业是什么？");
+    expect(job.terms).toEqual(["沈墨舟", "职业"]);
+    expect(job.formWords).toEqual(["职业"]);
+    expect(analyseQuestion("沈墨舟的老师是谁？").formWords).toEqual([]);
+  });
+
+  it("finds the words naming the kind of answer: the noun a question word governs, or the attribute asked of the subject", () => {
+    expect(analyseQuestion("灰喜鹊属于什么科目？").answerTypeWords).toEqual(["科目"]);
+    expect(analyseQuestion("这座灯塔有何作用？").answerTypeWords).toEqual(["作用"]);
+    expect(analyseQuestion("这座灯塔的特点是什么？").answerTypeWords).toEqual(["特点"]);
+    expect(analyseQuestion("Which office did Mira Holt hold?").answerTypeWords).toEqual(["office"]);
+    expect(analyseQuestion("灯塔在哪一年建成？").answerTypeWords).toEqual([]);
+  });
+
+  it("asks for a sentence that predicates something of the subject: a copula, or an appositive after a bracketed aside", () => {
+    const cue = analyseQuestion("沈墨舟的职业是什么？").cue!;
+    expect(cue.kind).toBe("identity");
+    expect(cue.test("沈墨舟（1931－2002），中国油画家。")).toBe(true);
+    expect(cue.test("沈墨舟是一名油画家。")).toBe(true);
+    expect(cue.test("他在1950年开始职业生涯，沈墨舟的画多取材于海港。")).toBe(false);
+    const english = analyseQuestion("Who was Mira Holt?").cue!;
+    expect(english.kind).toBe("identity");
+    expect(english.test("Mira Holt (1890–1961) was a Scottish lighthouse engineer.")).toBe(true);
+    expect(english.test("The lamp was designed in 1921 for Mira Holt's station.")).toBe(false);
+  });
+
+  it("asks for a name when 谁 or who asks about a role rather than what a named subject is", () => {
+    expect(analyseQuestion("灯塔的第一任看守人是谁？").cue?.kind).toBe("person");
+    expect(analyseQuestion("Who is the keeper?").cue?.kind).toBe("person");
+    expect(analyseQuestion("沈墨舟是谁？").cue?.kind).toBe("identity");
+  });
+});
