@@ -84,8 +84,8 @@ describeWith(
         tikaUrl,
         env: { QUARRY_EMBEDDING_PROVIDER: "openai", QUARRY_EMBEDDING_BASE_URL: stub.url, QUARRY_EMBEDDING_MODEL: "stub-hashing", QUARRY_EMBEDDING_DIMENSION: "384" },
       });
-      // Side by side: one after another they cost a minute more on a loaded machine.
-      replicas.push(...(await Promise.all([...STAGES, "gateway" as const].map((name) => quarry!.startReplica(name)))));
+      for (const stage of STAGES) replicas.push(await quarry.startReplica(stage));
+      replicas.push(await quarry.startReplica("gateway"));
     }, 900_000);
 
     afterAll(async () => {
