@@ -1,6 +1,6 @@
-// Losing a node loses nothing (issue 24, the short form for CI): on a cluster of this test's own
+// Losing a node loses nothing (issue 24): on a cluster of this test's own
 // (3 OpenSearch nodes, 3 Kafka brokers, started through engines.sh up --cluster) with two replicas of
-// every ingestion stage and two gateways, a few hundred small documents are ingested through both
+// every ingestion stage and two gateways, small documents (72; the full form 240) are ingested through both
 // gateways while one Kafka broker, then one OpenSearch node, then one embedder replica, then the
 // second gateway is killed with SIGKILL mid-ingest and brought back. Searches and chats run against
 // the first gateway throughout; every one that fails is counted against the fault it fell in.
@@ -36,17 +36,20 @@ interface Fault {
   searches: number;
   chats: number;
   failed: number;
+  /** Searches (with their chats) that ended, either way, while the node was down. */
+  ended: number;
   firstError?: string;
 }
 
-// A CI gate: it runs wherever the engines are required (QUARRY_REQUIRE_ENGINES=1, as .ci/run sets),
-// and on request (QUARRY_CLUSTER_FAULTS=1); either way a cluster that cannot start fails the run.
-// Without them it is skipped with the loud line: it starts a six-node cluster of its own and takes
-// minutes. The cluster is the test's own; Tika (stateless) is the shared one.
-const requiredBy = process.env.QUARRY_REQUIRE_ENGINES === "1" ? "QUARRY_REQUIRE_ENGINES" : "QUARRY_CLUSTER_FAULTS";
+// On request (QUARRY_CLUSTER_FAULTS=1), not a CI gate yet: of its last three short-form runs on the
+// shared machine one failed (the second gateway was back, 5 s after its kill, before any search had
+// run during it: the fault now waits for one), and a run took 11–14 min at load 35–62 against the
+// 8-minute target for a CI gate. docs/SCALING.md "Proof under faults". Asked for, a cluster that cannot
+// start fails the run. The cluster is the test's own; Tika (stateless) is the shared one.
+const requiredBy = "QUARRY_CLUSTER_FAULTS";
 const wanted = process.env[requiredBy] === "1";
 const unavailable = !wanted
-  ? "neither QUARRY_REQUIRE_ENGINES nor QUARRY_CLUSTER_FAULTS is 1"
+  ? "QUARRY_CLUSTER_FAULTS is not 1"
   : (clusterUnavailable() ?? (process.env.TIKA_URL?.trim() ? undefined : "TIKA_URL is not set"));
 
 function documentCount(value: string | undefined): number {
@@ -61,7 +64,7 @@ describeWith(
   {
     value: unavailable === undefined ? process.env.TIKA_URL!.trim() : undefined,
     requiredBy,
-    missing: wanted ? `the cluster cannot start: ${unavailable ?? ""}` : "the cluster fault test runs in CI and on request",
+    missing: wanted ? `the cluster cannot start: ${unavailable ?? ""}` : "the cluster fault test runs on request",
     hint: wanted
       ? "Fetch the engines and start Tika with deploy/local/engines.sh up"
       : "Run it with QUARRY_CLUSTER_FAULTS=1 and the engines' exports (it starts a six-node cluster of its own and takes minutes)",
@@ -148,7 +151,7 @@ describeWith(
       // Searches and chats throughout against the first gateway, each counted against the fault it fell in (or none).
       const faults: Fault[] = [];
       let searching = true;
-      const searchOutsideFaults = { searches: 0, chats: 0, failed: 0 };
+      const searchOutsideFaults = { searches: 0, chats: 0, failed: 0, ended: 0 };
       const searchLoop = (async () => {
         while (searching) {
           const current = faults.find((f) => f.backAt === undefined);
@@ -161,6 +164,8 @@ describeWith(
           } catch (error) {
             tally.failed++;
             if (current && current.firstError === undefined) current.firstError = (error as Error).message.slice(0, 160);
+          } finally {
+            if (current) current.ended++;
           }
           await new Promise((r) => setTimeout(r, 250));
         }
@@ -168,9 +173,12 @@ describeWith(
 
       const uploaded = (count: number) => waitFor(`${count} uploads`, async () => (ids.size >= count ? true : undefined), 600_000);
       const fault = async (what: string, kill: () => unknown, bringBack: () => Promise<unknown>) => {
-        const record: Fault = { what, killedAt: Date.now(), searches: 0, chats: 0, failed: 0 };
+        const record: Fault = { what, killedAt: Date.now(), searches: 0, chats: 0, failed: 0, ended: 0 };
         faults.push(record);
         await kill();
+        // A node back within seconds (a gateway) can outrun one search and chat on a loaded machine:
+        // it stays down until one that started during the fault has ended, so each fault is searched through.
+        await waitFor(`a search during "${what}"`, async () => (record.ended > 0 ? true : undefined), 300_000);
         await bringBack();
         record.backAt = Date.now();
       };
