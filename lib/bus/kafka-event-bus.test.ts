@@ -1,7 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
+import { expect, it, vi } from "vitest";
 import { describeWithEngine } from "../../test/support/engines.ts";
 import { describeEventBusContract } from "./testing/event-bus.contract.ts";
-import { deadLetterTopic } from "./event-bus.ts";
+import { deadLetterTopic, type BusMessage, type Subscription } from "./event-bus.ts";
 import { KafkaEventBus, type KafkaEventBusOptions } from "./kafka-event-bus.ts";
 
 describeWithEngine("KAFKA_BROKERS", "KafkaEventBus", (address) => {
@@ -50,5 +52,47 @@ describeWithEngine("KAFKA_BROKERS", "KafkaEventBus", (address) => {
         }
       },
     };
+  });
+
+  // A rebalance can take a partition away while its message is still in hand: the handler runs on
+  // (owned() turns false) and its heartbeats must stop quietly. They once threw from their timer
+  // (the partition's batch had gone with it), and the uncaught error ended the process: the cluster
+  // fault test lost an index replica to a broker kill that way.
+  it("keeps running while the handler of a partition a rebalance took away goes on", { timeout: 120_000 }, async () => {
+    const topic = `kafka-bus.revoked.${randomUUID().slice(0, 8)}`;
+    const group = `kafka-bus.revoked.${randomUUID().slice(0, 8)}`;
+    // One partition, so a member that joins either takes it or gets nothing.
+    const bus = new KafkaEventBus({ ...options, numPartitions: 1 });
+    const uncaught: unknown[] = [];
+    const recordUncaught = (error: unknown) => uncaught.push(error);
+    process.on("uncaughtException", recordUncaught);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let inHand: BusMessage | undefined;
+    const subscriptions: Subscription[] = [];
+    try {
+      await bus.ensureTopics([topic]);
+      subscriptions.push(await bus.subscribe({ group, topics: [topic], handler: async (message) => ((inHand ??= message), await released) }));
+      await bus.publish(topic, [{ key: "k", value: new TextEncoder().encode("slow") }]);
+      await vi.waitFor(() => expect(inHand).toBeDefined(), { timeout: 60_000, interval: 50 });
+      // Members join until one of them is given the partition (the assignor decides which).
+      for (let joined = 0; inHand!.owned!(); joined++) {
+        expect(joined, "members that joined without the partition moving").toBeLessThan(8);
+        subscriptions.push(await bus.subscribe({ group, topics: [topic], handler: async () => {} }));
+        await vi.waitFor(() => expect(inHand!.owned!()).toBe(false), { timeout: 20_000, interval: 100 }).catch(() => {});
+      }
+      // Several heartbeat intervals with the revoked message still in hand.
+      await new Promise((resolve) => setTimeout(resolve, 5 * options.heartbeatIntervalMs!));
+      expect(uncaught).toEqual([]);
+    } finally {
+      release();
+      process.off("uncaughtException", recordUncaught);
+      for (const subscription of subscriptions) await subscription.close({ graceMs: 0 }).catch(() => {});
+      await bus.close();
+      const admin = new Kafka({ brokers, logLevel: logLevel.NOTHING }).admin();
+      await admin.connect();
+      await admin.deleteTopics({ topics: [topic, deadLetterTopic(topic)] }).catch(() => {});
+      await admin.disconnect();
+    }
   });
 });

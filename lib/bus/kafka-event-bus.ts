@@ -542,8 +542,9 @@ class KafkaSubscription implements Subscription {
       capacity: this.options.window ?? 16 * concurrency,
       keyOf: (raw) => raw.key?.toString("utf8") ?? "",
       // A revoked partition's window is dropped (forgetRevoked), a stale one replaced: either way
-      // the message's next holder delivers it again.
-      run: (raw) => this.handle(topic, partition, raw, () => this.payloads.get(startKey)!.heartbeat(), () => this.windows.get(startKey) === window),
+      // the message's next holder delivers it again. Its payload goes with it, so a handler still
+      // running on a revoked partition has no group session to keep alive and skips the beat.
+      run: (raw) => this.handle(topic, partition, raw, async () => this.payloads.get(startKey)?.heartbeat(), () => this.windows.get(startKey) === window),
       // Settling happens inside handleBatch, so the payload is the current batch's.
       settle: async (raw, handled) => {
         if (!handled) return false;

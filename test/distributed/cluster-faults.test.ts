@@ -1,6 +1,6 @@
-// Losing a node loses nothing (issue 24, the short form for CI): on a cluster of this test's own
+// Losing a node loses nothing (issue 24): on a cluster of this test's own
 // (3 OpenSearch nodes, 3 Kafka brokers, started through engines.sh up --cluster) with two replicas of
-// every ingestion stage and two gateways, a few hundred small documents are ingested through both
+// every ingestion stage and two gateways, small documents (72; the full form 240) are ingested through both
 // gateways while one Kafka broker, then one OpenSearch node, then one embedder replica, then the
 // second gateway is killed with SIGKILL mid-ingest and brought back. Searches and chats run against
 // the first gateway throughout; every one that fails is counted against the fault it fell in.
@@ -9,6 +9,7 @@
 // The embedder talks to the OpenAI-compatible stub (hashing vectors) so the run measures the
 // cluster, not a model on a loaded CPU.
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
 import { Kafka, logLevel, ConfigResourceTypes } from "kafkajs";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { clusterUnavailable, startEngineCluster, type ClusterNode, type EngineCluster } from "../../lib/testing/engine-cluster.ts";
@@ -23,7 +24,8 @@ import { describeWith } from "../support/engines.ts";
 import { opensearch, tallyChunks, tallyDocuments } from "./chunk-tally.ts";
 import { waitFor } from "./wait-for.ts";
 
-const DOCUMENTS = Number(process.env.QUARRY_CLUSTER_FAULT_DOCUMENTS ?? 240);
+// The short form (CI's) by default; QUARRY_CLUSTER_FAULT_DOCUMENTS=240 is the full form.
+const DOCUMENTS = documentCount(process.env.QUARRY_CLUSTER_FAULT_DOCUMENTS);
 const STAGES = ["parser", "chunker", "embedder", "index"] as const;
 const UPLOADERS = 4;
 
@@ -34,23 +36,36 @@ interface Fault {
   searches: number;
   chats: number;
   failed: number;
+  /** Searches (with their chats) that ended, either way, while the node was down. */
+  ended: number;
   firstError?: string;
 }
 
-// Run on request (QUARRY_CLUSTER_FAULTS=1), not yet in CI: starting a killed broker again found its
-// port still taken in two of four runs on an unloaded machine, so the test is not a gate until that
-// is understood. The cluster is the test's own; Tika (stateless) is the shared one.
-const optedIn = process.env.QUARRY_CLUSTER_FAULTS === "1";
-const unavailable = !optedIn
+// On request (QUARRY_CLUSTER_FAULTS=1), not a CI gate yet: of its last three short-form runs on the
+// shared machine one failed (the second gateway was back, 5 s after its kill, before any search had
+// run during it: the fault now waits for one), and a run took 11–14 min at load 35–62 against the
+// 8-minute target for a CI gate. docs/SCALING.md "Proof under faults". Asked for, a cluster that cannot
+// start fails the run. The cluster is the test's own; Tika (stateless) is the shared one.
+const requiredBy = "QUARRY_CLUSTER_FAULTS";
+const wanted = process.env[requiredBy] === "1";
+const unavailable = !wanted
   ? "QUARRY_CLUSTER_FAULTS is not 1"
   : (clusterUnavailable() ?? (process.env.TIKA_URL?.trim() ? undefined : "TIKA_URL is not set"));
+
+function documentCount(value: string | undefined): number {
+  if (value === undefined || value.trim() === "") return 72;
+  const count = Number(value);
+  // Four faults, each after another fifth of the uploads: fewer than five documents leaves a fault with none.
+  if (!Number.isInteger(count) || count < 5) throw new Error(`QUARRY_CLUSTER_FAULT_DOCUMENTS must be a whole number of at least 5, not "${value}"`);
+  return count;
+}
 
 describeWith(
   {
     value: unavailable === undefined ? process.env.TIKA_URL!.trim() : undefined,
-    requiredBy: optedIn ? "QUARRY_REQUIRE_ENGINES" : "QUARRY_CLUSTER_FAULTS",
-    missing: optedIn ? `the cluster cannot start: ${unavailable ?? ""}` : "the cluster fault test runs on request",
-    hint: optedIn
+    requiredBy,
+    missing: wanted ? `the cluster cannot start: ${unavailable ?? ""}` : "the cluster fault test runs on request",
+    hint: wanted
       ? "Fetch the engines and start Tika with deploy/local/engines.sh up"
       : "Run it with QUARRY_CLUSTER_FAULTS=1 and the engines' exports (it starts a six-node cluster of its own and takes minutes)",
   },
@@ -136,7 +151,7 @@ describeWith(
       // Searches and chats throughout against the first gateway, each counted against the fault it fell in (or none).
       const faults: Fault[] = [];
       let searching = true;
-      const searchOutsideFaults = { searches: 0, chats: 0, failed: 0 };
+      const searchOutsideFaults = { searches: 0, chats: 0, failed: 0, ended: 0 };
       const searchLoop = (async () => {
         while (searching) {
           const current = faults.find((f) => f.backAt === undefined);
@@ -149,6 +164,8 @@ describeWith(
           } catch (error) {
             tally.failed++;
             if (current && current.firstError === undefined) current.firstError = (error as Error).message.slice(0, 160);
+          } finally {
+            if (current) current.ended++;
           }
           await new Promise((r) => setTimeout(r, 250));
         }
@@ -156,9 +173,12 @@ describeWith(
 
       const uploaded = (count: number) => waitFor(`${count} uploads`, async () => (ids.size >= count ? true : undefined), 600_000);
       const fault = async (what: string, kill: () => unknown, bringBack: () => Promise<unknown>) => {
-        const record: Fault = { what, killedAt: Date.now(), searches: 0, chats: 0, failed: 0 };
+        const record: Fault = { what, killedAt: Date.now(), searches: 0, chats: 0, failed: 0, ended: 0 };
         faults.push(record);
         await kill();
+        // A node back within seconds (a gateway) can outrun one search and chat on a loaded machine:
+        // it stays down until one that started during the fault has ended, so each fault is searched through.
+        await waitFor(`a search during "${what}"`, async () => (record.ended > 0 ? true : undefined), 300_000);
         await bringBack();
         record.backAt = Date.now();
       };
@@ -169,7 +189,9 @@ describeWith(
       await uploaded(Math.floor((2 * DOCUMENTS) / 5));
       await fault("kill -9 OpenSearch node opensearch-1", ...node("opensearch-1"));
       await uploaded(Math.floor((3 * DOCUMENTS) / 5));
+      const killed = new Set<number>();
       const embedder = replicas.find((r) => r.name === "embedder")!;
+      killed.add(embedder.pid);
       await fault(
         "kill -9 an embedder replica",
         () => process.kill(embedder.pid, "SIGKILL"),
@@ -177,6 +199,7 @@ describeWith(
       );
       await uploaded(Math.floor((4 * DOCUMENTS) / 5));
       const gateway = replicas.filter((r) => r.name === "gateway").at(-1)!;
+      killed.add(gateway.pid);
       await fault(
         "kill -9 the second gateway",
         () => process.kill(gateway.pid, "SIGKILL"),
@@ -212,6 +235,20 @@ describeWith(
       ].join("\n");
       console.info(`cluster fault run:\n${table}`);
 
+      // No process the test did not kill went down: a replica that crashed on a fault is a defect even when its twin covered for it.
+      const running = (pid: number) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      const ended = [...Object.values(q.services), ...replicas].filter((p) => !killed.has(p.pid) && !running(p.pid));
+      expect(
+        ended.map((p) => `${p.name} ${p.pid}, its log ends: ${readFileSync(p.logFile, "utf8").trimEnd().split("\n").slice(-3).join("\n")}`),
+        "Quarry processes that ended without being killed",
+      ).toEqual([]);
       expect(mismatches.slice(0, 10), "chunks per document against the expected split").toEqual([]);
       expect(documents.map((d) => ids.get(d.id)).sort()).toEqual([...names].sort());
       // Every index Quarry made kept a copy on a second node.

@@ -102,13 +102,14 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
   const replicaCounts = new Map<ServiceName, number>();
   const services = {} as Record<ServiceName, RunningProcess>;
   const logFile = (name: ServiceName) => join(dataDir, `${name}.log`);
-  const logTail = (name: ServiceName, lines = 40) => {
+  const tail = (path: string, lines = 40) => {
     try {
-      return readFileSync(logFile(name), "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+      return readFileSync(path, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
     } catch {
       return "(no log)";
     }
   };
+  const logTail = (name: ServiceName, lines = 40) => tail(logFile(name), lines);
 
   const start = (name: ServiceName, replica?: string): Promise<RunningProcess> => {
     const env: Env = { ...base, ...options.serviceEnv?.[name] };
@@ -135,7 +136,7 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
         settled = true;
         clearTimeout(timer);
         // Let the log stream flush what the process said last.
-        setTimeout(() => reject(new Error(`quarry serve ${name} ${why}\n--- ${name} log ---\n${logTail(name)}`)), 200);
+        setTimeout(() => reject(new Error(`quarry serve ${name} ${why}\n--- ${logPath} ---\n${tail(logPath)}`)), 200);
       };
       const timer = setTimeout(() => fail(`was not listening within ${READY_TIMEOUT_MS} ms`), READY_TIMEOUT_MS);
       child.once("exit", (code, signal) => fail(`exited (code ${code}, signal ${signal}) before it was ready`));
