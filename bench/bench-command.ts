@@ -96,15 +96,17 @@ export function registerBenchCommand(program: Command): void {
     .option("--documents <n>", "documents each arm ingests per round", "8")
     .option("--queries <n>", "hybrid searches each arm answers per round", "40")
     .option("--control", "an A/A run: both arms off, the noise floor the on/off ratios must be read against")
+    .option("--cpu-prof <dir>", "write each arm's CPU profile (.cpuprofile, for Chrome DevTools) under DIR/on and DIR/off")
     .option("--json", "print the report as JSON instead of tables")
     .option("--out <dir>", "also write the report (JSON and Markdown) here")
-    .action(async (o: { rounds: string; documents: string; queries: string; control?: boolean; json?: boolean; out?: string }) => {
+    .action(async (o: { rounds: string; documents: string; queries: string; control?: boolean; cpuProf?: string; json?: boolean; out?: string }) => {
       const { runObservabilityBench, formatObservabilityReport } = await import("./bench-observability.ts");
       const report = await runObservabilityBench({
         rounds: parsePositive(o.rounds),
         documentsPerRound: parsePositive(o.documents),
         queriesPerRound: parsePositive(o.queries),
         control: o.control,
+        cpuProfileDir: o.cpuProf,
         progress,
       });
       await emit(report, formatObservabilityReport(report), o);

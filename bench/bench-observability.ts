@@ -23,6 +23,8 @@ export interface ObservabilityBenchOptions {
   queriesPerRound: number;
   /** An A/A run: both arms off, to measure how far two like processes differ on this machine anyway. */
   control?: boolean;
+  /** Write each arm's CPU profile (node --cpu-prof) under this folder, in `on/` and `off/`. */
+  cpuProfileDir?: string;
   progress?(line: string): void;
 }
 
@@ -84,12 +86,13 @@ interface RunningArm {
   searchMs: number[];
 }
 
-async function startArm(arm: Arm, otlpEndpoint: string, control: boolean): Promise<RunningArm> {
+async function startArm(arm: Arm, otlpEndpoint: string, control: boolean, cpuProfileDir?: string): Promise<RunningArm> {
   const dataDir = await mkdtemp(join(tmpdir(), `quarry-bench-obs-${arm}-`));
   const quarry = await startEmbeddedServe(
     dataDir,
     undefined,
     arm === "on" && !control ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint, OTEL_SERVICE_NAME: "quarry-bench-observability" } : { QUARRY_METRICS: "off" },
+    cpuProfileDir ? ["--cpu-prof", "--cpu-prof-dir", join(cpuProfileDir, arm)] : [],
   );
   const client = gatewayClient(quarry.url);
   const knowledgeBase = (await client.createKnowledgeBase({ name: `bench-observability-${arm}` })).knowledgeBase!.id;
@@ -149,7 +152,7 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
   const arms: RunningArm[] = [];
   try {
     const control = options.control ?? false;
-    arms.push(await startArm("on", endpoint, control), await startArm("off", endpoint, control));
+    arms.push(await startArm("on", endpoint, control, options.cpuProfileDir), await startArm("off", endpoint, control, options.cpuProfileDir));
     // Warm-up outside the measurement: models loaded, first documents and queries through both.
     for (const arm of arms) {
       await ingestRound(arm, 1_000_000, 2);
@@ -174,7 +177,7 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
       backend: "embedded",
       machine,
       loadAverageEnd: loadAverageNow(),
-      settings: { rounds: options.rounds, documentsPerRound: options.documentsPerRound, queriesPerRound: options.queriesPerRound, control: options.control ?? false },
+      settings: { rounds: options.rounds, documentsPerRound: options.documentsPerRound, queriesPerRound: options.queriesPerRound, control: options.control ?? false, cpuProfileDir: options.cpuProfileDir },
       spansTo: options.control ? "nowhere (control: both arms off)" : jaeger ? `Jaeger at ${jaeger}` : "an OTLP/HTTP listener in the bench process",
       spansReceived: receiver?.spans.length,
       on: on!,
