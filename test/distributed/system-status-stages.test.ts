@@ -5,6 +5,7 @@
 // counters of that stage's processes, read from each one's /metrics, and that both replicas of the
 // doubled stages are among the reporting processes. The embedder talks to the OpenAI-compatible stub.
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { ConfigResourceTypes, Kafka, logLevel } from "kafkajs";
@@ -19,6 +20,8 @@ import { describeWithAllEngines } from "./engines-all.ts";
 const STAGES = ["parser", "chunker", "embedder", "index"] as const;
 const DOUBLED = ["chunker", "embedder"] as const;
 const DOCUMENTS = 8;
+/** The services' internal token, which their /metrics ask for too. */
+const TOKEN = `status-internal-${randomBytes(12).toString("hex")}`;
 
 describeWithAllEngines("GetSystemStatus of distributed Quarry: stage counts over every replica", (engines) => {
   let stub: OpenAiStub;
@@ -29,7 +32,7 @@ describeWithAllEngines("GetSystemStatus of distributed Quarry: stage counts over
     stub = await startOpenAiStub({ embeddingDimension: 384 });
     quarry = await startDistributedQuarry({
       ...engines,
-      env: { QUARRY_EMBEDDING_PROVIDER: "openai", QUARRY_EMBEDDING_BASE_URL: stub.url, QUARRY_EMBEDDING_MODEL: "stub-hashing", QUARRY_EMBEDDING_DIMENSION: "384" },
+      env: { QUARRY_INTERNAL_TOKEN: TOKEN, QUARRY_EMBEDDING_PROVIDER: "openai", QUARRY_EMBEDDING_BASE_URL: stub.url, QUARRY_EMBEDDING_MODEL: "stub-hashing", QUARRY_EMBEDDING_DIMENSION: "384" },
     });
     for (const stage of DOUBLED) replicas.push(await quarry.startReplica(stage));
   }, 600_000);
@@ -95,7 +98,7 @@ describeWithAllEngines("GetSystemStatus of distributed Quarry: stage counts over
 
 /** quarry_stage_events_total{outcome="handled"} of one process, for the stage's own consumer (not index.status). */
 async function handledEvents(url: string, stage: string): Promise<number> {
-  const response = await fetch(`${url}/metrics`);
+  const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
   if (!response.ok) throw new Error(`${url}/metrics: ${response.status} ${await response.text()}`);
   let total = 0;
   for (const line of (await response.text()).split("\n")) {
