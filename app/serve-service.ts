@@ -13,6 +13,7 @@ import { openEventBus } from "../lib/bus/bus-from-config.ts";
 import { redriveSettings } from "../lib/pipeline/redrive.ts";
 import { PIPELINE_CONSUMERS, pipelineBacklog } from "../lib/pipeline/stage-backlog.ts";
 import { RecentActivity } from "../lib/metrics/recent-activity.ts";
+import { reportStageActivity } from "../lib/pipeline/stage-activity-reports.ts";
 import { publicRequests } from "../gateway/status/public-requests.ts";
 import { processMetrics } from "../lib/metrics/prometheus-metrics.ts";
 import { blobDir, optional, servicePort, type Env, type ServiceName } from "../lib/config.ts";
@@ -60,8 +61,14 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
   // Each service reports the backlog of the groups it consumes as (the gateway consumes none).
   const consumed = PIPELINE_CONSUMERS.filter((c) => c.stage === name || c.stage.startsWith(`${name}.`));
   if (consumed.length > 0) registry.watchBacklog(() => pipelineBacklog(bus, consumed));
-  // The gateway keeps its last hour of public requests for the status view.
-  const activity = name === "gateway" ? new RecentActivity(registry, { requestsOf: publicRequests }) : undefined;
+  // The gateway keeps its last hour of public requests for the status view; a stage process its
+  // stages' last hour, which it reports on the bus for the gateways to sum (stage-activity-reports.ts).
+  const activity =
+    name === "gateway"
+      ? new RecentActivity(registry, { requestsOf: publicRequests })
+      : consumed.length > 0
+        ? new RecentActivity(registry, { requestsOf: () => false })
+        : undefined;
   const metrics = activity ?? registry;
   const shared = { bus, blobs, logger, redrive: redriveSettings(env), metrics, activity };
   const service = await {
@@ -86,8 +93,10 @@ export async function startService(name: ServiceName, env: Env, logger: Logger):
     },
     shutdownGraceMs(env),
   );
+  const reporting = name !== "gateway" && activity ? await reportStageActivity(bus, activity, name, logger) : undefined;
   const stop = async (graceMs?: number) => {
     await running.stop(graceMs);
+    await reporting?.stop();
     // The consumers were drained (or released) by stop(); nothing is left to wait for.
     await bus.close({ graceMs: 0 });
     await tracing?.stop();

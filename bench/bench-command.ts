@@ -96,15 +96,19 @@ export function registerBenchCommand(program: Command): void {
     .option("--documents <n>", "documents each arm ingests per round", "8")
     .option("--queries <n>", "hybrid searches each arm answers per round", "40")
     .option("--control", "an A/A run: both arms off, the noise floor the on/off ratios must be read against")
+    .addOption(new Option("--only <half>", "the on arm turns on only tracing or only metrics, to see which costs what").choices(["tracing", "metrics"]))
+    .option("--cpu-prof <dir>", "write each arm's CPU profile (.cpuprofile, for Chrome DevTools) under DIR/on and DIR/off")
     .option("--json", "print the report as JSON instead of tables")
     .option("--out <dir>", "also write the report (JSON and Markdown) here")
-    .action(async (o: { rounds: string; documents: string; queries: string; control?: boolean; json?: boolean; out?: string }) => {
+    .action(async (o: { rounds: string; documents: string; queries: string; control?: boolean; only?: "tracing" | "metrics"; cpuProf?: string; json?: boolean; out?: string }) => {
       const { runObservabilityBench, formatObservabilityReport } = await import("./bench-observability.ts");
       const report = await runObservabilityBench({
         rounds: parsePositive(o.rounds),
         documentsPerRound: parsePositive(o.documents),
         queriesPerRound: parsePositive(o.queries),
         control: o.control,
+        only: o.only,
+        cpuProfileDir: o.cpuProf,
         progress,
       });
       await emit(report, formatObservabilityReport(report), o);
@@ -144,6 +148,7 @@ export function registerBenchCommand(program: Command): void {
     .option("--idle-calls <n>", "ListKnowledgeBases calls timed on the idle server", "300")
     .option("--timeout <s>", "longest busy phase, seconds", "600")
     .option("--quarry-bin <path>", "the quarry.mjs that serves (another checkout's, for a before/after comparison)")
+    .addOption(new Option("--only <half>", "the on arm turns on only tracing or only metrics, to see which costs what").choices(["tracing", "metrics"]))
     .option("--cpu-prof <dir>", "have the server write V8 CPU profiles (one per thread) here when it stops")
     .option("--json", "print the report as JSON instead of a table")
     .option("--out <dir>", "also write the report (JSON and Markdown) here")

@@ -23,6 +23,10 @@ export interface ObservabilityBenchOptions {
   queriesPerRound: number;
   /** An A/A run: both arms off, to measure how far two like processes differ on this machine anyway. */
   control?: boolean;
+  /** Turn on only this half in the "on" arm (the other stays off as in "off"), to see which half costs what. */
+  only?: "tracing" | "metrics";
+  /** Write each arm's CPU profile (node --cpu-prof) under this folder, in `on/` and `off/`. */
+  cpuProfileDir?: string;
   progress?(line: string): void;
 }
 
@@ -84,12 +88,23 @@ interface RunningArm {
   searchMs: number[];
 }
 
-async function startArm(arm: Arm, otlpEndpoint: string, control: boolean): Promise<RunningArm> {
+/** The arm's environment: "off" has neither tracing nor metrics; "on" both, or only one of them. */
+function armEnv(arm: Arm, otlpEndpoint: string, options: ObservabilityBenchOptions): Record<string, string> {
+  if (arm === "off" || options.control) return { QUARRY_METRICS: "off" };
+  return {
+    ...(options.only === "metrics" ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint, OTEL_SERVICE_NAME: "quarry-bench-observability" }),
+    ...(options.only === "tracing" ? { QUARRY_METRICS: "off" } : {}),
+  };
+}
+
+async function startArm(arm: Arm, otlpEndpoint: string, options: ObservabilityBenchOptions): Promise<RunningArm> {
   const dataDir = await mkdtemp(join(tmpdir(), `quarry-bench-obs-${arm}-`));
+  const cpuProfileDir = options.cpuProfileDir;
   const quarry = await startEmbeddedServe(
     dataDir,
     undefined,
-    arm === "on" && !control ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint, OTEL_SERVICE_NAME: "quarry-bench-observability" } : { QUARRY_METRICS: "off" },
+    armEnv(arm, otlpEndpoint, options),
+    cpuProfileDir ? ["--cpu-prof", "--cpu-prof-dir", join(cpuProfileDir, arm)] : [],
   );
   const client = gatewayClient(quarry.url);
   const knowledgeBase = (await client.createKnowledgeBase({ name: `bench-observability-${arm}` })).knowledgeBase!.id;
@@ -123,8 +138,8 @@ async function searchRound(arm: RunningArm, round: number, count: number): Promi
 }
 
 /** What an operator's Prometheus does between rounds: read /metrics, so collecting it is paid too. */
-async function scrape(arm: RunningArm, control: boolean): Promise<void> {
-  if (arm.arm !== "on" || control) return;
+async function scrape(arm: RunningArm, options: ObservabilityBenchOptions): Promise<void> {
+  if (arm.arm !== "on" || options.control || options.only === "tracing") return;
   const res = await fetch(`${arm.process.url}/metrics`);
   if (!res.ok) throw new Error(`on: /metrics answered ${res.status}`);
   await res.text();
@@ -148,8 +163,7 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
   const endpoint = jaeger ?? receiver!.endpoint;
   const arms: RunningArm[] = [];
   try {
-    const control = options.control ?? false;
-    arms.push(await startArm("on", endpoint, control), await startArm("off", endpoint, control));
+    arms.push(await startArm("on", endpoint, options), await startArm("off", endpoint, options));
     // Warm-up outside the measurement: models loaded, first documents and queries through both.
     for (const arm of arms) {
       await ingestRound(arm, 1_000_000, 2);
@@ -163,7 +177,7 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
       for (const arm of order) {
         await ingestRound(arm, round * options.documentsPerRound, options.documentsPerRound);
         await searchRound(arm, round, options.queriesPerRound);
-        await scrape(arm, options.control ?? false);
+        await scrape(arm, options);
       }
       const [on, off] = arms.map(result);
       log(`round ${round + 1}/${options.rounds}: docs/s on ${on.documentsPerSecond.toFixed(2)} off ${off.documentsPerSecond.toFixed(2)}; search p50 on ${on.search.p50.toFixed(1)} ms off ${off.search.p50.toFixed(1)} ms`);
@@ -174,7 +188,7 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
       backend: "embedded",
       machine,
       loadAverageEnd: loadAverageNow(),
-      settings: { rounds: options.rounds, documentsPerRound: options.documentsPerRound, queriesPerRound: options.queriesPerRound, control: options.control ?? false },
+      settings: { rounds: options.rounds, documentsPerRound: options.documentsPerRound, queriesPerRound: options.queriesPerRound, control: options.control ?? false, only: options.only, cpuProfileDir: options.cpuProfileDir },
       spansTo: options.control ? "nowhere (control: both arms off)" : jaeger ? `Jaeger at ${jaeger}` : "an OTLP/HTTP listener in the bench process",
       spansReceived: receiver?.spans.length,
       on: on!,
@@ -192,7 +206,7 @@ export function formatObservabilityReport(r: ObservabilityBenchReport): string {
   const row = (a: ArmResult) =>
     `| ${a.arm} | ${a.documents} | ${a.ingestSeconds.toFixed(1)} | ${a.documentsPerSecond.toFixed(2)} | ${a.search.count} | ${a.search.p50.toFixed(1)} | ${a.search.p95.toFixed(1)} |`;
   return [
-    `## bench observability — tracing and metrics on vs off (${r.backend})${r.settings.control ? ", control run: the on arm is off too" : ""}`,
+    `## bench observability — ${r.settings.only ? `${r.settings.only} only` : "tracing and metrics"} on vs off (${r.backend})${r.settings.control ? ", control run: the on arm is off too" : ""}`,
     "",
     `${r.machine.cpus} × ${r.machine.cpuModel}, load at the end ${r.loadAverageEnd.map((l) => l.toFixed(2)).join(" ")}; ${r.settings.rounds} interleaved rounds of ${r.settings.documentsPerRound} documents and ${r.settings.queriesPerRound} hybrid searches per arm; spans to ${r.spansTo}${r.spansReceived !== undefined ? ` (${r.spansReceived} spans received)` : ""}.`,
     "",

@@ -7,6 +7,7 @@ import { QueryRewrite } from "../gen/quarry/answer/v1/answer_pb.ts";
 import type { RetrievalMode } from "../gen/quarry/common/v1/common_pb.ts";
 import type { QuarryClient } from "../client/gateway-client.ts";
 import { sourcesHeading } from "./commands.ts";
+import { traceLine } from "./trace-line.ts";
 
 export interface ChatSessionOptions {
   assistant?: string;
@@ -61,12 +62,14 @@ async function askInConversation(client: QuarryClient, question: string, convers
     settings: { mode: options.mode ?? 0, topK: options.topK ?? 0 },
   });
   let turnId = "";
+  let traceId = "";
   let answered = true;
   for await (const { event } of stream) {
     const e = event?.event;
     if (e?.case === "started") {
       conversationId = e.value.conversationId;
       turnId = e.value.turnId;
+      traceId = e.value.traceId;
     } else if (e?.case === "text") out.write(e.value.text);
     else if (e?.case === "citation") sources.push(e.value);
     else if (e?.case === "final") {
@@ -83,6 +86,7 @@ async function askInConversation(client: QuarryClient, question: string, convers
     const where = [c.fileName, c.page ? `p. ${c.page}` : "", c.sectionPath.join(" > ")].filter(Boolean).join(", ");
     out.write(`  [${c.marker}] ${where}\n      ${c.snippet.replace(/\s+/g, " ").slice(0, 160)}\n`);
   }
+  out.write(await traceLine(client, "trace", traceId));
   out.write(`(turn ${turnId})\n\n`);
   return conversationId;
 }

@@ -8,6 +8,7 @@ import { describeNotes } from "../client/retrieval-flags.ts";
 import { GatewayUnreachableError, type QuarryClient } from "../client/gateway-client.ts";
 import { selectFiles } from "./ingest-files.ts";
 import { plural, startProgress } from "./ingest-progress.ts";
+import { traceLine } from "./trace-line.ts";
 import { chooseModelForFiles } from "../client/model-choice.ts";
 
 export const MODES = ["hybrid", "bm25", "vector"] as const;
@@ -175,11 +176,14 @@ export async function ask(
   const citations: { marker: number; fileName: string; page: number; sectionPath: string[]; snippet: string; score: number }[] = [];
   const settings = { ...options.retrieval, mode: MODE_BY_NAME[options.mode ?? "hybrid"], topK: options.topK ?? 0 };
   let conversationId = "";
+  let traceId = "";
   let answered = true;
   for await (const { event } of client.chat({ question, knowledgeBases: kbs, settings, oneOff: !options.keep })) {
     const e = event?.event;
-    if (e?.case === "started") conversationId = e.value.conversationId;
-    else if (e?.case === "text") out.write(e.value.text);
+    if (e?.case === "started") {
+      conversationId = e.value.conversationId;
+      traceId = e.value.traceId;
+    } else if (e?.case === "text") out.write(e.value.text);
     else if (e?.case === "citation") citations.push(e.value);
     else if (e?.case === "final") {
       out.write("\n\n");
@@ -194,6 +198,7 @@ export async function ask(
     const where = [c.fileName, c.page ? `p. ${c.page}` : "", c.sectionPath.join(" > ")].filter(Boolean).join(", ");
     out.write(`  [${c.marker}] ${where} (score ${c.score.toFixed(3)})\n      ${c.snippet.replace(/\s+/g, " ").slice(0, 160)}\n`);
   }
+  out.write(await traceLine(client, "trace", traceId));
   if (conversationId) out.write(`conversation ${conversationId} — resume with: quarry chat --conversation ${conversationId}\n`);
   return citations;
 }

@@ -2,6 +2,7 @@
 // as its chunks, and correct them (docs/DOCUMENTS.md). A document is named by its id, or by its file
 // name with --kb; a chunk by its id, a prefix of it that only one of the document's chunks has, or
 // #N, its number as `doc show` and the console list it.
+import { traceLine } from "./trace-line.ts";
 import { readFile } from "node:fs/promises";
 import type { Command, Option } from "commander";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -48,7 +49,7 @@ export function registerDocumentCommands(program: Command, doc: Command, urlOpti
       const shown = o.query ? `; "${o.query}" is in ${plural(opened.chunks.length, "chunk")}` : "";
       process.stdout.write(`${d.fileName} (${d.id}) — ${statusOf(d)}, ${plural(opened.total, "chunk")}${shown}${d.enabled ? "" : ", disabled"}\n`);
       if (d.chunkEdits) process.stdout.write(`this version's re-ingest: ${d.chunkEdits}\n`);
-      if (d.traceId) process.stdout.write(`ingestion trace: ${d.traceId}\n`);
+      process.stdout.write(await traceLine(client, "ingestion trace", d.traceId));
       for (const chunk of opened.chunks) process.stdout.write(`\n${chunkHeading(chunk)}\n${indent(chunk.text)}\n`);
     });
 

@@ -53,7 +53,8 @@ export function formatStatus(s: GetSystemStatusResponse): string {
     s.deadLetters.length === 0
       ? "No dead letters."
       : table(["DEAD LETTER", "STAGE", "DOCUMENT", "FILE", "DIED", "REASON"], s.deadLetters.map((d) => [d.id, d.stage, d.documentId, d.fileName || "-", died(d), reasonOf(d)])),
-    ...(s.stages.some((x) => !x.counted) ? ["Stage counts are on each service's /metrics in distributed mode."] : []),
+    ...(s.reportingProcesses.length > 0 ? [`Stage counts summed over ${s.reportingProcesses.length} stage processes: ${s.reportingProcesses.join(", ")}`] : []),
+    ...(s.stages.some((x) => !x.counted) ? ["Stage counts could not be read (see the notes); each service's /metrics still has them."] : []),
     ...s.notes.map((note) => `Note: ${note}`),
   ];
   return `${sections.join("\n\n")}\n`;

@@ -1,7 +1,8 @@
 // GetSystemStatus and RedriveDeadLetters: what the System page and `quarry status` show. Health is
-// asked of each service; stage counts and slow requests come from this process's RecentActivity
-// (every stage in embedded mode; none in distributed mode, where each service's /metrics has them);
-// backlog and dead letters are read from the bus, which every gateway has.
+// asked of each service; slow requests come from this process's RecentActivity, and so do the stage
+// counts in embedded mode; in distributed mode the stage counts are the sum of every stage
+// process's activity reports on the bus (lib/pipeline/stage-activity-reports.ts). Backlog and dead
+// letters are read from the bus, which every gateway has.
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
@@ -13,6 +14,7 @@ import {
 import type { EventBus } from "../../lib/bus/event-bus.ts";
 import { ACTIVITY_WINDOW_MS, type RecentActivity } from "../../lib/metrics/recent-activity.ts";
 import { deadLettersWaiting, pipelineBacklog, PIPELINE_CONSUMERS } from "../../lib/pipeline/stage-backlog.ts";
+import { clusterStageActivity, type ClusterActivity } from "../../lib/pipeline/stage-activity-reports.ts";
 import type { DeadLetterEntry, DeadLetters } from "./dead-letters.ts";
 import type { HealthProbe } from "./health-client.ts";
 
@@ -29,16 +31,21 @@ export interface SystemStatusDeps {
 
 export async function systemStatus(deps: SystemStatusDeps): Promise<GetSystemStatusResponse> {
   const notes: string[] = [];
-  const [services, backlog, waiting, deadLetters] = await Promise.all([
+  const distributed = deps.mode === "distributed";
+  const [services, backlog, waiting, deadLetters, cluster] = await Promise.all([
     deps.health(),
     pipelineBacklog(deps.bus).catch((error: unknown) => (notes.push(`backlog: ${message(error)}`), [])),
     deadLettersWaiting(deps.bus).catch((error: unknown) => (notes.push(`dead letters waiting: ${message(error)}`), new Map<string, number>())),
     deps.deadLetters.list().catch((error: unknown) => (notes.push(`dead letters: ${message(error)}`), [])),
+    distributed
+      ? clusterStageActivity(deps.bus).catch((error: unknown): ClusterActivity | undefined => void notes.push(`stage counts: ${message(error)}`))
+      : undefined,
   ]);
-  const activity = new Map((deps.activity?.stages() ?? []).map((s) => [s.stage, s]));
-  const counted = deps.mode === "embedded" && deps.activity !== undefined;
+  const activity = cluster?.stages ?? new Map((deps.activity?.stages() ?? []).map((s) => [s.stage, s]));
+  const counted = distributed ? cluster !== undefined : deps.activity !== undefined;
   return create(GetSystemStatusResponseSchema, {
     mode: deps.mode,
+    reportingProcesses: cluster?.processes ?? [],
     services: [{ name: "gateway", address: "this process", serving: true, error: "" }, ...services],
     stages: PIPELINE_CONSUMERS.map(({ stage, topic }) => {
       const seen = activity.get(stage);

@@ -10,6 +10,20 @@ export const Topics = {
   ingestionProgress: "ingestion.progress",
 } as const;
 
+/**
+ * Topics whose messages matter only while fresh (status reports, not events): both buses delete
+ * them after this long, whatever their own retention, and give them no dead-letter topic.
+ */
+export const ShortLivedTopics: Readonly<Record<string, number>> = {
+  "status.stage-activity": 60 * 60_000, // lib/pipeline/stage-activity-reports.ts
+};
+
+/** A short-lived topic's retention, also under a deployment's topic prefix (QUARRY_TOPIC_PREFIX). */
+export function shortLivedRetentionMs(topic: string): number | undefined {
+  const name = Object.keys(ShortLivedTopics).find((t) => topic.endsWith(t));
+  return name === undefined ? undefined : ShortLivedTopics[name];
+}
+
 /** Where a message that kept failing ends up, with the error in its headers. */
 export const deadLetterTopic = (topic: string) => `${topic}.dlq`;
 

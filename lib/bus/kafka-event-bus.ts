@@ -22,6 +22,7 @@ import { checkSubscribeOptions, validTopic } from "./bus-arguments.ts";
 import {
   deadLetterTopic,
   REJECTED_BY_HEADER,
+  shortLivedRetentionMs,
   type BusMessage,
   type CloseOptions,
   type EventBus,
@@ -149,7 +150,7 @@ export class KafkaEventBus implements EventBus {
     for (const topic of topics) {
       wanted.add(validTopic(topic));
       // A pipeline topic's dead letters need somewhere to go even where brokers do not auto-create.
-      if (!topic.endsWith(".dlq")) wanted.add(deadLetterTopic(topic));
+      if (!topic.endsWith(".dlq") && shortLivedRetentionMs(topic) === undefined) wanted.add(deadLetterTopic(topic));
     }
     const missing = [...wanted].filter((topic) => !this.knownTopics.has(topic));
     if (missing.length === 0) return;
@@ -166,6 +167,7 @@ export class KafkaEventBus implements EventBus {
           configEntries: [
             { name: "max.message.bytes", value: String(MAX_MESSAGE_BYTES) },
             ...(replication.minInSync ? [{ name: "min.insync.replicas", value: String(replication.minInSync) }] : []),
+            ...(shortLivedRetentionMs(topic) !== undefined ? [{ name: "retention.ms", value: String(shortLivedRetentionMs(topic)) }] : []),
           ],
         })),
       });

@@ -18,6 +18,7 @@ import { checkSubscribeOptions, validTopic } from "./bus-arguments.ts";
 import {
   deadLetterTopic,
   REJECTED_BY_HEADER,
+  shortLivedRetentionMs,
   type BusMessage,
   type CloseOptions,
   type EventBus,
@@ -126,6 +127,7 @@ function prepareStatements(db: Database.Database) {
     ),
     releaseLeases: db.prepare("DELETE FROM bus_leases WHERE owner = ?"),
     prune: db.prepare("DELETE FROM bus_messages WHERE ts < ?"),
+    pruneTopic: db.prepare("DELETE FROM bus_messages WHERE topic = ? AND ts < ?"),
     pending: db.prepare<[{ group: string; topic: string }], { pending: number }>(
       `SELECT COUNT(*) AS pending FROM bus_messages
        WHERE topic = @topic AND seq > COALESCE((SELECT committed_seq FROM bus_offsets WHERE group_id = @group AND topic = @topic), 0)`,
@@ -191,6 +193,9 @@ export class SqliteEventBus implements EventBus {
     this.db.transaction(() => {
       this.statements.insertTopic.run(topic, now);
       for (const message of messages) this.insertMessage(topic, message, now);
+      // A short-lived topic is trimmed by whoever writes to it: nothing else would.
+      const keepMs = shortLivedRetentionMs(topic);
+      if (keepMs !== undefined) this.statements.pruneTopic.run(topic, now - keepMs);
     })();
     this.notify(topic);
     this.pruneIfDue(now);

@@ -65,7 +65,7 @@ export interface ChatTurnRequest {
 }
 
 export type ChatTurnEvent =
-  | { type: "started"; conversationId: string; turnId: string }
+  | { type: "started"; conversationId: string; turnId: string; traceId: string }
   | Exclude<AnswerEvent, { type: "final" }>
   | (Extract<AnswerEvent, { type: "final" }> & { retrievalQuery: string; rewrite: QueryRewrite; correctionsUsed: string[] });
 
@@ -94,7 +94,7 @@ export async function* chatTurn(request: ChatTurnRequest, deps: ChatTurnDeps): A
       ? await deps.port.createConversation({ title: question, assistantId: scope.assistant?.id ?? "", knowledgeBaseIds: opened!.knowledgeBases.map((kb) => kb.id) })
       : { id: "" });
   const turnId = keep ? `tn_${randomBytes(10).toString("hex")}` : "";
-  yield { type: "started", conversationId: conversation.id, turnId };
+  yield { type: "started", conversationId: conversation.id, turnId, traceId: activeTraceId() };
 
   const earlier = held ? held.turns.map((t) => ({ question: t.question, answer: t.answer })) : (request.history ?? []);
   const history = historyMessages(earlier, deps.historyRounds);

@@ -82,7 +82,7 @@ function notesToProto(notes: RetrievalNotes) {
 function toChatResponse(event: ChatTurnEvent, model: string): ChatResponse {
   switch (event.type) {
     case "started":
-      return create(ChatResponseSchema, { event: { case: "started", value: { conversationId: event.conversationId, turnId: event.turnId } } });
+      return create(ChatResponseSchema, { event: { case: "started", value: { conversationId: event.conversationId, turnId: event.turnId, traceId: event.traceId } } });
     case "status":
       return create(ChatResponseSchema, {
         event: { case: "status", value: { stage: event.stage === "retrieving" ? ChatStage.RETRIEVING : ChatStage.GENERATING } },

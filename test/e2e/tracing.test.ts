@@ -3,7 +3,7 @@
 // the gateway through answer, embedder and index. The spans are read back from a real OTLP/HTTP
 // listener that the real exporter posts to (the Jaeger proof is the engine suite's, see
 // docs/OBSERVABILITY.md).
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,7 +23,20 @@ async function quarryCli(args: string[]): Promise<string> {
   const { stdout } = await run(process.execPath, [BIN, ...args], { env: { ...process.env, QUARRY_API_KEY: "" } });
   return stdout;
 }
+/** `quarry chat` with its questions on stdin, as a script pipes them. */
+async function quarryChat(args: string[], input: string): Promise<string> {
+  const child = spawn(process.execPath, [BIN, "chat", ...args], { env: { ...process.env, QUARRY_API_KEY: "" }, stdio: ["pipe", "pipe", "inherit"] });
+  child.stdin.end(input);
+  let out = "";
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  const code = await new Promise<number | null>((done) => child.on("close", done));
+  if (code !== 0) throw new Error(`quarry chat exited ${code}: ${out}`);
+  return out;
+}
 const CONSUMER = 5;
+/** The viewer the server is configured with: the CLI prints each trace's page in it. */
+const VIEWER = "http://viewer.test/trace/{trace_id}";
+const page = (traceId: string) => VIEWER.replace("{trace_id}", traceId);
 
 describe("traces of embedded Quarry", () => {
   let receiver: OtlpReceiver;
@@ -35,10 +48,13 @@ describe("traces of embedded Quarry", () => {
   /** `quarry doc show` and `quarry turn show`, run against the traced Quarry. */
   let docShown = "";
   let turnShown = "";
+  /** `quarry ask` (a one-off question) and `quarry chat` (two questions of one conversation). */
+  let askShown = "";
+  let chatShown = "";
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    quarry = await startEmbeddedQuarry({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint } });
+    quarry = await startEmbeddedQuarry({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, QUARRY_TRACE_VIEWER_URL: VIEWER } });
     await quarry.client.createKnowledgeBase({ name: "traced" });
     const uploaded = await upload(quarry.client, "traced", "company.md", await fixtureBytes("company.md"));
     documentId = uploaded.document!.id;
@@ -53,6 +69,8 @@ describe("traces of embedded Quarry", () => {
     turnTraceId = (await quarry.client.getTurn({ turnId })).turn!.provenance!.traceId;
     docShown = await quarryCli(["doc", "show", documentId, "--url", quarry.url]);
     turnShown = await quarryCli(["turn", "show", turnId, "--url", quarry.url]);
+    askShown = await quarryCli(["ask", COMPANY_FACT.question, "--kb", "traced", "--url", quarry.url]);
+    chatShown = await quarryChat(["--kb", "traced", "--url", quarry.url], `${COMPANY_FACT.question}\nand when was that?\n`);
     // Stopping flushes what the batch exporter still holds.
     await quarry.stop();
     quarry = undefined;
@@ -86,7 +104,7 @@ describe("traces of embedded Quarry", () => {
   });
 
   it("makes one trace of a chat turn, through answer, embedder and index", () => {
-    const [root] = rpcServer("quarry.gateway.v1.QuarryService/Chat");
+    const [root] = rpcServer("quarry.gateway.v1.QuarryService/Chat").filter((s) => s.traceId === turnTraceId);
     expect(root, "the gateway's Chat span").toBeDefined();
     const trace = traceOf(root);
     const services = new Set(trace.filter((s) => s.kind === SERVER).map((s) => spanAttribute(s, "rpc.service")));
@@ -101,7 +119,7 @@ describe("traces of embedded Quarry", () => {
 
   it("puts the upload's trace id on the document's status and the chat's on the turn's provenance", () => {
     const [upload] = rpcServer("quarry.gateway.v1.QuarryService/UploadDocument");
-    const [chat] = rpcServer("quarry.gateway.v1.QuarryService/Chat");
+    const [chat] = rpcServer("quarry.gateway.v1.QuarryService/Chat").filter((s) => s.traceId === turnTraceId);
     expect(documentTraceId).toMatch(/^[0-9a-f]{32}$/);
     expect(documentTraceId).toBe(upload.traceId);
     expect(turnTraceId).toMatch(/^[0-9a-f]{32}$/);
@@ -110,8 +128,21 @@ describe("traces of embedded Quarry", () => {
 
   it("shows them in the CLI: `quarry doc show` and a turn's provenance (`quarry turn show`)", () => {
     const [upload] = rpcServer("quarry.gateway.v1.QuarryService/UploadDocument");
-    const [chat] = rpcServer("quarry.gateway.v1.QuarryService/Chat");
-    expect(docShown).toContain(`ingestion trace: ${upload.traceId}\n`);
-    expect(turnShown).toContain(`trace: ${chat.traceId}\n`);
+    expect(docShown).toContain(`ingestion trace: ${upload.traceId} ${page(upload.traceId)}\n`);
+    expect(turnShown).toContain(`trace: ${turnTraceId}\n`);
+  });
+
+  it("prints each turn's trace and its viewer page from `quarry ask` and `quarry chat`", () => {
+    // The first Chat call is the client's above; the CLI's three follow, each its own trace.
+    const chats = rpcServer("quarry.gateway.v1.QuarryService/Chat").filter((s) => s.traceId !== turnTraceId);
+    const printed = (out: string) => [...out.matchAll(/^trace: ([0-9a-f]{32}) (\S+)$/gm)].map((m) => ({ id: m[1]!, link: m[2]! }));
+    const asked = printed(askShown);
+    const chatted = printed(chatShown);
+    expect(asked, askShown).toHaveLength(1);
+    expect(chatted, chatShown).toHaveLength(2);
+    const ids = [...asked, ...chatted].map((t) => t.id);
+    expect(new Set(ids).size, "one trace per turn").toBe(3);
+    expect(new Set(chats.map((s) => s.traceId))).toEqual(new Set(ids));
+    for (const t of [...asked, ...chatted]) expect(t.link).toBe(page(t.id));
   });
 });

@@ -98,7 +98,12 @@ export function SystemScreen() {
               </tbody>
             </table>
           </div>
-          {s.stages.some((x) => !x.counted) && <p className="muted small">In distributed mode each stage's counts are on its service's /metrics.</p>}
+          {s.reportingProcesses.length > 0 && (
+            <p className="muted small">
+              Counted over {s.reportingProcesses.length} stage process{s.reportingProcesses.length === 1 ? "" : "es"}: {s.reportingProcesses.join(", ")}
+            </p>
+          )}
+          {s.stages.some((x) => !x.counted) && <p className="muted small">Stage counts could not be read (see the notes); each service's /metrics still has them.</p>}
           <h2>Slowest requests</h2>
           {s.slowestRequests.length === 0 ? (
             <p className="empty">No requests in this window.</p>

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/events/v1/events.proto.
  */
 export const file_quarry_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Ch1xdWFycnkvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxIQcXVhcnJ5LmV2ZW50cy52MSKcAgoSRG9jdW1lbnREZXNjcmlwdG9yEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEhEKCWZpbGVfbmFtZRgDIAEoCRIRCgltaW1lX3R5cGUYBCABKAkSEgoKc2l6ZV9ieXRlcxgFIAEoBBIUCgxjb250ZW50X2hhc2gYBiABKAkSDwoHdmVyc2lvbhgHIAEoAxJECghtZXRhZGF0YRgIIAMoCzIyLnF1YXJyeS5ldmVudHMudjEuRG9jdW1lbnREZXNjcmlwdG9yLk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIqwCChFEb2N1bWVudFN1Ym1pdHRlZBITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIRCglmaWxlX25hbWUYAyABKAkSEQoJbWltZV90eXBlGAQgASgJEg8KB3ZlcnNpb24YBSABKAMSQwoIbWV0YWRhdGEYBiADKAsyMS5xdWFycnkuZXZlbnRzLnYxLkRvY3VtZW50U3VibWl0dGVkLk1ldGFkYXRhRW50cnkSGAoOaW5saW5lX2NvbnRlbnQYByABKAxIABIVCgtjb250ZW50X3VyaRgIIAEoCUgAGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIJCgdjb250ZW50IqsBCg5Eb2N1bWVudFBhcnNlZBITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgDEhEKCWZpbGVfbmFtZRgEIAEoCRIwCgZwYXJzZWQYBSABKAsyIC5xdWFycnkuY29tbW9uLnYxLlBhcnNlZERvY3VtZW50EhMKC3BheWxvYWRfdXJpGAYgASgJIrgBCg1DaHVua3NDcmVhdGVkEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSEQoJZmlsZV9uYW1lGAQgASgJEicKBmNodW5rcxgFIAMoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsSFQoNZG9jdW1lbnRfdGV4dBgGIAEoCRITCgtwYXlsb2FkX3VyaRgHIAEoCSJHCg1FbWJlZGRlZENodW5rEiYKBWNodW5rGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxIOCgZ2ZWN0b3IYAiADKAIi3AEKDkNodW5rc0VtYmVkZGVkEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSEQoJZmlsZV9uYW1lGAQgASgJEhcKD2VtYmVkZGluZ19tb2RlbBgFIAEoCRIvCgZjaHVua3MYBiADKAsyHy5xdWFycnkuZXZlbnRzLnYxLkVtYmVkZGVkQ2h1bmsSFwoPZG9jdW1lbnRfdmVjdG9yGAcgAygCEhMKC3BheWxvYWRfdXJpGAggASgJIsICChFJbmdlc3Rpb25Qcm9ncmVzcxITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgDEi8KBXBoYXNlGAQgASgOMiAucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudFN0YXR1cxIPCgdwZXJjZW50GAUgASgNEg8KB21lc3NhZ2UYBiABKAkSDQoFZXJyb3IYByABKAkSEwoLY2h1bmtfY291bnQYCCABKA0SEwoLdG9rZW5fY291bnQYCSABKA0SJgoCYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKCmRlc2NyaXB0b3IYCyABKAsyJC5xdWFycnkuZXZlbnRzLnYxLkRvY3VtZW50RGVzY3JpcHRvcmIGcHJvdG8z", [file_google_protobuf_timestamp, file_quarry_common_v1_common]);
+  fileDesc("Ch1xdWFycnkvZXZlbnRzL3YxL2V2ZW50cy5wcm90bxIQcXVhcnJ5LmV2ZW50cy52MSKcAgoSRG9jdW1lbnREZXNjcmlwdG9yEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEhEKCWZpbGVfbmFtZRgDIAEoCRIRCgltaW1lX3R5cGUYBCABKAkSEgoKc2l6ZV9ieXRlcxgFIAEoBBIUCgxjb250ZW50X2hhc2gYBiABKAkSDwoHdmVyc2lvbhgHIAEoAxJECghtZXRhZGF0YRgIIAMoCzIyLnF1YXJyeS5ldmVudHMudjEuRG9jdW1lbnREZXNjcmlwdG9yLk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIqwCChFEb2N1bWVudFN1Ym1pdHRlZBITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIRCglmaWxlX25hbWUYAyABKAkSEQoJbWltZV90eXBlGAQgASgJEg8KB3ZlcnNpb24YBSABKAMSQwoIbWV0YWRhdGEYBiADKAsyMS5xdWFycnkuZXZlbnRzLnYxLkRvY3VtZW50U3VibWl0dGVkLk1ldGFkYXRhRW50cnkSGAoOaW5saW5lX2NvbnRlbnQYByABKAxIABIVCgtjb250ZW50X3VyaRgIIAEoCUgAGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIJCgdjb250ZW50IqsBCg5Eb2N1bWVudFBhcnNlZBITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgDEhEKCWZpbGVfbmFtZRgEIAEoCRIwCgZwYXJzZWQYBSABKAsyIC5xdWFycnkuY29tbW9uLnYxLlBhcnNlZERvY3VtZW50EhMKC3BheWxvYWRfdXJpGAYgASgJIrgBCg1DaHVua3NDcmVhdGVkEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSEQoJZmlsZV9uYW1lGAQgASgJEicKBmNodW5rcxgFIAMoCzIXLnF1YXJyeS5jb21tb24udjEuQ2h1bmsSFQoNZG9jdW1lbnRfdGV4dBgGIAEoCRITCgtwYXlsb2FkX3VyaRgHIAEoCSJHCg1FbWJlZGRlZENodW5rEiYKBWNodW5rGAEgASgLMhcucXVhcnJ5LmNvbW1vbi52MS5DaHVuaxIOCgZ2ZWN0b3IYAiADKAIi3AEKDkNodW5rc0VtYmVkZGVkEhMKC2RvY3VtZW50X2lkGAEgASgJEhkKEWtub3dsZWRnZV9iYXNlX2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSEQoJZmlsZV9uYW1lGAQgASgJEhcKD2VtYmVkZGluZ19tb2RlbBgFIAEoCRIvCgZjaHVua3MYBiADKAsyHy5xdWFycnkuZXZlbnRzLnYxLkVtYmVkZGVkQ2h1bmsSFwoPZG9jdW1lbnRfdmVjdG9yGAcgAygCEhMKC3BheWxvYWRfdXJpGAggASgJIsICChFJbmdlc3Rpb25Qcm9ncmVzcxITCgtkb2N1bWVudF9pZBgBIAEoCRIZChFrbm93bGVkZ2VfYmFzZV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgDEi8KBXBoYXNlGAQgASgOMiAucXVhcnJ5LmNvbW1vbi52MS5Eb2N1bWVudFN0YXR1cxIPCgdwZXJjZW50GAUgASgNEg8KB21lc3NhZ2UYBiABKAkSDQoFZXJyb3IYByABKAkSEwoLY2h1bmtfY291bnQYCCABKA0SEwoLdG9rZW5fY291bnQYCSABKA0SJgoCYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKCmRlc2NyaXB0b3IYCyABKAsyJC5xdWFycnkuZXZlbnRzLnYxLkRvY3VtZW50RGVzY3JpcHRvciKFAQoTU3RhZ2VBY3Rpdml0eVJlcG9ydBIPCgdwcm9jZXNzGAEgASgJEiYKAmF0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1CgZzdGFnZXMYAyADKAsyJS5xdWFycnkuZXZlbnRzLnYxLlN0YWdlQWN0aXZpdHlDb3VudHMiiwIKE1N0YWdlQWN0aXZpdHlDb3VudHMSDQoFc3RhZ2UYASABKAkSDwoHaGFuZGxlZBgCIAEoBBIOCgZmYWlsZWQYAyABKAQSEAoIcmV0cnlpbmcYBCABKAQSEAoIcmVqZWN0ZWQYBSABKAQSFQoNZGVhZF9sZXR0ZXJlZBgGIAEoBBIRCglpbl9mbGlnaHQYByABKAQSRQoIZmFpbHVyZXMYCCADKAsyMy5xdWFycnkuZXZlbnRzLnYxLlN0YWdlQWN0aXZpdHlDb3VudHMuRmFpbHVyZXNFbnRyeRovCg1GYWlsdXJlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBDoCOAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_quarry_common_v1_common]);
 
 /**
  * What a document is, carried with the first progress event so the catalog learns of documents
@@ -408,4 +408,93 @@ export type IngestionProgress = Message<"quarry.events.v1.IngestionProgress"> & 
  */
 export const IngestionProgressSchema: GenMessage<IngestionProgress> = /*@__PURE__*/
   messageDesc(file_quarry_events_v1_events, 6);
+
+/**
+ * What one stage process handled in the last hour, published to status.stage-activity (keyed by
+ * the process) every few seconds, so a gateway can sum the counts of every replica of every stage:
+ * the stages run elsewhere in distributed mode, and any number of each.
+ *
+ * @generated from message quarry.events.v1.StageActivityReport
+ */
+export type StageActivityReport = Message<"quarry.events.v1.StageActivityReport"> & {
+  /**
+   * The process: service, host and pid.
+   *
+   * @generated from field: string process = 1;
+   */
+  process: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp at = 2;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * @generated from field: repeated quarry.events.v1.StageActivityCounts stages = 3;
+   */
+  stages: StageActivityCounts[];
+};
+
+/**
+ * Describes the message quarry.events.v1.StageActivityReport.
+ * Use `create(StageActivityReportSchema)` to create a new message.
+ */
+export const StageActivityReportSchema: GenMessage<StageActivityReport> = /*@__PURE__*/
+  messageDesc(file_quarry_events_v1_events, 7);
+
+/**
+ * @generated from message quarry.events.v1.StageActivityCounts
+ */
+export type StageActivityCounts = Message<"quarry.events.v1.StageActivityCounts"> & {
+  /**
+   * @generated from field: string stage = 1;
+   */
+  stage: string;
+
+  /**
+   * @generated from field: uint64 handled = 2;
+   */
+  handled: bigint;
+
+  /**
+   * @generated from field: uint64 failed = 3;
+   */
+  failed: bigint;
+
+  /**
+   * @generated from field: uint64 retrying = 4;
+   */
+  retrying: bigint;
+
+  /**
+   * @generated from field: uint64 rejected = 5;
+   */
+  rejected: bigint;
+
+  /**
+   * @generated from field: uint64 dead_lettered = 6;
+   */
+  deadLettered: bigint;
+
+  /**
+   * Events in hand when the report was made.
+   *
+   * @generated from field: uint64 in_flight = 7;
+   */
+  inFlight: bigint;
+
+  /**
+   * Failed, retrying and rejected events by failure class.
+   *
+   * @generated from field: map<string, uint64> failures = 8;
+   */
+  failures: { [key: string]: bigint };
+};
+
+/**
+ * Describes the message quarry.events.v1.StageActivityCounts.
+ * Use `create(StageActivityCountsSchema)` to create a new message.
+ */
+export const StageActivityCountsSchema: GenMessage<StageActivityCounts> = /*@__PURE__*/
+  messageDesc(file_quarry_events_v1_events, 8);
 
