@@ -7,7 +7,9 @@
 // only; no document vectors) are computed once per set and model, then fused many ways by the
 // product's own functions (fuseReciprocalRank, fuseConvex), with the hybrid gate's weight 0 for a
 // question the model reads less than half of and no list for a question over Quarry's length limit.
-// A document scores as its best chunk.
+// A document scores as its best chunk. --backend opensearch (repeatable with sqlite) also imports the
+// same chunks and vectors into a private OpenSearch index through the product's engine and takes its
+// BM25 and kNN lists from engine.search (openSearchLists). Vectors are cached on disk (vector-cache.ts).
 //
 // With two models, their chunk batches are embedded alternately, so both see the same machine load;
 // chunks/s and the p50 of embedding one question are reported side by side.
