@@ -6,12 +6,12 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { QueryRewrite, TurnSchema, type Turn } from "../gen/quarry/answer/v1/answer_pb.ts";
 import { AssistantRetrievalSchema, AssistantSchema, KnowledgeBaseMountSchema, QueryRewriteMode, type Assistant } from "../gen/quarry/common/v1/assistant_pb.ts";
-import { RetrievalMode } from "../gen/quarry/common/v1/common_pb.ts";
+import { FusionMethod, RetrievalMode } from "../gen/quarry/common/v1/common_pb.ts";
 import { chatSession } from "./chat-session.ts";
 import { reportLine } from "./error-report.ts";
 import { MODE_BY_NAME, MODES, type ModeName } from "./commands.ts";
 import { gatewayClient } from "../client/gateway-client.ts";
-import { QUERY_REWRITES, type QueryRewriteName } from "../client/retrieval-flags.ts";
+import { FUSION_METHODS, fraction, QUERY_REWRITES, type FusionName, type QueryRewriteName } from "../client/retrieval-flags.ts";
 
 
 /** "manuals", "manuals:5" or "manuals:5:10": a base, its top-k and its priority. */
@@ -35,6 +35,8 @@ function wholeNumber(value: string): number {
 
 const modeName = (m: RetrievalMode) => (Object.entries(MODE_BY_NAME).find(([, v]) => v === m)?.[0] ?? "hybrid") as ModeName;
 const rewriteName = (m: QueryRewriteMode) => Object.entries(QUERY_REWRITES).find(([, v]) => v === m)?.[0] ?? String(m);
+const fusionName = (r: Assistant["retrieval"]) =>
+  r?.fusion === FusionMethod.CONVEX ? `convex (alpha ${r.convexAlpha ?? 0.8})` : "rrf";
 const when = (t: { seconds: bigint } | undefined) => (t ? timestampDate(t as never).toISOString() : "");
 
 interface AssistantOptions {
@@ -48,6 +50,8 @@ interface AssistantOptions {
   hideFileNames?: boolean;
   rerank?: boolean;
   rewrite?: QueryRewriteName;
+  fusion?: FusionName;
+  alpha?: number;
   name?: string;
   url: string;
 }
@@ -66,6 +70,10 @@ function applyOptions(base: Assistant, o: AssistantOptions): Assistant {
   if (o.minScore !== undefined) a.retrieval.minScore = o.minScore;
   if (o.rerank !== undefined) a.retrieval.rerank = o.rerank;
   if (o.rewrite !== undefined) a.retrieval.rewrite = QUERY_REWRITES[o.rewrite];
+  if (o.fusion !== undefined) a.retrieval.fusion = FUSION_METHODS[o.fusion];
+  // Alpha weighs only convex fusion; switching to RRF drops a weight that would no longer mean anything.
+  if (o.fusion === "rrf") a.retrieval.convexAlpha = undefined;
+  if (o.alpha !== undefined) a.retrieval.convexAlpha = o.alpha;
   if (o.hideFileNames !== undefined) a.hideFileNames = o.hideFileNames;
   return a;
 }
@@ -75,7 +83,7 @@ export function describeAssistant(a: Assistant, baseNames: Map<string, string>):
   const lines = [
     `${a.name} (${a.id})${a.description ? ` — ${a.description}` : ""}`,
     ...a.knowledgeBases.map((m) => `  knowledge base ${baseNames.get(m.knowledgeBase) ?? m.knowledgeBase} (${m.knowledgeBase}): top-k ${m.topK || "default"}, priority ${m.priority}`),
-    `  retrieval: ${modeName(r?.mode ?? 0)}, top-k ${r?.topK || 8}, min score ${r?.minScore ?? 0}${r?.rerank ? ", rerank" : ""}${r?.rewrite ? `, rewrite ${rewriteName(r.rewrite)}` : ""}`,
+    `  retrieval: ${modeName(r?.mode ?? 0)}, top-k ${r?.topK || 8}, min score ${r?.minScore ?? 0}${r?.rerank ? ", rerank" : ""}${r?.rewrite ? `, rewrite ${rewriteName(r.rewrite)}` : ""}, fusion ${fusionName(r)}`,
     `  file names ${a.hideFileNames ? "hidden from" : "shown to"} the model`,
     ...(a.systemPrompt ? [`  system prompt: ${a.systemPrompt.replace(/\s+/g, " ").slice(0, 200)}`] : []),
   ];
@@ -131,6 +139,8 @@ export function registerAssistantCommands(program: Command, urlOption: () => Opt
       .option("--rerank", "rerank the fused candidates (when a reranker is configured)")
       .option("--no-rerank")
       .addOption(new Option("--rewrite <mode>", "query rewriting").choices(Object.keys(QUERY_REWRITES)))
+      .addOption(new Option("--fusion <how>", "how hybrid fuses keyword and vector hits: rrf (ranks, the default) or convex (normalised scores)").choices(Object.keys(FUSION_METHODS)))
+      .option("--alpha <weight>", "with --fusion convex: the vector list's weight, 0 to 1 (default 0.8)", fraction)
       .addOption(urlOption());
 
   const assistant = program.command("assistant").description("assistants: a prompt, knowledge bases with priorities, retrieval defaults");

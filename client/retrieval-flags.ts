@@ -77,7 +77,8 @@ function count(min: number, max: number) {
   };
 }
 
-function fraction(value: string): number {
+/** A convex fusion weight from the command line: 0 to 1. */
+export function fraction(value: string): number {
   const n = Number(value);
   if (value.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError("It must be a number from 0 to 1, e.g. --alpha 0.8.");
   return n;

@@ -7,15 +7,17 @@
 // only; no document vectors) are computed once per set and model, then fused many ways by the
 // product's own functions (fuseReciprocalRank, fuseConvex), with the hybrid gate's weight 0 for a
 // question the model reads less than half of and no list for a question over Quarry's length limit.
-// A document scores as its best chunk.
+// A document scores as its best chunk. --backend opensearch (repeatable with sqlite) also imports the
+// same chunks and vectors into a private OpenSearch index through the product's engine and takes its
+// BM25 and kNN lists from engine.search (openSearchLists). Vectors are cached on disk (vector-cache.ts).
 //
 // With two models, their chunk batches are embedded alternately, so both see the same machine load;
 // chunks/s and the p50 of embedding one question are reported side by side.
 //
 //   node --import tsx eval/fusion-study.ts --dataset ../shared/eval/scifact --docs 2000 \
 //     --model all-MiniLM-L6-v2-int8 --model bge-small-en-v1.5
-import { createHash } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { parseArgs } from "node:util";
 import { withHeadingPath } from "../lib/chunk-context.ts";
@@ -27,12 +29,17 @@ import { defaultModelDir, KnownTokenShare, OnnxEmbedder } from "../services/embe
 import { DEFAULT_RRF_K, fuseConvex, fuseReciprocalRank, keywordTerms, type ScoreNormalisation } from "../services/index/lab.ts";
 import { parseMarkdown } from "../services/parser/index.ts";
 import Database from "better-sqlite3";
+import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
+import type { ChunkDraft, EmbeddedChunk, SearchHit } from "../lib/domain.ts";
+import { deleteOpenSearchNamespace } from "../services/index/index.ts";
+import { OpenSearchSearchEngine, type ImportedDocumentChunks } from "../services/index/lab.ts";
 import type { BeirDocument } from "./beir-dataset.ts";
 import { documentRanking, percentile, summarize } from "./metrics.ts";
 import { documentText } from "./run-eval.ts";
 import { sampleByHash } from "./score-distribution.ts";
 import { loadStudyDataset } from "./study-dataset.ts";
 import { StudyKeywordTable } from "./study-keyword-table.ts";
+import { VectorCache } from "./vector-cache.ts";
 
 const { values } = parseArgs({
   options: {
@@ -43,6 +50,7 @@ const { values } = parseArgs({
     depth: { type: "string", default: "200" },
     threads: { type: "string", default: "1" },
     cache: { type: "string", default: "/tmp/quarry-fusion-study" },
+    backend: { type: "string", multiple: true },
     json: { type: "boolean", default: false },
   },
 });
@@ -59,12 +67,19 @@ const distractors = sampleByHash(
 );
 const docs = [...dataset.corpus.filter((d) => relevant.has(d.id)), ...distractors];
 const models = values.model ?? ["all-MiniLM-L6-v2-int8"];
+type Backend = "sqlite" | "opensearch";
+const backends = (values.backend ?? ["sqlite"]).map((b): Backend => {
+  if (b !== "sqlite" && b !== "opensearch") throw new Error(`--backend ${b}: sqlite or opensearch`);
+  return b;
+});
 process.stderr.write(`${setName}: ${questions.length} questions, ${docs.length} documents (${relevant.size} relevant), models ${models.join(", ")}\n`);
 
 interface Unit {
   doc: string;
   text: string;
   sectionPath: string[];
+  /** The chunk as the chunker cut it, for the backends that store it through the product's engine. */
+  draft: ChunkDraft;
 }
 
 function unitsOf(model: string, documents: readonly BeirDocument[]): Unit[] {
@@ -73,13 +88,14 @@ function unitsOf(model: string, documents: readonly BeirDocument[]): Unit[] {
   const settings = defaultChunkingSettings(manifest.maxTokens);
   return documents.flatMap((doc) => {
     const parsed = { ...parseMarkdown(documentText(doc)), mimeType: "text/markdown", parser: "builtin:markdown" };
-    return chunkDocument(parsed, settings, counter, { maxInputTokens: manifest.maxTokens }).map((c) => ({ doc: doc.id, text: c.text, sectionPath: c.sectionPath }));
+    return chunkDocument(parsed, settings, counter, { maxInputTokens: manifest.maxTokens }).map((c) => ({ doc: doc.id, text: c.text, sectionPath: c.sectionPath, draft: c }));
   });
 }
 
 type Hit = { id: string; score: number };
 interface ModelLists {
   model: string;
+  backend: Backend;
   chunks: number;
   chunksPerSecond: number;
   queryEmbedP50Ms: number;
@@ -90,93 +106,156 @@ interface ModelLists {
   gate: number[];
 }
 
-/** Embeds each model's chunks batch by batch, alternating models, and times each model's share. */
-async function embedSideBySide(embedders: OnnxEmbedder[], unitSets: Unit[][]): Promise<{ vectors: Float32Array[][]; seconds: number[] }> {
-  const batch = 64;
-  const vectors: Float32Array[][] = unitSets.map(() => []);
-  const seconds = unitSets.map(() => 0);
-  const longest = Math.max(...unitSets.map((u) => u.length));
-  for (let start = 0; start < longest; start += batch) {
-    for (const [m, units] of unitSets.entries()) {
-      const slice = units.slice(start, start + batch);
-      if (slice.length === 0) continue;
-      const began = performance.now();
-      vectors[m].push(...(await embedders[m].embed(slice.map((u) => withHeadingPath(u.text, u.sectionPath)), "document")));
-      seconds[m] += (performance.now() - began) / 1000;
-    }
-    process.stderr.write(`\r  embedded ${Math.min(longest, start + batch)}/${longest} chunks a model`);
-  }
-  process.stderr.write("\n");
-  return { vectors, seconds };
+/** Vectors of the units and questions of each model, from the on-disk cache where it has them. */
+interface ModelVectors {
+  chunks: Float32Array[];
+  questions: Float32Array[];
+  /** Chunks embedded in this run and the seconds they took (0, 0 when all came from the cache). */
+  embedded: number;
+  seconds: number;
+  questionMs: number[];
 }
 
-async function computeLists(): Promise<ModelLists[]> {
-  const key = createHash("sha256").update(JSON.stringify([setName, models, values.docs, values.questions ?? "all", depth])).digest("hex").slice(0, 16);
-  const file = join(values.cache!, `fusion-study-${setName}-${key}.json`);
-  const cached = await readFile(file, "utf8").catch(() => undefined);
-  if (cached) {
-    process.stderr.write(`lists from ${file}\n`);
-    return JSON.parse(cached) as ModelLists[];
-  }
-  const threads = Number(values.threads);
-  const embedders = await Promise.all(models.map((m) => OnnxEmbedder.load(defaultModelDir(m), { threads })));
-  try {
-    const unitSets = models.map((m) => unitsOf(m, docs));
-    const { vectors, seconds } = await embedSideBySide(embedders, unitSets);
-    const out: ModelLists[] = [];
-    // Questions one at a time, models alternating, as a search embeds its question.
-    const questionMs: number[][] = models.map(() => []);
-    const questionVectors: Float32Array[][] = models.map(() => []);
-    for (const q of questions) {
-      for (const [m, embedder] of embedders.entries()) {
-        const began = performance.now();
-        const [v] = await embedder.embed([q.text], "query");
-        questionMs[m].push(performance.now() - began);
-        questionVectors[m].push(v);
-      }
-    }
-    for (const [m, model] of models.entries()) {
-      const units = unitSets[m];
-      const table = new StudyKeywordTable(new Database(":memory:"));
-      table.addAll(units.map((u, i) => ({ rowid: i + 1, terms: keywordTerms(u.text, u.sectionPath) })));
-      const coverage = KnownTokenShare.fromModelDir(defaultModelDir(model));
-      const bm25: Hit[][] = [];
-      const vector: Hit[][] = [];
-      const gate: number[] = [];
-      questions.forEach((q, i) => {
-        // Quarry refuses a question over its character limit (InvalidArgument): it finds nothing.
-        if (q.text.trim().length > DEFAULT_MAX_QUESTION_CHARS) {
-          bm25.push([]);
-          vector.push([]);
-          gate.push(1);
-          return;
+/**
+ * Embeds what the cache lacks, each model's chunk batches alternating, so two models see the same
+ * machine load; questions one at a time, as a search embeds its question.
+ */
+async function embedSideBySide(unitSets: Unit[][]): Promise<ModelVectors[]> {
+  const caches = await Promise.all(models.map((m) => VectorCache.open(values.cache!, m, setName, catalogModel(m).dimension)));
+  const texts = unitSets.map((units) => units.map((u) => withHeadingPath(u.text, u.sectionPath)));
+  const missing = texts.map((t, m) => [...new Set(t.filter((x) => !caches[m].get("document", x)))]);
+  const missingQuestions = models.map((_, m) => questions.filter((q) => !caches[m].get("query", q.text)));
+  const out: ModelVectors[] = models.map(() => ({ chunks: [], questions: [], embedded: 0, seconds: 0, questionMs: [] }));
+  if (missing.some((x) => x.length > 0) || missingQuestions.some((x) => x.length > 0)) {
+    const threads = Number(values.threads);
+    const embedders = await Promise.all(models.map((m) => OnnxEmbedder.load(defaultModelDir(m), { threads })));
+    try {
+      const batch = 64;
+      const longest = Math.max(...missing.map((x) => x.length));
+      for (let start = 0; start < longest; start += batch) {
+        for (const [m, todo] of missing.entries()) {
+          const slice = todo.slice(start, start + batch);
+          if (slice.length === 0) continue;
+          const began = performance.now();
+          const vectors = await embedders[m].embed(slice, "document");
+          out[m].seconds += (performance.now() - began) / 1000;
+          out[m].embedded += slice.length;
+          await caches[m].put("document", slice, vectors);
         }
-        bm25.push(table.search(q.text, depth).map((r) => ({ id: String(r.rowid - 1), score: r.score })));
-        const qv = questionVectors[m][i];
-        const dense = vectors[m].map((cv, c) => {
-          let dot = 0;
-          for (let k = 0; k < qv.length; k++) dot += cv[k] * qv[k];
-          return { id: String(c), score: dot };
-        });
-        vector.push(dense.sort((a, b) => b.score - a.score).slice(0, depth));
-        gate.push(coverage.of(q.text) >= MIN_KNOWN_TOKEN_SHARE ? 1 : 0);
-      });
-      out.push({
-        model,
-        chunks: units.length,
-        chunksPerSecond: units.length / seconds[m],
-        queryEmbedP50Ms: percentile(questionMs[m], 50),
-        units,
-        bm25,
-        vector,
-        gate,
-      });
+        process.stderr.write(`\r  embedded ${Math.min(longest, start + batch)}/${longest} new chunks a model`);
+      }
+      process.stderr.write("\n");
+      for (const [m, embedder] of embedders.entries()) {
+        for (const q of missingQuestions[m]) {
+          const began = performance.now();
+          const [v] = await embedder.embed([q.text], "query");
+          out[m].questionMs.push(performance.now() - began);
+          await caches[m].put("query", [q.text], [v]);
+        }
+      }
+    } finally {
+      await Promise.all(embedders.map((e) => e.close()));
     }
-    await mkdir(values.cache!, { recursive: true });
-    await writeFile(file, JSON.stringify(out));
-    return out;
+  }
+  for (const [m, cache] of caches.entries()) {
+    out[m].chunks = texts[m].map((t) => cache.get("document", t)!);
+    out[m].questions = questions.map((q) => cache.get("query", q.text)!);
+  }
+  return out;
+}
+
+/** Quarry refuses a question over its character limit (InvalidArgument): it finds nothing. */
+const refused = (text: string) => text.trim().length > DEFAULT_MAX_QUESTION_CHARS;
+
+async function computeLists(): Promise<ModelLists[]> {
+  const unitSets = models.map((m) => unitsOf(m, docs));
+  const embedded = await embedSideBySide(unitSets);
+  const out: ModelLists[] = [];
+  for (const [m, model] of models.entries()) {
+    const units = unitSets[m];
+    const { chunks, questions: questionVectors } = embedded[m];
+    const coverage = KnownTokenShare.fromModelDir(defaultModelDir(model));
+    const gate = questions.map((q) => (refused(q.text) || coverage.of(q.text) >= MIN_KNOWN_TOKEN_SHARE ? 1 : 0));
+    const stats = { model, chunks: units.length, chunksPerSecond: embedded[m].embedded / embedded[m].seconds, queryEmbedP50Ms: percentile(embedded[m].questionMs, 50), units, gate };
+    for (const backend of backends) {
+      const lists = backend === "sqlite" ? sqliteLists(units, chunks, questionVectors) : await openSearchLists(model, units, chunks, questionVectors);
+      out.push({ ...stats, backend, ...lists });
+    }
+  }
+  return out;
+}
+
+/** SQLite's arm: BM25 from the engine's FTS5 table, exact kNN over the chunk vectors (as sqlite-vec's flat scan). */
+function sqliteLists(units: Unit[], chunks: Float32Array[], questionVectors: Float32Array[]): { bm25: Hit[][]; vector: Hit[][] } {
+  const table = new StudyKeywordTable(new Database(":memory:"));
+  table.addAll(units.map((u, i) => ({ rowid: i + 1, terms: keywordTerms(u.text, u.sectionPath) })));
+  const bm25: Hit[][] = [];
+  const vector: Hit[][] = [];
+  questions.forEach((q, i) => {
+    if (refused(q.text)) {
+      bm25.push([]);
+      vector.push([]);
+      return;
+    }
+    bm25.push(table.search(q.text, depth).map((r) => ({ id: String(r.rowid - 1), score: r.score })));
+    const qv = questionVectors[i];
+    const dense = chunks.map((cv, c) => {
+      let dot = 0;
+      for (let k = 0; k < qv.length; k++) dot += cv[k] * qv[k];
+      return { id: String(c), score: dot };
+    });
+    vector.push(dense.sort((a, b) => b.score - a.score).slice(0, depth));
+  });
+  return { bm25, vector };
+}
+
+/**
+ * OpenSearch's arm: the same chunks and vectors imported into a private index through the product's
+ * OpenSearchSearchEngine (importDocuments: the engine's own segmenting, stemming and mapping), then
+ * each question asked through engine.search in bm25 mode and in vector mode, as deep as --depth: the
+ * engine's own BM25 body and Lucene HNSW kNN query. The private indices are deleted at the end.
+ */
+async function openSearchLists(model: string, units: Unit[], chunks: Float32Array[], questionVectors: Float32Array[]): Promise<{ bm25: Hit[][]; vector: Hit[][] }> {
+  const url = process.env.OPENSEARCH_URL?.trim();
+  if (!url) throw new Error('--backend opensearch needs OPENSEARCH_URL (eval "$(deploy/local/engines.sh env)")');
+  const prefix = `quarry-fusion-study-${randomBytes(4).toString("hex")}-`;
+  const engine = new OpenSearchSearchEngine(new OpenSearchClient({ node: url }), { indexPrefix: `${prefix}chunks-`, ownsClient: true });
+  const kb = "kb_fusion_study";
+  try {
+    await engine.ensureKnowledgeBase(kb, catalogModel(model).dimension);
+    const byDoc = new Map<string, EmbeddedChunk[]>();
+    units.forEach((u, i) => {
+      const chunk: EmbeddedChunk = { ...u.draft, id: `c${i}`, documentId: u.doc, knowledgeBaseId: kb, vector: chunks[i] };
+      byDoc.set(u.doc, [...(byDoc.get(u.doc) ?? []), chunk]);
+    });
+    const documents: ImportedDocumentChunks[] = [...byDoc].map(([documentId, c]) => ({ documentId, fileName: `${documentId}.md`, enabled: true, chunks: c }));
+    for (let i = 0; i < documents.length; i += 250) {
+      await engine.importDocuments(kb, documents.slice(i, i + 250));
+      process.stderr.write(`\r  opensearch: imported ${Math.min(documents.length, i + 250)}/${documents.length} documents`);
+    }
+    await engine.finishImport(kb);
+    process.stderr.write("\n");
+    const unitOf = (h: SearchHit) => String(Number(h.chunk.id.slice(1)));
+    const bm25: Hit[][] = [];
+    const vector: Hit[][] = [];
+    for (const [i, q] of questions.entries()) {
+      if (refused(q.text)) {
+        bm25.push([]);
+        vector.push([]);
+        continue;
+      }
+      const base = { knowledgeBaseIds: [kb], text: q.text, topK: depth, minScore: 0, documentIds: [] };
+      const keyword = await engine.search({ ...base, mode: "bm25" });
+      const dense = await engine.search({ ...base, mode: "vector", vector: questionVectors[i] });
+      bm25.push(keyword.map((h) => ({ id: unitOf(h), score: h.explain?.bm25Score ?? h.score })));
+      vector.push(dense.map((h) => ({ id: unitOf(h), score: h.explain?.vectorScore ?? h.score })));
+      if (i % 50 === 49) process.stderr.write(`\r  opensearch: asked ${i + 1}/${questions.length} questions`);
+    }
+    process.stderr.write("\n");
+    return { bm25, vector };
   } finally {
-    await Promise.all(embedders.map((e) => e.close()));
+    await engine.close();
+    await deleteOpenSearchNamespace(url, prefix);
   }
 }
 
@@ -215,7 +294,7 @@ const RULES: [string, Fuse][] = [
 const lists = await computeLists();
 const rows: string[] = [];
 for (const l of lists) {
-  process.stdout.write(`\n${setName}, ${l.model}: ${l.chunks} chunks, ${l.chunksPerSecond.toFixed(1)} chunks/s, question embedding p50 ${l.queryEmbedP50Ms.toFixed(1)} ms\n`);
+  process.stdout.write(`\n${setName}, ${l.model}, ${l.backend}: ${l.chunks} chunks, ${l.chunksPerSecond.toFixed(1)} chunks/s, question embedding p50 ${l.queryEmbedP50Ms.toFixed(1)} ms\n`);
   for (const [rule, fuse] of RULES) {
     const runs = new Map(
       questions.map((q, i) => [
@@ -227,9 +306,9 @@ for (const l of lists) {
       ]),
     );
     const m = summarize(qrels, runs);
-    const row = { set: setName, model: l.model, rule, ndcgAt10: m.ndcgAt10, recallAt100: m.recallAt100, questions: questions.length, docs: docs.length, chunks: l.chunks, chunksPerSecond: l.chunksPerSecond, queryEmbedP50Ms: l.queryEmbedP50Ms };
+    const row = { set: setName, model: l.model, backend: l.backend, rule, ndcgAt10: m.ndcgAt10, recallAt100: m.recallAt100, questions: questions.length, docs: docs.length, chunks: l.chunks, chunksPerSecond: l.chunksPerSecond, queryEmbedP50Ms: l.queryEmbedP50Ms };
     rows.push(JSON.stringify(row));
-    process.stdout.write(`| ${setName} | ${l.model} | ${rule} | ${m.ndcgAt10.toFixed(4)} | ${m.recallAt100.toFixed(4)} |\n`);
+    process.stdout.write(`| ${setName} | ${l.model} | ${l.backend} | ${rule} | ${m.ndcgAt10.toFixed(4)} | ${m.recallAt100.toFixed(4)} |\n`);
   }
 }
 if (values.json) await writeFile(join(values.cache!, `fusion-study-${setName}-rows.jsonl`), rows.join("\n") + "\n");

@@ -339,6 +339,8 @@ export interface AssistantRetrieval {
   minScore: number;
   rerank: boolean;
   rewrite?: QueryRewriteMode;
+  /** How hybrid fuses its lists; unset: reciprocal rank fusion. A request's own fusion overrides it. */
+  fusion?: FusionRule;
 }
 
 /** What a caller sets on an assistant: everything but its id and times. */

@@ -333,13 +333,13 @@ export function chunkFromProto(p: ChunkProto): Chunk {
 }
 
 export function hitToProto(h: SearchHit): SearchHitProto {
-  const { convex, ...explain } = h.explain;
-  return create(SearchHitSchema, {
-    chunk: chunkToProto(h.chunk),
-    fileName: h.fileName,
-    score: h.score,
-    explain: { ...explain, ...(convex ? { bm25Normalized: convex.bm25Normalised, vectorNormalized: convex.vectorNormalised, vectorWeight: convex.vectorWeight } : {}) },
-  });
+  return create(SearchHitSchema, { chunk: chunkToProto(h.chunk), fileName: h.fileName, score: h.score, explain: explainToProto(h.explain) });
+}
+
+/** A hit's explain as the message has it: convex fusion's shares as fields of their own. */
+export function explainToProto(e: SearchHit["explain"]) {
+  const { convex, ...explain } = e;
+  return { ...explain, ...(convex ? { bm25Normalized: convex.bm25Normalised, vectorNormalized: convex.vectorNormalised, vectorWeight: convex.vectorWeight } : {}) };
 }
 
 /** The fusion a request asks for; UNSPECIFIED is reciprocal rank fusion, as an unset field always was. */

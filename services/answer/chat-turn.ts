@@ -11,7 +11,7 @@ import type { Assistant, Conversation } from "../../gen/quarry/common/v1/assista
 import { CitationSchema, type Citation as CitationProto } from "../../gen/quarry/common/v1/common_pb.ts";
 import type { FusionRule, KnowledgeBase, RetrievalMode, SearchHit } from "../../lib/domain.ts";
 import { InvalidInputError } from "../../lib/errors.ts";
-import { chunkParentToProto, modeFromProto } from "../../lib/proto-convert.ts";
+import { chunkParentToProto, fusionFromProto, modeFromProto } from "../../lib/proto-convert.ts";
 import { answerChecked, type AnswerDeps, type AnswerEvent } from "./answering/answer-pipeline.ts";
 import type { Citation } from "./answering/citation.ts";
 import { conversationMessages, historyMessages } from "./conversation/conversation-prompt.ts";
@@ -282,7 +282,7 @@ function retrievalSettings(scope: Scope, kbs: KnowledgeBase[], mode: RetrievalMo
     minScore: overrides.minScore || defaults?.minScore || 0,
     documentIds: [...overrides.documentIds],
     metadataEquals: overrides.metadataEquals,
-    ...(overrides.fusion ? { fusion: overrides.fusion } : {}),
+    ...(overrides.fusion ? { fusion: overrides.fusion } : defaults?.fusion ? { fusion: fusionFromProto(defaults.fusion, defaults.convexAlpha) } : {}),
     maxQuestionChars,
     embeddingModels: Object.fromEntries(kbs.map((kb) => [kb.id, kb.embeddingModel])),
   };

@@ -114,6 +114,8 @@ export interface ChatResult {
   statuses: ChatStatus[];
   /** The event kinds in arrival order, to check that final comes last. */
   order: string[];
+  /** The started event's turn id ("" for a one-off chat), to read the turn's provenance. */
+  turnId: string;
 }
 
 export async function collectChat(client: QuarryClient, request: MessageInitShape<typeof ChatRequestSchema>): Promise<ChatResult> {
@@ -122,6 +124,7 @@ export async function collectChat(client: QuarryClient, request: MessageInitShap
   const statuses: ChatStatus[] = [];
   const order: string[] = [];
   let final: ChatFinal | undefined;
+  let turnId = "";
   for await (const { event } of client.chat(request)) {
     const e = event?.event;
     if (!e?.case) continue;
@@ -130,10 +133,11 @@ export async function collectChat(client: QuarryClient, request: MessageInitShap
     else if (e.case === "citation") citations.push(e.value);
     else if (e.case === "status") statuses.push(e.value);
     else if (e.case === "final") final = e.value;
+    else if (e.case === "started") turnId = e.value.turnId;
   }
   expect(final, "the chat stream ended without a final event").toBeDefined();
   expect(order.at(-1)).toBe("final");
-  return { text, citations, final: final!, statuses, order };
+  return { text, citations, final: final!, statuses, order, turnId };
 }
 
 /** The snippet without the ellipsis that marks a cut. */

@@ -174,6 +174,30 @@ describe(`retrieval options on the embedded server (${backend})`, () => {
     expect(refused.rawMessage).toMatch(/alpha must be between 0 and 1, got 1\.5/);
   });
 
+  it("an assistant's fusion is stored, read back and used by chat unless the request sets its own", async () => {
+    const created = await quarry.client.createAssistant({
+      assistant: { name: "convex-keeper", knowledgeBases: [{ knowledgeBase: KB }], retrieval: { mode: RetrievalMode.HYBRID, fusion: FusionMethod.CONVEX, convexAlpha: 0.3 } },
+    });
+    const stored = (await quarry.client.getAssistant({ assistant: created.assistant!.id })).assistant!.retrieval!;
+    expect([stored.fusion, stored.convexAlpha]).toEqual([FusionMethod.CONVEX, 0.3]);
+    const weights = async (settings: Record<string, unknown> = {}) => {
+      const answer = await collectChat(quarry.client, { question: "tunnel ventilation Sedrun", assistant: "convex-keeper", settings });
+      const hits = (await quarry.client.getTurn({ turnId: answer.turnId })).turn!.provenance!.lists.flatMap((l) => l.hits);
+      expect(hits.length).toBeGreaterThan(0);
+      return [...new Set(hits.map((h) => h.explain!.vectorWeight))];
+    };
+    expect(await weights()).toEqual([0.3]);
+    // The request's own fusion wins over the assistant's.
+    expect(await weights({ fusion: FusionMethod.RRF })).toEqual([undefined]);
+    expect(await weights({ fusion: FusionMethod.CONVEX, convexAlpha: 0.6 })).toEqual([0.6]);
+    const refused = await failure(() =>
+      quarry.client.updateAssistant({ assistant: "convex-keeper", update: { name: "convex-keeper", knowledgeBases: [{ knowledgeBase: KB }], retrieval: { fusion: FusionMethod.CONVEX, convexAlpha: 1.5 } } }),
+    );
+    expect(refused.code).toBe(Code.InvalidArgument);
+    expect(refused.rawMessage).toMatch(/alpha must be between 0 and 1, got 1\.5/);
+    expect((await quarry.client.getAssistant({ assistant: "convex-keeper" })).assistant!.retrieval!.convexAlpha).toBe(0.3);
+  });
+
   it("falls back to keyword search, and says so, when the embedding endpoint is gone", async () => {
     await embeddings.close();
     const { hits, notes } = await search("Sedrun ventilation", { mode: RetrievalMode.HYBRID, topK: 3 });

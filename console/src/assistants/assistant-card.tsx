@@ -1,5 +1,5 @@
 import type { Assistant } from "../../../gen/quarry/common/v1/assistant_pb.ts";
-import type { KnowledgeBase } from "../../../gen/quarry/common/v1/common_pb.ts";
+import { FusionMethod, type KnowledgeBase } from "../../../gen/quarry/common/v1/common_pb.ts";
 import { useState } from "react";
 import { offers } from "../api/client.ts";
 import { ConfirmButton } from "../components/confirm-button.tsx";
@@ -32,6 +32,7 @@ export function AssistantCard({ assistant: a, bases, onEdit, onDelete }: { assis
         {modeLabel(r?.mode ?? 0)} · {r?.topK || 8} chunks · threshold {(r?.minScore ?? 0).toFixed(2)}
         {r?.rerank && " · rerank"}
         {r?.rewrite ? ` · ${REWRITE_MODES.find((m) => m.value === r.rewrite)?.label}` : ""}
+        {r?.fusion === FusionMethod.CONVEX && ` · convex fusion α ${r.convexAlpha ?? 0.8}`}
         {a.hideFileNames && " · file names hidden"}
       </p>
       <div className="card-actions">

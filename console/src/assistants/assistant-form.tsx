@@ -4,7 +4,7 @@
 import { useState } from "react";
 import type { Assistant } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import { QueryRewriteMode } from "../../../gen/quarry/common/v1/assistant_pb.ts";
-import { RetrievalMode, type KnowledgeBase } from "../../../gen/quarry/common/v1/common_pb.ts";
+import { FusionMethod, RetrievalMode, type KnowledgeBase } from "../../../gen/quarry/common/v1/common_pb.ts";
 import { quarry } from "../api/client.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { FormActions } from "../components/form-actions.tsx";
@@ -26,6 +26,8 @@ export function AssistantForm({ assistant, bases, onSaved, onCancel }: { assista
   const [minScore, setMinScore] = useState(r?.minScore ?? 0);
   const [rerank, setRerank] = useState(r?.rerank ?? false);
   const [rewrite, setRewrite] = useState(r?.rewrite ?? QueryRewriteMode.UNSPECIFIED);
+  const [fusion, setFusion] = useState(r?.fusion || FusionMethod.RRF);
+  const [alpha, setAlpha] = useState(r?.convexAlpha ?? 0.8);
   const [hideFileNames, setHideFileNames] = useState(assistant?.hideFileNames ?? false);
   const { busy, error, run } = useAction();
   const label = assistant ? `Edit ${assistant.name}` : "New assistant";
@@ -37,7 +39,8 @@ export function AssistantForm({ assistant, bases, onSaved, onCancel }: { assista
       description,
       systemPrompt: prompt,
       knowledgeBases: mounts,
-      retrieval: { mode, topK, minScore, rerank, rewrite },
+      // Alpha weighs only convex fusion: an RRF assistant stores none.
+      retrieval: { mode, topK, minScore, rerank, rewrite, fusion, ...(fusion === FusionMethod.CONVEX ? { convexAlpha: alpha } : {}) },
       hideFileNames,
     };
     void run(async () => {
@@ -74,6 +77,19 @@ export function AssistantForm({ assistant, bases, onSaved, onCancel }: { assista
           Score threshold
           <input type="number" min={0} max={1} step={0.05} value={minScore} onChange={(e) => setMinScore(Number(e.target.value))} />
         </label>
+        <label>
+          Fusion
+          <select value={fusion} onChange={(e) => setFusion(Number(e.target.value))} title="How hybrid merges the keyword and vector lists">
+            <option value={FusionMethod.RRF}>Reciprocal rank (default)</option>
+            <option value={FusionMethod.CONVEX}>Convex, scores</option>
+          </select>
+        </label>
+        {fusion === FusionMethod.CONVEX && (
+          <label>
+            Vector weight (α)
+            <input type="number" min={0} max={1} step={0.05} value={alpha} onChange={(e) => setAlpha(Number(e.target.value))} title="alpha × vector + (1 − alpha) × BM25, each on 0–1" />
+          </label>
+        )}
         <label>
           Query rewrite
           <select value={rewrite} onChange={(e) => setRewrite(Number(e.target.value))}>

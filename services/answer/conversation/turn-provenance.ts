@@ -3,7 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import { EvidenceSupportSchema, TurnProvenanceSchema, type EvidenceSupport, type QueryRewrite, type TurnProvenance } from "../../../gen/quarry/answer/v1/answer_pb.ts";
 import type { QueryRewriteMode } from "../../../gen/quarry/common/v1/assistant_pb.ts";
-import { chunkParentToProto, modeToProto } from "../../../lib/proto-convert.ts";
+import { chunkParentToProto, explainToProto, modeToProto } from "../../../lib/proto-convert.ts";
 import type { CandidateList } from "../retrieval/mounted-retrieval.ts";
 import type { RetrievalExtras } from "../retrieval/retrieval-extras.ts";
 import { rewriteModeOf } from "../retrieval/query-rewrite-mode.ts";
@@ -80,7 +80,8 @@ export function turnProvenance(input: ProvenanceInput): TurnProvenance {
         documentId: hit.chunk.documentId,
         fileName: hit.fileName,
         score: hit.score,
-        explain: hit.explain,
+        // A convex hit's shares too, not only its ranks: the turn shows the fusion its assistant chose.
+        explain: explainToProto(hit.explain),
       })),
     })),
     fusionRule: input.fusionRule,

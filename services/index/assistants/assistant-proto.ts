@@ -11,6 +11,7 @@ import {
   type AssistantRetrieval as AssistantRetrievalProto,
 } from "../../../gen/quarry/common/v1/assistant_pb.ts";
 import { RetrievalMode as RetrievalModeProto } from "../../../gen/quarry/common/v1/common_pb.ts";
+import { fusionFromProto, fusionToProto } from "../../../lib/proto-convert.ts";
 import type { Assistant, AssistantRetrieval, AssistantSettings, JsonObject, QueryRewriteMode, RetrievalMode } from "../../../lib/domain.ts";
 
 const MODES: [RetrievalModeProto, RetrievalMode][] = [
@@ -81,11 +82,19 @@ function retrievalToProto(r: AssistantRetrieval): AssistantRetrievalProto {
     minScore: r.minScore,
     rerank: r.rerank,
     rewrite: REWRITES.find(([, d]) => d === r.rewrite)?.[0] ?? QueryRewriteModeProto.UNSPECIFIED,
+    ...fusionToProto(r.fusion),
   });
 }
 
 function retrievalFromProto(p: AssistantRetrievalProto): AssistantRetrieval {
   const mode = MODES.find(([m]) => m === p.mode)?.[1];
   const rewrite = REWRITES.find(([m]) => m === p.rewrite)?.[1];
-  return { ...(mode ? { mode } : {}), topK: p.topK, minScore: p.minScore, rerank: p.rerank, ...(rewrite ? { rewrite } : {}) };
+  return {
+    ...(mode ? { mode } : {}),
+    topK: p.topK,
+    minScore: p.minScore,
+    rerank: p.rerank,
+    ...(rewrite ? { rewrite } : {}),
+    ...(p.fusion ? { fusion: fusionFromProto(p.fusion, p.convexAlpha) } : {}),
+  };
 }

@@ -7,6 +7,7 @@ import { InvalidInputError } from "../../../lib/errors.ts";
 import { assistantSettingsFromJson, assistantSettingsToJson } from "./assistant-proto.ts";
 import type { AssistantStore, StoredAssistant } from "./assistant-store.ts";
 import type { Catalog } from "../catalog/catalog.ts";
+import { checkConvexAlpha } from "../search/convex-fusion.ts";
 
 const ID_PREFIX = "as_";
 /** A base contributes, and an assistant retrieves, at most this many chunks. */
@@ -70,6 +71,7 @@ export class AssistantRegistry {
     const retrieval = input.retrieval;
     if (retrieval && retrieval.topK > MAX_ASSISTANT_TOP_K) throw new InvalidInputError(`the assistant's top_k is at most ${MAX_ASSISTANT_TOP_K}, got ${retrieval.topK}`);
     if (retrieval && (!Number.isFinite(retrieval.minScore) || retrieval.minScore < 0)) throw new InvalidInputError(`min_score must be 0 or more, got ${retrieval.minScore}`);
+    if (retrieval?.fusion?.method === "convex" && retrieval.fusion.alpha !== undefined) checkConvexAlpha(retrieval.fusion.alpha);
     const mounts = await Promise.all(
       input.knowledgeBases.map(async (mount) => {
         if (!mount.knowledgeBase.trim()) throw new InvalidInputError("each mounted knowledge base needs an id or a name");

@@ -22,6 +22,12 @@ export interface ConvexFusionOptions {
 export const DEFAULT_CONVEX_ALPHA = 0.8;
 export const DEFAULT_NORMALISATION: ScoreNormalisation = "theoretical-min";
 
+/** A rule's alpha as given (a request's, an assistant's): InvalidInput outside [0, 1]. */
+export function checkConvexAlpha(alpha: number): number {
+  if (!Number.isFinite(alpha) || alpha < 0 || alpha > 1) throw new InvalidInputError(`the convex fusion weight alpha must be between 0 and 1, got ${alpha}`);
+  return alpha;
+}
+
 /** The lowest score each list's function can give: BM25 is a sum of non-negative terms, cosine ≥ −1. */
 const THEORETICAL_MIN: Record<RankedListName, number> = { bm25: 0, vector: -1, document: -1 };
 
@@ -55,8 +61,7 @@ function shareOf(name: RankedListName, alpha: number): number {
  * only explains, as in fuseReciprocalRank. Sorted by fused score, then best single rank, then id.
  */
 export function fuseConvex(lists: RankedList[], options: ConvexFusionOptions = {}): ConvexEntry[] {
-  const alpha = options.alpha ?? DEFAULT_CONVEX_ALPHA;
-  if (!Number.isFinite(alpha) || alpha < 0 || alpha > 1) throw new InvalidInputError(`the convex fusion weight alpha must be between 0 and 1, got ${alpha}`);
+  const alpha = checkConvexAlpha(options.alpha ?? DEFAULT_CONVEX_ALPHA);
   const normalisation = options.normalisation ?? DEFAULT_NORMALISATION;
   const entries = new Map<string, ConvexEntry>();
   const bestRank = new Map<string, number>();

@@ -107,7 +107,8 @@ export type RetrievalSettings = Message<"quarry.answer.v1.RetrievalSettings"> & 
   queryRewrite: QueryRewriteMode;
 
   /**
-   * How hybrid search fuses its keyword and vector lists; UNSPECIFIED is reciprocal rank fusion.
+   * How hybrid search fuses its keyword and vector lists; UNSPECIFIED keeps an assistant's default
+   * (its retrieval.fusion and convex_alpha), else reciprocal rank fusion.
    *
    * @generated from field: quarry.common.v1.FusionMethod fusion = 12;
    */

@@ -9,7 +9,7 @@ import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2"
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { RetrievalMode } from "./common_pb.ts";
+import type { FusionMethod, RetrievalMode } from "./common_pb.ts";
 import { file_quarry_common_v1_common } from "./common_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/common/v1/assistant.proto.
  */
 export const file_quarry_common_v1_assistant: GenFile = /*@__PURE__*/
-  fileDesc("CiBxdWFycnkvY29tbW9uL3YxL2Fzc2lzdGFudC5wcm90bxIQcXVhcnJ5LmNvbW1vbi52MSJNChJLbm93bGVkZ2VCYXNlTW91bnQSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkSDQoFdG9wX2sYAiABKA0SEAoIcHJpb3JpdHkYAyABKAUiqgEKEkFzc2lzdGFudFJldHJpZXZhbBItCgRtb2RlGAEgASgOMh8ucXVhcnJ5LmNvbW1vbi52MS5SZXRyaWV2YWxNb2RlEg0KBXRvcF9rGAIgASgNEhEKCW1pbl9zY29yZRgDIAEoARIOCgZyZXJhbmsYBCABKAgSMwoHcmV3cml0ZRgFIAEoDjIiLnF1YXJyeS5jb21tb24udjEuUXVlcnlSZXdyaXRlTW9kZSLpAgoJQXNzaXN0YW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSFQoNc3lzdGVtX3Byb21wdBgEIAEoCRI9Cg9rbm93bGVkZ2VfYmFzZXMYBSADKAsyJC5xdWFycnkuY29tbW9uLnYxLktub3dsZWRnZUJhc2VNb3VudBI3CglyZXRyaWV2YWwYBiABKAsyJC5xdWFycnkuY29tbW9uLnYxLkFzc2lzdGFudFJldHJpZXZhbBIXCg9oaWRlX2ZpbGVfbmFtZXMYByABKAgSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJQodY29ycmVjdGlvbnNfa25vd2xlZGdlX2Jhc2VfaWQYCiABKAkizwEKDENvbnZlcnNhdGlvbhIKCgJpZBgBIAEoCRINCgV0aXRsZRgCIAEoCRIUCgxhc3Npc3RhbnRfaWQYAyABKAkSGgoSa25vd2xlZGdlX2Jhc2VfaWRzGAQgAygJEhIKCnR1cm5fY291bnQYBSABKA0SLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqtAEKEFF1ZXJ5UmV3cml0ZU1vZGUSIgoeUVVFUllfUkVXUklURV9NT0RFX1VOU1BFQ0lGSUVEEAASGwoXUVVFUllfUkVXUklURV9NT0RFX05PTkUQARIeChpRVUVSWV9SRVdSSVRFX01PREVfUkVXUklURRACEhsKF1FVRVJZX1JFV1JJVEVfTU9ERV9IWURFEAMSIgoeUVVFUllfUkVXUklURV9NT0RFX01VTFRJX1FVRVJZEARiBnByb3RvMw", [file_google_protobuf_timestamp, file_quarry_common_v1_common]);
+  fileDesc("CiBxdWFycnkvY29tbW9uL3YxL2Fzc2lzdGFudC5wcm90bxIQcXVhcnJ5LmNvbW1vbi52MSJNChJLbm93bGVkZ2VCYXNlTW91bnQSFgoOa25vd2xlZGdlX2Jhc2UYASABKAkSDQoFdG9wX2sYAiABKA0SEAoIcHJpb3JpdHkYAyABKAUihgIKEkFzc2lzdGFudFJldHJpZXZhbBItCgRtb2RlGAEgASgOMh8ucXVhcnJ5LmNvbW1vbi52MS5SZXRyaWV2YWxNb2RlEg0KBXRvcF9rGAIgASgNEhEKCW1pbl9zY29yZRgDIAEoARIOCgZyZXJhbmsYBCABKAgSMwoHcmV3cml0ZRgFIAEoDjIiLnF1YXJyeS5jb21tb24udjEuUXVlcnlSZXdyaXRlTW9kZRIuCgZmdXNpb24YBiABKA4yHi5xdWFycnkuY29tbW9uLnYxLkZ1c2lvbk1ldGhvZBIZCgxjb252ZXhfYWxwaGEYByABKAFIAIgBAUIPCg1fY29udmV4X2FscGhhIukCCglBc3Npc3RhbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIVCg1zeXN0ZW1fcHJvbXB0GAQgASgJEj0KD2tub3dsZWRnZV9iYXNlcxgFIAMoCzIkLnF1YXJyeS5jb21tb24udjEuS25vd2xlZGdlQmFzZU1vdW50EjcKCXJldHJpZXZhbBgGIAEoCzIkLnF1YXJyeS5jb21tb24udjEuQXNzaXN0YW50UmV0cmlldmFsEhcKD2hpZGVfZmlsZV9uYW1lcxgHIAEoCBIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIlCh1jb3JyZWN0aW9uc19rbm93bGVkZ2VfYmFzZV9pZBgKIAEoCSLPAQoMQ29udmVyc2F0aW9uEgoKAmlkGAEgASgJEg0KBXRpdGxlGAIgASgJEhQKDGFzc2lzdGFudF9pZBgDIAEoCRIaChJrbm93bGVkZ2VfYmFzZV9pZHMYBCADKAkSEgoKdHVybl9jb3VudBgFIAEoDRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCq0AQoQUXVlcnlSZXdyaXRlTW9kZRIiCh5RVUVSWV9SRVdSSVRFX01PREVfVU5TUEVDSUZJRUQQABIbChdRVUVSWV9SRVdSSVRFX01PREVfTk9ORRABEh4KGlFVRVJZX1JFV1JJVEVfTU9ERV9SRVdSSVRFEAISGwoXUVVFUllfUkVXUklURV9NT0RFX0hZREUQAxIiCh5RVUVSWV9SRVdSSVRFX01PREVfTVVMVElfUVVFUlkQBGIGcHJvdG8z", [file_google_protobuf_timestamp, file_quarry_common_v1_common]);
 
 /**
  * One knowledge base an assistant searches, with its own share of the results and its rank.
@@ -89,6 +89,21 @@ export type AssistantRetrieval = Message<"quarry.common.v1.AssistantRetrieval"> 
    * @generated from field: quarry.common.v1.QueryRewriteMode rewrite = 5;
    */
   rewrite: QueryRewriteMode;
+
+  /**
+   * How hybrid search fuses its keyword and vector lists; UNSPECIFIED is reciprocal rank fusion. A
+   * Chat request's settings.fusion other than UNSPECIFIED overrides it (with its own convex_alpha).
+   *
+   * @generated from field: quarry.common.v1.FusionMethod fusion = 6;
+   */
+  fusion: FusionMethod;
+
+  /**
+   * FUSION_METHOD_CONVEX: the vector list's weight, 0–1 (INVALID_ARGUMENT outside); unset means 0.8.
+   *
+   * @generated from field: optional double convex_alpha = 7;
+   */
+  convexAlpha?: number | undefined;
 };
 
 /**
