@@ -128,6 +128,17 @@ describe("CoalescingEmbedder", () => {
     expect(inner.calls.map((c) => c.texts.length)).toEqual([2, 2, 1]);
   });
 
+  it("sorts by the model's word pieces when it counts them, a band being one padded pass of 2048", async () => {
+    const inner = new RecordingEmbedder();
+    // Word pieces unrelated to characters: the sort and the bands must follow the model's count.
+    const pieces: Record<string, number> = { busy: 3, short: 1000, "a much longer text": 700, mid: 900, x: 500 };
+    const counted: Embedder = Object.assign(Object.create(inner) as Embedder, { embed: (texts: string[], kind: EmbeddingKind) => inner.embed(texts, kind), tokenCount: (t: string) => pieces[t] });
+    const embedder = new CoalescingEmbedder(counted, 256, 32, 8192, undefined, 64);
+    await Promise.all([embedder.embed(["busy"], "document"), embedder.embed(["x", "short"], "document"), embedder.embed(["a much longer text", "mid"], "document")]);
+    // 2 × 1000 ≤ 2048 < 3 × 1000; then 700 × 2 = 1400 ≤ 2048 (the pass pads to its longest).
+    expect(inner.calls.map((c) => c.texts)).toEqual([["busy"], ["short", "mid"], ["a much longer text", "x"]]);
+  });
+
   it("never joins a query with documents, and lets a query go ahead of a window's next band", async () => {
     const inner = new RecordingEmbedder();
     const embedder = new CoalescingEmbedder(inner, 256, 1, 8192, undefined, 64);

@@ -44,6 +44,8 @@ export class CoalescingEmbedder implements Embedder {
   readonly #sliceTexts: number;
   readonly #sliceChars: number;
   readonly #windowTexts: number;
+  /** Padded word pieces per band when the model counts them: the local model's pass (maxBatchTokens). */
+  readonly #passTokens = 2048;
   readonly #onWait?: (model: string, seconds: number) => void;
   /** Calls with texts not yet taken, in turn order (a call served a slice goes to the back). */
   #queue: Pending[] = [];
@@ -75,6 +77,10 @@ export class CoalescingEmbedder implements Embedder {
 
   knownTokenShare(text: string): number {
     return this.#inner.knownTokenShare(text);
+  }
+
+  tokenCount(text: string): number {
+    return this.#inner.tokenCount?.(text) ?? text.length;
   }
 
   embed(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
@@ -130,18 +136,23 @@ export class CoalescingEmbedder implements Embedder {
     const newcomerBehindLarge = ofKind.some((c) => c.next === 0) && ofKind.some((c) => c.next > 0 && c.texts.length - c.next > this.#sliceTexts);
     if (newcomerBehindLarge) return [this.#newcomerBand(kind)!];
     const items = this.#takeRounds(ofKind, this.#windowTexts, Infinity);
-    // Length in characters stands for length in word pieces here (the model's own tokenizer runs
-    // on its thread); within a band the model sorts again by its tokens.
-    items.sort((a, b) => b.call.texts[b.index].length - a.call.texts[a.index].length);
-    // A band is about one forward pass (a slice's worth), so a call let in ahead of the window's
-    // next band (see #pump) waits for two passes at most (the one running and the one queued).
+    // By the model's word pieces when it can count them (a band then is exactly one of its padded
+    // passes); by characters otherwise, which pads more where characters per word piece vary.
+    const count = this.#inner.tokenCount?.bind(this.#inner);
+    const length = new Map(items.map((item) => [item, count ? count(item.call.texts[item.index]) : item.call.texts[item.index].length]));
+    items.sort((a, b) => length.get(b)! - length.get(a)!);
+    // A band is about one forward pass, so a call let in ahead of the window's next band (see
+    // #pump) waits for two passes at most (the one running and the one queued).
+    const budget = count ? this.#passTokens : this.#sliceChars;
     const bands: Item[][] = [];
     for (let i = 0; i < items.length; ) {
       let chars = 0;
       let end = i;
       while (end < items.length && end - i < this.#sliceTexts) {
-        chars += items[end].call.texts[items[end].index].length;
-        if (end > i && chars > this.#sliceChars) break;
+        chars += length.get(items[end])!;
+        // Longest first: a pass pads to its first text's length.
+        const over = count ? (end - i + 1) * length.get(items[i])! > budget : chars > budget;
+        if (end > i && over) break;
         end++;
       }
       bands.push(items.slice(i, end));
