@@ -24,9 +24,19 @@ export interface IngestBenchOptions {
   /** SciFact abstracts per document (each a section). */
   abstractsPerDocument: number;
   evalDir: string;
-  embedder: Embedder;
+  /** The model; with `tokenize` (the local model), the report also counts word pieces. */
+  embedder: Embedder & { tokenize?(text: string): number[] };
   progress?(line: string): void;
 }
+
+/**
+ * Issue #27's estimate for int8 all-MiniLM-L6-v2 on 2 cores, from the model's multiply-adds:
+ * 6 layers × (4·384² + 2·384·1536 + 2·256·384) ≈ 11.8 M per token, ≈ 3.0 G per 256-token chunk.
+ */
+export const ESTIMATED_CHUNKS_PER_SECOND_AT_256 = 45;
+
+/** Texts of full length for the model at its input limit, to measure it against the estimate. */
+const FULL_LENGTH_TEXTS = 96;
 
 export interface Throughput {
   seconds: number;
@@ -48,6 +58,26 @@ export interface IngestBenchReport {
   pipelineOverRaw: number;
   /** pipeline chunks/s ÷ raw chunks/s embedding one document per call (no cross-document batching). */
   pipelineOverRawPerDocument: number;
+  /**
+   * The raw model on texts cut at its input limit (every pass full and unpadded), against the
+   * estimate; tokensPerSecond of the pipeline and the one-call raw count the word pieces of the
+   * stored chunks, so they compare with the estimate's 45 × 256 word pieces a second.
+   */
+  modelLimit?: {
+    tokensPerText: number;
+    texts: number;
+    seconds: number;
+    chunksPerSecond: number;
+    estimateChunksPerSecond: number;
+    /** chunksPerSecond ÷ the estimate. */
+    overEstimate: number;
+    chunkTokens: number;
+    pipelineTokensPerSecond: number;
+    rawAllTokensPerSecond: number;
+    /** tokens/s ÷ (estimate × 256): how far each is from the estimate's rate of word pieces. */
+    pipelineOverEstimate: number;
+    rawAllOverEstimate: number;
+  };
   /** budgetMiB: what an embedded server may hold ingesting ordinary documents (docs/benchmarks/memory.md). */
   memory: { pipeline: MemoryPeak; afterRaw: MemoryPeak; budgetMiB: number };
 }
@@ -119,6 +149,7 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
     for (const group of groups) await options.embedder.embed(group, "document");
     const rawDocSeconds = (performance.now() - rawDocStarted) / 1000;
     const afterRaw = startMemorySampler().stop();
+    const modelLimit = options.embedder.tokenize ? await measureModelLimit(options.embedder as Embedder & { tokenize(text: string): number[] }, texts, pipelineSeconds, rawAllSeconds) : undefined;
 
     const throughput = (seconds: number): Throughput => ({
       seconds: Math.round(seconds * 100) / 100,
@@ -140,9 +171,41 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
       rawEmbedderPerDocument: rawPerDoc,
       pipelineOverRaw: ratio(pipeline.chunksPerSecond, rawAll.chunksPerSecond),
       pipelineOverRawPerDocument: ratio(pipeline.chunksPerSecond, rawPerDoc.chunksPerSecond),
+      modelLimit,
       memory: { pipeline: pipelineMemory, afterRaw, budgetMiB: EMBEDDED_MEMORY_BUDGET_MIB },
     };
   } finally {
     await backend.close();
   }
+}
+
+/** The model on texts it cuts at its input limit (chunks joined until longer), against the estimate. */
+async function measureModelLimit(embedder: Embedder & { tokenize(text: string): number[] }, texts: string[], pipelineSeconds: number, rawAllSeconds: number): Promise<IngestBenchReport["modelLimit"]> {
+  const limit = embedder.info().maxInputTokens;
+  const full: string[] = [];
+  for (let i = 0; full.length < FULL_LENGTH_TEXTS && texts.length > 0; ) {
+    let text = "";
+    while (embedder.tokenize(text).length < limit) text += ` ${texts[i++ % texts.length]}`;
+    full.push(text);
+  }
+  const tokensPerText = Math.min(...full.map((t) => embedder.tokenize(t).length));
+  const started = performance.now();
+  await embedder.embed(full, "document");
+  const seconds = (performance.now() - started) / 1000;
+  const chunkTokens = texts.reduce((n, t) => n + embedder.tokenize(t).length, 0);
+  const estimateTokens = ESTIMATED_CHUNKS_PER_SECOND_AT_256 * 256;
+  const round = (x: number) => Math.round(x * 100) / 100;
+  return {
+    tokensPerText,
+    texts: full.length,
+    seconds: round(seconds),
+    chunksPerSecond: round(full.length / seconds),
+    estimateChunksPerSecond: ESTIMATED_CHUNKS_PER_SECOND_AT_256,
+    overEstimate: ratio(full.length / seconds, ESTIMATED_CHUNKS_PER_SECOND_AT_256),
+    chunkTokens,
+    pipelineTokensPerSecond: Math.round(chunkTokens / pipelineSeconds),
+    rawAllTokensPerSecond: Math.round(chunkTokens / rawAllSeconds),
+    pipelineOverEstimate: ratio(chunkTokens / pipelineSeconds, estimateTokens),
+    rawAllOverEstimate: ratio(chunkTokens / rawAllSeconds, estimateTokens),
+  };
 }

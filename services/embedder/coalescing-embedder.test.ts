@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../lib/errors.ts";
 import { CoalescingEmbedder } from "./coalescing-embedder.ts";
-import type { EmbeddingKind } from "./embedder.ts";
+import type { Embedder, EmbeddingKind } from "./embedder.ts";
 import { HashingEmbedder } from "../../lib/testing/hashing-embedder.ts";
 
 /** A real (hashing) embedder that records each call it gets and takes a while to answer. */
@@ -16,12 +16,12 @@ class RecordingEmbedder extends HashingEmbedder {
 }
 
 describe("CoalescingEmbedder", () => {
-  it("starts a call on an idle model at once and joins the calls that arrive meanwhile into one", async () => {
+  it("starts a call on an idle model at once and joins the calls that arrive meanwhile, longest texts first", async () => {
     const inner = new RecordingEmbedder();
     const embedder = new CoalescingEmbedder(inner);
     const docs = [["a first doc"], ["second doc", "still second"], ["third"], ["fourth doc here"]];
     const results = await Promise.all(docs.map((texts) => embedder.embed(texts, "document")));
-    expect(inner.calls.map((c) => c.texts)).toEqual([["a first doc"], ["second doc", "still second", "third", "fourth doc here"]]);
+    expect(inner.calls.map((c) => c.texts)).toEqual([["a first doc"], ["fourth doc here", "still second", "second doc", "third"]]);
     const direct = new HashingEmbedder();
     for (const [i, texts] of docs.entries()) expect(results[i]).toEqual(await direct.embed(texts, "document"));
   });
@@ -35,57 +35,92 @@ describe("CoalescingEmbedder", () => {
     // The first found the model idle; the second is still queued behind its pass.
     expect(waits.map((w) => w.callsSoFar)).toEqual([0]);
     await Promise.all([first, second]);
-    // The second's wait ended when its first slice went out (after the first call's pass), once,
-    // though it took two passes (one text per slice).
-    expect(inner.calls.map((c) => c.texts)).toEqual([["one"], ["two"], ["three"]]);
+    // The second's wait ended when its texts were taken (after the first call's pass), once,
+    // though they went in two bands (one text per band, the longer first).
+    expect(inner.calls.map((c) => c.texts)).toEqual([["one"], ["three"], ["two"]]);
     expect(waits.map((w) => w.callsSoFar)).toEqual([0, 1]);
     expect(waits.every((w) => w.model === inner.info().model && w.seconds >= 0)).toBe(true);
   });
 
-  it("keeps joined calls within maxTexts, serving a larger call in slices", async () => {
+  it("keeps a window within windowTexts and a model call within maxTexts, serving a larger call in slices", async () => {
     const inner = new RecordingEmbedder();
     const embedder = new CoalescingEmbedder(inner, 3);
     const docs = [["x"], ["a", "b"], ["c", "d"], ["e", "f", "g", "h"]];
     const results = await Promise.all(docs.map((texts) => embedder.embed(texts, "document")));
-    // Slices are cut to fit; once a call has had a turn, a newcomer's turn is one slice on its own.
+    // Slices are cut to fit; the call cut short waits behind the one that had no turn yet.
     expect(inner.calls.map((c) => c.texts)).toEqual([["x"], ["a", "b", "c"], ["e", "f", "g"], ["d", "h"]]);
     const direct = new HashingEmbedder();
     for (const [i, texts] of docs.entries()) expect(results[i]).toEqual(await direct.embed(texts, "document"));
   });
 
-  it("gives a small call that arrives behind a large one a place in the next model call", async () => {
+  it("sorts by length across every waiting document, so each model call holds texts of one length, and gives each its own vectors in order", async () => {
     const inner = new RecordingEmbedder();
-    const embedder = new CoalescingEmbedder(inner, 256, 4);
-    const large = Array.from({ length: 12 }, (_, i) => `large ${i}`);
+    // Bands of 2 texts; a window holds every text waiting.
+    const embedder = new CoalescingEmbedder(inner, 256, 2, 8192, undefined, 64);
+    const busy = embedder.embed(["busy"], "document");
+    const word = (n: number, c: string) => c.repeat(n);
+    const docs = [
+      [word(3, "a"), word(9, "a"), word(5, "a")],
+      [word(8, "b"), word(2, "b")],
+      [word(4, "c"), word(7, "c"), word(1, "c"), word(6, "c")],
+    ];
+    const results = await Promise.all([busy, ...docs.map((texts) => embedder.embed(texts, "document"))]);
+    const lengths = inner.calls.slice(1).map((c) => c.texts.map((t) => t.length));
+    // Within one call's texts a sort could only pair a document's own; across the window, neighbours in length share a pass.
+    expect(lengths).toEqual([[9, 8], [7, 6], [5, 4], [3, 2], [1]]);
+    const direct = new HashingEmbedder();
+    for (const [i, texts] of docs.entries()) expect(results[i + 1]).toEqual(await direct.embed(texts, "document"));
+  });
+
+  it("answers a document only once all of its texts are back, wherever the sort put them", async () => {
+    const inner = new RecordingEmbedder();
+    const embedder = new CoalescingEmbedder(inner, 256, 2, 8192, undefined, 64);
+    const busy = embedder.embed(["busy"], "document");
+    const answeredAfter = new Map<string, number>();
+    const track = (name: string, texts: string[]) => embedder.embed(texts, "document").then(() => answeredAfter.set(name, inner.calls.length));
+    // "short" sorts into the last band, "long" into the first; "split" has a text in each.
+    await Promise.all([busy, track("short", ["s", "t"]), track("long", ["long text one", "long text two"]), track("split", ["also a long text", "u"])]);
+    expect(inner.calls.slice(1).map((c) => c.texts)).toEqual([["also a long text", "long text one"], ["long text two", "s"], ["t", "u"]]);
+    // Two bands are in flight at once: "long" is answered when the second band returns; the
+    // third band went out when the first returned, so four calls had been made by then.
+    expect(answeredAfter.get("long")).toBe(4);
+    expect(answeredAfter.get("split")).toBe(4);
+    expect(answeredAfter.get("short")).toBe(4);
+    expect(inner.calls).toHaveLength(4);
+  });
+
+  it("keeps the next band in flight while one runs, so the model never waits for the caller between bands", async () => {
+    const inner = new RecordingEmbedder();
+    let inFlight = 0;
+    let most = 0;
+    const tracked: Embedder = Object.assign(Object.create(inner) as Embedder, {
+      embed: async (texts: string[], kind: EmbeddingKind) => {
+        most = Math.max(most, ++inFlight);
+        try {
+          return await inner.embed(texts, kind);
+        } finally {
+          inFlight--;
+        }
+      },
+    });
+    const embedder = new CoalescingEmbedder(tracked, 256, 2, 8192, undefined, 64);
+    await Promise.all([["a", "b", "c", "d", "e", "f"], ["g", "h"]].map((texts) => embedder.embed(texts, "document")));
+    expect(most).toBe(2);
+  });
+
+  it("lets a small call that arrives behind a large one go ahead of the window's next band", async () => {
+    const inner = new RecordingEmbedder();
+    const embedder = new CoalescingEmbedder(inner, 256, 4, 8192, undefined, 64);
+    const large = Array.from({ length: 20 }, (_, i) => `large ${String(i).padStart(2, "0")}`);
     const largeDone = embedder.embed(large, "document");
     const smallDone = embedder.embed(["small"], "document");
-    let smallAt = -1;
-    void smallDone.then(() => (smallAt = inner.calls.length));
     const [largeVectors] = await Promise.all([largeDone, smallDone]);
-    // First call: a slice of the large one (the model was idle); the second is the small one alone.
-    expect(inner.calls.map((c) => c.texts)).toEqual([large.slice(0, 4), ["small"], large.slice(4, 8), large.slice(8)]);
-    expect(smallAt).toBe(2);
+    // Two bands of the large one were in flight when "small" came; it waited for those two only.
+    expect(inner.calls.map((c) => c.texts)).toEqual([large.slice(0, 4), large.slice(4, 8), ["small"], large.slice(8, 12), large.slice(12, 16), large.slice(16)]);
     expect(largeVectors).toEqual(await new HashingEmbedder().embed(large, "document"));
   });
 
-  it("alternates between large calls, a slice of each per model call", async () => {
-    const inner = new RecordingEmbedder();
-    const embedder = new CoalescingEmbedder(inner, 4, 2);
-    const a = ["a1", "a2", "a3", "a4", "a5", "a6"];
-    const b = ["b1", "b2", "b3", "b4"];
-    const c = ["c1", "c2"];
-    await Promise.all([a, b, c].map((texts) => embedder.embed(texts, "document")));
-    // While a newcomer waits a model call is one slice, so each newcomer's first answer comes after one pass.
-    expect(inner.calls.map((call) => call.texts)).toEqual([
-      ["a1", "a2"],
-      ["b1", "b2"],
-      ["c1", "c2"],
-      ["a3", "a4", "b3", "b4"],
-      ["a5", "a6"],
-    ]);
-  });
-
-  it("cuts a slice of long texts by characters, so a pass of long chunks is as short as one of short ones", async () => {
+  it("cuts a band of long texts by characters, so a pass of long chunks is as short as one of short ones", async () => {
     const inner = new RecordingEmbedder();
     const embedder = new CoalescingEmbedder(inner, 256, 32, 100);
     const long = Array.from({ length: 5 }, (_, i) => `${i}`.repeat(40));
@@ -93,14 +128,30 @@ describe("CoalescingEmbedder", () => {
     expect(inner.calls.map((c) => c.texts.length)).toEqual([2, 2, 1]);
   });
 
-  it("never joins a query with documents", async () => {
+  it("sorts by the model's word pieces when it counts them, a band being one padded pass of 2048", async () => {
     const inner = new RecordingEmbedder();
-    const embedder = new CoalescingEmbedder(inner);
-    await Promise.all([embedder.embed(["busy"], "document"), embedder.embed(["d1"], "document"), embedder.embed(["q"], "query"), embedder.embed(["d2"], "document")]);
+    // Word pieces unrelated to characters: the sort and the bands must follow the model's count.
+    const pieces: Record<string, number> = { busy: 3, short: 1000, "a much longer text": 700, mid: 900, x: 500 };
+    const counted: Embedder = Object.assign(Object.create(inner) as Embedder, { embed: (texts: string[], kind: EmbeddingKind) => inner.embed(texts, kind), tokenCount: (t: string) => pieces[t] });
+    const embedder = new CoalescingEmbedder(counted, 256, 32, 8192, undefined, 64);
+    await Promise.all([embedder.embed(["busy"], "document"), embedder.embed(["x", "short"], "document"), embedder.embed(["a much longer text", "mid"], "document")]);
+    // 2 × 1000 ≤ 2048 < 3 × 1000; then 700 × 2 = 1400 ≤ 2048 (the pass pads to its longest).
+    expect(inner.calls.map((c) => c.texts)).toEqual([["busy"], ["short", "mid"], ["a much longer text", "x"]]);
+  });
+
+  it("never joins a query with documents, and lets a query go ahead of a window's next band", async () => {
+    const inner = new RecordingEmbedder();
+    const embedder = new CoalescingEmbedder(inner, 256, 1, 8192, undefined, 64);
+    await Promise.all([embedder.embed(["busy"], "document"), embedder.embed(["d1", "d2", "d3"], "document"), embedder.embed(["q"], "query"), embedder.embed(["d4"], "document")]);
+    // The window takes a slice of each document per round (d1, d4, d2, d3); the query goes out
+    // beside its first band, not after the window.
     expect(inner.calls.map((c) => [c.kind, c.texts])).toEqual([
       ["document", ["busy"]],
-      ["document", ["d1", "d2"]],
+      ["document", ["d1"]],
       ["query", ["q"]],
+      ["document", ["d4"]],
+      ["document", ["d2"]],
+      ["document", ["d3"]],
     ]);
   });
 

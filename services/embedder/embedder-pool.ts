@@ -76,9 +76,12 @@ export class SingleModelPool implements EmbedderPool {
   }
 }
 
-/** Each model's calls joined into shared forward passes (CoalescingEmbedder), one coalescer per model. */
-export function coalescingPool(pool: EmbedderPool, maxTexts: number, onWait?: (model: string, seconds: number) => void): EmbedderPool {
-  return wrappedPool(pool, (embedder) => new CoalescingEmbedder(embedder, maxTexts, undefined, undefined, onWait));
+/**
+ * Each model's calls joined into shared forward passes (CoalescingEmbedder), one coalescer per
+ * model; windowTexts (default maxTexts) is how many waiting texts are sorted by length together.
+ */
+export function coalescingPool(pool: EmbedderPool, maxTexts: number, onWait?: (model: string, seconds: number) => void, windowTexts = maxTexts): EmbedderPool {
+  return wrappedPool(pool, (embedder) => new CoalescingEmbedder(embedder, maxTexts, undefined, undefined, onWait, windowTexts));
 }
 
 /** The pool's models, each behind one wrapper made on first use (so every caller shares it). */

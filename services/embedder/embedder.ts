@@ -13,5 +13,7 @@ export interface Embedder {
    * model's vector for a Chinese query is noise even where its vocabulary has the characters.
    */
   knownTokenShare(text: string): number;
+  /** Word pieces the model reads of a passage, its special tokens included; absent when unknown. */
+  tokenCount?(text: string): number;
   close(): Promise<void>;
 }

@@ -54,6 +54,11 @@ export class KnownTokenShare {
     this.#inScripts = scriptTest(options.scripts);
   }
 
+  /** Word pieces of the text, no special tokens, before any truncation. */
+  count(text: string): number {
+    return this.#tokenizer.encode(text, { add_special_tokens: false }).ids.length;
+  }
+
   /** The tokenizer of a model folder, with the scripts its quarry-model.json declares (if any). */
   static fromModelDir(dir: string): KnownTokenShare {
     const files = ["tokenizer.json", "tokenizer_config.json"].map((f) => join(dir, f));

@@ -124,6 +124,10 @@ export class OnnxEmbedder implements Embedder {
     return this.#share.of(text);
   }
 
+  tokenCount(text: string): number {
+    return this.tokenize(text).length;
+  }
+
   /** Word pieces the model reads for a text, [CLS] and [SEP] included, after truncation. */
   tokenize(text: string): number[] {
     return this.#windows(text, "", false)[0];

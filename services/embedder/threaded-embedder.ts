@@ -60,6 +60,11 @@ export class ThreadedEmbedder implements Embedder {
     return this.share.of(text);
   }
 
+  tokenCount(text: string): number {
+    // [CLS] and [SEP], cut at the model's input as the thread does.
+    return Math.min(this.modelInfo.maxInputTokens, this.share.count(text) + 2);
+  }
+
   info(): EmbeddingModelInfo {
     return { ...this.modelInfo };
   }

@@ -28,6 +28,31 @@ class CountingEmbedder extends HashingEmbedder {
   }
 }
 
+/** The hashing embedder, recording each model call; calls wait while `held` (the model busy with a long pass). */
+class GatedEmbedder extends HashingEmbedder {
+  readonly calls: string[][] = [];
+  #open!: () => void;
+  #gate = new Promise<void>((resolve) => (this.#open = resolve));
+  release(): void {
+    this.#open();
+  }
+  override async embed(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
+    this.calls.push(texts);
+    await this.#gate;
+    return super.embed(texts, kind);
+  }
+}
+
+function chunksCreated(documentId: string, texts: string[]) {
+  return create(ChunksCreatedSchema, {
+    documentId,
+    knowledgeBaseId: "kb_1",
+    version: 7n,
+    fileName: `${documentId}.txt`,
+    chunks: texts.map((text, index) => ({ id: `${documentId}-${index}`, documentId, knowledgeBaseId: "kb_1", index, text })),
+  });
+}
+
 // Kept across a stop and a start within one test: the bus outlives the process that stopped.
 let h = undefined as unknown as StageHarness;
 let worker: Subscription | undefined;
@@ -178,4 +203,73 @@ describe("embedder worker", () => {
     expect([...counting.embedded.values()]).toEqual([1, 1, 1]);
     expect(h.progress().filter((p) => p.version === 7n)).toEqual([]);
   });
+
+  it("sorts the chunks of every document waiting by length together, and gives each document its own vectors in order and its own progress", async () => {
+    const gated = new GatedEmbedder({ dimension: 16 });
+    await start(16, { embedder: gated });
+    // The first document holds the model; the three behind it wait in one window.
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, chunksCreated("doc_first", ["busy"]), "doc_first");
+    await until(() => gated.calls.length === 1);
+    const docs = {
+      doc_a: ["a medium chunk of text", "a", "the longest chunk of all the documents here"],
+      doc_b: ["bb", "a rather long chunk, second longest"],
+      doc_c: ["a short one", "medium length text here"],
+    };
+    for (const [id, texts] of Object.entries(docs)) await h.publish(Topics.chunksCreated, ChunksCreatedSchema, chunksCreated(id, texts), id);
+    // Each document's first batch (progressEvery: 2 chunks) is waiting for the model.
+    await until(() => h.progress().filter((p) => p.message.startsWith("vectorizing 0/")).length === 4);
+    gated.release();
+    const direct = new HashingEmbedder({ dimension: 16 });
+    for (const [id, texts] of Object.entries(docs)) {
+      const embedded = await h.next(Topics.chunksEmbedded, ChunksEmbeddedSchema, (e) => e.documentId === id);
+      expect(embedded.chunks.map((c) => c.chunk!.id)).toEqual(texts.map((_, i) => `${id}-${i}`));
+      expect(embedded.chunks.map((c) => c.vector)).toEqual((await direct.embed(texts, "document")).map((v) => Array.from(v)));
+      await h.nextProgress((p) => p.documentId === id && p.message === `vectorizing ${texts.length}/${texts.length} chunks`);
+    }
+    // The window after the first call held the first batch of all three documents, longest first.
+    const window = gated.calls[1];
+    const firstBatches = Object.values(docs).flatMap((texts) => texts.slice(0, 2));
+    expect([...window].sort()).toEqual([...firstBatches].sort());
+    expect(window.map((t) => t.length)).toEqual([...window.map((t) => t.length)].sort((x, y) => y - x));
+    for (const [id, texts] of Object.entries(docs)) {
+      const reported = h.progress().filter((p) => p.documentId === id && p.phase === DocumentStatus.EMBEDDING).map((p) => p.message);
+      expect(reported[0]).toBe(`vectorizing 0/${texts.length} chunks`);
+      expect(reported.at(-1)).toBe(`vectorizing ${texts.length}/${texts.length} chunks`);
+    }
+  });
+
+  it("skips the rest of a document deleted while its chunks waited in the window, and publishes the others of that window", async () => {
+    const gated = new GatedEmbedder({ dimension: 16 });
+    const current = new Map([
+      ["doc_first", 7n],
+      ["doc_gone", 7n],
+      ["doc_kept", 7n],
+    ]);
+    await start(16, { embedder: gated, currentVersion: async (id) => current.get(id) });
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, chunksCreated("doc_first", ["busy"]), "doc_first");
+    await until(() => gated.calls.length === 1);
+    const gone = ["gone one", "gone two", "gone three", "gone four"];
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, chunksCreated("doc_gone", gone), "doc_gone");
+    await h.publish(Topics.chunksCreated, ChunksCreatedSchema, chunksCreated("doc_kept", ["kept one", "kept two"]), "doc_kept");
+    await until(() => h.progress().filter((p) => p.message.startsWith("vectorizing 0/")).length === 3);
+    current.delete("doc_gone");
+    gated.release();
+    const kept = await h.next(Topics.chunksEmbedded, ChunksEmbeddedSchema, (e) => e.documentId === "doc_kept");
+    expect(kept.chunks).toHaveLength(2);
+    await new Promise((r) => setTimeout(r, 300));
+    await stop();
+    // Its first batch was in the window already; the second was never sent, nothing was published.
+    expect(gated.calls.flat().filter((t) => t.startsWith("gone"))).toEqual(expect.arrayContaining(gone.slice(0, 2)));
+    expect(gated.calls.flat()).not.toContain("gone three");
+    const published = h.bus.db.prepare("SELECT COUNT(*) AS n FROM bus_messages WHERE topic = ? AND key = ?").get(Topics.chunksEmbedded, "doc_gone");
+    expect(published).toEqual({ n: 0 });
+  });
 });
+
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

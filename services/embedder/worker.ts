@@ -37,19 +37,32 @@ export interface EmbedderWorkerDeps {
    * meanwhile, and bench ingest measured 0.77 of the raw model against 0.89 with 32.
    */
   concurrency?: number;
+  /**
+   * Chunks sorted by length together across the documents in hand (CoalescingEmbedder's window).
+   * Default WINDOW_TEXTS.
+   */
+  windowTexts?: number;
   /** Where a large chunks.created is read from and a large chunks.embedded goes (absent: all inline). */
   payloads?: StagePayloads;
   /** Decodes and encodes the events that came by reference, off the main thread; needed with `payloads`. */
   payloadThreads?: PayloadThreads;
 }
 
+/**
+ * About 20 s of the local model on 2 cores: a document that arrives while a window runs waits for
+ * one band of it (newcomers go ahead of the next band), and a crash loses at most the window's
+ * texts not checkpointed yet, each embedded again once after the restart.
+ */
+export const WINDOW_TEXTS = 1024;
+
 export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
   const { bus } = deps;
   const step = deps.progressEvery ?? 64;
   // The documents in hand at once send their chunks to the model together (CoalescingEmbedder);
   // only this stage joins calls, so a query embedded through the RPC is never put in a batch (the
-  // local model runs a question's pass before the next pass of a document call).
-  const models = coalescingPool(deps.models, 256, (model, seconds) => deps.metrics?.embedQueueWait(model, seconds));
+  // local model runs a question's pass before the next pass of a document call). The chunks of all
+  // the documents waiting, up to WINDOW_TEXTS, are sorted by length together, so passes pad little.
+  const models = coalescingPool(deps.models, 256, (model, seconds) => deps.metrics?.embedQueueWait(model, seconds), deps.windowTexts ?? WINDOW_TEXTS);
   return runStage({
     name: "embedder",
     concurrency: deps.concurrency ?? 32,
@@ -81,9 +94,18 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
       const resumed = countDone(vectors, total);
       if (resumed > 0) deps.logger.info({ documentId: event.documentId, resumed, total }, "embedding resumed from its checkpoint");
       await report(resumed);
+      // A document deleted or replaced while its chunks waited in the model's window: its other
+      // batches are not embedded and nothing is published. Asked once per batch after the first,
+      // so a one-batch document costs no second look-up (the index skips a stale version anyway).
+      const goneSince = async () => {
+        const reason = await staleVersion(deps.currentVersion, event.documentId, event.version);
+        if (reason) deps.logger.info({ documentId: event.documentId, reason }, "embedding stopped: stale version");
+        return reason !== undefined;
+      };
       for (let i = 0; i < inputs.length; i += step) {
         const batch = inputs.slice(i, i + step);
         if (batch.every((_, j) => vectors[i + j] !== undefined)) continue;
+        if (i > 0 && (await goneSince())) return;
         // Per batch: keeps the lease through a long document, and stops at once when it went elsewhere.
         assertOwned(busMessage);
         const out = await inSpan("embed batch", { "quarry.batch_size": batch.length, "quarry.model": kb.embeddingModel }, () => embedder.embed(batch, "document"));
@@ -92,6 +114,7 @@ export function startEmbedderWorker(deps: EmbedderWorkerDeps) {
         out.forEach((vector, j) => (vectors[i + j] = vector));
         await report(Math.min(total, i + step));
       }
+      if (inputs.length > step && (await goneSince())) return;
       const model = embedder.info().model;
       const encoded = whole
         ? await payloadThreadsOf(deps).embedded(whole, model, documentInput, vectors as Float32Array[])
