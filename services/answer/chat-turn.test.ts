@@ -97,7 +97,7 @@ describe("chatTurn", () => {
   it("answers a one-off question without making a conversation or keeping its turn", async () => {
     const { saved, conversations, deps } = world();
     const events = await run(chatTurn({ ...request, oneOff: true }, deps()));
-    expect(events[0]).toEqual({ type: "started", conversationId: "", turnId: "" });
+    expect(events[0]).toEqual({ type: "started", conversationId: "", turnId: "", traceId: "" });
     expect(events.at(-1)).toMatchObject({ type: "final" });
     expect(events.some((e) => e.type === "text" && e.delta.includes("1858"))).toBe(true);
     expect(saved).toEqual([]);
