@@ -26,6 +26,7 @@ import { tallyChunks, tallyDocuments } from "./chunk-tally.ts";
 import { describeWithAllEngines } from "./engines-all.ts";
 import { freeBase, launch, stopProc, type Proc } from "./quarry-process.ts";
 import { waitFor } from "./wait-for.ts";
+import { handledEvents } from "../support/stage-metrics.ts";
 
 const REPLICAS = 2;
 const DOCUMENTS = Number(process.env.QUARRY_REPLICA_TEST_DOCUMENTS ?? 60);
@@ -183,15 +184,3 @@ describeWithAllEngines("quarry serve all --replicas 2", (engines) => {
     for (const stage of STAGES) for (const [r, count] of split[stage]!.entries()) if (!(stage === "chunker" && r === 1)) expect(count, `${stage}-${r + 1} handled events`).toBeGreaterThan(0);
   }, 1_200_000);
 });
-
-/** quarry_stage_events_total{outcome="handled"} of one replica, the stage's own consumer (not index.status). */
-async function handledEvents(url: string, token: string, stage: string): Promise<number> {
-  const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
-  if (!response.ok) throw new Error(`${url}/metrics: ${response.status} ${await response.text()}`);
-  let total = 0;
-  for (const line of (await response.text()).split("\n")) {
-    const match = /^quarry_stage_events_total\{([^}]*)\} (\d+(?:\.\d+)?)$/.exec(line);
-    if (match && match[1]!.includes('outcome="handled"') && match[1]!.includes(`stage="${stage}"`)) total += Number(match[2]);
-  }
-  return total;
-}

@@ -16,6 +16,7 @@ import { STAGE_ACTIVITY_TOPIC } from "../../lib/pipeline/stage-activity-reports.
 import { lastUpdate, upload, watchAll } from "../e2e/e2e-helpers.ts";
 import { startDistributedQuarry, type DistributedQuarry, type RunningProcess } from "../support/distributed-quarry.ts";
 import { describeWithAllEngines } from "./engines-all.ts";
+import { handledEvents } from "../support/stage-metrics.ts";
 
 const STAGES = ["parser", "chunker", "embedder", "index"] as const;
 const DOUBLED = ["chunker", "embedder"] as const;
@@ -59,7 +60,7 @@ describeWithAllEngines("GetSystemStatus of distributed Quarry: stage counts over
       const rows = await Promise.all(
         STAGES.map(async (stage) => {
           const row = status.stages.find((s) => s.stage === stage)!;
-          const own = (await Promise.all(processesOf(stage).map((p) => handledEvents(p.url, stage)))).reduce((a, b) => a + b, 0);
+          const own = (await Promise.all(processesOf(stage).map((p) => handledEvents(p.url, TOKEN, stage)))).reduce((a, b) => a + b, 0);
           const agrees = row.counted && Number(row.handled) === own && row.failed === 0n && row.inFlight === 0n && row.pending === 0n;
           return agrees ? "" : `${stage}: counted ${row.counted}, handled ${row.handled} vs ${own} on its processes' /metrics, failed ${row.failed}, in flight ${row.inFlight}, pending ${row.pending}`;
         }),
@@ -95,15 +96,3 @@ describeWithAllEngines("GetSystemStatus of distributed Quarry: stage counts over
     }
   }, 600_000);
 });
-
-/** quarry_stage_events_total{outcome="handled"} of one process, for the stage's own consumer (not index.status). */
-async function handledEvents(url: string, stage: string): Promise<number> {
-  const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
-  if (!response.ok) throw new Error(`${url}/metrics: ${response.status} ${await response.text()}`);
-  let total = 0;
-  for (const line of (await response.text()).split("\n")) {
-    const match = /^quarry_stage_events_total\{([^}]*)\} (\d+(?:\.\d+)?)$/.exec(line);
-    if (match && match[1]!.includes('outcome="handled"') && match[1]!.includes(`stage="${stage}"`)) total += Number(match[2]);
-  }
-  return total;
-}
