@@ -53,6 +53,8 @@ export interface SearchOptions {
 
 // Lucene refuses a kNN k above this; index.max_result_window (the most hits one search returns) defaults to the same.
 const MAX_KNN_K = 10_000;
+/** The fewest kNN candidates asked of the graph search, whatever the hits wanted (see knnBody). */
+const MIN_KNN_CANDIDATES = 100;
 const MAX_RESULT_WINDOW = 10_000;
 
 const OPENSEARCH_CHUNKS: ChunkIndexDialect = {
@@ -183,9 +185,13 @@ function knnClause(query: SearchQuery, vector: Float32Array, k: number): Record<
 }
 
 function knnBody(query: SearchQuery, vector: Float32Array, size: number, field: VectorField = "embedding"): Record<string, unknown> {
-  const k = Math.min(size, MAX_KNN_K);
+  // The Lucene engine's graph search keeps k candidates per segment (k is its ef): asked for 3, it
+  // can walk past the nearest chunk on a small graph (a vector search for 3 hits missed a 0.59
+  // cosine that k = 50 found first). At least 100 candidates, as the Elasticsearch engine asks, and
+  // the best `size` of them returned.
+  const k = Math.min(Math.max(size, MIN_KNN_CANDIDATES), MAX_KNN_K);
   return {
-    size: k,
+    size: Math.min(size, MAX_KNN_K),
     _source: { excludes: CHUNK_SOURCE_EXCLUDES },
     query: { knn: { [field]: knnClause(query, vector, k) } },
     sort: SCORE_THEN_CHUNK_ID,
