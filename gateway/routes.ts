@@ -248,9 +248,10 @@ export function gatewayRoutes(deps: GatewayDeps) {
           traceViewerUrl: deps.status?.traceViewerUrl ?? "",
         };
       },
-      async search(request) {
+      async search(request, context) {
         const started = performance.now();
-        const res = await answer.retrieve({ query: request.query, knowledgeBaseIds: request.knowledgeBases, settings: request.settings });
+        // The signal goes along: a caller that resets its stream stops the retrieval behind it.
+        const res = await answer.retrieve({ query: request.query, knowledgeBaseIds: request.knowledgeBases, settings: request.settings }, { signal: context.signal });
         return { hits: res.hits, tookMs: performance.now() - started, notes: res.notes };
       },
       async *chat(request, context) {
@@ -274,7 +275,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
       async redriveDeadLetters(request) {
         return { redriven: (await statusDeps().deadLetters.redrive({ ids: [...request.ids], all: request.all })).map(deadLetterToProto) };
       },
-      async debugRetrieval(request) {
+      async debugRetrieval(request, context) {
         const res = await answer.debugRetrieval({
           turnId: request.turnId,
           query: request.query,
@@ -283,7 +284,7 @@ export function gatewayRoutes(deps: GatewayDeps) {
           settings: request.settings,
           expect: request.expect,
           deepWindow: request.deepWindow,
-        });
+        }, { signal: context.signal });
         return { report: res.report };
       },
     });

@@ -59,6 +59,17 @@ export class UnauthenticatedError extends QuarryError {}
 /** The caller is known, but its role or its knowledge bases do not allow this call. */
 export class PermissionDeniedError extends QuarryError {}
 
+/**
+ * The caller went away (it cancelled its request, or its deadline passed) before the work was
+ * done, so the work was dropped: nothing failed, and nobody is waiting for an answer.
+ */
+export class CancelledError extends QuarryError {}
+
+/** CancelledError when the caller's signal has fired: checked before work a gone caller would waste. */
+export function throwIfCancelled(signal: AbortSignal | undefined, what: string): void {
+  if (signal?.aborted) throw new CancelledError(`${what}: the caller cancelled the request`);
+}
+
 const ERRORS_BY_NAME: Record<string, new (message: string, options?: { reason?: string }) => QuarryError> = {
   InvalidInputError,
   NotFoundError,
@@ -68,6 +79,7 @@ const ERRORS_BY_NAME: Record<string, new (message: string, options?: { reason?: 
   TooLargeError,
   UnauthenticatedError,
   PermissionDeniedError,
+  CancelledError,
 };
 
 /**

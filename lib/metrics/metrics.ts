@@ -37,6 +37,8 @@ export interface Metrics {
   embedQueueWait(model: string, seconds: number): void;
   /** One search the index ran: its mode (bm25, vector, hybrid), its backend (sqlite, opensearch, elasticsearch), its duration. */
   search(mode: string, backend: string, seconds: number): void;
+  /** A search dropped before it ran because its caller went away (a cancelled request, a passed deadline). */
+  searchCancelled(backend: string): void;
   /** One answered question (a chat turn that reached its final event). */
   answer(answer: AnswerMeasure): void;
   /** Where the bus's backlog is read from; one per bus. */
@@ -71,6 +73,7 @@ export const noMetrics: Metrics = {
   embedBatch() {},
   embedQueueWait() {},
   search() {},
+  searchCancelled() {},
   answer() {},
   watchBacklog() {},
   exposition: async () => undefined,

@@ -39,6 +39,7 @@ export class PrometheusMetrics implements Metrics {
   private readonly embedTexts: Counter<"model">;
   private readonly embedQueue: Histogram<"model">;
   private readonly searchDuration: Histogram<"mode" | "backend">;
+  private readonly searchesCancelled: Counter<"backend">;
   private readonly answerFirstToken: Histogram;
   private readonly answerDuration: Histogram;
   private readonly answers: Counter<"outcome">;
@@ -114,6 +115,12 @@ export class PrometheusMetrics implements Metrics {
       buckets: LATENCY_BUCKETS,
       registers,
     });
+    this.searchesCancelled = new Counter({
+      name: "quarry_index_searches_cancelled_total",
+      help: "Searches the index dropped before running them because their caller went away (a cancelled request, a passed deadline), by backend.",
+      labelNames: ["backend"],
+      registers,
+    });
     this.answerFirstToken = new Histogram({
       name: "quarry_answer_first_token_seconds",
       help: "From a chat question to the first text of its answer.",
@@ -187,6 +194,10 @@ export class PrometheusMetrics implements Metrics {
 
   search(mode: string, backend: string, seconds: number): void {
     this.searchDuration.observe({ mode, backend }, seconds);
+  }
+
+  searchCancelled(backend: string): void {
+    this.searchesCancelled.inc({ backend });
   }
 
   answer(answer: AnswerMeasure): void {

@@ -88,6 +88,10 @@ export class RecentActivity implements Metrics {
     this.inner.search(mode, backend, seconds);
   }
 
+  searchCancelled(backend: string): void {
+    this.inner.searchCancelled(backend);
+  }
+
   answer(answer: AnswerMeasure): void {
     this.inner.answer(answer);
   }

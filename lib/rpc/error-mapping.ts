@@ -5,6 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorReasonSchema } from "../../gen/quarry/common/v1/error_reason_pb.ts";
 import {
   AlreadyExistsError,
+  CancelledError,
   FailedPreconditionError,
   InvalidInputError,
   NotFoundError,
@@ -24,6 +25,7 @@ const toCode: [new (...args: never[]) => QuarryError, Code][] = [
   [TooLargeError, Code.ResourceExhausted],
   [UnauthenticatedError, Code.Unauthenticated],
   [PermissionDeniedError, Code.PermissionDenied],
+  [CancelledError, Code.Canceled],
 ];
 
 export function toConnectError(error: unknown): ConnectError {
@@ -33,6 +35,9 @@ export function toConnectError(error: unknown): ConnectError {
     const details = error.reason ? [{ desc: ErrorReasonSchema, value: create(ErrorReasonSchema, { reason: error.reason }) }] : undefined;
     return new ConnectError(error.message, code, undefined, details, error);
   }
+  // An abort that was not turned into a CancelledError on its way up (piscina's AbortError, the
+  // DOMException of signal.throwIfAborted() or of a fetch): the caller went away, nothing broke.
+  if (error instanceof Error && error.name === "AbortError") return new ConnectError("the request was cancelled", Code.Canceled, undefined, undefined, error);
   // An unexpected error: its message may carry internals, so the caller sees a generic one.
   return new ConnectError("internal error", Code.Internal, undefined, undefined, error);
 }

@@ -16,6 +16,8 @@ export function rpcEdgeInterceptor(logger: Logger): Interceptor {
       const mapped = toConnectError(error);
       // An internal error needs its stack; a caller's mistake (not found, invalid input) only its reason.
       if (mapped.code === Code.Internal) logger.error({ method, code: mapped.code, ms, err: mapped.cause ?? mapped }, "rpc failed");
+      // A caller that went away is not a failure: thousands of reset streams must not flood the log.
+      else if (mapped.code === Code.Canceled) logger.debug({ method, code: Code[mapped.code], ms }, "rpc cancelled");
       else logger.info({ method, code: Code[mapped.code], ms, reason: mapped.rawMessage }, "rpc failed");
       return mapped;
     };

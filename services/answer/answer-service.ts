@@ -35,8 +35,12 @@ export interface OpenedRetrieval {
 
 /** Where the knowledge bases, the question's vector and the search come from (adapters/index-retriever.ts). */
 export interface Retriever {
-  /** Looks the knowledge bases up (NotFoundError for a missing one) and readies their search; the question is already accepted. */
-  open(question: string, mode: RetrievalMode, knowledgeBases: string[]): Promise<OpenedRetrieval>;
+  /**
+   * Looks the knowledge bases up (NotFoundError for a missing one) and readies their search; the
+   * question is already accepted. The signal fires when the caller goes away: the look-ups, the
+   * question's vector and the search stop there (CancelledError) instead of running for nobody.
+   */
+  open(question: string, mode: RetrievalMode, knowledgeBases: string[], signal?: AbortSignal): Promise<OpenedRetrieval>;
   embedForSupport: SupportEmbedder;
 }
 
@@ -74,11 +78,12 @@ export class AnswerApplication {
     return this.deps.chatModel?.name ?? "extractive";
   }
 
-  async retrieve(question: Question): Promise<{ hits: SearchHit[]; searchMs: number; notes: RetrievalNotes }> {
+  /** The signal fires when the caller goes away (see Retriever.open). */
+  async retrieve(question: Question, signal?: AbortSignal): Promise<{ hits: SearchHit[]; searchMs: number; notes: RetrievalNotes }> {
     const started = performance.now();
     const run = async () => {
-      const { text, settings, deps, extras } = await this.open(question, DEFAULT_TOP_K.retrieve);
-      return retrieveWithOptions(text, { ...deps, ...this.optionDeps() }, settings, extras, this.deps.contextTokenBudget);
+      const { text, settings, deps, extras } = await this.open(question, DEFAULT_TOP_K.retrieve, signal);
+      return retrieveWithOptions(text, { ...deps, ...this.optionDeps(), signal }, settings, extras, this.deps.contextTokenBudget);
     };
     let result;
     try {
@@ -96,7 +101,7 @@ export class AnswerApplication {
   chat(request: ChatTurnRequest, signal?: AbortSignal): AsyncGenerator<ChatTurnEvent> {
     const turn = chatTurn(request, {
       port: this.deps.conversations,
-      open: (query, mode, knowledgeBases) => this.deps.retriever.open(query, mode, knowledgeBases),
+      open: (query, mode, knowledgeBases) => this.deps.retriever.open(query, mode, knowledgeBases, signal),
       countTokens: this.deps.countTokens,
       chatModel: this.deps.chatModel,
       reranker: this.deps.reranker,
@@ -117,7 +122,7 @@ export class AnswerApplication {
     return debugRetrieval(request, {
       lookups,
       getAssistant: (a) => this.deps.conversations.getAssistant(a),
-      open: (query, mode, knowledgeBases) => this.deps.retriever.open(query, mode, knowledgeBases),
+      open: (query, mode, knowledgeBases) => this.deps.retriever.open(query, mode, knowledgeBases, signal),
       chatModel: this.deps.chatModel,
       reranker: this.deps.reranker,
       countTokens: this.deps.countTokens,
@@ -132,11 +137,11 @@ export class AnswerApplication {
     return { chatModel: this.deps.chatModel, reranker: this.deps.reranker, countTokens: this.deps.countTokens };
   }
 
-  private async open(question: Question, defaultTopK: number) {
+  private async open(question: Question, defaultTopK: number, signal?: AbortSignal) {
     const o = question.options;
     const limits = { knowledgeBaseIds: question.knowledgeBases, topK: o.topK || defaultTopK, maxQuestionChars: this.deps.maxQuestionChars };
     const text = validateRetrieval(question.text, limits);
-    const { knowledgeBases, deps } = await this.deps.retriever.open(text, o.mode, question.knowledgeBases);
+    const { knowledgeBases, deps } = await this.deps.retriever.open(text, o.mode, question.knowledgeBases, signal);
     const settings: RetrievalSettings = {
       ...limits,
       knowledgeBaseIds: knowledgeBases.map((kb) => kb.id),

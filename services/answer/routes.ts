@@ -19,8 +19,8 @@ import { expansionOf, queryRewriteOf } from "./retrieval/query-rewrite-mode.ts";
 export function answerRoutes(app: AnswerApplication) {
   return (router: ConnectRouter) =>
     router.service(AnswerService, {
-      async retrieve(request) {
-        const { hits, searchMs, notes } = await app.retrieve({ text: request.query, knowledgeBases: request.knowledgeBaseIds, options: optionsFromProto(request.settings) });
+      async retrieve(request, context) {
+        const { hits, searchMs, notes } = await app.retrieve({ text: request.query, knowledgeBases: request.knowledgeBaseIds, options: optionsFromProto(request.settings) }, context.signal);
         return { hits: hits.map(hitToProto), searchMs, notes: notesToProto(notes) };
       },
       async *chat(request, context) {

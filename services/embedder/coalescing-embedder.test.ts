@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidInputError } from "../../lib/errors.ts";
+import { CancelledError, InvalidInputError } from "../../lib/errors.ts";
 import { CoalescingEmbedder } from "./coalescing-embedder.ts";
 import type { Embedder, EmbeddingKind } from "./embedder.ts";
 import { HashingEmbedder } from "../../lib/testing/hashing-embedder.ts";
@@ -153,6 +153,22 @@ describe("CoalescingEmbedder", () => {
       ["document", ["d2"]],
       ["document", ["d3"]],
     ]);
+  });
+
+  it("drops a waiting call whose caller went away before its texts were taken; the one the model holds is answered", async () => {
+    const inner = new RecordingEmbedder();
+    const embedder = new CoalescingEmbedder(inner);
+    const caller = new AbortController();
+    const running = embedder.embed(["taken at once"], "query", caller.signal);
+    const waiting = Promise.allSettled(Array.from({ length: 30 }, (_, i) => embedder.embed([`question ${i}`], "query", caller.signal)));
+    const other = embedder.embed(["another caller's question"], "query");
+    caller.abort();
+    expect(await running).toHaveLength(1);
+    for (const call of await waiting) expect(call.status === "rejected" && call.reason).toBeInstanceOf(CancelledError);
+    expect(await other).toHaveLength(1);
+    // Two passes: the one running at the abort, then the other caller's question alone.
+    expect(inner.calls.map((c) => c.texts)).toEqual([["taken at once"], ["another caller's question"]]);
+    await expect(embedder.embed(["late"], "query", caller.signal)).rejects.toBeInstanceOf(CancelledError);
   });
 
   it("fails only the call whose text the model refused, not those batched with it", async () => {

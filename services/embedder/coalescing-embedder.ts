@@ -15,6 +15,7 @@
 // one chunk that arrives behind it (or a question) goes ahead of the window's next band, not after
 // the whole window. Behind small documents only, a newcomer waits for the window to finish.
 import type { EmbeddingModelInfo } from "../../lib/domain.ts";
+import { CancelledError } from "../../lib/errors.ts";
 import type { Embedder, EmbeddingKind } from "./embedder.ts";
 
 interface Pending {
@@ -83,10 +84,31 @@ export class CoalescingEmbedder implements Embedder {
     return this.#inner.tokenCount?.(text) ?? text.length;
   }
 
-  embed(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]> {
+  /**
+   * A call whose signal fires before any of its texts were taken leaves the queue unembedded
+   * (CancelledError): a burst of questions whose callers reset their streams costs no passes. Once
+   * a band holds its texts, the band is embedded for the calls batched with it anyway.
+   */
+  embed(texts: string[], kind: EmbeddingKind, signal?: AbortSignal): Promise<Float32Array[]> {
     if (texts.length === 0) return Promise.resolve([]);
+    if (signal?.aborted) return Promise.reject(new CancelledError("embed: the caller cancelled the request"));
     return new Promise((resolve, reject) => {
-      const call: Pending = { texts, kind, next: 0, arrived: performance.now(), vectors: new Array<Float32Array>(texts.length), done: 0, failed: false, resolve, reject };
+      const settled = () => signal?.removeEventListener("abort", onAbort);
+      const call: Pending = {
+        texts,
+        kind,
+        next: 0,
+        arrived: performance.now(),
+        vectors: new Array<Float32Array>(texts.length),
+        done: 0,
+        failed: false,
+        resolve: (vectors) => (settled(), resolve(vectors)),
+        reject: (error) => (settled(), reject(error)),
+      };
+      const onAbort = () => {
+        if (call.next === 0) this.#fail(call, new CancelledError("embed: the caller cancelled the request before its texts were embedded"));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
       // A call that has had no turn yet goes ahead of those that have had one.
       const firstServed = this.#queue.findIndex((c) => c.next > 0);
       this.#queue.splice(firstServed === -1 ? this.#queue.length : firstServed, 0, call);

@@ -5,8 +5,12 @@ export type EmbeddingKind = "query" | "document";
 
 export interface Embedder {
   info(): EmbeddingModelInfo;
-  /** One L2-normalised vector per text, in order. Batching is the implementation's concern. */
-  embed(texts: string[], kind: EmbeddingKind): Promise<Float32Array[]>;
+  /**
+   * One L2-normalised vector per text, in order. Batching is the implementation's concern. The
+   * signal fires when the caller goes away: an implementation that queues calls may drop one none
+   * of whose texts it has started (CancelledError); one that does not queue ignores it.
+   */
+  embed(texts: string[], kind: EmbeddingKind, signal?: AbortSignal): Promise<Float32Array[]>;
   /**
    * Share (0..1) of the text's word pieces the model knows (not its unknown token) and was trained
    * to read (in one of its scripts), punctuation aside; 1 when the model cannot tell. An English

@@ -10,13 +10,14 @@ const MAX_TEXTS_PER_CALL = 4096;
 export function embedderRoutes(models: EmbedderPool) {
   return (router: ConnectRouter) =>
     router.service(EmbedderService, {
-      async embed(request) {
+      async embed(request, context) {
         if (request.texts.length > MAX_TEXTS_PER_CALL) {
           throw new InvalidInputError(`at most ${MAX_TEXTS_PER_CALL} texts per call, got ${request.texts.length}`);
         }
         const embedder = await models.get(request.model);
         const info = embedder.info();
-        const vectors = await embedder.embed(request.texts, request.kind === EmbeddingKind.QUERY ? "query" : "document");
+        // A caller gone before the model took its texts (a reset stream) costs no forward pass.
+        const vectors = await embedder.embed(request.texts, request.kind === EmbeddingKind.QUERY ? "query" : "document", context.signal);
         if (request.expectedDimension) {
           assertDimension(vectors, request.expectedDimension, { knowledgeBase: "(requested)", expectedModel: "(requested)", actualModel: info.model });
         }

@@ -137,7 +137,8 @@ export class IndexOperations {
     await this.stores.catalog.deleteDocument(doc.id);
   }
 
-  async search(request: SearchRequest): Promise<SearchHit[]> {
+  /** The signal fires when the caller goes away: the engine then drops a search it has not started. */
+  async search(request: SearchRequest, signal?: AbortSignal): Promise<SearchHit[]> {
     const topK = request.topK || DEFAULT_TOP_K;
     if (topK > MAX_TOP_K) throw new InvalidInputError(`top_k is at most ${MAX_TOP_K}, got ${topK}`);
     if (request.mode === "bm25" && !request.text.trim()) throw new InvalidInputError("keyword search needs query text");
@@ -149,7 +150,7 @@ export class IndexOperations {
     // No document has the metadata: nothing can match (an empty id list would mean "all").
     if (matching?.length === 0) return [];
     await this.waitedForSwitch(knowledgeBaseIds);
-    return this.stores.engine.search({ ...query, knowledgeBaseIds, topK, documentIds: matching ?? request.documentIds });
+    return this.stores.engine.search({ ...query, knowledgeBaseIds, topK, documentIds: matching ?? request.documentIds }, { signal });
   }
 
   /** Waits while a base's change of model swaps its vectors (milliseconds); true when it waited. */

@@ -2,7 +2,7 @@
 // coordinates; nothing here decides anything.
 import type { ConnectRouter } from "@connectrpc/connect";
 import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
-import { UnavailableError } from "../../lib/errors.ts";
+import { CancelledError, UnavailableError } from "../../lib/errors.ts";
 import { noMetrics, type Metrics } from "../../lib/metrics/metrics.ts";
 import { optionsThenData } from "../../lib/stream-head.ts";
 import { chunkingFromProto, chunkToProto, documentToProto, documentVersionFromProto, hitToProto, knowledgeBaseToProto, searchFromProto } from "../../lib/proto-convert.ts";
@@ -115,10 +115,14 @@ export function indexRoutes({
         await index.deleteDocument(request.documentId);
         return {};
       },
-      async search(request) {
+      async search(request, context) {
         const query = searchFromProto(request);
         const started = performance.now();
-        const hits = await index.search(query);
+        // The call's signal fires when its caller goes away (a reset stream, a passed deadline).
+        const hits = await index.search(query, context.signal).catch((error: unknown) => {
+          if (error instanceof CancelledError) metrics.searchCancelled(backend);
+          throw error;
+        });
         metrics.search(query.mode, backend, (performance.now() - started) / 1000);
         return { hits: hits.map(hitToProto) };
       },

@@ -4,6 +4,7 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { EmbedderService, EmbeddingKind } from "../../../gen/quarry/embedder/v1/embedder_pb.ts";
 import { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
 import { assertDimension } from "../../../lib/dimension-check.ts";
+import { throwIfCancelled } from "../../../lib/errors.ts";
 import type { KnowledgeBase, RetrievalMode } from "../../../lib/domain.ts";
 import { chunkFromProto, hitFromProto, knowledgeBaseFromProto, searchToProto } from "../../../lib/proto-convert.ts";
 import { toDomainError } from "../../../lib/rpc/error-mapping.ts";
@@ -24,10 +25,15 @@ export class IndexRetriever implements Retriever {
 
   constructor(private readonly peers: { index: Client<typeof IndexService>; embedder: Client<typeof EmbedderService> }) {}
 
-  async open(question: string, mode: RetrievalMode, names: string[]): Promise<OpenedRetrieval> {
-    const early = this.embedEarly(question, mode, names);
-    const knowledgeBases = await this.lookUp(names);
-    return { knowledgeBases, deps: this.depsFor(knowledgeBases, early) };
+  /**
+   * Every peer call carries the signal: a caller gone before a call is made costs no call, and one
+   * gone during it ends it (the index drops a search still waiting for a read thread).
+   */
+  async open(question: string, mode: RetrievalMode, names: string[], signal?: AbortSignal): Promise<OpenedRetrieval> {
+    throwIfCancelled(signal, "retrieval");
+    const early = this.embedEarly(question, mode, names, signal);
+    const knowledgeBases = await this.lookUp(names, signal);
+    return { knowledgeBases, deps: this.depsFor(knowledgeBases, early, signal) };
   }
 
   async embedForSupport(texts: string[]): Promise<QueryEmbedding[]> {
@@ -35,22 +41,22 @@ export class IndexRetriever implements Retriever {
     return res.vectors.map((v) => ({ vector: Float32Array.from(v.values), knownTokenShare: v.knownTokenShare }));
   }
 
-  private async lookUp(names: string[]): Promise<KnowledgeBase[]> {
+  private async lookUp(names: string[], signal?: AbortSignal): Promise<KnowledgeBase[]> {
     const index = this.peers.index;
     // One call for all of them: a call per base cost a 20-base Search twenty in-process round trips
     // (abort signals, interceptors, encoding) on the main thread (docs/benchmarks/stall.md).
-    const listed = (await index.listKnowledgeBases({ knowledgeBases: names })).knowledgeBases;
+    const listed = (await index.listKnowledgeBases({ knowledgeBases: names }, { signal })).knowledgeBases;
     // An index from before the filter answers with every base: then each is asked for as before.
     const found = listed.length === names.length && listed.every((kb, i) => kb.id === names[i] || kb.name === names[i]);
-    const protos = found ? listed : await Promise.all(names.map(async (n) => (await index.getKnowledgeBase({ knowledgeBase: n })).knowledgeBase!));
+    const protos = found ? listed : await Promise.all(names.map(async (n) => (await index.getKnowledgeBase({ knowledgeBase: n }, { signal })).knowledgeBase!));
     const kbs = protos.map(knowledgeBaseFromProto);
     if (this.modelOf.size > 10_000) this.modelOf.clear();
     kbs.forEach((kb, i) => this.modelOf.set(names[i], kb.embeddingModel));
     return kbs;
   }
 
-  private async embedQuestion(question: string, model = ""): Promise<EmbeddedQuestion> {
-    const res = await this.peers.embedder.embed({ texts: [question], kind: EmbeddingKind.QUERY, model });
+  private async embedQuestion(question: string, model = "", signal?: AbortSignal): Promise<EmbeddedQuestion> {
+    const res = await this.peers.embedder.embed({ texts: [question], kind: EmbeddingKind.QUERY, model }, { signal });
     return { text: question, requested: model, model: res.model, vector: Float32Array.from(res.vectors[0].values), knownTokenShare: res.vectors[0].knownTokenShare };
   }
 
@@ -61,23 +67,23 @@ export class IndexRetriever implements Retriever {
    * the bases had when last looked up (the embedder's default for bases not seen yet); a guess that
    * turns out wrong is embedded again with the right model.
    */
-  private embedEarly(question: string, mode: RetrievalMode, names: string[]): Promise<EmbeddedQuestion> | undefined {
+  private embedEarly(question: string, mode: RetrievalMode, names: string[], signal?: AbortSignal): Promise<EmbeddedQuestion> | undefined {
     if (mode === "bm25") return undefined;
     const models = new Set(names.map((n) => this.modelOf.get(n) ?? ""));
     if (models.size !== 1) return undefined;
-    const early = this.embedQuestion(question, [...models][0]);
+    const early = this.embedQuestion(question, [...models][0], signal);
     early.catch(() => {}); // Awaited (and its error reported) by retrieval; unawaited if the lookup fails first.
     return early;
   }
 
-  private depsFor(kbs: KnowledgeBase[], early?: Promise<EmbeddedQuestion>): OpenedRetrieval["deps"] {
+  private depsFor(kbs: KnowledgeBase[], early: Promise<EmbeddedQuestion> | undefined, signal: AbortSignal | undefined): OpenedRetrieval["deps"] {
     return {
       embed: async (question, model = kbs[0].embeddingModel) => {
         const started = await early?.catch((err: unknown) => {
           throw toDomainError(err);
         });
         const embedded =
-          started?.text === question && (started.model === model || started.requested === model) ? started : await domainErrors(() => this.embedQuestion(question, model));
+          started?.text === question && (started.model === model || started.requested === model) ? started : await domainErrors(() => this.embedQuestion(question, model, signal));
         const kb = kbs.find((k) => k.embeddingModel === model) ?? kbs[0];
         assertDimension([embedded.vector], kb.embeddingDimension, {
           knowledgeBase: kb.name,
@@ -87,13 +93,13 @@ export class IndexRetriever implements Retriever {
         return { vector: embedded.vector, knownTokenShare: embedded.knownTokenShare };
       },
       search: async (q) => {
-        const res = await domainErrors(() => this.peers.index.search(searchToProto(q)));
+        const res = await domainErrors(() => this.peers.index.search(searchToProto(q), { signal }));
         return res.hits.map(hitFromProto);
       },
       // What answers read beside a hit (neighbours, a parent's children): never a chunk disabled by
       // hand, which search would not return either (a parent missing one is then not read whole).
       chunksAt: async (positions) => {
-        const res = await domainErrors(() => this.peers.index.getChunks({ positions }));
+        const res = await domainErrors(() => this.peers.index.getChunks({ positions }, { signal }));
         return res.chunks.filter((c) => !c.disabled).map(chunkFromProto);
       },
     };

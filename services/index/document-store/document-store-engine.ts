@@ -13,7 +13,7 @@
 // that writes and deletes for all of them and refreshes (writeDocuments).
 import { withHeadingPath } from "../../../lib/chunk-context.ts";
 import type { Chunk, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
-import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import { FailedPreconditionError, InvalidInputError, NotFoundError, throwIfCancelled, UnavailableError } from "../../../lib/errors.ts";
 import { findRecord, isAlreadyGone, type DocumentStorePort, type MultiSearchItem, type StoredHit } from "./document-store-port.ts";
 import { WriteBatches } from "./write-batches.ts";
 import { DEFAULT_RRF_K, type EngineHit } from "../search/rrf-fusion.ts";
@@ -41,7 +41,7 @@ import {
   type TermsForBases,
   type VectorField,
 } from "./search-documents.ts";
-import { checkDimensions, type ChunkCensus, type ChunkPosition, type ImportedDocumentChunks, type SearchEngine, type StoredDocumentChunks } from "../search/search-engine.ts";
+import { checkDimensions, type ChunkCensus, type ChunkPosition, type ImportedDocumentChunks, type SearchCallOptions, type SearchEngine, type StoredDocumentChunks } from "../search/search-engine.ts";
 import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { averageRowLength, weightedQueryTerms, type KeywordIndexSize, type WeightedTerms } from "../search/query-terms.ts";
@@ -358,8 +358,8 @@ export class DocumentStoreEngine implements SearchEngine {
     });
   }
 
-  async search(query: SearchQuery): Promise<SearchHit[]> {
-    return this.searchChunks(query);
+  async search(query: SearchQuery, options: SearchCallOptions = {}): Promise<SearchHit[]> {
+    return this.searchChunks(query, undefined, options.signal);
   }
 
   async getChunks(ids: string[]): Promise<Chunk[]> {
@@ -545,9 +545,11 @@ export class DocumentStoreEngine implements SearchEngine {
 
   /**
    * The search, with hybridOverride answering a hybrid search natively when it returns hits (before
-   * min-score and top-k); undefined fuses the _msearch lists.
+   * min-score and top-k); undefined fuses the _msearch lists. A search whose signal has fired is
+   * not sent (the client has no signal to end a request already sent: 3.x only aborts its promise).
    */
-  protected async searchChunks(query: SearchQuery, hybridOverride?: (search: HybridSearch) => Promise<SearchHit[]> | undefined): Promise<SearchHit[]> {
+  protected async searchChunks(query: SearchQuery, hybridOverride?: (search: HybridSearch) => Promise<SearchHit[]> | undefined, signal?: AbortSignal): Promise<SearchHit[]> {
+    throwIfCancelled(signal, "search");
     // A native hybrid query fuses BM25 and the chunk vectors as they are; a base with document
     // vectors needs its vector list to combine both levels first (search/document-level.ts), which
     // only the shared ladder does.
@@ -567,6 +569,8 @@ export class DocumentStoreEngine implements SearchEngine {
       // The lists in one _msearch round trip; a query without searchable words sends no BM25 search.
       lists: (request) =>
         this.call("search", async () => {
+          // The look-ups above were round trips too: the caller may have gone meanwhile.
+          throwIfCancelled(signal, "search");
           const searches: { name: "bm25" | "vector" | "documentVector"; body: Record<string, unknown>; toHit: (hit: StoredHit<ChunkSource>) => EngineHit }[] = [];
           if (request.bm25 && terms.length > 0) searches.push({ name: "bm25", body: bm25Body(request.bm25.limit), toHit: bm25Hit });
           if (request.vector) searches.push({ name: "vector", body: this.dialect.knnBody(query, request.vector.vector, request.vector.limit, "embedding"), toHit: vectorHit });
@@ -581,6 +585,7 @@ export class DocumentStoreEngine implements SearchEngine {
         }),
       fuseNatively: hybridOverride
         ? (request) => {
+            throwIfCancelled(signal, "search");
             const native = hybridOverride({ index, query, terms: forms[0]?.groups ?? terms, vector: request.vector.vector, candidates: request.vector.limit, k: query.rrfK ?? DEFAULT_RRF_K });
             return native && this.call("search", () => native);
           }

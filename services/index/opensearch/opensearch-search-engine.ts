@@ -13,6 +13,7 @@ import type { HybridFusion } from "../config.ts";
 import type { StoredHit } from "../document-store/document-store-port.ts";
 import { DocumentStoreEngine, ENGINE_PORTER_ANALYSIS, type ChunkIndexDialect, type DocumentStoreEngineOptions, type HybridSearch } from "../document-store/document-store-engine.ts";
 import { DEFAULT_RRF_K } from "../search/rrf-fusion.ts";
+import type { SearchCallOptions } from "../search/search-engine.ts";
 import {
   bm25BoolQuery,
   CHUNK_SOURCE_EXCLUDES,
@@ -46,7 +47,7 @@ export interface OpenSearchSearchEngineOptions extends DocumentStoreEngineOption
   };
 }
 
-export interface SearchOptions {
+export interface SearchOptions extends SearchCallOptions {
   /** Overrides the engine's fusion for this hybrid search. */
   fusion?: HybridFusion;
 }
@@ -106,7 +107,7 @@ export class OpenSearchSearchEngine extends DocumentStoreEngine {
         return Promise.reject(new FailedPreconditionError("normalized fusion needs OpenSearch's native hybrid query, which this engine does not use"));
       }
       return fusion === "normalized" || this.nativeRrfFits(query, hybrid.k) ? this.nativeHybrid(hybrid, fusion) : undefined;
-    });
+    }, options.signal);
   }
 
   private get defaultFusion(): HybridFusion {

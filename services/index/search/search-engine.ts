@@ -33,6 +33,15 @@ export interface ChunkCensus {
   withoutVector: number;
 }
 
+/** What a search call may carry beside its query. */
+export interface SearchCallOptions {
+  /**
+   * Fires when the caller goes away (a cancelled request, a passed deadline): a search not started
+   * yet is dropped with CancelledError instead of being run for nobody. A started one may finish.
+   */
+  signal?: AbortSignal;
+}
+
 export interface SearchEngine {
   /**
    * The distributed doctor's look at a base's chunks (app/distributed-doctor.ts); the embedded
@@ -74,7 +83,7 @@ export interface SearchEngine {
    */
   setChunkDisabled(knowledgeBaseId: string, chunkId: string, disabled: boolean): Promise<void>;
   /** Throws UnavailableError when the backend cannot answer; never returns an empty list for a failure. */
-  search(query: SearchQuery): Promise<SearchHit[]>;
+  search(query: SearchQuery, options?: SearchCallOptions): Promise<SearchHit[]>;
   /** Chunks by id, in the order asked; unknown ids are left out. */
   getChunks(ids: string[]): Promise<Chunk[]>;
   /** Chunks by document and index (a hit's neighbours), in the order asked; places with no chunk are left out. */

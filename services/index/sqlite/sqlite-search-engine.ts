@@ -7,10 +7,10 @@
 // table is the shadow's vector table's name plus the same suffix, so a swap moves both. The lists
 // feed the shared ladder of search/hybrid-search.ts.
 import type { Chunk, ChunkParent, ChunkRevision, EmbeddedChunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
-import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import { FailedPreconditionError, InvalidInputError, NotFoundError, throwIfCancelled, UnavailableError } from "../../../lib/errors.ts";
 import type { EngineHit } from "../search/rrf-fusion.ts";
 import { hybridSearch } from "../search/hybrid-search.ts";
-import { checkDimensions, type ChunkPosition, type ImportedDocumentChunks, type SearchEngine, type StoredDocumentChunks } from "../search/search-engine.ts";
+import { checkDimensions, type ChunkPosition, type ImportedDocumentChunks, type SearchCallOptions, type SearchEngine, type StoredDocumentChunks } from "../search/search-engine.ts";
 import { findInPages, validateChunkFind, type ChunkFind, type ChunkFindRequest, type ScannedChunk } from "../search/chunk-text-find.ts";
 import { orderByPosition, uniqueChunkIds } from "../search/search-query.ts";
 import { averageRowLength, weightedQueryTerms } from "../search/query-terms.ts";
@@ -275,8 +275,11 @@ export class SqliteSearchEngine implements SearchEngine {
     this.afterWrite();
   }
 
-  async search(query: SearchQuery): Promise<SearchHit[]> {
-    if (this.readers) return this.onReaders("search", (readers) => readers.read<SearchHit[]>({ method: "search", query }));
+  async search(query: SearchQuery, options: SearchCallOptions = {}): Promise<SearchHit[]> {
+    if (this.readers) return this.onReaders("search", (readers) => readers.read<SearchHit[]>({ method: "search", query }, options.signal));
+    // On this thread a search runs at once and to its end (better-sqlite3 is synchronous): one whose
+    // caller left while it waited its turn behind other calls is not started.
+    throwIfCancelled(options.signal, "search");
     return hybridSearch(query, {
       dimensions: (knowledgeBaseIds) =>
         this.run("search", () => knowledgeBaseIds.map((id) => this.requireSpace(id)).map((space) => ({ knowledgeBaseId: space.knowledge_base_id, dimension: space.dimension }))),
