@@ -186,4 +186,35 @@ describe("OrderedWindow", () => {
     await expect(run).rejects.toThrow("bug");
     expect(settled).toEqual([0]);
   });
+
+  it("says when settleReady() has work (the head finished), so an idle poll can skip it", async () => {
+    let finish!: () => void;
+    const settled: number[] = [];
+    const window = new OrderedWindow<number, number>({
+      concurrency: 1,
+      capacity: 4,
+      keyOf: () => "k",
+      run: (n) => new Promise((resolve) => (finish = () => resolve(n))),
+      settle: (n) => {
+        settled.push(n);
+        return true;
+      },
+    });
+    expect(window.settleable).toBe(false);
+    window.add(1);
+    await sleep(0);
+    expect(window.settleable, "the head is still running").toBe(false);
+    finish();
+    await window.changed();
+    expect(window.settleable).toBe(true);
+    expect(await window.settleReady()).toBe(true);
+    expect(settled).toEqual([1]);
+    expect(window.settleable).toBe(false);
+    window.add(2);
+    await sleep(0);
+    finish();
+    await window.changed();
+    window.close();
+    expect(window.settleable, "a closed window settles nothing").toBe(false);
+  });
 });

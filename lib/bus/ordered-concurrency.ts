@@ -88,6 +88,11 @@ export class OrderedWindow<T, R> {
     this.#keyTails.set(key, tail);
   }
 
+  /** Whether settleReady() has anything to do now: the head has finished and the window is not closed. */
+  get settleable(): boolean {
+    return !this.#released && this.#entries[0]?.outcome !== undefined;
+  }
+
   /**
    * Settles the finished messages at the head of the window, in order. False when settle() said
    * stop; a handler that threw (rather than reporting an outcome) is a bug and is rethrown here.

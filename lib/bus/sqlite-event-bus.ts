@@ -354,13 +354,17 @@ class SqliteSubscription implements Subscription {
           window.add(row);
           this.positions.set(row.topic, row.seq);
         }
-        if (!(await window.settleReady())) {
+        // Checked first so an idle poll makes no promise here: with tracing on, Node runs a hook on
+        // every promise, and each subscription polls 25 times a second (docs/benchmarks/observability.md).
+        if (window.settleable && !(await window.settleReady())) {
           // A lost lease: another member redelivers from the group's commit; so do we if we get it back.
           window.release();
           this.rewind();
           continue;
         }
-        if (rows.length === 0) await Promise.race([this.idle.sleep(this.pollIntervalMs), window.changed()]);
+        // With nothing in hand only the clock, a publish (wake) or close brings work: the sleep alone
+        // waits, and no changed() waiter is left behind each poll.
+        if (rows.length === 0) await (window.size === 0 ? this.idle.sleep(this.pollIntervalMs) : Promise.race([this.idle.sleep(this.pollIntervalMs), window.changed()]));
       }
       await window.drain(released);
     } finally {

@@ -47,7 +47,11 @@ export class PrometheusMetrics implements Metrics {
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
-    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    // The event-loop lag histogram samples every 50 ms, not prom-client's 10: each sample is a
+    // timer wake-up of the main thread, and at 100 a second they were most of what metrics cost
+    // an idle or ingesting process (docs/benchmarks/observability.md). A stall longer than 50 ms
+    // still delays a sample by about its length; a shorter one shows when it straddles a sample.
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 50 });
     this.rpcDuration = new Histogram({
       name: "quarry_rpc_server_duration_seconds",
       help: "RPCs a service answered, by service, method and Connect code; _count is the number of calls.",

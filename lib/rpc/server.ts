@@ -51,7 +51,7 @@ export interface BuiltServer {
   handler: (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
   /** The routes including health and reflection, for in-memory router transports. */
   routes: Routes;
-  /** What wraps every call (error mapping, logging); an in-memory transport must apply them too. */
+  /** What wraps every call (metrics, error mapping, logging); an in-memory transport must apply them too. Tracing is not among them: it is the transport's. */
   interceptors: Interceptor[];
   /** Aborted when the server starts shutting down: plain-HTTP streams (the fallback's) end with it. */
   shutdownSignal: AbortSignal;
@@ -92,8 +92,9 @@ export function buildServer(options: ServerOptions): BuiltServer {
     reportUndecodableRequestsAsInvalid(router);
     explainUnsupportedContentTypes(router, options.contentTypeHint);
   };
+  // Tracing is the transport's: a listener's calls continue the caller's traceparent (below), an
+  // in-memory transport makes its own one span (transports.ts), so it is not among these.
   const interceptors = [
-    tracingServerInterceptor(),
     ...(options.metrics ? [rpcMetricsInterceptor(options.metrics)] : []),
     rpcEdgeInterceptor(options.logger),
     ...(options.interceptors ?? []),
@@ -109,7 +110,7 @@ export function buildServer(options: ServerOptions): BuiltServer {
       routes,
       readMaxBytes: options.readMaxBytes ?? 64 * 1024 * 1024,
       compressMinBytes: COMPRESS_MIN_BYTES,
-      interceptors: [...interceptors, ...extra],
+      interceptors: [tracingServerInterceptor(), ...interceptors, ...extra],
       shutdownSignal: shutdown.signal,
       fallback: (options.fallback ?? (options.metrics ? metricsEndpoint(options.metrics, metricsToken) : undefined)) as never,
     });

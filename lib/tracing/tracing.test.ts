@@ -1,6 +1,6 @@
 // Tracing end to end inside one process, with the real SDK exporting OTLP/HTTP to a real HTTP
-// listener here: an RPC's client and server spans form one trace through the traceparent header, a
-// bus message carries the trace to its consumer, a costly step is a child span, and log lines
+// listener here: an RPC's client and server spans form one trace through the traceparent header (one
+// server span when the call stays in process), a bus message carries the trace to its consumer, a costly step is a child span, and log lines
 // written inside a span name it. And with no endpoint configured, nothing is traced or sent.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -89,47 +89,58 @@ describe("tracing", () => {
     expect(receiver.posts).toEqual([]);
   });
 
-  for (const [name, transportOf] of [
-    ["over gRPC", (world: Awaited<ReturnType<typeof tracedWorld>>) => grpcTransport(world.server.url)],
-    ["in process", (world: Awaited<ReturnType<typeof tracedWorld>>) => inProcessTransport(world.built.routes, world.built.interceptors)],
-  ] as const) {
-    it(`makes one trace of a call ${name}, the step inside it and the bus message it publishes`, async () => {
-      const tracing = startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }, "quarry-test");
-      expect(tracing).toBeDefined();
-      cleanups.push(() => tracing?.stop());
-      const world = await tracedWorld();
-      const client = createClient(ParserService, transportOf(world));
-      await client.parse({ fileName: "a.txt", content: new TextEncoder().encode("hello") });
-      const { message, ids } = await world.delivered;
-      await tracing!.stop();
-
-      expect(receiver.posts.every((p) => p === "/v1/traces")).toBe(true);
-      const byName = (n: string) => {
-        const found = receiver.spans.filter((s) => s.name === n);
-        expect(found, `${n} among ${receiver.spans.map((s) => s.name).join(", ")}`).toHaveLength(1);
-        return found[0];
-      };
-      const rpc = "quarry.parser.v1.ParserService/Parse";
-      const clientSpan = receiver.spans.find((s) => s.name === rpc && s.kind === 3)!;
-      const serverSpan = receiver.spans.find((s) => s.name === rpc && s.kind === 2)!;
-      const parse = byName("parse");
-      const send = byName("send documents.parsed");
-      const processSpan = byName("process documents.parsed");
-      expect(clientSpan && serverSpan).toBeTruthy();
-      const traceId = clientSpan.traceId;
-      for (const span of [serverSpan, parse, send, processSpan]) expect(span.traceId).toBe(traceId);
-      expect(serverSpan.parentSpanId).toBe(clientSpan.spanId);
-      expect(parse.parentSpanId).toBe(serverSpan.spanId);
-      expect(send.parentSpanId).toBe(parse.spanId);
-      expect(processSpan.parentSpanId).toBe(send.spanId);
-      expect(attribute(processSpan, "messaging.consumer.group.name")).toBe("chunker");
-      expect(attribute(processSpan, "messaging.system")).toBe("sqlite");
-      expect(attribute(serverSpan, "rpc.method")).toBe("Parse");
-      expect(world.seenHeaders[0]).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
-      expect(message.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-${send.spanId}-01$`));
-      expect(ids).toEqual({ trace_id: traceId, span_id: processSpan.spanId });
-      expect(world.lines.find((l) => l.msg === "parsing")).toMatchObject({ trace_id: traceId, span_id: parse.spanId });
-      expect(tracingOn()).toBe(false);
-    });
+  /**
+   * Calls Parse inside a "caller" span through `transport`, with tracing on; what was exported, the
+   * header the handler saw, the bus message and the ids active in its consumer.
+   */
+  async function tracedCall(transportOf: (world: Awaited<ReturnType<typeof tracedWorld>>) => ReturnType<typeof grpcTransport>) {
+    const tracing = startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }, "quarry-test");
+    expect(tracing).toBeDefined();
+    cleanups.push(() => tracing?.stop());
+    const world = await tracedWorld();
+    const client = createClient(ParserService, transportOf(world));
+    await inSpan("caller", {}, () => client.parse({ fileName: "a.txt", content: new TextEncoder().encode("hello") }));
+    const { message, ids } = await world.delivered;
+    await tracing!.stop();
+    expect(receiver.posts.every((p) => p === "/v1/traces")).toBe(true);
+    const byName = (n: string) => {
+      const found = receiver.spans.filter((s) => s.name === n);
+      expect(found, `${n} among ${receiver.spans.map((s) => s.name).join(", ")}`).toHaveLength(1);
+      return found[0];
+    };
+    const rpc = "quarry.parser.v1.ParserService/Parse";
+    const rpcSpans = receiver.spans.filter((s) => s.name === rpc);
+    const [caller, parse, send, processSpan] = ["caller", "parse", "send documents.parsed", "process documents.parsed"].map(byName);
+    const serverSpan = rpcSpans.find((s) => s.kind === 2)!;
+    expect(serverSpan, "the server's span").toBeDefined();
+    const traceId = caller.traceId;
+    for (const span of [...rpcSpans, parse, send, processSpan]) expect(span.traceId).toBe(traceId);
+    expect(parse.parentSpanId).toBe(serverSpan.spanId);
+    expect(send.parentSpanId).toBe(parse.spanId);
+    expect(processSpan.parentSpanId).toBe(send.spanId);
+    expect(attribute(processSpan, "messaging.consumer.group.name")).toBe("chunker");
+    expect(attribute(processSpan, "messaging.system")).toBe("sqlite");
+    expect(attribute(serverSpan, "rpc.method")).toBe("Parse");
+    expect(message.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-${send.spanId}-01$`));
+    expect(ids).toEqual({ trace_id: traceId, span_id: processSpan.spanId });
+    expect(world.lines.find((l) => l.msg === "parsing")).toMatchObject({ trace_id: traceId, span_id: parse.spanId });
+    expect(tracingOn()).toBe(false);
+    return { caller, rpcSpans, serverSpan, seenHeaders: world.seenHeaders };
   }
+
+  it("makes one trace of a call over gRPC (a client and a server span, joined by traceparent), the step inside it and the bus message it publishes", async () => {
+    const { caller, rpcSpans, serverSpan, seenHeaders } = await tracedCall((world) => grpcTransport(world.server.url));
+    const clientSpan = rpcSpans.find((s) => s.kind === 3)!;
+    expect(rpcSpans).toHaveLength(2);
+    expect(clientSpan.parentSpanId).toBe(caller.spanId);
+    expect(serverSpan.parentSpanId).toBe(clientSpan.spanId);
+    expect(seenHeaders[0]).toMatch(new RegExp(`^00-${caller.traceId}-${clientSpan.spanId}-01$`));
+  });
+
+  it("makes one span of a call in process, a child of the caller's, with no traceparent written or read", async () => {
+    const { caller, rpcSpans, serverSpan, seenHeaders } = await tracedCall((world) => inProcessTransport(world.built.routes, world.built.interceptors));
+    expect(rpcSpans).toEqual([serverSpan]);
+    expect(serverSpan.parentSpanId).toBe(caller.spanId);
+    expect(seenHeaders).toEqual([null]);
+  });
 });
