@@ -1,5 +1,6 @@
 // Retrieval over Connect: the knowledge bases and the search from the index service, the question's
 // vector from the embedder service. The answer service's only adapter to its peers.
+import { getMaxListeners, setMaxListeners } from "node:events";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { EmbedderService, EmbeddingKind } from "../../../gen/quarry/embedder/v1/embedder_pb.ts";
 import { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
@@ -19,6 +20,9 @@ interface EmbeddedQuestion extends QueryEmbedding {
   model: string;
 }
 
+/** Listeners one retrieval's signal may hold before Node warns: calls in flight at once, with room. */
+const PEER_CALLS_PER_SIGNAL = 64;
+
 export class IndexRetriever implements Retriever {
   /** Each knowledge base's model as last looked up (by the name it was asked by), for embedEarly. */
   private readonly modelOf = new Map<string, string>();
@@ -31,6 +35,9 @@ export class IndexRetriever implements Retriever {
    */
   async open(question: string, mode: RetrievalMode, names: string[], signal?: AbortSignal): Promise<OpenedRetrieval> {
     throwIfCancelled(signal, "retrieval");
+    // One question fans out to many peer calls (multi-query, one search per variant, chunk reads),
+    // each listening on the same signal while it runs; Node warns past 10 as if it were a leak.
+    if (signal && getMaxListeners(signal) < PEER_CALLS_PER_SIGNAL) setMaxListeners(PEER_CALLS_PER_SIGNAL, signal);
     const early = this.embedEarly(question, mode, names, signal);
     const knowledgeBases = await this.lookUp(names, signal);
     return { knowledgeBases, deps: this.depsFor(knowledgeBases, early, signal) };
