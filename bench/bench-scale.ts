@@ -14,7 +14,7 @@
 import type { RetrievalMode, SearchQuery } from "../lib/domain.ts";
 import { modeToProto } from "../lib/proto-convert.ts";
 import { startOpenAiStub, type OpenAiStub } from "../lib/testing/openai-stub.ts";
-import { indexConfig, openDatabase, SqliteSearchEngine, type SearchEngine } from "../services/index/index.ts";
+import { indexConfig, openReadOnlyDatabase, SqliteSearchEngine, type SearchEngine } from "../services/index/index.ts";
 import { sqlitePath } from "../lib/config.ts";
 import { startBenchBackend, type BackendName, type BenchBackend } from "./bench-backend.ts";
 import { runClosedLoop } from "./load-runner.ts";
@@ -230,7 +230,10 @@ async function startArm(name: ScaleArmName, size: number, options: ScaleBenchOpt
         ? (() => {
             const env = { QUARRY_DATA_DIR: backend.dataDir, QUARRY_VECTOR_INDEX: "exact" };
             const config = indexConfig(env);
-            return new SqliteSearchEngine(openDatabase(sqlitePath(env)), { ownsDatabase: true, vectorIndex: config.backend === "sqlite" ? config.vectorIndex : undefined });
+            // A reader on a read-only connection: a second writer with the index off would forget the
+            // saved indexes (approximate-knn.ts), and the service's read threads, which only load
+            // saves, would then scan exactly too: the arm would measure the exact scan twice.
+            return new SqliteSearchEngine(openReadOnlyDatabase(sqlitePath(env)), { ownsDatabase: true, role: "reader", vectorIndex: config.backend === "sqlite" ? config.vectorIndex : undefined });
           })()
         : undefined;
     log(`[scale ${size}] ${name}: loaded in ${loadSeconds.toFixed(1)} s, first dense search ${firstDenseSearchSeconds.toFixed(1)} s, first RPC ${firstRpcSeconds.toFixed(1)} s`);

@@ -9,7 +9,10 @@
 // question the model reads less than half of and no list for a question over Quarry's length limit.
 // A document scores as its best chunk. --backend opensearch (repeatable with sqlite) also imports the
 // same chunks and vectors into a private OpenSearch index through the product's engine and takes its
-// BM25 and kNN lists from engine.search (openSearchLists). Vectors are cached on disk (vector-cache.ts).
+// BM25 and kNN lists from engine.search (engineLists); --backend sqlite-exact and sqlite-hnsw do the same
+// through the embedded SqliteSearchEngine on a temporary file, with every base's kNN exact or on the
+// approximate (HNSW) index, so the index's effect on nDCG is read on the whole set. Vectors are cached
+// on disk (vector-cache.ts).
 //
 // With two models, their chunk batches are embedded alternately, so both see the same machine load;
 // chunks/s and the p50 of embedding one question are reported side by side.
@@ -17,7 +20,8 @@
 //   node --import tsx eval/fusion-study.ts --dataset ../shared/eval/scifact --docs 2000 \
 //     --model all-MiniLM-L6-v2-int8 --model bge-small-en-v1.5
 import { randomBytes } from "node:crypto";
-import { writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { parseArgs } from "node:util";
 import { withHeadingPath } from "../lib/chunk-context.ts";
@@ -26,12 +30,12 @@ import { WordPieceTokenCounter } from "../lib/tokens/wordpiece-token-counter.ts"
 import { DEFAULT_MAX_QUESTION_CHARS, MIN_KNOWN_TOKEN_SHARE } from "../services/answer/index.ts";
 import { chunkDocument, defaultChunkingSettings } from "../services/chunker/index.ts";
 import { defaultModelDir, KnownTokenShare, OnnxEmbedder } from "../services/embedder/index.ts";
-import { DEFAULT_RRF_K, fuseConvex, fuseReciprocalRank, keywordTerms, type ScoreNormalisation } from "../services/index/lab.ts";
+import { DEFAULT_APPROXIMATE_KNN, DEFAULT_RRF_K, fuseConvex, fuseReciprocalRank, keywordTerms, type ScoreNormalisation } from "../services/index/lab.ts";
 import { parseMarkdown } from "../services/parser/index.ts";
 import Database from "better-sqlite3";
 import { Client as OpenSearchClient } from "@opensearch-project/opensearch";
 import type { ChunkDraft, EmbeddedChunk, SearchHit } from "../lib/domain.ts";
-import { deleteOpenSearchNamespace } from "../services/index/index.ts";
+import { deleteOpenSearchNamespace, openDatabase, type SearchEngine, SqliteSearchEngine } from "../services/index/index.ts";
 import { OpenSearchSearchEngine, type ImportedDocumentChunks } from "../services/index/lab.ts";
 import type { BeirDocument } from "./beir-dataset.ts";
 import { documentRanking, percentile, summarize } from "./metrics.ts";
@@ -67,10 +71,11 @@ const distractors = sampleByHash(
 );
 const docs = [...dataset.corpus.filter((d) => relevant.has(d.id)), ...distractors];
 const models = values.model ?? ["all-MiniLM-L6-v2-int8"];
-type Backend = "sqlite" | "opensearch";
+const BACKENDS = ["sqlite", "opensearch", "sqlite-exact", "sqlite-hnsw"] as const;
+type Backend = (typeof BACKENDS)[number];
 const backends = (values.backend ?? ["sqlite"]).map((b): Backend => {
-  if (b !== "sqlite" && b !== "opensearch") throw new Error(`--backend ${b}: sqlite or opensearch`);
-  return b;
+  if (!(BACKENDS as readonly string[]).includes(b)) throw new Error(`--backend ${b}: one of ${BACKENDS.join(", ")}`);
+  return b as Backend;
 });
 process.stderr.write(`${setName}: ${questions.length} questions, ${docs.length} documents (${relevant.size} relevant), models ${models.join(", ")}\n`);
 
@@ -178,7 +183,7 @@ async function computeLists(): Promise<ModelLists[]> {
     const gate = questions.map((q) => (refused(q.text) || coverage.of(q.text) >= MIN_KNOWN_TOKEN_SHARE ? 1 : 0));
     const stats = { model, chunks: units.length, chunksPerSecond: embedded[m].embedded / embedded[m].seconds, queryEmbedP50Ms: percentile(embedded[m].questionMs, 50), units, gate };
     for (const backend of backends) {
-      const lists = backend === "sqlite" ? sqliteLists(units, chunks, questionVectors) : await openSearchLists(model, units, chunks, questionVectors);
+      const lists = backend === "sqlite" ? sqliteLists(units, chunks, questionVectors) : await engineLists(backend, model, units, chunks, questionVectors);
       out.push({ ...stats, backend, ...lists });
     }
   }
@@ -209,17 +214,36 @@ function sqliteLists(units: Unit[], chunks: Float32Array[], questionVectors: Flo
   return { bm25, vector };
 }
 
+/** A product engine to import the chunks into, and how to remove what it stored. */
+interface StudyEngine {
+  engine: SearchEngine;
+  dispose(): Promise<void>;
+}
+
+async function studyEngine(backend: Exclude<Backend, "sqlite">): Promise<StudyEngine> {
+  if (backend === "opensearch") {
+    const url = process.env.OPENSEARCH_URL?.trim();
+    if (!url) throw new Error('--backend opensearch needs OPENSEARCH_URL (eval "$(deploy/local/engines.sh env)")');
+    const prefix = `quarry-fusion-study-${randomBytes(4).toString("hex")}-`;
+    const engine = new OpenSearchSearchEngine(new OpenSearchClient({ node: url }), { indexPrefix: `${prefix}chunks-`, ownsClient: true });
+    return { engine, dispose: async () => (await engine.close(), await deleteOpenSearchNamespace(url, prefix)) };
+  }
+  const dir = await mkdtemp(join(tmpdir(), "quarry-fusion-study-"));
+  // exactBelow 0: every base on the index (or none), whatever the set's size, so the two arms differ only there.
+  const vectorIndex = { ...DEFAULT_APPROXIMATE_KNN, mode: backend === "sqlite-hnsw" ? ("hnsw" as const) : ("exact" as const), exactBelow: 0 };
+  const engine = new SqliteSearchEngine(openDatabase(join(dir, "quarry.db")), { ownsDatabase: true, vectorIndex });
+  return { engine, dispose: async () => (await engine.close(), await rm(dir, { recursive: true, force: true })) };
+}
+
 /**
- * OpenSearch's arm: the same chunks and vectors imported into a private index through the product's
- * OpenSearchSearchEngine (importDocuments: the engine's own segmenting, stemming and mapping), then
- * each question asked through engine.search in bm25 mode and in vector mode, as deep as --depth: the
- * engine's own BM25 body and Lucene HNSW kNN query. The private indices are deleted at the end.
+ * An engine's arm: the same chunks and vectors imported through the product's engine
+ * (importDocuments: the engine's own segmenting, stemming and mapping), then each question asked
+ * through engine.search in bm25 mode and in vector mode, as deep as --depth: OpenSearch's own BM25
+ * body and Lucene HNSW kNN query, or SQLite's FTS5 and its exact scan or approximate index. What the
+ * engine stored is removed at the end.
  */
-async function openSearchLists(model: string, units: Unit[], chunks: Float32Array[], questionVectors: Float32Array[]): Promise<{ bm25: Hit[][]; vector: Hit[][] }> {
-  const url = process.env.OPENSEARCH_URL?.trim();
-  if (!url) throw new Error('--backend opensearch needs OPENSEARCH_URL (eval "$(deploy/local/engines.sh env)")');
-  const prefix = `quarry-fusion-study-${randomBytes(4).toString("hex")}-`;
-  const engine = new OpenSearchSearchEngine(new OpenSearchClient({ node: url }), { indexPrefix: `${prefix}chunks-`, ownsClient: true });
+async function engineLists(backend: Exclude<Backend, "sqlite">, model: string, units: Unit[], chunks: Float32Array[], questionVectors: Float32Array[]): Promise<{ bm25: Hit[][]; vector: Hit[][] }> {
+  const { engine, dispose } = await studyEngine(backend);
   const kb = "kb_fusion_study";
   try {
     await engine.ensureKnowledgeBase(kb, catalogModel(model).dimension);
@@ -231,7 +255,7 @@ async function openSearchLists(model: string, units: Unit[], chunks: Float32Arra
     const documents: ImportedDocumentChunks[] = [...byDoc].map(([documentId, c]) => ({ documentId, fileName: `${documentId}.md`, enabled: true, chunks: c }));
     for (let i = 0; i < documents.length; i += 250) {
       await engine.importDocuments(kb, documents.slice(i, i + 250));
-      process.stderr.write(`\r  opensearch: imported ${Math.min(documents.length, i + 250)}/${documents.length} documents`);
+      process.stderr.write(`\r  ${backend}: imported ${Math.min(documents.length, i + 250)}/${documents.length} documents`);
     }
     await engine.finishImport(kb);
     process.stderr.write("\n");
@@ -249,13 +273,12 @@ async function openSearchLists(model: string, units: Unit[], chunks: Float32Arra
       const dense = await engine.search({ ...base, mode: "vector", vector: questionVectors[i] });
       bm25.push(keyword.map((h) => ({ id: unitOf(h), score: h.explain?.bm25Score ?? h.score })));
       vector.push(dense.map((h) => ({ id: unitOf(h), score: h.explain?.vectorScore ?? h.score })));
-      if (i % 50 === 49) process.stderr.write(`\r  opensearch: asked ${i + 1}/${questions.length} questions`);
+      if (i % 50 === 49) process.stderr.write(`\r  ${backend}: asked ${i + 1}/${questions.length} questions`);
     }
     process.stderr.write("\n");
     return { bm25, vector };
   } finally {
-    await engine.close();
-    await deleteOpenSearchNamespace(url, prefix);
+    await dispose();
   }
 }
 

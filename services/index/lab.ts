@@ -7,7 +7,7 @@ export { CHUNKS_BY_ROWID_SQL, knnSql } from "./sqlite/sqlite-search-engine.ts";
 export { bm25Parameters, bm25ScoresSql, bm25Sql, createKeywordTable, keywordTerms } from "./sqlite/space-tables.ts";
 export { averageRowLength, weightedQueryTerms, type WeightedTerms } from "./search/query-terms.ts";
 export { queryTermCounts, segmentForIndex } from "./search/text-segmenter.ts";
-export { HNSW_PARAMETERS } from "./sqlite/approximate-knn.ts";
+export { DEFAULT_APPROXIMATE_KNN, HNSW_PARAMETERS } from "./sqlite/approximate-knn.ts";
 export { placeDocumentHits } from "./search/document-level.ts";
 export { hybridSearch, type FetchedLists, type ListRequest } from "./search/hybrid-search.ts";
 export { DEFAULT_RRF_K, fuseHits, fuseReciprocalRank, type EngineHit } from "./search/rrf-fusion.ts";
