@@ -190,6 +190,10 @@ async function benchOneSize(
   });
   const loadSeconds = (performance.now() - loadStarted) / 1000;
   log(`${tag} loaded in ${loadSeconds.toFixed(1)} s`);
+  // The load blocks this thread, which the in-process Quarry shares, for a minute at 100k: its HTTP
+  // server then closes the client's idle keep-alive socket, and a request sent on it at that moment
+  // meets ECONNRESET (as bench-scale.ts found). A pause lets the server's overdue timers run first.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
 
   const searchQuery = (i: number, mode: RetrievalMode): SearchQuery => ({
     knowledgeBaseIds: [kb.id],
