@@ -25,6 +25,14 @@ const baseEnv = (): NodeJS.ProcessEnv => ({
   QUARRY_SHUTDOWN_GRACE_MS: String(GRACE_MS),
 });
 
+/** Until the process logs that it is draining (it stops listening in the same step), or has exited. */
+async function tookTheSignal(process: QuarryProcess): Promise<void> {
+  const until = performance.now() + GRACE_MS;
+  while (performance.now() < until && process.child.exitCode === null && !process.output().includes("draining")) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 describe("SIGTERM on a busy embedded server", () => {
   let dataDir: string | undefined;
   let running: QuarryProcess | undefined;
@@ -62,7 +70,9 @@ describe("SIGTERM on a busy embedded server", () => {
 
     const signalledAt = performance.now();
     running.child.kill("SIGTERM");
-    await new Promise((r) => setTimeout(r, 300));
+    // "At once" means once the process has taken the signal: on a loaded machine that can be later
+    // than any fixed wait, so the check waits for the process's own "draining" line.
+    await tookTheSignal(running);
     const stillRunning = running.child.exitCode === null;
     const refusedWhileDraining = await connectionRefused(running.port);
     const streamEnd = await Promise.race([stream, new Promise((r) => setTimeout(() => r("still open"), GRACE_MS + MARGIN_MS))]);
