@@ -26,9 +26,9 @@ const baseEnv = (): NodeJS.ProcessEnv => ({
 });
 
 /** Until the process logs that it is draining (it stops listening in the same step), or has exited. */
-async function tookTheSignal(process: QuarryProcess): Promise<void> {
+async function tookTheSignal(quarry: QuarryProcess): Promise<void> {
   const until = performance.now() + GRACE_MS;
-  while (performance.now() < until && process.child.exitCode === null && !process.output().includes("draining")) {
+  while (performance.now() < until && quarry.child.exitCode === null && !quarry.output().includes("draining")) {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
