@@ -5,6 +5,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { setMaxListeners } from "node:events";
 import type { DescFile } from "@bufbuild/protobuf";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { Code, ConnectError, cors } from "@connectrpc/connect";
@@ -103,6 +104,9 @@ export function buildServer(options: ServerOptions): BuiltServer {
   // Aborted when the server shuts down: every handler's context.signal follows it, so streams
   // (WatchIngestion, Chat) end with `unavailable` instead of holding the drain open.
   const shutdown = new AbortController();
+  // Connect links every call in flight to this signal (one listener each, removed when the call
+  // ends), so a busy server has as many listeners as calls: not a leak, and no warning past ten.
+  setMaxListeners(0, shutdown.signal);
   const origins = options.corsOrigins ?? [];
   let active = 0;
   const makeHandler = (extra: Interceptor[], metricsToken?: string): BuiltServer["handler"] => {
