@@ -147,6 +147,35 @@ describe("SqliteSearchEngine with the approximate index", () => {
     }
   });
 
+  it("counts a small table's enabled rows again after any write, this connection's or another's", async () => {
+    const file = tempFile();
+    const small: ApproximateKnnOptions = { mode: "hnsw", exactBelow: 1_000, saveEvery: 1_000_000 };
+    const engine = open(file, small);
+    const db = openDatabase(file);
+    const ann = new ApproximateKnn(db, small, "writer");
+    const table = vectorTableName(KB);
+    try {
+      await seed(engine, 4);
+      expect(ann.enabledRows(table)).toBe(20);
+      // Another connection's writes: a document added, one disabled.
+      await seed(engine, 5);
+      expect(ann.enabledRows(table)).toBe(25);
+      await engine.setDocumentEnabled(KB, "doc1", false);
+      expect(ann.enabledRows(table)).toBe(20);
+      // This connection's own write, recorded as every write to a vector table is.
+      const { rowid } = db.prepare(`SELECT rowid FROM "${table}" WHERE document_id = 'doc2' LIMIT 1`).get() as { rowid: number };
+      db.transaction(() => {
+        db.prepare(`UPDATE "${table}" SET enabled = 0 WHERE rowid = ?`).run(BigInt(rowid));
+        ann.recordChange(table, rowid);
+      })();
+      expect(ann.enabledRows(table)).toBe(19);
+    } finally {
+      ann.close();
+      db.close();
+      await engine.close();
+    }
+  });
+
   it("keeps no index and logs no change with the index set to exact", async () => {
     const file = tempFile();
     const engine = open(file, { mode: "exact", exactBelow: 0, saveEvery: 1 });
