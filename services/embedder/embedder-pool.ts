@@ -79,9 +79,16 @@ export class SingleModelPool implements EmbedderPool {
 /**
  * Each model's calls joined into shared forward passes (CoalescingEmbedder), one coalescer per
  * model; windowTexts (default maxTexts) is how many waiting texts are sorted by length together.
+ * A model that names its batch in texts (a remote endpoint's request) gets bands of that many texts
+ * whatever their length: the character budget stands in for a local pass's word pieces, and cut a
+ * request of 32 chunks of ~900 characters into four.
  */
 export function coalescingPool(pool: EmbedderPool, maxTexts: number, onWait?: (model: string, seconds: number) => void, windowTexts = maxTexts): EmbedderPool {
-  return wrappedPool(pool, (embedder) => new CoalescingEmbedder(embedder, maxTexts, undefined, undefined, onWait, windowTexts));
+  return wrappedPool(pool, (embedder) =>
+    embedder.batchTexts === undefined
+      ? new CoalescingEmbedder(embedder, maxTexts, undefined, undefined, onWait, windowTexts)
+      : new CoalescingEmbedder(embedder, maxTexts, embedder.batchTexts, Number.POSITIVE_INFINITY, onWait, windowTexts),
+  );
 }
 
 /** The pool's models, each behind one wrapper made on first use (so every caller shares it). */

@@ -19,5 +19,10 @@ export interface Embedder {
   knownTokenShare(text: string): number;
   /** Word pieces the model reads of a passage, its special tokens included; absent when unknown. */
   tokenCount?(text: string): number;
+  /**
+   * Texts one call serves at its best when that is a count, not a pass of word pieces: a remote
+   * endpoint's request (QUARRY_EMBEDDING_BATCH). Absent for a local model, whose pass tokenCount bounds.
+   */
+  readonly batchTexts?: number;
   close(): Promise<void>;
 }

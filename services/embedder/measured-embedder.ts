@@ -7,10 +7,18 @@ import type { Embedder, EmbeddingKind } from "./embedder.ts";
 import { wrappedPool, type EmbedderPool } from "./embedder-pool.ts";
 
 export class MeasuredEmbedder implements Embedder {
+  // What the coalescer above sizes its bands by, passed through: without tokenCount it would band a
+  // local model's texts by characters instead of by the word pieces of one pass.
+  readonly tokenCount?: (text: string) => number;
+  readonly batchTexts?: number;
+
   constructor(
     private readonly inner: Embedder,
     private readonly metrics: Metrics,
-  ) {}
+  ) {
+    if (inner.tokenCount) this.tokenCount = (text) => inner.tokenCount!(text);
+    if (inner.batchTexts !== undefined) this.batchTexts = inner.batchTexts;
+  }
 
   info(): EmbeddingModelInfo {
     return this.inner.info();

@@ -36,10 +36,11 @@ export class OpenAiEmbedder implements Embedder {
   readonly #client: OpenAI;
   readonly #options: OpenAiEmbedderOptions;
   readonly #batchSize: number;
+  readonly batchTexts: number;
 
   constructor(options: OpenAiEmbedderOptions) {
     this.#options = options;
-    this.#batchSize = Math.max(1, options.batchSize ?? 128);
+    this.#batchSize = this.batchTexts = Math.max(1, options.batchSize ?? 128);
     this.#client = new OpenAI({
       baseURL: options.baseURL,
       apiKey: options.apiKey,
