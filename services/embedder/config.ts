@@ -20,6 +20,8 @@ export type EmbedderConfig =
       maxInputTokens: number;
       requestDimensions: boolean;
       sendInputType: boolean;
+      /** Texts per request; servers cap it (text-embeddings-inference at 32 unless told, OpenAI at 2,048). */
+      batchSize: number;
     };
 
 export function embedderConfig(env: Env): EmbedderConfig {
@@ -46,5 +48,6 @@ export function embedderConfig(env: Env): EmbedderConfig {
     maxInputTokens: integer(env, "QUARRY_EMBEDDING_MAX_TOKENS", 512),
     requestDimensions: optional(env, "QUARRY_EMBEDDING_REQUEST_DIMENSIONS") === "1",
     sendInputType: optional(env, "QUARRY_EMBEDDING_INPUT_TYPE") === "1",
+    batchSize: integer(env, "QUARRY_EMBEDDING_BATCH", 32),
   };
 }
