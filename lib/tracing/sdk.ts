@@ -7,8 +7,8 @@ import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
-import { optional, type Env } from "../config.ts";
+import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler } from "@opentelemetry/sdk-trace";
+import { ConfigError, optional, type Env } from "../config.ts";
 import { setTracingOn } from "./spans.ts";
 
 export interface Tracing {
@@ -32,6 +32,26 @@ export function otlpTracesUrl(env: Env): string | undefined {
   return base ? `${base.replace(/\/+$/, "")}/v1/traces` : undefined;
 }
 
+const SAMPLERS = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"];
+
+/**
+ * The sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name, as the OpenTelemetry
+ * specification defines them (default parentbased_always_on: every request traced). This SDK package
+ * does not read them itself. A name it does not know is refused at start rather than ignored.
+ */
+export function samplerFromEnv(env: Env): Sampler {
+  const name = (optional(env, "OTEL_TRACES_SAMPLER") ?? "parentbased_always_on").toLowerCase();
+  if (!SAMPLERS.includes(name)) throw new ConfigError(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(", ")}, not "${name}"`);
+  const ratio = () => {
+    const given = optional(env, "OTEL_TRACES_SAMPLER_ARG");
+    const value = given === undefined ? 1 : Number(given);
+    if (!Number.isFinite(value) || value < 0 || value > 1) throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1, not "${given}"`);
+    return new TraceIdRatioBasedSampler(value);
+  };
+  const root = name.endsWith("always_on") ? new AlwaysOnSampler() : name.endsWith("always_off") ? new AlwaysOffSampler() : ratio();
+  return name.startsWith("parentbased_") ? new ParentBasedSampler({ root }) : root;
+}
+
 // One SDK per process: embedded Quarry and tests may start several instances in one process, and
 // the global provider must outlive all but the last.
 let running: { provider: TracerProvider; url: string; users: number } | undefined;
@@ -42,6 +62,7 @@ export function startTracing(env: Env, serviceName: string): Tracing | undefined
   if (!url) return undefined;
   if (!running) {
     const provider = new TracerProvider({
+      sampler: samplerFromEnv(env),
       resource: resourceFromAttributes({ "service.name": optional(env, "OTEL_SERVICE_NAME") ?? serviceName }),
       spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }) })],
     });

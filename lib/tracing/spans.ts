@@ -9,6 +9,7 @@ import {
   SpanKind,
   SpanStatusCode,
   trace,
+  TraceFlags,
   type Attributes,
   type Context,
   type Span,
@@ -110,11 +111,14 @@ export function inSpanSync<T>(name: string, attributes: Attributes, work: () => 
   });
 }
 
-/** The active span's trace id, or "" when no span is recording (tracing off, or outside any span). */
+/**
+ * The active span's trace id, or "" when there is no trace to look up: tracing off, outside any
+ * span, or a request the sampler left out (its spans are never exported, so a link would find nothing).
+ */
 export function activeTraceId(): string {
   if (!on) return "";
   const span = trace.getActiveSpan()?.spanContext();
-  return span && trace.isSpanContextValid(span) ? span.traceId : "";
+  return span && trace.isSpanContextValid(span) && (span.traceFlags & TraceFlags.SAMPLED) !== 0 ? span.traceId : "";
 }
 
 /** trace_id and span_id of the active span, for log lines; undefined when there is none. */

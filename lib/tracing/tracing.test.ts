@@ -14,8 +14,9 @@ import { TracedEventBus } from "../bus/traced-event-bus.ts";
 import { createLogger } from "../logger.ts";
 import { buildServer, type RunningServer } from "../rpc/server.ts";
 import { grpcTransport, inProcessTransport } from "../rpc/transports.ts";
-import { otlpTracesUrl, startTracing } from "./sdk.ts";
-import { activeSpanIds, inSpan, tracingOn } from "./spans.ts";
+import { ConfigError } from "../config.ts";
+import { otlpTracesUrl, samplerFromEnv, startTracing } from "./sdk.ts";
+import { activeSpanIds, activeTraceId, inSpan, tracingOn } from "./spans.ts";
 import { spanAttribute as attribute, startOtlpReceiver, type OtlpReceiver } from "../testing/otlp-receiver.ts";
 
 let receiver: OtlpReceiver;
@@ -75,6 +76,24 @@ describe("tracing", () => {
     expect(otlpTracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://a:4318", OTEL_SDK_DISABLED: "true" })).toBeUndefined();
     expect(startTracing({}, "quarry")).toBeUndefined();
     expect(tracingOn()).toBe(false);
+  });
+
+  it("reads the standard sampler variables: every request by default, a ratio or none when set, a clear error for others", () => {
+    expect(String(samplerFromEnv({}))).toMatch(/^ParentBased\{root=AlwaysOnSampler,/);
+    expect(String(samplerFromEnv({ OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25" }))).toMatch(/^ParentBased\{root=TraceIdRatioBased\{0.25\},/);
+    expect(String(samplerFromEnv({ OTEL_TRACES_SAMPLER: "always_off" }))).toBe("AlwaysOffSampler");
+    expect(String(samplerFromEnv({ OTEL_TRACES_SAMPLER: "traceidratio" }))).toBe("TraceIdRatioBased{1}");
+    expect(() => samplerFromEnv({ OTEL_TRACES_SAMPLER: "jaeger_remote" })).toThrow(ConfigError);
+    expect(() => samplerFromEnv({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "1.5" })).toThrow(/from 0 to 1, not "1.5"/);
+  });
+
+  it("exports nothing and links no trace for a request the sampler leaves out", async () => {
+    const tracing = startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" }, "quarry-test");
+    cleanups.push(() => tracing?.stop());
+    const seen = await inSpan("caller", {}, async () => activeTraceId());
+    await tracing!.stop();
+    expect(seen).toBe("");
+    expect(receiver.spans).toEqual([]);
   });
 
   it("without an endpoint sends no traceparent, logs no ids and exports nothing", async () => {
