@@ -65,6 +65,23 @@ describe("watchIngestion", () => {
     expect(updates.map((u) => u.status)).toEqual(["embedding", "failed"]);
   });
 
+  it("never goes back when a live event arrives behind what the catalog's re-read showed", async () => {
+    const a = { documentId: "a", knowledgeBaseId: "kb", version: 1 };
+    let calls = 0;
+    const snapshot = async () => {
+      if (calls++ === 0) return [record("a", "embedding", 1, 40)];
+      // The re-read finds the index's INDEXING row while the embedder's last event is still on its way.
+      if (calls === 2) {
+        await publishProgress(bus, a, { phase: "embedding", percent: 90 });
+        await publishProgress(bus, a, { phase: "indexing", percent: 95 });
+        await publishProgress(bus, a, { phase: "ready", percent: 100, chunkCount: 2 });
+      }
+      return [record("a", "indexing", 1, 95)];
+    };
+    const updates = await collect(watchIngestion({ hub, snapshot, followNew: false, resnapshotMs: 0 }));
+    expect(updates.map((u) => `${u.status}:${u.percent}`)).toEqual(["embedding:40", "indexing:95", "ready:100"]);
+  });
+
   it("ends at once when nothing is in flight", async () => {
     const updates = await collect(watchIngestion({ hub, snapshot: async () => [record("a", "ready", 1, 100)], followNew: false }));
     expect(updates).toHaveLength(1);

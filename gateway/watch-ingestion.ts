@@ -76,8 +76,11 @@ export async function* watchIngestion(source: WatchSource): AsyncGenerator<Watch
           known.set(event.documentId, seen);
         }
         if (!seen || event.version < seen.version) continue;
-        // Once a version is finished, late events of the same version (a retry's echo) change nothing.
+        // Once a version is finished, late events of the same version (a retry's echo) change nothing;
+        // nor does an event behind what the catalog's re-read already showed (the index wrote
+        // INDEXING while the embedder's last EMBEDDING event was still on its way here).
         if (event.version === seen.version && terminal(seen.status) && !terminal(event.phase)) continue;
+        if (event.version === seen.version && !terminal(event.phase) && !isAhead(event.phase, event.percent, seen)) continue;
         Object.assign(seen, { version: event.version, status: event.phase, percent: event.percent, fileName: seen.fileName || event.fileName || "" });
         yield { documentId: event.documentId, fileName: seen.fileName, status: event.phase, percent: event.percent, message: event.message, error: event.error, chunkCount: event.chunkCount };
       }
