@@ -27,6 +27,12 @@ function parsePositive(value: string): number {
   return n;
 }
 
+function parseRatio(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new Error(`expected a ratio from 0 to 1, got "${value}"`);
+  return n;
+}
+
 function common(command: Command): Command {
   return command
     .addOption(new Option("--backend <backend>", "the index behind Quarry").choices(["embedded", "opensearch"]).default("embedded"))
@@ -98,9 +104,10 @@ export function registerBenchCommand(program: Command): void {
     .option("--control", "an A/A run: both arms off, the noise floor the on/off ratios must be read against")
     .addOption(new Option("--only <half>", "the on arm turns on only tracing or only metrics, to see which costs what").choices(["tracing", "metrics"]))
     .option("--cpu-prof <dir>", "write each arm's CPU profile (.cpuprofile, for Chrome DevTools) under DIR/on and DIR/off")
+    .option("--sample-ratio <r>", "the on arm traces this share of requests (OTEL_TRACES_SAMPLER=parentbased_traceidratio), not every one")
     .option("--json", "print the report as JSON instead of tables")
     .option("--out <dir>", "also write the report (JSON and Markdown) here")
-    .action(async (o: { rounds: string; documents: string; queries: string; control?: boolean; only?: "tracing" | "metrics"; cpuProf?: string; json?: boolean; out?: string }) => {
+    .action(async (o: { rounds: string; documents: string; queries: string; control?: boolean; only?: "tracing" | "metrics"; cpuProf?: string; sampleRatio?: string; json?: boolean; out?: string }) => {
       const { runObservabilityBench, formatObservabilityReport } = await import("./bench-observability.ts");
       const report = await runObservabilityBench({
         rounds: parsePositive(o.rounds),
@@ -109,6 +116,7 @@ export function registerBenchCommand(program: Command): void {
         control: o.control,
         only: o.only,
         cpuProfileDir: o.cpuProf,
+        sampleRatio: o.sampleRatio === undefined ? undefined : parseRatio(o.sampleRatio),
         progress,
       });
       await emit(report, formatObservabilityReport(report), o);

@@ -27,6 +27,8 @@ export interface ObservabilityBenchOptions {
   only?: "tracing" | "metrics";
   /** Write each arm's CPU profile (node --cpu-prof) under this folder, in `on/` and `off/`. */
   cpuProfileDir?: string;
+  /** The on arm traces this share of requests (OTEL_TRACES_SAMPLER=parentbased_traceidratio); every one when unset. */
+  sampleRatio?: number;
   progress?(line: string): void;
 }
 
@@ -93,6 +95,9 @@ function armEnv(arm: Arm, otlpEndpoint: string, options: ObservabilityBenchOptio
   if (arm === "off" || options.control) return { QUARRY_METRICS: "off" };
   return {
     ...(options.only === "metrics" ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint, OTEL_SERVICE_NAME: "quarry-bench-observability" }),
+    ...(options.only !== "metrics" && options.sampleRatio !== undefined
+      ? { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: String(options.sampleRatio) }
+      : {}),
     ...(options.only === "tracing" ? { QUARRY_METRICS: "off" } : {}),
   };
 }
@@ -188,7 +193,7 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
       backend: "embedded",
       machine,
       loadAverageEnd: loadAverageNow(),
-      settings: { rounds: options.rounds, documentsPerRound: options.documentsPerRound, queriesPerRound: options.queriesPerRound, control: options.control ?? false, only: options.only, cpuProfileDir: options.cpuProfileDir },
+      settings: { rounds: options.rounds, documentsPerRound: options.documentsPerRound, queriesPerRound: options.queriesPerRound, control: options.control ?? false, only: options.only, cpuProfileDir: options.cpuProfileDir, sampleRatio: options.sampleRatio },
       spansTo: options.control ? "nowhere (control: both arms off)" : jaeger ? `Jaeger at ${jaeger}` : "an OTLP/HTTP listener in the bench process",
       spansReceived: receiver?.spans.length,
       on: on!,
@@ -206,7 +211,7 @@ export function formatObservabilityReport(r: ObservabilityBenchReport): string {
   const row = (a: ArmResult) =>
     `| ${a.arm} | ${a.documents} | ${a.ingestSeconds.toFixed(1)} | ${a.documentsPerSecond.toFixed(2)} | ${a.search.count} | ${a.search.p50.toFixed(1)} | ${a.search.p95.toFixed(1)} |`;
   return [
-    `## bench observability — ${r.settings.only ? `${r.settings.only} only` : "tracing and metrics"} on vs off (${r.backend})${r.settings.control ? ", control run: the on arm is off too" : ""}`,
+    `## bench observability — ${r.settings.only ? `${r.settings.only} only` : "tracing and metrics"} on vs off (${r.backend})${r.settings.sampleRatio !== undefined ? `, tracing ${r.settings.sampleRatio} of requests` : ""}${r.settings.control ? ", control run: the on arm is off too" : ""}`,
     "",
     `${r.machine.cpus} × ${r.machine.cpuModel}, load at the end ${r.loadAverageEnd.map((l) => l.toFixed(2)).join(" ")}; ${r.settings.rounds} interleaved rounds of ${r.settings.documentsPerRound} documents and ${r.settings.queriesPerRound} hybrid searches per arm; spans to ${r.spansTo}${r.spansReceived !== undefined ? ` (${r.spansReceived} spans received)` : ""}.`,
     "",
