@@ -1,16 +1,18 @@
 // Losing a node loses nothing (issue 24): on a cluster of this test's own
 // (3 OpenSearch nodes, 3 Kafka brokers, started through engines.sh up --cluster) with two replicas of
-// every ingestion stage and two gateways, small documents (72; the full form 240) are ingested through both
-// gateways while one Kafka broker, then one OpenSearch node, then one embedder replica, then the
-// second gateway is killed with SIGKILL mid-ingest and brought back. Searches and chats run against
-// the first gateway throughout; every one that fails is counted against the fault it fell in.
+// every ingestion stage and two gateways, small documents (72; more with QUARRY_CLUSTER_FAULT_DOCUMENTS)
+// are ingested through both gateways while, one at a time and mid-ingest, one Kafka broker, one
+// OpenSearch node, one replica of each stage (parser, chunker, embedder, index) and the second gateway
+// are killed with SIGKILL and brought back. Searches and chats run against the first gateway
+// throughout; every one that fails is counted against the fault it fell in.
 // Afterwards every document must be READY and hold exactly the chunks PreviewChunks says its text
 // splits into: a lost event shows as a missing or unfinished document, a replayed one as extra chunks.
+// Each stage's work must have been split between its two processes (their /metrics counters).
 // The embedder talks to the OpenAI-compatible stub (hashing vectors) so the run measures the
 // cluster, not a model on a loaded CPU.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { Kafka, logLevel, ConfigResourceTypes } from "kafkajs";
+import { AssignerProtocol, Kafka, logLevel, ConfigResourceTypes } from "kafkajs";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { clusterUnavailable, startEngineCluster, type ClusterNode, type EngineCluster } from "../../lib/testing/engine-cluster.ts";
 import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
@@ -18,16 +20,19 @@ import { createClient } from "@connectrpc/connect";
 import type { QuarryClient } from "../../client/gateway-client.ts";
 import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
 import { collectChat, upload } from "../e2e/e2e-helpers.ts";
+import { handledEvents } from "../support/stage-metrics.ts";
 import { transportFor } from "../support/embedded-quarry.ts";
 import { startDistributedQuarry, type DistributedQuarry, type RunningProcess } from "../support/distributed-quarry.ts";
 import { describeWith } from "../support/engines.ts";
 import { opensearch, tallyChunks, tallyDocuments } from "./chunk-tally.ts";
 import { waitFor } from "./wait-for.ts";
 
-// The short form (CI's) by default; QUARRY_CLUSTER_FAULT_DOCUMENTS=240 is the full form.
-const DOCUMENTS = documentCount(process.env.QUARRY_CLUSTER_FAULT_DOCUMENTS);
 const STAGES = ["parser", "chunker", "embedder", "index"] as const;
 const UPLOADERS = 4;
+/** A broker, a search node, one replica of each stage, the second gateway. */
+const FAULTS = 2 + STAGES.length + 1;
+// The short form (CI's) by default; QUARRY_CLUSTER_FAULT_DOCUMENTS=1000 is the full form.
+const DOCUMENTS = documentCount(process.env.QUARRY_CLUSTER_FAULT_DOCUMENTS);
 
 interface Fault {
   what: string;
@@ -38,6 +43,8 @@ interface Fault {
   failed: number;
   /** Searches (with their chats) that ended, either way, while the node was down. */
   ended: number;
+  /** A stage replica's kill: seconds until its twin alone held every partition of the stage's group. */
+  takenOverS?: number;
   firstError?: string;
 }
 
@@ -52,11 +59,30 @@ const unavailable = !wanted
   ? "QUARRY_CLUSTER_FAULTS is not 1"
   : (clusterUnavailable() ?? (process.env.TIKA_URL?.trim() ? undefined : "TIKA_URL is not set"));
 
+/**
+ * Resolves once the consumer group is stable with one member holding partitions: a killed replica's
+ * twin has taken over its share (Kafka notices the dead member after the session timeout).
+ */
+async function soleMember(kafka: Kafka, group: string): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await waitFor(`${group} down to one member`, async () => {
+      const [described] = (await admin.describeGroups([group]).catch(() => ({ groups: [] }))).groups;
+      if (described?.state !== "Stable" || described.members.length !== 1) return undefined;
+      const assigned = AssignerProtocol.MemberAssignment.decode(described.members[0]!.memberAssignment);
+      return assigned && Object.values(assigned.assignment).some((partitions) => partitions.length > 0) ? true : undefined;
+    }, 180_000);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 function documentCount(value: string | undefined): number {
   if (value === undefined || value.trim() === "") return 72;
   const count = Number(value);
-  // Four faults, each after another fifth of the uploads: fewer than five documents leaves a fault with none.
-  if (!Number.isInteger(count) || count < 5) throw new Error(`QUARRY_CLUSTER_FAULT_DOCUMENTS must be a whole number of at least 5, not "${value}"`);
+  // Each fault comes after another share of the uploads: fewer documents than shares leaves a fault with none.
+  if (!Number.isInteger(count) || count < FAULTS + 1) throw new Error(`QUARRY_CLUSTER_FAULT_DOCUMENTS must be a whole number of at least ${FAULTS + 1}, not "${value}"`);
   return count;
 }
 
@@ -69,7 +95,7 @@ describeWith(
       ? "Fetch the engines and start Tika with deploy/local/engines.sh up"
       : "Run it with QUARRY_CLUSTER_FAULTS=1 and the engines' exports (it starts a six-node cluster of its own and takes minutes)",
   },
-  "Quarry on a cluster: a broker, a search node and a stage replica killed mid-ingest",
+  "Quarry on a cluster: a broker, a search node, a replica of each stage and a gateway killed mid-ingest",
   (tikaUrl) => {
     let cluster: EngineCluster | undefined;
     let stub: OpenAiStub | undefined;
@@ -184,20 +210,37 @@ describeWith(
       };
       const node = (name: ClusterNode) => [() => c.kill(name), () => c.restart(name)] as const;
 
-      await uploaded(Math.floor(DOCUMENTS / 5));
+      // Fault k comes once k shares of the uploads are in.
+      const share = (k: number) => uploaded(Math.floor((k * DOCUMENTS) / (FAULTS + 1)));
+      await share(1);
       await fault("kill -9 Kafka broker kafka-2", ...node("kafka-2"));
-      await uploaded(Math.floor((2 * DOCUMENTS) / 5));
+      await share(2);
       await fault("kill -9 OpenSearch node opensearch-1", ...node("opensearch-1"));
-      await uploaded(Math.floor((3 * DOCUMENTS) / 5));
       const killed = new Set<number>();
-      const embedder = replicas.find((r) => r.name === "embedder")!;
-      killed.add(embedder.pid);
-      await fault(
-        "kill -9 an embedder replica",
-        () => process.kill(embedder.pid, "SIGKILL"),
-        async () => replicas.push(await q.startReplica("embedder")),
-      );
-      await uploaded(Math.floor((4 * DOCUMENTS) / 5));
+      // Events each stage's second process handled before its kill: its counter starts again at its restart.
+      const handledBeforeKill = new Map<string, number>();
+      for (const [k, stage] of STAGES.entries()) {
+        await share(3 + k);
+        const replica = replicas.find((r) => r.name === stage && !killed.has(r.pid))!;
+        killed.add(replica.pid);
+        const what = `kill -9 one ${stage} replica`;
+        await fault(
+          what,
+          async () => {
+            handledBeforeKill.set(stage, await handledEvents(replica.url, q.internalToken, stage));
+            process.kill(replica.pid, "SIGKILL");
+          },
+          async () => {
+            // Brought back only once the survivor has taken the dead replica's partitions (after the
+            // group's session timeout), so the take-over is measured, not hidden by the restart.
+            const record = faults.find((f) => f.what === what)!;
+            await soleMember(kafka, `${q.topicPrefix}${stage}`);
+            record.takenOverS = Math.round((Date.now() - record.killedAt) / 1000);
+            replicas.push(await q.startReplica(stage));
+          },
+        );
+      }
+      await share(FAULTS);
       const gateway = replicas.filter((r) => r.name === "gateway").at(-1)!;
       killed.add(gateway.pid);
       await fault(
@@ -223,15 +266,30 @@ describeWith(
       await searchLoop;
 
       const { lost, duplicated, mismatches } = await tallyChunks(q.client, c.opensearchUrls, q.opensearchPrefix, kb, documents, texts);
+      // Each stage's events as its two processes split them: the first, and the second before plus after its restart.
+      const split = Object.fromEntries(
+        await Promise.all(
+          STAGES.map(async (stage) => {
+            const restarted = replicas.filter((r) => r.name === stage && !killed.has(r.pid));
+            const first = await handledEvents(q.services[stage].url, q.internalToken, stage);
+            let second = handledBeforeKill.get(stage) ?? 0;
+            for (const r of restarted) second += await handledEvents(r.url, q.internalToken, stage);
+            return [stage, [first, second]] as const;
+          }),
+        ),
+      );
       const indexSettings = (await opensearch(c.opensearchUrls, "GET", `${q.opensearchPrefix}-*/_settings`)) as Record<string, { settings: { index: { auto_expand_replicas?: string } } }>;
 
       const table = [
         `| documents | READY | lost chunks | duplicated chunks | upload retries |`,
         `| ${DOCUMENTS} | ${documents.length} | ${lost} | ${duplicated} | ${uploadRetries} |`,
         ``,
-        `| fault | down for | searches | chats | failed | first failure |`,
-        ...faults.map((f) => `| ${f.what} | ${Math.round((f.backAt! - f.killedAt) / 1000)} s | ${f.searches} | ${f.chats} | ${f.failed} | ${f.firstError ?? ""} |`),
-        `| (no fault) | | ${searchOutsideFaults.searches} | ${searchOutsideFaults.chats} | ${searchOutsideFaults.failed} | |`,
+        `| fault | down for | twin took over after | searches | chats | failed | first failure |`,
+        ...faults.map((f) => `| ${f.what} | ${Math.round((f.backAt! - f.killedAt) / 1000)} s | ${f.takenOverS === undefined ? "" : `${f.takenOverS} s`} | ${f.searches} | ${f.chats} | ${f.failed} | ${f.firstError ?? ""} |`),
+        `| (no fault) | | | ${searchOutsideFaults.searches} | ${searchOutsideFaults.chats} | ${searchOutsideFaults.failed} | |`,
+        ``,
+        `| stage | events handled: first process / second (before + after its kill) |`,
+        ...STAGES.map((stage) => `| ${stage} | ${split[stage]![0]} / ${split[stage]![1]} |`),
       ].join("\n");
       console.info(`cluster fault run:\n${table}`);
 
@@ -251,6 +309,8 @@ describeWith(
       ).toEqual([]);
       expect(mismatches.slice(0, 10), "chunks per document against the expected split").toEqual([]);
       expect(documents.map((d) => ids.get(d.id)).sort()).toEqual([...names].sort());
+      // Each stage's work was split between its processes, the killed one's included.
+      for (const stage of STAGES) for (const [p, count] of split[stage]!.entries()) expect(count, `${stage} process ${p + 1}: events handled`).toBeGreaterThan(0);
       // Every index Quarry made kept a copy on a second node.
       for (const [index, { settings }] of Object.entries(indexSettings)) {
         expect(settings.index.auto_expand_replicas, index).toBe("0-1");

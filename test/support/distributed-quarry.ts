@@ -61,6 +61,8 @@ export interface DistributedQuarry {
   clientFor(protocol: Protocol): QuarryClient;
   services: Record<ServiceName, RunningProcess>;
   runId: string;
+  /** The token every internal call and /metrics read carries (QUARRY_INTERNAL_TOKEN). */
+  internalToken: string;
   opensearchPrefix: string;
   topicPrefix: string;
   dataDir: string;
@@ -189,7 +191,7 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
     replicaCounts.set(name, count);
     return start(name, String(count));
   };
-  return { url: gateway.url, client: clientFor("connect"), clientFor, services, runId, opensearchPrefix, topicPrefix, dataDir, logTail, startReplica, stop };
+  return { url: gateway.url, client: clientFor("connect"), clientFor, services, runId, internalToken: base.QUARRY_INTERNAL_TOKEN!, opensearchPrefix, topicPrefix, dataDir, logTail, startReplica, stop };
 }
 
 function stopChild(child: ChildProcess | undefined): Promise<void> {
