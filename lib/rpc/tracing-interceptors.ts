@@ -12,6 +12,7 @@ import {
   injectContext,
   iterateInContext,
   SpanKind,
+  spansKeptHere,
   tracer,
   tracingOn,
   withSpanActive,
@@ -86,7 +87,7 @@ export function tracingServerInterceptor(): Interceptor {
  */
 export function tracingInProcessInterceptor(): Interceptor {
   return (next) => async (request) => {
-    if (!tracingOn()) return next(request);
+    if (!spansKeptHere()) return next(request);
     const parent = context.active();
     const span = tracer().startSpan(`${request.service.typeName}/${request.method.name}`, { kind: SpanKind.SERVER, attributes: attributes(request) }, parent);
     return callInSpan(span, parent, () => next(request));
@@ -97,13 +98,23 @@ export function tracingInProcessInterceptor(): Interceptor {
 export function tracingClientInterceptor(): Interceptor {
   return (next) => async (request) => {
     if (!tracingOn()) return next(request);
+    if (!spansKeptHere()) {
+      // No span below a request the sampler left out, but the callee still learns it was left out.
+      setTraceHeaders(request);
+      return next(request);
+    }
     const parent = context.active();
     const span = tracer().startSpan(`${request.service.typeName}/${request.method.name}`, { kind: SpanKind.CLIENT, attributes: attributes(request) }, parent);
     return callInSpan(span, parent, () => {
-      const carrier: Record<string, string> = {};
-      injectContext(carrier);
-      for (const [name, value] of Object.entries(carrier)) request.header.set(name, value);
+      setTraceHeaders(request);
       return next(request);
     });
   };
+}
+
+/** Writes the active context into the request's headers (traceparent, tracestate). */
+function setTraceHeaders(request: { header: Headers }): void {
+  const carrier: Record<string, string> = {};
+  injectContext(carrier);
+  for (const [name, value] of Object.entries(carrier)) request.header.set(name, value);
 }

@@ -61,8 +61,9 @@ export function startTracing(env: Env, serviceName: string): Tracing | undefined
   const url = otlpTracesUrl(env);
   if (!url) return undefined;
   if (!running) {
+    const sampler = samplerFromEnv(env);
     const provider = new TracerProvider({
-      sampler: samplerFromEnv(env),
+      sampler,
       resource: resourceFromAttributes({ "service.name": optional(env, "OTEL_SERVICE_NAME") ?? serviceName }),
       spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }) })],
     });
@@ -70,7 +71,7 @@ export function startTracing(env: Env, serviceName: string): Tracing | undefined
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     trace.setGlobalTracerProvider(provider);
     running = { provider, url, users: 0 };
-    setTracingOn(true);
+    setTracingOn(true, sampler instanceof ParentBasedSampler);
   }
   const current = running;
   current.users++;

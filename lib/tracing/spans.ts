@@ -20,14 +20,32 @@ import { stepRecorder, type RecordedStep } from "./thread-steps.ts";
 export { SpanKind, type Attributes, type Context, type Span };
 
 let on = false;
+let parentDecides = false;
 
-/** Set by the SDK's start and shutdown; nothing else switches tracing. */
-export function setTracingOn(value: boolean): void {
+/**
+ * Set by the SDK's start and shutdown; nothing else switches tracing. `parentBased`: the sampler
+ * follows the parent's decision (the default), so below a span it left out nothing would be kept.
+ */
+export function setTracingOn(value: boolean, parentBased = false): void {
   on = value;
+  parentDecides = value && parentBased;
 }
 
 export function tracingOn(): boolean {
   return on;
+}
+
+/**
+ * Whether a span made here could be exported: tracing is on and, under a parent-based sampler, the
+ * active span (if any) was sampled. Below a request the sampler left out, steps, in-process calls
+ * and bus messages then make no spans at all, so sampling cuts tracing's cost and not only its
+ * exports (docs/benchmarks/observability.md); the trace context still travels, marked not sampled.
+ */
+export function spansKeptHere(): boolean {
+  if (!on) return false;
+  if (!parentDecides) return true;
+  const active = trace.getActiveSpan();
+  return active === undefined || (active.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
 }
 
 export const tracer = () => trace.getTracer("quarry");
@@ -43,7 +61,7 @@ export function failSpan(span: Span, error: unknown): void {
  * ending it when the work settles and marking it failed when the work throws.
  */
 export async function inSpan<T>(name: string, attributes: Attributes, work: (span: Span | undefined) => Promise<T>): Promise<T> {
-  if (!on) {
+  if (!spansKeptHere()) {
     const steps = stepRecorder();
     if (!steps) return work(undefined);
     const startMs = Date.now();
@@ -75,7 +93,7 @@ export async function inSpan<T>(name: string, attributes: Attributes, work: (spa
  * error when the step failed.
  */
 export function startStep(name: string, attributes: Attributes): (error?: unknown) => void {
-  if (!on) return () => {};
+  if (!spansKeptHere()) return () => {};
   const span = tracer().startSpan(name, { attributes });
   return (error) => {
     if (error !== undefined) failSpan(span, error);
@@ -85,7 +103,7 @@ export function startStep(name: string, attributes: Attributes): (error?: unknow
 
 /** inSpan for synchronous work (fusion, a sort): the same span, without a promise. */
 export function inSpanSync<T>(name: string, attributes: Attributes, work: () => T): T {
-  if (!on) {
+  if (!spansKeptHere()) {
     const steps = stepRecorder();
     if (!steps) return work();
     const startMs = Date.now();
@@ -142,6 +160,11 @@ export function extractContext(get: (name: string) => string | undefined): Conte
   });
 }
 
+/** Runs `work` in `ctx` (a caller's context from a header, kept for what `work` calls in turn). */
+export function withContext<T>(ctx: Context, work: () => T): T {
+  return context.with(ctx, work);
+}
+
 /** Runs `work` with `span` active, so spans and log lines made inside belong to it. */
 export function withSpanActive<T>(span: Span, parent: Context, work: () => T): T {
   return context.with(trace.setSpan(parent, span), work);
@@ -170,7 +193,7 @@ export async function* iterateInContext<T>(ctx: Context, source: AsyncIterable<T
  * span (those that run there — a search's lists and its fusion — are siblings anyway).
  */
 export function replaySteps(steps: readonly RecordedStep[] | undefined): void {
-  if (!steps || !on) return;
+  if (!steps || !spansKeptHere()) return;
   for (const step of steps) {
     const span = tracer().startSpan(step.name, { attributes: step.attributes, startTime: step.startMs });
     if (step.failed !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: step.failed });

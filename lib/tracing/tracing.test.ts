@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createClient } from "@connectrpc/connect";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { trace } from "@opentelemetry/api";
 import { ParserService, file_quarry_parser_v1_parser } from "../../gen/quarry/parser/v1/parser_pb.ts";
 import type { BusMessage } from "../bus/event-bus.ts";
 import { SqliteEventBus } from "../bus/sqlite-event-bus.ts";
@@ -16,7 +17,7 @@ import { buildServer, type RunningServer } from "../rpc/server.ts";
 import { grpcTransport, inProcessTransport } from "../rpc/transports.ts";
 import { ConfigError } from "../config.ts";
 import { otlpTracesUrl, samplerFromEnv, startTracing } from "./sdk.ts";
-import { activeSpanIds, activeTraceId, inSpan, tracingOn } from "./spans.ts";
+import { activeSpanIds, activeTraceId, inSpan, spansKeptHere, tracingOn } from "./spans.ts";
 import { spanAttribute as attribute, startOtlpReceiver, type OtlpReceiver } from "../testing/otlp-receiver.ts";
 
 let receiver: OtlpReceiver;
@@ -93,6 +94,30 @@ describe("tracing", () => {
     const seen = await inSpan("caller", {}, async () => activeTraceId());
     await tracing!.stop();
     expect(seen).toBe("");
+    expect(receiver.spans).toEqual([]);
+  });
+
+  it("below a request the sampler leaves out makes no spans, and still tells the callee and the bus it was left out", async () => {
+    const tracing = startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" }, "quarry-test");
+    cleanups.push(() => tracing?.stop());
+    const world = await tracedWorld();
+    const made = vi.spyOn(trace.getTracer("quarry"), "startSpan");
+    cleanups.push(() => made.mockRestore());
+    const client = createClient(ParserService, grpcTransport(world.server.url));
+    const { traceId, keptInside } = await inSpan("caller", {}, async () => {
+      const keptInside = spansKeptHere();
+      await client.parse({ fileName: "a.txt", content: new TextEncoder().encode("hello") });
+      return { traceId: trace.getActiveSpan()!.spanContext().traceId, keptInside };
+    });
+    const { message, ids } = await world.delivered;
+    await tracing!.stop();
+    // The root's span (where the sampler decides) and the server's at the edge (it reads the
+    // header's decision); no client span, no "parse" step, no producer or consumer span.
+    expect(made.mock.calls.map(([name]) => name)).toEqual(["caller", "quarry.parser.v1.ParserService/Parse"]);
+    expect(keptInside).toBe(false);
+    expect(world.seenHeaders[0]).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
+    expect(message.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
+    expect(ids?.trace_id).toBe(traceId);
     expect(receiver.spans).toEqual([]);
   });
 

@@ -14,7 +14,7 @@
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { CancelledError, errorFromThread, UnavailableError } from "../../../lib/errors.ts";
-import { replaySteps, tracingOn } from "../../../lib/tracing/spans.ts";
+import { replaySteps, spansKeptHere } from "../../../lib/tracing/spans.ts";
 import type { RecordedStep } from "../../../lib/tracing/thread-steps.ts";
 import type { Chunk, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import type { ChunkFind, ChunkFindRequest } from "../search/chunk-text-find.ts";
@@ -86,7 +86,7 @@ export class SqliteReadThreads {
     await this.#thread(call.method, signal);
     let result: ReadResult;
     try {
-      result = await this.#pool.run({ ...call, file: this.#file, vectorIndex: this.#vectorIndex, traced: tracingOn() });
+      result = await this.#pool.run({ ...call, file: this.#file, vectorIndex: this.#vectorIndex, traced: spansKeptHere() });
     } catch (error) {
       // The pool closed, or the thread could not start or died (its module failed to load).
       throw new UnavailableError(`the index's read thread failed: ${(error as Error).message}`);
