@@ -1,3 +1,4 @@
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
@@ -58,6 +59,52 @@ describe("one port, three protocols", () => {
       expect(crash?.rawMessage).not.toContain("secret");
     });
   }
+});
+
+describe("first bytes that arrive a few at a time", () => {
+  // A relay that hands the server what each client sends one byte per event-loop turn, so the
+  // HTTP/2 preface and an HTTP/1 request line both arrive split.
+  let relay: net.Server;
+  let relayUrl: string;
+  const open = new Set<net.Socket>();
+  beforeAll(async () => {
+    relay = net.createServer((client) => {
+      const upstream = net.connect(server.port, "127.0.0.1");
+      open.add(client).add(upstream);
+      upstream.setNoDelay(true);
+      let pending = Promise.resolve();
+      client.on("data", (chunk: Buffer) => {
+        client.pause();
+        pending = pending.then(async () => {
+          for (const byte of chunk) {
+            upstream.write(Buffer.of(byte));
+            await new Promise((r) => setTimeout(r, 1));
+          }
+          client.resume();
+        });
+      });
+      upstream.pipe(client);
+      client.on("close", () => upstream.destroy());
+      upstream.on("close", () => client.destroy());
+      client.on("error", () => upstream.destroy());
+      upstream.on("error", () => client.destroy());
+    });
+    await new Promise<void>((r) => relay.listen(0, "127.0.0.1", r));
+    relayUrl = `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    // Clients keep their connections alive; end them so the relay can close.
+    for (const socket of open) socket.destroy();
+    await new Promise<void>((r) => relay.close(() => r()));
+  });
+
+  it("still tells HTTP/2 from HTTP/1.1 and serves both", async () => {
+    const h2 = createClient(ParserService, createGrpcTransport({ baseUrl: relayUrl }));
+    const h1 = createClient(ParserService, createConnectTransport({ baseUrl: relayUrl, httpVersion: "1.1" }));
+    const content = new TextEncoder().encode("split");
+    expect((await h2.parse({ fileName: "a.txt", content })).document?.text).toBe("split");
+    expect((await h1.parse({ fileName: "a.txt", content })).document?.text).toBe("split");
+  });
 });
 
 describe("response compression", () => {

@@ -76,6 +76,30 @@ export interface RunningServer {
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0");
 
 /**
+ * Reads a new connection's first bytes until they either are the HTTP/2 preface or can no longer
+ * become it, puts them back and says which. The preface may arrive in several TCP segments (a
+ * loaded client, a proxy): deciding on the first segment alone sent such an HTTP/2 client to the
+ * HTTP/1 parser, which the client saw as "Protocol error".
+ */
+export function sniffProtocol(socket: net.Socket, decided: (isHttp2: boolean) => void): void {
+  let head = Buffer.alloc(0);
+  const onReadable = () => {
+    for (let chunk: Buffer | null; (chunk = socket.read()) !== null; ) head = Buffer.concat([head, chunk]);
+    const seen = Math.min(head.length, HTTP2_PREFACE.length);
+    const couldBeHttp2 = head.subarray(0, seen).equals(HTTP2_PREFACE.subarray(0, seen));
+    if (head.length === 0 || (couldBeHttp2 && seen < HTTP2_PREFACE.length)) return;
+    socket.off("readable", onReadable);
+    socket.off("end", onEnd);
+    socket.unshift(head);
+    decided(couldBeHttp2);
+  };
+  // Closed before saying enough to tell: nothing to serve.
+  const onEnd = () => socket.destroy();
+  socket.on("readable", onReadable);
+  socket.once("end", onEnd);
+}
+
+/**
  * Responses smaller than this go uncompressed even to a client that accepts gzip (Connect's own
  * threshold is 1 KiB). A search's top 10 is a few KiB: zipping it and unzipping it at the client
  * cost more process CPU than sending it (docs/benchmarks/query-threads.md, "Per-request cost").
@@ -164,12 +188,7 @@ export function buildServer(options: ServerOptions): BuiltServer {
       const front = net.createServer((socket) => {
         sockets.add(socket);
         socket.on("close", () => sockets.delete(socket));
-        socket.once("readable", () => {
-          const head: Buffer | null = socket.read(HTTP2_PREFACE.length) ?? socket.read();
-          if (!head) return socket.destroy();
-          socket.unshift(head);
-          (head.subarray(0, HTTP2_PREFACE.length).equals(HTTP2_PREFACE) ? h2 : h1).emit("connection", socket);
-        });
+        sniffProtocol(socket, (isHttp2) => (isHttp2 ? h2 : h1).emit("connection", socket));
       });
       front.once("error", reject);
       front.listen(port, host, () => {
