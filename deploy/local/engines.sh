@@ -15,6 +15,10 @@
 # QUARRY_KAFKA_PORT, QUARRY_TIKA_PORT, ... (see docs/engines.md); `env` prints the matching exports.
 # --cluster (or QUARRY_ENGINES_CLUSTER=1) works on the cluster set instead: opensearch-1..3 and
 # kafka-1..3, three OpenSearch nodes and three KRaft brokers on their own ports (docs/SCALING.md).
+# --hosts (or QUARRY_CLUSTER_HOSTS=1; root only) puts each cluster node on a host of its own, a
+# network namespace on one bridge, so a node can lose the network without dying:
+#   engines.sh cut  --hosts NODE    take NODE off the network (its link goes down)
+#   engines.sh heal --hosts NODE    put it back
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -30,6 +34,7 @@ ALL_ENGINES=(opensearch kafka tika)
 # Jaeger (traces over OTLP, a query API) receives the spans of the distributed trace test.
 [[ "${QUARRY_ENGINES_WITH_JAEGER:-0}" == 1 ]] && ALL_ENGINES+=(jaeger)
 CLUSTER="${QUARRY_ENGINES_CLUSTER:-0}"
+HOSTS="${QUARRY_CLUSTER_HOSTS:-0}"
 
 # A second set of engines (another run dir) needs other ports; `env` prints whatever is set here.
 OPENSEARCH_PORT="${QUARRY_OPENSEARCH_PORT:-9200}"
@@ -221,13 +226,17 @@ running_pid() {
   echo "$pid"
 }
 
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# port_busy PORT [HOST]
+port_busy() { (exec 3<>"/dev/tcp/${2:-127.0.0.1}/$1") 2>/dev/null; }
 
 # Starts "$@" in its own session so `down` can stop the engine and anything it forked (Tika's
 # child JVM) as one process group.
 spawn() {
   local name="$1"; shift
-  setsid "$@" >>"$(log_file "$name")" 2>&1 </dev/null &
+  # A cluster node on a host of its own starts inside that host's network namespace (ip netns exec
+  # execs the command, so the pid is still the node's).
+  # shellcheck disable=SC2046
+  setsid $(node_netns_prefix "$name") "$@" >>"$(log_file "$name")" 2>&1 </dev/null &
   echo $! >"$(pid_file "$name")"
 }
 
@@ -247,11 +256,19 @@ opensearch_node() {
   # Config lives in the run dir so the cached install stays read-only and a fresh run dir works.
   cp -n "$OS_HOME/config/jvm.options" "$OS_HOME/config/log4j2.properties" "$run/config/"
   [[ -d "$run/config/jvm.options.d" ]] || mkdir -p "$run/config/jvm.options.d"
-  local prefix
+  local prefix relay=()
   prefix="$(non_root_prefix)"
+  # On a host of its own the node's transport stays on its namespace's loopback (see
+  # cluster_transport_relays); the relay runs in the node's process group, so it dies and comes back
+  # with it. The wrapper starts node with the relay's specs ($2, split into words on purpose) and
+  # then becomes the OpenSearch command, so the pid engines.sh keeps is still the node's.
+  # shellcheck disable=SC2016
+  if [[ "$HOSTS" == 1 && "$name" == opensearch-[1-3] ]]; then
+    relay=(bash -c '"$0" "$1" ${2} & exec "${@:3}"' "$(command -v node)" "$HERE/tcp-relay.mjs" "$(cluster_transport_relays "${name#opensearch-}")")
+  fi
   # jvm.options writes gc.log and heap dumps relative to the working directory.
   ( cd "$run" && export OPENSEARCH_PATH_CONF="$run/config" OPENSEARCH_JAVA_HOME="$(java_home)" \
-      OPENSEARCH_JAVA_OPTS="$heap" && spawn "$name" $prefix "$OS_HOME/bin/opensearch" )
+      OPENSEARCH_JAVA_OPTS="$heap" && spawn "$name" ${relay[@]+"${relay[@]}"} $prefix "$OS_HOME/bin/opensearch" )
 }
 
 start_opensearch() {
@@ -294,14 +311,15 @@ EOF
 # Internal topics get COPIES replicas and, with more than one, accept writes on two, as Quarry's own do.
 kafka_node() {
   local name="$1" id="$2" voters="$3" port="$4" cport="$5" copies="$6" id_file="$7" heap="$8" run="$RUN_DIR/$1"
-  local min_isr=$(( copies > 1 ? 2 : 1 ))
+  local min_isr=$(( copies > 1 ? 2 : 1 )) host
+  host="$(node_host "$name")"
   mkdir -p "$run/data" "$run/logs"
   cat >"$run/server.properties" <<EOF
 process.roles=broker,controller
 node.id=$id
 controller.quorum.voters=$voters
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=PLAINTEXT://$host:$port,CONTROLLER://$host:$cport
+advertised.listeners=PLAINTEXT://$host:$port
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
@@ -402,7 +420,7 @@ start_engine() {
   local name="$1" pid
   if pid="$(running_pid "$name")"; then log "$name already running (pid $pid)"; return 0; fi
   local port; port="$(engine_port "$name")"
-  port_busy "$port" && die "port $port is taken by a process engines.sh did not start; cannot start $name"
+  port_busy "$port" "$(node_host "$name")" && die "port $port is taken by a process engines.sh did not start; cannot start $name"
   mkdir -p "$RUN_DIR/$name/logs"
   log "starting $name"
   case "$name" in
@@ -607,13 +625,6 @@ CLUSTER_OS_TRANSPORT_PORT="${QUARRY_CLUSTER_OPENSEARCH_TRANSPORT_PORT:-9310}"
 CLUSTER_KAFKA_PORT="${QUARRY_CLUSTER_KAFKA_PORT:-9192}"
 CLUSTER_KAFKA_CONTROLLER_PORT="${QUARRY_CLUSTER_KAFKA_CONTROLLER_PORT:-9195}"
 
-# cluster_list BASE BEFORE AFTER: the three nodes' BEFORE<port>AFTER, comma-separated.
-cluster_list() {
-  local i out=()
-  for i in 1 2 3; do out+=("$2$(( $1 + i - 1 ))$3"); done
-  (IFS=,; echo "${out[*]}")
-}
-
 start_cluster_opensearch() {
   local i="$1" run="$RUN_DIR/opensearch-$1"
   mkdir -p "$run/config" "$run/data" "$run/logs"
@@ -622,10 +633,11 @@ start_cluster_opensearch() {
   cat >"$run/config/opensearch.yml" <<EOF
 cluster.name: quarry-cluster
 node.name: quarry-os-$i
-network.host: 127.0.0.1
+http.host: $(node_host "opensearch-$i")
 http.port: $(( CLUSTER_OS_PORT + i - 1 ))
+transport.host: 127.0.0.1
 transport.port: $(( CLUSTER_OS_TRANSPORT_PORT + i - 1 ))
-discovery.seed_hosts: [$(cluster_list "$CLUSTER_OS_TRANSPORT_PORT" '"127.0.0.1:' '"')]
+discovery.seed_hosts: [$(for n in 1 2 3; do printf '%s"127.0.0.1:%s"' "$([[ $n == 1 ]] || echo ,)" $(( CLUSTER_OS_TRANSPORT_PORT + n - 1 )); done)]
 cluster.initial_cluster_manager_nodes: ["quarry-os-1", "quarry-os-2", "quarry-os-3"]
 path.data: $run/data
 path.logs: $run/logs
@@ -635,28 +647,137 @@ EOF
 
 # Ready once this node answers for a formed cluster (a node still looking for its peers answers 503).
 ready_cluster_opensearch() {
-  curl -fsS "http://127.0.0.1:$(( CLUSTER_OS_PORT + $1 - 1 ))/_cluster/health?wait_for_status=yellow&timeout=2s" 2>/dev/null \
+  curl -fsS "http://$(node_host "opensearch-$1"):$(( CLUSTER_OS_PORT + $1 - 1 ))/_cluster/health?wait_for_status=yellow&timeout=2s" 2>/dev/null \
     | grep -qE '"status":"(yellow|green)"'
 }
 
 start_cluster_kafka() {
   local i="$1" voters
-  voters="$(for n in 1 2 3; do printf '%s%s@127.0.0.1:%s' "$([[ $n == 1 ]] || echo ,)" "$n" $(( CLUSTER_KAFKA_CONTROLLER_PORT + n - 1 )); done)"
+  voters="$(for n in 1 2 3; do printf '%s%s@%s:%s' "$([[ $n == 1 ]] || echo ,)" "$n" "$(node_host "kafka-$n")" $(( CLUSTER_KAFKA_CONTROLLER_PORT + n - 1 )); done)"
   kafka_node "kafka-$i" "$i" "$voters" $(( CLUSTER_KAFKA_PORT + i - 1 )) $(( CLUSTER_KAFKA_CONTROLLER_PORT + i - 1 )) 3 \
     "$RUN_DIR/kafka-cluster.id" "${QUARRY_CLUSTER_KAFKA_HEAP_OPTS:--Xms256m -Xmx256m}"
 }
 
 ready_cluster_kafka() {
-  local port=$(( CLUSTER_KAFKA_PORT + $1 - 1 ))
-  port_busy "$port" || return 1
+  local port=$(( CLUSTER_KAFKA_PORT + $1 - 1 )) host
+  host="$(node_host "kafka-$1")"
+  port_busy "$port" "$host" || return 1
   timeout 30 "$(java_bin)" -Xmx128m -XX:TieredStopAtLevel=1 -cp "$KAFKA_HOME/libs/*" \
     -Dlog4j2.configurationFile="$RUN_DIR/kafka-$1/log4j2.properties" -Dlog4j2.level=warn \
-    org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$port" --list >/dev/null 2>&1
+    org.apache.kafka.tools.TopicCommand --bootstrap-server "$host:$port" --list >/dev/null 2>&1
 }
 
 print_cluster_env() {
-  echo "export OPENSEARCH_URL=$(cluster_list "$CLUSTER_OS_PORT" http://127.0.0.1: '')"
-  echo "export KAFKA_BROKERS=$(cluster_list "$CLUSTER_KAFKA_PORT" 127.0.0.1: '')"
+  echo "export OPENSEARCH_URL=$(cluster_addresses opensearch "$CLUSTER_OS_PORT" http:// '')"
+  echo "export KAFKA_BROKERS=$(cluster_addresses kafka "$CLUSTER_KAFKA_PORT" '' '')"
+}
+
+# cluster_addresses ENGINE BASE BEFORE AFTER: the three nodes' BEFORE<host>:<port>AFTER, comma-separated.
+cluster_addresses() {
+  local i out=()
+  for i in 1 2 3; do out+=("$3$(node_host "$1-$i"):$(( $2 + i - 1 ))$4"); done
+  (IFS=,; echo "${out[*]}")
+}
+
+# ---------------------------------------------------------------------------------------------
+# hosts: each cluster node in a network namespace of its own (--hosts / QUARRY_CLUSTER_HOSTS=1)
+#
+# One bridge on this machine (qbr<N>, 10.77.<N>.1/24) and, per node, a namespace (quarry<N>-<node>)
+# whose eth0 is one end of a veth pair and whose other end (qv<N>-<k|o><i>) is on the bridge. Kafka
+# broker i is 10.77.<N>.1<i>, OpenSearch node i 10.77.<N>.2<i>. Taking the bridge end down cuts the
+# node off from its peers and from Quarry at once, as a pulled cable would, while it keeps running.
+# N is chosen free at the first `up` and kept in the run folder, so clusters of several run folders
+# (tests, benches) can live side by side.
+
+net_id() {
+  local f="$RUN_DIR/cluster-net" n
+  if [[ -s "$f" ]]; then cat "$f"; return; fi
+  [[ "$(id -u)" == 0 ]] || die "--hosts puts nodes in network namespaces, which needs root"
+  mkdir -p "$RUN_DIR"
+  for n in $(seq 1 250); do
+    ip link show "qbr$n" >/dev/null 2>&1 && continue
+    echo "$n" >"$f"; echo "$n"; return
+  done
+  die "no free 10.77.N.0/24 for a bridge (qbr1..qbr250 all exist)"
+}
+
+node_short() { case "$1" in kafka-[1-3]) echo "k${1#kafka-}" ;; opensearch-[1-3]) echo "o${1#opensearch-}" ;; esac; }
+
+node_host() {
+  if [[ "$HOSTS" != 1 ]]; then echo 127.0.0.1; return; fi
+  case "$1" in
+    kafka-[1-3]) echo "10.77.$(net_id).1${1#kafka-}" ;;
+    opensearch-[1-3]) echo "10.77.$(net_id).2${1#opensearch-}" ;;
+    *) echo 127.0.0.1 ;;
+  esac
+}
+
+# cluster_transport_relays I: the relay specs OpenSearch node I's namespace runs. A node's transport
+# listens and publishes on 127.0.0.1 — OpenSearch enforces production limits (65,535 file
+# descriptors, which a container without CAP_SYS_RESOURCE cannot grant) once it is not loopback — so
+# in each namespace the peers' transport ports on 127.0.0.1 lead over the link to the peer's
+# address, and the node's own port on its address leads to its loopback.
+cluster_transport_relays() {
+  local i="$1" n port specs=()
+  for n in 1 2 3; do
+    port=$(( CLUSTER_OS_TRANSPORT_PORT + n - 1 ))
+    if (( n == i )); then specs+=("$(node_host "opensearch-$n"):$port=127.0.0.1:$port")
+    else specs+=("127.0.0.1:$port=$(node_host "opensearch-$n"):$port"); fi
+  done
+  echo "${specs[*]}"
+}
+
+node_netns_prefix() {
+  [[ "$HOSTS" == 1 ]] || return 0
+  case "$1" in kafka-[1-3] | opensearch-[1-3]) echo "ip netns exec quarry$(net_id)-$1" ;; esac
+}
+
+# Bridge and namespaces for the three-plus-three nodes; each step only when missing, so `up` of a
+# single node after a kill reuses them.
+net_up() {
+  local n node ns veth
+  n="$(net_id)"
+  if (( $(sysctl -n vm.max_map_count) < 262144 )); then
+    log "raising vm.max_map_count to 262144, as OpenSearch on a non-loopback address requires"
+    sysctl -qw vm.max_map_count=262144
+  fi
+  if ! ip link show "qbr$n" >/dev/null 2>&1; then
+    ip link add "qbr$n" type bridge
+    ip addr add "10.77.$n.1/24" dev "qbr$n"
+    ip link set "qbr$n" up
+  fi
+  for node in "${CLUSTER_ENGINES[@]}"; do
+    ns="quarry$n-$node"; veth="qv$n-$(node_short "$node")"
+    [[ -e "/run/netns/$ns" ]] || ip netns add "$ns"
+    if ! ip link show "$veth" >/dev/null 2>&1; then
+      ip link add "$veth" type veth peer name eth0 netns "$ns"
+      ip link set "$veth" master "qbr$n" up
+      ip netns exec "$ns" ip addr add "$(node_host "$node")/24" dev eth0
+      ip netns exec "$ns" ip link set eth0 up
+      ip netns exec "$ns" ip link set lo up
+    fi
+  done
+}
+
+net_down() {
+  local f="$RUN_DIR/cluster-net" n node
+  [[ -s "$f" ]] || return 0
+  n="$(cat "$f")"
+  for node in "${CLUSTER_ENGINES[@]}"; do
+    ip link del "qv$n-$(node_short "$node")" 2>/dev/null || true
+    ip netns del "quarry$n-$node" 2>/dev/null || true
+  done
+  ip link del "qbr$n" 2>/dev/null || true
+  rm -f "$f"
+}
+
+# cut/heal NODE: its bridge end down or up.
+cmd_link() {
+  local state="$1" node="$2"
+  [[ "$HOSTS" == 1 ]] || die "cut and heal need the cluster on hosts of its own (--hosts)"
+  case "$node" in kafka-[1-3] | opensearch-[1-3]) ;; *) die "cut/heal take a cluster node (kafka-1..3, opensearch-1..3), not '$node'" ;; esac
+  ip link set "qv$(net_id)-$(node_short "$node")" "$state"
+  log "$node $([[ $state == down ]] && echo "cut off the network" || echo "back on the network")"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -722,6 +843,7 @@ cmd_up() {
   engines="$(pick_engines "$@")"
   t0="$(now_ms)"
   for e in $engines; do fetch_engine "${e%-[1-3]}"; done
+  [[ "$HOSTS" == 1 ]] && net_up
   for e in $engines; do start_engine "$e"; done
   for e in $engines; do
     wait_ready "$e"
@@ -737,6 +859,8 @@ cmd_down() {
     # At once: a broker stopped after its peers waits for a controller quorum that is gone.
     for e in $(pick_engines "$@"); do stop_engine "$e" & done
     wait
+    # The network goes with the last node.
+    if [[ "$HOSTS" == 1 ]] && (( $# == 0 )); then net_down; fi
     return
   fi
   for e in $(pick_engines "$@"); do stop_engine "$e"; done
@@ -766,12 +890,15 @@ cmd_logs() {
   done
 }
 
-usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 main() {
   local cmd="${1:-}"; shift || true
   local args=() a
-  for a in "$@"; do if [[ "$a" == --cluster ]]; then CLUSTER=1; else args+=("$a"); fi; done
+  for a in "$@"; do
+    case "$a" in --cluster) CLUSTER=1 ;; --hosts) HOSTS=1 ;; *) args+=("$a") ;; esac
+  done
+  [[ "$HOSTS" == 1 ]] && CLUSTER=1
   set -- ${args[@]+"${args[@]}"}
   [[ "$CLUSTER" == 1 ]] && ALL_ENGINES=("${CLUSTER_ENGINES[@]}")
   case "$cmd" in
@@ -781,6 +908,8 @@ main() {
     status) cmd_status "$@" ;;
     logs) cmd_logs "$@" ;;
     env) print_env ;;
+    cut) cmd_link down "${1:-}" ;;
+    heal) cmd_link up "${1:-}" ;;
     -h | --help | help | "") usage ;;
     *) usage >&2; exit 2 ;;
   esac

@@ -1,7 +1,9 @@
 // A 3-node OpenSearch cluster and a 3-broker Kafka of a test's (or a bench's) own, started through
 // `deploy/local/engines.sh up --cluster` in a temporary run folder on free ports, so a fault test can
-// kill -9 a node and bring it back without touching the engines every other suite shares.
-import { execFile } from "node:child_process";
+// kill -9 a node and bring it back without touching the engines every other suite shares. With
+// `hosts`, each node is a host of its own (a network namespace on a bridge: engines.sh --hosts), so a
+// test can also cut a node off the network while it runs.
+import { execFile, execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { connect, createServer } from "node:net";
@@ -15,11 +17,16 @@ export interface EngineCluster {
   opensearchUrls: string;
   kafkaBrokers: string;
   runDir: string;
-  /** SIGKILL to the node's whole process group: no shutdown, no flush, as a lost machine. */
-  /** kill -9 of a node's processes; resolves once they are gone (their ports free). */
+  /** Whether each node is a host of its own, so cut and heal work. */
+  hosts: boolean;
+  /** kill -9 of a node's whole process group (no shutdown, no flush, as a lost machine); resolves once it is gone and its ports are free. */
   kill(node: ClusterNode): Promise<void>;
   /** Starts a killed node again on its data and resolves once engines.sh finds it ready. */
   restart(node: ClusterNode): Promise<void>;
+  /** Takes a running node off the network (its link goes down): peers and clients get no answer, not a refusal. Needs hosts. */
+  cut(node: ClusterNode): Promise<void>;
+  /** Puts a cut node back on the network. */
+  heal(node: ClusterNode): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -39,6 +46,20 @@ export function clusterUnavailable(): string | undefined {
     if (!installed.some((name) => name.startsWith(`${engine}-`) && existsSync(join(dir, name, ".quarry-ready")))) {
       return `no ${engine} install in ${dir} (deploy/local/engines.sh fetch ${engine})`;
     }
+  }
+  return undefined;
+}
+
+/**
+ * Why nodes cannot be hosts of their own here, or undefined: engines.sh --hosts makes network
+ * namespaces and a bridge, which needs root and iproute2's netns support.
+ */
+export function hostsUnavailable(): string | undefined {
+  if (process.getuid?.() !== 0) return "network namespaces need root";
+  try {
+    execFileSync("ip", ["netns", "list"], { stdio: "ignore" });
+  } catch (error) {
+    return `iproute2 cannot list network namespaces here (${(error as Error).message.split("\n")[0]})`;
   }
   return undefined;
 }
@@ -81,9 +102,9 @@ function taskState(statFile: string): { group: number; running: boolean } | unde
 }
 
 /** Whether something accepts connections on the port, as engines.sh's own check asks before a start. */
-function listening(port: number): Promise<boolean> {
+function listening({ host, port }: { host: string; port: number }): Promise<boolean> {
   return new Promise((resolvePort) => {
-    const socket = connect({ port, host: "127.0.0.1" });
+    const socket = connect({ port, host });
     socket.once("connect", () => {
       socket.destroy();
       resolvePort(true);
@@ -126,20 +147,28 @@ function script(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
   });
 }
 
-/** A node's listening ports: node i has each base + i - 1 (its client port and its cluster port). */
-function nodePorts(env: NodeJS.ProcessEnv, node: ClusterNode): number[] {
+/**
+ * The addresses a node listens on: node i has each base + i - 1 (its client port and its cluster
+ * port), on the host its client address names (a Kafka broker's controller port too; an OpenSearch
+ * node on a host of its own keeps its transport on that host's loopback, which is its namespace's).
+ */
+function nodeAddresses(env: NodeJS.ProcessEnv, node: ClusterNode, clientHost: string, hosts: boolean): { host: string; port: number }[] {
   const [engine, index] = node.split("-") as ["opensearch" | "kafka", string];
-  const bases = engine === "opensearch" ? ["QUARRY_CLUSTER_OPENSEARCH_PORT", "QUARRY_CLUSTER_OPENSEARCH_TRANSPORT_PORT"] : ["QUARRY_CLUSTER_KAFKA_PORT", "QUARRY_CLUSTER_KAFKA_CONTROLLER_PORT"];
-  return bases.map((base) => Number(env[base]) + Number(index) - 1);
+  const port = (base: string) => Number(env[base]) + Number(index) - 1;
+  if (engine === "kafka") return [port("QUARRY_CLUSTER_KAFKA_PORT"), port("QUARRY_CLUSTER_KAFKA_CONTROLLER_PORT")].map((p) => ({ host: clientHost, port: p }));
+  const http = { host: clientHost, port: port("QUARRY_CLUSTER_OPENSEARCH_PORT") };
+  return hosts ? [http] : [http, { host: clientHost, port: port("QUARRY_CLUSTER_OPENSEARCH_TRANSPORT_PORT") }];
 }
 
-export async function startEngineCluster(): Promise<EngineCluster> {
+export async function startEngineCluster(options: { hosts?: boolean } = {}): Promise<EngineCluster> {
+  const hosts = options.hosts ?? false;
   const runDir = await mkdtemp(join(tmpdir(), "quarry-cluster-"));
   const taken = new Set<number>();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     QUARRY_ENGINES_RUN: runDir,
     QUARRY_ENGINES_CLUSTER: "1",
+    QUARRY_CLUSTER_HOSTS: hosts ? "1" : "0",
     QUARRY_CLUSTER_OPENSEARCH_PORT: String(await freePortRun(taken)),
     QUARRY_CLUSTER_OPENSEARCH_TRANSPORT_PORT: String(await freePortRun(taken)),
     QUARRY_CLUSTER_KAFKA_PORT: String(await freePortRun(taken)),
@@ -155,25 +184,39 @@ export async function startEngineCluster(): Promise<EngineCluster> {
     const opensearchUrls = value("OPENSEARCH_URL");
     const kafkaBrokers = value("KAFKA_BROKERS");
     if (!opensearchUrls || !kafkaBrokers) throw new Error(`engines.sh up --cluster printed no addresses:\n${exports}`);
+    const clientHost = (node: ClusterNode) => {
+      const [engine, index] = node.split("-") as ["opensearch" | "kafka", string];
+      const address = (engine === "opensearch" ? opensearchUrls : kafkaBrokers).split(",")[Number(index) - 1]!;
+      return new URL(engine === "opensearch" ? address : `tcp://${address}`).hostname;
+    };
     return {
       opensearchUrls,
       kafkaBrokers,
       runDir,
+      hosts,
       async kill(node) {
         const pid = Number(readFileSync(join(runDir, node, `${node}.pid`), "utf8").trim());
         // engines.sh starts each node in its own session (setsid): the group is the node.
         process.kill(-pid, "SIGKILL");
         // A killed JVM lets go of its ports only once its last thread is gone, which under load takes
         // a while: a restart before that finds its port still taken (engines.sh refuses to start it).
-        const ports = nodePorts(env, node);
+        const addresses = nodeAddresses(env, node, clientHost(node), hosts);
         const deadline = Date.now() + 60_000;
-        while (groupAlive(pid) || (await Promise.all(ports.map(listening))).some(Boolean)) {
-          if (Date.now() > deadline) throw new Error(`${node} (process group ${pid}) still ran or held one of ports ${ports.join(", ")} 60 s after kill -9`);
+        while (groupAlive(pid) || (await Promise.all(addresses.map(listening))).some(Boolean)) {
+          if (Date.now() > deadline) throw new Error(`${node} (process group ${pid}) still ran or held one of ${addresses.map((a) => `${a.host}:${a.port}`).join(", ")} 60 s after kill -9`);
           await new Promise((r) => setTimeout(r, 100));
         }
       },
       async restart(node) {
         await script(env, ["up", node]);
+      },
+      async cut(node) {
+        if (!hosts) throw new Error("cut needs a cluster started with hosts: true");
+        await script(env, ["cut", node]);
+      },
+      async heal(node) {
+        if (!hosts) throw new Error("heal needs a cluster started with hosts: true");
+        await script(env, ["heal", node]);
       },
       stop,
     };

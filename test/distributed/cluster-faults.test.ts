@@ -3,18 +3,23 @@
 // every ingestion stage and two gateways, small documents (72; more with QUARRY_CLUSTER_FAULT_DOCUMENTS)
 // are ingested through both gateways while, one at a time and mid-ingest, one Kafka broker, one
 // OpenSearch node, one replica of each stage (parser, chunker, embedder, index) and the second gateway
-// are killed with SIGKILL and brought back. Searches and chats run against the first gateway
-// throughout; every one that fails is counted against the fault it fell in.
+// are killed with SIGKILL and brought back. Where each node can be a host of its own (root, network
+// namespaces), a broker and a search node are also cut off the network for 30 s while they keep
+// running. Searches and chats run against the first gateway throughout; every one that fails is
+// counted against the fault it fell in.
 // Afterwards every document must be READY and hold exactly the chunks PreviewChunks says its text
 // splits into: a lost event shows as a missing or unfinished document, a replayed one as extra chunks.
 // Each stage's work must have been split between its two processes (their /metrics counters).
 // The embedder talks to the OpenAI-compatible stub (hashing vectors) so the run measures the
-// cluster, not a model on a loaded CPU.
+// cluster, not a model on a loaded CPU. Where S3_ENDPOINT is set (CI's SeaweedFS), originals live in
+// the bucket and every upload travels to the parsers by an s3:// reference; each must come back
+// byte for byte afterwards.
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { AssignerProtocol, Kafka, logLevel, ConfigResourceTypes } from "kafkajs";
 import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
-import { clusterUnavailable, startEngineCluster, type ClusterNode, type EngineCluster } from "../../lib/testing/engine-cluster.ts";
+import { clusterUnavailable, hostsUnavailable, startEngineCluster, type ClusterNode, type EngineCluster } from "../../lib/testing/engine-cluster.ts";
 import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
 import { createClient } from "@connectrpc/connect";
 import type { QuarryClient } from "../../client/gateway-client.ts";
@@ -24,13 +29,25 @@ import { handledEvents } from "../support/stage-metrics.ts";
 import { transportFor } from "../support/embedded-quarry.ts";
 import { startDistributedQuarry, type DistributedQuarry, type RunningProcess } from "../support/distributed-quarry.ts";
 import { describeWith } from "../support/engines.ts";
+import { S3BlobStore } from "../../lib/blobs/s3-blob-store.ts";
 import { opensearch, tallyChunks, tallyDocuments } from "./chunk-tally.ts";
 import { waitFor } from "./wait-for.ts";
 
 const STAGES = ["parser", "chunker", "embedder", "index"] as const;
 const UPLOADERS = 4;
-/** A broker, a search node, one replica of each stage, the second gateway. */
-const FAULTS = 2 + STAGES.length + 1;
+/** Why the nodes cannot be cut off the network here (the kills still run), or undefined. */
+const noCuts = process.env.QUARRY_CLUSTER_HOSTS === "0" ? "QUARRY_CLUSTER_HOSTS=0" : hostsUnavailable();
+/** Originals in a real S3 bucket where one is configured, else in the run's shared folder. */
+const s3Endpoint = process.env.S3_ENDPOINT?.trim() || undefined;
+const s3 = {
+  bucket: process.env.S3_BUCKET ?? "quarry",
+  prefix: `cluster-faults-${Date.now().toString(36)}${randomBytes(3).toString("hex")}`,
+  credentials: { accessKeyId: process.env.S3_ACCESS_KEY_ID ?? "", secretAccessKey: process.env.S3_SECRET_ACCESS_KEY ?? "" },
+};
+/** How long a cut node stays off the network: as long as OpenSearch's and Kafka's failure detectors take, and then some. */
+const CUT_MS = 30_000;
+/** A broker and a search node killed, both cut off the network (where hosts allow), one replica of each stage killed, the second gateway killed. */
+const FAULTS = 2 + (noCuts === undefined ? 2 : 0) + STAGES.length + 1;
 // The short form (CI's) by default; QUARRY_CLUSTER_FAULT_DOCUMENTS=1000 is the full form.
 const DOCUMENTS = documentCount(process.env.QUARRY_CLUSTER_FAULT_DOCUMENTS);
 
@@ -43,6 +60,8 @@ interface Fault {
   failed: number;
   /** Searches (with their chats) that ended, either way, while the node was down. */
   ended: number;
+  /** The longest search and chat, in ms, of those that started during the fault. */
+  slowestMs: number;
   /** A stage replica's kill: seconds until its twin alone held every partition of the stage's group. */
   takenOverS?: number;
   firstError?: string;
@@ -78,6 +97,21 @@ async function soleMember(kafka: Kafka, group: string): Promise<void> {
   }
 }
 
+/** Resolves once every partition of Quarry's topics and of the consumer offsets has all its replicas in sync. */
+async function fullyReplicated(kafka: Kafka, topicPrefix: string): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await waitFor("every partition's replicas in sync", async () => {
+      const topics = (await admin.listTopics()).filter((t) => t.startsWith(topicPrefix) || t === "__consumer_offsets");
+      const { topics: metadata } = await admin.fetchTopicMetadata({ topics });
+      return metadata.every((t) => t.partitions.every((p) => p.isr.length === p.replicas.length)) ? true : undefined;
+    }, 300_000);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 function documentCount(value: string | undefined): number {
   if (value === undefined || value.trim() === "") return 72;
   const count = Number(value);
@@ -95,7 +129,7 @@ describeWith(
       ? "Fetch the engines and start Tika with deploy/local/engines.sh up"
       : "Run it with QUARRY_CLUSTER_FAULTS=1 and the engines' exports (it starts a six-node cluster of its own and takes minutes)",
   },
-  "Quarry on a cluster: a broker, a search node, a replica of each stage and a gateway killed mid-ingest",
+  "Quarry on a cluster: a broker, a search node, a replica of each stage and a gateway killed mid-ingest, a broker and a search node cut off the network",
   (tikaUrl) => {
     let cluster: EngineCluster | undefined;
     let stub: OpenAiStub | undefined;
@@ -104,14 +138,21 @@ describeWith(
 
     beforeAll(async () => {
       const started = Date.now();
-      cluster = await startEngineCluster();
+      if (noCuts !== undefined) console.warn(`*** network cuts SKIPPED: ${noCuts}; the kills still run ***`);
+      cluster = await startEngineCluster({ hosts: noCuts === undefined });
       console.info(`cluster up in ${Math.round((Date.now() - started) / 1000)} s: ${cluster.opensearchUrls} / ${cluster.kafkaBrokers}`);
       stub = await startOpenAiStub({ embeddingDimension: 384 });
+      if (!s3Endpoint) console.warn("*** originals in S3 SKIPPED: S3_ENDPOINT is not set; the originals stay in the run's shared folder ***");
+      const inS3 = s3Endpoint
+        ? { QUARRY_BLOB_URL: `s3://${s3.bucket}/${s3.prefix}`, S3_ENDPOINT: s3Endpoint, S3_ACCESS_KEY_ID: s3.credentials.accessKeyId, S3_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey }
+        : {};
       quarry = await startDistributedQuarry({
         opensearchUrl: cluster.opensearchUrls,
         kafkaBrokers: cluster.kafkaBrokers,
         tikaUrl,
-        env: { QUARRY_EMBEDDING_PROVIDER: "openai", QUARRY_EMBEDDING_BASE_URL: stub.url, QUARRY_EMBEDDING_MODEL: "stub-hashing", QUARRY_EMBEDDING_DIMENSION: "384" },
+        env: { QUARRY_EMBEDDING_PROVIDER: "openai", QUARRY_EMBEDDING_BASE_URL: stub.url, QUARRY_EMBEDDING_MODEL: "stub-hashing", QUARRY_EMBEDDING_DIMENSION: "384", ...inS3 },
+        // Every upload by reference, so each parser replica reads its original from the bucket.
+        ...(s3Endpoint ? { serviceEnv: { gateway: { QUARRY_INLINE_MAX_BYTES: "1" } } } : {}),
       });
       for (const stage of STAGES) replicas.push(await quarry.startReplica(stage));
       replicas.push(await quarry.startReplica("gateway"));
@@ -121,7 +162,11 @@ describeWith(
       await quarry?.stop();
       await stub?.close();
       await cluster?.stop();
-    }, 180_000);
+      if (s3Endpoint) {
+        const bucket = new S3BlobStore({ bucket: s3.bucket, prefix: `${s3.prefix}/`, endpoint: s3Endpoint, region: "us-east-1", credentials: s3.credentials, forcePathStyle: true });
+        for (const key of await bucket.list("")) await bucket.delete(key);
+      }
+    }, 300_000);
 
     it("ends with every document READY, none lost, no chunk twice, and searches answering through each loss", async () => {
       const q = quarry!;
@@ -177,12 +222,13 @@ describeWith(
       // Searches and chats throughout against the first gateway, each counted against the fault it fell in (or none).
       const faults: Fault[] = [];
       let searching = true;
-      const searchOutsideFaults = { searches: 0, chats: 0, failed: 0, ended: 0 };
+      const searchOutsideFaults = { searches: 0, chats: 0, failed: 0, ended: 0, slowestMs: 0 };
       const searchLoop = (async () => {
         while (searching) {
           const current = faults.find((f) => f.backAt === undefined);
           const tally = current ?? searchOutsideFaults;
           tally.searches++;
+          const started = Date.now();
           try {
             await q.client.search({ query: "lock keeper", knowledgeBases: [kb] });
             tally.chats++;
@@ -192,35 +238,48 @@ describeWith(
             if (current && current.firstError === undefined) current.firstError = (error as Error).message.slice(0, 160);
           } finally {
             if (current) current.ended++;
+            tally.slowestMs = Math.max(tally.slowestMs, Date.now() - started);
           }
           await new Promise((r) => setTimeout(r, 250));
         }
       })();
 
       const uploaded = (count: number) => waitFor(`${count} uploads`, async () => (ids.size >= count ? true : undefined), 600_000);
-      const fault = async (what: string, kill: () => unknown, bringBack: () => Promise<unknown>) => {
-        const record: Fault = { what, killedAt: Date.now(), searches: 0, chats: 0, failed: 0, ended: 0 };
+      const fault = async (what: string, kill: () => unknown, bringBack: () => Promise<unknown>, downAtLeastMs = 0) => {
+        const record: Fault = { what, killedAt: Date.now(), searches: 0, chats: 0, failed: 0, ended: 0, slowestMs: 0 };
         faults.push(record);
         await kill();
         // A node back within seconds (a gateway) can outrun one search and chat on a loaded machine:
         // it stays down until one that started during the fault has ended, so each fault is searched through.
         await waitFor(`a search during "${what}"`, async () => (record.ended > 0 ? true : undefined), 300_000);
+        await new Promise((r) => setTimeout(r, Math.max(0, record.killedAt + downAtLeastMs - Date.now())));
         await bringBack();
         record.backAt = Date.now();
       };
       const node = (name: ClusterNode) => [() => c.kill(name), () => c.restart(name)] as const;
+      const link = (name: ClusterNode) => [() => c.cut(name), () => c.heal(name), CUT_MS] as const;
 
       // Fault k comes once k shares of the uploads are in.
-      const share = (k: number) => uploaded(Math.floor((k * DOCUMENTS) / (FAULTS + 1)));
-      await share(1);
+      let shares = 0;
+      const share = () => uploaded(Math.floor((++shares * DOCUMENTS) / (FAULTS + 1)));
+      await share();
       await fault("kill -9 Kafka broker kafka-2", ...node("kafka-2"));
-      await share(2);
+      await share();
       await fault("kill -9 OpenSearch node opensearch-1", ...node("opensearch-1"));
+      if (noCuts === undefined) {
+        // Each cut loses one copy: it starts only once the node killed before is back in every replica set.
+        await share();
+        await fullyReplicated(kafka, q.topicPrefix);
+        await fault(`network cut of Kafka broker kafka-3 for ${CUT_MS / 1000} s`, ...link("kafka-3"));
+        await share();
+        await opensearch(c.opensearchUrls, "GET", "_cluster/health?wait_for_status=green&timeout=300s");
+        await fault(`network cut of OpenSearch node opensearch-2 for ${CUT_MS / 1000} s`, ...link("opensearch-2"));
+      }
       const killed = new Set<number>();
       // Events each stage's second process handled before its kill: its counter starts again at its restart.
       const handledBeforeKill = new Map<string, number>();
-      for (const [k, stage] of STAGES.entries()) {
-        await share(3 + k);
+      for (const stage of STAGES) {
+        await share();
         const replica = replicas.find((r) => r.name === stage && !killed.has(r.pid))!;
         killed.add(replica.pid);
         const what = `kill -9 one ${stage} replica`;
@@ -240,7 +299,7 @@ describeWith(
           },
         );
       }
-      await share(FAULTS);
+      await share();
       const gateway = replicas.filter((r) => r.name === "gateway").at(-1)!;
       killed.add(gateway.pid);
       await fault(
@@ -265,6 +324,13 @@ describeWith(
       searching = false;
       await searchLoop;
 
+      // Every original can be had back, byte for byte (from the bucket where there is one).
+      const originalsWrong: string[] = [];
+      for (const d of documents) {
+        const response = await fetch(`${q.url}/v1/documents/${d.id}/original`);
+        const body = response.ok ? await response.text() : "";
+        if (body !== texts.get(ids.get(d.id)!)) originalsWrong.push(`${d.fileName}: ${response.status}`);
+      }
       const { lost, duplicated, mismatches } = await tallyChunks(q.client, c.opensearchUrls, q.opensearchPrefix, kb, documents, texts);
       // Each stage's events as its two processes split them: the first, and the second before plus after its restart.
       const split = Object.fromEntries(
@@ -281,12 +347,12 @@ describeWith(
       const indexSettings = (await opensearch(c.opensearchUrls, "GET", `${q.opensearchPrefix}-*/_settings`)) as Record<string, { settings: { index: { auto_expand_replicas?: string } } }>;
 
       const table = [
-        `| documents | READY | lost chunks | duplicated chunks | upload retries |`,
-        `| ${DOCUMENTS} | ${documents.length} | ${lost} | ${duplicated} | ${uploadRetries} |`,
+        `| documents | READY | lost chunks | duplicated chunks | upload retries | originals served back | originals in |`,
+        `| ${DOCUMENTS} | ${documents.length} | ${lost} | ${duplicated} | ${uploadRetries} | ${documents.length - originalsWrong.length} | ${s3Endpoint ? "S3 (SeaweedFS)" : "shared folder"} |`,
         ``,
-        `| fault | down for | twin took over after | searches | chats | failed | first failure |`,
-        ...faults.map((f) => `| ${f.what} | ${Math.round((f.backAt! - f.killedAt) / 1000)} s | ${f.takenOverS === undefined ? "" : `${f.takenOverS} s`} | ${f.searches} | ${f.chats} | ${f.failed} | ${f.firstError ?? ""} |`),
-        `| (no fault) | | | ${searchOutsideFaults.searches} | ${searchOutsideFaults.chats} | ${searchOutsideFaults.failed} | |`,
+        `| fault | down for | twin took over after | searches | chats | failed | slowest search + chat | first failure |`,
+        ...faults.map((f) => `| ${f.what} | ${Math.round((f.backAt! - f.killedAt) / 1000)} s | ${f.takenOverS === undefined ? "" : `${f.takenOverS} s`} | ${f.searches} | ${f.chats} | ${f.failed} | ${(f.slowestMs / 1000).toFixed(1)} s | ${f.firstError ?? ""} |`),
+        `| (no fault) | | | ${searchOutsideFaults.searches} | ${searchOutsideFaults.chats} | ${searchOutsideFaults.failed} | ${(searchOutsideFaults.slowestMs / 1000).toFixed(1)} s | |`,
         ``,
         `| stage | events handled: first process / second (before + after its kill) |`,
         ...STAGES.map((stage) => `| ${stage} | ${split[stage]![0]} / ${split[stage]![1]} |`),
@@ -308,6 +374,7 @@ describeWith(
         "Quarry processes that ended without being killed",
       ).toEqual([]);
       expect(mismatches.slice(0, 10), "chunks per document against the expected split").toEqual([]);
+      expect(originalsWrong.slice(0, 10), "originals not served back as uploaded").toEqual([]);
       expect(documents.map((d) => ids.get(d.id)).sort()).toEqual([...names].sort());
       // Each stage's work was split between its processes, the killed one's included.
       for (const stage of STAGES) for (const [p, count] of split[stage]!.entries()) expect(count, `${stage} process ${p + 1}: events handled`).toBeGreaterThan(0);
