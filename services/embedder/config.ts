@@ -17,6 +17,8 @@ export type EmbedderConfig =
       apiKey: string;
       model: string;
       dimension: number;
+      /** Further models the same endpoint serves (QUARRY_EMBEDDING_MODELS), for knowledge bases that name them. */
+      moreModels: { model: string; dimension: number }[];
       maxInputTokens: number;
       requestDimensions: boolean;
       sendInputType: boolean;
@@ -45,9 +47,27 @@ export function embedderConfig(env: Env): EmbedderConfig {
     apiKey: optional(env, "QUARRY_EMBEDDING_API_KEY") ?? optional(env, "OPENAI_API_KEY") ?? "not-needed",
     model,
     dimension,
+    moreModels: moreModels(optional(env, "QUARRY_EMBEDDING_MODELS"), model),
     maxInputTokens: integer(env, "QUARRY_EMBEDDING_MAX_TOKENS", 512),
     requestDimensions: optional(env, "QUARRY_EMBEDDING_REQUEST_DIMENSIONS") === "1",
     sendInputType: optional(env, "QUARRY_EMBEDDING_INPUT_TYPE") === "1",
     batchSize: integer(env, "QUARRY_EMBEDDING_BATCH", 32),
   };
+}
+
+/** QUARRY_EMBEDDING_MODELS: "name:dimension" pairs, comma-separated; the default model may be among them. */
+function moreModels(value: string | undefined, defaultModel: string): { model: string; dimension: number }[] {
+  if (!value) return [];
+  const models: { model: string; dimension: number }[] = [];
+  for (const entry of value.split(",").map((e) => e.trim()).filter(Boolean)) {
+    // The name may hold colons itself (text-embedding-3-small, but also org:model): the dimension is after the last.
+    const at = entry.lastIndexOf(":");
+    const model = entry.slice(0, at).trim();
+    const dimension = Number(entry.slice(at + 1));
+    if (at <= 0 || !model || !Number.isInteger(dimension) || dimension <= 0) {
+      throw new ConfigError(`QUARRY_EMBEDDING_MODELS takes name:dimension pairs separated by commas (e.g. "text-embedding-3-small:1536,bge-m3:1024"); "${entry}" is not one`);
+    }
+    if (model !== defaultModel && !models.some((m) => m.model === model)) models.push({ model, dimension });
+  }
+  return models;
 }

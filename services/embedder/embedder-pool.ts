@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { InvalidInputError, NotFoundError } from "../../lib/errors.ts";
 import { CoalescingEmbedder } from "./coalescing-embedder.ts";
 import type { Embedder } from "./embedder.ts";
+import type { EmbeddingModelInfo } from "../../lib/domain.ts";
 import { findModel, MANIFEST_FILE, MODEL_CATALOG, modelDir } from "../../lib/models/model-catalog.ts";
 
 export interface EmbedderPool {
@@ -14,6 +15,8 @@ export interface EmbedderPool {
   readonly defaultModel: string;
   /** The embedder for a model (empty: the default), loaded on first use. */
   get(model?: string): Promise<Embedder>;
+  /** The models served by name as configured, the default first (a local pool's catalog models are listed from the catalog). */
+  served(): Promise<EmbeddingModelInfo[]>;
   close(): Promise<void>;
 }
 
@@ -48,31 +51,52 @@ export class LocalModelPool implements EmbedderPool {
     return loading;
   }
 
+  async served(): Promise<EmbeddingModelInfo[]> {
+    return [(await this.get()).info()];
+  }
+
   async close(): Promise<void> {
     const models = await Promise.allSettled([...this.#loaded.values()]);
     await Promise.all(models.map((m) => (m.status === "fulfilled" ? m.value.close() : undefined)));
   }
 }
 
-/** One embedder that serves one model only (an OpenAI-compatible endpoint, or a test's). */
-export class SingleModelPool implements EmbedderPool {
+/**
+ * Embedders fixed at start-up, one per model name, the first the default: an OpenAI-compatible
+ * endpoint's models (QUARRY_EMBEDDING_MODEL and QUARRY_EMBEDDING_MODELS), or a test's.
+ */
+export class FixedModelPool implements EmbedderPool {
   readonly defaultModel: string;
-  readonly #embedder: Embedder;
+  readonly #byName = new Map<string, Embedder>();
 
-  constructor(embedder: Embedder) {
-    this.#embedder = embedder;
-    this.defaultModel = embedder.info().model;
+  constructor(embedders: readonly Embedder[]) {
+    if (embedders.length === 0) throw new Error("a fixed model pool needs at least one embedder");
+    for (const embedder of embedders) this.#byName.set(embedder.info().model, embedder);
+    this.defaultModel = embedders[0]!.info().model;
   }
 
   async get(model?: string): Promise<Embedder> {
-    if (model && model !== this.defaultModel) {
-      throw new InvalidInputError(`this embedder serves ${this.defaultModel} only, not ${model}`);
+    const embedder = this.#byName.get(model || this.defaultModel);
+    if (!embedder) {
+      const names = [...this.#byName.keys()];
+      throw new InvalidInputError(`this embedder serves ${names.length === 1 ? `${names[0]} only` : names.join(", ")}, not ${model}`);
     }
-    return this.#embedder;
+    return embedder;
   }
 
-  close(): Promise<void> {
-    return this.#embedder.close();
+  async served(): Promise<EmbeddingModelInfo[]> {
+    return [...this.#byName.values()].map((embedder) => embedder.info());
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#byName.values()].map((embedder) => embedder.close()));
+  }
+}
+
+/** One embedder that serves one model only. */
+export class SingleModelPool extends FixedModelPool {
+  constructor(embedder: Embedder) {
+    super([embedder]);
   }
 }
 
@@ -102,6 +126,7 @@ export function wrappedPool(pool: EmbedderPool, wrap: (embedder: Embedder) => Em
       if (!wrapper) wrappers.set(embedder, (wrapper = wrap(embedder)));
       return wrapper;
     },
+    served: () => pool.served(),
     close: () => pool.close(),
   };
 }

@@ -8,7 +8,7 @@ import type { Peers } from "../../lib/rpc/peers.ts";
 import type { AssembledService, SharedDeps } from "../../lib/service-runtime.ts";
 import { knowledgeBaseLookup } from "../../lib/rpc/knowledge-base-lookup.ts";
 import { embedderConfig } from "./config.ts";
-import { coalescingPool, LocalModelPool, SingleModelPool, type EmbedderPool } from "./embedder-pool.ts";
+import { coalescingPool, FixedModelPool, LocalModelPool, type EmbedderPool } from "./embedder-pool.ts";
 import { ThreadedEmbedder } from "./threaded-embedder.ts";
 import { measuredPool } from "./measured-embedder.ts";
 import { noMetrics } from "../../lib/metrics/metrics.ts";
@@ -20,7 +20,10 @@ import { StagePayloads, stageInlineMaxBytes } from "../../lib/pipeline/stage-pay
 
 export async function createEmbedderPool(env: Env): Promise<EmbedderPool> {
   const config = embedderConfig(env);
-  if (config.provider === "openai") return new SingleModelPool(new OpenAiEmbedder(config));
+  if (config.provider === "openai") {
+    // One client per model: the endpoint is the same, the model name and vector length differ.
+    return new FixedModelPool([config, ...config.moreModels.map((m) => ({ ...config, ...m }))].map((options) => new OpenAiEmbedder(options)));
+  }
   const pool = new LocalModelPool(config.modelsDir, config.defaultModel, (dir) => ThreadedEmbedder.load(dir, { batchSize: config.batchSize }));
   // The default model is loaded at start-up, so a missing install fails the start, not the first upload.
   await pool.get();

@@ -31,5 +31,8 @@ export function embedderRoutes(models: EmbedderPool) {
         const info = (await models.get(request.model)).info();
         return { model: info.model, dimension: info.dimension, maxInputTokens: info.maxInputTokens };
       },
+      async listModels() {
+        return { models: (await models.served()).map((info) => ({ model: info.model, dimension: info.dimension, maxInputTokens: info.maxInputTokens })) };
+      },
     });
 }

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file quarry/embedder/v1/embedder.proto.
  */
 export const file_quarry_embedder_v1_embedder: GenFile = /*@__PURE__*/
-  fileDesc("CiFxdWFycnkvZW1iZWRkZXIvdjEvZW1iZWRkZXIucHJvdG8SEnF1YXJyeS5lbWJlZGRlci52MSJ5CgxFbWJlZFJlcXVlc3QSDQoFdGV4dHMYASADKAkSLwoEa2luZBgCIAEoDjIhLnF1YXJyeS5lbWJlZGRlci52MS5FbWJlZGRpbmdLaW5kEhoKEmV4cGVjdGVkX2RpbWVuc2lvbhgDIAEoDRINCgVtb2RlbBgEIAEoCSIzCgZWZWN0b3ISDgoGdmFsdWVzGAEgAygCEhkKEWtub3duX3Rva2VuX3NoYXJlGAIgASgCIoYBCg1FbWJlZFJlc3BvbnNlEisKB3ZlY3RvcnMYASADKAsyGi5xdWFycnkuZW1iZWRkZXIudjEuVmVjdG9yEg0KBW1vZGVsGAIgASgJEhEKCWRpbWVuc2lvbhgDIAEoDRImCgV1c2FnZRgEIAEoCzIXLnF1YXJyeS5jb21tb24udjEuVXNhZ2UiJAoTR2V0TW9kZWxJbmZvUmVxdWVzdBINCgVtb2RlbBgBIAEoCSJSChRHZXRNb2RlbEluZm9SZXNwb25zZRINCgVtb2RlbBgBIAEoCRIRCglkaW1lbnNpb24YAiABKA0SGAoQbWF4X2lucHV0X3Rva2VucxgDIAEoDSpmCg1FbWJlZGRpbmdLaW5kEh4KGkVNQkVERElOR19LSU5EX1VOU1BFQ0lGSUVEEAASGAoURU1CRURESU5HX0tJTkRfUVVFUlkQARIbChdFTUJFRERJTkdfS0lORF9ET0NVTUVOVBACMsIBCg9FbWJlZGRlclNlcnZpY2USTAoFRW1iZWQSIC5xdWFycnkuZW1iZWRkZXIudjEuRW1iZWRSZXF1ZXN0GiEucXVhcnJ5LmVtYmVkZGVyLnYxLkVtYmVkUmVzcG9uc2USYQoMR2V0TW9kZWxJbmZvEicucXVhcnJ5LmVtYmVkZGVyLnYxLkdldE1vZGVsSW5mb1JlcXVlc3QaKC5xdWFycnkuZW1iZWRkZXIudjEuR2V0TW9kZWxJbmZvUmVzcG9uc2ViBnByb3RvMw", [file_quarry_common_v1_common]);
+  fileDesc("CiFxdWFycnkvZW1iZWRkZXIvdjEvZW1iZWRkZXIucHJvdG8SEnF1YXJyeS5lbWJlZGRlci52MSJ5CgxFbWJlZFJlcXVlc3QSDQoFdGV4dHMYASADKAkSLwoEa2luZBgCIAEoDjIhLnF1YXJyeS5lbWJlZGRlci52MS5FbWJlZGRpbmdLaW5kEhoKEmV4cGVjdGVkX2RpbWVuc2lvbhgDIAEoDRINCgVtb2RlbBgEIAEoCSIzCgZWZWN0b3ISDgoGdmFsdWVzGAEgAygCEhkKEWtub3duX3Rva2VuX3NoYXJlGAIgASgCIoYBCg1FbWJlZFJlc3BvbnNlEisKB3ZlY3RvcnMYASADKAsyGi5xdWFycnkuZW1iZWRkZXIudjEuVmVjdG9yEg0KBW1vZGVsGAIgASgJEhEKCWRpbWVuc2lvbhgDIAEoDRImCgV1c2FnZRgEIAEoCzIXLnF1YXJyeS5jb21tb24udjEuVXNhZ2UiJAoTR2V0TW9kZWxJbmZvUmVxdWVzdBINCgVtb2RlbBgBIAEoCSJSChRHZXRNb2RlbEluZm9SZXNwb25zZRINCgVtb2RlbBgBIAEoCRIRCglkaW1lbnNpb24YAiABKA0SGAoQbWF4X2lucHV0X3Rva2VucxgDIAEoDSITChFMaXN0TW9kZWxzUmVxdWVzdCJOChJMaXN0TW9kZWxzUmVzcG9uc2USOAoGbW9kZWxzGAEgAygLMigucXVhcnJ5LmVtYmVkZGVyLnYxLkdldE1vZGVsSW5mb1Jlc3BvbnNlKmYKDUVtYmVkZGluZ0tpbmQSHgoaRU1CRURESU5HX0tJTkRfVU5TUEVDSUZJRUQQABIYChRFTUJFRERJTkdfS0lORF9RVUVSWRABEhsKF0VNQkVERElOR19LSU5EX0RPQ1VNRU5UEAIynwIKD0VtYmVkZGVyU2VydmljZRJMCgVFbWJlZBIgLnF1YXJyeS5lbWJlZGRlci52MS5FbWJlZFJlcXVlc3QaIS5xdWFycnkuZW1iZWRkZXIudjEuRW1iZWRSZXNwb25zZRJhCgxHZXRNb2RlbEluZm8SJy5xdWFycnkuZW1iZWRkZXIudjEuR2V0TW9kZWxJbmZvUmVxdWVzdBooLnF1YXJyeS5lbWJlZGRlci52MS5HZXRNb2RlbEluZm9SZXNwb25zZRJbCgpMaXN0TW9kZWxzEiUucXVhcnJ5LmVtYmVkZGVyLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GiYucXVhcnJ5LmVtYmVkZGVyLnYxLkxpc3RNb2RlbHNSZXNwb25zZWIGcHJvdG8z", [file_quarry_common_v1_common]);
 
 /**
  * @generated from message quarry.embedder.v1.EmbedRequest
@@ -161,6 +161,38 @@ export const GetModelInfoResponseSchema: GenMessage<GetModelInfoResponse> = /*@_
   messageDesc(file_quarry_embedder_v1_embedder, 4);
 
 /**
+ * @generated from message quarry.embedder.v1.ListModelsRequest
+ */
+export type ListModelsRequest = Message<"quarry.embedder.v1.ListModelsRequest"> & {
+};
+
+/**
+ * Describes the message quarry.embedder.v1.ListModelsRequest.
+ * Use `create(ListModelsRequestSchema)` to create a new message.
+ */
+export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
+  messageDesc(file_quarry_embedder_v1_embedder, 5);
+
+/**
+ * @generated from message quarry.embedder.v1.ListModelsResponse
+ */
+export type ListModelsResponse = Message<"quarry.embedder.v1.ListModelsResponse"> & {
+  /**
+   * The default model first.
+   *
+   * @generated from field: repeated quarry.embedder.v1.GetModelInfoResponse models = 1;
+   */
+  models: GetModelInfoResponse[];
+};
+
+/**
+ * Describes the message quarry.embedder.v1.ListModelsResponse.
+ * Use `create(ListModelsResponseSchema)` to create a new message.
+ */
+export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
+  messageDesc(file_quarry_embedder_v1_embedder, 6);
+
+/**
  * @generated from enum quarry.embedder.v1.EmbeddingKind
  */
 export enum EmbeddingKind {
@@ -205,6 +237,18 @@ export const EmbedderService: GenService<{
     methodKind: "unary";
     input: typeof GetModelInfoRequestSchema;
     output: typeof GetModelInfoResponseSchema;
+  },
+  /**
+   * The models this embedder serves by name as configured: an OpenAI-compatible endpoint's models
+   * (QUARRY_EMBEDDING_MODEL and QUARRY_EMBEDDING_MODELS), or the local provider's default. The local
+   * catalog's other models are served too once installed; the gateway lists those from the catalog.
+   *
+   * @generated from rpc quarry.embedder.v1.EmbedderService.ListModels
+   */
+  listModels: {
+    methodKind: "unary";
+    input: typeof ListModelsRequestSchema;
+    output: typeof ListModelsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_quarry_embedder_v1_embedder, 0);
