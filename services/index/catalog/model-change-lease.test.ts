@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FailedPreconditionError } from "../../../lib/errors.ts";
+import { FailedPreconditionError, UnavailableError } from "../../../lib/errors.ts";
 import { SqliteLeaseStore } from "../../../lib/leases/sqlite-lease-store.ts";
 import { Leases } from "../../../lib/leases/leases.ts";
 import { createLogger, silentLogger } from "../../../lib/logger.ts";
@@ -52,11 +52,25 @@ let stores: Awaited<ReturnType<typeof openStores>>;
 let kbId: string;
 const opened: Leases[] = [];
 
-function replica(vectorizer: CountingVectorizer, owner: string): ModelChanges & { store: SqliteLeaseStore; leases: Leases } {
+/** The embedder unavailable for its first `failures` calls (a replica being lost), then the hashing one. */
+class FlakyVectorizer extends CountingVectorizer {
+  calls = 0;
+  constructor(private failures: number, private readonly error: () => Error = () => new UnavailableError("embedder: connect ECONNREFUSED")) {
+    super();
+  }
+
+  override async embedDocuments(model: string, texts: string[], dimension: number): Promise<Float32Array[]> {
+    this.calls++;
+    if (this.failures-- > 0) throw this.error();
+    return super.embedDocuments(model, texts, dimension);
+  }
+}
+
+function replica(vectorizer: CountingVectorizer, owner: string, options: { unavailableForMs?: number } = {}): ModelChanges & { store: SqliteLeaseStore; leases: Leases } {
   const store = new SqliteLeaseStore(join(dir, "leases.db"));
   const leases = new Leases(store, { ttlMs: TTL_MS, logger: silentLogger, owner });
   opened.push(leases);
-  return Object.assign(new ModelChanges({ catalog: stores.catalog, engine: stores.engine, vectorizer, logger: process.env.DEBUG_LEASE ? createLogger(owner) : silentLogger, leases, progressIntervalMs: 0 }), { store, leases });
+  return Object.assign(new ModelChanges({ catalog: stores.catalog, engine: stores.engine, vectorizer, logger: process.env.DEBUG_LEASE ? createLogger(owner) : silentLogger, leases, progressIntervalMs: 0, retryInitialMs: 10, ...options }), { store, leases });
 }
 
 beforeEach(async () => {
@@ -134,6 +148,39 @@ describe("a change of embedding model across index replicas", () => {
     const after = await stores.catalog.getKnowledgeBase(kbId);
     expect([after.embeddingModel, after.modelChange?.state, after.modelChange?.error]).toEqual([TARGET, "done", ""]);
     await Promise.all([a.close(), b.close()]);
+  });
+});
+
+describe("a change of embedding model while the embedder is briefly unavailable", () => {
+  it("tries the document again and finishes, each document re-embedded once", async () => {
+    const flaky = new FlakyVectorizer(3);
+    const a = replica(flaky, "a");
+    await a.start(kbId, TARGET);
+    await a.settled(kbId);
+    const kb = await stores.catalog.getKnowledgeBase(kbId);
+    expect([kb.embeddingModel, kb.modelChange?.state, kb.modelChange?.error]).toEqual([TARGET, "done", ""]);
+    expect(flaky.calls).toBe(3 + 3);
+    expect([...flaky.embedded].sort()).toEqual(["document 0 text", "document 1 text", "document 2 text"]);
+    await a.close();
+  });
+
+  it("fails the change, the old model kept, once the embedder stays unavailable past the limit", async () => {
+    const a = replica(new FlakyVectorizer(1_000), "a", { unavailableForMs: 200 });
+    await a.start(kbId, TARGET);
+    await a.settled(kbId);
+    const kb = await stores.catalog.getKnowledgeBase(kbId);
+    expect([kb.embeddingModel, kb.modelChange?.state, kb.modelChange?.error]).toEqual(["old-model", "failed", "embedder: connect ECONNREFUSED"]);
+    await a.close();
+  });
+
+  it("fails at once on an error no retry gets past", async () => {
+    const flaky = new FlakyVectorizer(1, () => new FailedPreconditionError("the embedder returned 5 dimensions, not 3"));
+    const a = replica(flaky, "a");
+    await a.start(kbId, TARGET);
+    await a.settled(kbId);
+    const kb = await stores.catalog.getKnowledgeBase(kbId);
+    expect([kb.modelChange?.state, flaky.calls]).toEqual(["failed", 1]);
+    await a.close();
   });
 });
 

@@ -18,7 +18,8 @@
 // and the change re-embeds the marked ones (or takes deleted ones out of the shadow) once it is
 // switching, when writes wait or are written again after the switch.
 import type { EmbeddedChunk, KnowledgeBase, ModelChange } from "../../../lib/domain.ts";
-import { FailedPreconditionError, InvalidInputError, NotFoundError } from "../../../lib/errors.ts";
+import { FailedPreconditionError, InvalidInputError, NotFoundError, UnavailableError } from "../../../lib/errors.ts";
+import { Backoff, sleep } from "../../../lib/backoff.ts";
 import type { Logger } from "../../../lib/logger.ts";
 import type { HeldLease, Leases } from "../../../lib/leases/leases.ts";
 import { documentInput } from "../../../lib/document-input.ts";
@@ -46,6 +47,13 @@ export interface ModelChangesDeps {
   progressIntervalMs?: number;
   /** How often a write waiting for another replica's switch reads the catalog (default 100 ms). */
   fencePollMs?: number;
+  /**
+   * How long one document's re-embedding keeps being tried again while the embedder or the engine
+   * is unavailable (a replica or node being lost) before the change fails (default 5 minutes).
+   */
+  unavailableForMs?: number;
+  /** The first wait before such a try again (default 500 ms; it doubles up to 10 s). */
+  retryInitialMs?: number;
 }
 
 export class ModelChanges {
@@ -271,7 +279,7 @@ export class ModelChanges {
       await report(0, documents.length, true);
       for (const doc of documents) {
         this.checkNotClosing(lease);
-        await this.reembed(knowledgeBaseId, doc.id, doc.fileName, change);
+        await this.reembedPatiently(knowledgeBaseId, doc.id, doc.fileName, change, lease);
         await report(++done, documents.length);
       }
       // Switching: from here writes on every replica wait (or are written again after the switch),
@@ -282,7 +290,7 @@ export class ModelChanges {
       for (const documentId of await catalog.modelChangeDocuments(knowledgeBaseId)) {
         this.checkNotClosing(lease);
         const doc = await catalog.getDocument(documentId).catch((error: unknown) => (error instanceof NotFoundError ? undefined : Promise.reject(error)));
-        await this.reembed(knowledgeBaseId, documentId, doc?.fileName ?? "", change);
+        await this.reembedPatiently(knowledgeBaseId, documentId, doc?.fileName ?? "", change, lease);
       }
       // Documents indexed (or replaced) while the pass ran lost their shadow vectors: embed them
       // again until none is missing, then switch under the lock, so no write slips in between.
@@ -304,7 +312,7 @@ export class ModelChanges {
         for (const documentId of pending) {
           this.checkNotClosing(lease);
           const doc = await catalog.getDocument(documentId).catch((error: unknown) => (error instanceof NotFoundError ? undefined : Promise.reject(error)));
-          await this.reembed(knowledgeBaseId, documentId, doc?.fileName ?? "", change);
+          await this.reembedPatiently(knowledgeBaseId, documentId, doc?.fileName ?? "", change, lease);
         }
       }
       await catalog.clearModelChangeDocuments(knowledgeBaseId).catch((err: unknown) => logger.warn({ err, knowledgeBaseId }, "could not clear the change's marked documents; the next change clears them"));
@@ -321,6 +329,27 @@ export class ModelChanges {
       await catalog
         .saveModelChange(knowledgeBaseId, { ...progress, state: "failed", switching: false, error: reason(error), updatedAt: new Date() })
         .catch((err: unknown) => logger.error({ err, knowledgeBaseId }, "could not record the failed change of embedding model"));
+    }
+  }
+
+  /**
+   * reembed, tried again while the embedder or the engine is unavailable: on a cluster a change
+   * outlives the loss of an embedder replica or a search node, and failing it for good there would
+   * throw away hours of re-embedding for a loss the rest of the system rides out in seconds. Every
+   * other error (a wrong dimension, a model gone) fails the change at once.
+   */
+  private async reembedPatiently(knowledgeBaseId: string, documentId: string, fileName: string, change: ModelChange, lease: HeldLease): Promise<void> {
+    const backoff = new Backoff({ initialMs: this.deps.retryInitialMs ?? 500, maxMs: 10_000 });
+    const giveUpAt = Date.now() + (this.deps.unavailableForMs ?? 300_000);
+    for (;;) {
+      try {
+        return await this.reembed(knowledgeBaseId, documentId, fileName, change);
+      } catch (error) {
+        if (!(error instanceof UnavailableError) || Date.now() >= giveUpAt) throw error;
+        this.deps.logger.warn({ err: error, knowledgeBaseId, documentId }, "re-embedding a document during a change of embedding model: unavailable; trying again");
+        await sleep(backoff.next());
+        this.checkNotClosing(lease);
+      }
     }
   }
 
