@@ -10,20 +10,26 @@
 // Afterwards every document must be READY and hold exactly the chunks PreviewChunks says its text
 // splits into: a lost event shows as a missing or unfinished document, a replayed one as extra chunks.
 // Each stage's work must have been split between its two processes (their /metrics counters).
+// A change of the base's embedding model is started on the index replica about to be killed, in the
+// moment before its kill: the surviving index process must take it over (its lease expires) and
+// finish it exactly once, and every chunk must end on the new model.
 // The embedder talks to the OpenAI-compatible stub (hashing vectors) so the run measures the
 // cluster, not a model on a loaded CPU. Where S3_ENDPOINT is set (CI's SeaweedFS), originals live in
 // the bucket and every upload travels to the parsers by an s3:// reference; each must come back
 // byte for byte afterwards.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { AssignerProtocol, Kafka, logLevel, ConfigResourceTypes } from "kafkajs";
-import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
+import { DocumentStatus, ModelChangeState } from "../../gen/quarry/common/v1/common_pb.ts";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { clusterUnavailable, hostsUnavailable, startEngineCluster, type ClusterNode, type EngineCluster } from "../../lib/testing/engine-cluster.ts";
 import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.ts";
 import { createClient } from "@connectrpc/connect";
 import type { QuarryClient } from "../../client/gateway-client.ts";
 import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
+import { IndexService } from "../../gen/quarry/index/v1/index_pb.ts";
+import { sendInternalToken } from "../../lib/rpc/internal-token.ts";
 import { collectChat, upload } from "../e2e/e2e-helpers.ts";
 import { handledEvents } from "../support/stage-metrics.ts";
 import { transportFor } from "../support/embedded-quarry.ts";
@@ -34,6 +40,8 @@ import { opensearch, tallyChunks, tallyDocuments } from "./chunk-tally.ts";
 import { waitFor } from "./wait-for.ts";
 
 const STAGES = ["parser", "chunker", "embedder", "index"] as const;
+/** The stub endpoint serves two models; the base starts on the first and changes to the second mid-run. */
+const MODELS = { from: { name: "stub-hashing", dimension: 384 }, to: { name: "stub-hashing-b", dimension: 256 } };
 const UPLOADERS = 4;
 /** Why the nodes cannot be cut off the network here (the kills still run), or undefined. */
 const noCuts = process.env.QUARRY_CLUSTER_HOSTS === "0" ? "QUARRY_CLUSTER_HOSTS=0" : hostsUnavailable();
@@ -150,7 +158,16 @@ describeWith(
         opensearchUrl: cluster.opensearchUrls,
         kafkaBrokers: cluster.kafkaBrokers,
         tikaUrl,
-        env: { QUARRY_EMBEDDING_PROVIDER: "openai", QUARRY_EMBEDDING_BASE_URL: stub.url, QUARRY_EMBEDDING_MODEL: "stub-hashing", QUARRY_EMBEDDING_DIMENSION: "384", ...inS3 },
+        env: {
+          QUARRY_EMBEDDING_PROVIDER: "openai",
+          QUARRY_EMBEDDING_BASE_URL: stub.url,
+          QUARRY_EMBEDDING_MODEL: MODELS.from.name,
+          QUARRY_EMBEDDING_DIMENSION: String(MODELS.from.dimension),
+          QUARRY_EMBEDDING_MODELS: `${MODELS.to.name}:${MODELS.to.dimension}`,
+          // The stub returns as many dimensions as a request asks for.
+          QUARRY_EMBEDDING_REQUEST_DIMENSIONS: "1",
+          ...inS3,
+        },
         // Every upload by reference, so each parser replica reads its original from the bucket.
         ...(s3Endpoint ? { serviceEnv: { gateway: { QUARRY_INLINE_MAX_BYTES: "1" } } } : {}),
       });
@@ -275,6 +292,7 @@ describeWith(
         await opensearch(c.opensearchUrls, "GET", "_cluster/health?wait_for_status=green&timeout=300s");
         await fault(`network cut of OpenSearch node opensearch-2 for ${CUT_MS / 1000} s`, ...link("opensearch-2"));
       }
+      let modelChangeStartedOn = "";
       const killed = new Set<number>();
       // Events each stage's second process handled before its kill: its counter starts again at its restart.
       const handledBeforeKill = new Map<string, number>();
@@ -287,6 +305,12 @@ describeWith(
           what,
           async () => {
             handledBeforeKill.set(stage, await handledEvents(replica.url, q.internalToken, stage));
+            if (stage === "index") {
+              // Asked of this replica itself, so its lease holds the change it is killed in the middle of.
+              const index = createClient(IndexService, createConnectTransport({ baseUrl: replica.url, httpVersion: "1.1", interceptors: sendInternalToken(q.internalToken) }));
+              const changing = (await index.changeEmbeddingModel({ knowledgeBase: kb, embeddingModel: MODELS.to.name })).knowledgeBase!;
+              modelChangeStartedOn = `${changing.modelChange?.documentsTotal ?? 0} documents`;
+            }
             process.kill(replica.pid, "SIGKILL");
           },
           async () => {
@@ -309,6 +333,15 @@ describeWith(
       );
       await uploading;
 
+      const changed = await waitFor(
+        `the change to ${MODELS.to.name} to finish`,
+        async () => {
+          const base = (await q.client.getKnowledgeBase({ knowledgeBase: kb })).knowledgeBase!;
+          if (base.modelChange?.state === ModelChangeState.FAILED) throw new Error(`the change of embedding model failed: ${base.modelChange.error}`);
+          return base.embeddingModel === MODELS.to.name && base.modelChange?.state === ModelChangeState.DONE ? base : undefined;
+        },
+        600_000,
+      );
       const documents = await waitFor(
         `all ${DOCUMENTS} documents READY`,
         async () => {
@@ -331,6 +364,24 @@ describeWith(
         const body = response.ok ? await response.text() : "";
         if (body !== texts.get(ids.get(d.id)!)) originalsWrong.push(`${d.fileName}: ${response.status}`);
       }
+      // The change ran to its end once, on the process that took it over.
+      const indexLogs = [q.services.index, ...replicas.filter((r) => r.name === "index")].map((p) => readFileSync(p.logFile, "utf8"));
+      const finished = indexLogs.reduce((n, log) => n + log.split("\n").filter((line) => line.includes('"msg":"embedding model changed"')).length, 0);
+      const resumed = indexLogs.reduce((n, log) => n + log.split("\n").filter((line) => line.includes('"msg":"resuming an interrupted change of embedding model"')).length, 0);
+      // Every chunk is on the new model: none of the old model's vectors are left.
+      await opensearch(c.opensearchUrls, "POST", `${q.opensearchPrefix}-chunks-*/_refresh`);
+      const perDimension = (await opensearch(c.opensearchUrls, "POST", `${q.opensearchPrefix}-chunks-*/_search`, {
+        size: 0,
+        // The run's only base: every chunk index of the run is its.
+        query: { term: { record_type: "chunk" } },
+        aggs: { indices: { terms: { field: "_index", size: 20 } } },
+      })) as { aggregations: { indices: { buckets: { key: string; doc_count: number }[] } } };
+      const chunkIndexDimensions = await Promise.all(
+        perDimension.aggregations.indices.buckets.map(async (b) => {
+          const mapping = (await opensearch(c.opensearchUrls, "GET", `${b.key}/_mapping`)) as Record<string, { mappings: { _meta?: { dimension?: number } } }>;
+          return `${b.key}: ${mapping[b.key]?.mappings._meta?.dimension}`;
+        }),
+      );
       const { lost, duplicated, mismatches } = await tallyChunks(q.client, c.opensearchUrls, q.opensearchPrefix, kb, documents, texts);
       // Each stage's events as its two processes split them: the first, and the second before plus after its restart.
       const split = Object.fromEntries(
@@ -354,10 +405,15 @@ describeWith(
         ...faults.map((f) => `| ${f.what} | ${Math.round((f.backAt! - f.killedAt) / 1000)} s | ${f.takenOverS === undefined ? "" : `${f.takenOverS} s`} | ${f.searches} | ${f.chats} | ${f.failed} | ${(f.slowestMs / 1000).toFixed(1)} s | ${f.firstError ?? ""} |`),
         `| (no fault) | | | ${searchOutsideFaults.searches} | ${searchOutsideFaults.chats} | ${searchOutsideFaults.failed} | ${(searchOutsideFaults.slowestMs / 1000).toFixed(1)} s | |`,
         ``,
+        `| model change | started on | documents re-embedded | finished | taken over | chunks per index |`,
+        `| ${MODELS.from.name} → ${MODELS.to.name} (${MODELS.to.dimension}) | the index replica killed next, at ${modelChangeStartedOn} | ${changed.modelChange?.documentsDone ?? 0} | ${finished} time(s) | ${resumed} time(s) | ${perDimension.aggregations.indices.buckets.map((b) => `${b.key.slice(q.opensearchPrefix.length + 1)}: ${b.doc_count}`).join(", ")} |`,
+        ``,
         `| stage | events handled: first process / second (before + after its kill) |`,
         ...STAGES.map((stage) => `| ${stage} | ${split[stage]![0]} / ${split[stage]![1]} |`),
       ].join("\n");
       console.info(`cluster fault run:\n${table}`);
+      // quarry bench cluster reads it (bench/bench-cluster.ts), before the goals below are checked.
+      if (process.env.QUARRY_CLUSTER_REPORT) writeFileSync(process.env.QUARRY_CLUSTER_REPORT, `${table}\n`);
 
       // No process the test did not kill went down: a replica that crashed on a fault is a defect even when its twin covered for it.
       const running = (pid: number) => {
@@ -375,6 +431,10 @@ describeWith(
       ).toEqual([]);
       expect(mismatches.slice(0, 10), "chunks per document against the expected split").toEqual([]);
       expect(originalsWrong.slice(0, 10), "originals not served back as uploaded").toEqual([]);
+      expect(changed.embeddingDimension, "the base's dimension after the change").toBe(MODELS.to.dimension);
+      expect(finished, "changes of embedding model that ran to their end").toBe(1);
+      expect(chunkIndexDimensions, "chunk indices holding chunks, with their vector length").toEqual(chunkIndexDimensions.map((d) => d.replace(/: .*$/, `: ${MODELS.to.dimension}`)));
+      expect(resumed, "times the change was taken over after its holder's kill").toBeGreaterThanOrEqual(1);
       expect(documents.map((d) => ids.get(d.id)).sort()).toEqual([...names].sort());
       // Each stage's work was split between its processes, the killed one's included.
       for (const stage of STAGES) for (const [p, count] of split[stage]!.entries()) expect(count, `${stage} process ${p + 1}: events handled`).toBeGreaterThan(0);

@@ -8,6 +8,7 @@ import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -22,10 +23,11 @@ import { waitServing } from "../../lib/testing/wait-serving.ts";
 export const SERVICE_NAMES: ServiceName[] = ["index", "embedder", "parser", "chunker", "answer", "gateway"];
 
 /**
- * Each wave needs the addresses of the ones before it: on port 0 a service's address is known only
- * once it listens, and its peers are told it through QUARRY_<NAME>_URL (the parser and the embedder
- * call the index, the chunker asks the embedder for its model limit, the gateway needs every peer).
- * On fixed ports any order works; test/distributed/start-order.test.ts starts them in reverse.
+ * Each wave's peers answer before it starts: a service says SERVING once the peers it waits for do
+ * (the parser and the embedder wait for the index, the chunker for the embedder, the gateway for
+ * every peer). Every address is known before the first start (ports picked up front), so a peer that
+ * is dialled only now and then (the index calls the embedder for a change of model) has it too.
+ * Any order works; test/distributed/start-order.test.ts starts them in reverse.
  */
 const START_WAVES: ServiceName[][] = [["index"], ["parser", "embedder"], ["chunker", "answer"], ["gateway"]];
 
@@ -113,12 +115,15 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
   };
   const logTail = (name: ServiceName, lines = 40) => tail(logFile(name), lines);
 
+  // The first process of each service on a port picked now; replicas on port 0 (the process picks a
+  // free one and prints its URL), as nothing dials a replica by address.
+  const ports = new Map<ServiceName, number>();
+  for (const name of SERVICE_NAMES) ports.set(name, await freePort());
   const start = (name: ServiceName, replica?: string): Promise<RunningProcess> => {
     const env: Env = { ...base, ...options.serviceEnv?.[name] };
-    // Port 0: the process picks a free port and prints its URL, so no two runs race for one.
-    env[name === "gateway" ? "QUARRY_PORT" : `QUARRY_${name.toUpperCase()}_PORT`] = "0";
+    env[name === "gateway" ? "QUARRY_PORT" : `QUARRY_${name.toUpperCase()}_PORT`] = replica === undefined ? String(ports.get(name)) : "0";
     for (const peer of SERVICE_NAMES) {
-      if (peer !== "gateway" && services[peer]) env[`QUARRY_${peer.toUpperCase()}_URL`] = services[peer].url;
+      if (peer !== "gateway") env[`QUARRY_${peer.toUpperCase()}_URL`] = `http://127.0.0.1:${ports.get(peer)}`;
     }
     const child = spawn(process.execPath, ["bin/quarry.mjs", "serve", name], {
       cwd: resolve(import.meta.dirname, "../.."),
@@ -192,6 +197,21 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
     return start(name, String(count));
   };
   return { url: gateway.url, client: clientFor("connect"), clientFor, services, runId, internalToken: base.QUARRY_INTERNAL_TOKEN!, opensearchPrefix, topicPrefix, dataDir, logTail, startReplica, stop };
+}
+
+/**
+ * A port free now, from the kernel (listen on 0, close). Another process could take it before the
+ * service listens on it; then that start fails loudly with EADDRINUSE rather than anything subtler.
+ */
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
 }
 
 function stopChild(child: ChildProcess | undefined): Promise<void> {
