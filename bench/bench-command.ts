@@ -1,4 +1,4 @@
-// `quarry bench ingest|small-ingest|query|chat|scale|ann|fairness|stall|resume|fuzz|soak`: performance figures as ratios measured side by side in one
+// `quarry bench ingest|small-ingest|query|chat|scale|ann|fairness|stall|resume|fuzz|soak|cluster`: performance figures as ratios measured side by side in one
 // run, with the machine and its load in every report. Tables go to stdout (JSON with --json); with
 // --out each report is also written as <bench>-<backend>.json and .md, and plots as SVG.
 // The benches are imported when a bench runs, so the rest of the CLI never loads ONNX Runtime for them.
@@ -350,6 +350,20 @@ export function registerBenchCommand(program: Command): void {
         }
       },
     );
+
+  bench
+    .command("cluster")
+    .description("3 brokers, 3 OpenSearch nodes, 2 replicas of every stage and 2 gateways: ingests while it kills (and, as root, cuts off the network) one node at a time; reports READY / lost / duplicated, searches failed per fault, take-over times, each replica's share")
+    .option("--documents <n>", "documents ingested through the faults", "1000")
+    .option("--no-cuts", "kill nodes only; no network cuts (they need root and network namespaces)")
+    .option("--json", "print the report as JSON instead of tables")
+    .option("--out <dir>", "also write the report (JSON and Markdown) here")
+    .action(async (o: { documents: string; cuts: boolean; json?: boolean; out?: string }) => {
+      const { runClusterBench, formatClusterReport } = await import("./bench-cluster.ts");
+      const report = await runClusterBench({ documents: parsePositive(o.documents), cuts: o.cuts, progress });
+      await emit(report, formatClusterReport(report), o);
+      if (!report.passed) process.exitCode = 1;
+    });
 
   bench
     .command("ann")
