@@ -3,6 +3,7 @@
 // document-store-engine.ts) are written once against this port; each backend adapts its own client
 // to it: OpenSearch wraps request bodies in `{ body }`, Elasticsearch takes typed top-level
 // parameters and, lacking the reindex module, deletes and updates by query with a scroll + _bulk.
+import { isDeepStrictEqual } from "node:util";
 import { UnavailableError } from "../../../lib/errors.ts";
 import type { VersionedSource } from "./catalog-documents.ts";
 import type { EngineErrors } from "./engine-errors.ts";
@@ -61,6 +62,19 @@ export function putParams(options: PutOptions): Record<string, unknown> {
     ...(options.requireAlias === undefined ? {} : { require_alias: options.requireAlias }),
     ...(options.ifUnchanged ? { if_seq_no: options.ifUnchanged.seqNo, if_primary_term: options.ifUnchanged.primaryTerm } : {}),
   };
+}
+
+/**
+ * Whether a write the engine refused with 409 had in fact landed on an earlier try. The engines'
+ * clients send a request again after a timeout or a dropped connection (a node cut off mid-call);
+ * when the first try had reached the primary, the second finds that try's record (a create) or a
+ * newer sequence number (a put ifUnchanged) and is refused. A record that holds exactly what was
+ * sent is the earlier try's, so the write succeeded; anything else is a real conflict.
+ */
+export async function landedOnEarlierTry(store: Pick<DocumentStorePort, "get">, index: string, id: string, sent: object): Promise<boolean> {
+  const stored = await store.get(index, id).catch(() => undefined);
+  // Through JSON, as the engine holds it (undefined fields dropped, dates as strings).
+  return stored !== undefined && isDeepStrictEqual(stored.source, JSON.parse(JSON.stringify(sent)));
 }
 
 export interface DocumentStorePort {

@@ -4,7 +4,7 @@
 // and writes them with _bulk (elasticsearch-bulk.ts).
 import type { Client } from "@elastic/elasticsearch";
 import type { VersionedSource } from "../document-store/catalog-documents.ts";
-import { failedItem, fieldSizeOf, fieldSizeRequest, putParams, type BulkItemResult, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
+import { failedItem, fieldSizeOf, fieldSizeRequest, landedOnEarlierTry, putParams, type BulkItemResult, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
 import type { ChunkSource } from "../document-store/search-documents.ts";
 import { bulkItems, matchingIds } from "./elasticsearch-bulk.ts";
 import { elasticsearchErrors, itemError } from "./elasticsearch-errors.ts";
@@ -59,11 +59,21 @@ export class ElasticsearchDocumentStore implements DocumentStorePort {
   }
 
   async create(index: string, id: string, source: object, options: { refresh: boolean } = { refresh: true }): Promise<void> {
-    await this.client.create({ index, id, refresh: options.refresh, document: source });
+    try {
+      await this.client.create({ index, id, refresh: options.refresh, document: source });
+    } catch (error) {
+      if (this.errors.isResponseError(error, 409) && (await landedOnEarlierTry(this, index, id, source))) return;
+      throw error;
+    }
   }
 
   async put(index: string, id: string, source: object, options: PutOptions): Promise<void> {
-    await this.client.index({ index, id, document: source, ...putParams(options) });
+    try {
+      await this.client.index({ index, id, document: source, ...putParams(options) });
+    } catch (error) {
+      if (options.ifUnchanged && this.errors.isResponseError(error, 409) && (await landedOnEarlierTry(this, index, id, source))) return;
+      throw error;
+    }
   }
 
   async delete(index: string, id: string): Promise<void> {

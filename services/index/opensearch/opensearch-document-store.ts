@@ -3,7 +3,7 @@
 // _delete_by_query / _update_by_query.
 import type { Client } from "@opensearch-project/opensearch";
 import type { VersionedSource } from "../document-store/catalog-documents.ts";
-import { failedItem, fieldSizeOf, fieldSizeRequest, putParams, type BulkItemResult, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
+import { failedItem, fieldSizeOf, fieldSizeRequest, landedOnEarlierTry, putParams, type BulkItemResult, type DocumentStorePort, type MultiSearchItem, type PutOptions, type SearchResult, type StoredHit, type WriteOptions } from "../document-store/document-store-port.ts";
 import type { ChunkSource } from "../document-store/search-documents.ts";
 import { openSearchErrors } from "./opensearch-errors.ts";
 
@@ -59,11 +59,21 @@ export class OpenSearchDocumentStore implements DocumentStorePort {
   }
 
   async create(index: string, id: string, source: object, options: { refresh: boolean } = { refresh: true }): Promise<void> {
-    await this.client.create({ index, id, refresh: options.refresh, body: source as Body });
+    try {
+      await this.client.create({ index, id, refresh: options.refresh, body: source as Body });
+    } catch (error) {
+      if (this.errors.isResponseError(error, 409) && (await landedOnEarlierTry(this, index, id, source))) return;
+      throw error;
+    }
   }
 
   async put(index: string, id: string, source: object, options: PutOptions): Promise<void> {
-    await this.client.index({ index, id, body: source as Body, ...putParams(options) });
+    try {
+      await this.client.index({ index, id, body: source as Body, ...putParams(options) });
+    } catch (error) {
+      if (options.ifUnchanged && this.errors.isResponseError(error, 409) && (await landedOnEarlierTry(this, index, id, source))) return;
+      throw error;
+    }
   }
 
   async delete(index: string, id: string): Promise<void> {
