@@ -4,8 +4,8 @@
 #
 #   engines.sh fetch  [engine...]   download + unpack into $QUARRY_ENGINES_DIR (cached)
 #   engines.sh up     [engine...]   fetch if needed, start, wait until ready, print export lines
-#   engines.sh down   [engine...]   stop what `up` started
-#   engines.sh status [engine...]   running? ready? memory (RSS now / peak)
+#   engines.sh down   [engine...]   stop what `up` started (no engine named: the default set and any other running)
+#   engines.sh status [engine...]   running? ready? memory (RSS now / peak) (likewise)
 #   engines.sh logs   [engine]      tail the engine logs (LINES=100)
 #   engines.sh env                  print the export lines
 #
@@ -853,6 +853,18 @@ cmd_up() {
   print_env
 }
 
+# What down and status work on when no engine is named: the default set, and any optional engine
+# (started by name, e.g. `up seaweedfs`) that is running, so a bare `down` leaves nothing behind.
+named_or_running() {
+  if (( $# > 0 )) || [[ "$CLUSTER" == 1 ]]; then pick_engines "$@"; return; fi
+  local e
+  printf '%s\n' "${ALL_ENGINES[@]}"
+  for e in elasticsearch seaweedfs jaeger; do
+    [[ " ${ALL_ENGINES[*]} " == *" $e "* ]] && continue
+    if running_pid "$e" >/dev/null; then echo "$e"; fi
+  done
+}
+
 cmd_down() {
   local e
   if [[ "$CLUSTER" == 1 ]]; then
@@ -863,12 +875,12 @@ cmd_down() {
     if [[ "$HOSTS" == 1 ]] && (( $# == 0 )); then net_down; fi
     return
   fi
-  for e in $(pick_engines "$@"); do stop_engine "$e"; done
+  for e in $(named_or_running "$@"); do stop_engine "$e"; done
 }
 
 cmd_status() {
   local e pid state rc=0
-  for e in $(pick_engines "$@"); do
+  for e in $(named_or_running "$@"); do
     if pid="$(running_pid "$e")"; then
       if is_ready "$e"; then state="ready"; else state="starting/unhealthy"; rc=1; fi
       printf '%-10s %-18s pid=%-8s port=%-5s %s\n' "$e" "$state" "$pid" "$(engine_port "$e")" "$(group_mem "$pid")"
