@@ -4,10 +4,10 @@
 // the shared one's: the soak's corpus is small.
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
+import { freePort } from "../lib/testing/free-port.ts";
 
 const run = promisify(execFile);
 const ENGINES_SH = resolve(import.meta.dirname, "..", "deploy", "local", "engines.sh");
@@ -17,17 +17,6 @@ export interface PrivateOpenSearch {
   /** Stops the engine (SIGTERM to its process group), waits `ms`, starts it again on the same data. */
   outage(ms: number): Promise<{ downMs: number }>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
 }
 
 export async function startPrivateOpenSearch(options: { heap?: string; progress?(line: string): void } = {}): Promise<PrivateOpenSearch> {

@@ -1,7 +1,6 @@
 // A service whose peer is not up yet, over real sockets: it listens at once, says NOT_SERVING on
 // its health check, and becomes SERVING when the peer comes up and answers SERVING itself.
 import { afterEach, describe, expect, it } from "vitest";
-import { createServer } from "node:net";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "../../gen/grpc/health/v1/health_pb.ts";
@@ -11,18 +10,9 @@ import { runService, type AssembledService, type RunningService } from "../servi
 import { retryWhileUnavailable, waitForPeers } from "./peer-readiness.ts";
 import { remotePeers } from "./peers.ts";
 import { buildServer, type RunningServer } from "./server.ts";
+import { freePort } from "../testing/free-port.ts";
 
 const fast = { initialMs: 20, maxMs: 100 };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-    probe.once("error", reject);
-  });
-}
 
 const indexLike = () => buildServer({ routes: () => {}, serviceNames: [IndexService.typeName], files: [file_quarry_index_v1_index], logger: silentLogger });
 

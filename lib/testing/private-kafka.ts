@@ -7,10 +7,10 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Kafka, logLevel } from "kafkajs";
+import { freePort } from "./free-port.ts";
 
 export interface PrivateKafka {
   brokers: string;
@@ -25,17 +25,6 @@ function kafkaHome(): string {
   const home = join(process.env.QUARRY_ENGINES_DIR ?? join(homedir(), ".cache/quarry/engines"), `kafka-${version}`);
   if (!version || !existsSync(join(home, "libs"))) throw new Error(`no Kafka install at ${home}: run deploy/local/engines.sh fetch kafka`);
   return home;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 export async function startPrivateKafka(): Promise<PrivateKafka> {

@@ -18,7 +18,8 @@ import { startOpenAiStub, type OpenAiStub } from "../../lib/testing/openai-stub.
 import { lastUpdate, upload, watchAll } from "../e2e/e2e-helpers.ts";
 import { SERVICE_NAMES, startDistributedQuarry, type DistributedQuarry } from "../support/distributed-quarry.ts";
 import { describeWith } from "../support/engines.ts";
-import { freePort, prometheusBinary, startPrometheus, type RunningPrometheus } from "../support/prometheus-process.ts";
+import { prometheusBinary, startPrometheus, type RunningPrometheus } from "../support/prometheus-process.ts";
+import { freePort } from "../../lib/testing/free-port.ts";
 import { describeWithAllEngines } from "./engines-all.ts";
 
 const STAGES = ["parser", "chunker", "embedder", "index"] as const;

@@ -11,7 +11,8 @@ import { gatewayClient, type QuarryClient } from "../../client/gateway-client.ts
 import { DocumentStatus, RetrievalMode } from "../../gen/quarry/common/v1/common_pb.ts";
 import { startEmbeddedQuarry, type EmbeddedQuarryFixture } from "../support/embedded-quarry.ts";
 import { describeWith } from "../support/engines.ts";
-import { freePort, prometheusBinary, startPrometheus, type RunningPrometheus } from "../support/prometheus-process.ts";
+import { prometheusBinary, startPrometheus, type RunningPrometheus } from "../support/prometheus-process.ts";
+import { freePort } from "../../lib/testing/free-port.ts";
 import { collectChat, upload } from "./e2e-helpers.ts";
 
 describeWith(prometheusBinary, "Prometheus scraping an embedded Quarry", (binary) => {

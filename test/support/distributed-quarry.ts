@@ -8,7 +8,6 @@ import { deleteOpenSearchNamespace } from "../../services/index/index.ts";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -19,6 +18,7 @@ import { QuarryService } from "../../gen/quarry/gateway/v1/gateway_pb.ts";
 import type { Env, ServiceName } from "../../lib/config.ts";
 import { transportFor, type Protocol } from "./embedded-quarry.ts";
 import { waitServing } from "../../lib/testing/wait-serving.ts";
+import { freePort } from "../../lib/testing/free-port.ts";
 
 export const SERVICE_NAMES: ServiceName[] = ["index", "embedder", "parser", "chunker", "answer", "gateway"];
 
@@ -197,21 +197,6 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
     return start(name, String(count));
   };
   return { url: gateway.url, client: clientFor("connect"), clientFor, services, runId, internalToken: base.QUARRY_INTERNAL_TOKEN!, opensearchPrefix, topicPrefix, dataDir, logTail, startReplica, stop };
-}
-
-/**
- * A port free now, from the kernel (listen on 0, close). Another process could take it before the
- * service listens on it; then that start fails loudly with EADDRINUSE rather than anything subtler.
- */
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 function stopChild(child: ChildProcess | undefined): Promise<void> {

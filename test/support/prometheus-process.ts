@@ -2,7 +2,6 @@
 // fails under QUARRY_REQUIRE_ENGINES and is skipped loudly elsewhere) and a free port for its web API.
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
-import net from "node:net";
 import { delimiter, join } from "node:path";
 import type { Requirement } from "./engines.ts";
 
@@ -24,14 +23,6 @@ export const prometheusBinary: Requirement = {
   missing: "the prometheus binary is not on PATH",
   hint: "Install it with apt-get install -y prometheus (CI does, in .ci/run)",
 };
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 /** A Prometheus process on dir/prometheus.yml, its data in dir/data, its web API on the given port. */
 export interface RunningPrometheus {
