@@ -68,13 +68,22 @@ export function putParams(options: PutOptions): Record<string, unknown> {
  * Whether a write the engine refused with 409 had in fact landed on an earlier try. The engines'
  * clients send a request again after a timeout or a dropped connection (a node cut off mid-call);
  * when the first try had reached the primary, the second finds that try's record (a create) or a
- * newer sequence number (a put ifUnchanged) and is refused. A record that holds exactly what was
- * sent is the earlier try's, so the write succeeded; anything else is a real conflict.
+ * newer sequence number (a put ifUnchanged) and is refused. Only a request the client sent more
+ * than once can have been refused by its own earlier try: without that, an identical record is a
+ * concurrent writer's (two turns of a conversation computing the same next record), a real
+ * conflict. After a retry, a record that holds exactly what was sent is taken as the earlier try's.
  */
-export async function landedOnEarlierTry(store: Pick<DocumentStorePort, "get">, index: string, id: string, sent: object): Promise<boolean> {
+export async function landedOnEarlierTry(store: Pick<DocumentStorePort, "get">, refused: unknown, index: string, id: string, sent: object): Promise<boolean> {
+  if (!sentMoreThanOnce(refused)) return false;
   const stored = await store.get(index, id).catch(() => undefined);
   // Through JSON, as the engine holds it (undefined fields dropped, dates as strings).
   return stored !== undefined && isDeepStrictEqual(stored.source, JSON.parse(JSON.stringify(sent)));
+}
+
+/** Both clients' response errors carry the request's diagnostics, with the retries it took. */
+function sentMoreThanOnce(error: unknown): boolean {
+  const attempts = (error as { meta?: { meta?: { attempts?: unknown } } } | undefined)?.meta?.meta?.attempts;
+  return typeof attempts === "number" && attempts > 0;
 }
 
 export interface DocumentStorePort {

@@ -62,7 +62,7 @@ export class ElasticsearchDocumentStore implements DocumentStorePort {
     try {
       await this.client.create({ index, id, refresh: options.refresh, document: source });
     } catch (error) {
-      if (this.errors.isResponseError(error, 409) && (await landedOnEarlierTry(this, index, id, source))) return;
+      if (this.errors.isResponseError(error, 409) && (await landedOnEarlierTry(this, error, index, id, source))) return;
       throw error;
     }
   }
@@ -71,7 +71,7 @@ export class ElasticsearchDocumentStore implements DocumentStorePort {
     try {
       await this.client.index({ index, id, document: source, ...putParams(options) });
     } catch (error) {
-      if (options.ifUnchanged && this.errors.isResponseError(error, 409) && (await landedOnEarlierTry(this, index, id, source))) return;
+      if (options.ifUnchanged && this.errors.isResponseError(error, 409) && (await landedOnEarlierTry(this, error, index, id, source))) return;
       throw error;
     }
   }

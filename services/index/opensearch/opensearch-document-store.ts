@@ -62,7 +62,7 @@ export class OpenSearchDocumentStore implements DocumentStorePort {
     try {
       await this.client.create({ index, id, refresh: options.refresh, body: source as Body });
     } catch (error) {
-      if (this.errors.isResponseError(error, 409) && (await landedOnEarlierTry(this, index, id, source))) return;
+      if (this.errors.isResponseError(error, 409) && (await landedOnEarlierTry(this, error, index, id, source))) return;
       throw error;
     }
   }
@@ -71,7 +71,7 @@ export class OpenSearchDocumentStore implements DocumentStorePort {
     try {
       await this.client.index({ index, id, body: source as Body, ...putParams(options) });
     } catch (error) {
-      if (options.ifUnchanged && this.errors.isResponseError(error, 409) && (await landedOnEarlierTry(this, index, id, source))) return;
+      if (options.ifUnchanged && this.errors.isResponseError(error, 409) && (await landedOnEarlierTry(this, error, index, id, source))) return;
       throw error;
     }
   }
