@@ -98,14 +98,18 @@ describeWithAllEngines("Prometheus scraping distributed Quarry", (engines) =>
       const log = await watchAll(client, ids);
       for (const id of ids) expect(lastUpdate(log, id).status).toBe(DocumentStatus.READY);
 
+      const results: string[] = [];
       for (const q of [...STAGES.map(handled), uploads]) {
         await expect.poll(() => query(q), { timeout: 60_000, interval: 500, message: q }).toBe(before.get(q)! + 2);
+        results.push(`${q}: ${before.get(q)} → ${before.get(q)! + 2}`);
       }
       // Each stage's process reports its own group's lag, read from Kafka at scrape time: drained.
       for (const stage of STAGES) {
         await expect.poll(() => query(`count(${lag(stage)})`), { timeout: 60_000, interval: 500, message: `lag of ${stage} reported` }).toBeGreaterThan(0);
         await expect.poll(() => query(lag(stage)), { timeout: 60_000, interval: 500, message: `lag of ${stage}` }).toBe(0);
+        results.push(`${lag(stage)}: ${await query(`count(${lag(stage)})`)} series, sum 0`);
       }
+      console.info(`Prometheus query results (sum of each):\n${results.join("\n")}`);
     }, 300_000);
   }),
 );
