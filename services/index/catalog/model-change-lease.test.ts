@@ -66,7 +66,7 @@ class FlakyVectorizer extends CountingVectorizer {
   }
 }
 
-function replica(vectorizer: CountingVectorizer, owner: string, options: { unavailableForMs?: number } = {}): ModelChanges & { store: SqliteLeaseStore; leases: Leases } {
+function replica(vectorizer: CountingVectorizer, owner: string, options: { unavailableForMs?: number; retryInitialMs?: number; retryMaxMs?: number } = {}): ModelChanges & { store: SqliteLeaseStore; leases: Leases } {
   const store = new SqliteLeaseStore(join(dir, "leases.db"));
   const leases = new Leases(store, { ttlMs: TTL_MS, logger: silentLogger, owner });
   opened.push(leases);
@@ -171,6 +171,18 @@ describe("a change of embedding model while the embedder is briefly unavailable"
     const kb = await stores.catalog.getKnowledgeBase(kbId);
     expect([kb.embeddingModel, kb.modelChange?.state, kb.modelChange?.error]).toEqual(["old-model", "failed", "embedder: connect ECONNREFUSED"]);
     await a.close();
+  });
+
+  it("stops waiting to try again when the service shuts down, the change left RUNNING to resume", async () => {
+    // An hour's pause: a close() that waited it out would hang the test.
+    const flaky = new FlakyVectorizer(1_000);
+    const a = replica(flaky, "a", { retryInitialMs: 3_600_000, retryMaxMs: 3_600_000 });
+    await a.start(kbId, TARGET);
+    await waitFor(async () => flaky.calls === 1);
+    await a.close();
+    await a.settled(kbId);
+    const kb = await stores.catalog.getKnowledgeBase(kbId);
+    expect([kb.embeddingModel, kb.modelChange?.state, flaky.calls]).toEqual(["old-model", "running", 1]);
   });
 
   it("fails at once on an error no retry gets past", async () => {

@@ -52,8 +52,10 @@ export interface ModelChangesDeps {
    * is unavailable (a replica or node being lost) before the change fails (default 5 minutes).
    */
   unavailableForMs?: number;
-  /** The first wait before such a try again (default 500 ms; it doubles up to 10 s). */
+  /** The first wait before such a try again (default 500 ms; it doubles up to retryMaxMs). */
   retryInitialMs?: number;
+  /** The longest wait between two such tries (default 10 s). */
+  retryMaxMs?: number;
 }
 
 export class ModelChanges {
@@ -61,6 +63,8 @@ export class ModelChanges {
   private readonly running = new Map<string, Promise<void>>();
   private readonly switches = new Map<string, Promise<void>>();
   private closing = false;
+  /** Ends a change's pause between tries at once when the service shuts down. */
+  private readonly closed = new AbortController();
   private resumeTimer: NodeJS.Timeout | undefined;
   private readonly fence: ModelChangeFence;
 
@@ -180,6 +184,7 @@ export class ModelChanges {
    */
   async close(): Promise<void> {
     this.closing = true;
+    this.closed.abort();
     clearTimeout(this.resumeTimer);
     await Promise.allSettled([...this.running.values()]);
   }
@@ -339,7 +344,7 @@ export class ModelChanges {
    * other error (a wrong dimension, a model gone) fails the change at once.
    */
   private async reembedPatiently(knowledgeBaseId: string, documentId: string, fileName: string, change: ModelChange, lease: HeldLease): Promise<void> {
-    const backoff = new Backoff({ initialMs: this.deps.retryInitialMs ?? 500, maxMs: 10_000 });
+    const backoff = new Backoff({ initialMs: this.deps.retryInitialMs ?? 500, maxMs: this.deps.retryMaxMs ?? 10_000 });
     const giveUpAt = Date.now() + (this.deps.unavailableForMs ?? 300_000);
     for (;;) {
       try {
@@ -347,7 +352,8 @@ export class ModelChanges {
       } catch (error) {
         if (!(error instanceof UnavailableError) || Date.now() >= giveUpAt) throw error;
         this.deps.logger.warn({ err: error, knowledgeBaseId, documentId }, "re-embedding a document during a change of embedding model: unavailable; trying again");
-        await sleep(backoff.next());
+        // A shutdown ends the pause (the change stays RUNNING and resumes on the next start).
+        await sleep(backoff.next(), this.closed.signal).catch(() => {});
         this.checkNotClosing(lease);
       }
     }
