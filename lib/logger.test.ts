@@ -1,4 +1,6 @@
+import { spawn } from "node:child_process";
 import { PassThrough } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createLogger, logFormat, prettyStream } from "./logger.ts";
 
@@ -22,6 +24,26 @@ describe("createLogger", () => {
     expect(first).toMatchObject({ name: "parser", service: "parser", port: 8081, msg: "listening" });
     expect(JSON.parse(lines[1])).toMatchObject({ name: "parser", msg: "Quarry is up" });
   });
+});
+
+describe("a process whose stdout reader has gone", () => {
+  // `quarry serve | tee log` and Ctrl-C: tee dies at once, Quarry drains, logs its last lines and
+  // exits. pino's exit hook then writes what is still buffered synchronously, and with sonic-boom 4
+  // a write refused with EPIPE was retried every 100 ms forever: the process never ended
+  // (package.json pins pino's sonic-boom to 5, which gives up on errors it cannot wait out).
+  it("still exits when its last lines cannot be written", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./testing/log-then-exit.child.ts", import.meta.url))], {
+      stdio: ["ignore", "pipe", "ignore"],
+      env: { ...process.env, QUARRY_LOG_FORMAT: "json" },
+    });
+    child.stdout.destroy();
+    const ended = await new Promise<number | string>((done) => {
+      const timer = setTimeout(() => done("still running after 30 s"), 30_000);
+      child.once("exit", (code, signal) => (clearTimeout(timer), done(code ?? String(signal))));
+    });
+    if (ended !== 0) child.kill("SIGKILL");
+    expect(ended).toBe(0);
+  }, 40_000);
 });
 
 describe("log format", () => {
