@@ -5,8 +5,8 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { EmbedderService, EmbeddingKind } from "../../../gen/quarry/embedder/v1/embedder_pb.ts";
 import { IndexService } from "../../../gen/quarry/index/v1/index_pb.ts";
 import { assertDimension } from "../../../lib/dimension-check.ts";
-import { throwIfCancelled } from "../../../lib/errors.ts";
-import type { KnowledgeBase, RetrievalMode } from "../../../lib/domain.ts";
+import { ErrorReasons, hasReason, throwIfCancelled } from "../../../lib/errors.ts";
+import type { KnowledgeBase, RetrievalMode, SearchHit, SearchQuery } from "../../../lib/domain.ts";
 import { chunkFromProto, hitFromProto, knowledgeBaseFromProto, searchToProto } from "../../../lib/proto-convert.ts";
 import { toDomainError } from "../../../lib/rpc/error-mapping.ts";
 import type { OpenedRetrieval, Retriever } from "../answer-service.ts";
@@ -84,6 +84,9 @@ export class IndexRetriever implements Retriever {
   }
 
   private depsFor(kbs: KnowledgeBase[], early: Promise<EmbeddedQuestion> | undefined, signal: AbortSignal | undefined): OpenedRetrieval["deps"] {
+    // What each vector handed out was embedded from, so a search refused for a model switched since
+    // the look-up can embed the same text again with the new model.
+    const embeddedFrom = new WeakMap<Float32Array, string>();
     return {
       embed: async (question, model = kbs[0].embeddingModel) => {
         const started = await early?.catch((err: unknown) => {
@@ -97,11 +100,17 @@ export class IndexRetriever implements Retriever {
           expectedModel: kb.embeddingModel,
           actualModel: embedded.model,
         });
+        embeddedFrom.set(embedded.vector, question);
         return { vector: embedded.vector, knownTokenShare: embedded.knownTokenShare };
       },
       search: async (q) => {
-        const res = await domainErrors(() => this.peers.index.search(searchToProto(q), { signal }));
-        return res.hits.map(hitFromProto);
+        try {
+          return await this.search(q, signal);
+        } catch (error) {
+          const text = q.vector && embeddedFrom.get(q.vector);
+          if (!text || !hasReason(error, ErrorReasons.staleQueryVector)) throw error;
+          return this.searchWithCurrentModel(q, text, signal, error);
+        }
       },
       // What answers read beside a hit (neighbours, a parent's children): never a chunk disabled by
       // hand, which search would not return either (a parent missing one is then not read whole).
@@ -110,6 +119,31 @@ export class IndexRetriever implements Retriever {
         return res.chunks.filter((c) => !c.disabled).map(chunkFromProto);
       },
     };
+  }
+
+  private async search(q: SearchQuery, signal: AbortSignal | undefined): Promise<SearchHit[]> {
+    const res = await domainErrors(() => this.peers.index.search(searchToProto(q), { signal }));
+    return res.hits.map(hitFromProto);
+  }
+
+  /**
+   * A base that switched its embedding model between the look-up and the search (the end of
+   * ChangeEmbeddingModel) refuses the old model's vector: looked up again, the same text is embedded
+   * with the model the bases have now and searched once more. Every path that searches (Search,
+   * chat turns, the debugger, each HyDE or multi-query variant) goes through here. Bases that now
+   * differ in model cannot share one vector: the refusal stands.
+   */
+  private async searchWithCurrentModel(q: SearchQuery, text: string, signal: AbortSignal | undefined, refusal: unknown): Promise<SearchHit[]> {
+    const current = await this.lookUp(q.knowledgeBaseIds, signal);
+    const models = new Set(current.map((kb) => kb.embeddingModel));
+    if (models.size !== 1) throw refusal;
+    const embedded = await domainErrors(() => this.embedQuestion(text, current[0].embeddingModel, signal));
+    assertDimension([embedded.vector], current[0].embeddingDimension, {
+      knowledgeBase: current[0].name,
+      expectedModel: current[0].embeddingModel,
+      actualModel: embedded.model,
+    });
+    return this.search({ ...q, vector: embedded.vector }, signal);
   }
 }
 
