@@ -3,6 +3,10 @@
 // p50/p95, build time, memory and file size, and whether the index saves, loads and memory-maps.
 // The vectors are synthetic and normalised, drawn around topic centres so neighbourhoods exist as in
 // real embeddings (uniform random 384-d vectors have none, and every index scores badly on them).
+// `--vectors scale-corpus` draws them as `quarry bench scale` does instead (64 topics, each vector
+// half its topic's centre and half noise: no neighbourhood finer than the topic), and `--expansions`
+// searches the one usearch build at several search expansions, which is how recall at a size is told
+// apart from recall of a distribution.
 // usearch is a dependency; hnswlib-node and @lancedb/lancedb are measured when installed beside it
 // (npm i --no-save hnswlib-node@3.0.0 @lancedb/lancedb@0.31.0), and reported as absent otherwise.
 import { mkdtemp, rm } from "node:fs/promises";
@@ -14,7 +18,7 @@ import * as sqliteVec from "sqlite-vec";
 import { directoryBytes } from "./directory-size.ts";
 import { describeMachine, machineLine, type MachineInfo } from "./machine.ts";
 import { summarize } from "./percentiles.ts";
-import { seededRandom } from "./synthetic-corpus.ts";
+import { generateSyntheticChunks, seededRandom } from "./synthetic-corpus.ts";
 import { HNSW_PARAMETERS } from "../services/index/lab.ts";
 
 export interface AnnBenchOptions {
@@ -25,6 +29,12 @@ export interface AnnBenchOptions {
   seed: number;
   /** Which candidates besides the exact scan (the truth, always run): names starting with these. */
   only?: string[];
+  /** How the vectors are drawn: around size / 100 tight centres, or as the scale bench's corpus. */
+  vectors?: VectorDistribution;
+  /** usearch searched again at each of these search expansions (the build is the store's). */
+  expansions?: number[];
+  /** scale-corpus only: the topics the vectors are drawn around (64, as bench scale draws them). */
+  topics?: number;
   progress: (line: string) => void;
 }
 
@@ -49,6 +59,8 @@ export interface AnnBenchReport {
   candidates: AnnCandidateResult[];
 }
 
+export type VectorDistribution = "clustered" | "scale-corpus";
+
 /** What each candidate does with the vectors; ids are the vectors' positions. */
 interface AnnCandidate {
   name: string;
@@ -57,13 +69,16 @@ interface AnnCandidate {
   search(query: Float32Array, k: number): Promise<number[]>;
   /** Writes the index under dir (if it does not live there already). */
   save(dir: string): Promise<void>;
+  /** The same saved index searched at another expansion (usearch only). */
+  atExpansion?(dir: string, expansion: number): { name: string; search(query: Float32Array, k: number): number[] };
   close(): void;
 }
 
 export async function runAnnBench(options: AnnBenchOptions): Promise<AnnBenchReport> {
   const { size, dimension, queries, k, seed, progress } = options;
-  progress(`generating ${size} + ${queries} normalised ${dimension}-d vectors`);
-  const { vectors, queryVectors } = clusteredVectors(size, queries, dimension, seed);
+  const distribution = options.vectors ?? "clustered";
+  progress(`generating ${size} + ${queries} normalised ${dimension}-d vectors (${distribution})`);
+  const { vectors, queryVectors } = distribution === "clustered" ? clusteredVectors(size, queries, dimension, seed) : scaleCorpusVectors(size, queries, dimension, seed, options.topics);
   const exact = sqliteVecCandidate();
   const candidates: AnnCandidate[] = [exact];
   for (const load of [usearchCandidate, hnswlibCandidate, lancedbCandidate]) {
@@ -94,6 +109,19 @@ export async function runAnnBench(options: AnnBenchOptions): Promise<AnnBenchRep
       }
       if (candidate === exact) truth = answers;
       await candidate.save(dir);
+      for (const expansion of candidate.atExpansion ? (options.expansions ?? []) : []) {
+        const viewed = candidate.atExpansion!(dir, expansion);
+        const times: number[] = [];
+        const found: number[][] = [];
+        for (let q = 0; q < queries; q++) {
+          const t = performance.now();
+          found.push(viewed.search(queryVectors.subarray(q * dimension, (q + 1) * dimension), k));
+          times.push(performance.now() - t);
+        }
+        const at = summarize(times);
+        progress(`${viewed.name}: recall ${recall(found, truth)}, p50 ${round(at.p50)} ms`);
+        results.push({ name: viewed.name, persistence: "the build above, viewed (mmap)", recallAtK: recall(found, truth), p50Ms: round(at.p50), p95Ms: round(at.p95) });
+      }
       const latency = summarize(timings);
       progress(`${candidate.name}: recall ${recall(answers, truth)}, p50 ${round(latency.p50)} ms, p95 ${round(latency.p95)} ms, build ${Math.round(buildMs)} ms`);
       results.push({
@@ -117,13 +145,19 @@ export async function runAnnBench(options: AnnBenchOptions): Promise<AnnBenchRep
     const loaded = await load();
     if (typeof loaded === "string" && !options.only) results.push({ name, persistence: "", skipped: loaded });
   }
-  return { bench: "ann", backend: "embedded", machine: describeMachine(), options: { size, dimension, queries, k, seed, only: options.only }, candidates: results };
+  return {
+    bench: "ann",
+    backend: "embedded",
+    machine: describeMachine(),
+    options: { size, dimension, queries, k, seed, only: options.only, vectors: distribution, expansions: options.expansions, topics: distribution === "scale-corpus" ? (options.topics ?? SCALE_TOPICS) : undefined },
+    candidates: results,
+  };
 }
 
 export function formatAnnReport(report: AnnBenchReport): string {
   const { size, dimension, queries, k } = report.options;
   const lines = [
-    `## bench ann: ${size} × ${dimension}-d, ${queries} queries, recall@${k} against the exact scan`,
+    `## bench ann: ${size} × ${dimension}-d (${report.options.vectors ?? "clustered"}${report.options.topics ? `, ${report.options.topics} topics` : ""}), ${queries} queries, recall@${k} against the exact scan`,
     "",
     machineLine(report.machine),
     "",
@@ -132,7 +166,8 @@ export function formatAnnReport(report: AnnBenchReport): string {
   ];
   for (const c of report.candidates) {
     if (c.skipped) lines.push(`| ${c.name} | ${c.skipped} | | | | | | |`);
-    else lines.push(`| ${c.name} | ${c.recallAtK?.toFixed(4)} | ${c.p50Ms} | ${c.p95Ms} | ${((c.buildMs ?? 0) / 1000).toFixed(1)} | ${c.rssDeltaMiB} | ${c.fileMiB} | ${c.persistence} |`);
+    else if (c.buildMs === undefined) lines.push(`| ${c.name} | ${c.recallAtK?.toFixed(4)} | ${c.p50Ms} | ${c.p95Ms} | | | | ${c.persistence} |`);
+    else lines.push(`| ${c.name} | ${c.recallAtK?.toFixed(4)} | ${c.p50Ms} | ${c.p95Ms} | ${(c.buildMs / 1000).toFixed(1)} | ${c.rssDeltaMiB} | ${c.fileMiB} | ${c.persistence} |`);
   }
   return `${lines.join("\n")}\n`;
 }
@@ -162,6 +197,29 @@ export function clusteredVectors(size: number, queries: number, dimension: numbe
     return out;
   };
   return { vectors: draw(size), queryVectors: draw(queries) };
+}
+
+/** The topics bench scale's corpus is drawn around (synthetic-corpus.ts's default). */
+const SCALE_TOPICS = 64;
+
+/**
+ * The scale bench's vectors (synthetic-corpus.ts): each is half its topic's centre and half an
+ * independent random direction, so within a topic every vector is about equally far from every
+ * other. The queries are the chunks drawn after the corpus, as its recall queries are. The text is
+ * not needed: numbered one-sentence documents stand in for the eval sets' (enough that every topic
+ * gets some, which is all the vectors depend on).
+ */
+export function scaleCorpusVectors(size: number, queries: number, dimension: number, seed: number, topics = SCALE_TOPICS): { vectors: Float32Array; queryVectors: Float32Array } {
+  const vectors = new Float32Array(size * dimension);
+  const queryVectors = new Float32Array(queries * dimension);
+  const english = Array.from({ length: topics * 32 }, (_, i) => [`Sentence ${i} of the stand-in pool.`]);
+  let n = 0;
+  for (const chunk of generateSyntheticChunks({ english, chinese: [] }, { chunks: size + queries, seed, dimension, topics })) {
+    if (n < size) vectors.set(chunk.vector, n * dimension);
+    else queryVectors.set(chunk.vector, (n - size) * dimension);
+    n++;
+  }
+  return { vectors, queryVectors };
 }
 
 /** The share of each exact answer's ids the approximate answer found, over all queries. */
@@ -211,6 +269,11 @@ async function usearchCandidate(): Promise<AnnCandidate | string> {
       const keys = new BigUint64Array(count);
       for (let i = 0; i < count; i++) keys[i] = BigInt(i);
       index.add(keys, vectors.subarray(0, count * dimension));
+    },
+    atExpansion(dir, expansion) {
+      const viewed = new usearch.Index({ dimensions: index!.dimensions(), metric: usearch.MetricKind.Cos, quantization: usearch.ScalarKind.F32, ...HNSW_PARAMETERS, expansion_search: expansion, multi: false });
+      viewed.view(join(dir, "index.usearch"));
+      return { name: `usearch, the same build searched at ef ${expansion}`, search: (query, k) => Array.from(viewed.search(query, k, 1).keys, Number) };
     },
     async search(query, k) {
       const matches = index!.search(query, k, 1);

@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { Command, Option } from "commander";
 import type { RetrievalMode } from "../lib/domain.ts";
 import type { OnnxEmbedder } from "../services/embedder/index.ts";
+import type { VectorDistribution } from "./bench-ann.ts";
 import type { BackendName } from "./bench-backend.ts";
 import type { QueryBenchReport } from "./bench-query.ts";
 
@@ -374,9 +375,12 @@ export function registerBenchCommand(program: Command): void {
     .option("--k <n>", "neighbours asked for", "10")
     .option("--seed <n>", "seed for the synthetic vectors", "42")
     .option("--only <list>", "candidates to run beside the exact scan, by name prefix (usearch,hnswlib,lancedb)")
+    .addOption(new Option("--vectors <kind>", "clustered: size/100 tight centres; scale-corpus: as bench scale draws them").choices(["clustered", "scale-corpus"]).default("clustered"))
+    .option("--expansions <list>", "also search the usearch build at these search expansions, e.g. 128,512,2048")
+    .option("--topics <n>", "scale-corpus: topics the vectors are drawn around", "64")
     .option("--json", "print the report as JSON instead of a table")
     .option("--out <dir>", "also write the report (JSON and Markdown) here")
-    .action(async (o: { size: string; dimension: string; queries: string; k: string; seed: string; only?: string; json?: boolean; out?: string }) => {
+    .action(async (o: { size: string; dimension: string; queries: string; k: string; seed: string; only?: string; vectors: VectorDistribution; expansions?: string; topics: string; json?: boolean; out?: string }) => {
       const { runAnnBench, formatAnnReport } = await import("./bench-ann.ts");
       const report = await runAnnBench({
         size: parsePositive(o.size),
@@ -385,6 +389,9 @@ export function registerBenchCommand(program: Command): void {
         k: parsePositive(o.k),
         seed: parsePositive(o.seed),
         only: o.only ? list(o.only) : undefined,
+        vectors: o.vectors,
+        expansions: o.expansions ? numbers(o.expansions) : undefined,
+        topics: parsePositive(o.topics),
         progress,
       });
       await emit(report, formatAnnReport(report), o);
