@@ -1,6 +1,6 @@
 import { ConfigError, integer, optional, optionalUrls, searchIndexSettings, servicePort, sqlitePath, type Env } from "../../lib/config.ts";
 import { engineConnection, type EngineConnection } from "../../lib/engine-connection.ts";
-import { DEFAULT_APPROXIMATE_KNN, type ApproximateKnnOptions } from "./sqlite/approximate-knn.ts";
+import { DEFAULT_APPROXIMATE_KNN, HNSW_PARAMETERS, type ApproximateKnnOptions } from "./sqlite/approximate-knn.ts";
 import { DEFAULT_READ_THREADS } from "./sqlite/read-threads.ts";
 
 export type NativeHybridSetting = "auto" | "on" | "off";
@@ -45,12 +45,18 @@ export function indexConfig(env: Env): IndexConfig {
   };
 }
 
-/** QUARRY_VECTOR_INDEX=exact turns the embedded approximate kNN index off; QUARRY_VECTOR_INDEX_EXACT_BELOW moves the size under which a base stays exact. */
+/**
+ * QUARRY_VECTOR_INDEX=exact turns the embedded approximate kNN index off; QUARRY_VECTOR_INDEX_EXACT_BELOW
+ * moves the size under which a base stays exact; QUARRY_VECTOR_INDEX_EXPANSION is the HNSW search expansion.
+ */
 function vectorIndexConfig(env: Env): ApproximateKnnOptions {
+  const expansionSearch = integer(env, "QUARRY_VECTOR_INDEX_EXPANSION", HNSW_PARAMETERS.expansion_search);
+  if (expansionSearch < 1) throw new ConfigError(`QUARRY_VECTOR_INDEX_EXPANSION must be at least 1, not ${expansionSearch}`);
   return {
     ...DEFAULT_APPROXIMATE_KNN,
     mode: oneOf(env, "QUARRY_VECTOR_INDEX", ["hnsw", "exact"], DEFAULT_APPROXIMATE_KNN.mode),
     exactBelow: integer(env, "QUARRY_VECTOR_INDEX_EXACT_BELOW", DEFAULT_APPROXIMATE_KNN.exactBelow),
+    expansionSearch,
   };
 }
 

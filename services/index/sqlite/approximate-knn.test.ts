@@ -176,6 +176,29 @@ describe("SqliteSearchEngine with the approximate index", () => {
     }
   });
 
+  it("finds more of the exact top 10 with a wider search expansion, on vectors with no neighbourhoods", async () => {
+    // 2,000 uniformly random 32-d vectors: every one about as near a query as the next, the case
+    // where a narrow HNSW walk misses true neighbours (a model's vectors are kinder).
+    const queries = Array.from({ length: 30 }, (_, i) => fixtureVector("query", i));
+    const topTen = async (vectorIndex: ApproximateKnnOptions) => {
+      const engine = open(tempFile(), vectorIndex);
+      try {
+        await seed(engine, 400);
+        const lists: string[][] = [];
+        for (const vector of queries) lists.push((await engine.search(vectorQuery(KB, vector, 10))).map((hit) => hit.chunk.id));
+        return lists;
+      } finally {
+        await engine.close();
+      }
+    };
+    const exact = await topTen({ mode: "exact", exactBelow: 0, saveEvery: 1_000_000 });
+    const recall = (lists: string[][]) => lists.reduce((found, list, q) => found + list.filter((id) => exact[q].includes(id)).length, 0) / (10 * queries.length);
+    const narrow = recall(await topTen({ ...ALWAYS, expansionSearch: 10 }));
+    const wide = recall(await topTen({ ...ALWAYS, expansionSearch: 1_000 }));
+    expect(wide).toBeGreaterThanOrEqual(0.99);
+    expect(narrow).toBeLessThan(wide);
+  });
+
   it("keeps no index and logs no change with the index set to exact", async () => {
     const file = tempFile();
     const engine = open(file, { mode: "exact", exactBelow: 0, saveEvery: 1 });

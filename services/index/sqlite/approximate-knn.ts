@@ -31,6 +31,12 @@ export interface ApproximateKnnOptions {
   exactBelow: number;
   /** Changes taken in since the last save after which an index is saved again. */
   saveEvery: number;
+  /**
+   * Candidates the HNSW search keeps while it walks the graph (usearch's expansion_search; ef in
+   * the papers); HNSW_PARAMETERS' when unset. Higher finds more of the exact top k where many
+   * vectors are about equally near a query, at a cost that grows about linearly (docs/benchmarks/ann.md).
+   */
+  expansionSearch?: number;
 }
 
 /**
@@ -290,7 +296,10 @@ export class ApproximateKnn {
   }
 
   private newIndex(dimension: number): Index {
-    return new Index({ dimensions: dimension, metric: MetricKind.Cos, quantization: ScalarKind.F32, ...HNSW_PARAMETERS, multi: false });
+    // A saved index keeps the search expansion it is loaded or viewed with, so a changed setting
+    // applies from the next start without a rebuild.
+    const expansion_search = this.options.expansionSearch ?? HNSW_PARAMETERS.expansion_search;
+    return new Index({ dimensions: dimension, metric: MetricKind.Cos, quantization: ScalarKind.F32, ...HNSW_PARAMETERS, expansion_search, multi: false });
   }
 
   /** A new index over every enabled row of the table, as of the log's last change. */
