@@ -597,11 +597,32 @@ is_ready() {
   esac
 }
 
+# started_state NAME: the state letter (/proc/PID/stat) of the process this run just started, or
+# nothing once it is gone. Unlike running_pid, no command-line check: that one guards against a pid
+# file from before a reboot, and a process in the middle of its exec chain (setsid, ip netns exec,
+# unshare, the start script, java) may show no command line for an instant, which took a node
+# starting normally for one that had exited.
+started_state() {
+  local f pid
+  f="$(pid_file "$1")"
+  [[ -f "$f" ]] || return 0
+  pid="$(cat "$f")"
+  [[ -n "$pid" ]] || return 0
+  # "pid (comm) state …": comm may hold spaces and parentheses, so read after the last ")".
+  sed 's/.*) //; s/ .*//' "/proc/$pid/stat" 2>/dev/null || true
+}
+
 wait_ready() {
-  local name="$1" deadline=$(( $(date +%s) + TIMEOUT ))
+  local name="$1" deadline=$(( $(date +%s) + TIMEOUT )) state
   until is_ready "$name"; do
-    if ! running_pid "$name" >/dev/null; then
-      log "$name exited during start-up; last log lines:"; tail -n 40 "$(log_file "$name")" >&2 || true
+    state="$(started_state "$name")"
+    # A zombie (Z) has exited and only waits to be reaped.
+    if [[ -z "$state" || "$state" == Z || "$state" == X ]]; then
+      log "$name exited during start-up (pid $(cat "$(pid_file "$name")" 2>/dev/null), state '${state:-gone}'); last log lines:"
+      tail -n 40 "$(log_file "$name")" >&2 || true
+      for own in "$RUN_DIR/$name"/logs/*.log; do
+        [[ -f "$own" ]] && { log "and of $own:"; tail -n 20 "$own" >&2 || true; }
+      done
       die "$name did not start"
     fi
     if (( $(date +%s) >= deadline )); then
