@@ -90,7 +90,8 @@ export class AnswerApplication {
       result = await run();
     } catch (error) {
       // A base that switched its embedding model between the look-up and the search (ChangeEmbeddingModel):
-      // looked up again, the question is embedded with the new model.
+      // the retriever searches such a base again itself (IndexRetriever) unless the bases of one search
+      // now differ in model; then the whole retrieval is opened again, and regrouped by model.
       if (!hasReason(error, ErrorReasons.staleQueryVector)) throw error;
       result = await run();
     }
