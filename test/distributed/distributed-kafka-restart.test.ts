@@ -7,7 +7,7 @@ import { DocumentStatus } from "../../gen/quarry/common/v1/common_pb.ts";
 import { isRetryingFailure } from "../../lib/domain.ts";
 import { upload, watchAll } from "../e2e/e2e-helpers.ts";
 import { fixtureBytes, type FixtureName } from "../fixtures/fixture-documents.ts";
-import { startDistributedQuarry, type DistributedQuarry } from "../support/distributed-quarry.ts";
+import { SERVICE_NAMES, startDistributedQuarry, type DistributedQuarry } from "../support/distributed-quarry.ts";
 import { startPrivateKafka, type PrivateKafka } from "../../lib/testing/private-kafka.ts";
 import { describeWithAllEngines } from "./engines-all.ts";
 import { waitFor } from "./wait-for.ts";
@@ -39,7 +39,16 @@ describeWithAllEngines("Quarry distributed: Kafka broker restart", (engines) => 
     // ("(retrying)") is terminal there; "ends" here means READY, or FAILED for good.
     const settled = (d: { status: DocumentStatus; errorMessage: string }) =>
       d.status === DocumentStatus.READY || (d.status === DocumentStatus.FAILED && !isRetryingFailure(d.errorMessage));
-    await watchAll(quarry.client, [...ids.keys()], 240_000);
+    // Where a document stopped, and what each stage said last, so a failure here can be read.
+    const diagnose = async (error: unknown) => {
+      const { documents } = await quarry.client.listDocuments({ knowledgeBase: kb });
+      const states = documents.map((d) => `${d.fileName} ${DocumentStatus[d.status]} ${d.errorMessage}`).join("; ");
+      const logs = SERVICE_NAMES.map((name) => `--- ${name}\n${quarry.logTail(name, 15)}`).join("\n");
+      return new Error(`${(error as Error).message}: ${states}\n${logs}`);
+    };
+    await watchAll(quarry.client, [...ids.keys()], 240_000).catch(async (error) => {
+      throw await diagnose(error);
+    });
     const ends = await waitFor(
       "every document to end READY or FAILED for good",
       async () => {
@@ -48,9 +57,7 @@ describeWithAllEngines("Quarry distributed: Kafka broker restart", (engines) => 
       },
       60_000,
     ).catch(async (error) => {
-      const { documents } = await quarry.client.listDocuments({ knowledgeBase: kb });
-      const states = documents.map((d) => `${d.fileName} ${DocumentStatus[d.status]} ${d.errorMessage}`).join("; ");
-      throw new Error(`${(error as Error).message}: ${states}`);
+      throw await diagnose(error);
     });
     console.info(`after the broker restart: ${ends.map((d) => `${d.fileName} ${DocumentStatus[d.status]} ${d.errorMessage}`).join("; ")}`);
     expect(ends.map((d) => ids.get(d.id)).sort()).toEqual([...files].sort());
