@@ -40,6 +40,7 @@ import {
   type RetryPolicy,
 } from "./message-retry.ts";
 import type { KafkaSecurity } from "./kafka-security.ts";
+import { restartAfterFatalCrashes } from "./kafka-crash-recovery.ts";
 import { kafkaLogLevel } from "./kafka-log.ts";
 import { OrderedWindow } from "./ordered-concurrency.ts";
 
@@ -395,6 +396,7 @@ class KafkaSubscription implements Subscription {
   private readonly backoff = new InterruptibleSleep();
   private closing = false;
   private closed: Promise<void> | undefined;
+  private stopRecovery: (() => void) | undefined;
   /** Per partition (partitionKey): messages in hand, across batches. */
   private readonly windows = new Map<string, OrderedWindow<KafkaMessage, boolean>>();
   /** Per partition: the latest batch's payload, whose resolve and commit functions settle with. */
@@ -442,14 +444,17 @@ class KafkaSubscription implements Subscription {
         }),
       ];
     });
-    try {
-      await consumer.run({
+    const run = () =>
+      consumer.run({
         // Commits happen only after a message was handled (or dead-lettered), never on a timer.
         autoCommit: false,
         eachBatchAutoResolve: false,
         eachBatch: (payload) => this.handleBatch(payload),
       });
+    try {
+      await run();
       await joined;
+      this.stopRecovery = restartAfterFatalCrashes(consumer, run, { group: this.groupId, logger: this.bus.logger, closing: () => this.closing });
       // Spares a watcher reading the topic from the start; the skip in handleBatch is what guarantees it.
       for (const [key, offset] of this.startAt ?? []) {
         const [topic, partition] = splitPartitionKey(key);
@@ -464,6 +469,7 @@ class KafkaSubscription implements Subscription {
     this.closed ??= (async () => {
       this.closing = true;
       this.backoff.interrupt();
+      this.stopRecovery?.();
       if (options.graceMs !== undefined) {
         const timer = setTimeout(() => this.releaseNow(), Math.max(0, options.graceMs));
         timer.unref();
