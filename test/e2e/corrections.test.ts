@@ -107,9 +107,13 @@ function correctionsSuite(label: string, start: () => Promise<{ client: QuarryCl
       correction = (await client.correctAnswer({ turnId: wrongTurn, correctedAnswer: CORRECTED })).correction!;
       expect(correction).toMatchObject({ turnId: wrongTurn, assistantId, question: QUESTION, originalQuestion: QUESTION, correctedAnswer: CORRECTED, author: "" });
       expect(correction.id).toBe(correction.document!.id);
+      // WatchIngestion streams from the document's current state, and a correction of a few
+      // sentences can be READY before the watch opens (CI saw only READY), so the pipeline's
+      // work is proven by what it left: indexed chunks, counted when the document became ready.
       const log = await watchAll(client, [correction.id]);
-      expect(log.get(correction.id)!.map((u) => u.status)).toContain(DocumentStatus.EMBEDDING);
-      expect(lastUpdate(log, correction.id).status).toBe(DocumentStatus.READY);
+      const ready = lastUpdate(log, correction.id);
+      expect(ready.status).toBe(DocumentStatus.READY);
+      expect(ready.chunkCount).toBeGreaterThan(0);
 
       const assistant = (await client.getAssistant({ assistant: assistantName })).assistant!;
       expect(assistant.correctionsKnowledgeBaseId).toBe(correction.knowledgeBaseId);
