@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -55,7 +55,11 @@ describe("ThreadedEmbedder", () => {
 
   it("reports a missing model as the same clear error the model itself gives", async () => {
     const empty = mkdtempSync(join(tmpdir(), "quarry-no-model-"));
-    await expect(ThreadedEmbedder.load(empty)).rejects.toThrow(FailedPreconditionError);
-    await expect(ThreadedEmbedder.load(empty)).rejects.toThrow(/npm run setup/);
+    try {
+      await expect(ThreadedEmbedder.load(empty)).rejects.toThrow(FailedPreconditionError);
+      await expect(ThreadedEmbedder.load(empty)).rejects.toThrow(/npm run setup/);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 });

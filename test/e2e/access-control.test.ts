@@ -5,7 +5,7 @@
 // service descriptor, so a new RPC without a probe (and a rule) fails here. Runs on the SQLite
 // catalog and, when OPENSEARCH_URL is set, on the OpenSearch catalog.
 import { randomBytes } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
@@ -68,7 +68,14 @@ async function chunkIdOf(c: QuarryClient, tenant: Tenant): Promise<string> {
 }
 const ownChunkId = (c: QuarryClient, w: World) => chunkIdOf(c, w.a);
 
-const emptyFolder = () => mkdtemp(join(tmpdir(), "quarry-access-source-"));
+const sourceFolders: string[] = [];
+const emptyFolder = async () => {
+  const folder = await mkdtemp(join(tmpdir(), "quarry-access-source-"));
+  sourceFolders.push(folder);
+  return folder;
+};
+// After every suite's own afterAll has stopped its Quarry (file-level hooks run last).
+afterAll(() => Promise.all(sourceFolders.map((folder) => rm(folder, { recursive: true, force: true }))));
 /** A source of tenant A over an empty folder (syncing it submits nothing), by name. */
 async function ownSource(c: QuarryClient, w: World): Promise<string> {
   const name = `own-${randomBytes(3).toString("hex")}`;
