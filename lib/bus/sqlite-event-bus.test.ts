@@ -177,6 +177,37 @@ describe("SqliteEventBus", () => {
     for (const value of values) expect(handledBy.get(value)).toHaveLength(1);
   });
 
+  it("does not query an idle subscription's topics on every poll interval", async () => {
+    const reads: string[] = [];
+    const db = new Database(tempFile(), { verbose: (sql) => void (typeof sql === "string" && sql.includes("FROM bus_messages") && reads.push(sql)) });
+    cleanups.push(() => void db.close());
+    const bus = new SqliteEventBus(db, { pollIntervalMs: 20 });
+    cleanups.push(() => bus.close());
+    await bus.subscribe({ group: "idle", topics: ["quiet"], handler: async () => {} });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = reads.length;
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    // Polling its topic every 20 ms would be about 35 reads; nothing woke it, so at most the
+    // once-a-second look is made.
+    expect(reads.length - before).toBeLessThanOrEqual(1);
+  });
+
+  it("delivers a message another connection to the file committed without waiting for an idle poll", async () => {
+    const file = tempFile();
+    const reader = openBus(file, { pollIntervalMs: 20 });
+    const writer = openBus(file);
+    const seen: string[] = [];
+    await reader.subscribe({ group: "g", topics: ["elsewhere"], handler: async (m) => void seen.push(decoder.decode(m.value)) });
+    // Long enough for the subscription's first read to find nothing and its idle wait to begin.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const published = performance.now();
+    // The writer's own subscribers would be woken directly; the reader only learns of it from the file.
+    await writer.publish("elsewhere", [{ key: "k", value: encoder.encode("from another process") }]);
+    await vi.waitFor(() => expect(seen).toEqual(["from another process"]), { timeout: 5_000, interval: 5 });
+    // The data_version check runs every 20 ms here; the idle subscription's own look, once a second.
+    expect(performance.now() - published).toBeLessThan(600);
+  });
+
   it("works on a Database the caller opened, and leaves it open on close", async () => {
     const db = new Database(tempFile());
     cleanups.push(() => void db.close());
