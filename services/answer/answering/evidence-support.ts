@@ -78,9 +78,9 @@ export function judgeEvidence(question: string, context: readonly ContextChunk[]
   const creditOf = (bag: TermBag, term: string): number => {
     if (holds(bag, term)) return 1;
     if (!HAN.test(term) || term.length < 2) return 0;
-    // jieba's segmentation of a short question often glues a name to the next character
-    // (尚恩有, 晏是): a Chinese word counts for the longest part of two characters or more that
-    // the sentence holds. Scattered single characters count for nothing: 广 of 广东 and 茂 of
+    // jieba's segmentation of a short question can join a name to the character after it in a
+    // way the question analysis does not undo (史继偕著, 下乙二醛): a Chinese word counts for the
+    // longest part of two characters or more that the sentence holds. Scattered single characters count for nothing: 广 of 广东 and 茂 of
     // 茂名 do not make a sentence about 广茂铁路.
     const characters = [...term];
     return longestHeldPart(characters, bag.normalized) / characters.length;

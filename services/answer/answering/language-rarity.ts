@@ -32,3 +32,8 @@ export function languageRarity(word: string): number | undefined {
   const { idf: entries, median } = idfTable();
   return (entries.get(word) ?? median) / median;
 }
+
+/** Whether jieba's table has the word: a word of the language, not one its segmenter made up for a run of unknown characters. */
+export function inLanguageTable(word: string): boolean {
+  return idfTable().idf.has(word);
+}

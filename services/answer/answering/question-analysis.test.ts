@@ -28,7 +28,26 @@ describe("analyseQuestion", () => {
     expect(analyseQuestion("沈墨舟的老师是谁？").formWords).toEqual([]);
   });
 
+  it("takes a name apart from the function character jieba glued to it, and keeps words of the language whole", () => {
+    // jieba cuts 欧阳晏是 into 欧阳 and 晏是, 东湾街有 into 东湾 and 街有: a passage holds 晏 and 街, never the joins.
+    expect(analyseQuestion("欧阳晏是谁的儿子？").terms).toEqual(["欧阳", "晏", "儿子"]);
+    expect(analyseQuestion("青石蝮是什么颜色的？").terms).toEqual(["青石", "蝮", "颜色"]);
+    expect(analyseQuestion("东湾街有多长？").terms).toContain("街");
+    // 内有 is in jieba's table: a word of the language, not a join, so it stays as cut.
+    expect(analyseQuestion("九龙酒店内有哪些客房？").terms).toContain("内有");
+  });
+
+  it("does not take 多长, 多大 and the like (how long, how big) for words of the question's topic", () => {
+    expect(analyseQuestion("东湾街有多长？").terms).toEqual(["东湾", "街"]);
+    expect(analyseQuestion("这座水库的容量有多大？").terms).not.toContain("多大");
+  });
+
   it("finds the words naming the kind of answer: the noun a question word governs, or the attribute asked of the subject", () => {
+    // X的Y是哪里 / 是谁 / 叫什么 asks for Y as X的Y是什么 does: the address, not the word 住址.
+    expect(analyseQuestion("灯塔看守人的住址是哪里？").answerTypeWords).toEqual(["住址"]);
+    expect(analyseQuestion("这艘渡轮原来的名字叫什么？").answerTypeWords).toEqual(["名字"]);
+    // A quantity asked of X (X的寿命有多长) names what is measured, which the passage states with it.
+    expect(analyseQuestion("椰子猫的寿命有多长？").answerTypeWords).toEqual([]);
     expect(analyseQuestion("灰喜鹊属于什么科目？").answerTypeWords).toEqual(["科目"]);
     expect(analyseQuestion("这座灯塔有何作用？").answerTypeWords).toEqual(["作用"]);
     expect(analyseQuestion("这座灯塔的特点是什么？").answerTypeWords).toEqual(["特点"]);

@@ -1,7 +1,8 @@
 // What a question asks for, in the terms a sentence is scored by: its content words (each counted
 // once) and, when its question word asks for a time, a quantity, a place or a person, a cue that
 // the answering sentence holds one.
-import { HAN, namedEntityTags, segmentTags, terms } from "./content-terms.ts";
+import { HAN, isStopWord, namedEntityTags, segmentTags, terms } from "./content-terms.ts";
+import { inLanguageTable } from "./language-rarity.ts";
 
 /** A kind of answer a question word asks for, and how a sentence that gives one looks. */
 export interface AnswerCue {
@@ -20,7 +21,7 @@ const PERSON_QUESTION = /谁|哪位|何人|\bwho(m|se)?\b/i;
 const ENGLISH_NAME = /\s[A-Z][a-z]+/;
 // The words that ask: they name no topic, and a sentence holding them ("哪一年" in a passage) does
 // not answer for it.
-const QUESTION_WORDS = /^(哪|几|多少|什么|谁|何)|^(一年|几个|几条|几种|几层|几位|几次|哪个|哪些|哪里|哪儿|哪家|哪一)$/;
+const QUESTION_WORDS = /^(哪|几|多少|什么|谁|何)|^(一年|几个|几条|几种|几层|几位|几次|哪个|哪些|哪里|哪儿|哪家|哪一|多[长大高远重深宽久])$/;
 
 // A question that asks what its subject is — its occupation, definition, nature, identity —
 // names the kind of answer ("职业", "定义", "occupation") and not something the answering sentence
@@ -85,8 +86,24 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+/**
+ * jieba joins a run of characters its dictionary lacks into one word, and in a question that run is
+ * often a name with the function character after it (司马晏是谁 → 晏是, 东关街有多长 → 街有,
+ * 尚恩有什么爱好 → 尚恩有): a passage holds the name, never the join. A word the language's table
+ * lacks loses a function character at either end (是, 有, 在, 以, 会 … from the stop list); a
+ * word of the language (内有 is in the table) is kept as jieba cut it.
+ */
+function unglued(word: string): string {
+  if (!HAN.test(word) || word.length < 2 || inLanguageTable(word)) return word;
+  let start = 0;
+  let end = word.length;
+  if (isStopWord(word[end - 1])) end--;
+  if (end - start > 1 && isStopWord(word[start])) start++;
+  return end > start ? word.slice(start, end) : word;
+}
+
 export function analyseQuestion(question: string): QuestionAnalysis {
-  const words = [...new Set(terms(question))].filter((t) => !(HAN.test(t) && QUESTION_WORDS.test(t)));
+  const words = [...new Set(terms(question).map(unglued))].filter((t) => !(HAN.test(t) && QUESTION_WORDS.test(t)));
   // jieba's search mode also yields the parts of a compound; counting both would weigh a name
   // like 路德维希·普朗特 four times over the word the question is really about.
   const kept = words.filter((t) => !words.some((other) => other !== t && other.length > t.length && other.includes(t)));
@@ -119,7 +136,7 @@ export function analyseQuestion(question: string): QuestionAnalysis {
     return (
       formWords.includes(t) ||
       new RegExp(`(?:什么|哪一?[个种类些位家座所]?|何|有何|多少)(?:样的?|的)?${word}`).test(normalised) ||
-      new RegExp(`的${word}(?:是|为|有)?(?:什么|怎样|如何|怎么样|何|哪些|哪个)`).test(normalised) ||
+      new RegExp(`的${word}(?:是|为|有|叫)?(?:什么|怎样|如何|怎么样|何|哪|谁)`).test(normalised) ||
       new RegExp(`\\b(?:what|which)\\s+(?:kind of\\s+|type of\\s+)?${word}`).test(normalised)
     );
   });
