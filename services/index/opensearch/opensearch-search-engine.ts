@@ -153,7 +153,9 @@ export class OpenSearchSearchEngine extends DocumentStoreEngine {
             queries: [
               // A query without searchable words still needs its BM25 clause: the pipeline's weights are per clause.
               terms.length > 0 ? { bool: { ...bm25BoolQuery(query, terms), _name: BM25_QUERY_NAME } } : { match_none: { _name: BM25_QUERY_NAME } },
-              { knn: { embedding: { ...knnClause(query, vector, depth), _name: VECTOR_QUERY_NAME } } },
+              // The graph search gets the same floor of candidates as the _msearch path's (knnBody):
+              // pagination_depth still keeps `depth` of them, so both paths fuse the same lists.
+              { knn: { embedding: { ...knnClause(query, vector, Math.min(Math.max(depth, MIN_KNN_CANDIDATES), MAX_KNN_K)), _name: VECTOR_QUERY_NAME } } },
             ],
           },
         },
