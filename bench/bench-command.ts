@@ -103,17 +103,19 @@ export function registerBenchCommand(program: Command): void {
     .option("--documents <n>", "documents each arm ingests per round", "8")
     .option("--queries <n>", "hybrid searches each arm answers per round", "40")
     .option("--control", "an A/A run: both arms off, the noise floor the on/off ratios must be read against")
+    .option("--processes <n>", "processes per arm, their searches pooled and their spread reported (each run's own noise floor)", "1")
     .addOption(new Option("--only <half>", "the on arm turns on only tracing or only metrics, to see which costs what").choices(["tracing", "metrics"]))
     .option("--cpu-prof <dir>", "write each arm's CPU profile (.cpuprofile, for Chrome DevTools) under DIR/on and DIR/off")
     .option("--sample-ratio <r>", "the on arm traces this share of requests (OTEL_TRACES_SAMPLER=parentbased_traceidratio), not every one")
     .option("--json", "print the report as JSON instead of tables")
     .option("--out <dir>", "also write the report (JSON and Markdown) here")
-    .action(async (o: { rounds: string; documents: string; queries: string; control?: boolean; only?: "tracing" | "metrics"; cpuProf?: string; sampleRatio?: string; json?: boolean; out?: string }) => {
+    .action(async (o: { rounds: string; documents: string; queries: string; processes: string; control?: boolean; only?: "tracing" | "metrics"; cpuProf?: string; sampleRatio?: string; json?: boolean; out?: string }) => {
       const { runObservabilityBench, formatObservabilityReport } = await import("./bench-observability.ts");
       const report = await runObservabilityBench({
         rounds: parsePositive(o.rounds),
         documentsPerRound: parsePositive(o.documents),
         queriesPerRound: parsePositive(o.queries),
+        processesPerArm: parsePositive(o.processes),
         control: o.control,
         only: o.only,
         cpuProfileDir: o.cpuProf,

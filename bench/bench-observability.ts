@@ -4,7 +4,10 @@
 // scraped once a round; "off" has no OTLP endpoint and QUARRY_METRICS=off. Each round ingests a
 // batch of documents into each (upload to the last READY: documents per second) and runs the same
 // Search requests against each (p50 at concurrency 1), the arms' order alternating round by round
-// so drift in the shared machine's load hits both alike. The ratios are on / off.
+// so drift in the shared machine's load hits both alike. The ratios are on / off. Two processes
+// running the same code differ by a few per cent on a shared machine (where each landed, its JIT's
+// luck), so with --processes N each arm is N processes whose searches are pooled, and the spread
+// between an arm's own processes is reported beside the ratio: every run carries its noise floor.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,7 +28,9 @@ export interface ObservabilityBenchOptions {
   control?: boolean;
   /** Turn on only this half in the "on" arm (the other stays off as in "off"), to see which half costs what. */
   only?: "tracing" | "metrics";
-  /** Write each arm's CPU profile (node --cpu-prof) under this folder, in `on/` and `off/`. */
+  /** Processes per arm (default 1): their searches and ingests are pooled, and their spread reported. */
+  processesPerArm?: number;
+  /** Write each arm's CPU profile (node --cpu-prof) under this folder, in `on/` and `off/` (`on-2/`… for further processes). */
   cpuProfileDir?: string;
   /** The on arm traces this share of requests (OTEL_TRACES_SAMPLER=parentbased_traceidratio); every one when unset. */
   sampleRatio?: number;
@@ -42,6 +47,13 @@ export interface ArmResult {
   search: LatencySummary;
 }
 
+/** One process's own figures, to see how far processes of the same arm differ. */
+export interface ProcessResult {
+  name: string;
+  searchP50: number;
+  documentsPerSecond: number;
+}
+
 export interface ObservabilityBenchReport {
   bench: "observability";
   backend: "embedded";
@@ -56,6 +68,12 @@ export interface ObservabilityBenchReport {
   searchP50Ratio: number;
   /** off / on: the goal is ≤ 1.03. */
   ingestThroughputRatio: number;
+  processes: ProcessResult[];
+  /**
+   * With several processes per arm: the largest ratio of search p50s between two processes of the
+   * same arm, which run the same code. An on/off ratio inside it is not told apart from noise.
+   */
+  withinArmSearchSpread?: number;
 }
 
 /** Topics the documents are about, so the questions find something; words repeat across documents as in a real base. */
@@ -81,6 +99,8 @@ const QUESTIONS = TOPICS.flatMap((topic) => [`when is the ${topic} repaired`, `w
 
 interface RunningArm {
   arm: Arm;
+  /** "on", "off", or "on-2"… for an arm's further processes. */
+  name: string;
   process: QuarryProcess;
   client: QuarryClient;
   dataDir: string;
@@ -102,18 +122,19 @@ function armEnv(arm: Arm, otlpEndpoint: string, options: ObservabilityBenchOptio
   };
 }
 
-async function startArm(arm: Arm, otlpEndpoint: string, options: ObservabilityBenchOptions): Promise<RunningArm> {
-  const dataDir = await mkdtemp(join(tmpdir(), `quarry-bench-obs-${arm}-`));
+async function startArm(arm: Arm, index: number, otlpEndpoint: string, options: ObservabilityBenchOptions): Promise<RunningArm> {
+  const name = index === 0 ? arm : `${arm}-${index + 1}`;
+  const dataDir = await mkdtemp(join(tmpdir(), `quarry-bench-obs-${name}-`));
   const cpuProfileDir = options.cpuProfileDir;
   const quarry = await startEmbeddedServe(
     dataDir,
     undefined,
     armEnv(arm, otlpEndpoint, options),
-    cpuProfileDir ? ["--cpu-prof", "--cpu-prof-dir", join(cpuProfileDir, arm)] : [],
+    cpuProfileDir ? ["--cpu-prof", "--cpu-prof-dir", join(cpuProfileDir, name)] : [],
   );
   const client = gatewayClient(quarry.url);
-  const knowledgeBase = (await client.createKnowledgeBase({ name: `bench-observability-${arm}` })).knowledgeBase!.id;
-  return { arm, process: quarry, client, dataDir, knowledgeBase, ingestSeconds: 0, documents: 0, searchMs: [] };
+  const knowledgeBase = (await client.createKnowledgeBase({ name: `bench-observability-${name}` })).knowledgeBase!.id;
+  return { arm, name, process: quarry, client, dataDir, knowledgeBase, ingestSeconds: 0, documents: 0, searchMs: [] };
 }
 
 async function ingestRound(arm: RunningArm, first: number, count: number): Promise<void> {
@@ -125,7 +146,7 @@ async function ingestRound(arm: RunningArm, first: number, count: number): Promi
   }
   const pending = new Set(ids);
   for await (const update of arm.client.watchIngestion({ documentIds: ids }, { signal: AbortSignal.timeout(600_000) })) {
-    if (update.status === DocumentStatus.FAILED) throw new Error(`${arm.arm}: a document failed: ${update.error}`);
+    if (update.status === DocumentStatus.FAILED) throw new Error(`${arm.name}: a document failed: ${update.error}`);
     if (update.status === DocumentStatus.READY) pending.delete(update.documentId);
     if (pending.size === 0) break;
   }
@@ -146,7 +167,7 @@ async function searchRound(arm: RunningArm, round: number, count: number): Promi
 async function scrape(arm: RunningArm, options: ObservabilityBenchOptions): Promise<void> {
   if (arm.arm !== "on" || options.control || options.only === "tracing") return;
   const res = await fetch(`${arm.process.url}/metrics`);
-  if (!res.ok) throw new Error(`on: /metrics answered ${res.status}`);
+  if (!res.ok) throw new Error(`${arm.name}: /metrics answered ${res.status}`);
   await res.text();
 }
 
@@ -156,8 +177,27 @@ async function stopArm(arm: RunningArm): Promise<void> {
   await rm(arm.dataDir, { recursive: true, force: true });
 }
 
-function result(arm: RunningArm): ArmResult {
-  return { arm: arm.arm, documents: arm.documents, ingestSeconds: arm.ingestSeconds, documentsPerSecond: arm.documents / arm.ingestSeconds, search: summarize(arm.searchMs) };
+/** An arm's figures over all its processes. */
+function result(arm: Arm, running: readonly RunningArm[]): ArmResult {
+  const mine = running.filter((r) => r.arm === arm);
+  const documents = mine.reduce((sum, r) => sum + r.documents, 0);
+  const ingestSeconds = mine.reduce((sum, r) => sum + r.ingestSeconds, 0);
+  return { arm, documents, ingestSeconds, documentsPerSecond: documents / ingestSeconds, search: summarize(mine.flatMap((r) => r.searchMs)) };
+}
+
+function processResult(r: RunningArm): ProcessResult {
+  return { name: r.name, searchP50: summarize(r.searchMs).p50, documentsPerSecond: r.documents / r.ingestSeconds };
+}
+
+/** The largest p50 ratio between two processes of one arm; undefined with one process per arm. */
+export function withinArmSpread(processes: readonly (ProcessResult & { arm: Arm })[]): number | undefined {
+  let spread: number | undefined;
+  for (const arm of ["on", "off"] as const) {
+    const p50s = processes.filter((p) => p.arm === arm).map((p) => p.searchP50);
+    if (p50s.length < 2) continue;
+    spread = Math.max(spread ?? 0, Math.max(...p50s) / Math.min(...p50s));
+  }
+  return spread;
 }
 
 export async function runObservabilityBench(options: ObservabilityBenchOptions): Promise<ObservabilityBenchReport> {
@@ -168,7 +208,8 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
   const endpoint = jaeger ?? receiver!.endpoint;
   const arms: RunningArm[] = [];
   try {
-    arms.push(await startArm("on", endpoint, options), await startArm("off", endpoint, options));
+    // Started alternately (on, off, on-2, off-2…), so no arm gets all the early or late starts.
+    for (let i = 0; i < (options.processesPerArm ?? 1); i++) arms.push(await startArm("on", i, endpoint, options), await startArm("off", i, endpoint, options));
     // Warm-up outside the measurement: models loaded, first documents and queries through both.
     for (const arm of arms) {
       await ingestRound(arm, 1_000_000, 2);
@@ -184,22 +225,25 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
         await searchRound(arm, round, options.queriesPerRound);
         await scrape(arm, options);
       }
-      const [on, off] = arms.map(result);
+      const [on, off] = [result("on", arms), result("off", arms)];
       log(`round ${round + 1}/${options.rounds}: docs/s on ${on.documentsPerSecond.toFixed(2)} off ${off.documentsPerSecond.toFixed(2)}; search p50 on ${on.search.p50.toFixed(1)} ms off ${off.search.p50.toFixed(1)} ms`);
     }
-    const [on, off] = arms.map(result);
+    const [on, off] = [result("on", arms), result("off", arms)];
+    const processes = arms.map((r) => ({ ...processResult(r), arm: r.arm }));
     return {
       bench: "observability",
       backend: "embedded",
       machine,
       loadAverageEnd: loadAverageNow(),
-      settings: { rounds: options.rounds, documentsPerRound: options.documentsPerRound, queriesPerRound: options.queriesPerRound, control: options.control ?? false, only: options.only, cpuProfileDir: options.cpuProfileDir, sampleRatio: options.sampleRatio },
+      settings: { rounds: options.rounds, documentsPerRound: options.documentsPerRound, queriesPerRound: options.queriesPerRound, processesPerArm: options.processesPerArm ?? 1, control: options.control ?? false, only: options.only, cpuProfileDir: options.cpuProfileDir, sampleRatio: options.sampleRatio },
       spansTo: options.control ? "nowhere (control: both arms off)" : jaeger ? `Jaeger at ${jaeger}` : "an OTLP/HTTP listener in the bench process",
       spansReceived: receiver?.spans.length,
-      on: on!,
-      off: off!,
-      searchP50Ratio: ratio(on!.search.p50, off!.search.p50),
-      ingestThroughputRatio: ratio(off!.documentsPerSecond, on!.documentsPerSecond),
+      on,
+      off,
+      searchP50Ratio: ratio(on.search.p50, off.search.p50),
+      ingestThroughputRatio: ratio(off.documentsPerSecond, on.documentsPerSecond),
+      processes: processes.map(({ name, searchP50, documentsPerSecond }) => ({ name, searchP50, documentsPerSecond })),
+      withinArmSearchSpread: withinArmSpread(processes),
     };
   } finally {
     await Promise.all(arms.map(stopArm));
@@ -213,7 +257,7 @@ export function formatObservabilityReport(r: ObservabilityBenchReport): string {
   return [
     `## bench observability — ${r.settings.only ? `${r.settings.only} only` : "tracing and metrics"} on vs off (${r.backend})${r.settings.sampleRatio !== undefined ? `, tracing ${r.settings.sampleRatio} of requests` : ""}${r.settings.control ? ", control run: the on arm is off too" : ""}`,
     "",
-    `${r.machine.cpus} × ${r.machine.cpuModel}, load at the end ${r.loadAverageEnd.map((l) => l.toFixed(2)).join(" ")}; ${r.settings.rounds} interleaved rounds of ${r.settings.documentsPerRound} documents and ${r.settings.queriesPerRound} hybrid searches per arm; spans to ${r.spansTo}${r.spansReceived !== undefined ? ` (${r.spansReceived} spans received)` : ""}.`,
+    `${r.machine.cpus} × ${r.machine.cpuModel}, load at the end ${r.loadAverageEnd.map((l) => l.toFixed(2)).join(" ")}; ${r.settings.rounds} interleaved rounds of ${r.settings.documentsPerRound} documents and ${r.settings.queriesPerRound} hybrid searches per process, ${r.settings.processesPerArm ?? 1} process(es) per arm; spans to ${r.spansTo}${r.spansReceived !== undefined ? ` (${r.spansReceived} spans received)` : ""}.`,
     "",
     "| arm | documents | ingest s | docs/s | searches | search p50 ms | search p95 ms |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -221,6 +265,11 @@ export function formatObservabilityReport(r: ObservabilityBenchReport): string {
     row(r.off),
     "",
     `search p50 on/off: **${r.searchP50Ratio.toFixed(3)}**; ingest throughput off/on: **${r.ingestThroughputRatio.toFixed(3)}** (goal: both ≤ 1.03)`,
+    ...(r.withinArmSearchSpread === undefined
+      ? []
+      : [
+          `processes' search p50: ${r.processes.map((p) => `${p.name} ${p.searchP50.toFixed(1)} ms`).join(", ")}; widest spread inside one arm: **${r.withinArmSearchSpread.toFixed(3)}** (an on/off ratio within it is noise)`,
+        ]),
     "",
   ].join("\n");
 }
