@@ -80,8 +80,8 @@ export function judgeEvidence(question: string, context: readonly ContextChunk[]
     if (!HAN.test(term) || term.length < 2) return 0;
     // jieba's segmentation of a short question can join a name to the character after it in a
     // way the question analysis does not undo (史继偕著, 下乙二醛): a Chinese word counts for the
-    // longest part of two characters or more that the sentence holds. Scattered single characters count for nothing: 广 of 广东 and 茂 of
-    // 茂名 do not make a sentence about 广茂铁路.
+    // longest part of two characters or more that the sentence holds. Scattered single characters
+    // count for nothing: 广 of 广东 and 茂 of 茂名 do not make a sentence about 广茂铁路.
     const characters = [...term];
     return longestHeldPart(characters, bag.normalized) / characters.length;
   };
