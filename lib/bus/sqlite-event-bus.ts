@@ -154,7 +154,6 @@ export class SqliteEventBus implements EventBus {
   private readonly statements: Statements;
   /** Watches PRAGMA data_version while anything is subscribed (see watchOtherWriters). */
   private otherWriters: NodeJS.Timeout | undefined;
-  private dataVersion: number | undefined;
 
   /**
    * @param database a file path (the bus opens, configures for WAL and later closes its own
@@ -272,12 +271,12 @@ export class SqliteEventBus implements EventBus {
   private watchOtherWriters(): void {
     if (this.otherWriters) return;
     const dataVersion = this.db.prepare("PRAGMA data_version").pluck();
-    this.dataVersion = dataVersion.get() as number;
+    let seen = dataVersion.get() as number;
     this.otherWriters = setInterval(() => {
       if (!this.db.open) return;
       const version = dataVersion.get() as number;
-      if (version === this.dataVersion) return;
-      this.dataVersion = version;
+      if (version === seen) return;
+      seen = version;
       for (const subscription of this.subscriptions) subscription.wake();
     }, this.options.pollIntervalMs);
     // The subscriptions' own timers keep a process alive as they always did; this one need not.
