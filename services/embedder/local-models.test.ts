@@ -1,7 +1,7 @@
 // The embedder's side of the model catalog: every entry names scripts the known-token gate reads, and
 // the models are installed, loaded and pooled as the catalog describes, each loaded once per name.
 import { createServer } from "node:http";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +11,7 @@ import { HashingEmbedder } from "../../lib/testing/hashing-embedder.ts";
 import { LocalModelPool } from "./embedder-pool.ts";
 import { scriptTest } from "./known-token-share.ts";
 import { installModel, mavenJarUrl } from "./model-install.ts";
-import { defaultModelDir, OnnxEmbedder, poolVector } from "./onnx-embedder.ts";
+import { defaultModelDir, OnnxEmbedder, poolVector, quantizesPerPass } from "./onnx-embedder.ts";
 
 describe("the model catalog", () => {
   it("describes every model completely", () => {
@@ -105,6 +105,51 @@ describe("query prefixes", () => {
       const [q] = await minilm.embed(["what do pandas eat"], "query");
       const [d] = await minilm.embed(["what do pandas eat"], "document");
       expect(Array.from(q)).toEqual(Array.from(d));
+    } finally {
+      await minilm.close();
+    }
+  });
+});
+
+describe("a text's vector", () => {
+  const passages = [
+    "大熊猫主要以竹子为食，偶尔也吃竹鼠等小型动物。",
+    "长江是亚洲最长的河流，全长约6300公里，流经中国多个省份，最终注入东海。",
+    "故宫",
+    "苏州园林以其精巧的布局、丰富的造景手法和深厚的文化内涵闻名于世，其中拙政园、留园、网师园和环秀山庄被列入世界文化遗产名录。",
+  ];
+  it("does not depend on the texts embedded beside it, for bge-small-zh, which quantizes per pass", async () => {
+    const zh = await OnnxEmbedder.load(defaultModelDir("bge-small-zh-v1.5"));
+    try {
+      expect(quantizesPerPass(readFileSync(join(defaultModelDir("bge-small-zh-v1.5"), "model.onnx")))).toBe(true);
+      expect(zh.textsPerPass).toBe(1);
+      const together = await zh.embed(passages, "document");
+      const alone = await Promise.all(passages.map(async (p) => (await zh.embed([p], "document"))[0]));
+      const reversed = (await zh.embed([...passages].reverse(), "document")).reverse();
+      together.forEach((vector, i) => {
+        expect(Array.from(vector)).toEqual(Array.from(alone[i]));
+        expect(Array.from(vector)).toEqual(Array.from(reversed[i]));
+      });
+    } finally {
+      await zh.close();
+    }
+  });
+  it("differs with its batch when such a model is made to share passes: what the rule prevents", async () => {
+    const shared = await OnnxEmbedder.load(defaultModelDir("bge-small-zh-v1.5"), { batchQuantized: true });
+    try {
+      expect(shared.textsPerPass).toBe(32);
+      const together = await shared.embed(passages, "document");
+      const [alone] = await shared.embed([passages[2]], "document");
+      expect(Array.from(together[2])).not.toEqual(Array.from(alone));
+    } finally {
+      await shared.close();
+    }
+  });
+  it("keeps batches for MiniLM, whose graph holds no per-pass quantization", async () => {
+    expect(quantizesPerPass(readFileSync(join(defaultModelDir(), "model.onnx")))).toBe(false);
+    const minilm = await OnnxEmbedder.load(defaultModelDir());
+    try {
+      expect(minilm.textsPerPass).toBe(32);
     } finally {
       await minilm.close();
     }

@@ -16,7 +16,7 @@ export function defaultModelDir(name: string = DEFAULT_MODEL, env: NodeJS.Proces
 }
 
 export interface OnnxEmbedderOptions {
-  /** Texts per forward pass. Larger batches pad more; 32 suits 2 cores. */
+  /** Texts per forward pass. Larger batches pad more; 32 suits 2 cores. A model that quantizes per pass takes 1. */
   batchSize?: number;
   /**
    * Most padded tokens (texts × longest text) per forward pass; default 2048. The memory a pass
@@ -33,6 +33,11 @@ export interface OnnxEmbedderOptions {
    * (see WHOLE_BY_DEFAULT).
    */
   readWhole?: readonly EmbeddingKind[];
+  /**
+   * Whether a model that quantizes per pass (quantizesPerPass) may still be given several texts in
+   * one pass. False by default, so a text's vector is its own; a study of the trade sets it.
+   */
+  batchQuantized?: boolean;
 }
 
 /**
@@ -42,6 +47,19 @@ export interface OnnxEmbedderOptions {
  * document vector stands for what the model reads of it (docs/EVALUATION.md, issue #14).
  */
 export const WHOLE_BY_DEFAULT: readonly EmbeddingKind[] = ["query"];
+
+/**
+ * Whether an ONNX model quantizes its activations at run time (the DynamicQuantizeLinear operator,
+ * whose one scale spans the whole input tensor: every text of the pass). The vector such a model
+ * gives a text then depends on the texts embedded beside it — bge-small-zh as Maven Central ships
+ * it gave one passage vectors with cosine 0.992 to each other in two batches — so two ingests of
+ * the same document store different vectors, and a question (always embedded alone) meets passages
+ * quantized among strangers. Read from the graph's bytes: onnxruntime does not list a session's
+ * operators, and the operator's name is stored as plain text in the protobuf.
+ */
+export function quantizesPerPass(model: Uint8Array): boolean {
+  return Buffer.from(model.buffer, model.byteOffset, model.byteLength).includes("DynamicQuantizeLinear");
+}
 
 
 /**
@@ -98,7 +116,12 @@ export class OnnxEmbedder implements Embedder {
       JSON.parse(await readFile(join(modelDir, "tokenizer.json"), "utf8")),
       JSON.parse(await readFile(join(modelDir, "tokenizer_config.json"), "utf8")),
     );
-    const session = await ort.InferenceSession.create(join(modelDir, "model.onnx"), {
+    const modelPath = join(modelDir, "model.onnx");
+    // A text per pass for such a model: its vector is then a function of its text alone, as a
+    // question's is. Measured on chunk-sized texts it costs nothing (padding goes too); on titles of
+    // a dozen characters embedding takes 1.3 times as long (docs/MODELS.md#vectors-that-depend-only-on-the-text).
+    const onePerPass = !options.batchQuantized && quantizesPerPass(await readFile(modelPath));
+    const session = await ort.InferenceSession.create(modelPath, {
       intraOpNumThreads: Math.max(1, options.threads ?? Math.min(2, availableParallelism())),
       // One operator at a time; parallelism inside each matmul is what pays off on a small CPU.
       interOpNumThreads: 1,
@@ -113,11 +136,17 @@ export class OnnxEmbedder implements Embedder {
       // time (docs/benchmarks/memory.md). The arena stays: without it every pass maps fresh pages, +50% CPU.
       enableMemPattern: false,
     });
-    return new OnnxEmbedder(session, tokenizer, manifest, Math.max(1, options.batchSize ?? 32), Math.max(1, options.maxBatchTokens ?? 2048), options.readWhole ?? WHOLE_BY_DEFAULT);
+    const batchSize = onePerPass ? 1 : Math.max(1, options.batchSize ?? 32);
+    return new OnnxEmbedder(session, tokenizer, manifest, batchSize, Math.max(1, options.maxBatchTokens ?? 2048), options.readWhole ?? WHOLE_BY_DEFAULT);
   }
 
   info(): EmbeddingModelInfo {
     return { ...this.#info };
+  }
+
+  /** The most texts one forward pass holds: 1 for a model that quantizes per pass. */
+  get textsPerPass(): number {
+    return this.#batchSize;
   }
 
   knownTokenShare(text: string): number {
