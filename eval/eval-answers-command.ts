@@ -9,7 +9,6 @@ import { basename, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Option, type Command } from "commander";
 import { chunkingFromFlags, PARENT_CHOICES } from "../client/chunking-options.ts";
-import { chooseModelForText } from "../client/model-choice.ts";
 import { pino } from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus } from "../gen/quarry/common/v1/common_pb.ts";
@@ -25,7 +24,7 @@ import { positiveInt, progress } from "./eval-command.ts";
 import { machineInfo } from "./report.ts";
 import { detailLines, runAnswers, type AnswerRun } from "./run-answers.ts";
 import { evidenceDocuments, selectSplit, SPLITS, type Split } from "./unanswerable.ts";
-import { documentText, ingestCorpus, startEvalTarget, type EvalTarget } from "./run-eval.ts";
+import { corpusModel, documentText, ingestCorpus, startEvalTarget, type EvalTarget } from "./run-eval.ts";
 
 export interface EvalAnswersOptions {
   dataset: string;
@@ -193,10 +192,6 @@ async function unanswerableRun(
   return { summary: { queries: asked.length, skipped: skipped.length, abstainRate: metrics.abstainRate, p50TotalMs: metrics.p50TotalMs }, run };
 }
 
-/** The model `quarry ingest` would give a base of these documents (its sample: the first twenty). */
-export function corpusModel(corpus: readonly BeirDocument[]): string {
-  return chooseModelForText(corpus.slice(0, 20).map(documentText).join("\n")).model;
-}
 
 /**
  * The corpus a kept data folder already holds, as Quarry document id → corpus document; undefined

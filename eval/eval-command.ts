@@ -12,6 +12,7 @@ import { createLogger, type Logger } from "../lib/logger.ts";
 import { loadBeirDataset, type BeirDataset } from "./beir-dataset.ts";
 import { formatTable, jsonLine, machineInfo, type RunContext } from "./report.ts";
 import {
+  corpusModel,
   EVAL_MODES,
   ingestCorpus,
   runQueries,
@@ -34,7 +35,7 @@ export interface EvalOptions extends RetrievalFlags {
   limitDocs?: number;
   url?: string;
   concurrency?: number;
-  /** The embedding model of the knowledge base the run creates; absent: the embedder's default. */
+  /** The embedding model of the knowledge base the run creates; absent: chosen from the corpus's text, as `quarry ingest` chooses. */
   embeddingModel?: string;
   /** Also score the client-side prototype of gated fusion (see fusion-prototype.ts). */
   prototypeFusion?: boolean;
@@ -84,7 +85,10 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
   const dataset: BeirDataset = await loadBeirDataset(dir, { limitQueries: options.limitQueries, limitDocs: options.limitDocs });
   const { backends, modes } = plan(options, env);
   const context: RunContext = { dataset: basename(dir), queries: dataset.queries.length, corpusSize: dataset.corpusSize, ingestSeconds: {} };
-  if (options.embeddingModel) err.write(`${context.dataset}: embedding with ${options.embeddingModel}\n`);
+  // A base this run creates gets the model `quarry ingest` would give it: a Chinese set embedded by
+  // the English default would score its vector mode near zero and its hybrid no better than BM25.
+  const embeddingModel = options.embeddingModel ?? corpusModel(dataset.corpus);
+  err.write(`${context.dataset}: embedding with ${embeddingModel}${options.embeddingModel ? "" : " (chosen from the corpus's text, as quarry ingest chooses)"}\n`);
   err.write(`${context.dataset}: ${dataset.queries.length} judged queries, ingesting ${dataset.corpus.length} of ${dataset.corpusSize} documents on ${backends.join(", ")}\n`);
 
   const results: EvalResult[] = [];
@@ -103,7 +107,7 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
         (keepBase ? await ingestedBase(client, knowledgeBase) : undefined) ??
         (await ingestCorpus(client, knowledgeBase, dataset.corpus, {
           concurrency: options.concurrency,
-          embeddingModel: options.embeddingModel,
+          embeddingModel,
           chunking: chunkingFromFlags({ documentVector: options.documentVector }),
           onProgress: (done, total, phase) => (phase === "upload" ? ingestUpload : ingestWatch)(done, total),
         }));
@@ -187,7 +191,7 @@ export function registerEvalCommand(program: Command): void {
     .option("--limit-queries <n>", "evaluate the first n judged queries", positiveInt("--limit-queries"))
     .option("--limit-docs <n>", "ingest at most n documents (the relevant ones first)", positiveInt("--limit-docs"))
     .option("--concurrency <n>", "uploads in flight", positiveInt("--concurrency"), 8)
-    .option("--embedding-model <name>", "the embedding model of the knowledge base the run creates (see `quarry models list`)")
+    .option("--embedding-model <name>", "the embedding model of the knowledge base the run creates (default: chosen from the corpus's text, as `quarry ingest` chooses; see `quarry models list`)")
     .addOption(new Option("--document-vector <mode>", "whether the base the run creates also embeds each document whole (default: the server's)").choices(DOCUMENT_VECTOR_CHOICES))
     .option("--prototype-fusion", "also score a client-side prototype of gated hybrid fusion")
     .option("--url <url>", "evaluate a running Quarry instead of starting an embedded one")

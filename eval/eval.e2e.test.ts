@@ -1,6 +1,6 @@
 // The whole eval command path against a real embedded Quarry: upload through the gateway, the
 // pipeline with the local model, the Search RPC in every mode, metrics and JSON lines.
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -58,5 +58,41 @@ describe("quarry eval end to end (embedded)", () => {
     expect(bm25.recall_at_100).toBe(1);
     expect(vector.ndcg_at_10 as number).toBeGreaterThan(0.7);
     expect(hybrid.ndcg_at_10 as number).toBeGreaterThan(0.9);
+  });
+});
+
+describe("quarry eval of a Chinese set", () => {
+  it("creates its base with the model quarry ingest would choose, not the English default", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "quarry-eval-zh-"));
+    try {
+      const docs = [
+        { _id: "z1", title: "大熊猫", text: "大熊猫是中国特有的熊科动物，主要栖息在四川、陕西和甘肃的山区，以竹子为主要食物。" },
+        { _id: "z2", title: "长江", text: "长江是亚洲最长的河流，全长约六千三百公里，流经中国多个省份，最终注入东海。" },
+        { _id: "z3", title: "故宫", text: "故宫位于北京中轴线的中心，是明清两代的皇家宫殿，现为故宫博物院。" },
+      ];
+      const queries = [
+        { _id: "q1", text: "大熊猫主要吃什么？" },
+        { _id: "q2", text: "长江最终注入哪里？" },
+      ];
+      await mkdir(join(dir, "qrels"), { recursive: true });
+      await writeFile(join(dir, "corpus.jsonl"), docs.map((d) => JSON.stringify(d)).join("\n") + "\n");
+      await writeFile(join(dir, "queries.jsonl"), queries.map((q) => JSON.stringify(q)).join("\n") + "\n");
+      await writeFile(join(dir, "qrels", "test.tsv"), "query-id\tcorpus-id\tscore\nq1\tz1\t1\nq2\tz2\t1\n");
+      const out = new PassThrough();
+      const read = collect(out);
+      const err = new PassThrough();
+      const readErr = collect(err);
+      const env = { ...process.env };
+      delete env.OPENSEARCH_URL;
+      await runEval({ dataset: dir, mode: "vector", json: true }, { out, err, env, logger: silentLogger });
+      const [line] = read().trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(line.failed_docs, readErr()).toBe(0);
+      expect(line.embedding_model).toBe("bge-small-zh-v1.5");
+      expect(readErr()).toContain("embedding with bge-small-zh-v1.5 (chosen from the corpus's text");
+      // MiniLM reads no Han: its vector mode could not rank both right.
+      expect(line.ndcg_at_10).toBe(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DocumentStatus, RetrievalMode, type ChunkingSettings, type SearchHit } from "../gen/quarry/common/v1/common_pb.ts";
 import type { QuarryClient } from "../client/gateway-client.ts";
+import { chooseModelForText } from "../client/model-choice.ts";
 import { ConfigError, type Env } from "../lib/config.ts";
 import { FailedPreconditionError } from "../lib/errors.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -106,6 +107,11 @@ async function dropEngineIndices(backend: EvalBackend, url: string, prefix: stri
  */
 export function documentText(doc: BeirDocument): string {
   return doc.title.trim() ? `# ${doc.title.trim().replace(/\s+/g, " ")}\n\n${doc.text}` : doc.text;
+}
+
+/** The model `quarry ingest` would give a base of these documents (its sample: the first twenty). */
+export function corpusModel(corpus: readonly BeirDocument[]): string {
+  return chooseModelForText(corpus.slice(0, 20).map(documentText).join("\n")).model;
 }
 
 export interface IngestResult {

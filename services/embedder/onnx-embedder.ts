@@ -119,7 +119,7 @@ export class OnnxEmbedder implements Embedder {
     const modelPath = join(modelDir, "model.onnx");
     // A text per pass for such a model: its vector is then a function of its text alone, as a
     // question's is. Measured on chunk-sized texts it costs nothing (padding goes too); on titles of
-    // a dozen characters embedding takes 1.3 times as long (docs/MODELS.md#vectors-that-depend-only-on-the-text).
+    // a dozen characters embedding takes 1.36 times as long (docs/MODELS.md#vectors-that-depend-only-on-the-text).
     const onePerPass = !options.batchQuantized && quantizesPerPass(await readFile(modelPath));
     const session = await ort.InferenceSession.create(modelPath, {
       intraOpNumThreads: Math.max(1, options.threads ?? Math.min(2, availableParallelism())),
