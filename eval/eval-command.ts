@@ -88,7 +88,8 @@ export async function runEval(options: EvalOptions, io: EvalIo): Promise<EvalRes
   // A base this run creates gets the model `quarry ingest` would give it: a Chinese set embedded by
   // the English default would score its vector mode near zero and its hybrid no better than BM25.
   const embeddingModel = options.embeddingModel ?? corpusModel(dataset.corpus);
-  err.write(`${context.dataset}: embedding with ${embeddingModel}${options.embeddingModel ? "" : " (chosen from the corpus's text, as quarry ingest chooses)"}\n`);
+  const chosen = options.embeddingModel ? "" : " (chosen from the corpus's text, as quarry ingest chooses)";
+  err.write(`${context.dataset}: embedding with ${embeddingModel || "the embedder's default model"}${chosen}\n`);
   err.write(`${context.dataset}: ${dataset.queries.length} judged queries, ingesting ${dataset.corpus.length} of ${dataset.corpusSize} documents on ${backends.join(", ")}\n`);
 
   const results: EvalResult[] = [];

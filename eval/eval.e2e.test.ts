@@ -34,6 +34,11 @@ describe("quarry eval end to end (embedded)", () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
+  it("leaves an English set to the embedder's default model, and says so", () => {
+    expect(readErr()).toContain("embedding with the embedder's default model (chosen from the corpus's text");
+    expect(lines[0].embedding_model).toBe("all-MiniLM-L6-v2-int8");
+  });
+
   it("prints one JSON line per mode with the metric fields", () => {
     expect(lines.map((l) => l.mode)).toEqual(["bm25", "vector", "hybrid"]);
     for (const line of lines) {
