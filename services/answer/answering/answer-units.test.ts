@@ -28,6 +28,19 @@ describe("splitSentences", () => {
     expect(splitSentences("The answer is in part B.\n\nNext paragraph.", "en").map((s) => s.text)).toEqual(["The answer is in part B.", "Next paragraph."]);
   });
 
+  it("does not end a sentence at a full stop glued to the word after it (.NET, 圣若望．玛达)", () => {
+    const text = "支援的语言有Java、Visual Basic .NET、CIL等。两旁摆著圣若望．玛达像。See node.js docs. Then stop.";
+    expect(splitSentences(text, "zh").map((s) => s.text)).toEqual(["支援的语言有Java、Visual Basic .NET、CIL等。", "两旁摆著圣若望．玛达像。", "See node.js docs.", "Then stop."]);
+  });
+
+  it("keeps a quotation inside the sentence that quotes it, unless the line never closes it", () => {
+    expect(splitSentences("他说：「你好！我是王。」然后走了。", "zh").map((s) => s.text)).toEqual(["他说：「你好！我是王。」", "然后走了。"]);
+    expect(splitSentences("也就是无上我：“唵！自在居住。”下一句。", "zh").map((s) => s.text)).toEqual(["也就是无上我：“唵！自在居住。”", "下一句。"]);
+    expect(splitSentences("He said “Stop! Go back.” Then he left.", "en").map((s) => s.text)).toEqual(["He said “Stop! Go back.”", "Then he left."]);
+    // An unclosed quotation (a chunk cut it, or a typo) does not swallow the rest of the line.
+    expect(splitSentences("他说：「你好！我是王。然后走了。", "zh").map((s) => s.text)).toEqual(["他说：「你好！", "我是王。", "然后走了。"]);
+  });
+
   it("keeps offsets into the original text", () => {
     const text = "One. Two.\nThree.";
     for (const s of splitSentences(text, "en")) expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);

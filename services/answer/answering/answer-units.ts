@@ -45,6 +45,32 @@ const OPENERS_AT_END = /[《「『“‘（【〈]+\s*$/u;
 // "Mr. Smith"); ICU's sentence rules break there, before the capital that follows.
 const ABBREVIATION_AT_END = /(?:^|[^\p{L}\p{N}])(?:\p{Lu}|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr)[.．]\s*$/u;
 
+// A full stop with a letter or a Chinese character right after it, no space between, joins a name
+// or a word (Visual Basic .NET, 圣若望．玛达, node.js), where ICU breaks: a sentence's full stop is
+// followed by a space, or is 。 in Chinese.
+const GLUED_FULL_STOP = /[.．]$/u;
+const QUOTE_PAIRS: Record<string, string> = { "“": "”", "「": "」", "『": "』" };
+
+/** How many quotation marks the text opens and leaves open. */
+function openQuotes(text: string): number {
+  let open = 0;
+  for (const ch of text) {
+    if (ch in QUOTE_PAIRS) open++;
+    else if (open > 0 && Object.values(QUOTE_PAIRS).includes(ch)) open--;
+  }
+  return open;
+}
+
+/** Whether the rest of the line closes the quotations left open before it. */
+function closesLater(rest: string, open: number): boolean {
+  let depth = open;
+  for (const ch of rest) {
+    if (ch in QUOTE_PAIRS) depth++;
+    else if (Object.values(QUOTE_PAIRS).includes(ch) && --depth === 0) return true;
+  }
+  return false;
+}
+
 /** Markdown emphasis, code ticks and list bullets removed, so the sentence reads as prose. */
 export function withoutMarkup(text: string): string {
   return withoutInlineMarkup(text).replace(/\s+/g, " ").trim();
@@ -68,7 +94,18 @@ export function splitSentences(text: string, locale: string): { text: string; st
       if (opener && opener.index > 0) segments[i + 1].index = segments[i].end = segments[i].index + opener.index;
     }
     for (let i = segments.length - 2; i >= 0; i--) {
-      if (ABBREVIATION_AT_END.test(line.slice(segments[i].index, segments[i].end))) segments.splice(i, 2, { index: segments[i].index, end: segments[i + 1].end });
+      const segment = line.slice(segments[i].index, segments[i].end);
+      const glued = GLUED_FULL_STOP.test(segment) && /^\p{L}/u.test(line.slice(segments[i + 1].index));
+      if (ABBREVIATION_AT_END.test(segment) || glued) segments.splice(i, 2, { index: segments[i].index, end: segments[i + 1].end });
+    }
+    // A quotation is part of the sentence that quotes it (无上我：“唵！自在居住…。”): a segment ending
+    // inside a quotation that the line closes later runs on to the closing mark.
+    for (let i = 0; i + 1 < segments.length; i++) {
+      const open = openQuotes(line.slice(segments[i].index, segments[i].end));
+      if (open > 0 && closesLater(line.slice(segments[i].end), open)) {
+        segments.splice(i, 2, { index: segments[i].index, end: segments[i + 1].end });
+        i--;
+      }
     }
     for (const { index, end } of segments) {
       const segment = line.slice(index, end);
