@@ -49,14 +49,15 @@ const ABBREVIATION_AT_END = /(?:^|[^\p{L}\p{N}])(?:\p{Lu}|Mr|Mrs|Ms|Dr|Prof|St|J
 // or a word (Visual Basic .NET, 圣若望．玛达, node.js), where ICU breaks: a sentence's full stop is
 // followed by a space, or is 。 in Chinese.
 const GLUED_FULL_STOP = /[.．]$/u;
-const QUOTE_PAIRS: Record<string, string> = { "“": "”", "「": "」", "『": "』" };
+const QUOTE_OPENERS = new Set(["“", "「", "『"]);
+const QUOTE_CLOSERS = new Set(["”", "」", "』"]);
 
 /** How many quotation marks the text opens and leaves open. */
 function openQuotes(text: string): number {
   let open = 0;
   for (const ch of text) {
-    if (ch in QUOTE_PAIRS) open++;
-    else if (open > 0 && Object.values(QUOTE_PAIRS).includes(ch)) open--;
+    if (QUOTE_OPENERS.has(ch)) open++;
+    else if (open > 0 && QUOTE_CLOSERS.has(ch)) open--;
   }
   return open;
 }
@@ -65,8 +66,8 @@ function openQuotes(text: string): number {
 function closesLater(rest: string, open: number): boolean {
   let depth = open;
   for (const ch of rest) {
-    if (ch in QUOTE_PAIRS) depth++;
-    else if (Object.values(QUOTE_PAIRS).includes(ch) && --depth === 0) return true;
+    if (QUOTE_OPENERS.has(ch)) depth++;
+    else if (QUOTE_CLOSERS.has(ch) && --depth === 0) return true;
   }
   return false;
 }
