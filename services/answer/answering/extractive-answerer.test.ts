@@ -223,4 +223,20 @@ describe("extractiveAnswer", () => {
     expect(result.text).not.toMatch(/\[\d\]/);
     expect(extractiveAnswer("停车政策是什么？", []).found).toBe(false);
   });
+
+  it("quotes beside the sentence a why question restates the neighbour that gives its reason", () => {
+    const spider = midDocument(["十字园蛛是一种常见的蜘蛛。细小的雄蛛交配时会很小心的走近雌蛛。若不小心，就会被雌蛛吃下。牠们多在秋季交配。"]);
+    expect(body(extractiveAnswer("细小的雄蛛交配时为什么要很小心地走近雌蛛？", spider).text)).toBe("细小的雄蛛交配时会很小心的走近雌蛛。[1]若不小心，就会被雌蛛吃下。[1]");
+    // The same sentence asked how, not why: it answers alone.
+    expect(body(extractiveAnswer("细小的雄蛛交配时怎样走近雌蛛？", spider).text)).toBe("细小的雄蛛交配时会很小心的走近雌蛛。[1]");
+    // A sentence drawing a consequence (因此…) has its reason before it.
+    const road = midDocument(["坟场位于山顶。清明时山路实施管制，扫墓者须徒步上山。因此委员会于2006年决定兴建一条通往坟场的新路。新路全长约1500米。"]);
+    expect(body(extractiveAnswer("委员会为什么在2006年决定兴建通往坟场的新路？", road).text)).toBe("清明时山路实施管制，扫墓者须徒步上山。[1]因此委员会于2006年决定兴建一条通往坟场的新路。[1]");
+    // The neighbour stating a cause wins over the one the connective points to.
+    const name = midDocument(["修道院建于十二世纪。这是因为修道院拥有不受公爵管理的特权。“弗赖永”这个名称源于古代德语词汇“frey”，意为自由。小镇位于河谷中。"]);
+    expect(body(extractiveAnswer("为什么修道院的名称取自意为自由的古代德语词汇“frey”？", name).text)).toContain("这是因为修道院拥有不受公爵管理的特权。[1]");
+    // A sentence that gives the reason itself is quoted alone.
+    const closed = midDocument(["The lighthouse was closed in 1990 because the cliff was eroding. A museum opened in the keeper's house."]);
+    expect(body(extractiveAnswer("Why was the lighthouse closed?", closed).text)).toBe("The lighthouse was closed in 1990 because the cliff was eroding. [1]");
+  });
 });

@@ -84,7 +84,8 @@ interface Candidate {
  * and a document's opening sentence gets a small bonus. The answer opens with the best sentence of
  * the highest-ranked document that has one; it adds a sentence of that document that scores
  * nearly as well (so a clear best answers alone, and an unclear one is shown with its rivals), or
- * one of any document that covers a part of the question not yet covered, within the budget. Only
+ * one of any document that covers a part of the question not yet covered, within the budget; asked
+ * why, it quotes the best sentence's neighbour that gives the reason when the best gives none. Only
  * whole sentences are quoted (a chunk's edges can cut one), none twice (overlapping chunks repeat
  * them) and each from the chunk that shows most of its surroundings, a Chinese sentence longer than
  * 200 characters by the clause, and a code block whole after the sentence that introduces it.
@@ -157,9 +158,17 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   // reader gets it too. Any document's sentence is added for a part of the question the answer
   // does not yet cover.
   const chosen: Candidate[] = [first];
-  const covered = queryTerms.map((_, i) => credits.get(first)![i]);
+  // Asked why, a text states the fact and gives its reason beside it: the sentence that best
+  // matches the question restates it ("雄蛛交配时会很小心的走近雌蛛。"), and when it holds no cause
+  // or purpose of its own, the neighbour that does is quoted with it — or, when neither does, the
+  // one before a sentence opening with "so" (因此…) and the one after any other ("若不小心，就会被
+  // 雌蛛吃下。").
+  const cue = analysis.cue;
+  const reason = cue?.kind === "reason" && !cue.test(first.unit.text) ? reasonBeside(first, candidates, cue.test) : undefined;
+  if (reason && (options.maxSentences ?? 3) > 1 && first.chars + reason.chars <= budget) chosen.push(reason);
+  const covered = queryTerms.map((_, i) => Math.max(...chosen.map((c) => credits.get(c)![i])));
   const newCoverage = (c: Candidate) => credits.get(c)!.reduce((sum, credit, i) => sum + Math.max(0, credit - covered[i]) * weights[i], 0) / total;
-  let length = first.chars;
+  let length = chosen.reduce((sum, c) => sum + c.chars, 0);
   for (const next of [...scored].sort(byScore)) {
     if (chosen.length >= (options.maxSentences ?? 3)) break;
     if (length + next.chars > budget || chosen.some((c) => repeats(c.key, next.key))) continue;
@@ -188,6 +197,22 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   }
   const body = pieces.reduce((text, piece) => (!text || text.endsWith("\n") || piece.startsWith("\n") || chinese ? text + piece : `${text} ${piece}`), "");
   return { text: `${EXTRACTIVE_NOTICES[chinese ? 1 : 0]}\n\n${body.trim()}`, found: true, sources };
+}
+
+/** Sentences that draw a consequence from the one before them. */
+const CONSEQUENCE_OPENING = /^(?:因此|所以|因而|故而|于是|故|therefore\b|thus\b|so\b|hence\b|as a result\b)/i;
+
+/**
+ * The whole sentence or clause beside `fact` that would give its reason: the one before or after
+ * it in any chunk quoting it (overlapping chunks show different neighbours), one stating a cause
+ * first, else the one the connective points to.
+ */
+function reasonBeside(fact: Candidate, candidates: readonly Candidate[], givesReason: (text: string) => boolean): Candidate | undefined {
+  const step = CONSEQUENCE_OPENING.test(fact.unit.text) ? -1 : 1;
+  const quoted = candidates.filter((c) => c.key === fact.key);
+  const at = (offset: number) => quoted.map((q) => candidates.find((c) => c.chunkIndex === q.chunkIndex && c.unit.order === q.unit.order + offset)).filter((c): c is Candidate => c !== undefined);
+  const pointed = at(step);
+  return [...pointed, ...at(-step)].find((c) => givesReason(c.unit.text)) ?? pointed[0];
 }
 
 /** A clause shown alone ends as a sentence does, not with the comma that led on to the next one. */

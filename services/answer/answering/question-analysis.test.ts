@@ -72,4 +72,21 @@ describe("analyseQuestion", () => {
     expect(analyseQuestion("Who is the keeper?").cue?.kind).toBe("person");
     expect(analyseQuestion("沈墨舟是谁？").cue?.kind).toBe("identity");
   });
+
+  it("asks a why or what-for question for a sentence that gives a cause or a purpose, and does not count 因何 or 为何 as words a passage must hold", () => {
+    const cue = analyseQuestion("雄蛛为什么要小心地走近雌蛛？").cue!;
+    expect(cue.kind).toBe("reason");
+    expect(cue.test("由于雌蛛体型较大，雄蛛会被吃下。")).toBe(true);
+    expect(cue.test("雄蛛交配时会很小心的走近雌蛛。")).toBe(false);
+    expect(cue.test("这些白点是基因突变的结果。")).toBe(false);
+    expect(analyseQuestion("百老汇剧院是因何得名的？").cue?.kind).toBe("reason");
+    expect(analyseQuestion("百老汇剧院是因何得名的？").terms).not.toContain("因何");
+    expect(analyseQuestion("这座灯塔为何停用？").terms).not.toContain("为何");
+    expect(analyseQuestion("评分方法的目的是什么？").cue?.kind).toBe("reason");
+    const english = analyseQuestion("Why was the lighthouse closed?").cue!;
+    expect(english.kind).toBe("reason");
+    expect(english.test("It was closed because the cliff was eroding.")).toBe(true);
+    expect(english.test("It has been closed since 1990.")).toBe(false);
+    expect(analyseQuestion("When was the lighthouse closed?").cue?.kind).toBe("time");
+  });
 });

@@ -6,7 +6,7 @@ import { inLanguageTable } from "./language-rarity.ts";
 
 /** A kind of answer a question word asks for, and how a sentence that gives one looks. */
 export interface AnswerCue {
-  kind: "time" | "quantity" | "place" | "person" | "identity";
+  kind: "time" | "quantity" | "place" | "person" | "identity" | "reason";
   /** Whether a sentence states an answer of that kind. */
   test(text: string): boolean;
 }
@@ -17,11 +17,16 @@ const QUANTITY_QUESTION = /多少|几[个条层种位次名座只头本家所张
 const QUANTITY_ANSWER = /\d|[一二两三四五六七八九十百千万亿]+[个条层种位次名座只头本家所张部项届辆架艘度岁年天人米里吨]|\b(one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b/i;
 const PLACE_QUESTION = /哪里|哪儿|何处|何地|在哪|什么地方|哪个(国家|城市|省|地区|地方)|\bwhere\b/i;
 const PERSON_QUESTION = /谁|哪位|何人|\bwho(m|se)?\b/i;
+// "Why" and "for what purpose" are answered by a sentence that gives a cause or a purpose, and
+// a sentence that only restates what the question asks about gives neither: the connectives that
+// introduce one (因为, 由于, 为了, because, in order to) are how a reader finds it.
+const REASON_QUESTION = /为什么|为何|为啥|因何|何故|何以|缘何|什么原因|原因(?:是什么|为何|何在)|什么目的|目的(?:是什么|为何)|\bwhy\b|\bfor what (?:reason|purpose)\b|\bwhat (?:is|was|are|were) the (?:reasons?|causes?|purposes?)\b/i;
+const REASON_ANSWER = /(?<!基)因(?![此而])|由于|为由|缘故|所以|故而|以致|导致|致使|为了|以便|以免|旨在|为此|否则|\b(?:because|due to|owing to|as a result|so that|in order to|therefore|thus|hence|caused? by|the reason)\b/i;
 // English names and places: a capitalised word not opening the sentence.
 const ENGLISH_NAME = /\s[A-Z][a-z]+/;
 // The words that ask: they name no topic, and a sentence holding them ("哪一年" in a passage) does
 // not answer for it.
-const QUESTION_WORDS = /^(哪|几|多少|什么|谁|何)|^(一年|几个|几条|几种|几层|几位|几次|哪个|哪些|哪里|哪儿|哪家|哪一|多[长大高远重深宽久])$/;
+const QUESTION_WORDS = /^(哪|几|多少|什么|谁|何)|^(为何|因何|缘何|为啥)$|^(一年|几个|几条|几种|几层|几位|几次|哪个|哪些|哪里|哪儿|哪家|哪一|多[长大高远重深宽久])$/;
 
 // A question that asks what its subject is — its occupation, definition, nature, identity —
 // names the kind of answer ("职业", "定义", "occupation") and not something the answering sentence
@@ -129,7 +134,9 @@ export function analyseQuestion(question: string): QuestionAnalysis {
         ? { kind: "place", test: named("ns") }
         : PERSON_QUESTION.test(question)
           ? { kind: "person", test: named("nr") }
-          : undefined;
+          : REASON_QUESTION.test(question)
+            ? { kind: "reason", test: (text) => REASON_ANSWER.test(text) }
+            : undefined;
   const normalised = question.normalize("NFKC").toLowerCase();
   const answerTypeWords = kept.filter((t) => {
     const word = escapeRegExp(t);
