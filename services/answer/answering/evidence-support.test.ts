@@ -47,6 +47,18 @@ describe("judgeEvidence", () => {
     expect(judgeEvidence("Does the museum hold lamps?", scattered).answered).toBe(true);
   });
 
+  it("weighs a verb no passage uses as one a passage might say in other words, and a noun no passage holds in full", () => {
+    const fish = base([
+      { title: "新加坡鹦嘴鱼", text: "新加坡鹦嘴鱼，又名绿颔鹦哥鱼，为鹦哥鱼科的其中一种。喜成群地栖居于陡峭的珊瑚礁斜坡水域。" },
+      { title: "海港", text: "海港的灯塔每两周检修一次。" },
+      { title: "椰子猫", text: "椰子猫白天躲在树洞里，夜间外出觅食。" },
+    ]);
+    // 通常, 喜欢 and 居住 are not in the text, which says 喜…栖居: the question is answered.
+    expect(judgeEvidence("新加坡鹦嘴鱼通常喜欢居住在哪里？", fish).answered).toBe(true);
+    // 幼鱼 names something the text never mentions: no passage is about the young fish.
+    expect(judgeEvidence("新加坡鹦嘴鱼的幼鱼喜欢居住在哪里？", fish).answered).toBe(false);
+  });
+
   it("does not ask the passage for the word naming the kind of answer, only for what the question is about", () => {
     const birds = base([
       { title: "灰喜鹊", text: "灰喜鹊是鸦科的一种鸟，常见于华北。" },

@@ -12,7 +12,7 @@
 // principle, not a fitted figure: the passage must hold more of what the question asks about than
 // it misses. Measured in docs/EVALUATION.md ("Abstention"), decided before the held-out questions
 // were run.
-import { HAN, holds, termBag, type TermBag } from "./content-terms.ts";
+import { HAN, holds, segmentTags, termBag, type TermBag } from "./content-terms.ts";
 import type { ContextChunk } from "./context-builder.ts";
 import { analyseQuestion } from "./question-analysis.ts";
 import { languageRarity } from "./language-rarity.ts";
@@ -96,12 +96,17 @@ export function judgeEvidence(question: string, context: readonly ContextChunk[]
   // there because retrieval did not single a passage out; when keyword and vector search, two
   // independent readings of the question, both rank the same passage first, retrieval has, and
   // a word is weighed by the language alone — where the language has a table (Chinese): without
-  // one, the retrieved passages are all there is to weigh by.
+  // one, the retrieved passages are all there is to weigh by. A word none holds weighs most because
+  // it names what no passage is about; a verb, adjective or adverb none holds (居住 where the text
+  // says 栖居, 接收 for 接受) is more often said in other words, so it weighs as one a single
+  // document holds — where a tagger says which words those are (jieba, for Chinese).
   const agreed = retrievalAgrees(context);
+  const tagOf = new Map(segmentTags(question.normalize("NFKC").toLowerCase()).map((t) => [t.word, t.tag]));
   const weights = questionTerms.map((term, i) => {
     const language = languageRarity(term);
     if (agreed && language !== undefined) return language;
-    const df = sentenceCredits.reduce((sum, each) => sum + Math.max(0, ...each.map((c) => c[i])), 0);
+    const held = sentenceCredits.reduce((sum, each) => sum + Math.max(0, ...each.map((c) => c[i])), 0);
+    const df = paraphrasable(term, tagOf) ? Math.max(held, 1) : held;
     return (language ?? 1) * Math.log(1 + (docs.length + 1) / (df + 0.5));
   });
   const total = weights.reduce((a, b) => a + b, 0);
@@ -161,4 +166,10 @@ export function abstention(question: string): { text: string; closestLabel: stri
   return HAN.test(question)
     ? { text: "所选知识库没有回答这个问题。", closestLabel: "最接近的段落（不是答案）：" }
     : { text: "The selected knowledge bases do not answer this question.", closestLabel: "Closest passages, not an answer:" };
+}
+
+/** A verb, adjective or adverb by jieba's tag (not a verbal or adjectival noun: 管理 in 管理区 names a thing). */
+function paraphrasable(term: string, tagOf: Map<string, string>): boolean {
+  const tag = tagOf.get(term) ?? "n";
+  return /^(v|a|d)/.test(tag) && tag !== "vn" && tag !== "an";
 }
