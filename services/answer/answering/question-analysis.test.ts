@@ -51,6 +51,8 @@ describe("analyseQuestion", () => {
     expect(analyseQuestion("灰喜鹊属于什么科目？").answerTypeWords).toEqual(["科目"]);
     expect(analyseQuestion("这座灯塔有何作用？").answerTypeWords).toEqual(["作用"]);
     expect(analyseQuestion("这座灯塔的特点是什么？").answerTypeWords).toEqual(["特点"]);
+    expect(analyseQuestion("这座灯塔在航运史上有着怎样的地位？").answerTypeWords).toEqual(["地位"]);
+    expect(analyseQuestion("灯塔如何影响航运？").answerTypeWords).toEqual([]);
     expect(analyseQuestion("Which office did Mira Holt hold?").answerTypeWords).toEqual(["office"]);
     expect(analyseQuestion("灯塔在哪一年建成？").answerTypeWords).toEqual([]);
   });

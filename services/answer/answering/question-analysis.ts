@@ -138,11 +138,13 @@ export function analyseQuestion(question: string): QuestionAnalysis {
             ? { kind: "reason", test: (text) => REASON_ANSWER.test(text) }
             : undefined;
   const normalised = question.normalize("NFKC").toLowerCase();
+  // The noun a question word governs (什么科目, 有何作用, 怎样的地位) names the kind of answer; the
+  // verb after 如何 or 为何 (如何影响) is what is asked about.
   const answerTypeWords = kept.filter((t) => {
     const word = escapeRegExp(t);
     return (
       formWords.includes(t) ||
-      new RegExp(`(?:什么|哪一?[个种类些位家座所]?|何|有何|多少)(?:样的?|的)?${word}`).test(normalised) ||
+      new RegExp(`(?:什么|哪一?[个种类些位家座所]?|(?<![如为])何|有何|多少)(?:样的?|的)?${word}|怎么?样的${word}`).test(normalised) ||
       new RegExp(`的${word}(?:是|为|有|叫)?(?:什么|怎样|如何|怎么样|何|哪|谁)`).test(normalised) ||
       new RegExp(`\\b(?:what|which)\\s+(?:kind of\\s+|type of\\s+)?${word}`).test(normalised)
     );
