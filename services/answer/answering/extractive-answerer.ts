@@ -200,7 +200,7 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
 }
 
 /** Sentences that draw a consequence from the one before them. */
-const CONSEQUENCE_OPENING = /^(?:因此|所以|因而|故而|于是|故|therefore\b|thus\b|so\b|hence\b|as a result\b)/i;
+const CONSEQUENCE_OPENING = /^(?:因此|所以|因而|故而|于是|故|therefore\b|thus\b|so\b(?!-)|hence\b|as a result\b)/i;
 
 /**
  * The whole sentence or clause beside `fact` that would give its reason: the one before or after
