@@ -1,6 +1,6 @@
 // What a question asks for, in the terms a sentence is scored by: its content words (each counted
-// once) and, when its question word asks for a time, a quantity, a place or a person, a cue that
-// the answering sentence holds one.
+// once) and, when its question word asks for a time, a quantity, a place, a person or a reason, a
+// cue that the answering sentence holds one.
 import { HAN, isStopWord, namedEntityTags, segmentTags, terms } from "./content-terms.ts";
 import { inLanguageTable } from "./language-rarity.ts";
 
