@@ -41,6 +41,12 @@ describe("splitSentences", () => {
     expect(splitSentences("他说：「你好！我是王。然后走了。", "zh").map((s) => s.text)).toEqual(["他说：「你好！", "我是王。", "然后走了。"]);
   });
 
+  it("keeps an aside in brackets inside its sentence, whatever punctuation the aside holds", () => {
+    const text = "云雀(ストップ!!_ひばりくん!)，是江口寿史的漫画作品。台湾版名为《变男变女，变变变！》。";
+    expect(splitSentences(text, "zh").map((s) => s.text)).toEqual(["云雀(ストップ!!_ひばりくん!)，是江口寿史的漫画作品。", "台湾版名为《变男变女，变变变！》。"]);
+    expect(splitSentences("Read the manual (chapter 2. Setup) first. Then start.", "en").map((s) => s.text)).toEqual(["Read the manual (chapter 2. Setup) first.", "Then start."]);
+  });
+
   it("keeps offsets into the original text", () => {
     const text = "One. Two.\nThree.";
     for (const s of splitSentences(text, "en")) expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);
@@ -67,6 +73,8 @@ describe("answerUnits", () => {
       ["install the engines", false],
       ["start Quarry", false],
     ]);
+    // A heading holding sentence punctuation is still one line, none of it a unit.
+    expect(answerUnits("# 停止！！云雀\n\n云雀是漫画。", { ...options, locale: "zh", startsDocument: true }).map((u) => u.text)).toEqual(["云雀是漫画。"]);
   });
 
   it("keeps a fenced code block whole, and marks one the chunk cut off", () => {

@@ -33,6 +33,7 @@ const FENCE = /^(```|~~~)[^\n]*\n[\s\S]*?\n\1[^\n]*$/gm;
 const OPEN_FENCE = /^(```|~~~)/m;
 // Headings, table rows and bare images say where an answer is, not what it is.
 const STRUCTURAL_LINE = /^\s*(#{1,6}\s|\||!\[)/;
+const HEADING = /^\s*#{1,6}\s/;
 const LIST_ITEM = /^\s*([-*+]|\d+\.)\s+/;
 // A sentence cut by the chunk's start begins in lower case or with punctuation that continues one.
 const CONTINUATION = /^[\p{Ll},，;；:：.。!！?？)\]）】」』、…]/u;
@@ -49,25 +50,27 @@ const ABBREVIATION_AT_END = /(?:^|[^\p{L}\p{N}])(?:\p{Lu}|Mr|Mrs|Ms|Dr|Prof|St|J
 // or a word (Visual Basic .NET, 圣若望．玛达, node.js), where ICU breaks: a sentence's full stop is
 // followed by a space, or is 。 in Chinese.
 const GLUED_FULL_STOP = /[.．]$/u;
-const QUOTE_OPENERS = new Set(["“", "「", "『"]);
-const QUOTE_CLOSERS = new Set(["”", "」", "』"]);
+// Quotation marks and brackets: a sentence's end inside them (“唵！…。”, 云雀(ストップ!!_ひばりくん!))
+// ends the quoted words or the aside, not the sentence holding them.
+const OPENERS = new Set(["“", "「", "『", "(", "（", "《", "【", "〈"]);
+const CLOSERS = new Set(["”", "」", "』", ")", "）", "》", "】", "〉"]);
 
-/** How many quotation marks the text opens and leaves open. */
+/** How many quotation marks and brackets the text opens and leaves open. */
 function openQuotes(text: string): number {
   let open = 0;
   for (const ch of text) {
-    if (QUOTE_OPENERS.has(ch)) open++;
-    else if (open > 0 && QUOTE_CLOSERS.has(ch)) open--;
+    if (OPENERS.has(ch)) open++;
+    else if (open > 0 && CLOSERS.has(ch)) open--;
   }
   return open;
 }
 
-/** Whether the rest of the line closes the quotations left open before it. */
+/** Whether the rest of the line closes the quotations and brackets left open before it. */
 function closesLater(rest: string, open: number): boolean {
   let depth = open;
   for (const ch of rest) {
-    if (QUOTE_OPENERS.has(ch)) depth++;
-    else if (QUOTE_CLOSERS.has(ch) && --depth === 0) return true;
+    if (OPENERS.has(ch)) depth++;
+    else if (CLOSERS.has(ch) && --depth === 0) return true;
   }
   return false;
 }
@@ -87,7 +90,8 @@ export function splitSentences(text: string, locale: string): { text: string; st
   // list items, headings and table rows stay sentence ends.
   const unwrapped = text.replace(/([^\n\p{Script=Han}。！？；：])\n(?=[^\n])(?!\s*([-*+]\s|\d+\.\s|#|\||```))/gu, "$1 ");
   for (const line of unwrapped.split("\n")) {
-    const segments = [...segmenter.segment(line)].map((s) => ({ index: s.index, end: s.index + s.segment.length }));
+    // A heading is one line whatever it holds (# 停止！！云雀): its tail is no sentence of the text.
+    const segments = (HEADING.test(line) ? [{ index: 0, segment: line }] : [...segmenter.segment(line)]).map((s) => ({ index: s.index, end: s.index + s.segment.length }));
     // ICU leaves an opening bracket or quote that follows a full stop with the sentence before it
     // ("…。《" + "子不语》一书…"): it opens the next sentence, so it moves there.
     for (let i = 0; i + 1 < segments.length; i++) {
