@@ -3,7 +3,7 @@
 // gateway client for the RPCs, a SearchEngine opened the same way the index service opens it (to
 // load synthetic chunks through the engine's write path), and the engine's raw query — the SQL
 // or the `_search` body the engine itself sends — for the baseline.
-import { mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -51,7 +51,8 @@ export interface BenchBackend {
   dataDir: string;
   /** The same raw query on rawThreads threads, each with its own connection (embedded only). */
   prepareRawOnThreads?(query: SearchQuery): Promise<RawQuery>;
-  close(): Promise<void>;
+  /** Stops Quarry and removes its data folder, first copied to `keepCopyIn` when given (embedded: a store other processes can start on). */
+  close(keepCopyIn?: string): Promise<void>;
 }
 
 export async function startBenchBackend(options: BenchBackendOptions): Promise<BenchBackend> {
@@ -107,10 +108,11 @@ export async function startBenchBackend(options: BenchBackendOptions): Promise<B
                 return { document_id: r.document_id, text: r.text, section_path: JSON.parse(r.section_path) as string[] };
               }),
           ),
-        async close() {
+        async close(keepCopyIn) {
           await rawThreads?.close();
           await engine.close();
           await quarry.stop();
+          if (keepCopyIn) await cp(dataDir, keepCopyIn, { recursive: true });
           await removeData();
         },
       };
@@ -126,7 +128,8 @@ export async function startBenchBackend(options: BenchBackendOptions): Promise<B
       dataDir,
       diskBytes: () => os.storeBytes(prefix),
       chunkTexts: (knowledgeBaseId) => os.chunkTexts(knowledgeBaseId),
-      async close() {
+      async close(keepCopyIn) {
+        if (keepCopyIn) throw new Error("an OpenSearch bench store lives in the engine: no copy of it can be kept in a folder");
         await quarry.stop();
         await os.cleanup(prefix);
         await removeData();

@@ -107,9 +107,12 @@ export function registerBenchCommand(program: Command): void {
     .addOption(new Option("--only <half>", "the on arm turns on only tracing or only metrics, to see which costs what").choices(["tracing", "metrics"]))
     .option("--cpu-prof <dir>", "write each arm's CPU profile (.cpuprofile, for Chrome DevTools) under DIR/on and DIR/off")
     .option("--sample-ratio <r>", "the on arm traces this share of requests (OTEL_TRACES_SAMPLER=parentbased_traceidratio), not every one")
+    .option("--corpus-chunks <n>", "search bench query's synthetic corpus of N chunks (a copy per process) with its queries, instead of the ingested notes")
+    .option("--eval-dir <dir>", "the BEIR folders the corpus and queries come from", "../shared/eval")
+    .option("--seed <n>", "seed for the synthetic corpus and the query sample", "42")
     .option("--json", "print the report as JSON instead of tables")
     .option("--out <dir>", "also write the report (JSON and Markdown) here")
-    .action(async (o: { rounds: string; documents: string; queries: string; processes: string; control?: boolean; only?: "tracing" | "metrics"; cpuProf?: string; sampleRatio?: string; json?: boolean; out?: string }) => {
+    .action(async (o: { rounds: string; documents: string; queries: string; processes: string; control?: boolean; only?: "tracing" | "metrics"; cpuProf?: string; sampleRatio?: string; corpusChunks?: string; evalDir: string; seed: string; json?: boolean; out?: string }) => {
       const { runObservabilityBench, formatObservabilityReport } = await import("./bench-observability.ts");
       const report = await runObservabilityBench({
         rounds: parsePositive(o.rounds),
@@ -120,6 +123,9 @@ export function registerBenchCommand(program: Command): void {
         only: o.only,
         cpuProfileDir: o.cpuProf,
         sampleRatio: o.sampleRatio === undefined ? undefined : parseRatio(o.sampleRatio),
+        corpusChunks: o.corpusChunks === undefined ? undefined : parsePositive(o.corpusChunks),
+        evalDir: resolve(o.evalDir),
+        seed: parsePositive(o.seed),
         progress,
       });
       await emit(report, formatObservabilityReport(report), o);

@@ -16,6 +16,7 @@ import { DocumentStatus, RetrievalMode } from "../gen/quarry/common/v1/common_pb
 import { startOtlpReceiver, type OtlpReceiver } from "../lib/testing/otlp-receiver.ts";
 import { describeMachine, loadAverageNow, type MachineInfo } from "./machine.ts";
 import { ratio, summarize, type LatencySummary } from "./percentiles.ts";
+import { buildSearchCorpus, copyCorpus, type SearchCorpus } from "./observability-corpus.ts";
 import { startEmbeddedServe, type QuarryProcess } from "./quarry-process.ts";
 
 export interface ObservabilityBenchOptions {
@@ -34,6 +35,14 @@ export interface ObservabilityBenchOptions {
   cpuProfileDir?: string;
   /** The on arm traces this share of requests (OTEL_TRACES_SAMPLER=parentbased_traceidratio); every one when unset. */
   sampleRatio?: number;
+  /**
+   * Search a synthetic corpus of this many chunks (bench query's, each process on a copy of one
+   * store) with bench query's queries, instead of the notes the rounds ingest. Needs evalDir.
+   */
+  corpusChunks?: number;
+  /** The BEIR folders bench query's corpus and queries come from (../shared/eval). */
+  evalDir?: string;
+  seed?: number;
   progress?(line: string): void;
 }
 
@@ -61,6 +70,8 @@ export interface ObservabilityBenchReport {
   loadAverageEnd: [number, number, number];
   settings: Omit<ObservabilityBenchOptions, "progress">;
   spansTo: string;
+  /** What the searches ran against. */
+  searched: string;
   spansReceived?: number;
   on: ArmResult;
   off: ArmResult;
@@ -105,6 +116,8 @@ interface RunningArm {
   client: QuarryClient;
   dataDir: string;
   knowledgeBase: string;
+  /** Where its searches go: its own notes' base, or the corpus's. */
+  searchBase: string;
   ingestSeconds: number;
   documents: number;
   searchMs: number[];
@@ -122,9 +135,10 @@ function armEnv(arm: Arm, otlpEndpoint: string, options: ObservabilityBenchOptio
   };
 }
 
-async function startArm(arm: Arm, index: number, otlpEndpoint: string, options: ObservabilityBenchOptions): Promise<RunningArm> {
+async function startArm(arm: Arm, index: number, otlpEndpoint: string, options: ObservabilityBenchOptions, corpus: SearchCorpus | undefined): Promise<RunningArm> {
   const name = index === 0 ? arm : `${arm}-${index + 1}`;
   const dataDir = await mkdtemp(join(tmpdir(), `quarry-bench-obs-${name}-`));
+  if (corpus) await copyCorpus(corpus, dataDir);
   const cpuProfileDir = options.cpuProfileDir;
   const quarry = await startEmbeddedServe(
     dataDir,
@@ -134,7 +148,7 @@ async function startArm(arm: Arm, index: number, otlpEndpoint: string, options: 
   );
   const client = gatewayClient(quarry.url);
   const knowledgeBase = (await client.createKnowledgeBase({ name: `bench-observability-${name}` })).knowledgeBase!.id;
-  return { arm, name, process: quarry, client, dataDir, knowledgeBase, ingestSeconds: 0, documents: 0, searchMs: [] };
+  return { arm, name, process: quarry, client, dataDir, knowledgeBase, searchBase: corpus?.knowledgeBaseId ?? knowledgeBase, ingestSeconds: 0, documents: 0, searchMs: [] };
 }
 
 async function ingestRound(arm: RunningArm, first: number, count: number): Promise<void> {
@@ -154,11 +168,11 @@ async function ingestRound(arm: RunningArm, first: number, count: number): Promi
   arm.documents += count;
 }
 
-async function searchRound(arm: RunningArm, round: number, count: number): Promise<void> {
+async function searchRound(arm: RunningArm, round: number, count: number, questions: readonly string[]): Promise<void> {
   for (let i = 0; i < count; i++) {
-    const query = QUESTIONS[(round * count + i) % QUESTIONS.length];
+    const query = questions[(round * count + i) % questions.length];
     const started = performance.now();
-    await arm.client.search({ query, knowledgeBases: [arm.knowledgeBase], settings: { mode: RetrievalMode.HYBRID } });
+    await arm.client.search({ query, knowledgeBases: [arm.searchBase], settings: { mode: RetrievalMode.HYBRID } });
     arm.searchMs.push(performance.now() - started);
   }
 }
@@ -207,13 +221,21 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
   const receiver: OtlpReceiver | undefined = jaeger ? undefined : await startOtlpReceiver();
   const endpoint = jaeger ?? receiver!.endpoint;
   const arms: RunningArm[] = [];
+  let corpus: SearchCorpus | undefined;
   try {
+    if (options.corpusChunks) {
+      if (!options.evalDir) throw new Error("--corpus-chunks needs the BEIR folders bench query's corpus comes from (--eval-dir)");
+      log(`loading ${options.corpusChunks} synthetic chunks (bench query's corpus)`);
+      corpus = await buildSearchCorpus({ chunks: options.corpusChunks, queries: 100, evalDir: options.evalDir, seed: options.seed ?? 42 });
+      log(`loaded in ${corpus.loadSeconds.toFixed(1)} s`);
+    }
+    const questions = corpus?.queries ?? QUESTIONS;
     // Started alternately (on, off, on-2, off-2…), so no arm gets all the early or late starts.
-    for (let i = 0; i < (options.processesPerArm ?? 1); i++) arms.push(await startArm("on", i, endpoint, options), await startArm("off", i, endpoint, options));
+    for (let i = 0; i < (options.processesPerArm ?? 1); i++) arms.push(await startArm("on", i, endpoint, options, corpus), await startArm("off", i, endpoint, options, corpus));
     // Warm-up outside the measurement: models loaded, first documents and queries through both.
     for (const arm of arms) {
       await ingestRound(arm, 1_000_000, 2);
-      await searchRound(arm, 0, 5);
+      await searchRound(arm, 0, 5, questions);
       arm.ingestSeconds = 0;
       arm.documents = 0;
       arm.searchMs = [];
@@ -222,7 +244,7 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
       const order = round % 2 === 0 ? arms : [...arms].reverse();
       for (const arm of order) {
         await ingestRound(arm, round * options.documentsPerRound, options.documentsPerRound);
-        await searchRound(arm, round, options.queriesPerRound);
+        await searchRound(arm, round, options.queriesPerRound, questions);
         await scrape(arm, options);
       }
       const [on, off] = [result("on", arms), result("off", arms)];
@@ -235,9 +257,22 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
       backend: "embedded",
       machine,
       loadAverageEnd: loadAverageNow(),
-      settings: { rounds: options.rounds, documentsPerRound: options.documentsPerRound, queriesPerRound: options.queriesPerRound, processesPerArm: options.processesPerArm ?? 1, control: options.control ?? false, only: options.only, cpuProfileDir: options.cpuProfileDir, sampleRatio: options.sampleRatio },
+      settings: {
+        rounds: options.rounds,
+        documentsPerRound: options.documentsPerRound,
+        queriesPerRound: options.queriesPerRound,
+        processesPerArm: options.processesPerArm ?? 1,
+        control: options.control ?? false,
+        only: options.only,
+        cpuProfileDir: options.cpuProfileDir,
+        sampleRatio: options.sampleRatio,
+        corpusChunks: options.corpusChunks,
+      },
       spansTo: options.control ? "nowhere (control: both arms off)" : jaeger ? `Jaeger at ${jaeger}` : "an OTLP/HTTP listener in the bench process",
       spansReceived: receiver?.spans.length,
+      searched: corpus
+        ? `bench query's synthetic corpus of ${corpus.chunks} chunks (a copy per process) with its queries (SciFact claims, cMedIR searches)`
+        : "each process's own notes, the ones the rounds ingest",
       on,
       off,
       searchP50Ratio: ratio(on.search.p50, off.search.p50),
@@ -247,6 +282,7 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
     };
   } finally {
     await Promise.all(arms.map(stopArm));
+    await corpus?.remove();
     await receiver?.close();
   }
 }
@@ -257,7 +293,7 @@ export function formatObservabilityReport(r: ObservabilityBenchReport): string {
   return [
     `## bench observability — ${r.settings.only ? `${r.settings.only} only` : "tracing and metrics"} on vs off (${r.backend})${r.settings.sampleRatio !== undefined ? `, tracing ${r.settings.sampleRatio} of requests` : ""}${r.settings.control ? ", control run: the on arm is off too" : ""}`,
     "",
-    `${r.machine.cpus} × ${r.machine.cpuModel}, load at the end ${r.loadAverageEnd.map((l) => l.toFixed(2)).join(" ")}; ${r.settings.rounds} interleaved rounds of ${r.settings.documentsPerRound} documents and ${r.settings.queriesPerRound} hybrid searches per process, ${r.settings.processesPerArm ?? 1} process(es) per arm; spans to ${r.spansTo}${r.spansReceived !== undefined ? ` (${r.spansReceived} spans received)` : ""}.`,
+    `${r.machine.cpus} × ${r.machine.cpuModel}, load at the end ${r.loadAverageEnd.map((l) => l.toFixed(2)).join(" ")}; ${r.settings.rounds} interleaved rounds of ${r.settings.documentsPerRound} documents and ${r.settings.queriesPerRound} hybrid searches per process, ${r.settings.processesPerArm ?? 1} process(es) per arm; spans to ${r.spansTo}${r.spansReceived !== undefined ? ` (${r.spansReceived} spans received)` : ""}; searches against ${r.searched}.`,
     "",
     "| arm | documents | ingest s | docs/s | searches | search p50 ms | search p95 ms |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
