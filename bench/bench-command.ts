@@ -105,7 +105,7 @@ export function registerBenchCommand(program: Command): void {
     .option("--control", "an A/A run: both arms off, the noise floor the on/off ratios must be read against")
     .option("--processes <n>", "processes per arm, their searches pooled and their spread reported (each run's own noise floor)", "1")
     .addOption(new Option("--only <half>", "the on arm turns on only tracing or only metrics, to see which costs what").choices(["tracing", "metrics"]))
-    .option("--cpu-prof <dir>", "write each arm's CPU profile (.cpuprofile, for Chrome DevTools) under DIR/on and DIR/off")
+    .option("--cpu-prof <dir>", "write each arm's CPU profile (.cpuprofile, for Chrome DevTools) under DIR/on and DIR/off; a profiled run's ratios are not the overhead (the profiler's threads compete for the cores)")
     .option("--sample-ratio <r>", "the on arm traces this share of requests (OTEL_TRACES_SAMPLER=parentbased_traceidratio), not every one")
     .option("--corpus-chunks <n>", "search bench query's synthetic corpus of N chunks (a copy per process) with its queries, instead of the ingested notes")
     .option("--eval-dir <dir>", "the BEIR folders the corpus and queries come from", "../shared/eval")

@@ -15,7 +15,8 @@ import { gatewayClient, type QuarryClient } from "../client/gateway-client.ts";
 import { DocumentStatus, RetrievalMode } from "../gen/quarry/common/v1/common_pb.ts";
 import { startOtlpReceiver, type OtlpReceiver } from "../lib/testing/otlp-receiver.ts";
 import { describeMachine, loadAverageNow, type MachineInfo } from "./machine.ts";
-import { ratio, summarize, type LatencySummary } from "./percentiles.ts";
+import { percentile, ratio, summarize, type LatencySummary } from "./percentiles.ts";
+import { roundBootstrap, type RoundInterval } from "./round-bootstrap.ts";
 import { buildSearchCorpus, copyCorpus, type SearchCorpus } from "./observability-corpus.ts";
 import { startEmbeddedServe, type QuarryProcess } from "./quarry-process.ts";
 
@@ -85,6 +86,18 @@ export interface ObservabilityBenchReport {
    * same arm, which run the same code. An on/off ratio inside it is not told apart from noise.
    */
   withinArmSearchSpread?: number;
+  /** Where the two ratios would likely land on a rerun with as many rounds (round-bootstrap.ts). */
+  searchP50RatioInterval: RoundInterval;
+  ingestThroughputRatioInterval: RoundInterval;
+  /** Each round's own search p50 ratio, on / off. */
+  roundSearchP50Ratios: number[];
+}
+
+/** What one arm did in one round, its processes pooled. */
+export interface RoundFigures {
+  searchMs: number[];
+  ingestSeconds: number;
+  documents: number;
 }
 
 /** Topics the documents are about, so the questions find something; words repeat across documents as in a real base. */
@@ -121,6 +134,8 @@ interface RunningArm {
   ingestSeconds: number;
   documents: number;
   searchMs: number[];
+  /** The same figures, round by round. */
+  rounds: RoundFigures[];
 }
 
 /** The arm's environment: "off" has neither tracing nor metrics; "on" both, or only one of them. */
@@ -148,7 +163,7 @@ async function startArm(arm: Arm, index: number, otlpEndpoint: string, options: 
   );
   const client = gatewayClient(quarry.url);
   const knowledgeBase = (await client.createKnowledgeBase({ name: `bench-observability-${name}` })).knowledgeBase!.id;
-  return { arm, name, process: quarry, client, dataDir, knowledgeBase, searchBase: corpus?.knowledgeBaseId ?? knowledgeBase, ingestSeconds: 0, documents: 0, searchMs: [] };
+  return { arm, name, process: quarry, client, dataDir, knowledgeBase, searchBase: corpus?.knowledgeBaseId ?? knowledgeBase, ingestSeconds: 0, documents: 0, searchMs: [], rounds: [] };
 }
 
 async function ingestRound(arm: RunningArm, first: number, count: number): Promise<void> {
@@ -203,6 +218,36 @@ function processResult(r: RunningArm): ProcessResult {
   return { name: r.name, searchP50: summarize(r.searchMs).p50, documentsPerSecond: r.documents / r.ingestSeconds };
 }
 
+/** An arm's rounds, each pooling what its processes did in it. */
+function pooledRounds(arm: Arm, running: readonly RunningArm[]): RoundFigures[] {
+  const mine = running.filter((r) => r.arm === arm);
+  return mine[0].rounds.map((_, round) => ({
+    searchMs: mine.flatMap((r) => r.rounds[round].searchMs),
+    ingestSeconds: mine.reduce((sum, r) => sum + r.rounds[round].ingestSeconds, 0),
+    documents: mine.reduce((sum, r) => sum + r.rounds[round].documents, 0),
+  }));
+}
+
+/**
+ * The on/off ratios' bootstrap intervals over the rounds (the same rounds drawn for both arms, as
+ * they were measured side by side in them), and each round's own search p50 ratio.
+ */
+export function ratioIntervals(
+  on: readonly RoundFigures[],
+  off: readonly RoundFigures[],
+  options: { replicates?: number; seed?: number } = {},
+): Pick<ObservabilityBenchReport, "searchP50RatioInterval" | "ingestThroughputRatioInterval" | "roundSearchP50Ratios"> {
+  if (on.length !== off.length) throw new RangeError(`the arms ran ${on.length} and ${off.length} rounds`);
+  const p50 = (rounds: readonly RoundFigures[], picked: readonly number[]) => percentile(picked.flatMap((i) => rounds[i].searchMs), 50);
+  const throughput = (rounds: readonly RoundFigures[], picked: readonly number[]) =>
+    picked.reduce((sum, i) => sum + rounds[i].documents, 0) / picked.reduce((sum, i) => sum + rounds[i].ingestSeconds, 0);
+  return {
+    searchP50RatioInterval: roundBootstrap(on.length, (picked) => p50(on, picked) / p50(off, picked), options),
+    ingestThroughputRatioInterval: roundBootstrap(on.length, (picked) => throughput(off, picked) / throughput(on, picked), options),
+    roundSearchP50Ratios: on.map((_, i) => ratio(p50(on, [i]), p50(off, [i]))),
+  };
+}
+
 /** The largest p50 ratio between two processes of one arm; undefined with one process per arm. */
 export function withinArmSpread(processes: readonly (ProcessResult & { arm: Arm })[]): number | undefined {
   let spread: number | undefined;
@@ -243,8 +288,10 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
     for (let round = 0; round < options.rounds; round++) {
       const order = round % 2 === 0 ? arms : [...arms].reverse();
       for (const arm of order) {
+        const [seconds, documents, searched] = [arm.ingestSeconds, arm.documents, arm.searchMs.length];
         await ingestRound(arm, round * options.documentsPerRound, options.documentsPerRound);
         await searchRound(arm, round, options.queriesPerRound, questions);
+        arm.rounds.push({ searchMs: arm.searchMs.slice(searched), ingestSeconds: arm.ingestSeconds - seconds, documents: arm.documents - documents });
         await scrape(arm, options);
       }
       const [on, off] = [result("on", arms), result("off", arms)];
@@ -252,6 +299,7 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
     }
     const [on, off] = [result("on", arms), result("off", arms)];
     const processes = arms.map((r) => ({ ...processResult(r), arm: r.arm }));
+    const intervals = ratioIntervals(pooledRounds("on", arms), pooledRounds("off", arms));
     return {
       bench: "observability",
       backend: "embedded",
@@ -279,6 +327,7 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
       ingestThroughputRatio: ratio(off.documentsPerSecond, on.documentsPerSecond),
       processes: processes.map(({ name, searchP50, documentsPerSecond }) => ({ name, searchP50, documentsPerSecond })),
       withinArmSearchSpread: withinArmSpread(processes),
+      ...intervals,
     };
   } finally {
     await Promise.all(arms.map(stopArm));
@@ -286,6 +335,8 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
     await receiver?.close();
   }
 }
+
+const interval = (i: RoundInterval) => `${Math.round(i.confidence * 100)}% bootstrap interval over rounds ${i.low.toFixed(3)}–${i.high.toFixed(3)}`;
 
 export function formatObservabilityReport(r: ObservabilityBenchReport): string {
   const row = (a: ArmResult) =>
@@ -300,7 +351,8 @@ export function formatObservabilityReport(r: ObservabilityBenchReport): string {
     row(r.on),
     row(r.off),
     "",
-    `search p50 on/off: **${r.searchP50Ratio.toFixed(3)}**; ingest throughput off/on: **${r.ingestThroughputRatio.toFixed(3)}** (goal: both ≤ 1.03)`,
+    `search p50 on/off: **${r.searchP50Ratio.toFixed(3)}** (${interval(r.searchP50RatioInterval)}); ingest throughput off/on: **${r.ingestThroughputRatio.toFixed(3)}** (${interval(r.ingestThroughputRatioInterval)}) (goal: both ≤ 1.03)`,
+    `each round's search p50 on/off: ${r.roundSearchP50Ratios.map((x) => x.toFixed(3)).join(", ")}`,
     ...(r.withinArmSearchSpread === undefined
       ? []
       : [
