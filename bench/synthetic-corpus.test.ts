@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError } from "../lib/config.ts";
 import { writeBenchSources } from "../test/fixtures/bench-sources.ts";
 import { describeWithShared } from "../test/support/shared-material.ts";
 import { generateSyntheticChunks, loadBenchQueries, loadSentencePools, splitEnglishSentences, type SentencePools } from "./synthetic-corpus.ts";
@@ -58,6 +59,16 @@ describe("synthetic corpus", () => {
     expect(a.every((q) => q.text.length > 0)).toBe(true);
     expect(new Set(a.map((q) => q.language))).toEqual(new Set(["en", "zh"]));
     expect(a.filter((q) => q.language === "zh").every((q) => /\p{Script=Han}/u.test(q.text))).toBe(true);
+  });
+
+  it("names the missing set and the option that points elsewhere when the folder lacks it", () => {
+    const empty = mkdtempSync(join(tmpdir(), "quarry-bench-no-sources-"));
+    try {
+      expect(() => loadSentencePools(empty)).toThrow(ConfigError);
+      expect(() => loadSentencePools(empty)).toThrow(/scifact\/corpus\.jsonl is missing.*--eval-dir/);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 
   it("splits English sentences at sentence ends, not at abbreviations' inner dots", () => {

@@ -13,8 +13,9 @@
 // have cosine ≈ w with each other and ≈ 0 across clusters — neighbourhoods like a real embedding
 // space's, at the cost of a few random numbers per dimension. Everything comes from one seeded
 // generator, so the same seed gives the same corpus.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ConfigError } from "../lib/config.ts";
 import type { EmbeddedChunk } from "../lib/domain.ts";
 import type { SearchEngine } from "../services/index/index.ts";
 
@@ -175,6 +176,9 @@ export async function loadIntoEngine(engine: SearchEngine, chunks: Iterable<Synt
 }
 
 function readJsonl(file: string): Record<string, unknown>[] {
+  if (!existsSync(file)) {
+    throw new ConfigError(`${file} is missing: the synthetic corpus and its queries are made from the SciFact and cMedIR sets (../shared/eval; another folder with --eval-dir)`);
+  }
   return readFileSync(file, "utf8")
     .split("\n")
     .filter((line) => line.trim())
