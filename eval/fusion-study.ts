@@ -5,7 +5,7 @@
 // token count) and each chunk is keyword-indexed in the engine's FTS5 table (heading path included)
 // and embedded with each --model. The BM25 list and the exact kNN list of chunks (chunk vectors
 // only; no document vectors) are computed once per set and model, then fused many ways by the
-// product's own functions (fuseReciprocalRank, fuseConvex), with the hybrid gate's weight 0 for a
+// product's own functions (fuseReciprocalRank, fuseConvex) and by a prototype of DBSF, with the hybrid gate's weight 0 for a
 // question the model reads less than half of and no list for a question over Quarry's length limit.
 // A document scores as its best chunk. --backend opensearch (repeatable with sqlite) also imports the
 // same chunks and vectors into a private OpenSearch index through the product's engine and takes its
@@ -302,12 +302,33 @@ const convex =
       { alpha, normalisation },
     ).filter((e) => e.fusedScore > 0 || gate === 0);
 
+/**
+ * Distribution-based score fusion (Qdrant's DBSF, 2024): each list's scores mapped onto [0, 1] by
+ * the list's own mean ± 3 standard deviations (clipped), then summed with equal weights — no weight
+ * to choose. A prototype here; the product fuses by rrf or convex.
+ */
+const dbsf: Fuse = (bm25, vector, gate) => {
+  const fused = new Map<string, number>();
+  for (const [hits, weight] of [[bm25, 1], [vector, gate]] as const) {
+    if (hits.length === 0 || weight === 0) continue;
+    const mean = hits.reduce((sum, h) => sum + h.score, 0) / hits.length;
+    const sd = Math.sqrt(hits.reduce((sum, h) => sum + (h.score - mean) ** 2, 0) / hits.length);
+    const low = mean - 3 * sd;
+    for (const h of hits) {
+      const scaled = sd === 0 ? 1 : Math.min(1, Math.max(0, (h.score - low) / (6 * sd)));
+      fused.set(h.id, (fused.get(h.id) ?? 0) + weight * scaled);
+    }
+  }
+  return [...fused].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([id]) => ({ id }));
+};
+
 const RULES: [string, Fuse][] = [
   ["bm25", (bm25) => bm25],
   ["vector", (_, vector) => vector],
   ["rrf k=60", rrf],
   ["convex theoretical-min α=0.8", convex(0.8, "theoretical-min")],
   ["convex min-max α=0.8", convex(0.8, "min-max")],
+  ["dbsf (mean ± 3σ, equal weights)", dbsf],
   ...[0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.9].flatMap((a): [string, Fuse][] => [
     [`convex theoretical-min α=${a}`, convex(a, "theoretical-min")],
     [`convex min-max α=${a}`, convex(a, "min-max")],
