@@ -36,6 +36,7 @@ const INHERITED = ["PATH", "HOME", "QUARRY_MODELS_DIR", "TMPDIR", "LANG"];
 
 const READY_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 20_000;
+const PORT_RACE_ATTEMPTS = 3;
 
 export interface RunningProcess {
   name: ServiceName;
@@ -174,11 +175,27 @@ export async function startDistributedQuarry(options: DistributedQuarryOptions):
     if (process.env.QUARRY_KEEP_E2E_LOGS !== "1") await rm(dataDir, { recursive: true, force: true });
   };
 
-  try {
-    for (const wave of START_WAVES) await Promise.all(wave.map((name) => start(name)));
-  } catch (error) {
-    await stop().catch(() => {});
-    throw error;
+  // A port is picked before its process listens, so another test's pick in between can take it
+  // (a CI run lost a start so): the services are started again on fresh ports, as every peer was
+  // told the old ones.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      for (const wave of START_WAVES) {
+        // Every start of the wave settles before a retry, so none resolves later into the new run.
+        const failed = (await Promise.allSettled(wave.map((name) => start(name)))).find((result) => result.status === "rejected");
+        if (failed) throw failed.reason;
+      }
+      break;
+    } catch (error) {
+      if (attempt < PORT_RACE_ATTEMPTS && String(error).includes("is already in use")) {
+        await Promise.all([...children.values()].map(stopChild));
+        children.clear();
+        for (const name of SERVICE_NAMES) ports.set(name, await freePort());
+        continue;
+      }
+      await stop().catch(() => {});
+      throw error;
+    }
   }
 
   const gateway = services.gateway;
