@@ -109,10 +109,11 @@ export function registerBenchCommand(program: Command): void {
     .option("--sample-ratio <r>", "the on arm traces this share of requests (OTEL_TRACES_SAMPLER=parentbased_traceidratio), not every one")
     .option("--corpus-chunks <n>", "search bench query's synthetic corpus of N chunks (a copy per process) with its queries, instead of the ingested notes")
     .option("--eval-dir <dir>", "the BEIR folders the corpus and queries come from", "../shared/eval")
+    .option("--paired", "after each round's ingests, send each query to every process in turn, so on and off searches run moments apart")
     .option("--seed <n>", "seed for the synthetic corpus and the query sample", "42")
     .option("--json", "print the report as JSON instead of tables")
     .option("--out <dir>", "also write the report (JSON and Markdown) here")
-    .action(async (o: { rounds: string; documents: string; queries: string; processes: string; control?: boolean; only?: "tracing" | "metrics"; cpuProf?: string; sampleRatio?: string; corpusChunks?: string; evalDir: string; seed: string; json?: boolean; out?: string }) => {
+    .action(async (o: { rounds: string; documents: string; queries: string; processes: string; control?: boolean; only?: "tracing" | "metrics"; cpuProf?: string; sampleRatio?: string; corpusChunks?: string; evalDir: string; paired?: boolean; seed: string; json?: boolean; out?: string }) => {
       const { runObservabilityBench, formatObservabilityReport } = await import("./bench-observability.ts");
       const report = await runObservabilityBench({
         rounds: parsePositive(o.rounds),
@@ -125,6 +126,7 @@ export function registerBenchCommand(program: Command): void {
         sampleRatio: o.sampleRatio === undefined ? undefined : parseRatio(o.sampleRatio),
         corpusChunks: o.corpusChunks === undefined ? undefined : parsePositive(o.corpusChunks),
         evalDir: resolve(o.evalDir),
+        pairedSearches: o.paired,
         seed: parsePositive(o.seed),
         progress,
       });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ratioIntervals, withinArmSpread } from "./bench-observability.ts";
+import { pairedOrder, ratioIntervals, withinArmSpread } from "./bench-observability.ts";
 import { roundBootstrap } from "./round-bootstrap.ts";
 
 describe("withinArmSpread", () => {
@@ -61,5 +61,17 @@ describe("roundBootstrap", () => {
 
   it("needs a round", () => {
     expect(() => roundBootstrap(0, () => 1)).toThrow(RangeError);
+  });
+});
+
+describe("pairedOrder", () => {
+  it("reverses the processes' order from one query to the next, so over a pair each holds every place once", () => {
+    const order = ["on", "off", "on-2", "off-2"];
+    expect(pairedOrder(order, 0)).toEqual(order);
+    expect(pairedOrder(order, 1)).toEqual(["off-2", "on-2", "off", "on"]);
+    expect(pairedOrder(order, 2)).toEqual(order);
+    expect(order).toEqual(["on", "off", "on-2", "off-2"]);
+    const place = (name: string) => pairedOrder(order, 0).indexOf(name) + pairedOrder(order, 1).indexOf(name);
+    expect(new Set(order.map(place))).toEqual(new Set([order.length - 1]));
   });
 });

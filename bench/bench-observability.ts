@@ -43,6 +43,13 @@ export interface ObservabilityBenchOptions {
   corpusChunks?: number;
   /** The BEIR folders bench query's corpus and queries come from (../shared/eval). */
   evalDir?: string;
+  /**
+   * Searches paired instead of phased: after every process has ingested its round, each query goes
+   * to every process in turn (the order reversed from one query to the next), so an on search and
+   * an off search of the same query run moments apart and the machine's drift between phases, some
+   * seconds long, stops falling on one arm. Ingest is measured as before.
+   */
+  pairedSearches?: boolean;
   seed?: number;
   progress?(line: string): void;
 }
@@ -192,6 +199,33 @@ async function searchRound(arm: RunningArm, round: number, count: number, questi
   }
 }
 
+/** The order the processes get query `i` of a round in: reversed from one query to the next, so no process always goes first. */
+export function pairedOrder<T>(order: readonly T[], i: number): readonly T[] {
+  return i % 2 === 0 ? order : [...order].reverse();
+}
+
+/**
+ * A round with paired searches: each process ingests its documents (in `order`), then the round's
+ * queries go to every process one after another, the order reversed from one query to the next.
+ */
+async function pairedRound(order: readonly RunningArm[], round: number, options: ObservabilityBenchOptions, questions: readonly string[]): Promise<void> {
+  const marks = order.map((arm) => [arm.ingestSeconds, arm.documents, arm.searchMs.length] as const);
+  for (const arm of order) await ingestRound(arm, round * options.documentsPerRound, options.documentsPerRound);
+  for (let i = 0; i < options.queriesPerRound; i++) {
+    const query = questions[(round * options.queriesPerRound + i) % questions.length];
+    for (const arm of pairedOrder(order, i)) {
+      const started = performance.now();
+      await arm.client.search({ query, knowledgeBases: [arm.searchBase], settings: { mode: RetrievalMode.HYBRID } });
+      arm.searchMs.push(performance.now() - started);
+    }
+  }
+  for (const [k, arm] of order.entries()) {
+    const [seconds, documents, searched] = marks[k];
+    arm.rounds.push({ searchMs: arm.searchMs.slice(searched), ingestSeconds: arm.ingestSeconds - seconds, documents: arm.documents - documents });
+    await scrape(arm, options);
+  }
+}
+
 /** What an operator's Prometheus does between rounds: read /metrics, so collecting it is paid too. */
 async function scrape(arm: RunningArm, options: ObservabilityBenchOptions): Promise<void> {
   if (arm.arm !== "on" || options.control || options.only === "tracing") return;
@@ -287,12 +321,15 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
     }
     for (let round = 0; round < options.rounds; round++) {
       const order = round % 2 === 0 ? arms : [...arms].reverse();
-      for (const arm of order) {
-        const [seconds, documents, searched] = [arm.ingestSeconds, arm.documents, arm.searchMs.length];
-        await ingestRound(arm, round * options.documentsPerRound, options.documentsPerRound);
-        await searchRound(arm, round, options.queriesPerRound, questions);
-        arm.rounds.push({ searchMs: arm.searchMs.slice(searched), ingestSeconds: arm.ingestSeconds - seconds, documents: arm.documents - documents });
-        await scrape(arm, options);
+      if (options.pairedSearches) await pairedRound(order, round, options, questions);
+      else {
+        for (const arm of order) {
+          const [seconds, documents, searched] = [arm.ingestSeconds, arm.documents, arm.searchMs.length];
+          await ingestRound(arm, round * options.documentsPerRound, options.documentsPerRound);
+          await searchRound(arm, round, options.queriesPerRound, questions);
+          arm.rounds.push({ searchMs: arm.searchMs.slice(searched), ingestSeconds: arm.ingestSeconds - seconds, documents: arm.documents - documents });
+          await scrape(arm, options);
+        }
       }
       const [on, off] = [result("on", arms), result("off", arms)];
       log(`round ${round + 1}/${options.rounds}: docs/s on ${on.documentsPerSecond.toFixed(2)} off ${off.documentsPerSecond.toFixed(2)}; search p50 on ${on.search.p50.toFixed(1)} ms off ${off.search.p50.toFixed(1)} ms`);
@@ -315,6 +352,7 @@ export async function runObservabilityBench(options: ObservabilityBenchOptions):
         cpuProfileDir: options.cpuProfileDir,
         sampleRatio: options.sampleRatio,
         corpusChunks: options.corpusChunks,
+        pairedSearches: options.pairedSearches ?? false,
       },
       spansTo: options.control ? "nowhere (control: both arms off)" : jaeger ? `Jaeger at ${jaeger}` : "an OTLP/HTTP listener in the bench process",
       spansReceived: receiver?.spans.length,
@@ -344,7 +382,7 @@ export function formatObservabilityReport(r: ObservabilityBenchReport): string {
   return [
     `## bench observability — ${r.settings.only ? `${r.settings.only} only` : "tracing and metrics"} on vs off (${r.backend})${r.settings.sampleRatio !== undefined ? `, tracing ${r.settings.sampleRatio} of requests` : ""}${r.settings.control ? ", control run: the on arm is off too" : ""}`,
     "",
-    `${r.machine.cpus} × ${r.machine.cpuModel}, load at the end ${r.loadAverageEnd.map((l) => l.toFixed(2)).join(" ")}; ${r.settings.rounds} interleaved rounds of ${r.settings.documentsPerRound} documents and ${r.settings.queriesPerRound} hybrid searches per process, ${r.settings.processesPerArm ?? 1} process(es) per arm; spans to ${r.spansTo}${r.spansReceived !== undefined ? ` (${r.spansReceived} spans received)` : ""}; searches against ${r.searched}.`,
+    `${r.machine.cpus} × ${r.machine.cpuModel}, load at the end ${r.loadAverageEnd.map((l) => l.toFixed(2)).join(" ")}; ${r.settings.rounds} interleaved rounds of ${r.settings.documentsPerRound} documents and ${r.settings.queriesPerRound} hybrid searches per process${r.settings.pairedSearches ? " (each query sent to every process in turn)" : ""}, ${r.settings.processesPerArm ?? 1} process(es) per arm; spans to ${r.spansTo}${r.spansReceived !== undefined ? ` (${r.spansReceived} spans received)` : ""}; searches against ${r.searched}.`,
     "",
     "| arm | documents | ingest s | docs/s | searches | search p50 ms | search p95 ms |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
