@@ -306,6 +306,19 @@ logger.apache.level = info
 EOF
 }
 
+random_bytes() { head -c "$1" /dev/urandom; }
+
+# A Kafka cluster id: 16 random bytes in unpadded URL-safe base64. One in 64 begins with "-", which
+# kafka-storage's argument parser reads as an option ("argument --cluster-id/-t: expected one
+# argument"): Kafka's own Uuid.randomUuid draws again in that case, and so does this.
+new_kafka_cluster_id() {
+  local id=""
+  until [[ -n "$id" && "$id" != -* ]]; do
+    id="$(random_bytes 16 | base64 | tr '+/' '-_' | tr -d '=')"
+  done
+  echo "$id"
+}
+
 # kafka_node NAME NODE_ID VOTERS PORT CONTROLLER_PORT COPIES CLUSTER_ID_FILE HEAP: writes the broker's
 # config (every broker is also a KRaft controller), formats its storage the first time, starts it.
 # Internal topics get COPIES replicas and, with more than one, accept writes on two, as Quarry's own do.
@@ -343,7 +356,7 @@ EOF
   if [[ ! -f "$run/data/meta.properties" ]]; then
     # Kafka cluster ids are 16 random bytes in unpadded URL-safe base64; a cluster's brokers share one,
     # kept in a file so a broker whose data was wiped rejoins the same cluster.
-    [[ -s "$id_file" ]] || head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=' >"$id_file"
+    [[ -s "$id_file" ]] || new_kafka_cluster_id >"$id_file"
     log "formatting Kafka storage of $name (cluster id $(cat "$id_file"))"
     "$(java_bin)" -Xmx256m -cp "$KAFKA_HOME/libs/*" -Dlog4j2.configurationFile="$run/log4j2.properties" \
       kafka.tools.StorageTool format -t "$(cat "$id_file")" -c "$run/server.properties" >>"$(log_file "$name")" 2>&1 \
@@ -948,4 +961,5 @@ main() {
   esac
 }
 
-main "$@"
+# Sourced (a test calls its functions) it only defines them.
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then main "$@"; fi

@@ -27,6 +27,18 @@ function kafkaHome(): string {
   return home;
 }
 
+/**
+ * A Kafka cluster id: 16 random bytes in URL-safe base64. One in 64 begins with "-", which
+ * kafka-storage reads as an option and refuses ("argument --cluster-id/-t: expected one argument");
+ * Kafka's own Uuid.randomUuid draws again then, and so does this.
+ */
+export function kafkaClusterId(draw: () => Buffer = () => randomBytes(16)): string {
+  for (;;) {
+    const id = draw().toString("base64url");
+    if (!id.startsWith("-")) return id;
+  }
+}
+
 export async function startPrivateKafka(): Promise<PrivateKafka> {
   const home = kafkaHome();
   const java = process.env.JAVA_HOME ? join(process.env.JAVA_HOME, "bin/java") : "java";
@@ -61,7 +73,7 @@ export async function startPrivateKafka(): Promise<PrivateKafka> {
   const log4j = join(dir, "log4j2.properties");
   writeFileSync(log4j, "status = warn\nappender.console.type = Console\nappender.console.name = STDOUT\nappender.console.layout.type = PatternLayout\nappender.console.layout.pattern = [%d] %p %m (%c)%n\nrootLogger.level = warn\nrootLogger.appenderRef.stdout.ref = STDOUT\n");
   const classpath = `${home}/libs/*`;
-  const clusterId = randomBytes(16).toString("base64url");
+  const clusterId = kafkaClusterId();
   execFileSync(java, ["-Xmx256m", "-cp", classpath, `-Dlog4j2.configurationFile=${log4j}`, "kafka.tools.StorageTool", "format", "-t", clusterId, "-c", properties], {
     stdio: "ignore",
     timeout: 60_000,
