@@ -40,7 +40,7 @@ function vitest(runArgs, name) {
   return {
     status: run.status ?? 1,
     report: existsSync(results) ? JSON.parse(readFileSync(results, "utf8")) : undefined,
-    errors: existsSync(errors) ? JSON.parse(readFileSync(errors, "utf8")) : undefined,
+    ...(existsSync(errors) ? JSON.parse(readFileSync(errors, "utf8")) : {}),
   };
 }
 
@@ -59,7 +59,7 @@ function placeArgs(runArgs) {
 let code = 0;
 const total = { passed: 0, failed: 0, skipped: 0, tests: 0 };
 for (const [i, runArgs] of runs.entries()) {
-  const { status, report: r, errors } = vitest(runArgs, String(i));
+  const { status, report: r, unhandled: errors, files: fileErrors = {} } = vitest(runArgs, String(i));
   if (!r) {
     process.stdout.write(`\nvitest run ${runArgs.join(" ")} left no results\n`);
     total.failed++;
@@ -72,6 +72,12 @@ for (const [i, runArgs] of runs.entries()) {
     for (const file of broken) {
       const reason = file.message?.trim().split("\n")[0] || "a beforeAll/afterAll hook failed (its error is printed above)";
       process.stdout.write(`  FAILED ${relative(process.cwd(), file.name)}: ${reason}\n`);
+      // The error itself, bounded: an engine script's failure carries its log tail.
+      for (const message of fileErrors[file.name] ?? []) {
+        const lines = message.trim().split("\n");
+        for (const line of lines.slice(0, 40)) process.stdout.write(`    ${line}\n`);
+        if (lines.length > 40) process.stdout.write(`    … ${lines.length - 40} more lines (the whole error is printed above)\n`);
+      }
     }
   }
   const unfinished = (r.testResults ?? []).filter(pending);

@@ -69,3 +69,16 @@ describe("scripts/run-tests.mjs when a vitest worker exits", () => {
     expect(run.status).not.toBe(0);
   }, 150_000);
 });
+
+describe("scripts/run-tests.mjs when a file fails outside its tests", () => {
+  it("names the file and repeats its hook's error under the last lines", () => {
+    const hookThrows = `import { beforeAll, test } from "vitest";\nbeforeAll(() => { throw new Error("engines.sh up failed:\\nkafka-storage: error: argument --cluster-id/-t: expected one argument"); });\ntest("never runs", () => {});\n`;
+    const dir = caseFolder("hook", { "h.test.mjs": hookThrows, "b.test.mjs": passes });
+    const run = runTests(dir);
+    const tail = run.out.slice(run.out.lastIndexOf("failed outside any test"));
+    expect(tail).toMatch(/FAILED .*h\.test\.mjs/);
+    expect(tail).toContain("    engines.sh up failed:\n    kafka-storage: error: argument --cluster-id/-t: expected one argument\n");
+    expect(run.summary).toBe("Tests: 1 passed, 1 failed, 2 skipped");
+    expect(run.status).not.toBe(0);
+  }, 150_000);
+});
