@@ -38,6 +38,24 @@ describe("extractiveAnswer", () => {
     expect(opened).not.toContain("Harbour");
   });
 
+  it("opens in the document whose title the question names, ahead of a higher-ranked one that mentions it", () => {
+    const titled = (id: string, title: string, text: string, documentId: string, number: number) => {
+      const chunk = chunkOf(id, text, documentId, 0, number);
+      chunk.hit.chunk.sectionPath = [title];
+      return chunk;
+    };
+    const context = [
+      titled("a", "上海轨道交通17号线", "本线在2010年前的规划中番号定为17号线，2011年后改为20号线，编号L3，与18号线换乘。", "doc-17", 1),
+      titled("b", "上海轨道交通18号线 (规划)", "上海轨道交通18号线，编号L5，为一条贯穿城市南北的切向轨道交通路线。", "doc-18", 2),
+    ];
+    const question = "上海轨道交通18号线的编号为多少？";
+    const opened = body(extractiveAnswer(question, context).text);
+    expect(opened.startsWith("上海轨道交通18号线，编号L5")).toBe(true);
+    // With no title named, retrieval's order decides as before.
+    const untitled = context.map((c) => ({ ...c, hit: { ...c.hit, chunk: { ...c.hit.chunk, sectionPath: [] } } }));
+    expect(body(extractiveAnswer(question, untitled).text).startsWith("本线在2010年前")).toBe(true);
+  });
+
   const english = makeContext([
     "Our office opens at nine. To reset your password, open Settings and choose Security. The reset link expires after one hour.",
     "Invoices are sent monthly. A password reset also signs you out of every device.",

@@ -82,7 +82,7 @@ interface Candidate {
  * part for the characters a sentence shares with it; when the question asks when, how many, where
  * or who, whether the sentence states a time, a quantity, a place or a name counts like a word;
  * and a document's opening sentence gets a small bonus. The answer opens with the best sentence of
- * the highest-ranked document that has one; it adds a sentence of that document that scores
+ * the document whose title the question names, else of the highest-ranked document that has one; it adds a sentence of that document that scores
  * nearly as well (so a clear best answers alone, and an unclear one is shown with its rivals), or
  * one of any document that covers a part of the question not yet covered, within the budget; asked
  * why, it quotes the best sentence's neighbour that gives the reason when the best gives none. Only
@@ -152,7 +152,12 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   const byScore = (a: Candidate, b: Candidate) => b.score - a.score || a.chunkIndex - b.chunkIndex || a.unit.order - b.unit.order;
   const supporting = new Set(options.openIn ?? []);
   const opening = scored.filter((c) => supporting.has(chunks[c.chunkIndex].hit.chunk.documentId));
-  const first = [...(opening.length > 0 ? opening : scored)].sort((a, b) => rankOf(a) - rankOf(b) || byScore(a, b))[0];
+  // A document whose title the question names is the one it asks about ("上海轨道交通18号线的编号"
+  // under 上海轨道交通18号线, not the higher-ranked 17号线 that mentions 18号线): it opens the answer
+  // when it has a matching sentence, ahead of retrieval's order.
+  const askedAbout = titleNamed(question, chunks);
+  const namedFirst = (a: Candidate, b: Candidate) => Number(askedAbout[b.chunkIndex]) - Number(askedAbout[a.chunkIndex]);
+  const first = [...(opening.length > 0 ? opening : scored)].sort((a, b) => namedFirst(a, b) || rankOf(a) - rankOf(b) || byScore(a, b))[0];
 
   // A sentence of the same document that scores nearly as well may be where the answer is: the
   // reader gets it too. Any document's sentence is added for a part of the question the answer
@@ -197,6 +202,19 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   }
   const body = pieces.reduce((text, piece) => (!text || text.endsWith("\n") || piece.startsWith("\n") || chinese ? text + piece : `${text} ${piece}`), "");
   return { text: `${EXTRACTIVE_NOTICES[chinese ? 1 : 0]}\n\n${body.trim()}`, found: true, sources };
+}
+
+/**
+ * Per chunk, whether the question names its document's title (the first of its section path) whole,
+ * compared without punctuation, spaces or case and without a trailing disambiguation in brackets
+ * ("林投姐 (1988年电影)"). A title of one character names nothing.
+ */
+function titleNamed(question: string, chunks: readonly ContextChunk[]): boolean[] {
+  const asked = normalise(question);
+  return chunks.map((chunk) => {
+    const title = normalise((chunk.hit.chunk.sectionPath[0] ?? "").replace(/\s*[(（][^()（）]*[)）]\s*$/u, ""));
+    return [...title].length >= 2 && asked.includes(title);
+  });
 }
 
 /** Sentences that draw a consequence from the one before them. */
