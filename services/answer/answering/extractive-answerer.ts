@@ -2,6 +2,7 @@ import { answerUnits, type AnswerUnit } from "./answer-units.ts";
 import type { ContextChunk } from "./context-builder.ts";
 import { HAN, holds, termBag, type TermBag } from "./content-terms.ts";
 import { analyseQuestion } from "./question-analysis.ts";
+import { namesTitle } from "./title-naming.ts";
 
 export interface ExtractiveOptions {
   /** How many of the top context chunks to take sentences from; all by default. */
@@ -155,7 +156,7 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   // A document whose title the question names is the one it asks about ("上海轨道交通18号线的编号"
   // under 上海轨道交通18号线, not the higher-ranked 17号线 that mentions 18号线): it opens the answer
   // when it has a matching sentence, ahead of retrieval's order.
-  const askedAbout = titleNamed(question, chunks);
+  const askedAbout = chunks.map((chunk) => namesTitle(question, chunk.hit.chunk.sectionPath));
   const namedFirst = (a: Candidate, b: Candidate) => Number(askedAbout[b.chunkIndex]) - Number(askedAbout[a.chunkIndex]);
   const first = [...(opening.length > 0 ? opening : scored)].sort((a, b) => namedFirst(a, b) || rankOf(a) - rankOf(b) || byScore(a, b))[0];
 
@@ -202,19 +203,6 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   }
   const body = pieces.reduce((text, piece) => (!text || text.endsWith("\n") || piece.startsWith("\n") || chinese ? text + piece : `${text} ${piece}`), "");
   return { text: `${EXTRACTIVE_NOTICES[chinese ? 1 : 0]}\n\n${body.trim()}`, found: true, sources };
-}
-
-/**
- * Per chunk, whether the question names its document's title (the first of its section path) whole,
- * compared without punctuation, spaces or case and without a trailing disambiguation in brackets
- * ("林投姐 (1988年电影)"). A title of one character names nothing.
- */
-function titleNamed(question: string, chunks: readonly ContextChunk[]): boolean[] {
-  const asked = normalise(question);
-  return chunks.map((chunk) => {
-    const title = normalise((chunk.hit.chunk.sectionPath[0] ?? "").replace(/\s*[(（][^()（）]*[)）]\s*$/u, ""));
-    return [...title].length >= 2 && asked.includes(title);
-  });
 }
 
 /** Sentences that draw a consequence from the one before them. */
