@@ -83,13 +83,14 @@ interface Candidate {
  * part for the characters a sentence shares with it; when the question asks when, how many, where
  * or who, whether the sentence states a time, a quantity, a place or a name counts like a word;
  * and a document's opening sentence gets a small bonus. The answer opens with the best sentence of
- * the document whose title the question names, else of the highest-ranked document that has one; it adds a sentence of that document that scores
- * nearly as well (so a clear best answers alone, and an unclear one is shown with its rivals), or
- * one of any document that covers a part of the question not yet covered, within the budget; asked
- * why, it quotes the best sentence's neighbour that gives the reason when the best gives none. Only
- * whole sentences are quoted (a chunk's edges can cut one), none twice (overlapping chunks repeat
- * them) and each from the chunk that shows most of its surroundings, a Chinese sentence longer than
- * 200 characters by the clause, and a code block whole after the sentence that introduces it.
+ * the document whose title the question names, else of the highest-ranked document that has one;
+ * it adds a sentence of that document that scores nearly as well (so a clear best answers alone,
+ * and an unclear one is shown with its rivals), or one of any document that covers a part of the
+ * question not yet covered, within the budget; asked why, it quotes the best sentence's neighbour
+ * that gives the reason when the best gives none. Only whole sentences are quoted (a chunk's edges
+ * can cut one), none twice (overlapping chunks repeat them) and each from the chunk that shows most
+ * of its surroundings, a Chinese sentence longer than 200 characters by the clause, and a code
+ * block whole after the sentence that introduces it.
  * Sources are numbered 1, 2, … in the order shown.
  */
 export function extractiveAnswer(question: string, context: readonly ContextChunk[], options: ExtractiveOptions = {}): ExtractiveAnswer {
