@@ -257,4 +257,17 @@ describe("extractiveAnswer", () => {
     const closed = midDocument(["The lighthouse was closed in 1990 because the cliff was eroding. A museum opened in the keeper's house."]);
     expect(body(extractiveAnswer("Why was the lighthouse closed?", closed).text)).toBe("The lighthouse was closed in 1990 because the cliff was eroding. [1]");
   });
+
+  it("quotes beside a sentence restating a when, how-many, where or who question the neighbour that states what was asked", () => {
+    const career = midDocument(["占旭刚是中国举重运动员。2004年，占旭刚第三次参加奥运会，但在抓举比赛中三次试举全部失败。赛后，占旭刚正式结束运动生涯，着手行政工作。他现任浙江省体育局副局长。"]);
+    expect(body(extractiveAnswer("占旭刚什么时候正式结束运动生涯？", career).text)).toBe(
+      "2004年，占旭刚第三次参加奥运会，但在抓举比赛中三次试举全部失败。[1]赛后，占旭刚正式结束运动生涯，着手行政工作。[1]",
+    );
+    // The sentence that states the time answers alone.
+    const dated = midDocument(["占旭刚是中国举重运动员。他于2004年正式结束运动生涯，着手行政工作。他现任浙江省体育局副局长。"]);
+    expect(body(extractiveAnswer("占旭刚什么时候正式结束运动生涯？", dated).text)).toBe("他于2004年正式结束运动生涯，着手行政工作。[1]");
+    // A neighbour without a time is not quoted for it.
+    const undated = midDocument(["占旭刚是中国举重运动员。赛后，占旭刚正式结束运动生涯，着手行政工作。他现任浙江省体育局副局长。"]);
+    expect(body(extractiveAnswer("占旭刚什么时候正式结束运动生涯？", undated).text)).toBe("赛后，占旭刚正式结束运动生涯，着手行政工作。[1]");
+  });
 });

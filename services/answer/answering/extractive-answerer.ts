@@ -1,7 +1,7 @@
 import { answerUnits, type AnswerUnit } from "./answer-units.ts";
 import type { ContextChunk } from "./context-builder.ts";
 import { HAN, holds, termBag, type TermBag } from "./content-terms.ts";
-import { analyseQuestion } from "./question-analysis.ts";
+import { analyseQuestion, type AnswerCue } from "./question-analysis.ts";
 import { namesTitle } from "./title-naming.ts";
 
 export interface ExtractiveOptions {
@@ -86,8 +86,9 @@ interface Candidate {
  * the document whose title the question names, else of the highest-ranked document that has one;
  * it adds a sentence of that document that scores nearly as well (so a clear best answers alone,
  * and an unclear one is shown with its rivals), or one of any document that covers a part of the
- * question not yet covered, within the budget; asked why, it quotes the best sentence's neighbour
- * that gives the reason when the best gives none. Only whole sentences are quoted (a chunk's edges
+ * question not yet covered, within the budget; asked why, when, how many, where or who, it quotes
+ * the best sentence's neighbour that gives the reason, time, quantity, place or name when the best
+ * gives none. Only whole sentences are quoted (a chunk's edges
  * can cut one), none twice (overlapping chunks repeat them) and each from the chunk that shows most
  * of its surroundings, a Chinese sentence longer than 200 characters by the clause, and a code
  * block whole after the sentence that introduces it.
@@ -169,10 +170,13 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   // matches the question restates it ("雄蛛交配时会很小心的走近雌蛛。"), and when it holds no cause
   // or purpose of its own, the neighbour that does is quoted with it — or, when neither does, the
   // one before a sentence opening with "so" (因此…) and the one after any other ("若不小心，就会被
-  // 雌蛛吃下。").
+  // 雌蛛吃下。"). Asked when, how many, where or who, the same holds: a sentence restating the
+  // question without the time, quantity, place or name asked for ("赛后，占旭刚正式结束运动生涯。")
+  // often refers back to the one before it, which states it ("2004年，占旭刚第三次参加奥运会…"),
+  // or leads on to the one after; that neighbour is quoted with it, when one does.
   const cue = analysis.cue;
-  const reason = cue?.kind === "reason" && !cue.test(first.unit.text) ? reasonBeside(first, candidates, cue.test) : undefined;
-  if (reason && (options.maxSentences ?? 3) > 1 && first.chars + reason.chars <= budget) chosen.push(reason);
+  const besideFirst = cue && cue.kind !== "identity" && !cue.test(first.unit.text) ? neighbourGiving(first, candidates, cue) : undefined;
+  if (besideFirst && (options.maxSentences ?? 3) > 1 && first.chars + besideFirst.chars <= budget) chosen.push(besideFirst);
   const covered = queryTerms.map((_, i) => Math.max(...chosen.map((c) => credits.get(c)![i])));
   const newCoverage = (c: Candidate) => credits.get(c)!.reduce((sum, credit, i) => sum + Math.max(0, credit - covered[i]) * weights[i], 0) / total;
   let length = chosen.reduce((sum, c) => sum + c.chars, 0);
@@ -210,16 +214,19 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
 const CONSEQUENCE_OPENING = /^(?:因此|所以|因而|故而|于是|故|therefore\b|thus\b|so\b(?!-)|hence\b|as a result\b)/i;
 
 /**
- * The whole sentence or clause beside `fact` that would give its reason: the one before or after
- * it in any chunk quoting it (overlapping chunks show different neighbours), one stating a cause
- * first, else the one the connective points to.
+ * The whole sentence or clause beside `fact` that gives what the question's cue asks for: the one
+ * before or after it in any chunk quoting it (overlapping chunks show different neighbours). For a
+ * reason, the one the connective points to comes first (after, or before a sentence opening with
+ * "so"), and is quoted even when neither states a cause; for the other kinds, the one before comes
+ * first, and one is quoted only when it states the kind asked for.
  */
-function reasonBeside(fact: Candidate, candidates: readonly Candidate[], givesReason: (text: string) => boolean): Candidate | undefined {
-  const step = CONSEQUENCE_OPENING.test(fact.unit.text) ? -1 : 1;
+function neighbourGiving(fact: Candidate, candidates: readonly Candidate[], cue: AnswerCue): Candidate | undefined {
+  const reason = cue.kind === "reason";
+  const step = reason ? (CONSEQUENCE_OPENING.test(fact.unit.text) ? -1 : 1) : -1;
   const quoted = candidates.filter((c) => c.key === fact.key);
   const at = (offset: number) => quoted.map((q) => candidates.find((c) => c.chunkIndex === q.chunkIndex && c.unit.order === q.unit.order + offset)).filter((c): c is Candidate => c !== undefined);
   const pointed = at(step);
-  return [...pointed, ...at(-step)].find((c) => givesReason(c.unit.text)) ?? pointed[0];
+  return [...pointed, ...at(-step)].find((c) => cue.test(c.unit.text)) ?? (reason ? pointed[0] : undefined);
 }
 
 /** A clause shown alone ends as a sentence does, not with the comma that led on to the next one. */

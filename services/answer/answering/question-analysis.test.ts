@@ -75,6 +75,14 @@ describe("analyseQuestion", () => {
     expect(analyseQuestion("沈墨舟是谁？").cue?.kind).toBe("identity");
   });
 
+  it("takes a name jieba does not know (tagged unknown, not a person) for the person a who question asks for", () => {
+    const cue = analyseQuestion("《停止！！云雀》是谁的漫画作品？").cue!;
+    expect(cue.kind).toBe("person");
+    expect(cue.test("是日本漫画家江口寿史的漫画作品，于周刊少年Jump连载。")).toBe(true);
+    expect(cue.test("为1988年由丁善玺执导的电影作品。")).toBe(true);
+    expect(cue.test("于周刊少年Jump连载，1983年动画化。")).toBe(false);
+  });
+
   it("asks a why or what-for question for a sentence that gives a cause or a purpose, and does not count 因何 or 为何 as words a passage must hold", () => {
     const cue = analyseQuestion("雄蛛为什么要小心地走近雌蛛？").cue!;
     expect(cue.kind).toBe("reason");

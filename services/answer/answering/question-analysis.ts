@@ -87,6 +87,11 @@ function isName(text: string): boolean {
   return words.length > 0 && words.every((t) => /^(n[rs]|x$)/.test(t.tag));
 }
 
+/** Whether jieba reads a word of two to four Han characters in the text as unknown (x): mostly a name. */
+function holdsUnknownName(text: string): boolean {
+  return segmentTags(text.normalize("NFKC")).some((t) => t.tag === "x" && /^\p{Script=Han}{2,4}$/u.test(t.word));
+}
+
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
@@ -112,8 +117,11 @@ export function analyseQuestion(question: string): QuestionAnalysis {
   // jieba's search mode also yields the parts of a compound; counting both would weigh a name
   // like 路德维希·普朗特 four times over the word the question is really about.
   const kept = words.filter((t) => !words.some((other) => other !== t && other.length > t.length && other.includes(t)));
-  // A place or a person is recognised by jieba's part-of-speech tags (ns, nr) in Chinese.
-  const named = (tag: "ns" | "nr") => (text: string) => (HAN.test(text) ? namedEntityTags(text).has(tag) : ENGLISH_NAME.test(text));
+  // A place or a person is recognised by jieba's part-of-speech tags (ns, nr) in Chinese. A name
+  // its dictionary lacks is tagged unknown (x), not a person (江口寿史 → 江口/ns 寿史/x, 丁善玺/x):
+  // asked who, a sentence holding a word of two to four Han characters jieba does not know may
+  // name one.
+  const named = (tag: "ns" | "nr") => (text: string) => (HAN.test(text) ? namedEntityTags(text).has(tag) || (tag === "nr" && holdsUnknownName(text)) : ENGLISH_NAME.test(text));
   const subject = identitySubject(question);
   const formWords = subject ? kept.filter((t) => FORM_WORDS.test(t)) : [];
   // The subject as asked, or its main word (a word of more than half its length: 自在奥义书 may
