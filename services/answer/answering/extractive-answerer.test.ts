@@ -56,6 +56,23 @@ describe("extractiveAnswer", () => {
     expect(body(extractiveAnswer(question, untitled).text).startsWith("本线在2010年前")).toBe(true);
   });
 
+  it("adds no other document's sentence for the rest of a question that names the document it asks about", () => {
+    const titled = (id: string, title: string, text: string, documentId: string, number: number) => {
+      const chunk = chunkOf(id, text, documentId, 1, number);
+      chunk.hit.chunk.sectionPath = [title];
+      return chunk;
+    };
+    const context = [
+      titled("a", "陈荣捷", "1929年获哈佛大学哲学博士学位。1930年，任岭南大学教务长。1994年病逝于美国。", "chen", 1),
+      titled("b", "张惠言", "清代词人，散文家。卒于嘉庆七年（1802年）。", "zhang", 2),
+    ];
+    const named = body(extractiveAnswer("陈荣捷卒于哪一年？", context).text);
+    expect(named).toContain("1994年病逝于美国。");
+    expect(named).not.toContain("嘉庆");
+    // Not named, the question's subject may be spread over documents: the other one's sentence covers 卒.
+    expect(body(extractiveAnswer("他卒于哪一年？", context).text)).toContain("卒于嘉庆七年（1802年）。");
+  });
+
   const english = makeContext([
     "Our office opens at nine. To reset your password, open Settings and choose Security. The reset link expires after one hour.",
     "Invoices are sent monthly. A password reset also signs you out of every device.",

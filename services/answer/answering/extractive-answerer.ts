@@ -86,12 +86,12 @@ interface Candidate {
  * the document whose title the question names, else of the highest-ranked document that has one;
  * it adds a sentence of that document that scores nearly as well (so a clear best answers alone,
  * and an unclear one is shown with its rivals), or one of any document that covers a part of the
- * question not yet covered, within the budget; asked why, when, how many, where or who, it quotes
- * the best sentence's neighbour that gives the reason, time, quantity, place or name when the best
- * gives none. Only whole sentences are quoted (a chunk's edges
- * can cut one), none twice (overlapping chunks repeat them) and each from the chunk that shows most
- * of its surroundings, a Chinese sentence longer than 200 characters by the clause, and a code
- * block whole after the sentence that introduces it.
+ * question not yet covered (of that document alone when the question names it), within the budget;
+ * asked why, when, how many, where or who, it quotes the best sentence's neighbour that gives the
+ * reason, time, quantity, place or name when the best gives none. Only whole sentences are quoted
+ * (a chunk's edges can cut one), none twice (overlapping chunks repeat them) and each from the
+ * chunk that shows most of its surroundings, a Chinese sentence longer than 200 characters by the
+ * clause, and a code block whole after the sentence that introduces it.
  * Sources are numbered 1, 2, … in the order shown.
  */
 export function extractiveAnswer(question: string, context: readonly ContextChunk[], options: ExtractiveOptions = {}): ExtractiveAnswer {
@@ -164,7 +164,7 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
 
   // A sentence of the same document that scores nearly as well may be where the answer is: the
   // reader gets it too. Any document's sentence is added for a part of the question the answer
-  // does not yet cover.
+  // does not yet cover, unless the question names the document the answer opens in.
   const chosen: Candidate[] = [first];
   // Asked why, a text states the fact and gives its reason beside it: the sentence that best
   // matches the question restates it ("雄蛛交配时会很小心的走近雌蛛。"), and when it holds no cause
@@ -185,6 +185,10 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
     if (length + next.chars > budget || chosen.some((c) => repeats(c.key, next.key))) continue;
     const close = rankOf(next) === rankOf(first) && next.score >= CLOSE_SCORE * first.score;
     if (!close && newCoverage(next) < MIN_NEW_COVERAGE) continue;
+    // A question naming the document it asks about is about that document's subject: another
+    // document's sentence covering its other words (卒于… under another person, for 陈荣捷卒于哪一年)
+    // speaks of something else. Unnamed, the question's subject may be spread over documents.
+    if (askedAbout[first.chunkIndex] && !askedAbout[next.chunkIndex]) continue;
     chosen.push(next);
     length += next.chars;
     credits.get(next)!.forEach((credit, i) => (covered[i] = Math.max(covered[i], credit)));
