@@ -63,6 +63,9 @@ describe("analyseQuestion", () => {
     expect(cue.test("沈墨舟（1931－2002），中国油画家。")).toBe(true);
     expect(cue.test("沈墨舟是一名油画家。")).toBe(true);
     expect(cue.test("他在1950年开始职业生涯，沈墨舟的画多取材于海港。")).toBe(false);
+    // An encyclopedia's lead whose copula was lost in extraction: the bracketed aside after the
+    // subject is itself the mark of a predication.
+    expect(cue.test("沈墨舟（1931－2002）中国油画家，以海港风景著称。")).toBe(true);
     const english = analyseQuestion("Who was Mira Holt?").cue!;
     expect(english.kind).toBe("identity");
     expect(english.test("Mira Holt (1890–1961) was a Scottish lighthouse engineer.")).toBe(true);

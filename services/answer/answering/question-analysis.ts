@@ -44,7 +44,10 @@ const IDENTITY_QUESTIONS: readonly RegExp[] = [
   /^\s*what (?:kind|type|sort) of [^,?]+? (?:is|was|are|were) (?<subject>[^,?]+?)\s*\??\s*$/i,
   /^\s*what (?:does|did) (?<subject>[^,?]+?) (?:mean|do for a living)\s*\??\s*$/i,
 ];
-const COPULA_AFTER = "\\s*(?:（[^）]*）|\\([^)]*\\))?\\s*(?:是|为|乃|系|即|指|，|,|：|:|又称|又名|亦称|\\bis\\b|\\bwas\\b|\\bare\\b|\\bwere\\b|\\brefers to\\b|\\bmeans\\b)";
+// An encyclopedia lead may have lost its copula in extraction ("自在奥义书（IAST：…）婆罗门教诸奥义书中
+// 最短的之一"): a bracketed aside right after the subject marks the predication by itself.
+const COPULA = "(?:是|为|乃|系|即|指|，|,|：|:|又称|又名|亦称|\\bis\\b|\\bwas\\b|\\bare\\b|\\bwere\\b|\\brefers to\\b|\\bmeans\\b)";
+const COPULA_AFTER = `\\s*(?:(?:（[^）]*）|\\([^)]*\\))\\s*${COPULA}?|${COPULA})`;
 
 export interface QuestionAnalysis {
   /** Content words, minus question words and minus words inside a longer one (路德 in 路德维希). */
