@@ -196,6 +196,19 @@ describe("extractiveAnswer", () => {
     expect(body(extractiveAnswer("陈荣捷的父亲和老师是谁？", parts).text)).toBe("陈荣捷的父亲是商人。[1]陈荣捷的老师是胡适。[1]");
   });
 
+  it("shows every sentence that may be the answer within the character budget, however many short ones there are", () => {
+    // Under its title every sentence is about 陈荣捷 and states a year: none is clearly best, and
+    // the year asked for comes fifth. A count of three would cut it off at 60 characters.
+    const hit = makeHit("life", "1929年获哈佛大学博士学位。1930年任岭南大学教务长。1936年去夏威夷大学任教。1942年任达特茅斯学院教授。1994年病逝。", { sectionPath: ["陈荣捷"] });
+    hit.chunk.index = 1;
+    hit.chunk.start = 1000;
+    const context = [{ number: 1, hit, tokens: 1 }];
+    expect(body(extractiveAnswer("陈荣捷卒于哪一年？", context).text)).toContain("1994年病逝。[1]");
+    expect(body(extractiveAnswer("陈荣捷卒于哪一年？", context, { maxSentences: 3 }).text)).not.toContain("1994年");
+    // The budget still bounds it.
+    expect(body(extractiveAnswer("陈荣捷卒于哪一年？", context, { budgetChars: 30 }).text)).not.toContain("1994年");
+  });
+
   it("prefers a document's opening sentence among sentences that match equally, wherever its chunk ranks", () => {
     const context = [
       chunkOf("later", "1994年，邹游随队获得联赛冠军。邹游后来担任教练。", "zou", 2, 1),

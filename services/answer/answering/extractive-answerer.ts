@@ -7,7 +7,12 @@ import { namesTitle } from "./title-naming.ts";
 export interface ExtractiveOptions {
   /** How many of the top context chunks to take sentences from; all by default. */
   maxChunks?: number;
-  /** How many sentences (or clauses) the answer holds at most. */
+  /**
+   * How many sentences (or clauses) the answer holds at most; by default only the character budget
+   * bounds it. A count would cut short sentences that together cost the reader less than one long
+   * one: "陈荣捷卒于哪一年" opens on one year among several equally likely ones, and the year asked
+   * for (1994年病逝于美国。) is the sixth short sentence, well within the budget.
+   */
   maxSentences?: number;
   /**
    * The most characters an answer may run to: further sentences are added only within it. 250 for
@@ -176,12 +181,12 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   // or leads on to the one after; that neighbour is quoted with it, when one does.
   const cue = analysis.cue;
   const besideFirst = cue && cue.kind !== "identity" && !cue.test(first.unit.text) ? neighbourGiving(first, candidates, cue) : undefined;
-  if (besideFirst && (options.maxSentences ?? 3) > 1 && first.chars + besideFirst.chars <= budget) chosen.push(besideFirst);
+  if (besideFirst && (options.maxSentences ?? Infinity) > 1 && first.chars + besideFirst.chars <= budget) chosen.push(besideFirst);
   const covered = queryTerms.map((_, i) => Math.max(...chosen.map((c) => credits.get(c)![i])));
   const newCoverage = (c: Candidate) => credits.get(c)!.reduce((sum, credit, i) => sum + Math.max(0, credit - covered[i]) * weights[i], 0) / total;
   let length = chosen.reduce((sum, c) => sum + c.chars, 0);
   for (const next of [...scored].sort(byScore)) {
-    if (chosen.length >= (options.maxSentences ?? 3)) break;
+    if (chosen.length >= (options.maxSentences ?? Infinity)) break;
     if (length + next.chars > budget || chosen.some((c) => repeats(c.key, next.key))) continue;
     const close = rankOf(next) === rankOf(first) && next.score >= CLOSE_SCORE * first.score;
     if (!close && newCoverage(next) < MIN_NEW_COVERAGE) continue;
