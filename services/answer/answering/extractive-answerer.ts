@@ -2,7 +2,7 @@ import { answerUnits, type AnswerUnit } from "./answer-units.ts";
 import type { ContextChunk } from "./context-builder.ts";
 import { HAN, holds, termBag, type TermBag } from "./content-terms.ts";
 import { analyseQuestion, type AnswerCue } from "./question-analysis.ts";
-import { namesTitle } from "./title-naming.ts";
+import { namedTitles } from "./title-naming.ts";
 
 export interface ExtractiveOptions {
   /** How many of the top context chunks to take sentences from; all by default. */
@@ -163,7 +163,7 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   // A document whose title the question names is the one it asks about ("上海轨道交通18号线的编号"
   // under 上海轨道交通18号线, not the higher-ranked 17号线 that mentions 18号线): it opens the answer
   // when it has a matching sentence, ahead of retrieval's order.
-  const askedAbout = chunks.map((chunk) => namesTitle(question, chunk.hit.chunk.sectionPath));
+  const askedAbout = namedTitles(question, chunks.map((chunk) => chunk.hit.chunk.sectionPath));
   const namedFirst = (a: Candidate, b: Candidate) => Number(askedAbout[b.chunkIndex]) - Number(askedAbout[a.chunkIndex]);
   const first = [...(opening.length > 0 ? opening : scored)].sort((a, b) => namedFirst(a, b) || rankOf(a) - rankOf(b) || byScore(a, b))[0];
 

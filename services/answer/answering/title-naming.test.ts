@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { namesTitle } from "./title-naming.ts";
+import { namedTitles, namesTitle } from "./title-naming.ts";
 
 describe("namesTitle", () => {
   it("finds the title whole in the question, across punctuation, width, spaces and case", () => {
@@ -17,5 +17,11 @@ describe("namesTitle", () => {
     expect(namesTitle("18号线的编号为多少？", ["上海轨道交通18号线"])).toBe(false);
     expect(namesTitle("鸡是什么？", ["鸡"])).toBe(false);
     expect(namesTitle("What is it?", [])).toBe(false);
+  });
+
+  it("counts a title held inside a longer named title as a part of that name, not as named", () => {
+    const paths = [["龙烟铁路"], ["德龙烟铁路"], ["德龙烟铁路", "线路"], ["大莱龙铁路"]];
+    expect(namedTitles("德龙烟铁路全长多少公里？", paths)).toEqual([false, true, true, false]);
+    expect(namedTitles("龙烟铁路全长多少公里？", paths)).toEqual([true, false, false, false]);
   });
 });

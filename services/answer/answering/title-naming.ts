@@ -9,8 +9,21 @@
  * A title of one character names nothing.
  */
 export function namesTitle(question: string, sectionPath: readonly string[]): boolean {
-  const title = comparable((sectionPath[0] ?? "").replace(/\s*[(（][^()（）]*[)）]\s*$/u, ""));
+  const title = titleOf(sectionPath);
   return [...title].length >= 2 && comparable(question).includes(title);
+}
+
+/**
+ * For each section path, whether the question names its title and no longer title among them that
+ * holds it: "德龙烟铁路全长多少公里？" names 德龙烟铁路, and 龙烟铁路 only as a part of that name.
+ */
+export function namedTitles(question: string, sectionPaths: readonly (readonly string[])[]): boolean[] {
+  const named = sectionPaths.map((path) => (namesTitle(question, path) ? titleOf(path) : undefined));
+  return named.map((title) => title !== undefined && !named.some((other) => other !== undefined && other.length > title.length && other.includes(title)));
+}
+
+function titleOf(sectionPath: readonly string[]): string {
+  return comparable((sectionPath[0] ?? "").replace(/\s*[(（][^()（）]*[)）]\s*$/u, ""));
 }
 
 function comparable(text: string): string {
