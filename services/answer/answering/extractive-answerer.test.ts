@@ -73,6 +73,24 @@ describe("extractiveAnswer", () => {
     expect(body(extractiveAnswer("他卒于哪一年？", context).text)).toContain("卒于嘉庆七年（1802年）。");
   });
 
+  it("shows the best of each document the question names equally, as of homonyms it cannot tell apart", () => {
+    const river = (id: string, title: string, text: string, number: number) => {
+      const chunk = chunkOf(id, text, id, 0, number);
+      chunk.hit.chunk.sectionPath = [title];
+      return chunk;
+    };
+    const context = [
+      river("bristol", "雅芳河 (布里斯托)", "雅芳河源于格洛斯特郡，流经巴斯。为了区别同名河流，此河又称下雅芳河。", 1),
+      river("hampshire", "雅芳河 (汉普郡)", "雅芳河源于威尔特郡，流经汉普郡。此河长137公里。", 2),
+    ];
+    const answer = body(extractiveAnswer("雅芳河发源于哪里？", context).text);
+    expect(answer).toContain("雅芳河源于格洛斯特郡，流经巴斯。[1]");
+    expect(answer).toContain("雅芳河源于威尔特郡，流经汉普郡。[2]");
+    // Named once, the other river's sentence is not added: it adds nothing to the question's words.
+    const one = [context[0], river("hampshire", "汉普郡的河流", "雅芳河源于威尔特郡，流经汉普郡。", 2)];
+    expect(body(extractiveAnswer("雅芳河发源于哪里？", one).text)).not.toContain("威尔特郡");
+  });
+
   const english = makeContext([
     "Our office opens at nine. To reset your password, open Settings and choose Security. The reset link expires after one hour.",
     "Invoices are sent monthly. A password reset also signs you out of every device.",

@@ -168,7 +168,8 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   const first = [...(opening.length > 0 ? opening : scored)].sort((a, b) => namedFirst(a, b) || rankOf(a) - rankOf(b) || byScore(a, b))[0];
 
   // A sentence of the same document that scores nearly as well may be where the answer is: the
-  // reader gets it too. Any document's sentence is added for a part of the question the answer
+  // reader gets it too — as from another document the question names as well (homonyms: 雅芳河 of
+  // Bristol and of Hampshire; it cannot say which it means). Any document's sentence is added for a part of the question the answer
   // does not yet cover, unless the question names the document the answer opens in.
   const chosen: Candidate[] = [first];
   // Asked why, a text states the fact and gives its reason beside it: the sentence that best
@@ -188,7 +189,7 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   for (const next of [...scored].sort(byScore)) {
     if (chosen.length >= (options.maxSentences ?? Infinity)) break;
     if (length + next.chars > budget || chosen.some((c) => repeats(c.key, next.key))) continue;
-    const close = rankOf(next) === rankOf(first) && next.score >= CLOSE_SCORE * first.score;
+    const close = (rankOf(next) === rankOf(first) || (askedAbout[first.chunkIndex] && askedAbout[next.chunkIndex])) && next.score >= CLOSE_SCORE * first.score;
     if (!close && newCoverage(next) < MIN_NEW_COVERAGE) continue;
     // A question naming the document it asks about is about that document's subject: another
     // document's sentence covering its other words (卒于… under another person, for 陈荣捷卒于哪一年)
