@@ -73,6 +73,20 @@ describe("extractiveAnswer", () => {
     expect(body(extractiveAnswer("他卒于哪一年？", context).text)).toContain("卒于嘉庆七年（1802年）。");
   });
 
+  it("finds the reason beside the sentence where another chunk's edge cuts it", () => {
+    // The whole sentence ends the opening chunk; the reason follows it only in the next chunk,
+    // whose edge cut the sentence to its last clause. The chunks' order is retrieval's.
+    const context = [
+      chunkOf("lead", "叶盛茂，中华民国法务部调查局前局长。卸任调查局长后遭起诉并被判刑，成为第一位被羁押及入狱的卸任调查局局长。", "ye", 0, 1),
+      // Other passages giving reasons make a reason alone weigh little: only its place beside the sentence brings it in.
+      chunkOf("other", "由于暴雨，列车停运。因为票价上涨，乘客减少。由于施工，车站关闭。因为大雾，航班延误。", "rail", 3, 3),
+      chunkOf("next", "长后遭起诉并被判刑，成为第一位被羁押及入狱的卸任调查局局长。由于叶盛茂泄漏情资，一审被判有期徒刑10年。2012年假释出狱。", "ye", 1, 2),
+    ];
+    const answer = body(extractiveAnswer("叶盛茂为什么会成为第一位被羁押及入狱的卸任调查局局长？", context).text);
+    expect(answer).toContain("由于叶盛茂泄漏情资，一审被判有期徒刑10年。");
+    expect(answer).not.toContain("假释");
+  });
+
   it("shows the best of each document the question names equally, as of homonyms it cannot tell apart", () => {
     const river = (id: string, title: string, text: string, number: number) => {
       const chunk = chunkOf(id, text, id, 0, number);

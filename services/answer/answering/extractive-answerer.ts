@@ -181,7 +181,14 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   // often refers back to the one before it, which states it ("2004年，占旭刚第三次参加奥运会…"),
   // or leads on to the one after; that neighbour is quoted with it, when one does.
   const cue = analysis.cue;
-  const besideFirst = cue && cue.kind !== "identity" && !cue.test(first.unit.text) ? neighbourGiving(first, candidates, cue) : undefined;
+  // Where a chunk shows the sentence, whole or cut by the chunk's edge into a part that still
+  // begins or ends it (a long sentence there split into its clauses): the neighbour after is the
+  // one after a piece ending it, the neighbour before the one before a piece beginning it.
+  const placesOf = (fact: Candidate, side: "start" | "end") =>
+    unitsOf.flatMap((units, chunkIndex) =>
+      units.filter((u) => sharesEdge(normalise(u.text), fact.key, side)).map((u) => ({ chunkIndex, order: u.order })),
+    );
+  const besideFirst = cue && cue.kind !== "identity" && !cue.test(first.unit.text) ? neighbourGiving(first, candidates, cue, placesOf) : undefined;
   if (besideFirst && (options.maxSentences ?? Infinity) > 1 && first.chars + besideFirst.chars <= budget) chosen.push(besideFirst);
   const covered = queryTerms.map((_, i) => Math.max(...chosen.map((c) => credits.get(c)![i])));
   const newCoverage = (c: Candidate) => credits.get(c)!.reduce((sum, credit, i) => sum + Math.max(0, credit - covered[i]) * weights[i], 0) / total;
@@ -230,13 +237,29 @@ const CONSEQUENCE_OPENING = /^(?:因此|所以|因而|故而|于是|故|therefor
  * "so"), and is quoted even when neither states a cause; for the other kinds, the one before comes
  * first, and one is quoted only when it states the kind asked for.
  */
-function neighbourGiving(fact: Candidate, candidates: readonly Candidate[], cue: AnswerCue): Candidate | undefined {
+function neighbourGiving(
+  fact: Candidate,
+  candidates: readonly Candidate[],
+  cue: AnswerCue,
+  placesOf: (fact: Candidate, side: "start" | "end") => { chunkIndex: number; order: number }[],
+): Candidate | undefined {
   const reason = cue.kind === "reason";
   const step = reason ? (CONSEQUENCE_OPENING.test(fact.unit.text) ? -1 : 1) : -1;
-  const quoted = candidates.filter((c) => c.key === fact.key);
-  const at = (offset: number) => quoted.map((q) => candidates.find((c) => c.chunkIndex === q.chunkIndex && c.unit.order === q.unit.order + offset)).filter((c): c is Candidate => c !== undefined);
+  const at = (offset: number) =>
+    placesOf(fact, offset > 0 ? "end" : "start")
+      .map((q) => candidates.find((c) => c.chunkIndex === q.chunkIndex && c.unit.order === q.order + offset))
+      .filter((c): c is Candidate => c !== undefined);
   const pointed = at(step);
   return [...pointed, ...at(-step)].find((c) => cue.test(c.unit.text)) ?? (reason ? pointed[0] : undefined);
+}
+
+/**
+ * Whether a unit's text is the sentence, or a part of it at the given edge long enough (six
+ * characters, punctuation aside) that holding the same words there is no coincidence.
+ */
+function sharesEdge(piece: string, sentence: string, side: "start" | "end"): boolean {
+  if (piece === sentence) return true;
+  return piece.length >= 6 && piece.length < sentence.length && (side === "start" ? sentence.startsWith(piece) : sentence.endsWith(piece));
 }
 
 /** A clause shown alone ends as a sentence does, not with the comma that led on to the next one. */
