@@ -47,6 +47,11 @@ describe("splitSentences", () => {
     expect(splitSentences("Read the manual (chapter 2. Setup) first. Then start.", "en").map((s) => s.text)).toEqual(["Read the manual (chapter 2. Setup) first.", "Then start."]);
   });
 
+  it("does not end a sentence at a title in 《》 that ends with an exclamation or question mark", () => {
+    const text = "2008年3月播放的《CDTV×Sacas！》节目中第一次于公开场合演唱。同年发行单曲。";
+    expect(splitSentences(text, "zh").map((s) => s.text)).toEqual(["2008年3月播放的《CDTV×Sacas！》节目中第一次于公开场合演唱。", "同年发行单曲。"]);
+  });
+
   it("keeps offsets into the original text", () => {
     const text = "One. Two.\nThree.";
     for (const s of splitSentences(text, "en")) expect(text.slice(s.start, s.start + s.text.length)).toBe(s.text);

@@ -46,6 +46,9 @@ const OPENERS_AT_END = /[《「『“‘（【〈]+\s*$/u;
 // "Mr. Smith"); ICU's sentence rules break there, before the capital that follows.
 const ABBREVIATION_AT_END = /(?:^|[^\p{L}\p{N}])(?:\p{Lu}|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr)[.．]\s*$/u;
 
+// A title in 《》 is a name, not a sentence, whatever mark ends it (《CDTV×Sacas！》节目中…): ICU
+// breaks after its closing bracket.
+const TITLE_AT_END = /[.!?。！？]+\s*[》〉]\s*$/u;
 // A full stop with a letter or a Chinese character right after it, no space between, joins a name
 // or a word (Visual Basic .NET, 圣若望．玛达, node.js), where ICU breaks: a sentence's full stop is
 // followed by a space, or is 。 in Chinese.
@@ -101,7 +104,7 @@ export function splitSentences(text: string, locale: string): { text: string; st
     for (let i = segments.length - 2; i >= 0; i--) {
       const segment = line.slice(segments[i].index, segments[i].end);
       const glued = GLUED_FULL_STOP.test(segment) && /^\p{L}/u.test(line.slice(segments[i + 1].index));
-      if (ABBREVIATION_AT_END.test(segment) || glued) segments.splice(i, 2, { index: segments[i].index, end: segments[i + 1].end });
+      if (ABBREVIATION_AT_END.test(segment) || glued || TITLE_AT_END.test(segment)) segments.splice(i, 2, { index: segments[i].index, end: segments[i + 1].end });
     }
     // A quotation is part of the sentence that quotes it (无上我：“唵！自在居住…。”): a segment ending
     // inside a quotation that the line closes later runs on to the closing mark.
