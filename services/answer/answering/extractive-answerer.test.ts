@@ -87,6 +87,15 @@ describe("extractiveAnswer", () => {
     expect(answer).not.toContain("假释");
   });
 
+  it("finds the reason further along the clauses of the sentence restating the question", () => {
+    // The chunk's edge cut the sentence, so it is quoted by the clause; the reason is two clauses on.
+    const hit = makeHit("news", "报导指处长在一次内部会议上，提出希望新一季节目更换主持，不再与现任主持续约，因他不能接受主持批评政府的手法，议员要求他公开交代。", { sectionPath: ["黄华麒"] });
+    hit.chunk.index = 4;
+    hit.chunk.start = 4000;
+    const answer = body(extractiveAnswer("黄华麒为什么希望新一季节目更换主持？", [{ number: 1, hit, tokens: 1 }]).text);
+    expect(answer).toContain("因他不能接受主持批评政府的手法。[1]");
+  });
+
   it("shows the best of each document the question names equally, as of homonyms it cannot tell apart", () => {
     const river = (id: string, title: string, text: string, number: number) => {
       const chunk = chunkOf(id, text, id, 0, number);

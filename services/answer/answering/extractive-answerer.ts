@@ -186,7 +186,7 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   // one after a piece ending it, the neighbour before the one before a piece beginning it.
   const placesOf = (fact: Candidate, side: "start" | "end") =>
     unitsOf.flatMap((units, chunkIndex) =>
-      units.filter((u) => sharesEdge(normalise(u.text), fact.key, side)).map((u) => ({ chunkIndex, order: u.order })),
+      units.filter((u) => sharesEdge(normalise(u.text), fact.key, side)).map((u) => ({ chunkIndex, order: u.order, sentence: u.sentence })),
     );
   const besideFirst = cue && cue.kind !== "identity" && !cue.test(first.unit.text) ? neighbourGiving(first, candidates, cue, placesOf) : undefined;
   if (besideFirst && (options.maxSentences ?? Infinity) > 1 && first.chars + besideFirst.chars <= budget) chosen.push(besideFirst);
@@ -241,7 +241,7 @@ function neighbourGiving(
   fact: Candidate,
   candidates: readonly Candidate[],
   cue: AnswerCue,
-  placesOf: (fact: Candidate, side: "start" | "end") => { chunkIndex: number; order: number }[],
+  placesOf: (fact: Candidate, side: "start" | "end") => { chunkIndex: number; order: number; sentence: number }[],
 ): Candidate | undefined {
   const reason = cue.kind === "reason";
   const step = reason ? (CONSEQUENCE_OPENING.test(fact.unit.text) ? -1 : 1) : -1;
@@ -249,8 +249,17 @@ function neighbourGiving(
     placesOf(fact, offset > 0 ? "end" : "start")
       .map((q) => candidates.find((c) => c.chunkIndex === q.chunkIndex && c.unit.order === q.order + offset))
       .filter((c): c is Candidate => c !== undefined);
+  // A clause's sentence runs on past its neighbours (提出希望…更换主持，不再…续约，因他不能接受…):
+  // the nearest further clause of it that states what is asked.
+  const along = (direction: number) =>
+    placesOf(fact, direction > 0 ? "end" : "start").flatMap((q) =>
+      candidates
+        .filter((c) => c.chunkIndex === q.chunkIndex && c.unit.kind === "clause" && c.unit.sentence === q.sentence && (c.unit.order - q.order) * direction > 1)
+        .sort((a, b) => Math.abs(a.unit.order - q.order) - Math.abs(b.unit.order - q.order)),
+    );
   const pointed = at(step);
-  return [...pointed, ...at(-step)].find((c) => cue.test(c.unit.text)) ?? (reason ? pointed[0] : undefined);
+  const states = (c: Candidate) => cue.test(c.unit.text);
+  return [...pointed, ...at(-step)].find(states) ?? [...along(step), ...along(-step)].find(states) ?? (reason ? pointed[0] : undefined);
 }
 
 /**
