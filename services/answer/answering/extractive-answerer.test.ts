@@ -96,6 +96,18 @@ describe("extractiveAnswer", () => {
     expect(answer).toContain("因他不能接受主持批评政府的手法。[1]");
   });
 
+  it("shows a sentence nearly as good from each other document the gate found to answer an unnamed question", () => {
+    const context = [
+      chunkOf("a", "张世昌，中国足球运动员，司职守门员。他以火爆的性格闻名。", "zhang", 0, 1),
+      chunkOf("b", "科瓦奇是克罗地亚足球运动员。在球场上他司职防守型中场。", "kovac", 0, 2),
+    ];
+    const both = body(extractiveAnswer("他司职什么位置？", context, { openIn: ["zhang", "kovac"] }).text);
+    expect(both).toContain("司职守门员");
+    expect(both).toContain("在球场上他司职防守型中场。[2]");
+    // Only the documents the gate found to answer: one alone keeps the answer to itself.
+    expect(body(extractiveAnswer("他司职什么位置？", context, { openIn: ["zhang"] }).text)).not.toContain("中场");
+  });
+
   it("shows the best of each document the question names equally, as of homonyms it cannot tell apart", () => {
     const river = (id: string, title: string, text: string, number: number) => {
       const chunk = chunkOf(id, text, id, 0, number);

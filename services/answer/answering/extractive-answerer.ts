@@ -196,7 +196,11 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   for (const next of [...scored].sort(byScore)) {
     if (chosen.length >= (options.maxSentences ?? Infinity)) break;
     if (length + next.chars > budget || chosen.some((c) => repeats(c.key, next.key))) continue;
-    const close = (rankOf(next) === rankOf(first) || (askedAbout[first.chunkIndex] && askedAbout[next.chunkIndex])) && next.score >= CLOSE_SCORE * first.score;
+    // An unnamed question ("他司职什么位置？") that several documents answer, by the gate, may be
+    // about any of them: the best sentence of each that scores nearly as well is shown too.
+    const docOf = (c: Candidate) => chunks[c.chunkIndex].hit.chunk.documentId;
+    const rival = !askedAbout[first.chunkIndex] && supporting.has(docOf(first)) && supporting.has(docOf(next));
+    const close = (rankOf(next) === rankOf(first) || (askedAbout[first.chunkIndex] && askedAbout[next.chunkIndex]) || rival) && next.score >= CLOSE_SCORE * first.score;
     if (!close && newCoverage(next) < MIN_NEW_COVERAGE) continue;
     // A question naming the document it asks about is about that document's subject: another
     // document's sentence covering its other words (卒于… under another person, for 陈荣捷卒于哪一年)
