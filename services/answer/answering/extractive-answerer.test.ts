@@ -108,6 +108,20 @@ describe("extractiveAnswer", () => {
     expect(body(extractiveAnswer("他司职什么位置？", context, { openIn: ["zhang"] }).text)).not.toContain("中场");
   });
 
+  it("measures how close another sentence comes against the best one's own match, not its lead bonus", () => {
+    // Every sentence is about 朱载圳 (the title) and none says 性格 or 特点: the lead opens the
+    // answer, and the others, matching as well, are shown with it.
+    const hit = makeHit("zhu", "朱载圳（），明世宗第四子、母卢靖妃。嘉靖十八年（1538年），封景王。朱载圳贪婪蛮横而嘉靖帝骄傲暴躁，父子很不和睦。", { sectionPath: ["朱载圳"] });
+    hit.chunk.index = 0;
+    hit.chunk.start = 0;
+    const other = makeHit("jia", "嘉靖帝的性格多疑。明世宗在位四十五年。", { sectionPath: ["嘉靖帝"], documentId: "jiajing" });
+    other.chunk.index = 2;
+    other.chunk.start = 900;
+    const answer = body(extractiveAnswer("朱载圳的性格有什么特点?", [{ number: 1, hit, tokens: 1 }, { number: 2, hit: other, tokens: 1 }]).text);
+    expect(answer.startsWith("朱载圳（），明世宗第四子、母卢靖妃。[1]")).toBe(true);
+    expect(answer).toContain("朱载圳贪婪蛮横而嘉靖帝骄傲暴躁，父子很不和睦。[1]");
+  });
+
   it("shows the best of each document the question names equally, as of homonyms it cannot tell apart", () => {
     const river = (id: string, title: string, text: string, number: number) => {
       const chunk = chunkOf(id, text, id, 0, number);

@@ -76,6 +76,8 @@ interface Candidate {
   topic: TermBag;
   chars: number;
   score: number;
+  /** The score before a lead's bonus: how well the sentence itself matches. */
+  matched: number;
   /** The text normalised for comparing sentences across chunks. */
   key: string;
 }
@@ -120,7 +122,7 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   const candidates: Candidate[] = unitsOf.flatMap((list, chunkIndex) =>
     list
       .filter((u) => !u.fragment && u.kind !== "code")
-      .map((unit) => ({ chunkIndex, unit, bag: termBag(unit.text), topic: topics[chunkIndex], chars: [...unit.text].length, score: 0, key: normalise(unit.text) })),
+      .map((unit) => ({ chunkIndex, unit, bag: termBag(unit.text), topic: topics[chunkIndex], chars: [...unit.text].length, score: 0, matched: 0, key: normalise(unit.text) })),
   );
 
   // How much of a question term a sentence holds, from 0 to 1. A sentence under a title that names
@@ -143,6 +145,7 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   const total = weights.reduce((a, b) => a + b, 0) || 1;
   for (const c of candidates) {
     c.score = credits.get(c)!.reduce((sum, credit, i) => sum + credit * weights[i], 0) / total;
+    c.matched = c.score;
     if (c.score > 0 && c.unit.sentence === 0 && opensDocument(chunks[c.chunkIndex])) c.score += LEAD_BONUS;
   }
 
@@ -200,7 +203,8 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
     // about any of them: the best sentence of each that scores nearly as well is shown too.
     const docOf = (c: Candidate) => chunks[c.chunkIndex].hit.chunk.documentId;
     const rival = !askedAbout[first.chunkIndex] && supporting.has(docOf(first)) && supporting.has(docOf(next));
-    const close = (rankOf(next) === rankOf(first) || (askedAbout[first.chunkIndex] && askedAbout[next.chunkIndex]) || rival) && next.score >= CLOSE_SCORE * first.score;
+    // Nearly as good as the best sentence's own match: the lead's bonus decides which opens, not what else is shown.
+    const close = (rankOf(next) === rankOf(first) || (askedAbout[first.chunkIndex] && askedAbout[next.chunkIndex]) || rival) && next.score >= CLOSE_SCORE * first.matched;
     if (!close && newCoverage(next) < MIN_NEW_COVERAGE) continue;
     // A question naming the document it asks about is about that document's subject: another
     // document's sentence covering its other words (卒于… under another person, for 陈荣捷卒于哪一年)
