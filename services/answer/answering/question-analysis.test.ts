@@ -37,6 +37,11 @@ describe("analyseQuestion", () => {
     expect(analyseQuestion("九龙酒店内有哪些客房？").terms).toContain("内有");
   });
 
+  it("keeps a quoted word of two characters or more as a word of its own, even inside a longer one", () => {
+    expect(analyseQuestion("刺角瓜为什么又叫”角瓜“？").terms).toEqual(expect.arrayContaining(["刺角瓜", "角瓜"]));
+    expect(analyseQuestion("刺角瓜为什么又叫角瓜？").terms).not.toContain("角瓜");
+  });
+
   it("does not take 多长, 多大 and the like (how long, how big) for words of the question's topic", () => {
     expect(analyseQuestion("东湾街有多长？").terms).toEqual(["东湾", "街"]);
     expect(analyseQuestion("这座水库的容量有多大？").terms).not.toContain("多大");

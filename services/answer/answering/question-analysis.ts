@@ -26,6 +26,7 @@ const REASON_ANSWER = /(?<!基)因(?![此而])|由于|为由|缘故|所以|故�
 const ENGLISH_NAME = /\s[A-Z][a-z]+/;
 // The words that ask: they name no topic, and a sentence holding them ("哪一年" in a passage) does
 // not answer for it.
+const QUOTED = /[“”"「『]([^“”"「」『』]{2,20})[“”"」』]/g;
 const QUESTION_WORDS = /^(哪|几|多少|什么|谁|何)|^(为何|因何|缘何|为啥)$|^(一年|几个|几条|几种|几层|几位|几次|哪个|哪些|哪里|哪儿|哪家|哪一|多[长大高远重深宽久])$/;
 
 // A question that asks what its subject is — its occupation, definition, nature, identity —
@@ -119,7 +120,10 @@ export function analyseQuestion(question: string): QuestionAnalysis {
   const words = [...new Set(terms(question).map(unglued))].filter((t) => !(HAN.test(t) && QUESTION_WORDS.test(t)));
   // jieba's search mode also yields the parts of a compound; counting both would weigh a name
   // like 路德维希·普朗特 four times over the word the question is really about.
-  const kept = words.filter((t) => !words.some((other) => other !== t && other.length > t.length && other.includes(t)));
+  // A quoted word is asked about as written (刺角瓜为什么又叫“角瓜”): it stays a word of its own
+  // even inside a longer one. A quoted character (「唐」) names a character, not a subject.
+  const quoted = new Set([...question.normalize("NFKC").toLowerCase().matchAll(QUOTED)].map((m) => m[1].trim()).filter((q) => words.includes(q)));
+  const kept = words.filter((t) => quoted.has(t) || !words.some((other) => other !== t && other.length > t.length && other.includes(t)));
   // A place or a person is recognised by jieba's part-of-speech tags (ns, nr) in Chinese. A name
   // its dictionary lacks is tagged unknown (x), not a person (江口寿史 → 江口/ns 寿史/x, 丁善玺/x):
   // asked who, a sentence holding a word of two to four Han characters jieba does not know may
