@@ -91,9 +91,11 @@ interface Candidate {
  * or who, whether the sentence states a time, a quantity, a place or a name counts like a word;
  * and a document's opening sentence gets a small bonus. The answer opens with the best sentence of
  * the document whose title the question names, else of the highest-ranked document that has one;
- * it adds a sentence of that document that scores nearly as well (so a clear best answers alone,
- * and an unclear one is shown with its rivals), or one of any document that covers a part of the
- * question not yet covered (of that document alone when the question names it), within the budget;
+ * it adds a sentence that scores nearly as well — of that document, of another the question names
+ * too, or, the question naming none, of another the evidence gate found to answer — (so a clear best
+ * answers alone, and an unclear one is shown with its rivals), or one of any document that covers a
+ * part of the question not yet covered (of that document alone when the question names it), within
+ * the character budget;
  * asked why, when, how many, where or who, it quotes the best sentence's neighbour that gives the
  * reason, time, quantity, place or name when the best gives none. Only whole sentences are quoted
  * (a chunk's edges can cut one), none twice (overlapping chunks repeat them) and each from the
