@@ -172,10 +172,17 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   const namedFirst = (a: Candidate, b: Candidate) => Number(askedAbout[b.chunkIndex]) - Number(askedAbout[a.chunkIndex]);
   const first = [...(opening.length > 0 ? opening : scored)].sort((a, b) => namedFirst(a, b) || rankOf(a) - rankOf(b) || byScore(a, b))[0];
 
-  // A sentence of the same document that scores nearly as well may be where the answer is: the
-  // reader gets it too — as from another document the question names as well (homonyms: 雅芳河 of
-  // Bristol and of Hampshire; it cannot say which it means). Any document's sentence is added for a part of the question the answer
-  // does not yet cover, unless the question names the document the answer opens in.
+  // A sentence scoring nearly as well as the best one's own match (the lead's bonus decides which
+  // opens, not what else is shown) may be where the answer is, and the reader gets it too: one of
+  // the same document; of another the question names as well (homonyms: 雅芳河 of Bristol and of
+  // Hampshire, it cannot say which it means); or, the question naming none ("他司职什么位置？"), of
+  // another the evidence gate found to answer. Any document's sentence is added for a part of the
+  // question the answer does not yet cover, unless the question names the document it opens in.
+  const documentOf = (c: Candidate) => chunks[c.chunkIndex].hit.chunk.documentId;
+  const rivalsFirst = (c: Candidate) =>
+    rankOf(c) === rankOf(first) ||
+    (askedAbout[first.chunkIndex] && askedAbout[c.chunkIndex]) ||
+    (!askedAbout[first.chunkIndex] && supporting.has(documentOf(first)) && supporting.has(documentOf(c)));
   const chosen: Candidate[] = [first];
   // Asked why, a text states the fact and gives its reason beside it: the sentence that best
   // matches the question restates it ("雄蛛交配时会很小心的走近雌蛛。"), and when it holds no cause
@@ -201,12 +208,7 @@ export function extractiveAnswer(question: string, context: readonly ContextChun
   for (const next of [...scored].sort(byScore)) {
     if (chosen.length >= (options.maxSentences ?? Infinity)) break;
     if (length + next.chars > budget || chosen.some((c) => repeats(c.key, next.key))) continue;
-    // An unnamed question ("他司职什么位置？") that several documents answer, by the gate, may be
-    // about any of them: the best sentence of each that scores nearly as well is shown too.
-    const docOf = (c: Candidate) => chunks[c.chunkIndex].hit.chunk.documentId;
-    const rival = !askedAbout[first.chunkIndex] && supporting.has(docOf(first)) && supporting.has(docOf(next));
-    // Nearly as good as the best sentence's own match: the lead's bonus decides which opens, not what else is shown.
-    const close = (rankOf(next) === rankOf(first) || (askedAbout[first.chunkIndex] && askedAbout[next.chunkIndex]) || rival) && next.score >= CLOSE_SCORE * first.matched;
+    const close = rivalsFirst(next) && next.score >= CLOSE_SCORE * first.matched;
     if (!close && newCoverage(next) < MIN_NEW_COVERAGE) continue;
     // A question naming the document it asks about is about that document's subject: another
     // document's sentence covering its other words (卒于… under another person, for 陈荣捷卒于哪一年)
